@@ -1,0 +1,6 @@
+"""Canned estimators: thin front doors over `Estimator` and a head."""
+
+from components.trainer.estimator.canned.dnn import DNNClassifier, DNNRegressor
+from components.trainer.estimator.canned.dnn_linear_combined import (
+    DNNLinearCombinedClassifier, DNNLinearCombinedRegressor)
+from components.trainer.estimator.canned.linear import LinearClassifier, LinearRegressor

@@ -1,0 +1,91 @@
+"""`DNNClassifier` and `DNNRegressor`: a feed-forward net, Adagrad by default."""
+
+import tensorflow as tf
+import tf_keras
+
+from components.trainer.estimator import head as head_lib
+from components.trainer.estimator.canned import optimizers
+from components.trainer.estimator.canned.linear import check_features
+from components.trainer.estimator.estimator import Estimator
+from components.trainer.estimator.model_fn import ModeKeys
+
+LEARNING_RATE = 0.05
+
+
+def dnn_logits(features, feature_columns, hidden_units, units, activation_fn, dropout,
+               batch_norm, mode):
+    """Logits and the layers that own trainable weights, under the scope `dnn`."""
+    training = mode == ModeKeys.TRAIN
+    with tf.name_scope("dnn"):
+        layers = [tf_keras.layers.DenseFeatures(feature_columns,
+                                                name="input_from_feature_columns")]
+        net = layers[0](features)
+        for i, width in enumerate(hidden_units):
+            hidden = tf_keras.layers.Dense(width, activation=activation_fn,
+                                           name=f"hiddenlayer_{i}")
+            layers.append(hidden)
+            net = hidden(net)
+            if dropout:
+                net = tf_keras.layers.Dropout(dropout)(net, training=training)
+            if batch_norm:
+                norm = tf_keras.layers.BatchNormalization(
+                    momentum=0.999, name=f"hiddenlayer_{i}/batchnorm_{i}")
+                layers.append(norm)
+                net = norm(net, training=training)
+        output = tf_keras.layers.Dense(units, name="logits")
+        layers.append(output)
+        logits = output(net)
+    return logits, [w for layer in layers for w in layer.trainable_weights]
+
+
+def _model_fn(features, labels, mode, head, hidden_units, feature_columns, optimizer,
+              activation_fn, dropout, batch_norm):
+    check_features(features, feature_columns)
+    logits, trainable = dnn_logits(features, feature_columns, hidden_units,
+                                   head.logits_dimension, activation_fn, dropout, batch_norm,
+                                   mode)
+
+    def train_op_fn(loss):
+        opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
+        return optimizers.apply(opt, loss, trainable)
+
+    return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+
+
+class _DNNEstimator(Estimator):
+
+    def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
+                 activation_fn, dropout, config, warm_start_from, batch_norm):
+        if not hidden_units:
+            raise ValueError("hidden_units must be a non-empty list of layer widths.")
+        feature_columns = list(feature_columns)
+
+        def model_fn(features, labels, mode):
+            return _model_fn(features, labels, mode, head, list(hidden_units), feature_columns,
+                             optimizer, activation_fn, dropout, batch_norm)
+
+        super().__init__(model_fn, model_dir=model_dir, config=config,
+                         warm_start_from=warm_start_from)
+
+
+class DNNClassifier(_DNNEstimator):
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
+                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
+                 activation_fn=tf.nn.relu, dropout=None, config=None, warm_start_from=None,
+                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, batch_norm=False):
+        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                            loss_reduction)
+        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
+                         activation_fn, dropout, config, warm_start_from, batch_norm)
+
+
+class DNNRegressor(_DNNEstimator):
+
+    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
+                 weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
+                 dropout=None, config=None, warm_start_from=None,
+                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, batch_norm=False):
+        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
+        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
+                         activation_fn, dropout, config, warm_start_from, batch_norm)

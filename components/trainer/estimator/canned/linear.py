@@ -1,0 +1,131 @@
+"""`LinearClassifier` and `LinearRegressor`: one weight per feature value, Ftrl by default."""
+
+import tensorflow as tf
+import tf_keras
+from tensorflow.python.feature_column import feature_column_v2 as fc_lib
+from tf_keras.src.feature_column.dense_features_v2 import _StateManagerImplV2
+
+from components.trainer.estimator import head as head_lib
+from components.trainer.estimator.canned import optimizers
+from components.trainer.estimator.estimator import Estimator
+
+LEARNING_RATE = 0.2
+
+
+class LinearModel(tf_keras.layers.Layer):
+    """Sum of per-column weights: sparse lookups for categorical columns,
+    a matmul for dense ones, plus a bias."""
+
+    def __init__(self, feature_columns, units, sparse_combiner="sum", name="linear_model"):
+        super().__init__(name=name)
+        self._columns = sorted(feature_columns, key=lambda c: c.name)
+        if not self._columns:
+            raise ValueError("feature_columns must not be empty.")
+        self._units = units
+        self._sparse_combiner = sparse_combiner
+        self._state_manager = _StateManagerImplV2(self, self.trainable)
+
+    def build(self, _):
+        for column in self._columns:
+            with tf.name_scope(column.name):
+                column.create_state(self._state_manager)
+                if isinstance(column, fc_lib.CategoricalColumn):
+                    rows = column.num_buckets
+                else:
+                    rows = column.variable_shape.num_elements()
+                self._state_manager.create_variable(
+                    column, name="weights", shape=(rows, self._units), dtype=tf.float32,
+                    initializer=tf_keras.initializers.Zeros(), trainable=True)
+        self.bias = self.add_weight(name="bias_weights", shape=(self._units,),
+                                    initializer=tf_keras.initializers.Zeros(), trainable=True)
+        super().build(None)
+
+    def call(self, features):
+        cache = fc_lib.FeatureTransformationCache(features)
+        terms = []
+        for column in self._columns:
+            weights = self._state_manager.get_variable(column, "weights")
+            if isinstance(column, fc_lib.CategoricalColumn):
+                ids = column.get_sparse_tensors(cache, self._state_manager)
+                terms.append(tf.nn.safe_embedding_lookup_sparse(
+                    weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner))
+            else:
+                dense = column.get_dense_tensor(cache, self._state_manager)
+                dense = tf.reshape(tf.cast(dense, tf.float32), [-1, weights.shape[0]])
+                terms.append(tf.matmul(dense, weights))
+        return tf.add_n(terms) + self.bias
+
+
+def check_features(features, feature_columns):
+    """Fails naming the first raw feature a column needs that input_fn did not give."""
+    for column in feature_columns:
+        for key in _raw_keys(column):
+            if key not in features:
+                raise ValueError(
+                    f"Feature {key!r} (needed by column {column.name!r}) is not in the input "
+                    f"features {sorted(features)}.")
+
+
+def _raw_keys(column):
+    if isinstance(column, str):
+        return [column]
+    parents = getattr(column, "parents", None)
+    if not parents:
+        return [column.key] if hasattr(column, "key") else []
+    keys = []
+    for parent in parents:
+        keys.extend(_raw_keys(parent))
+    return keys
+
+
+def linear_logits(features, feature_columns, units, sparse_combiner):
+    with tf.name_scope("linear"):
+        layer = LinearModel(feature_columns, units, sparse_combiner)
+        return layer(features), layer
+
+
+def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_combiner):
+    check_features(features, feature_columns)
+    logits, layer = linear_logits(features, feature_columns, head.logits_dimension,
+                                  sparse_combiner)
+
+    def train_op_fn(loss):
+        opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
+        return optimizers.apply(opt, loss, layer.trainable_weights)
+
+    return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+
+
+class _LinearEstimator(Estimator):
+
+    def __init__(self, head, feature_columns, model_dir, optimizer, config,
+                 warm_start_from, sparse_combiner):
+        feature_columns = list(feature_columns)
+
+        def model_fn(features, labels, mode):
+            return _model_fn(features, labels, mode, head, feature_columns, optimizer,
+                             sparse_combiner)
+
+        super().__init__(model_fn, model_dir=model_dir, config=config,
+                         warm_start_from=warm_start_from)
+
+
+class LinearClassifier(_LinearEstimator):
+
+    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
+                 label_vocabulary=None, optimizer="Ftrl", config=None, warm_start_from=None,
+                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, sparse_combiner="sum"):
+        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                            loss_reduction)
+        super().__init__(head, feature_columns, model_dir, optimizer, config, warm_start_from,
+                         sparse_combiner)
+
+
+class LinearRegressor(_LinearEstimator):
+
+    def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
+                 optimizer="Ftrl", config=None, warm_start_from=None,
+                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, sparse_combiner="sum"):
+        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
+        super().__init__(head, feature_columns, model_dir, optimizer, config, warm_start_from,
+                         sparse_combiner)

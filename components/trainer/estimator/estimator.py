@@ -1,0 +1,345 @@
+"""The `Estimator`: train, evaluate, predict and export around a `model_fn`.
+
+One shared core for every canned estimator.  `model_fn` is traced into
+`tf.function`s (one per mode); a `VariableStore` makes every trace see the
+same variables; checkpoints are object-based (`tf.train.Checkpoint`).
+Training runs many steps per `tf.function` call between the points where
+the host has work to do (summaries, logging, checkpoints, hooks), which is
+where most of the speed over tf.estimator's per-step `Session.run` comes from.
+"""
+
+import inspect
+import logging
+import math
+import os
+import tempfile
+import time
+
+import numpy as np
+import tensorflow as tf
+
+from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator import export as export_lib
+from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
+from components.trainer.estimator.run_config import RunConfig
+from components.trainer.estimator.variables import VariableStore
+
+log = logging.getLogger(__name__)
+
+# Upper bound on steps per tf.function call, so a stop request, a
+# time-based checkpoint or a finite input is noticed reasonably soon.
+_MAX_STEPS_PER_CALL = 100
+
+
+def _accepted_args(fn):
+    if isinstance(fn, type) or not callable(fn):
+        raise TypeError(f"{fn!r} is not callable.")
+    return set(inspect.signature(fn).parameters)
+
+
+def _split_element(element):
+    if isinstance(element, (tuple, list)) and len(element) == 2:
+        return element[0], element[1]
+    return element, None
+
+
+class Estimator:
+    """tf.estimator's `Estimator`, TF2-native."""
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None,
+                 warm_start_from=None):
+        self._model_fn_args = _accepted_args(model_fn)
+        if "features" not in self._model_fn_args:
+            raise ValueError("model_fn must take a `features` argument.")
+        if config is None:
+            config = RunConfig()
+        elif not isinstance(config, RunConfig):
+            raise TypeError(f"config must be a RunConfig, got {type(config).__name__}.")
+        model_dir = os.fspath(model_dir) if model_dir is not None else None
+        if model_dir and config.model_dir and model_dir != config.model_dir:
+            raise ValueError(
+                f"model_dir {model_dir!r} differs from config.model_dir {config.model_dir!r}.")
+        model_dir = model_dir or config.model_dir
+        if not model_dir:
+            model_dir = tempfile.mkdtemp(prefix="estimator-")
+            log.warning("Using temporary folder as model directory: %s", model_dir)
+        self._model_dir = model_dir
+        self._config = config.replace(model_dir=model_dir)
+        self._params = dict(params or {})
+        self._model_fn = model_fn
+        self._warm_start_from = warm_start_from
+        self._store = VariableStore()
+        self._functions = {}
+        self._traced_specs = {}
+
+    model_dir = property(lambda self: self._model_dir)
+    config = property(lambda self: self._config)
+    params = property(lambda self: dict(self._params))
+    model_fn = property(lambda self: self._model_fn)
+
+    # ----------------------------------------------------------- plumbing
+    def _call_model_fn(self, features, labels, mode):
+        kwargs = {"features": features}
+        if "labels" in self._model_fn_args:
+            kwargs["labels"] = labels
+        elif labels is not None:
+            raise ValueError("model_fn does not take `labels`, but input_fn returned labels.")
+        for name, value in (("mode", mode), ("params", self.params), ("config", self._config)):
+            if name in self._model_fn_args:
+                kwargs[name] = value
+        with self._store.scope():
+            spec = self._model_fn(**kwargs)
+        if not isinstance(spec, EstimatorSpec):
+            raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec).__name__}.")
+        if spec.mode == ModeKeys.TRAIN and spec.loss is None:
+            raise ValueError("model_fn returned no `loss` in TRAIN mode.")
+        self._traced_specs[mode] = spec
+        return spec
+
+    def _call_input_fn(self, input_fn, mode):
+        args = _accepted_args(input_fn)
+        kwargs = {name: value for name, value in
+                  (("mode", mode), ("params", self.params), ("config", self._config))
+                  if name in args}
+        if "input_context" in args:
+            kwargs["input_context"] = None
+        result = input_fn(**kwargs)
+        if isinstance(result, tf.data.Dataset):
+            return result
+        # tensors (or a (features, labels) pair of them): the same batch forever.
+        return tf.data.Dataset.from_tensors(result).repeat()
+
+    def _global_step(self):
+        with tf.init_scope():
+            return self._store.create_global_step()
+
+    def latest_checkpoint(self):
+        return tf.train.latest_checkpoint(self._model_dir)
+
+    def get_variable_names(self):
+        path = self._require_checkpoint()
+        return ckpt_lib.variable_names(path)
+
+    def get_variable_value(self, name):
+        return ckpt_lib.read_variable(self._require_checkpoint(), name)
+
+    def _require_checkpoint(self):
+        path = self.latest_checkpoint()
+        if path is None:
+            raise ValueError(f"No checkpoint in model_dir {self._model_dir!r}; train first.")
+        return path
+
+    def _restore(self, checkpoint_path):
+        ckpt_lib.make_checkpoint(self._store.model_variables()).read(
+            checkpoint_path).expect_partial()
+
+    # ---------------------------------------------------------------- train
+    def _train_function(self):
+        if "train" in self._functions:
+            return self._functions["train"]
+        store = self._store
+
+        def one_step(features, labels):
+            global_step = store.global_step
+            before = global_step.read_value()
+            spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+            if global_step.read_value() == before:
+                # train_op left the step alone (the usual TF2 optimizer): count it.
+                global_step.assign_add(1)
+            return tf.cast(spec.loss, tf.float32)
+
+        @tf.function
+        def run_steps(iterator, max_steps):
+            loss = tf.constant(math.nan, tf.float32)
+            done = tf.constant(0, tf.int64)
+            for _ in tf.range(max_steps):
+                optional = iterator.get_next_as_optional()
+                if not optional.has_value():
+                    break
+                features, labels = _split_element(optional.get_value())
+                loss = tf.reshape(one_step(features, labels), [])
+                done += 1
+            return done, loss
+
+        self._functions["train"] = run_steps
+        return run_steps
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains from the latest checkpoint in `model_dir` (or from scratch)."""
+        from components.trainer.estimator import training_loop
+        if steps is not None and max_steps is not None:
+            raise ValueError("Can not provide both steps and max_steps.")
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if max_steps is not None and max_steps <= 0:
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        global_step = self._global_step()
+        latest = self.latest_checkpoint()
+        if latest is not None and max_steps is not None:
+            # Read the step cheaply before tracing anything.
+            stored = ckpt_lib.read_variable(latest, "global_step")
+            if int(stored) >= max_steps:
+                log.info("Skipping training since max_steps has already saved.")
+                return self
+        dataset = self._call_input_fn(input_fn, ModeKeys.TRAIN)
+        iterator = iter(dataset)
+        run_steps = self._train_function()
+        run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
+        training_loop.run(
+            estimator=self, iterator=iterator, run_steps=run_steps, global_step=global_step,
+            latest_checkpoint=latest, steps=steps, max_steps=max_steps,
+            hooks=list(hooks or ()) + list(self._traced_specs[ModeKeys.TRAIN].training_hooks)
+            + (list(self._traced_specs[ModeKeys.TRAIN].training_chief_hooks)
+               if self._config.is_chief else []),
+            saving_listeners=list(saving_listeners or ()))
+        return self
+
+    # ------------------------------------------------------------- evaluate
+    def _eval_function(self):
+        if "eval" in self._functions:
+            return self._functions["eval"]
+        import tf_keras
+
+        @tf.function
+        def eval_step(features, labels):
+            with self._store.scope():
+                spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
+                mean_loss = tf_keras.metrics.Mean(name="loss")
+            mean_loss.update_state(spec.loss)
+            values = {name: metric_value(m) for name, m in spec.eval_metric_ops.items()}
+            values["loss"] = mean_loss.result()
+            return values
+
+        self._functions["eval"] = eval_step
+        return eval_step
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates a checkpoint; returns metric values plus `global_step`."""
+        if steps is not None and steps <= 0:
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        global_step = self._global_step()
+        dataset = self._call_input_fn(input_fn, ModeKeys.EVAL)
+        if steps is not None:
+            dataset = dataset.take(steps)
+        eval_step = self._eval_function()
+        hooks = list(hooks or ())
+        values = None
+        restored = False
+        for hook in hooks:
+            hook.begin()
+        for element in dataset:
+            features, labels = _split_element(element)
+            if not restored:
+                eval_step.get_concrete_function(features, labels)
+                self._prepare_eval(checkpoint_path)
+                restored = True
+            values = eval_step(features, labels)
+        if values is None:
+            raise ValueError("evaluate: input_fn produced no data.")
+        results = {key: np.float32(value.numpy()) for key, value in values.items()}
+        results["global_step"] = np.int64(global_step.numpy())
+        for hook in hooks:
+            hook.end(results)
+        self._write_eval_summaries(results, name)
+        return results
+
+    def _prepare_eval(self, checkpoint_path):
+        if checkpoint_path is None:
+            log.warning("No trained model in %s; evaluating initial values.", self._model_dir)
+        else:
+            self._restore(checkpoint_path)
+        for variable in self._store.metric_variables():
+            variable.assign(tf.zeros_like(variable))
+
+    def eval_dir(self, name=None):
+        return os.path.join(self._model_dir, f"eval_{name}" if name else "eval")
+
+    def _write_eval_summaries(self, results, name):
+        writer = tf.summary.create_file_writer(self.eval_dir(name))
+        with writer.as_default():
+            for key, value in results.items():
+                if key != "global_step":
+                    tf.summary.scalar(key, value, step=results["global_step"])
+        writer.close()
+
+    # -------------------------------------------------------------- predict
+    def _predict_function(self):
+        if "predict" not in self._functions:
+            @tf.function
+            def predict_step(features):
+                return self._call_model_fn(features, None, ModeKeys.PREDICT).predictions
+            self._functions["predict"] = predict_step
+        return self._functions["predict"]
+
+    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
+                yield_single_examples=True):
+        """Yields predictions, one example at a time or one batch at a time."""
+        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        if checkpoint_path is None:
+            log.warning("No trained model in %s; predicting with initial values.", self._model_dir)
+        self._global_step()
+        dataset = self._call_input_fn(input_fn, ModeKeys.PREDICT)
+        predict_step = self._predict_function()
+        restored = False
+        for element in dataset:
+            features, _ = _split_element(element)
+            if not restored:
+                predict_step.get_concrete_function(features)
+                if checkpoint_path is not None:
+                    self._restore(checkpoint_path)
+                restored = True
+            predictions = predict_step(features)
+            single = not isinstance(predictions, dict)
+            if single:
+                predictions = {"predictions": predictions}
+            if predict_keys is not None:
+                keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
+                missing = [k for k in keys if k not in predictions]
+                if missing:
+                    raise ValueError(
+                        f"predict_keys {missing} not in predictions {sorted(predictions)}.")
+                predictions = {k: predictions[k] for k in keys}
+            arrays = {k: v.numpy() for k, v in predictions.items()}
+            if not yield_single_examples:
+                yield arrays["predictions"] if single else arrays
+                continue
+            sizes = {v.shape[0] if v.ndim else None for v in arrays.values()}
+            if len(sizes) != 1 or None in sizes:
+                raise ValueError(
+                    "Batch length of predictions should be same; got "
+                    f"{ {k: v.shape for k, v in arrays.items()} }.")
+            for i in range(sizes.pop()):
+                yield arrays["predictions"][i] if single else {k: v[i] for k, v in arrays.items()}
+
+    # --------------------------------------------------------------- export
+    def build_serving_module(self, serving_input_receiver_fn, checkpoint_path=None,
+                             mode=ModeKeys.PREDICT):
+        """A `tf.Module` with the model's variables and its signatures.
+
+        Returns `(module, signatures)`.  Callers may attach more objects and
+        functions to the module before saving it (the Trainer adds the
+        transform graph this way).
+        """
+        from components.trainer.estimator import serving
+        checkpoint_path = checkpoint_path or self._require_checkpoint()
+        self._global_step()
+        return serving.build(self, serving_input_receiver_fn, checkpoint_path, mode)
+
+    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
+                           assets_extra=None, as_text=False, checkpoint_path=None,
+                           experimental_mode=ModeKeys.PREDICT):
+        """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes."""
+        from components.trainer.estimator import serving
+        module, signatures = self.build_serving_module(
+            serving_input_receiver_fn, checkpoint_path, experimental_mode)
+        return serving.save_timestamped(module, signatures, export_dir_base, assets_extra)
+
+    export_savedmodel = export_saved_model
+
+    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                              **kwargs):
+        if ModeKeys.PREDICT not in input_receiver_fn_map:
+            raise ValueError("Only PREDICT-mode exports are supported.")
+        return self.export_saved_model(export_dir_base, input_receiver_fn_map[ModeKeys.PREDICT],
+                                       **kwargs)

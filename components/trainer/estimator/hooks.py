@@ -1,0 +1,154 @@
+"""A small TF2 hook protocol for `Estimator.train`, and the hooks users relied on.
+
+A hook sees the run at four points: `begin()`, `before_step(context)`,
+`after_step(context, logs)` with the step's logs (`loss`, `global_step`),
+and `end(logs)`.  Any hook may call `context.request_stop()`.  When hooks
+are present the Estimator runs one step per `tf.function` call so that each
+hook sees every step.
+"""
+
+import logging
+import math
+import time
+
+log = logging.getLogger(__name__)
+
+
+class StepContext:
+    """What a hook may read and ask for between steps."""
+
+    def __init__(self, estimator, global_step):
+        self.estimator = estimator
+        self.global_step = global_step
+        self.stop_requested = False
+
+    def request_stop(self):
+        self.stop_requested = True
+
+
+class Hook:
+    """Base class: every method is optional."""
+
+    def begin(self):
+        pass
+
+    def before_step(self, context):
+        pass
+
+    def after_step(self, context, logs):
+        pass
+
+    def end(self, logs):
+        pass
+
+
+SessionRunHook = Hook
+
+
+class StopAtStepHook(Hook):
+    """Stops after `num_steps` more steps, or at global step `last_step`."""
+
+    def __init__(self, num_steps=None, last_step=None):
+        if (num_steps is None) == (last_step is None):
+            raise ValueError("Exactly one of num_steps and last_step must be given.")
+        self._num_steps = num_steps
+        self._last_step = last_step
+
+    def before_step(self, context):
+        if self._last_step is None:
+            self._last_step = context.global_step + self._num_steps
+        if context.global_step >= self._last_step:
+            context.request_stop()
+
+    def after_step(self, context, logs):
+        if logs["global_step"] >= self._last_step:
+            context.request_stop()
+
+
+class NanLossDuringTrainingError(RuntimeError):
+    pass
+
+
+class NanTensorHook(Hook):
+    """Stops (or fails) the run when the loss becomes NaN."""
+
+    def __init__(self, loss_tensor=None, fail_on_nan_loss=True):
+        self._fail = fail_on_nan_loss
+
+    def after_step(self, context, logs):
+        if math.isnan(logs["loss"]):
+            message = f"Model diverged with loss = NaN at step {logs['global_step']}."
+            if self._fail:
+                raise NanLossDuringTrainingError(message)
+            log.error(message)
+            context.request_stop()
+
+
+class LoggingTensorHook(Hook):
+    """Logs named values from the step's logs every `every_n_iter` steps."""
+
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, formatter=None):
+        if (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError("Exactly one of every_n_iter and every_n_secs must be given.")
+        self._names = list(tensors.values()) if isinstance(tensors, dict) else list(tensors)
+        self._every_n_iter = every_n_iter
+        self._every_n_secs = every_n_secs
+        self._formatter = formatter
+        self._count = 0
+        self._last_time = None
+        self.logged = []
+
+    def after_step(self, context, logs):
+        self._count += 1
+        now = time.time()
+        due = (self._count % self._every_n_iter == 1 or self._every_n_iter == 1
+               if self._every_n_iter else
+               self._last_time is None or now - self._last_time >= self._every_n_secs)
+        if not due:
+            return
+        self._last_time = now
+        missing = [n for n in self._names if n not in logs]
+        if missing:
+            raise KeyError(f"LoggingTensorHook: {missing} not in step logs {sorted(logs)}.")
+        values = {n: logs[n] for n in self._names}
+        self.logged.append(values)
+        log.info(self._formatter(values) if self._formatter else
+                 ", ".join(f"{k} = {v}" for k, v in values.items()))
+
+
+class StepCounterHook(Hook):
+    """Records `global_step/sec` every `every_n_steps` steps."""
+
+    def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None, summary_writer=None):
+        self._every_n_steps = every_n_steps
+        self._output_dir = output_dir
+        self._last = None
+        self.rates = []
+
+    def after_step(self, context, logs):
+        step, now = logs["global_step"], time.time()
+        if self._last is None:
+            self._last = (step, now)
+            return
+        last_step, last_time = self._last
+        if step - last_step >= self._every_n_steps and now > last_time:
+            rate = (step - last_step) / (now - last_time)
+            self.rates.append(rate)
+            log.info("global_step/sec: %g", rate)
+            self._last = (step, now)
+
+
+class CheckpointSaverListener:
+    """Called around every checkpoint save; `after_save` returning True stops training."""
+
+    def begin(self):
+        pass
+
+    def before_save(self, global_step_value):
+        pass
+
+    def after_save(self, global_step_value):
+        pass
+
+    def end(self, global_step_value):
+        pass

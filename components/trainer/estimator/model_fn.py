@@ -1,0 +1,67 @@
+"""`ModeKeys` and `EstimatorSpec`: what a `model_fn` receives and returns."""
+
+import collections
+
+import tensorflow as tf
+
+
+class ModeKeys:
+    """The three modes a `model_fn` is called in (values as tf.estimator's)."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+_SPEC_FIELDS = [
+    "mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs",
+    "training_chief_hooks", "training_hooks", "scaffold", "evaluation_hooks",
+    "prediction_hooks",
+]
+
+
+class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
+    """Everything an `Estimator` needs from one `model_fn` call.
+
+    `train_op` is whatever applies the update (an op, a tensor, or None when
+    the update already ran eagerly in the traced step); `eval_metric_ops`
+    values are Keras metrics or `(value, update_op)` pairs.
+    """
+
+    def __new__(cls, mode, predictions=None, loss=None, train_op=None,
+                eval_metric_ops=None, export_outputs=None, training_chief_hooks=None,
+                training_hooks=None, scaffold=None, evaluation_hooks=None,
+                prediction_hooks=None):
+        if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
+            raise ValueError(f"EstimatorSpec: unknown mode {mode!r}")
+        if mode == ModeKeys.TRAIN:
+            if loss is None:
+                raise ValueError("EstimatorSpec: `loss` is required in TRAIN mode (model_fn returned none).")
+            if train_op is None:
+                raise ValueError("EstimatorSpec: `train_op` is required in TRAIN mode.")
+        if mode == ModeKeys.EVAL and loss is None:
+            raise ValueError("EstimatorSpec: `loss` is required in EVAL mode.")
+        if mode == ModeKeys.PREDICT and predictions is None:
+            raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
+        eval_metric_ops = dict(eval_metric_ops or {})
+        for key, metric in eval_metric_ops.items():
+            if not (_is_keras_metric(metric) or (isinstance(metric, tuple) and len(metric) == 2)):
+                raise TypeError(
+                    f"EstimatorSpec: eval_metric_ops[{key!r}] must be a Keras metric or a "
+                    f"(value, update_op) pair, got {type(metric).__name__}.")
+        return super().__new__(
+            cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs,
+            tuple(training_chief_hooks or ()), tuple(training_hooks or ()), scaffold,
+            tuple(evaluation_hooks or ()), tuple(prediction_hooks or ()))
+
+
+def _is_keras_metric(obj):
+    return hasattr(obj, "update_state") and hasattr(obj, "result") and hasattr(obj, "reset_state")
+
+
+def metric_value(metric):
+    """The current value of an `eval_metric_ops` entry, as a tensor."""
+    if _is_keras_metric(metric):
+        return tf.convert_to_tensor(metric.result())
+    _, update_op = metric
+    return tf.convert_to_tensor(update_op)

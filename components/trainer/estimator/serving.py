@@ -1,0 +1,97 @@
+"""SavedModel export: the `model_fn` in PREDICT mode behind receiver placeholders.
+
+The receiver function and `model_fn` are traced together with
+`tf.compat.v1.wrap_function` (a graph function, not a session), which allows
+tf.estimator-style receivers that create placeholders.  The graph is then
+pruned to one concrete function per export output, and each is wrapped in a
+`tf.function` whose input names follow tf.estimator's signatures.
+"""
+
+import os
+import time
+
+import tensorflow as tf
+
+from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator import export as export_lib
+from components.trainer.estimator.model_fn import ModeKeys
+
+
+class ServingModule(tf.Module):
+    """What gets saved: the estimator's variables under the checkpoint's names."""
+
+    def __init__(self, variables):
+        super().__init__()
+        setattr(self, ckpt_lib.ROOT_ATTRIBUTE, dict(variables))
+
+
+def _export_outputs(spec):
+    if spec.export_outputs:
+        outputs = dict(spec.export_outputs)
+        if export_lib.SERVING_DEFAULT not in outputs:
+            if len(outputs) != 1:
+                raise ValueError(
+                    f"export_outputs {sorted(outputs)} has several entries and no "
+                    f"{export_lib.SERVING_DEFAULT!r}.")
+            outputs[export_lib.SERVING_DEFAULT] = next(iter(outputs.values()))
+        return outputs
+    predictions = spec.predictions
+    return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
+
+
+def _named_function(pruned, input_names, input_tensors):
+    """A tf.function taking `input_names` as keyword inputs and calling `pruned`."""
+    specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for n, t in zip(input_names, input_tensors)]
+
+    def call(*args):
+        return pruned(*args)
+
+    return tf.function(call, input_signature=specs).get_concrete_function()
+
+
+def build(estimator, receiver_fn, checkpoint_path, mode):
+    if mode != ModeKeys.PREDICT:
+        raise ValueError("Only PREDICT-mode exports are supported.")
+    traced = {}
+
+    def graph_fn():
+        receiver = receiver_fn()
+        if not isinstance(receiver, export_lib.ServingInputReceiver):
+            raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
+        spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
+        traced["receiver"] = receiver
+        traced["outputs"] = _export_outputs(spec)
+
+    wrapped = tf.compat.v1.wrap_function(graph_fn, [])
+    estimator._restore(checkpoint_path)
+    receiver_tensors = traced["receiver"].receiver_tensors
+    signatures = {}
+    for name, output in traced["outputs"].items():
+        inputs, outputs = output.signature_io(receiver_tensors)
+        input_names = sorted(inputs)
+        input_tensors = [inputs[n] for n in input_names]
+        pruned = wrapped.prune(feeds=input_tensors, fetches=outputs)
+        signatures[name] = _named_function(pruned, input_names, input_tensors)
+    module = ServingModule(estimator._store.model_variables())
+    module.graph_function = wrapped
+    return module, signatures
+
+
+def save_timestamped(module, signatures, export_dir_base, assets_extra=None):
+    """Saves into a temporary folder, then renames it to `<base>/<unix seconds>`."""
+    export_dir_base = os.fspath(export_dir_base)
+    if isinstance(export_dir_base, bytes):
+        export_dir_base = export_dir_base.decode()
+    tf.io.gfile.makedirs(export_dir_base)
+    timestamp = int(time.time())
+    while tf.io.gfile.exists(os.path.join(export_dir_base, str(timestamp))):
+        timestamp += 1
+    final_dir = os.path.join(export_dir_base, str(timestamp))
+    temp_dir = os.path.join(export_dir_base, f"temp-{timestamp}")
+    tf.saved_model.save(module, temp_dir, signatures=signatures)
+    for dest, source in (assets_extra or {}).items():
+        target = os.path.join(temp_dir, "assets.extra", dest)
+        tf.io.gfile.makedirs(os.path.dirname(target))
+        tf.io.gfile.copy(source, target, overwrite=True)
+    tf.io.gfile.rename(temp_dir, final_dir)
+    return final_dir.encode()

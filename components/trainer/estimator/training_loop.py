@@ -1,0 +1,135 @@
+"""The host side of `Estimator.train`: restore, run chunks of steps, save, summarize.
+
+Each call to the traced `run_steps` runs up to the next point where the host
+has work: a summary, a log line, a step-based checkpoint, the end of
+training, or (with hooks) every step.
+"""
+
+import logging
+import time
+
+import tensorflow as tf
+
+from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator.hooks import StepContext
+
+log = logging.getLogger(__name__)
+
+_MAX_STEPS_PER_CALL = 200
+
+
+def _steps_to_boundary(step, every):
+    if not every:
+        return None
+    return every - step % every
+
+
+def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, max_steps,
+        hooks, saving_listeners):
+    config = estimator.config
+    model_dir = estimator.model_dir
+    variables = estimator._store.model_variables()
+    checkpoint = ckpt_lib.make_checkpoint(variables)
+    manager = tf.train.CheckpointManager(
+        checkpoint, model_dir, max_to_keep=config.keep_checkpoint_max or None,
+        checkpoint_name=ckpt_lib.CHECKPOINT_NAME,
+        keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours)
+    is_chief = config.is_chief
+
+    def save():
+        step = int(global_step.numpy())
+        for listener in saving_listeners:
+            listener.before_save(step)
+        manager.save(checkpoint_number=step)
+        stop = False
+        for listener in saving_listeners:
+            stop = bool(listener.after_save(step)) or stop
+        return stop
+
+    if latest_checkpoint is not None:
+        checkpoint.read(latest_checkpoint).expect_partial()
+        log.info("Restored from %s", latest_checkpoint)
+    else:
+        if estimator._warm_start_from is not None:
+            ckpt_lib.warm_start(variables, estimator._warm_start_from)
+        if is_chief:
+            save()
+
+    start_step = int(global_step.numpy())
+    target = start_step + steps if steps is not None else max_steps
+    if target is not None and start_step >= target:
+        log.info("Skipping training since max_steps has already saved.")
+        return
+
+    for listener in saving_listeners:
+        listener.begin()
+    for hook in hooks:
+        hook.begin()
+    context = StepContext(estimator, start_step)
+    writer = tf.summary.create_file_writer(model_dir) if is_chief else None
+    step = start_step
+    last_save_time = time.time()
+    last_log = (step, time.time())
+    last_saved_step = step
+    loss = float("nan")
+    stop = False
+    while not stop and (target is None or step < target):
+        limit = [_MAX_STEPS_PER_CALL]
+        if target is not None:
+            limit.append(target - step)
+        for every in (config.save_summary_steps, config.log_step_count_steps,
+                      config.save_checkpoints_steps):
+            boundary = _steps_to_boundary(step, every)
+            if boundary:
+                limit.append(boundary)
+        if hooks:
+            limit = [1]
+            context.global_step = step
+            for hook in hooks:
+                hook.before_step(context)
+            if context.stop_requested:
+                break
+        done, loss_tensor = run_steps(iterator, tf.constant(min(limit), tf.int64))
+        done = int(done)
+        if done == 0:
+            log.info("Input exhausted at step %d.", step)
+            break
+        loss = float(loss_tensor)
+        step = int(global_step.numpy())
+        logs = {"loss": loss, "global_step": step}
+        for hook in hooks:
+            hook.after_step(context, logs)
+        stop = context.stop_requested
+        if writer is not None and config.save_summary_steps and \
+                step % config.save_summary_steps == 0:
+            with writer.as_default():
+                tf.summary.scalar("loss", loss, step=step)
+        if config.log_step_count_steps and step % config.log_step_count_steps == 0:
+            now = time.time()
+            rate = (step - last_log[0]) / max(now - last_log[1], 1e-9)
+            log.info("loss = %g, step = %d (%.1f global_step/sec)", loss, step, rate)
+            if writer is not None:
+                with writer.as_default():
+                    tf.summary.scalar("global_step/sec", rate, step=step)
+            last_log = (step, now)
+        if is_chief:
+            due_by_steps = (config.save_checkpoints_steps
+                            and step % config.save_checkpoints_steps == 0)
+            due_by_secs = (config.save_checkpoints_secs
+                           and time.time() - last_save_time >= config.save_checkpoints_secs)
+            if due_by_steps or due_by_secs:
+                stop = save() or stop
+                last_save_time, last_saved_step = time.time(), step
+        if done < int(min(limit)):
+            log.info("Input exhausted at step %d.", step)
+            break
+
+    if is_chief and step != last_saved_step:
+        save()
+    if writer is not None:
+        writer.close()
+    for hook in hooks:
+        hook.end({"loss": loss, "global_step": step})
+    for listener in saving_listeners:
+        listener.end(step)
+    log.info("Loss for final step: %g.", loss)

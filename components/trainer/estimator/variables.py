@@ -1,0 +1,126 @@
+"""Variables that outlive the `model_fn` call that created them.
+
+tf.estimator rebuilt the graph for every mode and matched variables by name.
+Here `model_fn` is traced inside `tf.function`s (one per mode, plus export),
+and each trace asks for its variables again.  `VariableStore` hands back the
+variable created by an earlier trace under the same name, so training,
+evaluation, prediction and export all share one set of eager variables, and
+checkpoints are keyed by the same names tf.estimator used.
+"""
+
+import contextlib
+import re
+import threading
+
+import tensorflow as tf
+
+GLOBAL_STEP_NAME = "global_step"
+
+_active = threading.local()
+
+
+def _strip_suffix(name):
+    return re.sub(r":\d+$", "", name)
+
+
+class VariableStore:
+    """Name -> variable map, filled through a variable creator scope."""
+
+    def __init__(self):
+        self.variables = {}
+        self.global_step = None
+        self._created_in_call = []
+        self._names_in_call = None
+        self._scope_prefix = ""
+
+    def create_global_step(self):
+        if self.global_step is None:
+            self.global_step = tf.Variable(
+                0, dtype=tf.int64, trainable=False, name=GLOBAL_STEP_NAME,
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+            self.variables[GLOBAL_STEP_NAME] = self.global_step
+        return self.global_step
+
+    def _full_name(self, requested):
+        scope = tf.get_current_name_scope()
+        if self._scope_prefix and (scope == self._scope_prefix or scope.startswith(self._scope_prefix + "/")):
+            scope = scope[len(self._scope_prefix):].lstrip("/")
+        name = _strip_suffix(requested or "Variable")
+        full = f"{scope}/{name}" if scope else name
+        if self._scope_prefix:
+            # Scopes entered absolutely (optimizer slots) still carry the
+            # trace's own prefix, such as the training loop's `while/`.
+            full = full.replace(self._scope_prefix + "/", "")
+        # Two requests for one name within a call are two variables, as
+        # in a TF1 graph: uniquify them the same way on every trace.
+        unique, i = full, 0
+        while unique in self._names_in_call:
+            i += 1
+            unique = f"{full}_{i}"
+        self._names_in_call.add(unique)
+        return unique
+
+    def _creator(self, next_creator, **kwargs):
+        name = self._full_name(kwargs.get("name"))
+        existing = self.variables.get(name)
+        if existing is not None:
+            return existing
+        with tf.init_scope():
+            initial_value = kwargs.get("initial_value")
+            if callable(initial_value):
+                initial_value = initial_value()
+            elif isinstance(initial_value, tf.Tensor) and not tf.executing_eagerly():
+                static = tf.get_static_value(initial_value)
+                if static is None:
+                    raise ValueError(
+                        f"Variable {name!r} is initialized from a computed tensor; "
+                        "pass an initializer or a constant instead.")
+                initial_value = static
+            kwargs["initial_value"] = initial_value
+            kwargs["name"] = name
+            variable = next_creator(**kwargs)
+        self.variables[name] = variable
+        self._created_in_call.append(variable)
+        return variable
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Routes every `tf.Variable` created inside to this store."""
+        outer = getattr(_active, "store", None)
+        if outer is self:  # nested: one call, one set of names
+            yield
+            return
+        _active.store = self
+        self._names_in_call = set()
+        self._created_in_call = []
+        self._scope_prefix = tf.get_current_name_scope()
+        try:
+            with tf.variable_creator_scope(self._creator):
+                yield
+        finally:
+            _active.store = outer
+
+    @property
+    def created_in_last_call(self):
+        return list(self._created_in_call)
+
+    def model_variables(self):
+        """Variables saved in checkpoints: all but metric accumulators."""
+        return {name: v for name, v in self.variables.items() if not is_metric_variable(v)}
+
+    def metric_variables(self):
+        return [v for v in self.variables.values() if is_metric_variable(v)]
+
+
+def is_metric_variable(variable):
+    # Keras metrics keep their accumulators as ON_READ variables; they are
+    # per-evaluation state, like tf.estimator's local variables.
+    return variable.synchronization == tf.VariableSynchronization.ON_READ
+
+
+def get_global_step():
+    """The global step variable of the Estimator whose `model_fn` is running."""
+    store = getattr(_active, "store", None)
+    if store is None:
+        return None
+    return store.global_step
