@@ -1,0 +1,1 @@
+"""The Estimator-based Trainer component and the Estimator library it uses."""

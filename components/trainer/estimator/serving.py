@@ -77,8 +77,20 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
     return module, signatures
 
 
+def save(module, signatures, target_dir, assets_extra=None):
+    """Saves into `<target_dir>.tmp-*`, then renames: a half-written export is never visible."""
+    temp_dir = f"{target_dir}.tmp-{int(time.time() * 1e6)}"
+    tf.saved_model.save(module, temp_dir, signatures=signatures)
+    for dest, source in (assets_extra or {}).items():
+        target = os.path.join(temp_dir, "assets.extra", dest)
+        tf.io.gfile.makedirs(os.path.dirname(target))
+        tf.io.gfile.copy(source, target, overwrite=True)
+    tf.io.gfile.rename(temp_dir, target_dir)
+    return target_dir
+
+
 def save_timestamped(module, signatures, export_dir_base, assets_extra=None):
-    """Saves into a temporary folder, then renames it to `<base>/<unix seconds>`."""
+    """Saves to `<export_dir_base>/<unix seconds>` (tf.estimator's layout)."""
     export_dir_base = os.fspath(export_dir_base)
     if isinstance(export_dir_base, bytes):
         export_dir_base = export_dir_base.decode()
@@ -87,11 +99,4 @@ def save_timestamped(module, signatures, export_dir_base, assets_extra=None):
     while tf.io.gfile.exists(os.path.join(export_dir_base, str(timestamp))):
         timestamp += 1
     final_dir = os.path.join(export_dir_base, str(timestamp))
-    temp_dir = os.path.join(export_dir_base, f"temp-{timestamp}")
-    tf.saved_model.save(module, temp_dir, signatures=signatures)
-    for dest, source in (assets_extra or {}).items():
-        target = os.path.join(temp_dir, "assets.extra", dest)
-        tf.io.gfile.makedirs(os.path.dirname(target))
-        tf.io.gfile.copy(source, target, overwrite=True)
-    tf.io.gfile.rename(temp_dir, final_dir)
-    return final_dir.encode()
+    return save(module, signatures, final_dir, assets_extra).encode()

@@ -1,0 +1,1 @@
+"""TFX components of the kit: one package per component."""

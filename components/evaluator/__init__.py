@@ -1,0 +1,3 @@
+"""Evaluator: TFX's stock TFMA Evaluator with an EvalConfig built from pipeline config."""
+
+from components.evaluator.eval_config import build_eval_config

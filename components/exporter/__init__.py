@@ -1,0 +1,1 @@
+"""Serving export: raw-example receivers and the signatures the pipeline ships."""

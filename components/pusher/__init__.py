@@ -1,0 +1,3 @@
+"""Pusher: copies a blessed model to the serving directory, atomically."""
+
+from components.pusher.component import Pusher

@@ -1,0 +1,25 @@
+"""SchemaImporter executor: validates the schema file, then writes `<uri>/schema.pbtxt`."""
+
+import os
+from typing import Any, Dict, List
+
+from tfx import types
+from tfx.dsl.components.base import base_executor
+from tfx.types import artifact_utils
+from tfx.utils import io_utils
+
+from schemas import load_schema
+
+SCHEMA_FILE_NAME = 'schema.pbtxt'
+
+
+class Executor(base_executor.BaseExecutor):
+    """Parses before writing, so a broken schema fails here and not in a later component."""
+
+    def Do(self, input_dict: Dict[str, List[types.Artifact]],
+           output_dict: Dict[str, List[types.Artifact]],
+           exec_properties: Dict[str, Any]) -> None:
+        self._log_startup(input_dict, output_dict, exec_properties)
+        schema = load_schema(exec_properties['schema_file'])
+        output_uri = artifact_utils.get_single_uri(output_dict['schema'])
+        io_utils.write_pbtxt_file(os.path.join(output_uri, SCHEMA_FILE_NAME), schema)

@@ -1,0 +1,61 @@
+"""Trainer: an Estimator trained on transformed examples, exported for serving."""
+
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.types import channel, component_spec, standard_artifacts
+
+from components.trainer import executor
+
+
+class TrainerSpec(component_spec.ComponentSpec):
+    PARAMETERS = {
+        # Dotted path of `build_estimator(run_config, hparams, warm_start_from)`.
+        "estimator_fn": component_spec.ExecutionParameter(type=str),
+        # The label as the model sees it, and the raw feature it comes from
+        # (left out of the serving signature's input).
+        "label_key": component_spec.ExecutionParameter(type=str),
+        "raw_label_key": component_spec.ExecutionParameter(type=str),
+        "train_steps": component_spec.ExecutionParameter(type=int),
+        "eval_steps": component_spec.ExecutionParameter(type=int),
+        "train_batch_size": component_spec.ExecutionParameter(type=int),
+        "eval_batch_size": component_spec.ExecutionParameter(type=int),
+        "save_checkpoints_steps": component_spec.ExecutionParameter(type=int),
+        "random_seed": component_spec.ExecutionParameter(type=int),
+        # JSON object handed to `estimator_fn` as `hparams`.
+        "hparams": component_spec.ExecutionParameter(type=str),
+        # 1: initialize from `base_model` when one is given.
+        "warm_start": component_spec.ExecutionParameter(type=int),
+    }
+    INPUTS = {
+        "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
+        "transform_graph": component_spec.ChannelParameter(
+            type=standard_artifacts.TransformGraph),
+        "base_model": component_spec.ChannelParameter(
+            type=standard_artifacts.Model, optional=True),
+    }
+    OUTPUTS = {
+        "model": component_spec.ChannelParameter(type=standard_artifacts.Model),
+        "model_run": component_spec.ChannelParameter(type=standard_artifacts.ModelRun),
+    }
+
+
+class Trainer(base_component.BaseComponent):
+    """Trains `estimator_fn`'s Estimator; checkpoints and TensorBoard events go to
+    `model_run`, the serving SavedModel to `model`."""
+
+    SPEC_CLASS = TrainerSpec
+    EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
+
+    def __init__(self, examples, transform_graph, estimator_fn, label_key, raw_label_key,
+                 train_steps,
+                 eval_steps, train_batch_size=64, eval_batch_size=128,
+                 save_checkpoints_steps=500, random_seed=42, hparams="{}", warm_start=0,
+                 base_model=None):
+        super().__init__(spec=TrainerSpec(
+            examples=examples, transform_graph=transform_graph, base_model=base_model,
+            estimator_fn=estimator_fn, label_key=label_key, raw_label_key=raw_label_key,
+            train_steps=train_steps,
+            eval_steps=eval_steps, train_batch_size=train_batch_size,
+            eval_batch_size=eval_batch_size, save_checkpoints_steps=save_checkpoints_steps,
+            random_seed=random_seed, hparams=hparams, warm_start=warm_start,
+            model=channel.Channel(type=standard_artifacts.Model),
+            model_run=channel.Channel(type=standard_artifacts.ModelRun)))

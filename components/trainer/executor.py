@@ -1,0 +1,94 @@
+"""Trainer executor: input pipelines, train, evaluate, export."""
+
+import importlib
+import json
+import logging
+import os
+
+import tensorflow as tf
+import tensorflow_transform as tft
+from tfx.dsl.components.base import base_executor
+from tfx.types import artifact_utils
+from tfx.utils import path_utils
+
+from components.exporter.serving import export_serving_model
+from components.trainer import estimator
+
+log = logging.getLogger(__name__)
+
+
+def load_estimator_fn(dotted_path):
+    module_name, _, attr = dotted_path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise ValueError(f"Trainer: cannot load estimator_fn {dotted_path!r}: {e}") from e
+
+
+def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, seed):
+    """Gzipped TFRecords of transformed tf.Examples to (features, label) batches."""
+    files = tf.io.gfile.glob(file_pattern)
+    if not files:
+        raise ValueError(f"Trainer: no examples match {file_pattern!r}.")
+    if label_key not in feature_spec:
+        raise ValueError(
+            f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}.")
+
+    def input_fn():
+        dataset = tf.data.TFRecordDataset(sorted(files), compression_type="GZIP")
+        if repeat:
+            dataset = dataset.shuffle(10_000, seed=seed).repeat()
+        dataset = dataset.batch(batch_size).map(
+            lambda records: tf.io.parse_example(records, feature_spec),
+            num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = dataset.map(lambda features: (features, features.pop(label_key)))
+        return dataset.prefetch(tf.data.AUTOTUNE)
+
+    return input_fn
+
+
+class Executor(base_executor.BaseExecutor):
+
+    def Do(self, input_dict, output_dict, exec_properties):
+        examples = input_dict["examples"]
+        tft_output = tft.TFTransformOutput(
+            artifact_utils.get_single_uri(input_dict["transform_graph"]))
+        model_uri = artifact_utils.get_single_uri(output_dict["model"])
+        model_run = artifact_utils.get_single_instance(output_dict["model_run"])
+        label_key = exec_properties["label_key"]
+        seed = int(exec_properties["random_seed"])
+        tf.random.set_seed(seed)
+
+        warm_start_from = None
+        base_models = input_dict.get("base_model") or []
+        if int(exec_properties["warm_start"]) and base_models:
+            warm_start_from = estimator.WarmStartSettings(
+                path_utils.serving_model_path(base_models[0].uri))
+            log.info("Warm-starting from %s", base_models[0].uri)
+
+        run_config = estimator.RunConfig(
+            model_dir=model_run.uri, tf_random_seed=seed,
+            save_checkpoints_steps=int(exec_properties["save_checkpoints_steps"]))
+        build = load_estimator_fn(exec_properties["estimator_fn"])
+        model = build(run_config, json.loads(exec_properties["hparams"] or "{}"),
+                      warm_start_from)
+
+        feature_spec = tft_output.transformed_feature_spec()
+
+        def split_pattern(split):
+            return os.path.join(artifact_utils.get_split_uri(examples, split), "*.gz")
+
+        train_input = make_input_fn(split_pattern("train"), feature_spec, label_key,
+                                    int(exec_properties["train_batch_size"]), True, seed)
+        eval_input = make_input_fn(split_pattern("eval"), feature_spec, label_key,
+                                   int(exec_properties["eval_batch_size"]), False, seed)
+        model.train(train_input, max_steps=int(exec_properties["train_steps"]))
+        metrics = model.evaluate(eval_input, steps=int(exec_properties["eval_steps"]))
+        log.info("Trainer eval metrics: %s", metrics)
+        with tf.io.gfile.GFile(os.path.join(model_run.uri, "eval_metrics.json"), "w") as f:
+            json.dump({k: float(v) for k, v in metrics.items()}, f, indent=2, sort_keys=True)
+        for key in ("auc", "accuracy", "loss"):
+            if key in metrics:
+                model_run.set_float_custom_property(f"eval_{key}", float(metrics[key]))
+        export_serving_model(model, tft_output, exec_properties["raw_label_key"],
+                             path_utils.serving_model_dir(model_uri))

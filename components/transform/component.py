@@ -1,0 +1,56 @@
+"""Transform: fits a preprocessing_fn on some splits and applies it to all."""
+
+from typing import Optional
+
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.types import channel, component_spec, standard_artifacts
+
+from components.transform import executor
+
+
+class TransformSpec(component_spec.ComponentSpec):
+    PARAMETERS = {
+        # Dotted path, e.g. 'transforms.taxi.preprocessing_fn'.
+        'preprocessing_fn': component_spec.ExecutionParameter(type=str),
+        # JSON lists of split names.
+        'analyze_splits': component_spec.ExecutionParameter(type=str),
+        'transform_splits': component_spec.ExecutionParameter(
+            type=str, optional=True),
+    }
+    INPUTS = {
+        'examples': component_spec.ChannelParameter(
+            type=standard_artifacts.Examples),
+        'schema': component_spec.ChannelParameter(
+            type=standard_artifacts.Schema),
+    }
+    OUTPUTS = {
+        'transform_graph': component_spec.ChannelParameter(
+            type=standard_artifacts.TransformGraph),
+        'transformed_examples': component_spec.ChannelParameter(
+            type=standard_artifacts.Examples),
+    }
+
+
+class Transform(base_component.BaseComponent):
+    """Analyzes `analyze_splits` (default train) and transforms
+    `transform_splits` (default: every split of `examples`)."""
+
+    SPEC_CLASS = TransformSpec
+    EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
+
+    def __init__(self,
+                 examples: channel.BaseChannel,
+                 schema: channel.BaseChannel,
+                 preprocessing_fn: str,
+                 analyze_splits: str = '["train"]',
+                 transform_splits: Optional[str] = None):
+        super().__init__(spec=TransformSpec(
+            examples=examples,
+            schema=schema,
+            preprocessing_fn=preprocessing_fn,
+            analyze_splits=analyze_splits,
+            transform_splits=transform_splits,
+            transform_graph=channel.Channel(
+                type=standard_artifacts.TransformGraph),
+            transformed_examples=channel.Channel(
+                type=standard_artifacts.Examples)))

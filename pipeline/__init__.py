@@ -1,0 +1,1 @@
+"""Pipeline configuration, wiring and runners."""

@@ -1,0 +1,87 @@
+"""All pipeline settings in one place, passed down explicitly.
+
+Defaults run the Chicago taxi sample on one machine: SQLite ML Metadata,
+local folders, Beam's in-memory DirectRunner.
+"""
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Optional, Tuple
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# FnApiRunner is the DirectRunner's own batch engine, named directly: the
+# DirectRunner of Beam 2.77 first tries to download the Prism runner.
+DEFAULT_BEAM_ARGS = (
+    "--runner=FnApiRunner",
+    "--direct_running_mode=in_memory",
+    "--direct_num_workers=1",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineConfig:
+    pipeline_name: str = "taxi"
+    data_path: str = str(REPO_ROOT / "data" / "taxi" / "data.csv")
+    schema_path: str = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
+    # Generated output; each folder defaults to one under `output_dir`.
+    output_dir: str = "."
+    pipeline_root: Optional[str] = None
+    metadata_path: Optional[str] = None
+    serving_model_dir: Optional[str] = None
+
+    # ExampleGen
+    split_key: str = ""
+    split_ratios: str = '{"train": 2, "eval": 1}'
+    max_bad_row_fraction: float = 0.0
+    # Transform
+    preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
+    # Trainer
+    estimator_fn: str = "components.trainer.taxi_model.build_estimator"
+    label_key: str = "tips_xf"
+    raw_label_key: str = "tips"
+    train_steps: int = 2000
+    eval_steps: int = 50
+    train_batch_size: int = 64
+    eval_batch_size: int = 128
+    save_checkpoints_steps: int = 500
+    hidden_units: Tuple[int, ...] = (100, 70, 50, 25)
+    random_seed: int = 42
+    warm_start: bool = False
+    # Evaluator
+    slice_features: Tuple[str, ...] = ("trip_start_hour",)
+    min_auc: float = 0.6
+    max_auc_decrease: float = 0.01
+    # Orchestration
+    beam_pipeline_args: Tuple[str, ...] = DEFAULT_BEAM_ARGS
+    enable_cache: bool = True
+
+    def __post_init__(self):
+        if self.train_steps <= 0 or self.eval_steps <= 0:
+            raise ValueError("train_steps and eval_steps must be positive.")
+        if not 0.0 <= self.max_bad_row_fraction <= 1.0:
+            raise ValueError(f"max_bad_row_fraction must be in [0, 1], got {self.max_bad_row_fraction}.")
+        if not self.hidden_units:
+            raise ValueError("hidden_units must name at least one layer.")
+
+    def _under_output(self, given, *parts):
+        return os.path.abspath(given or os.path.join(self.output_dir, *parts))
+
+    @property
+    def resolved_pipeline_root(self):
+        return self._under_output(self.pipeline_root, "pipelines", self.pipeline_name, "root")
+
+    @property
+    def resolved_metadata_path(self):
+        return self._under_output(self.metadata_path, "pipelines", self.pipeline_name,
+                                  "metadata.sqlite")
+
+    @property
+    def resolved_serving_model_dir(self):
+        return self._under_output(self.serving_model_dir, "serving_model", self.pipeline_name)
+
+    @property
+    def hparams_json(self):
+        return json.dumps({"hidden_units": list(self.hidden_units)}, sort_keys=True)

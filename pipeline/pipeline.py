@@ -1,0 +1,71 @@
+"""`create_pipeline`: the one place where components are wired together."""
+
+from tfx.dsl.components.common import resolver
+from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
+    LatestBlessedModelStrategy)
+from tfx.orchestration import metadata
+from tfx.orchestration import pipeline as tfx_pipeline
+from tfx.types import channel, standard_artifacts
+
+from components.evaluator import build_eval_config
+from components.example_gen import ExampleGen
+from components.pusher import Pusher
+from components.schema_importer import SchemaImporter
+from components.trainer.component import Trainer
+from components.transform import Transform
+
+
+def create_components(config):
+    """Fresh component objects (a `Pipeline` cannot share them with another)."""
+    from tfx.components.evaluator.component import Evaluator
+
+    schema_importer = SchemaImporter(schema_file=config.schema_path)
+    example_gen = ExampleGen(
+        input_base=config.data_path, schema=schema_importer.outputs["schema"],
+        split_key=config.split_key, split_ratios=config.split_ratios,
+        max_bad_row_fraction=config.max_bad_row_fraction)
+    transform = Transform(
+        examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"],
+        preprocessing_fn=config.preprocessing_fn)
+    latest_blessed_model = resolver.Resolver(
+        strategy_class=LatestBlessedModelStrategy,
+        model=channel.Channel(type=standard_artifacts.Model),
+        model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
+    ).with_id("latest_blessed_model_resolver")
+    trainer = Trainer(
+        examples=transform.outputs["transformed_examples"],
+        transform_graph=transform.outputs["transform_graph"],
+        base_model=latest_blessed_model.outputs["model"] if config.warm_start else None,
+        estimator_fn=config.estimator_fn, label_key=config.label_key,
+        raw_label_key=config.raw_label_key, train_steps=config.train_steps,
+        eval_steps=config.eval_steps, train_batch_size=config.train_batch_size,
+        eval_batch_size=config.eval_batch_size,
+        save_checkpoints_steps=config.save_checkpoints_steps, random_seed=config.random_seed,
+        hparams=config.hparams_json, warm_start=int(config.warm_start))
+    evaluator = Evaluator(
+        examples=example_gen.outputs["examples"],
+        model=trainer.outputs["model"],
+        baseline_model=latest_blessed_model.outputs["model"],
+        eval_config=build_eval_config(
+            label_key=config.label_key, slice_features=config.slice_features,
+            min_auc=config.min_auc, max_auc_decrease=config.max_auc_decrease),
+        example_splits=["eval"])
+    pusher = Pusher(
+        model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
+        push_destination=config.resolved_serving_model_dir)
+    return [schema_importer, example_gen, transform, latest_blessed_model, trainer, evaluator,
+            pusher]
+
+
+def create_pipeline(config, metadata_connection_config=None):
+    """The taxi pipeline from `config`; SQLite metadata unless a connection is given."""
+    if metadata_connection_config is None:
+        metadata_connection_config = metadata.sqlite_metadata_connection_config(
+            config.resolved_metadata_path)
+    return tfx_pipeline.Pipeline(
+        pipeline_name=config.pipeline_name,
+        pipeline_root=config.resolved_pipeline_root,
+        components=create_components(config),
+        enable_cache=config.enable_cache,
+        metadata_connection_config=metadata_connection_config,
+        beam_pipeline_args=list(config.beam_pipeline_args))

@@ -1,0 +1,155 @@
+"""Runs the pipeline on `LocalDagRunner`, shows progress, and summarizes the outcome."""
+
+import contextlib
+import dataclasses
+import logging
+import os
+import sys
+import time
+from typing import Dict, List, Optional
+
+
+class ProgressReporter:
+    """Prints one line when each component starts and finishes, with elapsed time."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._start = time.monotonic()
+        self.durations = {}
+
+    def _print(self, text):
+        print(f"[{time.monotonic() - self._start:7.1f}s] {text}", file=self._stream, flush=True)
+
+    @contextlib.contextmanager
+    def watching(self):
+        """Wraps TFX's node launcher for the duration of one pipeline run."""
+        from tfx.orchestration.portable import launcher
+
+        original = launcher.Launcher.launch
+        reporter = self
+
+        def launch(launcher_self, *args, **kwargs):
+            node = launcher_self._pipeline_node.node_info.id
+            reporter._print(f"{node} ...")
+            began = time.monotonic()
+            try:
+                result = original(launcher_self, *args, **kwargs)
+            except BaseException:
+                reporter._print(f"{node} FAILED after {time.monotonic() - began:.1f}s")
+                raise
+            took = reporter.durations[node] = time.monotonic() - began
+            reporter._print(f"{node} done in {took:.1f}s")
+            return result
+
+        launcher.Launcher.launch = launch
+        try:
+            yield self
+        finally:
+            launcher.Launcher.launch = original
+
+
+@dataclasses.dataclass
+class RunSummary:
+    metrics: Dict[str, float]
+    blessed: Optional[bool]
+    pushed_to: Optional[str]
+    not_pushed_reason: Optional[str]
+    cached_components: List[str]
+    evaluation_uri: Optional[str]
+
+    def format(self):
+        lines = ["", "Summary"]
+        if self.metrics:
+            lines.append("  eval metrics (overall slice): " + ", ".join(
+                f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items())))
+        lines.append(f"  blessed: {'yes' if self.blessed else 'no'}")
+        if self.pushed_to:
+            lines.append(f"  pushed model: {self.pushed_to}")
+        else:
+            lines.append(f"  not pushed: {self.not_pushed_reason or 'no push recorded'}")
+        if self.cached_components:
+            lines.append("  reused from cache: " + ", ".join(self.cached_components))
+        return "\n".join(lines)
+
+
+def _overall_metrics(evaluation_uri):
+    import tensorflow_model_analysis as tfma
+    for metrics_for_slice in tfma.load_metrics(evaluation_uri):
+        if metrics_for_slice.slice_key.single_slice_keys:
+            continue
+        values = {}
+        for entry in metrics_for_slice.metric_keys_and_values:
+            if entry.key.is_diff:
+                continue
+            if entry.value.HasField("double_value"):
+                values[entry.key.name] = entry.value.double_value.value
+        return values
+    return {}
+
+
+def summarize(config):
+    """What the latest run produced, read back from ML Metadata."""
+    from ml_metadata.metadata_store import metadata_store
+    from ml_metadata.proto import metadata_store_pb2
+    from tfx.orchestration import metadata
+
+    store = metadata_store.MetadataStore(
+        metadata.sqlite_metadata_connection_config(config.resolved_metadata_path))
+    runs = store.get_contexts_by_type("pipeline_run")
+    if not runs:
+        raise RuntimeError(f"No pipeline run recorded in {config.resolved_metadata_path}.")
+    run = max(runs, key=lambda c: (c.create_time_since_epoch, c.id))
+    executions = store.get_executions_by_context(run.id)
+    node_of = {}
+    for execution in executions:
+        for context in store.get_contexts_by_execution(execution.id):
+            if context.type == "node":
+                node_of[execution.id] = context.name.split(".")[-1]
+    cached = sorted(node_of[e.id] for e in executions
+                    if e.last_known_state == metadata_store_pb2.Execution.CACHED
+                    and e.id in node_of)
+
+    def latest_output(type_name):
+        ids = {event.artifact_id for event in store.get_events_by_execution_ids(
+            [e.id for e in executions]) if event.type == metadata_store_pb2.Event.OUTPUT}
+        artifacts = [a for a in store.get_artifacts_by_id(list(ids))
+                     if store.get_artifact_types_by_id([a.type_id])[0].name == type_name]
+        return max(artifacts, key=lambda a: a.id) if artifacts else None
+
+    evaluation = latest_output("ModelEvaluation")
+    blessing = latest_output("ModelBlessing")
+    pushed = latest_output("PushedModel")
+
+    def custom(artifact, key):
+        if artifact is None or key not in artifact.custom_properties:
+            return None
+        value = artifact.custom_properties[key]
+        return value.string_value or value.int_value
+
+    return RunSummary(
+        metrics=_overall_metrics(evaluation.uri) if evaluation is not None else {},
+        blessed=bool(custom(blessing, "blessed")) if blessing is not None else None,
+        pushed_to=custom(pushed, "pushed_destination") if custom(pushed, "pushed") else None,
+        not_pushed_reason=custom(pushed, "reason"),
+        cached_components=cached,
+        evaluation_uri=evaluation.uri if evaluation is not None else None)
+
+
+def run_locally(config, stream=sys.stderr, verbose=False):
+    """Runs the pipeline in this process; returns its `RunSummary`.
+
+    Unless `verbose`, TFX's and TensorFlow's INFO chatter is held back:
+    `stream` gets the per-component progress lines and warnings.
+    """
+    from absl import logging as absl_logging
+    from tfx.orchestration.local.local_dag_runner import LocalDagRunner
+
+    from pipeline.pipeline import create_pipeline
+
+    os.makedirs(os.path.dirname(config.resolved_metadata_path), exist_ok=True)
+    absl_logging.set_verbosity(absl_logging.INFO if verbose else absl_logging.WARNING)
+    if not verbose:
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    with ProgressReporter(stream).watching():
+        LocalDagRunner().run(create_pipeline(config))
+    return summarize(config)
