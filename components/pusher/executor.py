@@ -25,9 +25,32 @@ def _is_blessed(blessing):
         int(blessing.get_int_custom_property("blessed")) == 1
 
 
+def _fingerprint(model_dir):
+    path = os.path.join(model_dir, "fingerprint.pb")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def latest_version(push_destination):
+    versions = [int(name) for name in os.listdir(push_destination) if name.isdigit()] \
+        if os.path.isdir(push_destination) else []
+    return os.path.join(push_destination, str(max(versions))) if versions else None
+
+
 def push(model_dir, push_destination):
-    """Copies `model_dir` to a new numeric version under `push_destination`; returns it."""
+    """Copies `model_dir` to a new numeric version under `push_destination`; returns it.
+
+    A model identical to the newest version already there (same SavedModel
+    fingerprint) is not copied again: that version is returned.
+    """
     os.makedirs(push_destination, exist_ok=True)
+    newest = latest_version(push_destination)
+    fingerprint = _fingerprint(model_dir)
+    if newest is not None and fingerprint is not None and _fingerprint(newest) == fingerprint:
+        log.info("Model already pushed as %s", newest)
+        return newest
     version = int(time.time())
     while os.path.exists(os.path.join(push_destination, str(version))):
         version += 1

@@ -3,6 +3,8 @@
 import json
 import os
 
+import tensorflow as tf
+
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 
 
@@ -49,13 +51,15 @@ class RunConfig:
 
     def _read_tf_config(self):
         tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-        self.cluster_spec = dict(tf_config.get("cluster") or {})
+        cluster = dict(tf_config.get("cluster") or {})
+        # tf.estimator's RunConfig.cluster_spec is a tf.train.ClusterSpec.
+        self.cluster_spec = tf.train.ClusterSpec(cluster)
         task = tf_config.get("task") or {}
         self.task_type = task.get("type", "worker")
         self.task_id = int(task.get("index", 0))
-        workers = self.cluster_spec.get("worker", [])
-        chiefs = self.cluster_spec.get("chief", [])
-        self.num_ps_replicas = len(self.cluster_spec.get("ps", []))
+        workers = cluster.get("worker", [])
+        chiefs = cluster.get("chief", [])
+        self.num_ps_replicas = len(cluster.get("ps", []))
         self.num_worker_replicas = max(1, len(workers) + len(chiefs))
         if chiefs:
             self.is_chief = self.task_type == "chief"

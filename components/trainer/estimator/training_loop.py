@@ -74,7 +74,12 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
     loss = float("nan")
     stop = False
     while not stop and (target is None or step < target):
+        # As tf.estimator's SummarySaverHook: the first step of a train() call
+        # is summarized too, so a run shorter than save_summary_steps shows a loss.
+        first_call = step == start_step
         limit = [_MAX_STEPS_PER_CALL]
+        if first_call and config.save_summary_steps:
+            limit.append(1)
         if target is not None:
             limit.append(target - step)
         for every in (config.save_summary_steps, config.log_step_count_steps,
@@ -100,8 +105,8 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
         for hook in hooks:
             hook.after_step(context, logs)
         stop = context.stop_requested
-        if writer is not None and config.save_summary_steps and \
-                step % config.save_summary_steps == 0:
+        if writer is not None and config.save_summary_steps and (
+                first_call or step % config.save_summary_steps == 0):
             with writer.as_default():
                 tf.summary.scalar("loss", loss, step=step)
         if config.log_step_count_steps and step % config.log_step_count_steps == 0:

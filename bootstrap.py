@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Sets up `.venv` from the pinned lock file, then runs the pipeline or the tests.
+
+    python3 bootstrap.py run [pipeline options]   # python -m pipeline run ...
+    python3 bootstrap.py test [pytest options]    # python -m pytest ...
+
+Needs only `python3` (3.10-3.12) and access to the package index.  The
+environment is installed once; later calls reuse it unless `requirements.lock`
+or `pyproject.toml` changed.  Standard library only: it runs before anything
+is installed.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+PYTHON = VENV / "bin" / "python"
+STAMP = VENV / ".installed-lock-sha256"
+UV_VERSION = "0.13.9"
+
+
+def _lock_digest():
+    digest = hashlib.sha256()
+    for name in ("requirements.lock", "pyproject.toml"):
+        digest.update((ROOT / name).read_bytes())
+    return digest.hexdigest()
+
+
+def _run(*cmd):
+    subprocess.run([str(c) for c in cmd], check=True, cwd=ROOT)
+
+
+def ensure_environment():
+    """Creates or refreshes `.venv`; does nothing when it is already current."""
+    wanted = _lock_digest()
+    if PYTHON.exists() and STAMP.exists() and STAMP.read_text().strip() == wanted:
+        return
+    print(f"Setting up {VENV} (first run takes a few minutes) ...", file=sys.stderr, flush=True)
+    if not PYTHON.exists():
+        _run(sys.executable, "-m", "venv", VENV)
+    uv = VENV / "bin" / "uv"
+    if not uv.exists():
+        _run(PYTHON, "-m", "pip", "install", "--quiet", f"uv=={UV_VERSION}")
+    _run(uv, "pip", "sync", "--quiet", "--python", PYTHON, "requirements.lock")
+    _run(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", "-e", ".")
+    STAMP.write_text(wanted + "\n")
+
+
+def main(argv):
+    if not argv or argv[0] not in ("run", "test"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    ensure_environment()
+    command, rest = argv[0], argv[1:]
+    if command == "run":
+        cmd = [str(PYTHON), "-m", "pipeline", "run", *rest]
+    else:
+        cmd = [str(PYTHON), "-m", "pytest", *rest]
+    return subprocess.run(cmd, cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

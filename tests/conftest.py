@@ -1,0 +1,46 @@
+"""Shared fixtures: a small slice of the taxi data and one local pipeline run."""
+
+import shutil
+
+import pytest
+
+from pipeline.config import REPO_ROOT, PipelineConfig
+
+TAXI_CSV = REPO_ROOT / "data" / "taxi" / "data.csv"
+
+
+@pytest.fixture(scope="session")
+def small_taxi_csv(tmp_path_factory):
+    """The header plus the first 1,500 rows of the taxi sample."""
+    path = tmp_path_factory.mktemp("data") / "taxi_small.csv"
+    with open(TAXI_CSV) as source, open(path, "w") as target:
+        for i, line in enumerate(source):
+            if i > 1500:
+                break
+            target.write(line)
+    return path
+
+
+def small_pipeline_config(output_dir, data_path, **overrides):
+    settings = dict(output_dir=str(output_dir), data_path=str(data_path), train_steps=300,
+                    eval_steps=10, save_checkpoints_steps=100)
+    settings.update(overrides)
+    return PipelineConfig(**settings)
+
+
+@pytest.fixture(scope="session")
+def pipeline_run(tmp_path_factory, small_taxi_csv):
+    """(config, summary) of one full local run on the small slice."""
+    from pipeline.runner import run_locally
+    config = small_pipeline_config(tmp_path_factory.mktemp("run"), small_taxi_csv)
+    summary = run_locally(config)
+    return config, summary
+
+
+@pytest.fixture
+def copy_tree(tmp_path):
+    def copy(source):
+        target = tmp_path / "copy"
+        shutil.copytree(source, target)
+        return target
+    return copy

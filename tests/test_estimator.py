@@ -1,0 +1,686 @@
+"""The TF2-native tf.estimator replacement, checked the way a user would see it.
+
+Everything runs on small synthetic data (numpy -> tf.data) with few steps;
+trained model_dirs are shared through module-scoped fixtures.  Expected
+keys, dtypes, shapes and errors follow tf.estimator 2.15.
+"""
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+from tensorboard.backend.event_processing import event_accumulator
+
+from components.trainer import estimator
+from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator import export as export_lib
+
+ModeKeys = estimator.ModeKeys
+
+BINARY_EVAL_KEYS = {
+    "accuracy", "accuracy_baseline", "auc", "auc_precision_recall", "average_loss",
+    "label/mean", "loss", "precision", "prediction/mean", "recall", "global_step",
+}
+BINARY_PREDICT_KEYS = {
+    "logits", "logistic", "probabilities", "class_ids", "classes", "all_class_ids",
+    "all_classes",
+}
+MULTI_CLASS_EVAL_KEYS = {"accuracy", "average_loss", "loss", "global_step"}
+REGRESSION_EVAL_KEYS = {"average_loss", "label/mean", "loss", "prediction/mean", "global_step"}
+
+# --------------------------------------------------------------------- data
+N = 512
+N_BUCKETS = 4
+
+
+def _make_data(n=N, seed=0):
+    """x in [-1, 1] and a category in 0..3; the label is a clean linear rule."""
+    rng = np.random.RandomState(seed)
+    x = rng.uniform(-1.0, 1.0, n).astype(np.float32)
+    c = rng.randint(0, N_BUCKETS, n).astype(np.int64)
+    y = ((2.0 * x + np.where(c >= 2, 1.0, -1.0)) > 0).astype(np.int64)
+    return {"x": x, "c": c}, y
+
+
+FEATURES, LABELS = _make_data()
+
+
+def train_input_fn():
+    return (tf.data.Dataset.from_tensor_slices((FEATURES, LABELS))
+            .shuffle(N, seed=1).repeat().batch(32))
+
+
+def eval_input_fn():
+    return tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).batch(128)
+
+
+def predict_input_fn(n=10, batch_size=4):
+    features = {k: v[:n] for k, v in FEATURES.items()}
+    return lambda: tf.data.Dataset.from_tensor_slices(features).batch(batch_size)
+
+
+def finite_input_fn(num_batches, batch_size=16):
+    n = num_batches * batch_size
+    return lambda: tf.data.Dataset.from_tensor_slices(
+        ({k: v[:n] for k, v in FEATURES.items()}, LABELS[:n])).batch(batch_size)
+
+
+def feature_columns():
+    x = tf.feature_column.numeric_column("x")
+    c = tf.feature_column.categorical_column_with_identity("c", N_BUCKETS)
+    return x, c
+
+
+def linear_columns():
+    return list(feature_columns())
+
+
+def dnn_columns():
+    x, c = feature_columns()
+    return [x, tf.feature_column.indicator_column(c)]
+
+
+def _serialize(features, rows):
+    out = []
+    for i in rows:
+        example = tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=[features["x"][i]])),
+            "c": tf.train.Feature(int64_list=tf.train.Int64List(value=[features["c"][i]])),
+        }))
+        out.append(example.SerializeToString())
+    return out
+
+
+def _checkpoint_steps(model_dir):
+    return sorted(int(re.search(r"model\.ckpt-(\d+)\.index$", p).group(1))
+                  for p in glob.glob(os.path.join(model_dir, "model.ckpt-*.index")))
+
+
+def _scalar_events(directory, tag):
+    """[(step, value)] of a scalar summary in the event files under `directory`.
+
+    v1 summaries land in Scalars(), TF2 `tf.summary.scalar` ones in Tensors();
+    TensorBoard shows both as the same scalar chart.
+    """
+    acc = event_accumulator.EventAccumulator(directory, size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    tags = acc.Tags()
+    if tag in tags.get("scalars", []):
+        return [(e.step, e.value) for e in acc.Scalars(tag)]
+    if tag in tags.get("tensors", []):
+        return [(e.step, float(tf.make_ndarray(e.tensor_proto))) for e in acc.Tensors(tag)]
+    return []
+
+
+# ----------------------------------------------------------------- fixtures
+LINEAR_STEPS = 200
+
+
+@pytest.fixture(scope="module")
+def linear(tmp_path_factory):
+    """A trained binary LinearClassifier and its evaluate() results."""
+    model_dir = str(tmp_path_factory.mktemp("linear"))
+    est = estimator.LinearClassifier(linear_columns(), model_dir=model_dir)
+    est.train(train_input_fn, steps=LINEAR_STEPS)
+    return est, est.evaluate(eval_input_fn)
+
+
+@pytest.fixture(scope="module")
+def wide_deep(tmp_path_factory):
+    model_dir = str(tmp_path_factory.mktemp("wide_deep"))
+    est = estimator.DNNLinearCombinedClassifier(
+        model_dir=model_dir, linear_feature_columns=linear_columns(),
+        dnn_feature_columns=dnn_columns(), dnn_hidden_units=[8, 4],
+        config=estimator.RunConfig(tf_random_seed=7))
+    est.train(train_input_fn, steps=300)
+    return est, est.evaluate(eval_input_fn)
+
+
+@pytest.fixture(scope="module")
+def exported(linear, tmp_path_factory):
+    """The linear model exported, then inspected in a fresh interpreter."""
+    est, _ = linear
+    base = str(tmp_path_factory.mktemp("export"))
+    spec = tf.feature_column.make_parse_example_spec(linear_columns())
+    path = est.export_saved_model(base, export_lib.build_parsing_serving_input_receiver_fn(spec))
+    rows = list(range(12))
+    serialized = _serialize(FEATURES, rows)
+    script = r"""
+import json, sys
+import tensorflow as tf
+loaded = tf.saved_model.load(sys.argv[1])
+examples = tf.constant([bytes.fromhex(h) for h in json.loads(sys.argv[2])])
+out = {"signatures": {}}
+for name, fn in loaded.signatures.items():
+    args, kwargs = fn.structured_input_signature
+    out["signatures"][name] = {
+        "inputs": sorted(kwargs), "outputs": sorted(fn.structured_outputs),
+        "input_dtypes": sorted(spec.dtype.name for spec in kwargs.values())}
+predict = loaded.signatures["predict"](examples=examples)
+out["probabilities"] = predict["probabilities"].numpy().tolist()
+out["classes"] = [[c.decode() for c in row] for row in predict["classes"].numpy()]
+out["scores"] = loaded.signatures["classification"](inputs=examples)["scores"].numpy().tolist()
+out["regression"] = loaded.signatures["regression"](inputs=examples)["outputs"].numpy().tolist()
+out["default_scores"] = loaded.signatures["serving_default"](inputs=examples)["scores"].numpy().tolist()
+print("RESULT=" + json.dumps(out))
+"""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, path.decode(), json.dumps([s.hex() for s in serialized])],
+        capture_output=True, text=True, env=env, cwd=base, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")][-1]
+    return {"base": base, "path": path, "rows": rows,
+            "served": json.loads(line[len("RESULT="):])}
+
+
+# ------------------------------------------------------- canned classifiers
+def _check_binary_eval(results):
+    assert set(results) == BINARY_EVAL_KEYS
+    for key, value in results.items():
+        if key == "global_step":
+            assert type(value) is np.int64
+        else:
+            assert type(value) is np.float32, (key, type(value))
+            assert np.isfinite(value), key
+    assert results["auc"] > 0.8
+    assert 0.0 <= results["accuracy"] <= 1.0
+    np.testing.assert_allclose(results["label/mean"], LABELS.mean(), rtol=1e-5)
+    np.testing.assert_allclose(results["accuracy_baseline"],
+                               max(LABELS.mean(), 1 - LABELS.mean()), rtol=1e-5)
+
+
+def test_linear_classifier_evaluate(linear):
+    _, results = linear
+    _check_binary_eval(results)
+    assert results["global_step"] == LINEAR_STEPS
+    assert results["accuracy"] > 0.75
+
+
+def test_dnn_linear_combined_classifier_evaluate(wide_deep):
+    _, results = wide_deep
+    _check_binary_eval(results)
+    assert results["global_step"] == 300
+
+
+@pytest.mark.parametrize("fixture", ["linear", "wide_deep"])
+def test_binary_predict_keys_dtypes_shapes(fixture, request):
+    est, _ = request.getfixturevalue(fixture)
+    predictions = list(est.predict(predict_input_fn(n=10, batch_size=4)))
+    assert len(predictions) == 10
+    for p in predictions:
+        assert set(p) == BINARY_PREDICT_KEYS
+        expected = {
+            "logits": (np.float32, (1,)), "logistic": (np.float32, (1,)),
+            "probabilities": (np.float32, (2,)), "class_ids": (np.int64, (1,)),
+            "all_class_ids": (np.int32, (2,)),
+        }
+        for key, (dtype, shape) in expected.items():
+            assert p[key].dtype == dtype, key
+            assert p[key].shape == shape, key
+        assert p["classes"].shape == (1,) and p["classes"].dtype == object
+        assert isinstance(p["classes"][0], bytes)
+        assert p["all_classes"].shape == (2,)
+        assert list(p["all_classes"]) == [b"0", b"1"]
+        assert list(p["all_class_ids"]) == [0, 1]
+        np.testing.assert_allclose(p["probabilities"].sum(), 1.0, rtol=1e-6)
+        np.testing.assert_allclose(p["probabilities"][1], p["logistic"][0], rtol=1e-6)
+        np.testing.assert_allclose(p["logistic"], 1 / (1 + np.exp(-p["logits"])), rtol=1e-5)
+        assert p["class_ids"][0] == int(p["logistic"][0] > 0.5)
+        assert p["classes"][0] == str(p["class_ids"][0]).encode()
+
+
+def test_predict_keys_filters(linear):
+    est, _ = linear
+    predictions = list(est.predict(predict_input_fn(n=5), predict_keys=["probabilities"]))
+    assert len(predictions) == 5
+    assert all(set(p) == {"probabilities"} for p in predictions)
+    single = next(iter(est.predict(predict_input_fn(n=1), predict_keys="class_ids")))
+    assert set(single) == {"class_ids"}
+
+
+def test_predict_yield_batches(linear):
+    est, _ = linear
+    batches = list(est.predict(predict_input_fn(n=10, batch_size=4), yield_single_examples=False))
+    assert [b["probabilities"].shape for b in batches] == [(4, 2), (4, 2), (2, 2)]
+    assert all(set(b) == BINARY_PREDICT_KEYS for b in batches)
+    singles = list(est.predict(predict_input_fn(n=10, batch_size=4)))
+    np.testing.assert_allclose(np.concatenate([b["logits"] for b in batches]),
+                               np.stack([p["logits"] for p in singles]))
+
+
+# ------------------------------------------------------ checkpoints, resume
+def test_fresh_model_dir_gets_step_zero_checkpoint(linear):
+    est, _ = linear
+    assert os.path.exists(os.path.join(est.model_dir, "model.ckpt-0.index"))
+    assert _checkpoint_steps(est.model_dir) == [0, LINEAR_STEPS]
+
+
+def test_resume_max_steps_and_noop(tmp_path):
+    model_dir = str(tmp_path)
+    first = estimator.LinearClassifier(linear_columns(), model_dir=model_dir)
+    first.train(train_input_fn, steps=3)
+    assert first.get_variable_value("global_step") == 3
+
+    # A new Estimator object on the same model_dir continues from step 3.
+    second = estimator.LinearClassifier(linear_columns(), model_dir=model_dir)
+    second.train(train_input_fn, steps=4)
+    assert second.get_variable_value("global_step") == 7
+    assert second.evaluate(eval_input_fn)["global_step"] == 7
+
+    # max_steps caps the global step, not the steps of this call.
+    second.train(train_input_fn, max_steps=10)
+    assert second.get_variable_value("global_step") == 10
+
+    # Already there: nothing happens, not even a new checkpoint.
+    before = _checkpoint_steps(model_dir)
+    second.train(train_input_fn, max_steps=10)
+    third = estimator.LinearClassifier(linear_columns(), model_dir=model_dir)
+    third.train(train_input_fn, max_steps=5)
+    assert third.get_variable_value("global_step") == 10
+    assert _checkpoint_steps(model_dir) == before
+    assert third.latest_checkpoint().endswith("model.ckpt-10")
+
+
+def test_keep_checkpoint_max_prunes_old_checkpoints(tmp_path):
+    config = estimator.RunConfig(save_checkpoints_steps=2, keep_checkpoint_max=2)
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path), config=config)
+    est.train(train_input_fn, steps=8)
+    assert _checkpoint_steps(str(tmp_path)) == [6, 8]
+    assert est.latest_checkpoint() == os.path.join(str(tmp_path), "model.ckpt-8")
+
+
+def test_finite_input_ends_training_early(tmp_path):
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
+    est.train(finite_input_fn(num_batches=5), steps=100)
+    assert est.get_variable_value("global_step") == 5
+    assert _checkpoint_steps(str(tmp_path)) == [0, 5]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"steps": 3, "max_steps": 5}, {"steps": 0}, {"max_steps": 0}, {"steps": -1},
+])
+def test_train_argument_errors(kwargs, tmp_path):
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
+    with pytest.raises(ValueError):
+        est.train(train_input_fn, **kwargs)
+    assert est.latest_checkpoint() is None
+
+
+def test_variable_names_values_and_latest_checkpoint(linear):
+    est, _ = linear
+    names = est.get_variable_names()
+    for name in ("global_step", "linear/linear_model/bias_weights",
+                 "linear/linear_model/x/weights", "linear/linear_model/c/weights"):
+        assert name in names
+    assert est.get_variable_value("global_step") == LINEAR_STEPS
+    assert est.get_variable_value("linear/linear_model/bias_weights").shape == (1,)
+    assert est.get_variable_value("linear/linear_model/x/weights").shape == (1, 1)
+    assert est.get_variable_value("linear/linear_model/c/weights").shape == (N_BUCKETS, 1)
+    latest = est.latest_checkpoint()
+    assert latest == tf.train.latest_checkpoint(est.model_dir)
+    assert os.path.basename(latest) == f"model.ckpt-{LINEAR_STEPS}"
+    assert os.path.exists(latest + ".index")
+    # The model learned the rule: x and the upper categories push towards 1.
+    assert est.get_variable_value("linear/linear_model/x/weights")[0, 0] > 0
+    c_weights = est.get_variable_value("linear/linear_model/c/weights")[:, 0]
+    assert min(c_weights[2:]) > max(c_weights[:2])
+
+
+# ---------------------------------------------------------------- RunConfig
+def test_run_config_defaults(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    config = estimator.RunConfig()
+    assert config.save_checkpoints_secs == 600
+    assert config.save_checkpoints_steps is None
+    assert config.keep_checkpoint_max == 5
+    assert config.save_summary_steps == 100
+    assert config.log_step_count_steps == 100
+    assert config.model_dir is None
+    assert config.is_chief
+    assert config.num_worker_replicas == 1
+    assert config.num_ps_replicas == 0
+    steps = estimator.RunConfig(save_checkpoints_steps=10)
+    assert steps.save_checkpoints_steps == 10 and steps.save_checkpoints_secs is None
+    replaced = steps.replace(save_checkpoints_secs=30)
+    assert replaced.save_checkpoints_secs == 30 and replaced.save_checkpoints_steps is None
+
+
+def test_run_config_rejects_steps_and_secs():
+    with pytest.raises(ValueError):
+        estimator.RunConfig(save_checkpoints_steps=10, save_checkpoints_secs=10)
+
+
+def test_run_config_reads_tf_config(monkeypatch):
+    cluster = {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],
+               "ps": ["host3:2222"]}
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": cluster, "task": {"type": "worker", "index": 1}}))
+    config = estimator.RunConfig()
+    assert config.cluster_spec.as_dict() == cluster
+    assert config.task_type == "worker"
+    assert config.task_id == 1
+    assert not config.is_chief
+    assert config.num_ps_replicas == 1
+    assert config.num_worker_replicas == 3
+
+    monkeypatch.setenv("TF_CONFIG", json.dumps(
+        {"cluster": cluster, "task": {"type": "chief", "index": 0}}))
+    chief = estimator.RunConfig()
+    assert chief.task_type == "chief" and chief.task_id == 0 and chief.is_chief
+
+
+# ------------------------------------------------------------------- export
+def test_export_path_layout(exported):
+    path, base = exported["path"], exported["base"]
+    assert isinstance(path, bytes)
+    assert os.path.dirname(path.decode()) == base
+    assert re.fullmatch(r"\d+", os.path.basename(path.decode()))
+    # Only the finished export: no temporary folder left behind.
+    assert os.listdir(base) == [os.path.basename(path.decode())]
+    assert os.path.exists(os.path.join(path.decode(), "saved_model.pb"))
+
+
+def test_export_signatures(exported):
+    signatures = exported["served"]["signatures"]
+    assert set(signatures) == {"serving_default", "classification", "regression", "predict"}
+    for name in ("serving_default", "classification"):
+        assert signatures[name]["inputs"] == ["inputs"]
+        assert signatures[name]["input_dtypes"] == ["string"]
+        assert signatures[name]["outputs"] == ["classes", "scores"]
+    assert signatures["regression"]["inputs"] == ["inputs"]
+    assert signatures["regression"]["outputs"] == ["outputs"]
+    assert signatures["predict"]["inputs"] == ["examples"]
+    assert set(signatures["predict"]["outputs"]) == BINARY_PREDICT_KEYS
+
+
+def test_served_predictions_match_predict(linear, exported):
+    est, _ = linear
+    rows = exported["rows"]
+    local = list(est.predict(predict_input_fn(n=len(rows), batch_size=5)))
+    probabilities = np.stack([p["probabilities"] for p in local])
+    served = exported["served"]
+    np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
+    np.testing.assert_allclose(served["scores"], probabilities, atol=1e-5)
+    np.testing.assert_allclose(served["default_scores"], probabilities, atol=1e-5)
+    np.testing.assert_allclose(np.ravel(served["regression"]), probabilities[:, 1], atol=1e-5)
+    assert [row[0] for row in served["classes"]] == [p["classes"][0].decode() for p in local]
+
+
+# -------------------------------------------------------------- summaries
+def test_evaluate_name_writes_eval_subdir(linear):
+    est, _ = linear
+    results = est.evaluate(eval_input_fn, name="foo")
+    eval_dir = os.path.join(est.model_dir, "eval_foo")
+    assert glob.glob(os.path.join(eval_dir, "events.out.tfevents.*"))
+    events = _scalar_events(eval_dir, "auc")
+    assert events and events[-1][0] == LINEAR_STEPS
+    np.testing.assert_allclose(events[-1][1], results["auc"], rtol=1e-6)
+    assert _scalar_events(eval_dir, "loss")
+
+
+def test_training_writes_loss_summaries(linear):
+    est, _ = linear
+    assert glob.glob(os.path.join(est.model_dir, "events.out.tfevents.*"))
+    events = _scalar_events(est.model_dir, "loss")
+    steps = [step for step, _ in events]
+    assert LINEAR_STEPS in steps
+    assert all(np.isfinite(value) for _, value in events)
+
+
+def test_short_training_run_still_writes_loss(tmp_path):
+    # tf.estimator's SummarySaverHook writes on the first step of every
+    # train() call, so even a run shorter than save_summary_steps shows a loss.
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
+    est.train(train_input_fn, steps=5)
+    assert [step for step, _ in _scalar_events(str(tmp_path), "loss")] == [1]
+
+
+# ---------------------------------------------------------------- warm start
+def _zero_sgd_linear(model_dir, warm_start_from):
+    return estimator.LinearClassifier(
+        linear_columns(), model_dir=model_dir, warm_start_from=warm_start_from,
+        optimizer=tf_keras.optimizers.SGD(learning_rate=0.0))
+
+
+MODEL_WEIGHTS = ("linear/linear_model/bias_weights", "linear/linear_model/x/weights",
+                 "linear/linear_model/c/weights")
+
+
+def test_warm_start_from_model_dir(linear, tmp_path):
+    source, _ = linear
+    est = _zero_sgd_linear(str(tmp_path), warm_start_from=source.model_dir)
+    est.train(train_input_fn, steps=1)
+    assert est.get_variable_value("global_step") == 1
+    step0 = os.path.join(str(tmp_path), "model.ckpt-0")
+    for name in MODEL_WEIGHTS:
+        expected = source.get_variable_value(name)
+        assert np.any(expected != 0), name
+        np.testing.assert_allclose(est.get_variable_value(name), expected, rtol=1e-6)
+        np.testing.assert_allclose(ckpt_lib.read_variable(step0, name), expected, rtol=1e-6)
+
+
+def test_warm_start_settings_selects_variables(linear, tmp_path):
+    source, _ = linear
+    settings = estimator.WarmStartSettings(ckpt_to_initialize_from=source.model_dir,
+                                           vars_to_warm_start=".*bias_weights.*")
+    est = _zero_sgd_linear(str(tmp_path), warm_start_from=settings)
+    est.train(train_input_fn, steps=1)
+    np.testing.assert_allclose(est.get_variable_value("linear/linear_model/bias_weights"),
+                               source.get_variable_value("linear/linear_model/bias_weights"))
+    np.testing.assert_array_equal(est.get_variable_value("linear/linear_model/x/weights"), 0)
+    np.testing.assert_array_equal(est.get_variable_value("linear/linear_model/c/weights"), 0)
+
+
+# ---------------------------------------------------------- custom model_fn
+_SEEN_GLOBAL_STEPS = []
+
+
+def _custom_model_fn(features, labels, mode, params):
+    global_step = estimator.get_global_step()
+    assert isinstance(global_step, tf.Variable)
+    assert global_step.dtype == tf.int64
+    _SEEN_GLOBAL_STEPS.append(global_step)
+
+    model = tf_keras.Sequential([
+        tf_keras.layers.Dense(params["hidden"], activation="relu"),
+        tf_keras.layers.Dense(1),
+    ])
+    x = tf.stack([tf.cast(features["x"], tf.float32),
+                  tf.cast(features["c"], tf.float32) - 1.5], axis=1)
+    logits = model(x, training=mode == ModeKeys.TRAIN)
+    probabilities = tf.sigmoid(logits)
+    if mode == ModeKeys.PREDICT:
+        return estimator.EstimatorSpec(
+            mode, predictions={"probability": probabilities, "logit": logits})
+
+    y = tf.cast(tf.reshape(labels, [-1, 1]), tf.float32)
+    if mode == ModeKeys.TRAIN:
+        optimizer = tf_keras.optimizers.Adam(learning_rate=params["learning_rate"])
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = tf.reduce_mean(
+                tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        train_op = optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+    accuracy = tf_keras.metrics.BinaryAccuracy(name="keras_accuracy")
+    accuracy.update_state(y, probabilities)
+    mean_probability = tf.compat.v1.metrics.mean(probabilities)
+    return estimator.EstimatorSpec(
+        mode, loss=loss,
+        eval_metric_ops={"keras_accuracy": accuracy, "mean_probability": mean_probability})
+
+
+def test_custom_model_fn_train_evaluate_predict(tmp_path):
+    params = {"hidden": 8, "learning_rate": 0.05}
+    _SEEN_GLOBAL_STEPS.clear()
+    est = estimator.Estimator(_custom_model_fn, model_dir=str(tmp_path), params=params)
+    est.train(train_input_fn, steps=60)
+    assert est.get_variable_value("global_step") == 60
+    assert _SEEN_GLOBAL_STEPS
+
+    # A new Estimator object evaluates and predicts from the checkpoint.
+    est = estimator.Estimator(_custom_model_fn, model_dir=str(tmp_path), params=params)
+    results = est.evaluate(eval_input_fn)
+    assert set(results) == {"keras_accuracy", "mean_probability", "loss", "global_step"}
+    assert results["global_step"] == 60
+    assert type(results["keras_accuracy"]) is np.float32
+    assert results["keras_accuracy"] > 0.8
+    predictions = list(est.predict(predict_input_fn(n=6)))
+    assert len(predictions) == 6
+    assert set(predictions[0]) == {"probability", "logit"}
+    assert predictions[0]["probability"].shape == (1,)
+    mean_probability = np.mean([p["probability"][0] for p in est.predict(
+        lambda: tf.data.Dataset.from_tensor_slices(FEATURES).batch(128))])
+    np.testing.assert_allclose(results["mean_probability"], mean_probability, rtol=1e-4)
+    assert all(v.dtype == tf.int64 for v in _SEEN_GLOBAL_STEPS)
+    assert est.get_variable_value("global_step").dtype == np.int64
+
+
+# -------------------------------------------------------------------- errors
+def test_missing_feature_is_named(tmp_path):
+    columns = linear_columns() + [tf.feature_column.numeric_column("hour_of_day")]
+    est = estimator.LinearClassifier(columns, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="hour_of_day"):
+        est.train(train_input_fn, steps=1)
+
+
+def _bad_label_input_fn():
+    labels = LABELS[:32].copy()
+    labels[3] = 5
+    return tf.data.Dataset.from_tensor_slices(
+        ({k: v[:32] for k, v in FEATURES.items()}, labels)).batch(32)
+
+
+def test_labels_outside_n_classes_fail_train(tmp_path):
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="n_classes"):
+        est.train(_bad_label_input_fn, steps=1)
+
+
+def test_labels_outside_n_classes_fail_evaluate(linear):
+    est, _ = linear
+    with pytest.raises(tf.errors.InvalidArgumentError, match="n_classes"):
+        est.evaluate(_bad_label_input_fn)
+
+
+def test_model_fn_without_loss_in_train(tmp_path):
+    def model_fn(features, labels, mode):
+        weight = tf.Variable(1.0, name="w")
+        predictions = tf.reshape(tf.cast(features["x"], tf.float32), [-1, 1]) * weight
+        return estimator.EstimatorSpec(mode, predictions=predictions, train_op=tf.no_op())
+
+    est = estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="loss"):
+        est.train(train_input_fn, steps=1)
+
+
+def test_unknown_optimizer_name(tmp_path):
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path),
+                                     optimizer="NoSuchOptimizer")
+    with pytest.raises(ValueError, match="NoSuchOptimizer"):
+        est.train(train_input_fn, steps=1)
+
+
+# ------------------------------------------- regressors, multi-class, vocab
+def test_linear_regressor_sgd_constant_target(tmp_path):
+    # x is always 0, so only the bias learns: with squared error and
+    # learning rate 1/4, b <- b - 0.25 * 2 * (b - 3), i.e. b_t = 3 * (1 - 0.5**t).
+    n = 64
+    features = {"x": np.zeros(n, np.float32)}
+    target = np.full(n, 3.0, np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, target)).repeat().batch(16)
+
+    def eval_fn():
+        return tf.data.Dataset.from_tensor_slices((features, target)).batch(16)
+
+    est = estimator.LinearRegressor([tf.feature_column.numeric_column("x")],
+                                    model_dir=str(tmp_path),
+                                    optimizer=tf_keras.optimizers.SGD(learning_rate=0.25))
+    est.train(input_fn, steps=6)
+    bias = 3.0 * (1 - 0.5 ** 6)
+    np.testing.assert_allclose(est.get_variable_value("linear/linear_model/bias_weights"),
+                               [bias], rtol=1e-5)
+    results = est.evaluate(eval_fn)
+    assert set(results) == REGRESSION_EVAL_KEYS
+    np.testing.assert_allclose(results["loss"], (3.0 - bias) ** 2, rtol=1e-4)
+    np.testing.assert_allclose(results["label/mean"], 3.0, rtol=1e-6)
+    np.testing.assert_allclose(results["prediction/mean"], bias, rtol=1e-5)
+
+    est.train(input_fn, steps=24)
+    results = est.evaluate(eval_fn)
+    assert results["global_step"] == 30
+    assert results["loss"] < 1e-8
+    assert results["average_loss"] < 1e-8
+
+
+def test_dnn_regressor_keys(tmp_path):
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            (FEATURES, 2.0 * FEATURES["x"] + 1.0)).repeat().batch(32)
+
+    est = estimator.DNNRegressor([8], dnn_columns(), model_dir=str(tmp_path))
+    est.train(input_fn, steps=20)
+    results = est.evaluate(input_fn, steps=2)
+    assert set(results) == REGRESSION_EVAL_KEYS
+    assert all(type(v) is np.float32 for k, v in results.items() if k != "global_step")
+    assert type(results["global_step"]) is np.int64 and results["global_step"] == 20
+    predictions = list(est.predict(predict_input_fn(n=3)))
+    assert len(predictions) == 3
+    assert set(predictions[0]) == {"predictions"}
+    assert predictions[0]["predictions"].dtype == np.float32
+    assert predictions[0]["predictions"].shape == (1,)
+
+
+def test_dnn_classifier_multi_class_keys(tmp_path):
+    labels = FEATURES["c"] % 3
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((FEATURES, labels)).repeat().batch(32)
+
+    est = estimator.DNNClassifier([8], dnn_columns(), model_dir=str(tmp_path), n_classes=3)
+    est.train(input_fn, steps=20)
+    results = est.evaluate(input_fn, steps=2)
+    assert set(results) == MULTI_CLASS_EVAL_KEYS
+    predictions = list(est.predict(predict_input_fn(n=3)))
+    p = predictions[0]
+    assert set(p) == BINARY_PREDICT_KEYS - {"logistic"}
+    assert p["logits"].shape == (3,) and p["logits"].dtype == np.float32
+    assert p["probabilities"].shape == (3,)
+    np.testing.assert_allclose(p["probabilities"].sum(), 1.0, rtol=1e-6)
+    assert p["class_ids"].shape == (1,) and p["class_ids"].dtype == np.int64
+    assert list(p["all_class_ids"]) == [0, 1, 2]
+    assert list(p["all_classes"]) == [b"0", b"1", b"2"]
+
+
+def test_label_vocabulary_string_labels(tmp_path):
+    string_labels = np.where(LABELS == 1, b"pos", b"neg")
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((FEATURES, string_labels)).repeat().batch(32)
+
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path),
+                                     label_vocabulary=["neg", "pos"])
+    est.train(input_fn, steps=40)
+    results = est.evaluate(input_fn, steps=N // 32)
+    assert set(results) == BINARY_EVAL_KEYS
+    np.testing.assert_allclose(results["label/mean"], LABELS.mean(), rtol=1e-5)
+    assert results["auc"] > 0.8
+    predictions = list(est.predict(predict_input_fn(n=8)))
+    assert list(predictions[0]["all_classes"]) == [b"neg", b"pos"]
+    for p, label in zip(predictions, string_labels[:8]):
+        assert p["classes"][0] in (b"neg", b"pos")
+        assert p["classes"][0] == (b"pos" if p["class_ids"][0] == 1 else b"neg")
