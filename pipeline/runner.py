@@ -15,7 +15,7 @@ class ProgressReporter:
     def __init__(self, stream):
         self._stream = stream
         self._start = time.monotonic()
-        self.durations = {}
+        self.windows = {}  # node -> (start, end), time.monotonic() seconds
 
     def _print(self, text):
         print(f"[{time.monotonic() - self._start:7.1f}s] {text}", file=self._stream, flush=True)
@@ -37,8 +37,8 @@ class ProgressReporter:
             except BaseException:
                 reporter._print(f"{node} FAILED after {time.monotonic() - began:.1f}s")
                 raise
-            took = reporter.durations[node] = time.monotonic() - began
-            reporter._print(f"{node} done in {took:.1f}s")
+            reporter.windows[node] = (began, time.monotonic())
+            reporter._print(f"{node} done in {time.monotonic() - began:.1f}s")
             return result
 
         launcher.Launcher.launch = launch
@@ -135,7 +135,7 @@ def summarize(config):
         evaluation_uri=evaluation.uri if evaluation is not None else None)
 
 
-def run_locally(config, stream=sys.stderr, verbose=False):
+def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
     """Runs the pipeline in this process; returns its `RunSummary`.
 
     Unless `verbose`, TFX's and TensorFlow's INFO chatter is held back:
@@ -150,6 +150,6 @@ def run_locally(config, stream=sys.stderr, verbose=False):
     absl_logging.set_verbosity(absl_logging.INFO if verbose else absl_logging.WARNING)
     if not verbose:
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
-    with ProgressReporter(stream).watching():
+    with (reporter or ProgressReporter(stream)).watching():
         LocalDagRunner().run(create_pipeline(config))
     return summarize(config)

@@ -137,8 +137,7 @@ def wide_deep(tmp_path_factory):
     model_dir = str(tmp_path_factory.mktemp("wide_deep"))
     est = estimator.DNNLinearCombinedClassifier(
         model_dir=model_dir, linear_feature_columns=linear_columns(),
-        dnn_feature_columns=dnn_columns(), dnn_hidden_units=[8, 4],
-        config=estimator.RunConfig(tf_random_seed=7))
+        dnn_feature_columns=dnn_columns(), dnn_hidden_units=[8, 4])
     est.train(train_input_fn, steps=300)
     return est, est.evaluate(eval_input_fn)
 
@@ -417,8 +416,13 @@ def test_served_predictions_match_predict(linear, exported):
 
 # -------------------------------------------------------------- summaries
 def test_evaluate_name_writes_eval_subdir(linear):
-    est, _ = linear
+    est, first_results = linear
+    assert glob.glob(os.path.join(est.model_dir, "eval", "events.out.tfevents.*"))
     results = est.evaluate(eval_input_fn, name="foo")
+    # Metrics start afresh on every evaluate(): same checkpoint, same numbers.
+    assert set(results) == set(first_results)
+    for key, value in first_results.items():
+        np.testing.assert_allclose(results[key], value, rtol=1e-6, err_msg=key)
     eval_dir = os.path.join(est.model_dir, "eval_foo")
     assert glob.glob(os.path.join(eval_dir, "events.out.tfevents.*"))
     events = _scalar_events(eval_dir, "auc")
