@@ -11,7 +11,6 @@ is installed.
 """
 
 import hashlib
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -159,3 +159,23 @@ def test_cli_help_explains_every_option():
                    "--max-bad-row-fraction", "--warm-start", "--output-dir"):
         assert option in result.stdout
     assert "tensorflow" not in result.stderr.lower()
+
+
+# Last in this file: it adds a newer blessed model to the shared run.
+def test_warm_start_begins_from_the_latest_blessed_model(pipeline_run):
+    import glob
+
+    from components.trainer.estimator import checkpoints
+    from pipeline.runner import run_locally
+    config, first = pipeline_run
+    warm = small_pipeline_config(config.output_dir, config.data_path, warm_start=True,
+                                 train_steps=50)
+    summary = run_locally(warm)
+    assert "Trainer" not in summary.cached_components
+    runs = sorted(glob.glob(os.path.join(config.resolved_pipeline_root, "Trainer",
+                                         "model_run", "*")), key=lambda p: int(p.rsplit("/", 1)[1]))
+    step0 = os.path.join(runs[-1], "model.ckpt-0")
+    blessed = checkpoints.resolve_checkpoint(first.pushed_to)
+    for name in ("dnn/hiddenlayer_0/kernel", "linear/linear_model/bias_weights"):
+        assert (checkpoints.read_variable(step0, name) ==
+                checkpoints.read_variable(blessed, name)).all(), name

@@ -13,23 +13,16 @@ import logging
 import math
 import os
 import tempfile
-import time
 
 import numpy as np
 import tensorflow as tf
 
 from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import export as export_lib
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.variables import VariableStore
 
 log = logging.getLogger(__name__)
-
-# Upper bound on steps per tf.function call, so a stop request, a
-# time-based checkpoint or a finite input is noticed reasonably soon.
-_MAX_STEPS_PER_CALL = 100
-
 
 def _accepted_args(fn):
     if isinstance(fn, type) or not callable(fn):

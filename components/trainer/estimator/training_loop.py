@@ -15,6 +15,8 @@ from components.trainer.estimator.hooks import StepContext
 
 log = logging.getLogger(__name__)
 
+# Upper bound on steps per tf.function call, so that time-based checkpoints
+# and a finite input are noticed reasonably soon.
 _MAX_STEPS_PER_CALL = 200
 
 
