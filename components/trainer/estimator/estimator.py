@@ -122,6 +122,11 @@ class Estimator:
             raise ValueError(f"No checkpoint in model_dir {self._model_dir!r}; train first.")
         return path
 
+    def _initialize_fresh_variables(self, variables):
+        """Called instead of a restore when there is no checkpoint yet."""
+        if self._warm_start_from is not None:
+            ckpt_lib.warm_start(variables, self._warm_start_from)
+
     def _restore(self, checkpoint_path):
         ckpt_lib.make_checkpoint(self._store.model_variables()).read(
             checkpoint_path).expect_partial()
@@ -240,6 +245,7 @@ class Estimator:
     def _prepare_eval(self, checkpoint_path):
         if checkpoint_path is None:
             log.warning("No trained model in %s; evaluating initial values.", self._model_dir)
+            self._initialize_fresh_variables(self._store.model_variables())
         else:
             self._restore(checkpoint_path)
         for variable in self._store.metric_variables():
@@ -281,6 +287,8 @@ class Estimator:
                 predict_step.get_concrete_function(features)
                 if checkpoint_path is not None:
                     self._restore(checkpoint_path)
+                else:
+                    self._initialize_fresh_variables(self._store.model_variables())
                 restored = True
             predictions = predict_step(features)
             single = not isinstance(predictions, dict)

@@ -2,9 +2,9 @@
 
 A hook sees the run at four points: `begin()`, `before_step(context)`,
 `after_step(context, logs)` with the step's logs (`loss`, `global_step`),
-and `end(logs)`.  Any hook may call `context.request_stop()`.  When hooks
-are present the Estimator runs one step per `tf.function` call so that each
-hook sees every step.
+and `end(logs)`.  Any hook may call `context.request_stop()`.  By default a
+hook sees every step (the Estimator then runs one step per `tf.function`
+call); a hook that needs less sets `max_steps_per_call`.
 """
 
 import logging
@@ -27,7 +27,13 @@ class StepContext:
 
 
 class Hook:
-    """Base class: every method is optional."""
+    """Base class: every method is optional.
+
+    `max_steps_per_call` bounds how many steps run between `after_step`
+    calls (their logs are those of the last step); None means any number.
+    """
+
+    max_steps_per_call = 1
 
     def begin(self):
         pass

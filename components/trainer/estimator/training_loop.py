@@ -52,8 +52,7 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
         checkpoint.read(latest_checkpoint).expect_partial()
         log.info("Restored from %s", latest_checkpoint)
     else:
-        if estimator._warm_start_from is not None:
-            ckpt_lib.warm_start(variables, estimator._warm_start_from)
+        estimator._initialize_fresh_variables(variables)
         if is_chief:
             save()
 
@@ -90,7 +89,7 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
             if boundary:
                 limit.append(boundary)
         if hooks:
-            limit = [1]
+            limit += [h.max_steps_per_call for h in hooks if h.max_steps_per_call]
             context.global_step = step
             for hook in hooks:
                 hook.before_step(context)

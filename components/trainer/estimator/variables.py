@@ -65,17 +65,18 @@ class VariableStore:
         existing = self.variables.get(name)
         if existing is not None:
             return existing
+        initial_value = kwargs.get("initial_value")
+        if tf.is_symbolic_tensor(initial_value):
+            # A tensor of the trace cannot leave it; a constant one can.
+            static = tf.get_static_value(initial_value)
+            if static is None:
+                raise ValueError(
+                    f"Variable {name!r} is initialized from a computed tensor; "
+                    "pass an initializer or a constant instead.")
+            initial_value = static
         with tf.init_scope():
-            initial_value = kwargs.get("initial_value")
             if callable(initial_value):
                 initial_value = initial_value()
-            elif isinstance(initial_value, tf.Tensor) and not tf.executing_eagerly():
-                static = tf.get_static_value(initial_value)
-                if static is None:
-                    raise ValueError(
-                        f"Variable {name!r} is initialized from a computed tensor; "
-                        "pass an initializer or a constant instead.")
-                initial_value = static
             kwargs["initial_value"] = initial_value
             kwargs["name"] = name
             variable = next_creator(**kwargs)

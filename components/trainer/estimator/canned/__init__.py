@@ -1,5 +1,6 @@
 """Canned estimators: thin front doors over `Estimator` and a head."""
 
+from components.trainer.estimator.canned.baseline import BaselineClassifier, BaselineRegressor
 from components.trainer.estimator.canned.dnn import DNNClassifier, DNNRegressor
 from components.trainer.estimator.canned.dnn_linear_combined import (
     DNNLinearCombinedClassifier, DNNLinearCombinedRegressor)

@@ -1,0 +1,58 @@
+"""`BaselineClassifier` and `BaselineRegressor`: a learned bias only, Ftrl by default.
+
+They predict the label distribution (or mean) seen in training, which is the
+number any real model has to beat.
+"""
+
+import tensorflow as tf
+import tf_keras
+
+from components.trainer.estimator import head as head_lib
+from components.trainer.estimator.canned import optimizers
+from components.trainer.estimator.estimator import Estimator
+
+LEARNING_RATE = 0.3
+
+
+def _batch_size(features):
+    tensors = features.values() if isinstance(features, dict) else [features]
+    for tensor in tensors:
+        if isinstance(tensor, tf.SparseTensor):
+            return tensor.dense_shape[0]
+        return tf.shape(tensor)[0]
+    raise ValueError("Baseline estimators need at least one feature to size the batch.")
+
+
+class _BaselineEstimator(Estimator):
+
+    def __init__(self, head, model_dir, optimizer, config):
+        def model_fn(features, labels, mode):
+            with tf.name_scope("baseline"):
+                bias = tf.Variable(tf_keras.initializers.Zeros()(
+                    [head.logits_dimension], tf.float32), name="bias")
+            logits = tf.tile(bias[None, :], [_batch_size(features), 1])
+
+            def train_op_fn(loss):
+                return optimizers.apply(optimizers.get_optimizer(optimizer, LEARNING_RATE),
+                                        loss, [bias])
+
+            return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+
+        super().__init__(model_fn, model_dir=model_dir, config=config)
+
+
+class BaselineClassifier(_BaselineEstimator):
+
+    def __init__(self, model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
+                 optimizer="Ftrl", config=None, loss_reduction=head_lib.SUM_OVER_BATCH_SIZE):
+        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
+                                            loss_reduction)
+        super().__init__(head, model_dir, optimizer, config)
+
+
+class BaselineRegressor(_BaselineEstimator):
+
+    def __init__(self, model_dir=None, label_dimension=1, weight_column=None, optimizer="Ftrl",
+                 config=None, loss_reduction=head_lib.SUM_OVER_BATCH_SIZE):
+        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
+        super().__init__(head, model_dir, optimizer, config)

@@ -1,0 +1,145 @@
+"""train_and_evaluate, exporters, early stopping, Baseline*, model_to_estimator."""
+
+import glob
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tf_keras
+
+from components.trainer import estimator
+
+N = 256
+_rng = np.random.default_rng(7)
+X = _rng.normal(size=(N, 2)).astype("float32")
+Y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype("int64")
+COLUMNS = [tf.feature_column.numeric_column("x", shape=(2,))]
+FEATURE_SPEC = tf.feature_column.make_parse_example_spec(COLUMNS)
+
+
+def train_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(32)
+
+
+def eval_input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).batch(64)
+
+
+def receiver_fn():
+    return estimator.export.build_parsing_serving_input_receiver_fn(FEATURE_SPEC)()
+
+
+def _config(tmp_path, **kwargs):
+    return estimator.RunConfig(model_dir=str(tmp_path / "model"), **kwargs)
+
+
+def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path):
+    classifier = estimator.LinearClassifier(
+        COLUMNS, config=_config(tmp_path, save_checkpoints_steps=20))
+    exporters = [estimator.LatestExporter("latest", receiver_fn, exports_to_keep=2),
+                 estimator.FinalExporter("final", receiver_fn)]
+    result, exports = estimator.train_and_evaluate(
+        classifier, estimator.TrainSpec(train_input_fn, max_steps=100),
+        estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters, throttle_secs=0))
+    assert result["global_step"] == 100
+    assert result["auc"] > 0.9
+    model_dir = classifier.model_dir
+    latest = sorted(os.listdir(os.path.join(model_dir, "export", "latest")))
+    assert len(latest) == 2 and all(v.isdigit() for v in latest)
+    assert len(os.listdir(os.path.join(model_dir, "export", "final"))) == 1
+    assert {os.path.dirname(p.decode()) for p in exports} == {
+        os.path.join(model_dir, "export", "latest"), os.path.join(model_dir, "export", "final")}
+    # one evaluation per saved checkpoint (20, 40, ..., 100) plus step 0
+    assert len(glob.glob(os.path.join(model_dir, "eval", "*.tfevents.*"))) >= 1
+
+
+def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
+    config = _config(tmp_path, save_checkpoints_steps=10)
+    classifier = estimator.LinearClassifier(COLUMNS, config=config)
+    best = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
+    export_dir = os.path.join(classifier.model_dir, "export", "best")
+    classifier.train(train_input_fn, max_steps=10)
+    good = classifier.evaluate(eval_input_fn)
+    assert best.export(classifier, export_dir, classifier.latest_checkpoint(), good, False)
+    worse = dict(good, loss=good["loss"] + 1.0, global_step=np.int64(11))
+    assert best.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False) is None
+    # A new exporter (a restarted job) reads the best loss back from eval events.
+    restarted = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
+    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(),
+                            worse, False) is None
+    better = dict(good, loss=good["loss"] - 0.01, global_step=np.int64(12))
+    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(),
+                            better, False)
+    assert len(os.listdir(export_dir)) == 2
+
+
+def test_stop_if_no_decrease_hook_stops_training_early(tmp_path):
+    classifier = estimator.LinearClassifier(COLUMNS, config=_config(tmp_path))
+    writer = tf.summary.create_file_writer(classifier.eval_dir())
+    with writer.as_default():
+        for step, loss in ((10, 0.5), (20, 0.6), (30, 0.7)):
+            tf.summary.scalar("loss", loss, step=step)
+    writer.close()
+    hook = estimator.stop_if_no_decrease_hook(classifier, "loss", 15, run_every_secs=None,
+                                              run_every_steps=5)
+    classifier.train(train_input_fn, hooks=[hook], max_steps=1000)
+    assert classifier.get_variable_value("global_step") < 1000
+
+
+def test_baseline_classifier_learns_the_label_prior(tmp_path):
+    labels = np.array([1] * 192 + [0] * 64)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": X}, labels)).repeat().batch(64)
+
+    baseline = estimator.BaselineClassifier(config=_config(tmp_path))
+    baseline.train(input_fn, steps=300)
+    prediction = next(baseline.predict(eval_input_fn))
+    assert prediction["probabilities"][1] == pytest.approx(0.75, abs=0.03)
+    assert baseline.get_variable_names().count("baseline/bias") == 1
+
+
+def test_baseline_regressor_learns_the_mean(tmp_path):
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(
+            ({"x": X}, np.full(N, 3.0, "float32"))).repeat().batch(64)
+
+    baseline = estimator.BaselineRegressor(optimizer=tf_keras.optimizers.SGD(0.1),
+                                           config=_config(tmp_path))
+    baseline.train(input_fn, steps=200)
+    assert baseline.evaluate(input_fn, steps=2)["average_loss"] < 1e-3
+
+
+def _keras_model():
+    inputs = tf_keras.Input(shape=(2,), name="x")
+    hidden = tf_keras.layers.Dense(8, activation="relu")(inputs)
+    outputs = tf_keras.layers.Dense(1, activation="sigmoid", name="probability")(hidden)
+    model = tf_keras.Model(inputs, outputs)
+    model.compile(optimizer=tf_keras.optimizers.Adam(0.05), loss="binary_crossentropy",
+                  metrics=["accuracy", tf_keras.metrics.AUC(name="auc")])
+    return model
+
+
+def test_model_to_estimator_trains_and_reports_compiled_metrics(tmp_path):
+    model = _keras_model()
+    keras_estimator = estimator.model_to_estimator(keras_model=model,
+                                                   config=_config(tmp_path))
+    before = keras_estimator.evaluate(eval_input_fn)
+    # Starts from the Keras model's own weights.
+    expected = model.evaluate(X, Y, verbose=0, return_dict=True)
+    assert before["loss"] == pytest.approx(expected["loss"], rel=1e-4)
+    keras_estimator.train(lambda: train_input_fn().map(lambda f, y: (f, tf.cast(y, tf.float32))),
+                          steps=150)
+    result = keras_estimator.evaluate(eval_input_fn)
+    assert set(result) == {"accuracy", "auc", "loss", "global_step"}
+    assert result["auc"] > 0.95 and result["global_step"] == 150
+    prediction = next(keras_estimator.predict(eval_input_fn))
+    assert set(prediction) == {"probability"}
+
+
+def test_model_to_estimator_requires_a_compiled_model():
+    inputs = tf_keras.Input(shape=(2,), name="x")
+    model = tf_keras.Model(inputs, tf_keras.layers.Dense(1)(inputs))
+    with pytest.raises(ValueError, match="compiled"):
+        estimator.model_to_estimator(keras_model=model)
