@@ -132,13 +132,21 @@ def linear(tmp_path_factory):
     return est, est.evaluate(eval_input_fn)
 
 
+WIDE_DEEP_STEPS = 200
+
+
 @pytest.fixture(scope="module")
 def wide_deep(tmp_path_factory):
     model_dir = str(tmp_path_factory.mktemp("wide_deep"))
+    # The canned learning rates (Ftrl 0.005, Adagrad 0.001, as tf.estimator's)
+    # need thousands of steps here; optimizer factories (called inside the
+    # model_fn, as tf.estimator allowed) with larger rates need a hundred.
     est = estimator.DNNLinearCombinedClassifier(
         model_dir=model_dir, linear_feature_columns=linear_columns(),
-        dnn_feature_columns=dnn_columns(), dnn_hidden_units=[8, 4])
-    est.train(train_input_fn, steps=300)
+        linear_optimizer=lambda: tf_keras.optimizers.Ftrl(learning_rate=0.1),
+        dnn_feature_columns=dnn_columns(), dnn_hidden_units=[8, 4],
+        dnn_optimizer=lambda: tf_keras.optimizers.Adagrad(learning_rate=0.1))
+    est.train(train_input_fn, steps=WIDE_DEEP_STEPS)
     return est, est.evaluate(eval_input_fn)
 
 
@@ -205,9 +213,14 @@ def test_linear_classifier_evaluate(linear):
 
 
 def test_dnn_linear_combined_classifier_evaluate(wide_deep):
-    _, results = wide_deep
+    est, results = wide_deep
     _check_binary_eval(results)
-    assert results["global_step"] == 300
+    assert results["global_step"] == WIDE_DEEP_STEPS
+    # Both parts were trained and checkpointed under tf.estimator's names.
+    names = est.get_variable_names()
+    for name in ("linear/linear_model/bias_weights", "dnn/hiddenlayer_0/kernel",
+                 "dnn/hiddenlayer_1/kernel", "dnn/logits/kernel", "global_step"):
+        assert name in names
 
 
 @pytest.mark.parametrize("fixture", ["linear", "wide_deep"])

@@ -143,3 +143,35 @@ def test_model_to_estimator_requires_a_compiled_model():
     model = tf_keras.Model(inputs, tf_keras.layers.Dense(1)(inputs))
     with pytest.raises(ValueError, match="compiled"):
         estimator.model_to_estimator(keras_model=model)
+
+
+def test_scaffold_checkpoint_saves_the_users_objects_and_resumes(tmp_path):
+    def model_fn(features, labels, mode):
+        model = tf_keras.Sequential([tf_keras.layers.Dense(1, name="out")])
+        logits = model(features["x"])
+        predictions = {"logits": logits}
+        if mode == estimator.ModeKeys.PREDICT:
+            return estimator.EstimatorSpec(mode, predictions=predictions)
+        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=tf.cast(labels[:, None], tf.float32), logits=logits))
+        optimizer = tf_keras.optimizers.SGD(0.1)
+        train_op = optimizer.apply_gradients(
+            zip(tf.gradients(loss, model.trainable_weights), model.trainable_weights))
+        scaffold = estimator.Scaffold(saver=tf.train.Checkpoint(model=model))
+        return estimator.EstimatorSpec(mode, predictions=predictions, loss=loss,
+                                       train_op=train_op, scaffold=scaffold)
+
+    first = estimator.Estimator(model_fn, model_dir=str(tmp_path / "m"))
+    first.train(train_input_fn, steps=20)
+    names = first.get_variable_names()
+    assert any(name.startswith("model/") for name in names)
+    assert first.get_variable_value("global_step") == 20
+    second = estimator.Estimator(model_fn, model_dir=str(tmp_path / "m"))
+    second.train(train_input_fn, steps=5)
+    assert second.get_variable_value("global_step") == 25
+    assert second.evaluate(eval_input_fn, steps=1)["global_step"] == 25
+
+
+def test_scaffold_rejects_tf1_session_fields():
+    with pytest.raises(ValueError, match="init_fn"):
+        estimator.Scaffold(init_fn=lambda scaffold, session: None)

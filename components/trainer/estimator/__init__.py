@@ -19,7 +19,7 @@ from components.trainer.estimator.keras import model_to_estimator
 from components.trainer.estimator.hooks import (
     CheckpointSaverListener, Hook, LoggingTensorHook, NanLossDuringTrainingError,
     NanTensorHook, SessionRunHook, StepCounterHook, StopAtStepHook)
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
+from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, Scaffold
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 from components.trainer.estimator.variables import get_global_step
@@ -32,7 +32,7 @@ __all__ = [
     "CheckpointSaverListener", "DNNClassifier", "DNNLinearCombinedClassifier",
     "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec", "Hook",
     "LinearClassifier", "LinearRegressor", "LoggingTensorHook", "ModeKeys",
-    "NanLossDuringTrainingError", "NanTensorHook", "RunConfig", "SessionRunHook",
+    "NanLossDuringTrainingError", "NanTensorHook", "RunConfig", "Scaffold", "SessionRunHook",
     "StepCounterHook", "StopAtStepHook", "VocabInfo", "WarmStartSettings", "export",
     "get_global_step",
 ]

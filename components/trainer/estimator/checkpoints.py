@@ -54,18 +54,29 @@ def resolve_checkpoint(path):
 
 
 def variable_names(checkpoint_path):
-    """The estimator variable names stored in a checkpoint."""
-    names = []
+    """The estimator variable names stored in a checkpoint.
+
+    A checkpoint written through a user's `Scaffold(saver=tf.train.Checkpoint)`
+    has its own object paths; those keys are listed as they are.
+    """
+    names, other = [], []
     prefix = ROOT_ATTRIBUTE + "/"
     for key, _ in tf.train.list_variables(checkpoint_path):
         if key.startswith(prefix) and key.endswith(_KEY_SUFFIX):
             names.append(_unescape(key[len(prefix):-len(_KEY_SUFFIX)]))
-    return sorted(names)
+        elif key != "_CHECKPOINTABLE_OBJECT_GRAPH":
+            other.append(key)
+    return sorted(names or other)
 
 
 def read_variable(checkpoint_path, name):
     reader = tf.train.load_checkpoint(checkpoint_path)
     key = checkpoint_key(name)
+    if not reader.has_tensor(key) and name == "global_step" and \
+            reader.has_tensor("global_step" + _KEY_SUFFIX):
+        key = "global_step" + _KEY_SUFFIX
+    elif not reader.has_tensor(key) and reader.has_tensor(name):
+        key = name
     if not reader.has_tensor(key):
         raise ValueError(f"Variable {name!r} is not in checkpoint {checkpoint_path!r}.")
     return reader.get_tensor(key)

@@ -127,9 +127,18 @@ class Estimator:
         if self._warm_start_from is not None:
             ckpt_lib.warm_start(variables, self._warm_start_from)
 
-    def _restore(self, checkpoint_path):
-        ckpt_lib.make_checkpoint(self._store.model_variables()).read(
-            checkpoint_path).expect_partial()
+    def _checkpoint(self, mode):
+        """The object checkpoints are written and read with for `mode`'s variables."""
+        spec = self._traced_specs.get(mode) or self._traced_specs.get(ModeKeys.TRAIN)
+        saver = spec.scaffold.saver if spec is not None and spec.scaffold is not None else None
+        if saver is None:
+            return ckpt_lib.make_checkpoint(self._store.model_variables())
+        if not hasattr(saver, "global_step"):
+            saver.global_step = self._store.global_step
+        return saver
+
+    def _restore(self, checkpoint_path, mode):
+        self._checkpoint(mode).read(checkpoint_path).expect_partial()
 
     # ---------------------------------------------------------------- train
     def _train_function(self):
@@ -247,7 +256,7 @@ class Estimator:
             log.warning("No trained model in %s; evaluating initial values.", self._model_dir)
             self._initialize_fresh_variables(self._store.model_variables())
         else:
-            self._restore(checkpoint_path)
+            self._restore(checkpoint_path, ModeKeys.EVAL)
         for variable in self._store.metric_variables():
             variable.assign(tf.zeros_like(variable))
 
@@ -286,7 +295,7 @@ class Estimator:
             if not restored:
                 predict_step.get_concrete_function(features)
                 if checkpoint_path is not None:
-                    self._restore(checkpoint_path)
+                    self._restore(checkpoint_path, ModeKeys.PREDICT)
                 else:
                     self._initialize_fresh_variables(self._store.model_variables())
                 restored = True

@@ -65,3 +65,30 @@ def metric_value(metric):
         return tf.convert_to_tensor(metric.result())
     _, update_op = metric
     return tf.convert_to_tensor(update_op)
+
+
+class Scaffold:
+    """How a `model_fn` wants its state saved.
+
+    Only `saver` is honoured: a `tf.train.Checkpoint` over the model's own
+    objects makes checkpoints object-based in the user's structure (the
+    Estimator adds `global_step` to it).  The TF1 session fields are kept for
+    signature compatibility and must stay None.
+    """
+
+    def __init__(self, init_op=None, init_feed_dict=None, init_fn=None, ready_op=None,
+                 ready_for_local_init_op=None, local_init_op=None, summary_op=None,
+                 saver=None, copy_from_scaffold=None, local_init_feed_dict=None):
+        unsupported = {name: value for name, value in (
+            ("init_op", init_op), ("init_feed_dict", init_feed_dict), ("init_fn", init_fn),
+            ("ready_op", ready_op), ("ready_for_local_init_op", ready_for_local_init_op),
+            ("local_init_op", local_init_op), ("local_init_feed_dict", local_init_feed_dict))
+            if value is not None}
+        if unsupported:
+            raise ValueError(
+                f"Scaffold: {sorted(unsupported)} are TF1 session hooks with no TF2 meaning; "
+                "initialize variables with initializers or warm_start_from instead.")
+        if saver is not None and not isinstance(saver, tf.train.Checkpoint):
+            raise TypeError("Scaffold(saver=...) must be a tf.train.Checkpoint.")
+        self.saver = saver
+        self.summary_op = summary_op

@@ -63,7 +63,7 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         traced["outputs"] = _export_outputs(spec)
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
-    estimator._restore(checkpoint_path)
+    estimator._restore(checkpoint_path, ModeKeys.PREDICT)
     receiver_tensors = traced["receiver"].receiver_tensors
     signatures = {}
     for name, output in traced["outputs"].items():

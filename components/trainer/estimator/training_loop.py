@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator.hooks import StepContext
+from components.trainer.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,7 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
     config = estimator.config
     model_dir = estimator.model_dir
     variables = estimator._store.model_variables()
-    checkpoint = ckpt_lib.make_checkpoint(variables)
+    checkpoint = estimator._checkpoint(ModeKeys.TRAIN)
     manager = tf.train.CheckpointManager(
         checkpoint, model_dir, max_to_keep=config.keep_checkpoint_max or None,
         checkpoint_name=ckpt_lib.CHECKPOINT_NAME,
