@@ -8,6 +8,7 @@ the host has work to do (summaries, logging, checkpoints, hooks), which is
 where most of the speed over tf.estimator's per-step `Session.run` comes from.
 """
 
+import contextlib
 import inspect
 import logging
 import math
@@ -28,6 +29,10 @@ def _accepted_args(fn):
     if isinstance(fn, type) or not callable(fn):
         raise TypeError(f"{fn!r} is not callable.")
     return set(inspect.signature(fn).parameters)
+
+
+def _scope(strategy):
+    return strategy.scope() if strategy is not None else contextlib.nullcontext()
 
 
 def _split_element(element):
@@ -89,13 +94,13 @@ class Estimator:
         self._traced_specs[mode] = spec
         return spec
 
-    def _call_input_fn(self, input_fn, mode):
+    def _call_input_fn(self, input_fn, mode, input_context=None):
         args = _accepted_args(input_fn)
         kwargs = {name: value for name, value in
                   (("mode", mode), ("params", self.params), ("config", self._config))
                   if name in args}
         if "input_context" in args:
-            kwargs["input_context"] = None
+            kwargs["input_context"] = input_context
         result = input_fn(**kwargs)
         if isinstance(result, tf.data.Dataset):
             return result
@@ -150,10 +155,22 @@ class Estimator:
             global_step = store.global_step
             before = global_step.read_value()
             spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
-            if global_step.read_value() == before:
-                # train_op left the step alone (the usual TF2 optimizer): count it.
-                global_step.assign_add(1)
+            # train_op usually leaves the step alone (TF2 optimizers): count it
+            # then.  No tf.cond: under a strategy the update is a merge point.
+            unchanged = tf.equal(global_step.read_value(), before)
+            global_step.assign_add(tf.cast(unchanged, tf.int64))
             return tf.cast(spec.loss, tf.float32)
+
+        strategy = self._config.train_distribute
+
+        def step(features, labels):
+            if strategy is None:
+                return tf.reshape(one_step(features, labels), [])
+            per_replica = strategy.run(one_step, args=(features, labels))
+            # Heads divide each replica's loss by the replica count: the sum
+            # is the loss over the global batch.
+            return tf.reshape(
+                strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None), [])
 
         @tf.function
         def run_steps(iterator, max_steps):
@@ -164,7 +181,7 @@ class Estimator:
                 if not optional.has_value():
                     break
                 features, labels = _split_element(optional.get_value())
-                loss = tf.reshape(one_step(features, labels), [])
+                loss = step(features, labels)
                 done += 1
             return done, loss
 
@@ -173,13 +190,21 @@ class Estimator:
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from the latest checkpoint in `model_dir` (or from scratch)."""
-        from components.trainer.estimator import training_loop
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        if self._config.tf_random_seed is not None and not self._store.variables:
+            # As tf.estimator seeded each graph: initial values and dropout
+            # repeat from run to run.
+            tf.random.set_seed(self._config.tf_random_seed)
+        with _scope(self._config.train_distribute):
+            return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
+        from components.trainer.estimator import training_loop
         global_step = self._global_step()
         latest = self.latest_checkpoint()
         if latest is not None and max_steps is not None:
@@ -188,8 +213,14 @@ class Estimator:
             if int(stored) >= max_steps:
                 log.info("Skipping training since max_steps has already saved.")
                 return self
-        dataset = self._call_input_fn(input_fn, ModeKeys.TRAIN)
-        iterator = iter(dataset)
+        strategy = self._config.train_distribute
+        if strategy is None:
+            iterator = iter(self._call_input_fn(input_fn, ModeKeys.TRAIN))
+        else:
+            # input_fn runs once per worker with its InputContext; its batch
+            # size is per replica, as with tf.estimator.
+            iterator = iter(strategy.distribute_datasets_from_function(
+                lambda context: self._call_input_fn(input_fn, ModeKeys.TRAIN, context)))
         run_steps = self._train_function()
         run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
         training_loop.run(

@@ -28,9 +28,14 @@ def _weights(features, weight_column, batch_like):
 def _reduce(unreduced, weights, reduction):
     weighted = unreduced * weights
     total = tf.reduce_sum(weighted)
-    if reduction == SUM:
+    if reduction != SUM:
+        total = total / tf.cast(tf.size(weighted), tf.float32)
+    if tf.distribute.in_cross_replica_context():
         return total
-    return total / tf.cast(tf.size(weighted), tf.float32)
+    # One replica's share: optimizers sum gradients over replicas, so the
+    # global loss is the sum of these.
+    replicas = tf.distribute.get_replica_context().num_replicas_in_sync
+    return total / replicas if replicas > 1 else total
 
 
 class _Head:

@@ -33,6 +33,9 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
     model_dir = estimator.model_dir
     variables = estimator._store.model_variables()
     checkpoint = estimator._checkpoint(ModeKeys.TRAIN)
+    # Created now, by every worker: under a multi-worker strategy a variable
+    # created by the chief alone would wait forever for its peers.
+    checkpoint.save_counter  # noqa: B018
     manager = tf.train.CheckpointManager(
         checkpoint, model_dir, max_to_keep=config.keep_checkpoint_max or None,
         checkpoint_name=ckpt_lib.CHECKPOINT_NAME,
@@ -54,7 +57,9 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
         log.info("Restored from %s", latest_checkpoint)
     else:
         estimator._initialize_fresh_variables(variables)
-        if is_chief:
+        # With several workers the step-0 save is skipped: a worker starting
+        # later must not find (and restore) a checkpoint its peers did not.
+        if is_chief and config.num_worker_replicas == 1:
             save()
 
     start_step = int(global_step.numpy())

@@ -19,6 +19,9 @@ GLOBAL_STEP_NAME = "global_step"
 _active = threading.local()
 
 
+_REPLICA_SUFFIX = re.compile(r"/?replica_\d+$")
+
+
 def _strip_suffix(name):
     return re.sub(r":\d+$", "", name)
 
@@ -29,9 +32,9 @@ class VariableStore:
     def __init__(self):
         self.variables = {}
         self.global_step = None
-        self._created_in_call = []
-        self._names_in_call = None
-        self._scope_prefix = ""
+        # Per thread: MirroredStrategy calls model_fn once per replica, each
+        # in its own thread and name scope, and each must get the same names.
+        self._call = threading.local()
 
     def create_global_step(self):
         if self.global_step is None:
@@ -43,21 +46,24 @@ class VariableStore:
 
     def _full_name(self, requested):
         scope = tf.get_current_name_scope()
-        if self._scope_prefix and (scope == self._scope_prefix or scope.startswith(self._scope_prefix + "/")):
-            scope = scope[len(self._scope_prefix):].lstrip("/")
+        prefix = self._call.scope_prefix
+        if prefix and (scope == prefix or scope.startswith(prefix + "/")):
+            scope = scope[len(prefix):].lstrip("/")
         name = _strip_suffix(requested or "Variable")
         full = f"{scope}/{name}" if scope else name
-        if self._scope_prefix:
-            # Scopes entered absolutely (optimizer slots) still carry the
-            # trace's own prefix, such as the training loop's `while/`.
-            full = full.replace(self._scope_prefix + "/", "")
+        # Names built from other variables' names (optimizer slots) still
+        # carry the trace's prefixes: the training loop's `while/...` and a
+        # replica's `replica_<n>`.
+        for trace_prefix in (prefix, _REPLICA_SUFFIX.sub("", prefix)):
+            if trace_prefix:
+                full = full.replace(trace_prefix + "/", "")
         # Two requests for one name within a call are two variables, as
         # in a TF1 graph: uniquify them the same way on every trace.
         unique, i = full, 0
-        while unique in self._names_in_call:
+        while unique in self._call.names:
             i += 1
             unique = f"{full}_{i}"
-        self._names_in_call.add(unique)
+        self._call.names.add(unique)
         return unique
 
     def _creator(self, next_creator, **kwargs):
@@ -81,7 +87,6 @@ class VariableStore:
             kwargs["name"] = name
             variable = next_creator(**kwargs)
         self.variables[name] = variable
-        self._created_in_call.append(variable)
         return variable
 
     @contextlib.contextmanager
@@ -92,18 +97,13 @@ class VariableStore:
             yield
             return
         _active.store = self
-        self._names_in_call = set()
-        self._created_in_call = []
-        self._scope_prefix = tf.get_current_name_scope()
+        self._call.names = set()
+        self._call.scope_prefix = tf.get_current_name_scope()
         try:
             with tf.variable_creator_scope(self._creator):
                 yield
         finally:
             _active.store = outer
-
-    @property
-    def created_in_last_call(self):
-        return list(self._created_in_call)
 
     def model_variables(self):
         """Variables saved in checkpoints: all but metric accumulators."""

@@ -1,0 +1,147 @@
+"""Training under tf.distribute strategies, with real devices and processes on 127.0.0.1."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pipeline.config import REPO_ROOT
+
+pytestmark = pytest.mark.slow
+
+_COMMON = textwrap.dedent("""
+    import json, sys
+    import numpy as np, tensorflow as tf, tf_keras
+    from components.trainer import estimator
+
+    x = np.random.default_rng(0).normal(size=(1024, 3)).astype("float32")
+    y = (x @ np.array([1.0, -2.0, 0.5], "float32") > 0).astype("int64")
+    columns = [tf.feature_column.numeric_column("x", shape=(3,))]
+    spec = tf.feature_column.make_parse_example_spec(columns)
+
+    def input_fn(per_replica_batch):
+        def fn(input_context=None):
+            ds = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
+            if input_context is not None and input_context.num_input_pipelines > 1:
+                ds = ds.shard(input_context.num_input_pipelines,
+                              input_context.input_pipeline_id)
+            return ds.repeat().batch(per_replica_batch)
+        return fn
+
+    def eval_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(256)
+
+    def classifier(model_dir, strategy, warm_start_from=None):
+        return estimator.DNNClassifier(
+            [8], columns, optimizer=lambda: tf_keras.optimizers.SGD(0.1),
+            warm_start_from=warm_start_from,
+            config=estimator.RunConfig(model_dir=model_dir, train_distribute=strategy,
+                                       save_checkpoints_steps=20, tf_random_seed=1))
+
+    def serve(export_dir):
+        model = tf.saved_model.load(export_dir)
+        examples = [tf.train.Example(features=tf.train.Features(feature={
+            "x": tf.train.Feature(float_list=tf.train.FloatList(value=row))}))
+            .SerializeToString() for row in x[:64]]
+        scores = model.signatures["serving_default"](inputs=tf.constant(examples))["scores"]
+        return float(tf.reduce_mean(tf.cast(tf.equal(tf.argmax(scores, 1), y[:64]), tf.float32)))
+""")
+
+_SINGLE_HOST = _COMMON + textwrap.dedent("""
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    root = sys.argv[1]
+    init = classifier(root + "/init", None)
+    init.train(input_fn(32), steps=1)
+    results = {}
+    strategies = {
+        "one_device": (None, 32),
+        "mirrored": (tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]), 16),
+        "central_storage": (tf.distribute.experimental.CentralStorageStrategy(
+            ["/cpu:0", "/cpu:1"]), 16),
+    }
+    for name, (strategy, batch) in strategies.items():
+        model = classifier(root + "/" + name, strategy, warm_start_from=root + "/init")
+        model.train(input_fn(batch), steps=60)
+        metrics = model.evaluate(eval_fn)
+        path = model.export_saved_model(root + "/" + name + "/export",
+            estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
+        results[name] = {"loss": float(metrics["loss"]), "step": int(metrics["global_step"]),
+                         "served_accuracy": serve(path)}
+    print(json.dumps(results))
+""")
+
+_WORKER = _COMMON + textwrap.dedent("""
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    model_dir = sys.argv[1]
+    model = classifier(model_dir, strategy)
+    model.train(input_fn(16), max_steps=40)
+    result = {"is_chief": model.config.is_chief,
+              "step": int(model.get_variable_value("global_step"))
+              if model.config.is_chief else None}
+    if model.config.is_chief:
+        path = model.export_saved_model(model_dir + "/export",
+            estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
+        result["served_accuracy"] = serve(path)
+    print(json.dumps(result))
+""")
+
+
+def _env(**extra):
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    env.update(extra)
+    return env
+
+
+def _free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def test_mirrored_and_central_storage_match_one_device(tmp_path):
+    result = subprocess.run([sys.executable, "-c", _SINGLE_HOST, str(tmp_path)],
+                            capture_output=True, text=True, env=_env(), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    runs = json.loads(result.stdout.strip().splitlines()[-1])
+    one = runs["one_device"]
+    for name in ("mirrored", "central_storage"):
+        # Two replicas of 16 see the same 32 examples a step as one device
+        # does, so training follows the same path up to float rounding.
+        assert runs[name]["step"] == one["step"] == 60
+        assert runs[name]["loss"] == pytest.approx(one["loss"], rel=1e-3), runs
+        assert runs[name]["served_accuracy"] == pytest.approx(one["served_accuracy"], abs=0.02)
+    assert one["served_accuracy"] > 0.8
+
+
+def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
+    ports = _free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    model_dir = str(tmp_path / "model")
+    workers = []
+    try:
+        for index in range(2):
+            tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+            workers.append(subprocess.Popen(
+                [sys.executable, "-c", _WORKER, model_dir], stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, env=_env(TF_CONFIG=tf_config)))
+        outputs = [w.communicate(timeout=600) for w in workers]
+    finally:
+        for w in workers:
+            w.kill()
+    for worker, (out, err) in zip(workers, outputs):
+        assert worker.returncode == 0, err[-3000:]
+    chief, other = (json.loads(out.strip().splitlines()[-1]) for out, _ in outputs)
+    assert chief["is_chief"] and not other["is_chief"]
+    assert chief["step"] == 40
+    assert chief["served_accuracy"] > 0.8
+    assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index"))
