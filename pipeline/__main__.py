@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from components.trainer.strategy import NAMES as STRATEGY_NAMES
 from pipeline.config import DEFAULT_BEAM_ARGS, PipelineConfig
 
 _DEFAULTS = PipelineConfig()
@@ -62,6 +63,11 @@ def _add_run_parser(subparsers):
     p.add_argument("--hidden-units", type=lambda s: tuple(int(x) for x in s.split(",")),
                    default=_DEFAULTS.hidden_units,
                    help="Widths of the DNN layers, comma-separated.")
+    p.add_argument("--strategy", default=_DEFAULTS.strategy, choices=STRATEGY_NAMES,
+                   help="tf.distribute strategy for the Trainer. 'auto': parameter_server if "
+                        "TF_CONFIG lists ps tasks, multi_worker_mirrored if it lists several "
+                        "workers, else mirrored with several GPUs, one_device with one, "
+                        "default on the CPU.")
     p.add_argument("--warm-start", action="store_true",
                    help="Initialize the model from the latest blessed model, if any.")
     p.add_argument("--min-auc", type=float, default=_DEFAULTS.min_auc,

@@ -50,6 +50,9 @@ class PipelineConfig:
     hidden_units: Tuple[int, ...] = (100, 70, 50, 25)
     random_seed: int = 42
     warm_start: bool = False
+    # tf.distribute strategy by name (components/trainer/strategy.py); "auto"
+    # decides from TF_CONFIG and the visible devices.
+    strategy: str = "auto"
     # Evaluator
     slice_features: Tuple[str, ...] = ("trip_start_hour",)
     min_auc: float = 0.6
@@ -63,6 +66,9 @@ class PipelineConfig:
             raise ValueError("train_steps and eval_steps must be positive.")
         if not 0.0 <= self.max_bad_row_fraction <= 1.0:
             raise ValueError(f"max_bad_row_fraction must be in [0, 1], got {self.max_bad_row_fraction}.")
+        from components.trainer.strategy import NAMES
+        if self.strategy not in NAMES:
+            raise ValueError(f"strategy must be one of {', '.join(NAMES)}; got {self.strategy!r}.")
         if not self.hidden_units:
             raise ValueError("hidden_units must name at least one layer.")
 

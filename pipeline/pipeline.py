@@ -41,7 +41,8 @@ def create_components(config):
         eval_steps=config.eval_steps, train_batch_size=config.train_batch_size,
         eval_batch_size=config.eval_batch_size,
         save_checkpoints_steps=config.save_checkpoints_steps, random_seed=config.random_seed,
-        hparams=config.hparams_json, warm_start=int(config.warm_start))
+        hparams=config.hparams_json, warm_start=int(config.warm_start),
+        strategy=config.strategy)
     evaluator = Evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],

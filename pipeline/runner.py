@@ -56,12 +56,15 @@ class RunSummary:
     not_pushed_reason: Optional[str]
     cached_components: List[str]
     evaluation_uri: Optional[str]
+    strategy: Optional[str] = None
 
     def format(self):
         lines = ["", "Summary"]
         if self.metrics:
             lines.append("  eval metrics (overall slice): " + ", ".join(
                 f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items())))
+        if self.strategy:
+            lines.append(f"  trained with strategy: {self.strategy}")
         lines.append(f"  blessed: {'yes' if self.blessed else 'no'}")
         if self.pushed_to:
             lines.append(f"  pushed model: {self.pushed_to}")
@@ -119,6 +122,7 @@ def summarize(config):
     evaluation = latest_output("ModelEvaluation")
     blessing = latest_output("ModelBlessing")
     pushed = latest_output("PushedModel")
+    model_run = latest_output("ModelRun")
 
     def custom(artifact, key):
         if artifact is None or key not in artifact.custom_properties:
@@ -132,7 +136,9 @@ def summarize(config):
         pushed_to=custom(pushed, "pushed_destination") if custom(pushed, "pushed") else None,
         not_pushed_reason=custom(pushed, "reason"),
         cached_components=cached,
-        evaluation_uri=evaluation.uri if evaluation is not None else None)
+        evaluation_uri=evaluation.uri if evaluation is not None else None,
+        strategy=(f"{custom(model_run, 'strategy')} ({custom(model_run, 'strategy_reason')})"
+                  if custom(model_run, "strategy") else None))
 
 
 def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):

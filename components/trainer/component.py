@@ -24,6 +24,9 @@ class TrainerSpec(component_spec.ComponentSpec):
         "hparams": component_spec.ExecutionParameter(type=str),
         # 1: initialize from `base_model` when one is given.
         "warm_start": component_spec.ExecutionParameter(type=int),
+        # A name from components.trainer.strategy.NAMES; "auto" decides from
+        # TF_CONFIG and the devices the Trainer sees.
+        "strategy": component_spec.ExecutionParameter(type=str),
     }
     INPUTS = {
         "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
@@ -49,7 +52,7 @@ class Trainer(base_component.BaseComponent):
                  train_steps,
                  eval_steps, train_batch_size=64, eval_batch_size=128,
                  save_checkpoints_steps=500, random_seed=42, hparams="{}", warm_start=0,
-                 base_model=None):
+                 strategy="auto", base_model=None):
         super().__init__(spec=TrainerSpec(
             examples=examples, transform_graph=transform_graph, base_model=base_model,
             estimator_fn=estimator_fn, label_key=label_key, raw_label_key=raw_label_key,
@@ -57,5 +60,6 @@ class Trainer(base_component.BaseComponent):
             eval_steps=eval_steps, train_batch_size=train_batch_size,
             eval_batch_size=eval_batch_size, save_checkpoints_steps=save_checkpoints_steps,
             random_seed=random_seed, hparams=hparams, warm_start=warm_start,
+            strategy=strategy,
             model=channel.Channel(type=standard_artifacts.Model),
             model_run=channel.Channel(type=standard_artifacts.ModelRun)))

@@ -13,6 +13,7 @@ from tfx.utils import path_utils
 
 from components.exporter.serving import export_serving_model
 from components.trainer import estimator
+from components.trainer import strategy as strategy_lib
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +27,10 @@ def load_estimator_fn(dotted_path):
 
 
 def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, seed):
-    """Gzipped TFRecords of transformed tf.Examples to (features, label) batches."""
+    """Gzipped TFRecords of transformed tf.Examples to (features, label) batches.
+
+    Under a strategy `batch_size` is per replica, as with tf.estimator.
+    """
     files = tf.io.gfile.glob(file_pattern)
     if not files:
         raise ValueError(f"Trainer: no examples match {file_pattern!r}.")
@@ -34,8 +38,13 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         raise ValueError(
             f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}.")
 
-    def input_fn():
-        dataset = tf.data.TFRecordDataset(sorted(files), compression_type="GZIP")
+    def input_fn(input_context=None):
+        dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
+        if input_context is not None and input_context.num_input_pipelines > 1:
+            # One input pipeline per worker: each reads its own share of files.
+            dataset = dataset.shard(input_context.num_input_pipelines,
+                                    input_context.input_pipeline_id)
+        dataset = tf.data.TFRecordDataset(dataset, compression_type="GZIP")
         if repeat:
             dataset = dataset.shuffle(10_000, seed=seed).repeat()
         dataset = dataset.batch(batch_size).map(
@@ -66,9 +75,14 @@ class Executor(base_executor.BaseExecutor):
                 path_utils.serving_model_path(base_models[0].uri))
             log.info("Warm-starting from %s", base_models[0].uri)
 
+        choice = strategy_lib.choose_here(exec_properties["strategy"])
+        log.info("Trainer strategy: %s (%s)", choice.name, choice.reason)
+        model_run.set_string_custom_property("strategy", choice.name)
+        model_run.set_string_custom_property("strategy_reason", choice.reason)
         run_config = estimator.RunConfig(
             model_dir=model_run.uri, tf_random_seed=seed,
-            save_checkpoints_steps=int(exec_properties["save_checkpoints_steps"]))
+            save_checkpoints_steps=int(exec_properties["save_checkpoints_steps"]),
+            train_distribute=strategy_lib.build(choice))
         build = load_estimator_fn(exec_properties["estimator_fn"])
         model = build(run_config, json.loads(exec_properties["hparams"] or "{}"),
                       warm_start_from)
@@ -83,6 +97,8 @@ class Executor(base_executor.BaseExecutor):
         eval_input = make_input_fn(split_pattern("eval"), feature_spec, label_key,
                                    int(exec_properties["eval_batch_size"]), False, seed)
         model.train(train_input, max_steps=int(exec_properties["train_steps"]))
+        if not run_config.is_chief:
+            return  # evaluation and export are the chief's
         metrics = model.evaluate(eval_input, steps=int(exec_properties["eval_steps"]))
         log.info("Trainer eval metrics: %s", metrics)
         with tf.io.gfile.GFile(os.path.join(model_run.uri, "eval_metrics.json"), "w") as f:

@@ -1,0 +1,53 @@
+"""Strategy selection rules (the README's table) and their refusals."""
+
+import json
+
+import pytest
+
+from components.trainer.strategy import NAMES, build, choose, choose_here
+
+
+def _tf_config(**cluster):
+    return {"cluster": cluster, "task": {"type": "worker", "index": 0}}
+
+
+@pytest.mark.parametrize("tf_config, gpus, expected", [
+    (_tf_config(chief=["a:1"], worker=["b:1", "c:1"], ps=["d:1"]), 0, "parameter_server"),
+    (_tf_config(worker=["a:1", "b:1"]), 4, "multi_worker_mirrored"),
+    (_tf_config(chief=["a:1"], worker=["b:1"]), 0, "multi_worker_mirrored"),
+    (_tf_config(worker=["a:1"]), 2, "mirrored"),
+    ({}, 2, "mirrored"),
+    ({}, 1, "one_device"),
+    ({}, 0, "default"),
+])
+def test_auto_follows_tf_config_then_devices(tf_config, gpus, expected):
+    choice = choose("auto", tf_config, gpus)
+    assert choice.name == expected
+    assert choice.reason
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n not in ("auto", "tpu", "parameter_server")])
+def test_explicit_names_are_taken_as_requested(name):
+    assert choose(name, {}, 0).name == name
+
+
+def test_names_that_cannot_work_here_fail_saying_why():
+    with pytest.raises(ValueError, match="needs a TPU"):
+        choose("tpu", {}, 0, 0)
+    with pytest.raises(ValueError, match="ps tasks"):
+        choose("parameter_server", _tf_config(worker=["a:1", "b:1"]), 0)
+    with pytest.raises(ValueError, match="Unknown strategy 'gpu'"):
+        choose("gpu", {}, 0)
+
+
+def test_parameter_server_is_refused_before_training():
+    choice = choose("parameter_server", _tf_config(chief=["a:1"], worker=["b:1"], ps=["c:1"]), 0)
+    with pytest.raises(NotImplementedError, match="parameter_server"):
+        build(choice)
+
+
+def test_choose_here_reads_tf_config_and_builds_the_default_on_cpu(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps(_tf_config(worker=["127.0.0.1:1"])))
+    choice = choose_here("auto")
+    assert choice.name == "default"
+    assert build(choice) is None
