@@ -2,10 +2,12 @@
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -91,6 +93,67 @@ _WORKER = _COMMON + textwrap.dedent("""
 """)
 
 
+_SERVER = textwrap.dedent("""
+    import json, os
+    from components.trainer import strategy
+    strategy.run_server(json.loads(os.environ["TF_CONFIG"]))
+""")
+
+_PS_CHIEF = _COMMON + textwrap.dedent("""
+    import time
+    from components.trainer import strategy as strategy_lib
+    choice = strategy_lib.choose_here("auto")
+    assert choice.name == "parameter_server", choice
+    model_dir, max_steps = sys.argv[1], int(sys.argv[2])
+
+    class Slow(estimator.Hook):
+        max_steps_per_call = 10
+
+        def after_step(self, context, logs):
+            time.sleep(0.05)
+
+    model = classifier(model_dir, strategy_lib.build(choice))
+    model.train(input_fn(16), max_steps=max_steps, hooks=[Slow()])
+    path = model.export_saved_model(model_dir + "/export",
+        estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
+    print(json.dumps({"step": int(model.get_variable_value("global_step")),
+                      "served_accuracy": serve(path)}))
+""")
+
+
+class _Cluster:
+    """A chief (run by the test), workers and ps tasks as processes on 127.0.0.1."""
+
+    def __init__(self, workers, ps):
+        ports = iter(_free_ports(1 + workers + ps))
+        self.spec = {"chief": [f"127.0.0.1:{next(ports)}"],
+                     "worker": [f"127.0.0.1:{next(ports)}" for _ in range(workers)],
+                     "ps": [f"127.0.0.1:{next(ports)}" for _ in range(ps)]}
+        self.servers = {}
+
+    def tf_config(self, task_type, index=0):
+        return json.dumps({"cluster": self.spec, "task": {"type": task_type, "index": index}})
+
+    def __enter__(self):
+        for task_type in ("worker", "ps"):
+            for index in range(len(self.spec[task_type])):
+                self.servers[(task_type, index)] = subprocess.Popen(
+                    [sys.executable, "-c", _SERVER], stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=_env(TF_CONFIG=self.tf_config(task_type, index)))
+        return self
+
+    def __exit__(self, *exc):
+        for process in self.servers.values():
+            process.kill()
+            process.wait(timeout=30)
+
+    def run_chief(self, *args, timeout=300):
+        return subprocess.Popen([sys.executable, "-c", _PS_CHIEF, *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=_env(TF_CONFIG=self.tf_config("chief")))
+
+
 def _env(**extra):
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("TF_CONFIG", None)
@@ -145,3 +208,35 @@ def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
     assert chief["step"] == 40
     assert chief["served_accuracy"] > 0.8
     assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index"))
+
+
+def test_parameter_server_with_chief_two_workers_and_one_ps(tmp_path):
+    with _Cluster(workers=2, ps=1) as cluster:
+        chief = cluster.run_chief(str(tmp_path / "model"), "60")
+        out, err = chief.communicate(timeout=300)
+    assert chief.returncode == 0, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["step"] == 60
+    assert result["served_accuracy"] > 0.8
+
+
+def test_parameter_server_carries_on_when_a_worker_is_killed(tmp_path):
+    model_dir = tmp_path / "model"
+    with _Cluster(workers=2, ps=1) as cluster:
+        chief = cluster.run_chief(str(model_dir), "200")
+        try:
+            deadline = time.time() + 240
+            while time.time() < deadline and not list(model_dir.glob("model.ckpt-20.index")):
+                time.sleep(0.2)
+            assert list(model_dir.glob("model.ckpt-20.index")), "training did not start"
+            cluster.servers[("worker", 1)].send_signal(signal.SIGKILL)
+            saved_at_kill = max(int(p.name.split("-")[1].split(".")[0])
+                                for p in model_dir.glob("model.ckpt-*.index"))
+            out, err = chief.communicate(timeout=300)
+        finally:
+            chief.kill()
+    assert chief.returncode == 0, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    # The coordinator reschedules the lost worker's steps on the survivor.
+    assert saved_at_kill < 200
+    assert result["step"] == 200

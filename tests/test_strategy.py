@@ -40,10 +40,13 @@ def test_names_that_cannot_work_here_fail_saying_why():
         choose("gpu", {}, 0)
 
 
-def test_parameter_server_is_refused_before_training():
-    choice = choose("parameter_server", _tf_config(chief=["a:1"], worker=["b:1"], ps=["c:1"]), 0)
-    with pytest.raises(NotImplementedError, match="parameter_server"):
-        build(choice)
+def test_parameter_server_tasks_other_than_the_chief_only_serve():
+    from components.trainer.strategy import serves_only
+    cluster = {"chief": ["a:1"], "worker": ["b:1"], "ps": ["c:1"]}
+    choice = choose("auto", {"cluster": cluster}, 0)
+    assert serves_only(choice, {"cluster": cluster, "task": {"type": "ps", "index": 0}})
+    assert serves_only(choice, {"cluster": cluster, "task": {"type": "worker", "index": 0}})
+    assert not serves_only(choice, {"cluster": cluster, "task": {"type": "chief", "index": 0}})
 
 
 def test_choose_here_reads_tf_config_and_builds_the_default_on_cpu(monkeypatch):

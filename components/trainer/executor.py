@@ -77,6 +77,10 @@ class Executor(base_executor.BaseExecutor):
 
         choice = strategy_lib.choose_here(exec_properties["strategy"])
         log.info("Trainer strategy: %s (%s)", choice.name, choice.reason)
+        tf_config = strategy_lib.tf_config_from_env()
+        if strategy_lib.serves_only(choice, tf_config):
+            strategy_lib.run_server(tf_config)
+            return
         model_run.set_string_custom_property("strategy", choice.name)
         model_run.set_string_custom_property("strategy_reason", choice.reason)
         run_config = estimator.RunConfig(

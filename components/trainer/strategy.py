@@ -81,8 +81,27 @@ def build(choice):
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
     if name == "parameter_server":
-        raise NotImplementedError(
-            "Strategy 'parameter_server' is recognised but this Estimator cannot train with "
-            "it yet (it needs a coordinator-driven training loop); use "
-            "'multi_worker_mirrored' for a multi-worker cluster.")
+        return tf.distribute.experimental.ParameterServerStrategy(
+            tf.distribute.cluster_resolver.TFConfigClusterResolver())
     raise ValueError(f"Unknown strategy {name!r}.")
+
+
+def serves_only(choice, tf_config):
+    """True for a worker or ps task of a parameter-server cluster: such a task
+    runs a server for the coordinator (the chief) and trains nothing itself."""
+    task_type = ((tf_config or {}).get("task") or {}).get("type")
+    return choice.name == "parameter_server" and task_type in ("worker", "ps")
+
+
+def run_server(tf_config):
+    """Serves this task of the cluster until the process is stopped."""
+    import tensorflow as tf
+    cluster = tf_config["cluster"]
+    task = tf_config["task"]
+    workers = len(cluster.get("worker", []))
+    # Fewer inter-op threads than workers + 1 makes a ps task hang silently.
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=max(workers + 2, 4))
+    server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name=task["type"],
+                                  task_index=int(task.get("index", 0)), protocol="grpc",
+                                  config=config, start=True)
+    server.join()

@@ -31,6 +31,39 @@ def _accepted_args(fn):
     return set(inspect.signature(fn).parameters)
 
 
+def _is_parameter_server(strategy):
+    return isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy)
+
+
+class _ParameterServerChunks:
+    """Runs chunks of training steps on the workers of a parameter-server cluster.
+
+    This process coordinates: each chunk is split across the workers, each
+    scheduled `run_steps` call runs on whichever worker is free, and a lost
+    worker's call is retried elsewhere by the `ClusterCoordinator`.
+    """
+
+    def __init__(self, strategy, dataset, run_steps):
+        self._coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+        self._iterator = iter(self._coordinator.create_per_worker_dataset(dataset))
+        self._run_steps = run_steps
+        self._workers = max(1, strategy.extended._num_workers)
+        # A zero-step call traces model_fn (creating the variables on the ps
+        # tasks) before the host loop needs them.
+        self._coordinator.schedule(run_steps, args=(self._iterator, tf.constant(0, tf.int64)))
+        self._coordinator.join()
+
+    def __call__(self, num_steps):
+        shares = [num_steps // self._workers + (1 if i < num_steps % self._workers else 0)
+                  for i in range(self._workers)]
+        results = [self._coordinator.schedule(
+            self._run_steps, args=(self._iterator, tf.constant(share, tf.int64)))
+            for share in shares if share]
+        self._coordinator.join()
+        done = sum(int(r.fetch()[0]) for r in results)
+        return done, float(results[-1].fetch()[1])
+
+
 def _scope(strategy):
     return strategy.scope() if strategy is not None else contextlib.nullcontext()
 
@@ -214,17 +247,26 @@ class Estimator:
                 log.info("Skipping training since max_steps has already saved.")
                 return self
         strategy = self._config.train_distribute
+        run_steps = self._train_function()
         if strategy is None:
             iterator = iter(self._call_input_fn(input_fn, ModeKeys.TRAIN))
         else:
             # input_fn runs once per worker with its InputContext; its batch
             # size is per replica, as with tf.estimator.
-            iterator = iter(strategy.distribute_datasets_from_function(
-                lambda context: self._call_input_fn(input_fn, ModeKeys.TRAIN, context)))
-        run_steps = self._train_function()
-        run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
+            dataset = strategy.distribute_datasets_from_function(
+                lambda context: self._call_input_fn(input_fn, ModeKeys.TRAIN, context))
+        if _is_parameter_server(strategy):
+            run_chunk = _ParameterServerChunks(strategy, dataset, run_steps)
+        else:
+            if strategy is not None:
+                iterator = iter(dataset)
+            run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
+
+            def run_chunk(num_steps):
+                done, loss = run_steps(iterator, tf.constant(num_steps, tf.int64))
+                return int(done), float(loss)
         training_loop.run(
-            estimator=self, iterator=iterator, run_steps=run_steps, global_step=global_step,
+            estimator=self, run_chunk=run_chunk, global_step=global_step,
             latest_checkpoint=latest, steps=steps, max_steps=max_steps,
             hooks=list(hooks or ()) + list(self._traced_specs[ModeKeys.TRAIN].training_hooks)
             + (list(self._traced_specs[ModeKeys.TRAIN].training_chief_hooks)

@@ -1,6 +1,6 @@
 """The host side of `Estimator.train`: restore, run chunks of steps, save, summarize.
 
-Each call to the traced `run_steps` runs up to the next point where the host
+Each `run_chunk` call runs up to the next point where the host
 has work: a summary, a log line, a step-based checkpoint, the end of
 training, or (with hooks) every step.
 """
@@ -27,8 +27,9 @@ def _steps_to_boundary(step, every):
     return every - step % every
 
 
-def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, max_steps,
-        hooks, saving_listeners):
+def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, hooks,
+        saving_listeners):
+    """`run_chunk(n)` runs up to n steps and returns (steps run, last loss)."""
     config = estimator.config
     model_dir = estimator.model_dir
     variables = estimator._store.model_variables()
@@ -101,12 +102,10 @@ def run(estimator, iterator, run_steps, global_step, latest_checkpoint, steps, m
                 hook.before_step(context)
             if context.stop_requested:
                 break
-        done, loss_tensor = run_steps(iterator, tf.constant(min(limit), tf.int64))
-        done = int(done)
+        done, loss = run_chunk(min(limit))
         if done == 0:
             log.info("Input exhausted at step %d.", step)
             break
-        loss = float(loss_tensor)
         step = int(global_step.numpy())
         logs = {"loss": loss, "global_step": step}
         for hook in hooks:
