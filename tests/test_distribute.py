@@ -78,10 +78,18 @@ _SINGLE_HOST = _COMMON + textwrap.dedent("""
 """)
 
 _WORKER = _COMMON + textwrap.dedent("""
+    import time
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
-    model_dir = sys.argv[1]
+    model_dir, max_steps, pause = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+
+    class Pace(estimator.Hook):
+        max_steps_per_call = 10
+
+        def after_step(self, context, logs):
+            time.sleep(pause)
+
     model = classifier(model_dir, strategy)
-    model.train(input_fn(16), max_steps=40)
+    model.train(input_fn(16), max_steps=max_steps, hooks=[Pace()])
     result = {"is_chief": model.config.is_chief,
               "step": int(model.get_variable_value("global_step"))
               if model.config.is_chief else None}
@@ -186,21 +194,29 @@ def test_mirrored_and_central_storage_match_one_device(tmp_path):
     assert one["served_accuracy"] > 0.8
 
 
-def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
+def _start_workers(model_dir, max_steps, pause):
     ports = _free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    model_dir = str(tmp_path / "model")
-    workers = []
+    return [subprocess.Popen(
+        [sys.executable, "-c", _WORKER, model_dir, str(max_steps), str(pause)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(TF_CONFIG=json.dumps({"cluster": cluster,
+                                       "task": {"type": "worker", "index": index}})))
+        for index in range(2)]
+
+
+def _finish(workers, timeout=600):
     try:
-        for index in range(2):
-            tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
-            workers.append(subprocess.Popen(
-                [sys.executable, "-c", _WORKER, model_dir], stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, env=_env(TF_CONFIG=tf_config)))
-        outputs = [w.communicate(timeout=600) for w in workers]
+        return [w.communicate(timeout=timeout) for w in workers]
     finally:
         for w in workers:
             w.kill()
+
+
+def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
+    model_dir = str(tmp_path / "model")
+    workers = _start_workers(model_dir, 40, 0.0)
+    outputs = _finish(workers)
     for worker, (out, err) in zip(workers, outputs):
         assert worker.returncode == 0, err[-3000:]
     chief, other = (json.loads(out.strip().splitlines()[-1]) for out, _ in outputs)
@@ -208,6 +224,33 @@ def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
     assert chief["step"] == 40
     assert chief["served_accuracy"] > 0.8
     assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index"))
+
+
+def test_multi_worker_mirrored_fails_fast_on_a_lost_worker_and_resumes(tmp_path):
+    model_dir = tmp_path / "model"
+    workers = _start_workers(str(model_dir), 400, 0.2)
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and not list(model_dir.glob("model.ckpt-20.index")):
+            time.sleep(0.2)
+        assert list(model_dir.glob("model.ckpt-20.index")), "training did not start"
+        workers[1].send_signal(signal.SIGKILL)
+        started = time.time()
+        _, err = workers[0].communicate(timeout=180)
+        waited = time.time() - started
+    finally:
+        for w in workers:
+            w.kill()
+    assert workers[0].returncode != 0
+    assert "task:1" in err or "task 1" in err, err[-3000:]
+    assert waited < 180
+    saved = max(int(p.name.split("-")[1].split(".")[0]) for p in model_dir.glob("*.index"))
+    # Restarting the job resumes from the last checkpoint.
+    restarted = _start_workers(str(model_dir), saved + 20, 0.0)
+    outputs = _finish(restarted)
+    for worker, (out, err) in zip(restarted, outputs):
+        assert worker.returncode == 0, err[-3000:]
+    assert json.loads(outputs[0][0].strip().splitlines()[-1])["step"] == saved + 20
 
 
 def test_parameter_server_with_chief_two_workers_and_one_ps(tmp_path):
