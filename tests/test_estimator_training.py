@@ -175,3 +175,14 @@ def test_scaffold_checkpoint_saves_the_users_objects_and_resumes(tmp_path):
 def test_scaffold_rejects_tf1_session_fields():
     with pytest.raises(ValueError, match="init_fn"):
         estimator.Scaffold(init_fn=lambda scaffold, session: None)
+
+
+def test_training_summaries_include_loss_and_learning_rate(tmp_path):
+    from components.trainer.estimator import summaries
+    classifier = estimator.DNNClassifier([4], COLUMNS, config=_config(tmp_path,
+                                                                       save_summary_steps=10))
+    classifier.train(train_input_fn, steps=20)
+    scalars = summaries.read_scalars_by_step(
+        glob.glob(os.path.join(classifier.model_dir, "*.tfevents.*")))
+    assert {"loss", "learning_rate"} <= set(scalars[20])
+    assert scalars[20]["learning_rate"] == pytest.approx(0.05)

@@ -75,6 +75,9 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
         hook.begin()
     context = StepContext(estimator, start_step)
     writer = tf.summary.create_file_writer(model_dir) if is_chief else None
+    # Keras optimizers keep their rate in a `learning_rate` variable: chart it.
+    learning_rates = {name: v for name, v in variables.items()
+                      if name.split("/")[-1].startswith("learning_rate") and v.shape.rank == 0}
     step = start_step
     last_save_time = time.time()
     last_log = (step, time.time())
@@ -115,6 +118,8 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
                 first_call or step % config.save_summary_steps == 0):
             with writer.as_default():
                 tf.summary.scalar("loss", loss, step=step)
+                for name, rate in learning_rates.items():
+                    tf.summary.scalar(name, rate, step=step)
         if config.log_step_count_steps and step % config.log_step_count_steps == 0:
             now = time.time()
             rate = (step - last_log[0]) / max(now - last_log[1], 1e-9)
