@@ -186,3 +186,17 @@ def test_training_summaries_include_loss_and_learning_rate(tmp_path):
         glob.glob(os.path.join(classifier.model_dir, "*.tfevents.*")))
     assert {"loss", "learning_rate"} <= set(scalars[20])
     assert scalars[20]["learning_rate"] == pytest.approx(0.05)
+
+
+def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):
+    def build():
+        return estimator.LinearClassifier(COLUMNS, optimizer=tf_keras.optimizers.Adam(0.01),
+                                          config=_config(tmp_path))
+
+    build().train(train_input_fn, steps=7)
+    names = build().get_variable_names()
+    iteration = [n for n in names if n.split("/")[-1].startswith("iteration")]
+    assert iteration, names
+    resumed = build()
+    resumed.train(train_input_fn, steps=3)
+    assert resumed.get_variable_value(iteration[0]) == 10

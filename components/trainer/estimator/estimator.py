@@ -260,7 +260,8 @@ class Estimator:
         else:
             if strategy is not None:
                 iterator = iter(dataset)
-            run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
+            traced = run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
+            self._store.adopt(traced.variables)
 
             def run_chunk(num_steps):
                 done, loss = run_steps(iterator, tf.constant(num_steps, tf.int64))

@@ -105,6 +105,22 @@ class VariableStore:
         finally:
             _active.store = outer
 
+    def adopt(self, variables):
+        """Adds variables made outside `model_fn` (an optimizer instance's own
+        `iteration` and `learning_rate`, created when the user built it) so
+        that checkpoints hold them too."""
+        known = {id(v) for v in self.variables.values()}
+        for variable in variables:
+            if id(variable) in known:
+                continue
+            base = _strip_suffix(variable.name)
+            name, i = base, 0
+            while name in self.variables:
+                i += 1
+                name = f"{base}_{i}"
+            self.variables[name] = variable
+            known.add(id(variable))
+
     def model_variables(self):
         """Variables saved in checkpoints: all but metric accumulators."""
         return {name: v for name, v in self.variables.items() if not is_metric_variable(v)}
