@@ -261,7 +261,9 @@ class Estimator:
             if strategy is not None:
                 iterator = iter(dataset)
             traced = run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
-            self._store.adopt(traced.variables)
+            if strategy is None:
+                # (Under a strategy the trace sees per-device components instead.)
+                self._store.adopt(traced.variables)
 
             def run_chunk(num_steps):
                 done, loss = run_steps(iterator, tf.constant(num_steps, tf.int64))
