@@ -25,6 +25,7 @@ from components.trainer.estimator.variables import VariableStore
 
 log = logging.getLogger(__name__)
 
+
 def _accepted_args(fn):
     if isinstance(fn, type) or not callable(fn):
         raise TypeError(f"{fn!r} is not callable.")
