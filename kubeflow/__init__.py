@@ -1,0 +1,1 @@
+"""Kubeflow / Vertex AI Pipelines: the pipeline image and a local runner for compiled specs."""

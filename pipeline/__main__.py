@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline run [options]`.
+"""Command line: `python -m pipeline run|compile|submit|schedule [options]`.
 
 Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 `--help` answers at once.
@@ -11,9 +11,18 @@ import os
 import sys
 
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
-from pipeline.config import DEFAULT_BEAM_ARGS, PipelineConfig
+from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, PipelineConfig
 
 _DEFAULTS = PipelineConfig()
+
+
+def _add_input_options(p):
+    p.add_argument("--pipeline-name", default=_DEFAULTS.pipeline_name,
+                   help="Name of the pipeline; also names its output folders.")
+    p.add_argument("--data", dest="data_path", default=_DEFAULTS.data_path,
+                   help="CSV file, or folder of *.csv files, to ingest.")
+    p.add_argument("--schema", dest="schema_path", default=_DEFAULTS.schema_path,
+                   help="tensorflow_metadata Schema text proto that types the CSV columns.")
 
 
 def _add_run_parser(subparsers):
@@ -23,12 +32,7 @@ def _add_run_parser(subparsers):
         description="Run ExampleGen, Transform, Trainer, Evaluator and Pusher on this "
                     "machine. Outputs go under --output-dir unless given one by one.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--pipeline-name", default=_DEFAULTS.pipeline_name,
-                   help="Name of the pipeline; also names its output folders.")
-    p.add_argument("--data", dest="data_path", default=_DEFAULTS.data_path,
-                   help="CSV file, or folder of *.csv files, to ingest.")
-    p.add_argument("--schema", dest="schema_path", default=_DEFAULTS.schema_path,
-                   help="tensorflow_metadata Schema text proto that types the CSV columns.")
+    _add_input_options(p)
     p.add_argument("--output-dir", default=_DEFAULTS.output_dir,
                    help="Base folder for pipelines/<name>/ (root and metadata) and "
                         "serving_model/<name>/.")
@@ -40,6 +44,14 @@ def _add_run_parser(subparsers):
     p.add_argument("--serving-model-dir", default=None,
                    help="Where blessed models are pushed, one numeric version folder each "
                         "(default: <output-dir>/serving_model/<name>).")
+    _add_component_options(p)
+    p.add_argument("--verbose", action="store_true",
+                   help="Show TFX's, Beam's and TensorFlow's own INFO logs.")
+    p.add_argument("--json", action="store_true",
+                   help="Print the summary as JSON on stdout.")
+
+
+def _add_component_options(p):
     p.add_argument("--split-key", default=_DEFAULTS.split_key,
                    help="CSV column whose value decides train/eval; empty hashes the whole row.")
     p.add_argument("--split-ratios", default=_DEFAULTS.split_ratios,
@@ -81,10 +93,108 @@ def _add_run_parser(subparsers):
                         "--beam-arg=--direct_num_workers=2.")
     p.add_argument("--no-cache", dest="enable_cache", action="store_false",
                    help="Run every component even if its inputs are unchanged.")
-    p.add_argument("--verbose", action="store_true",
-                   help="Show TFX's, Beam's and TensorFlow's own INFO logs.")
-    p.add_argument("--json", action="store_true",
-                   help="Print the summary as JSON on stdout.")
+
+
+def _add_compile_parser(subparsers):
+    p = subparsers.add_parser(
+        "compile", help="Compile the pipeline for Vertex AI Pipelines into a PipelineJob JSON.",
+        description="Compile the same pipeline with TFX's KubeflowV2DagRunner: every component "
+                    "a task in --image, Beam steps in the task's container or on "
+                    "--beam-runner. Nothing is sent anywhere; `submit` and `schedule` do that.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--target", choices=("vertex",), default="vertex",
+                   help="Orchestrator to compile for.")
+    p.add_argument("--out", required=True, help="The PipelineJob JSON file to write.")
+    _add_input_options(p)
+    p.add_argument("--pipeline-root", default=None,
+                   help="gs:// folder where Vertex writes the artifacts.")
+    p.add_argument("--serving-model-dir", default=None,
+                   help="/gcs/<bucket>/... folder (Vertex's Cloud Storage mount) where blessed "
+                        "models are pushed, one numeric version folder each.")
+    p.add_argument("--image", default=None,
+                   help="Pipeline image built from kubeflow/Dockerfile; every task runs in it.")
+    p.add_argument("--project", dest="gcp_project", default=None,
+                   help="Google Cloud project of the Dataflow jobs (--beam-runner dataflow).")
+    p.add_argument("--region", dest="gcp_region", default=_DEFAULTS.gcp_region,
+                   help="Region of the Dataflow jobs.")
+    p.add_argument("--beam-runner", default=_DEFAULTS.beam_runner, choices=BEAM_RUNNERS,
+                   help="Where Beam steps run: direct (in the task's container, with the "
+                        "--beam-arg values or the in-memory defaults), dataflow, or portable (a "
+                        "Flink or Spark job server). For the last two, --beam-arg values are "
+                        "added to the runner's own arguments.")
+    p.add_argument("--beam-worker-image", default=None,
+                   help="Image of the Dataflow or portable-runner workers (the beam-worker "
+                        "target of kubeflow/Dockerfile).")
+    p.add_argument("--beam-temp-location", default=None,
+                   help="Dataflow temp_location; none means <pipeline-root>/beam-tmp.")
+    p.add_argument("--beam-job-endpoint", default=None,
+                   help="host:port of the Flink or Spark Beam job server (--beam-runner portable).")
+    _add_component_options(p)
+
+
+def _add_vertex_job_options(p):
+    p.add_argument("--spec", required=True,
+                   help="PipelineJob JSON written by `python -m pipeline compile`.")
+    p.add_argument("--project", default=None,
+                   help="Google Cloud project (default: $GOOGLE_CLOUD_PROJECT, then the "
+                        "credentials file's project).")
+    p.add_argument("--region", default=_DEFAULTS.gcp_region, help="Vertex AI region.")
+    p.add_argument("--pipeline-root", default=None,
+                   help="gs:// folder for the artifacts (default: the one compiled in).")
+    p.add_argument("--service-account", default=None,
+                   help="Service account the tasks run as (default: the project's Compute "
+                        "Engine default service account).")
+    p.add_argument("--no-cache", dest="enable_caching", action="store_const", const=False,
+                   default=None,
+                   help="Run every task (default: the caching compiled into the spec).")
+    p.add_argument("--dry-run", action="store_true",
+                   help="Print the request as JSON instead of sending it; needs no credentials.")
+
+
+def _add_submit_parser(subparsers):
+    p = subparsers.add_parser(
+        "submit", help="Run a compiled pipeline on Vertex AI Pipelines.",
+        description="Create a Vertex AI PipelineJob from a compiled spec. Credentials come "
+                    "from GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _add_vertex_job_options(p)
+    p.add_argument("--job-id", default=None,
+                   help="ID of the run (default: <pipeline name>-<timestamp>).")
+
+
+def _add_schedule_parser(subparsers):
+    p = subparsers.add_parser(
+        "schedule", help="Schedule a compiled pipeline on Vertex AI Pipelines (retraining).",
+        description="Create a Vertex AI schedule that runs the compiled spec at each --cron "
+                    "time. Compile with --warm-start for incremental retraining.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _add_vertex_job_options(p)
+    p.add_argument("--cron", required=True,
+                   help='Cron expression, e.g. "0 3 * * 1" (Mondays 03:00 UTC); prefix '
+                        '"TZ=Europe/Berlin " for another time zone.')
+    p.add_argument("--display-name", default=None,
+                   help="Name of the schedule (default: <pipeline name>-retrain).")
+    p.add_argument("--max-concurrent-runs", type=int, default=1,
+                   help="Runs of this schedule that may be in progress at once.")
+
+
+def _vertex_command(args):
+    from pipeline import vertex
+    job = vertex.prepare_job(args.spec, project=args.project, region=args.region,
+                             pipeline_root=args.pipeline_root,
+                             job_id=getattr(args, "job_id", None),
+                             enable_caching=args.enable_caching, dry_run=args.dry_run)
+    if args.command == "submit":
+        if args.dry_run:
+            return vertex.submit_request(job, args.service_account)
+        return vertex.submit(job, args.service_account)
+    display_name = args.display_name or f"{job.to_dict()['displayName']}-retrain"
+    settings = dict(cron=args.cron, display_name=display_name,
+                    max_concurrent_runs=args.max_concurrent_runs,
+                    service_account=args.service_account)
+    if args.dry_run:
+        return vertex.schedule_request(job, **settings)
+    return vertex.schedule(job, **settings)
 
 
 def config_from_args(args):
@@ -102,6 +212,9 @@ def build_parser():
                     "Estimator-based Trainer.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(subparsers)
+    _add_compile_parser(subparsers)
+    _add_submit_parser(subparsers)
+    _add_schedule_parser(subparsers)
     return parser
 
 
@@ -118,7 +231,23 @@ def main(argv=None):
         else:
             print(summary.format())
         return 0
-    return 2
+    from pipeline.vertex import SetupError
+    try:
+        if args.command == "compile":
+            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+            from pipeline.vertex import compile_pipeline
+            job = compile_pipeline(config_from_args(args), args.out)
+            from kubeflow.local_runner import task_order
+            tasks = task_order(job["pipelineSpec"]["root"]["dag"]["tasks"])
+            print(f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "
+                  f"image {args.image}, pipeline root {args.pipeline_root}")
+            return 0
+        result = _vertex_command(args)
+    except SetupError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2, sort_keys=True) if args.dry_run else result)
+    return 0
 
 
 if __name__ == "__main__":

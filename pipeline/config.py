@@ -19,6 +19,7 @@ DEFAULT_BEAM_ARGS = (
     "--direct_running_mode=in_memory",
     "--direct_num_workers=1",
 )
+BEAM_RUNNERS = ("direct", "dataflow", "portable")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +61,19 @@ class PipelineConfig:
     # Orchestration
     beam_pipeline_args: Tuple[str, ...] = DEFAULT_BEAM_ARGS
     enable_cache: bool = True
+    # Vertex AI (`python -m pipeline compile/submit/schedule`, pipeline/vertex.py)
+    gcp_project: Optional[str] = None
+    gcp_region: str = "us-central1"
+    # The pipeline image built from kubeflow/Dockerfile; every task runs in it.
+    image: Optional[str] = None
+    # Where Beam steps run: "direct" in the task's container (beam_pipeline_args
+    # as given), "dataflow" or "portable" (a Flink or Spark job server at
+    # beam_job_endpoint), whose workers run beam_worker_image; for those two,
+    # beam_pipeline_args other than the local defaults are appended.
+    beam_runner: str = "direct"
+    beam_worker_image: Optional[str] = None
+    beam_temp_location: Optional[str] = None  # Dataflow; default <pipeline_root>/beam-tmp
+    beam_job_endpoint: Optional[str] = None
 
     def __post_init__(self):
         if self.train_steps <= 0 or self.eval_steps <= 0:
@@ -71,6 +85,9 @@ class PipelineConfig:
             raise ValueError(f"strategy must be one of {', '.join(NAMES)}; got {self.strategy!r}.")
         if not self.hidden_units:
             raise ValueError("hidden_units must name at least one layer.")
+        if self.beam_runner not in BEAM_RUNNERS:
+            raise ValueError(f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; "
+                             f"got {self.beam_runner!r}.")
 
     def _under_output(self, given, *parts):
         return os.path.abspath(given or os.path.join(self.output_dir, *parts))

@@ -1,0 +1,468 @@
+"""Vertex AI: the compiled PipelineJob, a run of it here, submit/schedule requests, the image."""
+
+import dataclasses
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from kubeflow.local_runner import LocalVertexRunner, task_order
+from pipeline.__main__ import main
+from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT, PipelineConfig
+from pipeline.vertex import (
+    IMAGE_FOLDERS,
+    NO_CREDENTIALS,
+    NO_PROJECT,
+    SetupError,
+    beam_args,
+    compile_pipeline,
+    vertex_config,
+)
+from tests.conftest import small_pipeline_config
+
+IMAGE = "europe-west4-docker.pkg.dev/proj/kit/taxi:test"
+WORKER_IMAGE = "europe-west4-docker.pkg.dev/proj/kit/taxi-beam:test"
+SERVICE_ACCOUNT = "pipelines@proj.iam.gserviceaccount.com"
+CRON = "0 3 * * 1"
+BLESSING_RESOLVER = "latest_blessed_model_resolver-model-blessing-resolver"
+MODEL_RESOLVER = "latest_blessed_model_resolver-model-resolver"
+EXECUTORS = {
+    "SchemaImporter": "components.schema_importer.executor.Executor",
+    "ExampleGen": "components.example_gen.executor.Executor",
+    "Transform": "components.transform.executor.Executor",
+    "Trainer": "components.trainer.executor.Executor",
+    "Evaluator": "tfx.components.evaluator.executor.Executor",
+    "Pusher": "components.pusher.executor.Executor",
+}
+
+
+def _config(output_dir, **overrides):
+    settings = dict(pipeline_root="gs://bucket/root", serving_model_dir="/gcs/bucket/serving/taxi",
+                    image=IMAGE, warm_start=True)
+    settings.update(overrides)
+    return small_pipeline_config(output_dir, "gs://bucket/data/taxi.csv", **settings)
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    """(config, path, job) of the small pipeline compiled with warm start."""
+    folder = tmp_path_factory.mktemp("compiled")
+    config = _config(folder)
+    path = str(folder / "pipeline.json")
+    return config, path, compile_pipeline(config, path)
+
+
+def _tasks(job):
+    return job["pipelineSpec"]["root"]["dag"]["tasks"]
+
+
+def _executor(job, task):
+    spec = job["pipelineSpec"]
+    label = spec["components"][_tasks(job)[task]["componentRef"]["name"]]["executorLabel"]
+    return spec["deploymentSpec"]["executors"][label]
+
+
+def _parameters(job, task):
+    return {key: value["runtimeValue"]["constant"]
+            for key, value in _tasks(job)[task]["inputs"]["parameters"].items()}
+
+
+def _producer(job, task, key):
+    return _tasks(job)[task]["inputs"]["artifacts"][key]["taskOutputArtifact"]
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network call: {args}")
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+@pytest.fixture
+def no_credentials(monkeypatch, tmp_path):
+    for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+
+
+def test_compiled_json_parses_into_kfp_pipeline_spec(compiled):
+    from google.protobuf import json_format
+    from kfp.pipeline_spec import pipeline_spec_pb2
+    _, path, job = compiled
+    with open(path) as f:
+        assert json.load(f) == job
+    spec = json_format.Parse(json.dumps(job["pipelineSpec"]), pipeline_spec_pb2.PipelineSpec())
+    assert spec.schema_version == "2.1.0"
+    assert spec.pipeline_info.name == "taxi"
+    assert set(spec.root.dag.tasks) == set(EXECUTORS) | {BLESSING_RESOLVER, MODEL_RESOLVER}
+    assert job["runtimeConfig"] == {"gcsOutputDirectory": "gs://bucket/root"}
+
+
+def test_tasks_depend_on_what_they_consume(compiled):
+    _, _, job = compiled
+    tasks = _tasks(job)
+    needs = {name: sorted(set(task.get("dependentTasks", [])) | {
+        spec["taskOutputArtifact"]["producerTask"]
+        for spec in task.get("inputs", {}).get("artifacts", {}).values()})
+        for name, task in tasks.items()}
+    assert needs == {
+        "SchemaImporter": [],
+        "ExampleGen": ["SchemaImporter"],
+        "Transform": ["ExampleGen", "SchemaImporter"],
+        BLESSING_RESOLVER: [],
+        MODEL_RESOLVER: [BLESSING_RESOLVER],
+        "Trainer": ["Transform", MODEL_RESOLVER],
+        "Evaluator": ["ExampleGen", "Trainer", MODEL_RESOLVER],
+        "Pusher": ["Evaluator", "Trainer"],
+    }
+    order = task_order(tasks)
+    assert [name for name in order if name in EXECUTORS] == list(EXECUTORS)
+    assert order.index(MODEL_RESOLVER) < order.index("Trainer")
+
+
+def test_every_component_runs_in_the_image_with_the_vertex_entrypoint(compiled):
+    from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import KUBEFLOW_TFX_CMD
+    _, _, job = compiled
+    for task, executor_class in EXECUTORS.items():
+        container = _executor(job, task)["container"]
+        args = container["args"]
+        assert container["image"] == IMAGE
+        assert container["command"] == list(KUBEFLOW_TFX_CMD)
+        assert args[args.index("--executor_class_path") + 1] == executor_class
+        assert args[args.index("--json_serialized_invocation_args") + 1] == "{{$}}"
+        assert args[-len(DEFAULT_BEAM_ARGS):] == list(DEFAULT_BEAM_ARGS)
+    for task in (BLESSING_RESOLVER, MODEL_RESOLVER):
+        assert list(_executor(job, task)) == ["resolver"]
+
+
+def test_parameters_come_from_the_config(compiled):
+    config, _, job = compiled
+    assert _parameters(job, "SchemaImporter") == {"schema_file": "schemas/taxi/schema.pbtxt"}
+    assert _parameters(job, "ExampleGen")["input_base"] == "gs://bucket/data/taxi.csv"
+    trainer = _parameters(job, "Trainer")
+    assert (trainer["train_steps"], trainer["eval_steps"], trainer["warm_start"]) == (300, 10, 1)
+    assert trainer["estimator_fn"] == config.estimator_fn
+    assert json.loads(trainer["hparams"]) == {"hidden_units": list(config.hidden_units)}
+    auc = json.loads(_parameters(job, "Evaluator")["eval_config"])["metrics_specs"][0]["metrics"]
+    threshold = next(m for m in auc if m["class_name"] == "AUC")["per_slice_thresholds"][0]
+    assert threshold["threshold"]["value_threshold"]["lower_bound"] == config.min_auc
+    assert threshold["threshold"]["change_threshold"]["absolute"] == -config.max_auc_decrease
+    assert _parameters(job, "Pusher") == {"push_destination": "/gcs/bucket/serving/taxi"}
+    # Incremental retraining: start from, and compare with, the latest blessed model.
+    assert _producer(job, "Trainer", "base_model")["producerTask"] == MODEL_RESOLVER
+    assert _producer(job, "Evaluator", "baseline_model")["producerTask"] == MODEL_RESOLVER
+
+
+def test_caching_as_configured_but_never_for_tasks_reading_outside_files(compiled, tmp_path):
+    _, _, job = compiled
+    cached = {task: _tasks(job)[task].get("cachingOptions", {}).get("enableCache", False)
+              for task in EXECUTORS}
+    assert cached == {"SchemaImporter": False, "ExampleGen": False, "Transform": True,
+                      "Trainer": True, "Evaluator": True, "Pusher": True}
+
+    fresh = compile_pipeline(_config(tmp_path, warm_start=False, enable_cache=False),
+                             str(tmp_path / "fresh.json"))
+    assert not any(task.get("cachingOptions", {}).get("enableCache")
+                   for task in _tasks(fresh).values())
+    assert "base_model" not in _tasks(fresh)["Trainer"]["inputs"]["artifacts"]
+    assert _parameters(fresh, "Trainer")["warm_start"] == 0
+    assert _producer(fresh, "Evaluator", "baseline_model")["producerTask"] == MODEL_RESOLVER
+
+
+def test_dataflow_arguments_reach_every_beam_step(tmp_path, compiled):
+    config = _config(tmp_path, beam_runner="dataflow", gcp_project="proj",
+                     gcp_region="europe-west4", beam_worker_image=WORKER_IMAGE,
+                     beam_pipeline_args=("--max_num_workers=4",))
+    job = compile_pipeline(config, str(tmp_path / "dataflow.json"))
+    expected = ["--runner=DataflowRunner", "--project=proj", "--region=europe-west4",
+                "--temp_location=gs://bucket/root/beam-tmp",
+                f"--sdk_container_image={WORKER_IMAGE}", "--max_num_workers=4"]
+    for task in ("ExampleGen", "Transform", "Evaluator"):
+        assert _executor(job, task)["container"]["args"][-len(expected):] == expected
+
+
+def test_portable_runner_arguments_name_the_job_server_and_worker_image():
+    config = PipelineConfig(pipeline_root="gs://bucket/root", beam_runner="portable",
+                            beam_job_endpoint="flink-jobserver:8099",
+                            beam_worker_image=WORKER_IMAGE)
+    assert beam_args(config) == ["--runner=PortableRunner", "--job_endpoint=flink-jobserver:8099",
+                                 "--environment_type=DOCKER",
+                                 f"--environment_config={WORKER_IMAGE}"]
+
+
+def test_files_in_the_repository_are_compiled_as_paths_in_the_image():
+    config = PipelineConfig(pipeline_root="gs://bucket/root", image=IMAGE,
+                            serving_model_dir="/gcs/bucket/serving/taxi")
+    in_image = vertex_config(config)
+    assert (in_image.data_path, in_image.schema_path) == ("data/taxi/data.csv",
+                                                          "schemas/taxi/schema.pbtxt")
+    with pytest.raises(SetupError, match="--data .*tests/x.csv is not in the pipeline image"):
+        vertex_config(dataclasses.replace(config, data_path=str(REPO_ROOT / "tests" / "x.csv")))
+
+
+def test_compile_lists_everything_missing(tmp_path, capsys):
+    outside = str(tmp_path / "local.csv")
+    assert main(["compile", "--out", str(tmp_path / "p.json"), "--data", outside]) == 2
+    message = capsys.readouterr().err
+    for flag in ("--pipeline-root", "--image", "--serving-model-dir", f"--data {outside}"):
+        assert flag in message
+    assert not os.path.exists(tmp_path / "p.json")
+
+    assert main(["compile", "--out", str(tmp_path / "p.json"), "--pipeline-root", "gs://b/r",
+                 "--image", IMAGE, "--serving-model-dir", "/gcs/b/serving",
+                 "--beam-runner", "dataflow", "--data", "/gcs/b/data.csv"]) == 2
+    message = capsys.readouterr().err
+    assert "--data /gcs/b/data.csv" in message and "gs://" in message
+    assert "--beam-worker-image" in message and "--project" in message
+
+
+def test_submit_and_schedule_without_credentials_or_project_fail_saying_what_is_missing(
+        compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys):
+    _, path, _ = compiled
+    for command in (["submit"], ["schedule", "--cron", CRON]):
+        assert main([*command, "--spec", path]) == 2
+        message = capsys.readouterr().err
+        assert NO_CREDENTIALS in message and NO_PROJECT in message
+    missing = str(tmp_path / "missing-key.json")
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", missing)
+    assert main(["submit", "--spec", path, "--project", "proj"]) == 2
+    message = capsys.readouterr().err
+    assert f"GOOGLE_APPLICATION_CREDENTIALS names {missing}" in message
+    assert NO_PROJECT not in message
+
+
+def test_missing_setup_fails_before_loading_tensorflow_or_aiplatform(compiled, tmp_path):
+    _, path, _ = compiled
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT")}
+    env["CLOUDSDK_CONFIG"] = str(tmp_path)
+    code = ("import sys; from pipeline.__main__ import main; rc = main(sys.argv[1:]); "
+            "print(rc, [m for m in ('tensorflow', 'google.cloud.aiplatform') if m in sys.modules])")
+    result = subprocess.run([sys.executable, "-c", code, "submit", "--spec", path],
+                            check=False, capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+    assert result.stdout.strip() == "2 []"
+    assert NO_CREDENTIALS in result.stderr
+
+
+def test_dry_runs_print_the_requests_without_credentials(compiled, no_credentials, no_network,
+                                                         capsys):
+    _, path, job = compiled
+    common = ["--spec", path, "--project", "proj", "--region", "europe-west4",
+              "--service-account", SERVICE_ACCOUNT, "--dry-run"]
+    assert main(["submit", "--job-id", "taxi-test", *common]) == 0
+    request = json.loads(capsys.readouterr().out)
+    assert request["method"] == "POST"
+    assert request["url"] == ("https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/"
+                              "locations/europe-west4/pipelineJobs?pipelineJobId=taxi-test")
+    assert request["body"] == {"displayName": "taxi", "pipelineSpec": job["pipelineSpec"],
+                               "runtimeConfig": {"gcsOutputDirectory": "gs://bucket/root"},
+                               "serviceAccount": SERVICE_ACCOUNT}
+
+    assert main(["schedule", "--cron", CRON, *common]) == 0
+    request = json.loads(capsys.readouterr().out)
+    assert request["url"] == ("https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/"
+                              "locations/europe-west4/schedules")
+    assert request["body"] == {
+        "displayName": "taxi-retrain", "cron": CRON, "maxConcurrentRunCount": 1,
+        "createPipelineJobRequest": {
+            "parent": "projects/proj/locations/europe-west4",
+            "pipelineJob": {"pipelineSpec": job["pipelineSpec"],
+                            "runtimeConfig": {"gcsOutputDirectory": "gs://bucket/root"},
+                            "serviceAccount": SERVICE_ACCOUNT}}}
+
+    assert main(["submit", "--no-cache", "--pipeline-root", "gs://other/root", *common]) == 0
+    body = json.loads(capsys.readouterr().out)["body"]
+    assert body["runtimeConfig"]["gcsOutputDirectory"] == "gs://other/root"
+    assert not any(task.get("cachingOptions", {}).get("enableCache")
+                   for task in body["pipelineSpec"]["root"]["dag"]["tasks"].values())
+
+
+def test_submit_and_schedule_send_exactly_what_the_dry_runs_print(
+        compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys):
+    """With a credentials file and the Vertex API client replaced by a recorder, the real
+    code path of aiplatform's PipelineJob and PipelineJobSchedule runs."""
+    from google.cloud import aiplatform
+    from google.cloud.aiplatform.utils import gcs_utils
+    from google.protobuf import json_format
+    _, path, _ = compiled
+    key = tmp_path / "adc.json"
+    key.write_text(json.dumps({"type": "authorized_user", "client_id": "id",
+                               "client_secret": "secret", "refresh_token": "token"}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key))
+    sent = []
+
+    class Recorder:
+        def create_pipeline_job(self, parent, pipeline_job, pipeline_job_id, timeout=None):
+            sent.append((f"{parent}/pipelineJobs?pipelineJobId={pipeline_job_id}", pipeline_job))
+            created = type(pipeline_job)(pipeline_job)
+            created.name = f"{parent}/pipelineJobs/{pipeline_job_id}"
+            return created
+
+        def create_schedule(self, parent, schedule, timeout=None):
+            sent.append((f"{parent}/schedules", schedule))
+            created = type(schedule)(schedule)
+            created.name = f"{parent}/schedules/1"
+            return created
+
+    for cls in (aiplatform.PipelineJob, aiplatform.PipelineJobSchedule):
+        monkeypatch.setattr(cls, "_instantiate_client",
+                            classmethod(lambda cls, *args, **kwargs: Recorder()))
+    monkeypatch.setattr(gcs_utils, "create_gcs_bucket_for_pipeline_artifacts_if_it_does_not_exist",
+                        lambda **kwargs: None)
+
+    common = ["--spec", path, "--project", "proj", "--region", "europe-west4",
+              "--service-account", SERVICE_ACCOUNT]
+    for command in (["submit", "--job-id", "taxi-test"], ["schedule", "--cron", CRON]):
+        assert main([*command, *common, "--dry-run"]) == 0
+        request = json.loads(capsys.readouterr().out)
+        assert main([*command, *common]) == 0
+        resource = capsys.readouterr().out.strip()
+        url, message = sent.pop()
+        assert request["url"].endswith(url)
+        assert resource.startswith("projects/proj/locations/europe-west4/")
+        proto = type(message).pb(message)
+        assert json_format.ParseDict(request["body"], type(proto)()) == proto
+
+
+def test_dockerfile_installs_the_lock_and_the_code_with_the_vertex_entrypoint():
+    from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import KUBEFLOW_TFX_CMD
+    text = (REPO_ROOT / "kubeflow" / "Dockerfile").read_text()
+    lines = [line for line in text.splitlines() if line and not line.startswith("#")]
+    stages = [line for line in lines if line.startswith("FROM ")]
+    assert stages[0] == "FROM python:3.11-slim-bookworm AS code"
+    assert stages[-1] == "FROM code AS pipeline", "the Vertex image is the default target"
+    assert "WORKDIR /pipeline" in lines
+    assert "COPY requirements.lock ." in lines
+    assert "RUN pip install --no-deps -r requirements.lock" in lines
+    assert "RUN pip install --no-deps ." in lines
+    copied = {line.split()[1] for line in lines if line.startswith("COPY ")}
+    assert set(IMAGE_FOLDERS) <= copied
+    entrypoints = [line for line in lines if line.startswith("ENTRYPOINT ")]
+    assert json.loads(entrypoints[-1][len("ENTRYPOINT "):]) == list(KUBEFLOW_TFX_CMD)
+    beam = re.search(r"^apache-beam==(\S+)$",
+                     (REPO_ROOT / "requirements.lock").read_text(), re.MULTILINE)[1]
+    assert f"COPY --from=apache/beam_python3.11_sdk:{beam} /opt/apache/beam /opt/apache/beam" \
+        in lines
+
+
+def test_cli_help_names_the_vertex_options():
+    for command, options in (
+            ("compile", ("--target", "--out", "--pipeline-root", "--image", "--warm-start",
+                         "--beam-runner", "--serving-model-dir")),
+            ("submit", ("--spec", "--project", "--region", "--dry-run")),
+            ("schedule", ("--spec", "--cron", "--dry-run"))):
+        result = subprocess.run([sys.executable, "-m", "pipeline", command, "--help"],
+                                capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+        for option in options:
+            assert option in result.stdout, (command, option)
+
+
+# A fresh interpreter with nothing but TensorFlow, as a serving client has.
+_SERVE_SCRIPT = textwrap.dedent(r"""
+    import csv, json, sys
+    import tensorflow as tf
+
+    model_dir, csv_path, types = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+
+    def feature(kind, text):
+        if kind == "INT":
+            return tf.train.Feature(int64_list=tf.train.Int64List(value=[int(text)]))
+        if kind == "FLOAT":
+            return tf.train.Feature(float_list=tf.train.FloatList(value=[float(text)]))
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=[text.encode()]))
+
+    def example(row):  # raw columns, label left out
+        features = {k: feature(types[k], v) for k, v in row.items() if k != "tips" and v != ""}
+        return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))[:20]
+    serve = tf.saved_model.load(model_dir).signatures["serving_default"]
+    scores = serve(inputs=tf.constant([example(r) for r in rows]))["scores"].numpy()
+    print(json.dumps({"shape": list(scores.shape), "min": float(scores.min()),
+                      "max": float(scores.max()),
+                      "modules": sorted(m for m in sys.modules if m.split(".")[0] in
+                                        ("tfx", "tensorflow_transform", "components"))}))
+""")
+
+
+def _schema_types():
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    from schemas import TAXI_SCHEMA_PATH, load_schema
+    return {f.name: schema_pb2.FeatureType.Name(f.type)
+            for f in load_schema(TAXI_SCHEMA_PATH).feature}
+
+
+def _serve(model_dir, csv_path):
+    result = subprocess.run(
+        [sys.executable, "-c", _SERVE_SCRIPT, model_dir, str(csv_path),
+         json.dumps(_schema_types())], capture_output=True, text=True, check=True, cwd="/")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _only(result, key):
+    (artifact,) = result["outputs"][key]
+    return artifact
+
+
+@pytest.mark.slow
+def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
+        compiled, tmp_path, small_taxi_csv):
+    from components.trainer.estimator import checkpoints
+    _, path, _ = compiled
+    gcs = tmp_path / "gcs"
+    (gcs / "bucket" / "data").mkdir(parents=True)
+    shutil.copy(small_taxi_csv, gcs / "bucket" / "data" / "taxi.csv")
+    serving_dir = gcs / "bucket" / "serving" / "taxi"
+    runner = LocalVertexRunner(gcs)
+
+    # First run: no blessed model yet, so both resolvers return nothing.
+    first = runner.run(path, job_id="run-1")
+    assert first[BLESSING_RESOLVER]["outputs"] == {"model_blessing": []}
+    assert first[MODEL_RESOLVER]["outputs"] == {"model": []}
+    assert "base_model" not in first["Trainer"]["inputs"]
+    assert "baseline_model" not in first["Evaluator"]["inputs"]
+    examples = _only(first["ExampleGen"], "examples")
+    assert examples["uri"] == str(gcs / "bucket" / "root" / "run-1" / "ExampleGen" / "examples")
+    assert os.path.isdir(os.path.join(examples["uri"], "Split-train"))
+    model = _only(first["Trainer"], "model")
+    blessing = _only(first["Evaluator"], "blessing")["metadata"]
+    assert blessing["blessed"] == 1 and blessing["current_model_id"] == model["name"]
+    pushed = _only(first["Pusher"], "pushed_model")["metadata"]
+    assert pushed["pushed"] == 1
+    assert os.path.dirname(pushed["pushed_destination"]) == str(serving_dir)
+    served = _serve(pushed["pushed_destination"], small_taxi_csv)
+    assert served["modules"] == [], "serving must need nothing but TensorFlow"
+    assert served["shape"] == [20, 2] and 0.0 <= served["min"] <= served["max"] <= 1.0
+
+    # Second run of the same spec (what a schedule does): it starts from, and is
+    # compared with, the first run's blessed model, and is pushed only if blessed.
+    second = runner.run(path, job_id="run-2")
+    assert _only(second[BLESSING_RESOLVER], "model_blessing")["name"] == \
+        _only(first["Evaluator"], "blessing")["name"]
+    assert second["Trainer"]["inputs"]["base_model"] == [
+        {key: model[key] for key in ("name", "type", "uri", "metadata")}]
+    step0 = os.path.join(_only(second["Trainer"], "model_run")["uri"], "model.ckpt-0")
+    blessed_checkpoint = checkpoints.resolve_checkpoint(pushed["pushed_destination"])
+    for name in ("dnn/hiddenlayer_0/kernel", "linear/linear_model/bias_weights"):
+        assert (checkpoints.read_variable(step0, name) ==
+                checkpoints.read_variable(blessed_checkpoint, name)).all(), name
+    blessing = _only(second["Evaluator"], "blessing")["metadata"]
+    assert blessing["baseline_model_id"] == model["name"]
+    pushed_again = _only(second["Pusher"], "pushed_model")["metadata"]
+    versions = sorted(os.listdir(serving_dir))
+    if blessing["blessed"] == 1:
+        assert pushed_again["pushed"] == 1 and len(versions) == 2
+        assert _serve(pushed_again["pushed_destination"], small_taxi_csv)["shape"] == [20, 2]
+    else:
+        assert pushed_again["pushed"] == 0 and versions == [os.path.basename(
+            pushed["pushed_destination"])]
