@@ -200,3 +200,15 @@ def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):
     resumed = build()
     resumed.train(train_input_fn, steps=3)
     assert resumed.get_variable_value(iteration[0]) == 10
+
+
+def test_tf_random_seed_makes_initial_weights_repeat(tmp_path):
+    def initial_kernel(name):
+        model = estimator.DNNClassifier([4], COLUMNS, config=estimator.RunConfig(
+            model_dir=str(tmp_path / name), tf_random_seed=11))
+        model.train(train_input_fn, steps=1)
+        return checkpoints.read_variable(os.path.join(model.model_dir, "model.ckpt-0"),
+                                         "dnn/hiddenlayer_0/kernel")
+
+    from components.trainer.estimator import checkpoints
+    np.testing.assert_array_equal(initial_kernel("a"), initial_kernel("b"))

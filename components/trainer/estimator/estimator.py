@@ -17,6 +17,7 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
+import tf_keras
 
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
@@ -232,8 +233,9 @@ class Estimator:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         if self._config.tf_random_seed is not None and not self._store.variables:
             # As tf.estimator seeded each graph: initial values and dropout
-            # repeat from run to run.
-            tf.random.set_seed(self._config.tf_random_seed)
+            # repeat from run to run.  tf_keras initializers draw their seeds
+            # from Python's `random`, which this seeds too.
+            tf_keras.utils.set_random_seed(self._config.tf_random_seed)
         with _scope(self._config.train_distribute):
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
@@ -282,7 +284,6 @@ class Estimator:
     def _eval_function(self):
         if "eval" in self._functions:
             return self._functions["eval"]
-        import tf_keras
 
         @tf.function
         def eval_step(features, labels):
