@@ -184,8 +184,9 @@ def test_training_summaries_include_loss_and_learning_rate(tmp_path):
     classifier.train(train_input_fn, steps=20)
     scalars = summaries.read_scalars_by_step(
         glob.glob(os.path.join(classifier.model_dir, "*.tfevents.*")))
-    assert {"loss", "learning_rate"} <= set(scalars[20])
-    assert scalars[20]["learning_rate"] == pytest.approx(0.05)
+    rates = {tag: v for tag, v in scalars[20].items() if tag.endswith("learning_rate")}
+    assert "loss" in scalars[20]
+    assert list(rates.values()) == [pytest.approx(0.05)]  # DNN's canned Adagrad rate
 
 
 def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):

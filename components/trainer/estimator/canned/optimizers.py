@@ -2,12 +2,14 @@
 
 import tf_keras
 
+# tf_keras's legacy optimizers, as tf.estimator 2.15's canned estimators used:
+# each update is one fused kernel, and Ftrl keeps sparse gradients sparse.
 _BY_NAME = {
-    "adagrad": tf_keras.optimizers.Adagrad,
-    "adam": tf_keras.optimizers.Adam,
-    "ftrl": tf_keras.optimizers.Ftrl,
-    "rmsprop": tf_keras.optimizers.RMSprop,
-    "sgd": tf_keras.optimizers.SGD,
+    "adagrad": tf_keras.optimizers.legacy.Adagrad,
+    "adam": tf_keras.optimizers.legacy.Adam,
+    "ftrl": tf_keras.optimizers.legacy.Ftrl,
+    "rmsprop": tf_keras.optimizers.legacy.RMSprop,
+    "sgd": tf_keras.optimizers.legacy.SGD,
 }
 
 

@@ -1,0 +1,178 @@
+"""One side of `estimator_vs_tf215.py`: train, evaluate, export and serve the taxi model.
+
+    python bench/_estimator_worker.py --impl {ours,tf215} --data DIR [--train-steps N] ...
+
+Needs only the standard library and TensorFlow, so that it runs unchanged
+under TF 2.21 with this project's estimator (`--impl ours`, repo root on
+PYTHONPATH) and under TF 2.15 with `tf.estimator` (`--impl tf215`).  The
+model's columns come from DIR/spec.json (written from `taxi_model.py`).
+Prints one line `RESULT {json}` last.
+"""
+
+import argparse
+import glob
+import json
+import logging
+import os
+import random
+import shutil
+import statistics
+import tempfile
+import time
+
+import tensorflow as tf
+
+HIDDEN_UNITS = [100, 70, 50, 25]
+SHUFFLE_BUFFER = 10_000
+
+
+def _estimator_api(impl):
+    if impl == "ours":
+        from components.trainer import estimator
+        return estimator
+    return tf.estimator
+
+
+def _input_fn(files, feature_spec, label, batch_size, seed, train):
+    """As the Trainer's `make_input_fn`: gzipped records -> parsed (features, label) batches."""
+
+    def input_fn():
+        dataset = tf.data.TFRecordDataset(files, compression_type="GZIP")
+        if train:
+            dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=seed).repeat()
+        dataset = dataset.batch(batch_size).map(
+            lambda records: tf.io.parse_example(records, feature_spec),
+            num_parallel_calls=tf.data.AUTOTUNE)
+        dataset = dataset.map(lambda features: (features, features.pop(label)))
+        return dataset.prefetch(tf.data.AUTOTUNE)
+
+    return input_fn
+
+
+def _build(api, spec, model_dir, seed):
+    wide = [tf.feature_column.categorical_column_with_identity(name, num_buckets=n)
+            for name, n in spec["wide"]]
+    deep = [tf.feature_column.numeric_column(name) for name in spec["deep"]]
+    config = api.RunConfig(model_dir=model_dir, tf_random_seed=seed,
+                           save_checkpoints_steps=10**9, save_summary_steps=100,
+                           log_step_count_steps=100)
+    return api.DNNLinearCombinedClassifier(
+        config=config, linear_feature_columns=wide, dnn_feature_columns=deep,
+        dnn_hidden_units=HIDDEN_UNITS)
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def _serving(export_dir, records, calls, batch, rounds=5, calls_per_round=10):
+    """(median ms for one example, examples/s for `batch` examples) via the `predict` signature.
+
+    The batch rate is the median of a few rounds: one slow round (another process
+    waking up) should not decide the figure.
+    """
+    predict = tf.saved_model.load(export_dir).signatures["predict"]
+    one = tf.constant(records[:1])
+    many = tf.constant((records * (batch // len(records) + 1))[:batch])
+    for _ in range(50):
+        predict(examples=one)
+    latencies = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        predict(examples=one)
+        latencies.append(time.perf_counter() - start)
+    for _ in range(3):
+        predict(examples=many)
+    rates = []
+    for _ in range(rounds):
+        _, seconds = _timed(lambda: [predict(examples=many) for _ in range(calls_per_round)])
+        rates.append(calls_per_round * batch / seconds)
+    return statistics.median(latencies) * 1e3, statistics.median(rates)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=["ours", "tf215"], required=True)
+    parser.add_argument("--data", required=True, help="folder with spec.json (bench/_taxi_data.py)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--warmup-steps", type=int, default=200)
+    parser.add_argument("--train-steps", type=int, default=3000)
+    parser.add_argument("--serving-calls", type=int, default=300)
+    parser.add_argument("--serving-batch", type=int, default=1024)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+
+    with open(os.path.join(args.data, "spec.json")) as f:
+        spec = json.load(f)
+    feature_spec = {name: tf.io.FixedLenFeature([], tf.as_dtype(dtype))
+                    for name, dtype in spec["feature_spec"].items()}
+    label = spec["label"]
+    files = {split: sorted(glob.glob(os.path.join(args.data, pattern)))
+             for split, pattern in spec["files"].items()}
+
+    # INFO, timestamped: both estimators then log their own global_step/sec every
+    # 100 steps and their checkpoint saves to the worker's log, which shows where a
+    # train() call's time went beyond the timed total.
+    logging.basicConfig(level=logging.INFO,
+                        format="%(relativeCreated)8.0fms %(name)s: %(message)s")
+    tf.get_logger().setLevel(logging.INFO)
+    tf.random.set_seed(args.seed)
+    # tf_keras initializers (ours) draw their seeds from Python's `random`, which
+    # neither tf.random.set_seed nor RunConfig(tf_random_seed) reaches.
+    random.seed(args.seed)
+    api = _estimator_api(args.impl)
+    model_dir = tempfile.mkdtemp(prefix=f"bench-{args.impl}-")
+    try:
+        model = _build(api, spec, model_dir, args.seed)
+        train_input = _input_fn(files["train"], feature_spec, label, args.batch_size,
+                                args.seed, train=True)
+        # The first call pays for graph building / tracing; time only later ones.
+        _, warmup_s = _timed(lambda: model.train(train_input, steps=args.warmup_steps))
+        # Every train() call also pays a fixed cost (tf.estimator rebuilds its graph
+        # and session; both restore and save a checkpoint and refill the shuffle
+        # buffer): one step's call estimates it, to separate it from per-step speed.
+        _, call_s = _timed(lambda: model.train(train_input, steps=1))
+        _, train_s = _timed(lambda: model.train(train_input, steps=args.train_steps))
+
+        eval_input = _input_fn(files["eval"], feature_spec, label, args.batch_size,
+                               args.seed, train=False)
+        metrics, eval_s = _timed(lambda: model.evaluate(eval_input))
+
+        serving_spec = {k: v for k, v in feature_spec.items() if k != label}
+        receiver_fn = api.export.build_parsing_serving_input_receiver_fn(serving_spec)
+        export_dir, export_s = _timed(lambda: model.export_saved_model(
+            os.path.join(model_dir, "export"), receiver_fn))
+        records = [r.numpy() for r in tf.data.TFRecordDataset(
+            files["eval"], compression_type="GZIP").take(args.serving_batch)]
+        p50_ms, batch_rate = _serving(export_dir.decode(), records, args.serving_calls,
+                                      args.serving_batch)
+    finally:
+        shutil.rmtree(model_dir, ignore_errors=True)
+
+    result = {
+        "impl": args.impl,
+        "tf_version": tf.__version__,
+        "batch_size": args.batch_size,
+        "train_steps": args.train_steps,
+        "warmup_seconds": warmup_s,
+        "train_seconds": train_s,
+        "train_examples_per_sec": args.train_steps * args.batch_size / train_s,
+        "train_call_seconds": call_s,
+        "train_steady_examples_per_sec":
+            args.train_steps * args.batch_size / max(train_s - call_s, 1e-9),
+        "global_step": int(metrics["global_step"]),
+        "eval_auc": float(metrics["auc"]),
+        "eval_loss": float(metrics["loss"]),
+        "eval_seconds": eval_s,
+        "export_seconds": export_s,
+        "serving_p50_ms_batch1": p50_ms,
+        "serving_examples_per_sec": batch_rate,
+        "serving_batch": args.serving_batch,
+    }
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
