@@ -39,12 +39,15 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
             f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}.")
 
     def input_fn(input_context=None):
+        shards = input_context.num_input_pipelines if input_context is not None else 1
         dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
-        if input_context is not None and input_context.num_input_pipelines > 1:
-            # One input pipeline per worker: each reads its own share of files.
-            dataset = dataset.shard(input_context.num_input_pipelines,
-                                    input_context.input_pipeline_id)
+        # One input pipeline per worker, each with its own share: of the
+        # files when there are enough of them, else of the records.
+        if 1 < shards <= len(files):
+            dataset = dataset.shard(shards, input_context.input_pipeline_id)
         dataset = tf.data.TFRecordDataset(dataset, compression_type="GZIP")
+        if shards > len(files):
+            dataset = dataset.shard(shards, input_context.input_pipeline_id)
         if repeat:
             dataset = dataset.shuffle(10_000, seed=seed).repeat()
         dataset = dataset.batch(batch_size).map(

@@ -34,5 +34,11 @@ def apply(optimizer, loss, variables):
     import tensorflow as tf
     variables = list(variables)
     gradients = tf.gradients(loss, variables)
+    if tf.distribute.get_replica_context() is not None and \
+            tf.distribute.get_replica_context().num_replicas_in_sync > 1:
+        # Replicas' sparse gradients touch different rows, and the collective
+        # that sums them needs equal shapes: sum them dense.
+        gradients = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+                     for g in gradients]
     pairs = [(g, v) for g, v in zip(gradients, variables) if g is not None]
     return optimizer.apply_gradients(pairs)
