@@ -10,8 +10,9 @@ import json
 import os
 import sys
 
+from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
-from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, PipelineConfig
+from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, LOCAL_BACKENDS, PipelineConfig
 
 _DEFAULTS = PipelineConfig()
 
@@ -80,6 +81,28 @@ def _add_component_options(p):
                         "TF_CONFIG lists ps tasks, multi_worker_mirrored if it lists several "
                         "workers, else mirrored with several GPUs, one_device with one, "
                         "default on the CPU.")
+    p.add_argument("--training-backend", default=_DEFAULTS.training_backend,
+                   choices=TRAINING_BACKENDS,
+                   help="Where the Trainer trains: in_process (its own process), local (chief, "
+                        "workers and ps as processes on 127.0.0.1, as a cluster would run "
+                        "them), vertex (a Vertex AI CustomJob) or kubeflow (a TFJob); the last "
+                        "two only in a compiled pipeline. The machines below are laid out as "
+                        "--strategy needs: one for single-machine strategies, a chief and "
+                        "workers for multi_worker_mirrored, plus ps tasks for parameter_server.")
+    p.add_argument("--workers", type=int, default=_DEFAULTS.workers,
+                   help="Training machines, chief included (multi_worker_mirrored); workers "
+                        "besides the coordinating chief (parameter_server).")
+    p.add_argument("--parameter-servers", type=int, default=_DEFAULTS.parameter_servers,
+                   help="ps tasks (parameter_server).")
+    p.add_argument("--machine-type", default=_DEFAULTS.machine_type,
+                   help="Machine type of the chief and workers (vertex).")
+    p.add_argument("--accelerator-type", default=None,
+                   help="Accelerator of the chief and workers, e.g. NVIDIA_TESLA_T4 (vertex; "
+                        "for kubeflow, --accelerator-count GPUs are requested).")
+    p.add_argument("--accelerator-count", type=int, default=_DEFAULTS.accelerator_count,
+                   help="Accelerators per chief or worker machine.")
+    p.add_argument("--ps-machine-type", default=_DEFAULTS.ps_machine_type,
+                   help="Machine type of the ps tasks (vertex).")
     p.add_argument("--warm-start", action="store_true",
                    help="Initialize the model from the latest blessed model, if any.")
     p.add_argument("--min-auc", type=float, default=_DEFAULTS.min_auc,
@@ -114,9 +137,10 @@ def _add_compile_parser(subparsers):
     p.add_argument("--image", default=None,
                    help="Pipeline image built from kubeflow/Dockerfile; every task runs in it.")
     p.add_argument("--project", dest="gcp_project", default=None,
-                   help="Google Cloud project of the Dataflow jobs (--beam-runner dataflow).")
+                   help="Google Cloud project of the Trainer's CustomJob (--training-backend "
+                        "vertex) and of the Dataflow jobs (--beam-runner dataflow).")
     p.add_argument("--region", dest="gcp_region", default=_DEFAULTS.gcp_region,
-                   help="Region of the Dataflow jobs.")
+                   help="Region of the Trainer's CustomJob and of the Dataflow jobs.")
     p.add_argument("--beam-runner", default=_DEFAULTS.beam_runner, choices=BEAM_RUNNERS,
                    help="Where Beam steps run: direct (in the task's container, with the "
                         "--beam-arg values or the in-memory defaults), dataflow, or portable (a "
@@ -219,9 +243,17 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("run", "compile"):
+        try:
+            config = config_from_args(args)
+        except ValueError as e:
+            parser.error(str(e))
     if args.command == "run":
-        config = config_from_args(args)
+        if config.training_backend not in LOCAL_BACKENDS:
+            parser.error(f"--training-backend {config.training_backend} needs the artifacts on "
+                         "gs://, where its machines can read them: use it with `compile`.")
         if not args.verbose:
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from pipeline.runner import run_locally
@@ -236,7 +268,7 @@ def main(argv=None):
         if args.command == "compile":
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
             from pipeline.vertex import compile_pipeline
-            job = compile_pipeline(config_from_args(args), args.out)
+            job = compile_pipeline(config, args.out)
             from kubeflow.local_runner import task_order
             tasks = task_order(job["pipelineSpec"]["root"]["dag"]["tasks"])
             print(f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "

@@ -20,6 +20,8 @@ DEFAULT_BEAM_ARGS = (
     "--direct_num_workers=1",
 )
 BEAM_RUNNERS = ("direct", "dataflow", "portable")
+# Training backends a local run can use; the others need artifacts on gs://.
+LOCAL_BACKENDS = ("in_process", "local")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +56,17 @@ class PipelineConfig:
     # tf.distribute strategy by name (components/trainer/strategy.py); "auto"
     # decides from TF_CONFIG and the visible devices.
     strategy: str = "auto"
+    # Where the Trainer trains (components/trainer/cluster.py): "in_process",
+    # "local" (chief, workers and ps as processes on 127.0.0.1), "vertex"
+    # (a Vertex AI CustomJob) or "kubeflow" (a TFJob).  The machines below
+    # apply to the last three, laid out as the strategy needs.
+    training_backend: str = "in_process"
+    workers: int = 2  # training machines, chief included
+    parameter_servers: int = 1
+    machine_type: str = "n1-standard-8"
+    accelerator_type: Optional[str] = None
+    accelerator_count: int = 0
+    ps_machine_type: str = "n1-standard-4"
     # Evaluator
     slice_features: Tuple[str, ...] = ("trip_start_hour",)
     min_auc: float = 0.6
@@ -83,6 +96,10 @@ class PipelineConfig:
         from components.trainer.strategy import NAMES
         if self.strategy not in NAMES:
             raise ValueError(f"strategy must be one of {', '.join(NAMES)}; got {self.strategy!r}.")
+        cluster = self.training_cluster  # raises for an unknown backend
+        if self.training_backend != "in_process":
+            from components.trainer.cluster import replica_counts
+            replica_counts(self.strategy, cluster)  # raises for a layout that cannot work
         if not self.hidden_units:
             raise ValueError("hidden_units must name at least one layer.")
         if self.beam_runner not in BEAM_RUNNERS:
@@ -104,6 +121,16 @@ class PipelineConfig:
     @property
     def resolved_serving_model_dir(self):
         return self._under_output(self.serving_model_dir, "serving_model", self.pipeline_name)
+
+    @property
+    def training_cluster(self):
+        from components.trainer.cluster import TrainingCluster
+        return TrainingCluster(
+            backend=self.training_backend, machine_type=self.machine_type,
+            accelerator_type=self.accelerator_type, accelerator_count=self.accelerator_count,
+            workers=self.workers, parameter_servers=self.parameter_servers,
+            ps_machine_type=self.ps_machine_type, image=self.image, project=self.gcp_project,
+            region=self.gcp_region)
 
     @property
     def hparams_json(self):

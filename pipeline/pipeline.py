@@ -12,6 +12,7 @@ from components.example_gen import ExampleGen
 from components.pusher import Pusher
 from components.schema_importer import SchemaImporter
 from components.trainer.component import Trainer
+from pipeline.config import LOCAL_BACKENDS
 from components.transform import Transform
 
 
@@ -42,7 +43,7 @@ def create_components(config):
         eval_batch_size=config.eval_batch_size,
         save_checkpoints_steps=config.save_checkpoints_steps, random_seed=config.random_seed,
         hparams=config.hparams_json, warm_start=int(config.warm_start),
-        strategy=config.strategy)
+        strategy=config.strategy, training_cluster=config.training_cluster.to_json())
     evaluator = Evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
@@ -60,6 +61,11 @@ def create_components(config):
 
 def create_pipeline(config, metadata_connection_config=None):
     """The taxi pipeline from `config`; SQLite metadata unless a connection is given."""
+    if config.training_backend not in LOCAL_BACKENDS:
+        raise ValueError(
+            f"training_backend {config.training_backend!r} runs tasks on other machines, "
+            "which cannot read this run's local artifacts: compile the pipeline for Vertex "
+            "AI instead (`python -m pipeline compile`).")
     if metadata_connection_config is None:
         metadata_connection_config = metadata.sqlite_metadata_connection_config(
             config.resolved_metadata_path)

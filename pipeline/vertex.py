@@ -74,6 +74,9 @@ def vertex_config(config):
     if remote_beam and not config.beam_worker_image:
         problems.append(f"--beam-worker-image: {config.beam_runner} workers run the "
                         "beam-worker target of kubeflow/Dockerfile")
+    if config.training_backend == "vertex" and not config.gcp_project:
+        problems.append("--project: the Trainer's Vertex AI CustomJob runs in a Google Cloud "
+                        "project")
     if config.beam_runner == "dataflow" and not config.gcp_project:
         problems.append("--project: Dataflow jobs run in a Google Cloud project")
     if config.beam_runner == "portable" and not config.beam_job_endpoint:

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -11,6 +10,7 @@ import time
 
 import pytest
 
+from components.trainer.launcher import free_ports
 from pipeline.config import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -133,7 +133,7 @@ class _Cluster:
     """A chief (run by the test), workers and ps tasks as processes on 127.0.0.1."""
 
     def __init__(self, workers, ps):
-        ports = iter(_free_ports(1 + workers + ps))
+        ports = iter(free_ports(1 + workers + ps))
         self.spec = {"chief": [f"127.0.0.1:{next(ports)}"],
                      "worker": [f"127.0.0.1:{next(ports)}" for _ in range(workers)],
                      "ps": [f"127.0.0.1:{next(ports)}" for _ in range(ps)]}
@@ -169,16 +169,6 @@ def _env(**extra):
     return env
 
 
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 def test_mirrored_and_central_storage_match_one_device(tmp_path):
     result = subprocess.run([sys.executable, "-c", _SINGLE_HOST, str(tmp_path)],
                             capture_output=True, text=True, env=_env(), timeout=600)
@@ -195,7 +185,7 @@ def test_mirrored_and_central_storage_match_one_device(tmp_path):
 
 
 def _start_workers(model_dir, max_steps, pause):
-    ports = _free_ports(2)
+    ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     return [subprocess.Popen(
         [sys.executable, "-c", _WORKER, model_dir, str(max_steps), str(pause)],

@@ -224,6 +224,34 @@ def test_compile_lists_everything_missing(tmp_path, capsys):
     assert "--beam-worker-image" in message and "--project" in message
 
 
+def test_trainer_on_vertex_training_gets_the_cluster_from_the_config(tmp_path, capsys):
+    from components.trainer.cluster import TrainingCluster, vertex_worker_pool_specs
+    from components.trainer.launcher import REPLICA_COMMAND
+    config = _config(tmp_path, training_backend="vertex", strategy="multi_worker_mirrored",
+                     workers=3, machine_type="a2-highgpu-1g", accelerator_type="NVIDIA_TESLA_A100",
+                     accelerator_count=1, gcp_project="proj", gcp_region="europe-west4")
+    job = compile_pipeline(config, str(tmp_path / "pipeline.json"))
+    trainer = _parameters(job, "Trainer")
+    assert trainer["strategy"] == "multi_worker_mirrored"
+    cluster = TrainingCluster.from_json(trainer["training_cluster"])
+    assert cluster == TrainingCluster(
+        backend="vertex", workers=3, machine_type="a2-highgpu-1g",
+        accelerator_type="NVIDIA_TESLA_A100", accelerator_count=1, image=IMAGE,
+        project="proj", region="europe-west4")
+    # What the Trainer task then sends to Vertex AI Training: a chief and two
+    # workers, each with the GPU, all running the Trainer's replica in the image.
+    pools = vertex_worker_pool_specs(trainer["strategy"], cluster, cluster.image,
+                                     REPLICA_COMMAND)
+    assert [p["replicaCount"] for p in pools] == [1, 2]
+    assert {p["containerSpec"]["imageUri"] for p in pools} == {IMAGE}
+    assert pools[1]["machineSpec"]["acceleratorType"] == "NVIDIA_TESLA_A100"
+
+    assert main(["compile", "--out", str(tmp_path / "p.json"), "--pipeline-root", "gs://b/r",
+                 "--image", IMAGE, "--serving-model-dir", "/gcs/b/serving",
+                 "--training-backend", "vertex"]) == 2
+    assert "--project: the Trainer's Vertex AI CustomJob" in capsys.readouterr().err
+
+
 def test_submit_and_schedule_without_credentials_or_project_fail_saying_what_is_missing(
         compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys):
     _, path, _ = compiled

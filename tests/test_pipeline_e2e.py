@@ -153,11 +153,53 @@ def test_malformed_csv_fails_the_run_naming_file_line_and_column(tmp_path, small
     assert not os.path.exists(config.resolved_serving_model_dir)
 
 
+@pytest.mark.parametrize("strategy, tasks", [
+    ("multi_worker_mirrored", ["chief-0", "worker-0"]),
+    ("parameter_server", ["chief-0", "ps-0", "worker-0", "worker-1"]),
+])
+def test_trainer_runs_its_strategy_on_a_local_cluster_of_processes(tmp_path, small_taxi_csv,
+                                                                    strategy, tasks):
+    from pipeline.runner import run_locally
+    config = small_pipeline_config(tmp_path, small_taxi_csv, strategy=strategy,
+                                   training_backend="local", workers=2, parameter_servers=1,
+                                   train_steps=100, save_checkpoints_steps=50)
+    summary = run_locally(config)
+    assert summary.strategy == f"{strategy} (requested)"
+    assert summary.blessed and os.path.isdir(summary.pushed_to)
+    (model_run,) = [os.path.join(root, name) for root in [os.path.join(
+        config.resolved_pipeline_root, "Trainer", "model_run")] for name in os.listdir(root)]
+    logs = sorted(name[:-len(".log")] for name in os.listdir(os.path.join(model_run,
+                                                                          "cluster_logs")))
+    assert logs == tasks
+    with open(os.path.join(model_run, "trainer_run.json")) as f:
+        record = json.load(f)
+    assert record["strategy"] == strategy and record["eval_metrics"]["global_step"] == 100
+    result = subprocess.run(
+        [sys.executable, "-c", _SCORE_SCRIPT, summary.pushed_to, str(small_taxi_csv),
+         json.dumps(_schema_types()), os.path.join(config.resolved_pipeline_root, "ExampleGen",
+                                                   "examples", "*", "Split-eval", "*.gz")],
+        capture_output=True, text=True, check=True, cwd="/")
+    assert json.loads(result.stdout.strip().splitlines()[-1])["rows"] == 200
+
+
+def test_run_refuses_a_backend_whose_machines_cannot_read_local_artifacts(capsys):
+    from pipeline.__main__ import main
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--training-backend", "vertex"])
+    assert exit_.value.code == 2
+    assert "--training-backend vertex needs the artifacts on gs://" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--training-backend", "local", "--strategy", "multi_worker_mirrored",
+              "--workers", "1"])
+    assert "multi_worker_mirrored needs at least 2 workers" in capsys.readouterr().err
+
+
 def test_cli_help_explains_every_option():
     result = subprocess.run([sys.executable, "-m", "pipeline", "run", "--help"],
                             capture_output=True, text=True, check=True, cwd=REPO_ROOT)
     for option in ("--data", "--train-steps", "--eval-steps", "--beam-arg", "--min-auc",
-                   "--max-bad-row-fraction", "--warm-start", "--output-dir"):
+                   "--max-bad-row-fraction", "--warm-start", "--output-dir",
+                   "--training-backend", "--workers", "--parameter-servers"):
         assert option in result.stdout
     assert "tensorflow" not in result.stderr.lower()
 

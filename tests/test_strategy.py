@@ -54,3 +54,24 @@ def test_choose_here_reads_tf_config_and_builds_the_default_on_cpu(monkeypatch):
     choice = choose_here("auto")
     assert choice.name == "default"
     assert build(choice) is None
+
+
+
+def test_choosing_leaves_the_eager_context_unstarted_for_multi_worker_mirrored():
+    # Multi-worker mirrored configures collective ops at program startup: a
+    # choice that started TensorFlow's eager context would make it fail.
+    import os
+    import subprocess
+    import sys
+
+    from pipeline.config import REPO_ROOT
+    script = ("from tensorflow.python.eager import context\n"
+              "from components.trainer import strategy\n"
+              "print(strategy.choose_here('auto').name, context.context()._context_handle)\n")
+    tf_config = {"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
+                 "task": {"type": "chief", "index": 0}}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, cwd=REPO_ROOT,
+                            env=dict(os.environ, TF_CONFIG=json.dumps(tf_config)))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split()[-2:] == ["multi_worker_mirrored", "None"]

@@ -1,30 +1,65 @@
-"""The machines a strategy needs, as Vertex AI and Kubeflow describe them.
+"""Where the Trainer trains, and the machines a strategy needs there.
 
-`vertex_worker_pool_specs` gives a Vertex AI CustomJob's `workerPoolSpecs`
-(pool 0 chief, 1 workers, 2 parameter servers; Vertex sets `TF_CONFIG` from
-them); `tfjob_replica_specs` gives a Kubeflow TFJob's `tfReplicaSpecs`.
-Both follow from the strategy: one machine for single-machine strategies, a
-chief plus workers for multi-worker mirrored, and ps tasks on top for
+`TrainingCluster` is the Trainer's `training_cluster` parameter: the backend
+(`in_process`: the Trainer's own process; `local`: a cluster of processes on
+127.0.0.1; `vertex`: a Vertex AI CustomJob; `kubeflow`: a Kubeflow TFJob) and
+the machines.  The layout follows the strategy: one machine for
+single-machine strategies (and `auto`, which then picks from that machine's
+devices), a chief plus workers for multi-worker mirrored, ps tasks on top for
 parameter server.
+
+`vertex_worker_pool_specs` gives a CustomJob's `workerPoolSpecs` (pool 0
+chief, 1 workers, 2 parameter servers; Vertex sets `TF_CONFIG` from them);
+`tfjob_replica_specs` gives a TFJob's `tfReplicaSpecs`.
 """
 
 import dataclasses
+import json
 from typing import List, Optional
 
-SINGLE_MACHINE = ("default", "one_device", "mirrored", "central_storage", "tpu")
+BACKENDS = ("in_process", "local", "vertex", "kubeflow")
+SINGLE_MACHINE = ("auto", "default", "one_device", "mirrored", "central_storage", "tpu")
+# The task type of each Vertex worker pool, in pool order.
+POOL_TASK_TYPES = ("chief", "worker", "ps")
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainingCluster:
+    backend: str = "in_process"
     machine_type: str = "n1-standard-8"
     accelerator_type: Optional[str] = None  # e.g. NVIDIA_TESLA_T4
     accelerator_count: int = 0
     workers: int = 2  # training machines in all, chief included
     parameter_servers: int = 1
     ps_machine_type: str = "n1-standard-4"
+    # The image every task runs (vertex, kubeflow): the pipeline image.
+    image: Optional[str] = None
+    # Vertex AI project and region of the CustomJob.
+    project: Optional[str] = None
+    region: str = "us-central1"
+
+    def __post_init__(self):
+        if self.backend not in BACKENDS:
+            raise ValueError(f"training backend must be one of {', '.join(BACKENDS)}; "
+                             f"got {self.backend!r}.")
+        if self.accelerator_count < 0 or (self.accelerator_count and not self.accelerator_type):
+            raise ValueError("accelerator_count needs an accelerator_type, and cannot be "
+                             "negative.")
+
+    def to_json(self):
+        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text):
+        values = json.loads(text or "{}")
+        unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"training_cluster has unknown keys {unknown}.")
+        return cls(**values)
 
 
-def _replica_counts(strategy, cluster):
+def replica_counts(strategy, cluster):
+    """(chiefs, workers, parameter servers) that `strategy` needs on `cluster`."""
     if strategy in SINGLE_MACHINE:
         return 1, 0, 0
     if strategy == "multi_worker_mirrored":
@@ -36,7 +71,7 @@ def _replica_counts(strategy, cluster):
             raise ValueError("parameter_server needs at least 1 worker and 1 parameter server.")
         # The chief only coordinates; `workers` machines train.
         return 1, cluster.workers, cluster.parameter_servers
-    raise ValueError(f"No cluster layout for strategy {strategy!r} (resolve 'auto' first).")
+    raise ValueError(f"No cluster layout for strategy {strategy!r}.")
 
 
 def _machine(machine_type, accelerator_type=None, accelerator_count=0):
@@ -47,21 +82,16 @@ def _machine(machine_type, accelerator_type=None, accelerator_count=0):
 
 
 def vertex_worker_pool_specs(strategy, cluster, image, command, args=()) -> List[dict]:
-    chiefs, workers, ps = _replica_counts(strategy, cluster)
+    counts = replica_counts(strategy, cluster)
     container = {"imageUri": image, "command": list(command), "args": list(args)}
     trainer = _machine(cluster.machine_type, cluster.accelerator_type, cluster.accelerator_count)
-    pools = [{"machineSpec": trainer, "replicaCount": chiefs, "containerSpec": container}]
-    if workers or ps:
-        pools.append({"machineSpec": trainer, "replicaCount": workers,
-                      "containerSpec": container} if workers else {})
-    if ps:
-        pools.append({"machineSpec": _machine(cluster.ps_machine_type), "replicaCount": ps,
-                      "containerSpec": container})
-    return pools
+    machines = (trainer, trainer, _machine(cluster.ps_machine_type))
+    return [{"machineSpec": machine, "replicaCount": count, "containerSpec": container}
+            for machine, count in zip(machines, counts) if count]
 
 
 def tfjob_replica_specs(strategy, cluster, image, command, args=()) -> dict:
-    chiefs, workers, ps = _replica_counts(strategy, cluster)
+    chiefs, workers, ps = replica_counts(strategy, cluster)
 
     def replica(count, gpus):
         resources = {"limits": {"nvidia.com/gpu": gpus}} if gpus else {}

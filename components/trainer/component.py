@@ -27,6 +27,9 @@ class TrainerSpec(component_spec.ComponentSpec):
         # A name from components.trainer.strategy.NAMES; "auto" decides from
         # TF_CONFIG and the devices the Trainer sees.
         "strategy": component_spec.ExecutionParameter(type=str),
+        # components.trainer.cluster.TrainingCluster as JSON: where training
+        # runs (this process, local processes, Vertex AI, a TFJob) and on what.
+        "training_cluster": component_spec.ExecutionParameter(type=str, optional=True),
     }
     INPUTS = {
         "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
@@ -52,7 +55,7 @@ class Trainer(base_component.BaseComponent):
                  train_steps,
                  eval_steps, train_batch_size=64, eval_batch_size=128,
                  save_checkpoints_steps=500, random_seed=42, hparams="{}", warm_start=0,
-                 strategy="auto", base_model=None):
+                 strategy="auto", training_cluster=None, base_model=None):
         super().__init__(spec=TrainerSpec(
             examples=examples, transform_graph=transform_graph, base_model=base_model,
             estimator_fn=estimator_fn, label_key=label_key, raw_label_key=raw_label_key,
@@ -60,6 +63,6 @@ class Trainer(base_component.BaseComponent):
             eval_steps=eval_steps, train_batch_size=train_batch_size,
             eval_batch_size=eval_batch_size, save_checkpoints_steps=save_checkpoints_steps,
             random_seed=random_seed, hparams=hparams, warm_start=warm_start,
-            strategy=strategy,
+            strategy=strategy, training_cluster=training_cluster,
             model=channel.Channel(type=standard_artifacts.Model),
             model_run=channel.Channel(type=standard_artifacts.ModelRun)))

@@ -54,10 +54,15 @@ def choose(requested, tf_config, num_gpus, num_tpus=0):
 
 
 def choose_here(requested):
-    """`choose` with this process's TF_CONFIG and visible devices."""
+    """`choose` with this process's TF_CONFIG and visible devices.
+
+    Leaves the eager context unstarted (unless asked for a TPU), so that a
+    multi-worker mirrored strategy can still be built afterwards.
+    """
     import tensorflow as tf
+    num_tpus = len(tf.config.list_logical_devices("TPU")) if requested == "tpu" else 0
     return choose(requested, tf_config_from_env(), len(tf.config.list_physical_devices("GPU")),
-                  len(tf.config.list_logical_devices("TPU")))
+                  num_tpus)
 
 
 def build(choice):
