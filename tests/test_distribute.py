@@ -101,6 +101,38 @@ _WORKER = _COMMON + textwrap.dedent("""
 """)
 
 
+# A linear model over a hashed categorical column: its gradients are sparse
+# (IndexedSlices), and each worker's batch touches different rows.
+_SPARSE_WORKER = textwrap.dedent("""
+    import json, sys
+    import numpy as np, tensorflow as tf
+    from components.trainer import estimator
+
+    strategy = tf.distribute.MultiWorkerMirroredStrategy()
+    words = np.array([f"w{i}".encode() for i in range(200)])
+    rng = np.random.default_rng(0)
+    x = rng.choice(words, size=2048)
+    y = (np.char.count(x.astype(str), "1") > 0).astype("int64")
+    column = tf.feature_column.categorical_column_with_hash_bucket("word", 1000)
+
+    def input_fn(input_context=None):
+        ds = tf.data.Dataset.from_tensor_slices(({"word": x[:, None]}, y))
+        if input_context is not None:
+            ds = ds.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        return ds.repeat().batch(32)
+
+    model = estimator.LinearClassifier([column], optimizer="Ftrl", config=estimator.RunConfig(
+        model_dir=sys.argv[1], train_distribute=strategy, tf_random_seed=1))
+    model.train(input_fn, max_steps=400)
+    result = {"is_chief": model.config.is_chief}
+    if model.config.is_chief:
+        metrics = model.evaluate(lambda: tf.data.Dataset.from_tensor_slices(
+            ({"word": x[:, None]}, y)).batch(256))
+        result.update(step=int(metrics["global_step"]), accuracy=float(metrics["accuracy"]))
+    print(json.dumps(result))
+""")
+
+
 _SERVER = textwrap.dedent("""
     import json, os
     from components.trainer import strategy
@@ -215,6 +247,22 @@ def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
     assert chief["served_accuracy"] > 0.8
     assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index"))
 
+
+def test_multi_worker_mirrored_sums_sparse_gradients_of_a_linear_model(tmp_path):
+    ports = free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    workers = [subprocess.Popen(
+        [sys.executable, "-c", _SPARSE_WORKER, str(tmp_path / "model")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(TF_CONFIG=json.dumps({"cluster": cluster,
+                                       "task": {"type": "worker", "index": index}})))
+        for index in range(2)]
+    outputs = _finish(workers, timeout=300)
+    for worker, (out, err) in zip(workers, outputs):
+        assert worker.returncode == 0, err[-3000:]
+    chief = json.loads(outputs[0][0].strip().splitlines()[-1])
+    assert chief["is_chief"] and chief["step"] == 400
+    assert chief["accuracy"] > 0.85  # a 60% majority class to beat
 
 def test_multi_worker_mirrored_fails_fast_on_a_lost_worker_and_resumes(tmp_path):
     model_dir = tmp_path / "model"
