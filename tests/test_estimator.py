@@ -427,6 +427,35 @@ def test_served_predictions_match_predict(linear, exported):
     assert [row[0] for row in served["classes"]] == [p["classes"][0].decode() for p in local]
 
 
+def test_vocabulary_lookup_tables_are_exported_with_the_model(tmp_path):
+    words = np.array([b"red", b"green", b"blue", b"other"] * 64)
+    labels = (words == b"red").astype(np.int64)
+    color = tf.feature_column.categorical_column_with_vocabulary_list(
+        "color", ["red", "green", "blue"], num_oov_buckets=1)
+    est = estimator.LinearClassifier([color], model_dir=str(tmp_path / "model"))
+    est.train(lambda: tf.data.Dataset.from_tensor_slices(({"color": words[:, None]}, labels))
+              .repeat().batch(32), steps=40)
+    spec = tf.feature_column.make_parse_example_spec([color])
+    path = est.export_saved_model(str(tmp_path / "export"),
+                                  export_lib.build_parsing_serving_input_receiver_fn(spec))
+    script = ("import sys, tensorflow as tf\n"
+              "model = tf.saved_model.load(sys.argv[1])\n"
+              "examples = [tf.train.Example(features=tf.train.Features(feature={'color': "
+              "tf.train.Feature(bytes_list=tf.train.BytesList(value=[w.encode()]))}))"
+              ".SerializeToString() for w in ('red', 'blue', 'purple')]\n"
+              "scores = model.signatures['predict'](examples=tf.constant(examples))\n"
+              "print(scores['logistic'].numpy().ravel().tolist())\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([sys.executable, "-c", script, path.decode()], capture_output=True,
+                          text=True, env=env, cwd=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    red, blue, unseen = json.loads(proc.stdout.strip().splitlines()[-1])
+    local = [p["logistic"][0] for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices(
+        {"color": np.array([[b"red"], [b"blue"], [b"purple"]])}).batch(3))]
+    np.testing.assert_allclose([red, blue, unseen], local, atol=1e-6)
+    assert red > 0.5 > blue
+
 # -------------------------------------------------------------- summaries
 def test_evaluate_name_writes_eval_subdir(linear):
     est, first_results = linear

@@ -3,14 +3,17 @@
 The receiver function and `model_fn` are traced together with
 `tf.compat.v1.wrap_function` (a graph function, not a session), which allows
 tf.estimator-style receivers that create placeholders.  The graph is then
-pruned to one concrete function per export output, and each is wrapped in a
-`tf.function` whose input names follow tf.estimator's signatures.
+pruned once per distinct set of signature inputs (usually once), and each
+export output becomes a `tf.function` whose input names follow tf.estimator's
+signatures.  Lookup tables the trace creates (vocabulary columns) are kept on
+the module, so the SavedModel carries them.
 """
 
 import os
 import time
 
 import tensorflow as tf
+from tensorflow.python.trackable import resource
 
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import export as export_lib
@@ -20,9 +23,10 @@ from components.trainer.estimator.model_fn import ModeKeys
 class ServingModule(tf.Module):
     """What gets saved: the estimator's variables under the checkpoint's names."""
 
-    def __init__(self, variables):
+    def __init__(self, variables, resources):
         super().__init__()
         setattr(self, ckpt_lib.ROOT_ATTRIBUTE, dict(variables))
+        self.resources = list(resources)
 
 
 def _export_outputs(spec):
@@ -39,12 +43,12 @@ def _export_outputs(spec):
     return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
 
 
-def _named_function(pruned, input_names, input_tensors):
-    """A tf.function taking `input_names` as keyword inputs and calling `pruned`."""
+def _named_function(pruned, key, input_names, input_tensors):
+    """A tf.function taking `input_names` as keyword inputs, returning `pruned(...)[key]`."""
     specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for n, t in zip(input_names, input_tensors)]
 
     def call(*args):
-        return pruned(*args)
+        return pruned(*args)[key]
 
     return tf.function(call, input_signature=specs).get_concrete_function()
 
@@ -53,27 +57,34 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
     if mode != ModeKeys.PREDICT:
         raise ValueError("Only PREDICT-mode exports are supported.")
     traced = {}
+    tables = resource.ResourceTracker()
 
     def graph_fn():
-        receiver = receiver_fn()
-        if not isinstance(receiver, export_lib.ServingInputReceiver):
-            raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
-        spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
+        with resource.resource_tracker_scope(tables):
+            receiver = receiver_fn()
+            if not isinstance(receiver, export_lib.ServingInputReceiver):
+                raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
+            spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
         traced["receiver"] = receiver
         traced["outputs"] = _export_outputs(spec)
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
     receiver_tensors = traced["receiver"].receiver_tensors
-    signatures = {}
+    # Export outputs that read the same inputs share one pruned graph.
+    by_inputs = {}
     for name, output in traced["outputs"].items():
         inputs, outputs = output.signature_io(receiver_tensors)
         input_names = sorted(inputs)
-        input_tensors = [inputs[n] for n in input_names]
-        pruned = wrapped.prune(feeds=input_tensors, fetches=outputs)
-        signatures[name] = _named_function(pruned, input_names, input_tensors)
-    module = ServingModule(estimator._store.model_variables())
-    module.graph_function = wrapped
+        key = tuple((n, inputs[n].name) for n in input_names)
+        group = by_inputs.setdefault(key, (input_names, [inputs[n] for n in input_names], {}))
+        group[2][name] = outputs
+    signatures = {}
+    for input_names, input_tensors, fetches in by_inputs.values():
+        pruned = wrapped.prune(feeds=input_tensors, fetches=fetches)
+        for name in fetches:
+            signatures[name] = _named_function(pruned, name, input_names, input_tensors)
+    module = ServingModule(estimator._store.model_variables(), tables.resources)
     return module, signatures
 
 

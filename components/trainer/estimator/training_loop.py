@@ -63,11 +63,9 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
         if is_chief and config.num_worker_replicas == 1:
             save()
 
+    # (Estimator.train returns before this when max_steps is already reached.)
     start_step = int(global_step.numpy())
     target = start_step + steps if steps is not None else max_steps
-    if target is not None and start_step >= target:
-        log.info("Skipping training since max_steps has already saved.")
-        return
 
     for listener in saving_listeners:
         listener.begin()
