@@ -24,6 +24,7 @@ REPLICA_MODULE = "components.trainer.replica"
 # The command of every task in the pipeline image, whose WORKDIR holds the code.
 REPLICA_COMMAND = ("python", "-m", REPLICA_MODULE)
 TFJOB_API = ("kubeflow.org", "v1", "tfjobs")
+_CODE_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 
@@ -49,7 +50,7 @@ def _tail(path, lines=30):
         return "".join(f.readlines()[-lines:])
 
 
-def run_local_pools(pools, log_dir, serving_task_types=(), env=None, poll_seconds=0.2):
+def run_local_pools(pools, log_dir, serving_task_types=(), poll_seconds=0.2):
     """Runs Vertex-style worker pools as processes on 127.0.0.1; returns when the job is done.
 
     Each pool's tasks get the `TF_CONFIG` Vertex would give them.  The job is
@@ -63,6 +64,9 @@ def run_local_pools(pools, log_dir, serving_task_types=(), env=None, poll_second
     spec = {task_types[i]: [f"127.0.0.1:{next(ports)}" for _ in range(pool["replicaCount"])]
             for i, pool in enumerate(pools)}
     os.makedirs(log_dir, exist_ok=True)
+    env = dict(os.environ)
+    # The tasks import this very code, wherever this process found it.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [_CODE_ROOT, env.get("PYTHONPATH")]))
     tasks = {}
     try:
         for i, pool in enumerate(pools):
@@ -76,7 +80,7 @@ def run_local_pools(pools, log_dir, serving_task_types=(), env=None, poll_second
                 with open(path, "w") as task_log:
                     tasks[task] = (subprocess.Popen(
                         command, stdout=task_log, stderr=subprocess.STDOUT,
-                        env=dict(env or os.environ, TF_CONFIG=json.dumps(tf_config))), path)
+                        env=dict(env, TF_CONFIG=json.dumps(tf_config))), path)
         training = {task for task in tasks if task[0] not in serving_task_types}
         while training:
             for task in sorted(training):

@@ -3,7 +3,7 @@
 The receiver function and `model_fn` are traced together with
 `tf.compat.v1.wrap_function` (a graph function, not a session), which allows
 tf.estimator-style receivers that create placeholders.  The graph is then
-pruned once per distinct set of signature inputs (usually once), and each
+pruned once per distinct set of input tensors (usually once), and each
 export output becomes a `tf.function` whose input names follow tf.estimator's
 signatures.  Lookup tables the trace creates (vocabulary columns) are kept on
 the module, so the SavedModel carries them.
@@ -43,12 +43,18 @@ def _export_outputs(spec):
     return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
 
 
-def _named_function(pruned, key, input_names, input_tensors):
-    """A tf.function taking `input_names` as keyword inputs, returning `pruned(...)[key]`."""
-    specs = [tf.TensorSpec(t.shape, t.dtype, name=n) for n, t in zip(input_names, input_tensors)]
+def _signature_function(pruned, key, inputs, feeds):
+    """A tf.function taking `inputs`' names as keyword inputs, returning `pruned(...)[key]`.
+
+    `pruned` takes `feeds`, the graph tensors behind `inputs`, positionally.
+    """
+    names = sorted(inputs)
+    feed_names = [next(n for n in names if inputs[n].name == feed.name) for feed in feeds]
+    specs = [tf.TensorSpec(inputs[n].shape, inputs[n].dtype, name=n) for n in names]
 
     def call(*args):
-        return pruned(*args)[key]
+        by_name = dict(zip(names, args))
+        return pruned(*[by_name[n] for n in feed_names])[key]
 
     return tf.function(call, input_signature=specs).get_concrete_function()
 
@@ -71,19 +77,21 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
     receiver_tensors = traced["receiver"].receiver_tensors
-    # Export outputs that read the same inputs share one pruned graph.
-    by_inputs = {}
+    # Export outputs fed by the same tensors share one pruned graph (the
+    # classify, regress and predict signatures all read the serialized examples).
+    by_feeds = {}
     for name, output in traced["outputs"].items():
         inputs, outputs = output.signature_io(receiver_tensors)
-        input_names = sorted(inputs)
-        key = tuple((n, inputs[n].name) for n in input_names)
-        group = by_inputs.setdefault(key, (input_names, [inputs[n] for n in input_names], {}))
-        group[2][name] = outputs
+        feeds = dict(sorted({t.name: t for t in inputs.values()}.items()))
+        group = by_feeds.setdefault(tuple(feeds), {"feeds": list(feeds.values()),
+                                                   "fetches": {}, "inputs": {}})
+        group["fetches"][name] = outputs
+        group["inputs"][name] = inputs
     signatures = {}
-    for input_names, input_tensors, fetches in by_inputs.values():
-        pruned = wrapped.prune(feeds=input_tensors, fetches=fetches)
-        for name in fetches:
-            signatures[name] = _named_function(pruned, name, input_names, input_tensors)
+    for group in by_feeds.values():
+        pruned = wrapped.prune(feeds=group["feeds"], fetches=group["fetches"])
+        for name, inputs in group["inputs"].items():
+            signatures[name] = _signature_function(pruned, name, inputs, group["feeds"])
     module = ServingModule(estimator._store.model_variables(), tables.resources)
     return module, signatures
 
