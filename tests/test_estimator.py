@@ -104,19 +104,13 @@ def _checkpoint_steps(model_dir):
 
 
 def _scalar_events(directory, tag):
-    """[(step, value)] of a scalar summary in the event files under `directory`.
-
-    v1 summaries land in Scalars(), TF2 `tf.summary.scalar` ones in Tensors();
-    TensorBoard shows both as the same scalar chart.
-    """
-    acc = event_accumulator.EventAccumulator(directory, size_guidance={"scalars": 0, "tensors": 0})
+    """[(step, value)] of a scalar summary under `directory`, read as tf.estimator's
+    users read them: EventAccumulator's Scalars() (simple_value scalars)."""
+    acc = event_accumulator.EventAccumulator(directory, size_guidance={"scalars": 0})
     acc.Reload()
-    tags = acc.Tags()
-    if tag in tags.get("scalars", []):
-        return [(e.step, e.value) for e in acc.Scalars(tag)]
-    if tag in tags.get("tensors", []):
-        return [(e.step, float(tf.make_ndarray(e.tensor_proto))) for e in acc.Tensors(tag)]
-    return []
+    if tag not in acc.Tags().get("scalars", []):
+        return []
+    return [(e.step, e.value) for e in acc.Scalars(tag)]
 
 
 # ----------------------------------------------------------------- fixtures

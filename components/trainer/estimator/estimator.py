@@ -21,6 +21,7 @@ import tensorflow as tf
 import tf_keras
 
 from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator import summaries
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.variables import VariableStore
@@ -344,10 +345,8 @@ class Estimator:
 
     def _write_eval_summaries(self, results, name):
         writer = tf.summary.create_file_writer(self.eval_dir(name))
-        with writer.as_default():
-            for key, value in results.items():
-                if key != "global_step":
-                    tf.summary.scalar(key, value, step=results["global_step"])
+        summaries.write_scalars(writer, {k: v for k, v in results.items() if k != "global_step"},
+                                results["global_step"])
         writer.close()
 
     # -------------------------------------------------------------- predict

@@ -11,6 +11,7 @@ import time
 import tensorflow as tf
 
 from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator import summaries
 from components.trainer.estimator.hooks import StepContext
 from components.trainer.estimator.model_fn import ModeKeys
 
@@ -114,17 +115,14 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
         stop = context.stop_requested
         if writer is not None and config.save_summary_steps and (
                 first_call or step % config.save_summary_steps == 0):
-            with writer.as_default():
-                tf.summary.scalar("loss", loss, step=step)
-                for name, rate in learning_rates.items():
-                    tf.summary.scalar(name, rate, step=step)
+            summaries.write_scalars(writer, {"loss": loss, **{
+                name: rate.numpy() for name, rate in learning_rates.items()}}, step)
         if config.log_step_count_steps and step % config.log_step_count_steps == 0:
             now = time.time()
             rate = (step - last_log[0]) / max(now - last_log[1], 1e-9)
             log.info("loss = %g, step = %d (%.1f global_step/sec)", loss, step, rate)
             if writer is not None:
-                with writer.as_default():
-                    tf.summary.scalar("global_step/sec", rate, step=step)
+                summaries.write_scalars(writer, {"global_step/sec": rate}, step)
             last_log = (step, now)
         if is_chief:
             due_by_steps = (config.save_checkpoints_steps
