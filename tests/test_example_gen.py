@@ -257,3 +257,48 @@ def test_component_checks_parameters_early():
         ExampleGen(input_base='x.csv', schema=schema, split_ratios='{"train": 0}')
     with pytest.raises(ValueError, match='max_bad_row_fraction'):
         ExampleGen(input_base='x.csv', schema=schema, max_bad_row_fraction=1.5)
+
+
+def _ingest(root, csv_path, schema_path):
+    """Runs SchemaImporter and ExampleGen with LocalDagRunner and SQLite metadata;
+    returns ({component: ran or cached}, the Examples artifact's uri)."""
+    from tfx.orchestration import metadata, pipeline
+    from tfx.orchestration.local.local_dag_runner import LocalDagRunner
+
+    from components.schema_importer import SchemaImporter
+    from pipeline.config import PipelineConfig
+    from pipeline.runner import summarize
+    schema_importer = SchemaImporter(schema_file=str(schema_path))
+    example_gen = ExampleGen(input_base=str(csv_path), schema=schema_importer.outputs['schema'])
+    config = metadata.sqlite_metadata_connection_config(str(root / 'metadata.sqlite'))
+    LocalDagRunner().run(pipeline.Pipeline(
+        pipeline_name='ingest', pipeline_root=str(root / 'root'),
+        components=[schema_importer, example_gen], enable_cache=True,
+        metadata_connection_config=config, beam_pipeline_args=BEAM_ARGS))
+    with metadata.Metadata(config) as store:
+        examples = max(store.store.get_artifacts_by_type('Examples'), key=lambda a: a.id)
+    cached = set(summarize(PipelineConfig(
+        pipeline_name='ingest', metadata_path=str(root / 'metadata.sqlite'))).cached_components)
+    return cached, examples
+
+
+def test_rerun_notices_changed_csv_and_schema_files_at_the_same_paths(tmp_path):
+    csv_path, schema_path = tmp_path / 'data.csv', tmp_path / 'schema.pbtxt'
+    csv_path.write_text('\n'.join([_LINES[0], *TAXI_ROWS[:100]]) + '\n')
+    shutil.copy(TAXI_SCHEMA_PATH, schema_path)
+    _, first = _ingest(tmp_path, csv_path, schema_path)
+    assert 'input_fingerprint' in first.custom_properties
+
+    cached, again = _ingest(tmp_path, csv_path, schema_path)
+    assert cached == {'SchemaImporter', 'ExampleGen'} and again.id == first.id
+
+    csv_path.write_text('\n'.join([_LINES[0], *TAXI_ROWS[:150]]) + '\n')
+    cached, changed = _ingest(tmp_path, csv_path, schema_path)
+    assert cached == {'SchemaImporter'} and changed.id != first.id
+    records = sum(1 for path in glob.glob(os.path.join(changed.uri, 'Split-*', '*.gz'))
+                  for _ in tf.data.TFRecordDataset(path, compression_type='GZIP'))
+    assert records == 150
+
+    schema_path.write_text(schema_path.read_text() + '\n# reviewed\n')
+    cached, _ = _ingest(tmp_path, csv_path, schema_path)
+    assert 'SchemaImporter' not in cached

@@ -5,6 +5,7 @@ from tfx.types import channel, component_spec, standard_artifacts
 
 from components.example_gen import executor
 from components.example_gen.executor import DEFAULT_SPLIT_RATIOS, parse_split_ratios
+from components.input_fingerprint import InputFingerprintDriver
 
 
 class ExampleGenSpec(component_spec.ComponentSpec):
@@ -26,11 +27,22 @@ class ExampleGenSpec(component_spec.ComponentSpec):
     }
 
 
+class ExampleGenDriver(InputFingerprintDriver):
+    """Fingerprints the CSV files, so a rerun on changed data is not served from cache."""
+
+    def input_files(self, exec_properties):
+        try:
+            return executor.list_csv_files(exec_properties['input_base'])
+        except ValueError:
+            return [exec_properties['input_base']]  # the executor fails saying why
+
+
 class ExampleGen(base_component.BaseComponent):
     """Reads CSV rows, types them by `schema`, and writes split tf.Example TFRecords."""
 
     SPEC_CLASS = ExampleGenSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
+    DRIVER_CLASS = ExampleGenDriver
 
     def __init__(self, input_base: str, schema: channel.BaseChannel, split_key: str = '',
                  split_ratios: str = DEFAULT_SPLIT_RATIOS, max_bad_row_fraction: float = 0.0):

@@ -23,6 +23,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
+from components.input_fingerprint import FINGERPRINT_KEY
 from schemas import load_schema
 
 DEFAULT_SPLIT_RATIOS = '{"train": 2, "eval": 1}'
@@ -179,7 +180,7 @@ def _feature_specs(schema: schema_pb2.Schema) -> Dict[str, Tuple[str, bool]]:
     return specs
 
 
-def _list_csv_files(input_base: str) -> List[str]:
+def list_csv_files(input_base: str) -> List[str]:
     if tf.io.gfile.isdir(input_base):
         files = sorted(tf.io.gfile.glob(os.path.join(input_base, '*.csv')))
         if not files:
@@ -249,11 +250,13 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         if split_key and split_key not in features:
             raise ValueError(f'split_key {split_key!r} is not a column of the schema')
 
-        files = [path for path in _list_csv_files(input_base) if _has_header(path, features)]
+        files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
         no_rows = f'input_base {input_base!r} has no data rows (every CSV file is empty or header-only)'
         if not files:
             raise ValueError(no_rows)
         examples = artifact_utils.get_single_instance(output_dict['examples'])
+        if exec_properties.get(FINGERPRINT_KEY):  # set by the local runner's driver
+            examples.set_string_custom_property(FINGERPRINT_KEY, exec_properties[FINGERPRINT_KEY])
         split_dirs = [os.path.join(examples.uri, f'Split-{name}') for name in ratios]
         rejected_dir = os.path.join(examples.uri, REJECTED_DIR)
         summary_path = os.path.join(self._get_tmp_dir(), 'example_gen_summary.jsonl')
