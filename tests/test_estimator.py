@@ -408,6 +408,25 @@ def test_export_signatures(exported):
     assert set(signatures["predict"]["outputs"]) == BINARY_PREDICT_KEYS
 
 
+def test_export_signatures_carry_tf_estimator_method_names(exported):
+    from tensorflow.core.protobuf import fingerprint_pb2, saved_model_pb2
+    from tensorflow.python.saved_model.pywrap_saved_model import fingerprinting
+    path = exported["path"].decode()
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    methods = {name: signature.method_name
+               for name, signature in saved.meta_graphs[0].signature_def.items()
+               if not name.startswith("__")}
+    # TensorFlow Serving's Classify and Regress APIs need these.
+    assert methods == {"serving_default": "tensorflow/serving/classify",
+                       "classification": "tensorflow/serving/classify",
+                       "regression": "tensorflow/serving/regress",
+                       "predict": "tensorflow/serving/predict"}
+    written = tf.saved_model.experimental.read_fingerprint(path)
+    fresh = fingerprint_pb2.FingerprintDef.FromString(fingerprinting.CreateFingerprintDef(path))
+    assert written.saved_model_checksum == fresh.saved_model_checksum
+
 def test_served_predictions_match_predict(linear, exported):
     est, _ = linear
     rows = exported["rows"]

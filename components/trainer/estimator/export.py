@@ -76,6 +76,8 @@ def _single_string_input(receiver_tensors, signature_kind):
 class ClassificationOutput:
     """`classes` (strings) and/or `scores` (floats), input `inputs`."""
 
+    method_name = "tensorflow/serving/classify"
+
     def __init__(self, scores=None, classes=None):
         if scores is None and classes is None:
             raise ValueError("ClassificationOutput: give scores, classes or both.")
@@ -96,6 +98,8 @@ class ClassificationOutput:
 class RegressionOutput:
     """One float tensor `outputs`, input `inputs`."""
 
+    method_name = "tensorflow/serving/regress"
+
     def __init__(self, value):
         if not value.dtype.is_floating:
             raise ValueError("RegressionOutput: value must be a float tensor.")
@@ -107,6 +111,8 @@ class RegressionOutput:
 
 class PredictOutput:
     """Any named outputs; the inputs are all receiver tensors by name."""
+
+    method_name = "tensorflow/serving/predict"
 
     def __init__(self, outputs):
         if not isinstance(outputs, dict):

@@ -13,7 +13,9 @@ import os
 import time
 
 import tensorflow as tf
-from tensorflow.python.trackable import resource
+from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.saved_model import fingerprinting_utils
+from tensorflow.python.trackable import data_structures, resource
 
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import export as export_lib
@@ -23,10 +25,12 @@ from components.trainer.estimator.model_fn import ModeKeys
 class ServingModule(tf.Module):
     """What gets saved: the estimator's variables under the checkpoint's names."""
 
-    def __init__(self, variables, resources):
+    def __init__(self, variables, resources, signature_methods):
         super().__init__()
         setattr(self, ckpt_lib.ROOT_ATTRIBUTE, dict(variables))
         self.resources = list(resources)
+        # {signature: SignatureDef method name}, applied by `save`; not saved itself.
+        self.signature_methods = data_structures.NoDependency(dict(signature_methods))
 
 
 def _export_outputs(spec):
@@ -92,14 +96,33 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         pruned = wrapped.prune(feeds=group["feeds"], fetches=group["fetches"])
         for name, inputs in group["inputs"].items():
             signatures[name] = _signature_function(pruned, name, inputs, group["feeds"])
-    module = ServingModule(estimator._store.model_variables(), tables.resources)
+    methods = {name: output.method_name for name, output in traced["outputs"].items()}
+    module = ServingModule(estimator._store.model_variables(), tables.resources, methods)
     return module, signatures
+
+
+def _set_method_names(export_dir, methods):
+    """Gives signatures tf.estimator's method names (TF2 saves every one as predict):
+    TensorFlow Serving's Classify and Regress APIs accept only classify and
+    regress signatures.  The fingerprint is then written again for the new file."""
+    path = os.path.join(export_dir, "saved_model.pb")
+    saved = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(path, "rb") as f:
+        saved.ParseFromString(f.read())
+    for meta_graph in saved.meta_graphs:
+        for name, method in methods.items():
+            if name in meta_graph.signature_def:
+                meta_graph.signature_def[name].method_name = method
+    with tf.io.gfile.GFile(path, "wb") as f:
+        f.write(saved.SerializeToString())
+    fingerprinting_utils.write_fingerprint(export_dir)
 
 
 def save(module, signatures, target_dir, assets_extra=None):
     """Saves into `<target_dir>.tmp-*`, then renames: a half-written export is never visible."""
     temp_dir = f"{target_dir}.tmp-{int(time.time() * 1e6)}"
     tf.saved_model.save(module, temp_dir, signatures=signatures)
+    _set_method_names(temp_dir, getattr(module, "signature_methods", {}))
     for dest, source in (assets_extra or {}).items():
         target = os.path.join(temp_dir, "assets.extra", dest)
         tf.io.gfile.makedirs(os.path.dirname(target))
