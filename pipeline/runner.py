@@ -4,7 +4,9 @@ import contextlib
 import dataclasses
 import logging
 import os
+import shutil
 import sys
+import tempfile
 import time
 from typing import Dict, List, Optional
 
@@ -152,6 +154,28 @@ def _drop_known_noise(record):
     return not any(text in message for text in _KNOWN_NOISE)
 
 
+@contextlib.contextmanager
+def _run_temp_dir():
+    """Points temporary files of the run at one folder, removed when the run ends.
+
+    TFX's Beam executors copy TFX into a fresh temp folder to stage it for
+    remote Beam workers, even for the in-memory runner, and never remove it
+    (about 40 MB per Beam component per run).
+    """
+    folder = tempfile.mkdtemp(prefix="tfx-kit-run-")
+    saved = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = os.environ["TMPDIR"] = folder
+    try:
+        yield folder
+    finally:
+        tempfile.tempdir = saved[0]
+        if saved[1] is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved[1]
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
     """Runs the pipeline in this process; returns its `RunSummary`.
 
@@ -168,6 +192,6 @@ def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
     if not verbose:
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
         logging.getLogger("absl").addFilter(_drop_known_noise)
-    with (reporter or ProgressReporter(stream)).watching():
+    with (reporter or ProgressReporter(stream)).watching(), _run_temp_dir():
         LocalDagRunner().run(create_pipeline(config))
     return summarize(config)

@@ -1,10 +1,12 @@
 """The whole pipeline on LocalDagRunner: pushed model, cache reuse, blessing gate."""
 
+import glob
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 import pytest
@@ -129,7 +131,11 @@ def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipel
     serving_dir = config.resolved_serving_model_dir
     before = (sorted(os.listdir(serving_dir)), _tree_digest(serving_dir))
     strict = small_pipeline_config(config.output_dir, config.data_path, min_auc=1.01)
+    staged_copies_of_tfx = set(glob.glob(os.path.join(tempfile.gettempdir(), "*", "build", "tfx")))
     summary = run_locally(strict)
+    # The Evaluator's Beam job copied TFX into a temp folder; it went with the run.
+    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "*", "build", "tfx"))) == \
+        staged_copies_of_tfx
     assert summary.blessed is False
     assert summary.pushed_to is None
     assert "not bless" in summary.not_pushed_reason
@@ -206,8 +212,6 @@ def test_cli_help_explains_every_option():
 
 # Last in this file: it adds a newer blessed model to the shared run.
 def test_warm_start_begins_from_the_latest_blessed_model(pipeline_run):
-    import glob
-
     from components.trainer.estimator import checkpoints
     from pipeline.runner import run_locally
     config, first = pipeline_run
