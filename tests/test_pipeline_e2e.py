@@ -188,6 +188,18 @@ def test_trainer_runs_its_strategy_on_a_local_cluster_of_processes(tmp_path, sma
     assert json.loads(result.stdout.strip().splitlines()[-1])["rows"] == 200
 
 
+def test_a_failed_cluster_task_fails_the_trainer_naming_the_task_and_pushes_nothing(
+        tmp_path, small_taxi_csv):
+    from pipeline.runner import run_locally
+    config = small_pipeline_config(tmp_path, small_taxi_csv, training_backend="local",
+                                   strategy="default", estimator_fn="taxi.no_such_model")
+    with pytest.raises(RuntimeError) as failure:
+        run_locally(config)
+    message = str(failure.value)
+    assert "Training task chief 0 exited with code 1" in message
+    assert "cannot load estimator_fn 'taxi.no_such_model'" in message  # the end of its log
+    assert not os.path.exists(config.resolved_serving_model_dir)
+
 def test_run_refuses_a_backend_whose_machines_cannot_read_local_artifacts(capsys):
     from pipeline.__main__ import main
     with pytest.raises(SystemExit) as exit_:
