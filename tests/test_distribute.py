@@ -135,8 +135,8 @@ _SPARSE_WORKER = textwrap.dedent("""
 
 _SERVER = textwrap.dedent("""
     import json, os
-    from components.trainer import strategy
-    strategy.run_server(json.loads(os.environ["TF_CONFIG"]))
+    from components.trainer import server
+    server.run_server(json.loads(os.environ["TF_CONFIG"]))
 """)
 
 _PS_CHIEF = _COMMON + textwrap.dedent("""
@@ -158,6 +158,23 @@ _PS_CHIEF = _COMMON + textwrap.dedent("""
         estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
     print(json.dumps({"step": int(model.get_variable_value("global_step")),
                       "served_accuracy": serve(path)}))
+""")
+
+
+# tf.estimator-style distributed code: every task runs train_and_evaluate with
+# TF_CONFIG and no strategy.  Workers and ps tasks serve from inside it.
+_EVERY_TASK = _COMMON + textwrap.dedent("""
+    model_dir = sys.argv[1]
+    model = classifier(model_dir, None)
+    receiver = estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    result, exports = estimator.train_and_evaluate(
+        model, estimator.TrainSpec(input_fn(16), max_steps=120),
+        estimator.EvalSpec(eval_fn, steps=None, throttle_secs=0,
+                           exporters=[estimator.LatestExporter("latest", receiver)]))
+    print(json.dumps({"step": int(result["global_step"]), "exports": len(exports),
+                      "strategy": type(model.config.train_distribute).__name__,
+                      "served_accuracy": serve(exports[-1].decode() if isinstance(
+                          exports[-1], bytes) else exports[-1])}))
 """)
 
 
@@ -300,6 +317,26 @@ def test_parameter_server_with_chief_two_workers_and_one_ps(tmp_path):
     assert result["step"] == 150
     assert result["served_accuracy"] > 0.8
 
+
+def test_tf_estimator_style_code_trains_on_a_parameter_server_cluster_unchanged(tmp_path):
+    cluster = _Cluster(workers=2, ps=1)
+    tasks = [subprocess.Popen(
+        [sys.executable, "-c", _EVERY_TASK, str(tmp_path / "model")], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=_env(TF_CONFIG=cluster.tf_config(kind, index)))
+        for kind, index in [("ps", 0), ("worker", 0), ("worker", 1), ("chief", 0)]]
+    try:
+        out, err = tasks[-1].communicate(timeout=300)
+        assert tasks[-1].returncode == 0, err[-3000:]
+        # Workers and ps tasks serve until the job is stopped, as ps tasks did.
+        assert all(task.poll() is None for task in tasks[:-1])
+    finally:
+        for task in tasks:
+            task.kill()
+            task.wait(timeout=30)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["strategy"] == "ParameterServerStrategyV2"
+    assert result["step"] == 120 and result["exports"] == 1
+    assert result["served_accuracy"] > 0.8
 
 def test_parameter_server_carries_on_when_a_worker_is_killed(tmp_path):
     model_dir = tmp_path / "model"

@@ -365,6 +365,16 @@ def test_run_config_rejects_steps_and_secs():
         estimator.RunConfig(save_checkpoints_steps=10, save_checkpoints_secs=10)
 
 
+def test_ps_cluster_without_a_chief_fails_before_training_saying_why(monkeypatch, tmp_path):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
+        "task": {"type": "worker", "index": 0}}))
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="needs a 'chief' task in TF_CONFIG"):
+        est.train(train_input_fn, steps=1)
+    assert not os.listdir(tmp_path)
+
+
 def test_run_config_reads_tf_config(monkeypatch):
     cluster = {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],
                "ps": ["host3:2222"]}

@@ -16,6 +16,7 @@ from components.exporter.serving import export_serving_model
 from components.trainer import cluster as cluster_lib
 from components.trainer import estimator
 from components.trainer import launcher
+from components.trainer import server
 from components.trainer import strategy as strategy_lib
 
 log = logging.getLogger(__name__)
@@ -92,9 +93,9 @@ def train_in_process(input_dict, output_dict, exec_properties):
     exports the serving model and writes the run record."""
     choice = strategy_lib.choose_here(exec_properties["strategy"])
     log.info("Trainer strategy: %s (%s)", choice.name, choice.reason)
-    tf_config = strategy_lib.tf_config_from_env()
+    tf_config = server.tf_config_from_env()
     if strategy_lib.serves_only(choice, tf_config):
-        strategy_lib.run_server(tf_config)
+        server.run_server(tf_config)
         return
     # First, before any other TensorFlow call: multi-worker mirrored must
     # configure collective ops before the eager context starts.

@@ -7,8 +7,8 @@ as a tf.estimator `RunConfig` without `train_distribute`.
 """
 
 import dataclasses
-import json
-import os
+
+from components.trainer.server import tf_config_from_env
 
 NAMES = ("auto", "default", "one_device", "mirrored", "multi_worker_mirrored",
          "parameter_server", "central_storage", "tpu")
@@ -18,10 +18,6 @@ NAMES = ("auto", "default", "one_device", "mirrored", "multi_worker_mirrored",
 class StrategyChoice:
     name: str
     reason: str
-
-
-def tf_config_from_env():
-    return json.loads(os.environ.get("TF_CONFIG") or "{}")
 
 
 def choose(requested, tf_config, num_gpus, num_tpus=0):
@@ -96,17 +92,3 @@ def serves_only(choice, tf_config):
     runs a server for the coordinator (the chief) and trains nothing itself."""
     task_type = ((tf_config or {}).get("task") or {}).get("type")
     return choice.name == "parameter_server" and task_type in ("worker", "ps")
-
-
-def run_server(tf_config):
-    """Serves this task of the cluster until the process is stopped."""
-    import tensorflow as tf
-    cluster = tf_config["cluster"]
-    task = tf_config["task"]
-    workers = len(cluster.get("worker", []))
-    # Fewer inter-op threads than workers + 1 makes a ps task hang silently.
-    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=max(workers + 2, 4))
-    server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name=task["type"],
-                                  task_index=int(task.get("index", 0)), protocol="grpc",
-                                  config=config, start=True)
-    server.join()

@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
+from components.trainer import server
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import summaries
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
@@ -238,8 +239,29 @@ class Estimator:
             # repeat from run to run.  tf_keras initializers draw their seeds
             # from Python's `random`, which this seeds too.
             tf_keras.utils.set_random_seed(self._config.tf_random_seed)
+        self._join_parameter_server_cluster()
         with _scope(self._config.train_distribute):
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def _join_parameter_server_cluster(self):
+        """tf.estimator code trains on a `TF_CONFIG` cluster with ps tasks without a
+        strategy.  Here the chief then coordinates a ParameterServerStrategy,
+        and this call on a worker or ps task serves it until the job is stopped."""
+        config = self._config
+        if config.train_distribute is not None or not config.num_ps_replicas:
+            return
+        tf_config = server.tf_config_from_env()
+        if "chief" not in tf_config.get("cluster", {}):
+            raise ValueError(
+                "Parameter-server training needs a 'chief' task in TF_CONFIG to coordinate "
+                f"it; the cluster lists {sorted(tf_config['cluster'])}.")
+        if config.task_type in ("worker", "ps"):
+            server.run_server(tf_config)
+        if config.is_chief:
+            log.info("TF_CONFIG lists ps tasks: training with a ParameterServerStrategy.")
+            self._config = config.replace(
+                train_distribute=tf.distribute.experimental.ParameterServerStrategy(
+                    tf.distribute.cluster_resolver.TFConfigClusterResolver()))
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         from components.trainer.estimator import training_loop
