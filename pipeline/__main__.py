@@ -141,6 +141,10 @@ def _add_compile_parser(subparsers):
                         "vertex) and of the Dataflow jobs (--beam-runner dataflow).")
     p.add_argument("--region", dest="gcp_region", default=_DEFAULTS.gcp_region,
                    help="Region of the Trainer's CustomJob and of the Dataflow jobs.")
+    p.add_argument("--training-service-account", default=None,
+                   help="Service account the Trainer's CustomJob runs as (--training-backend "
+                        "vertex; default: the project's Compute Engine default service "
+                        "account).")
     p.add_argument("--beam-runner", default=_DEFAULTS.beam_runner, choices=BEAM_RUNNERS,
                    help="Where Beam steps run: direct (in the task's container, with the "
                         "--beam-arg values or the in-memory defaults), dataflow, or portable (a "

@@ -67,6 +67,7 @@ class PipelineConfig:
     accelerator_type: Optional[str] = None
     accelerator_count: int = 0
     ps_machine_type: str = "n1-standard-4"
+    training_service_account: Optional[str] = None  # vertex: what the CustomJob runs as
     # Evaluator
     slice_features: Tuple[str, ...] = ("trip_start_hour",)
     min_auc: float = 0.6
@@ -130,7 +131,7 @@ class PipelineConfig:
             accelerator_type=self.accelerator_type, accelerator_count=self.accelerator_count,
             workers=self.workers, parameter_servers=self.parameter_servers,
             ps_machine_type=self.ps_machine_type, image=self.image, project=self.gcp_project,
-            region=self.gcp_region)
+            region=self.gcp_region, service_account=self.training_service_account)
 
     @property
     def hparams_json(self):

@@ -229,7 +229,8 @@ def test_trainer_on_vertex_training_gets_the_cluster_from_the_config(tmp_path, c
     from components.trainer.launcher import REPLICA_COMMAND
     config = _config(tmp_path, training_backend="vertex", strategy="multi_worker_mirrored",
                      workers=3, machine_type="a2-highgpu-1g", accelerator_type="NVIDIA_TESLA_A100",
-                     accelerator_count=1, gcp_project="proj", gcp_region="europe-west4")
+                     accelerator_count=1, gcp_project="proj", gcp_region="europe-west4",
+                     training_service_account="trainer@proj.iam.gserviceaccount.com")
     job = compile_pipeline(config, str(tmp_path / "pipeline.json"))
     trainer = _parameters(job, "Trainer")
     assert trainer["strategy"] == "multi_worker_mirrored"
@@ -237,7 +238,8 @@ def test_trainer_on_vertex_training_gets_the_cluster_from_the_config(tmp_path, c
     assert cluster == TrainingCluster(
         backend="vertex", workers=3, machine_type="a2-highgpu-1g",
         accelerator_type="NVIDIA_TESLA_A100", accelerator_count=1, image=IMAGE,
-        project="proj", region="europe-west4")
+        project="proj", region="europe-west4",
+        service_account="trainer@proj.iam.gserviceaccount.com")
     # What the Trainer task then sends to Vertex AI Training: a chief and two
     # workers, each with the GPU, all running the Trainer's replica in the image.
     pools = vertex_worker_pool_specs(trainer["strategy"], cluster, cluster.image,

@@ -34,9 +34,11 @@ class TrainingCluster:
     ps_machine_type: str = "n1-standard-4"
     # The image every task runs (vertex, kubeflow): the pipeline image.
     image: Optional[str] = None
-    # Vertex AI project and region of the CustomJob.
+    # Vertex AI project and region of the CustomJob, and the service account it
+    # runs as (None: the project's Compute Engine default service account).
     project: Optional[str] = None
     region: str = "us-central1"
+    service_account: Optional[str] = None
 
     def __post_init__(self):
         if self.backend not in BACKENDS:

@@ -165,7 +165,8 @@ def train_on_cluster(cluster, input_dict, output_dict, exec_properties):
         pools = cluster_lib.vertex_worker_pool_specs(strategy, cluster, cluster.image, command,
                                                      args)
         job = launcher.vertex_custom_job(_job_name(model_run), pools, cluster, model_run.uri)
-        launcher.run_vertex_job(job, restart_all_on_failure=strategy == "multi_worker_mirrored")
+        launcher.run_vertex_job(job, restart_all_on_failure=strategy == "multi_worker_mirrored",
+                                service_account=cluster.service_account)
     else:
         specs = cluster_lib.tfjob_replica_specs(strategy, cluster, cluster.image, command, args)
         launcher.run_tfjob(launcher.tfjob_manifest(_job_name(model_run),

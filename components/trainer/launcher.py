@@ -113,13 +113,14 @@ def vertex_custom_job(display_name, pools, cluster, staging_bucket, credentials=
         credentials=credentials)
 
 
-def run_vertex_job(job, restart_all_on_failure):
+def run_vertex_job(job, restart_all_on_failure, service_account=None):
     """Runs the CustomJob to its end; raises if it fails.
 
     With `restart_all_on_failure` (multi-worker mirrored), Vertex restarts
     every task when one restarts, and training resumes from the last checkpoint.
     """
-    job.run(restart_job_on_worker_restart=restart_all_on_failure, sync=True)
+    job.run(service_account=service_account,
+            restart_job_on_worker_restart=restart_all_on_failure, sync=True)
 
 
 def tfjob_manifest(name, namespace, replica_specs):
