@@ -375,6 +375,15 @@ def test_ps_cluster_without_a_chief_fails_before_training_saying_why(monkeypatch
     assert not os.listdir(tmp_path)
 
 
+def test_an_evaluator_task_fails_saying_the_chief_evaluates(monkeypatch, tmp_path):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({
+        "cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}}))
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
+    spec = estimator.EvalSpec(eval_input_fn)
+    with pytest.raises(ValueError, match="the chief evaluates and exports"):
+        estimator.train_and_evaluate(est, estimator.TrainSpec(train_input_fn, 10), spec)
+
+
 def test_run_config_reads_tf_config(monkeypatch):
     cluster = {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],
                "ps": ["host3:2222"]}

@@ -239,15 +239,23 @@ class Estimator:
             # repeat from run to run.  tf_keras initializers draw their seeds
             # from Python's `random`, which this seeds too.
             tf_keras.utils.set_random_seed(self._config.tf_random_seed)
-        self._join_parameter_server_cluster()
+        self._take_cluster_role()
         with _scope(self._config.train_distribute):
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
-    def _join_parameter_server_cluster(self):
-        """tf.estimator code trains on a `TF_CONFIG` cluster with ps tasks without a
-        strategy.  Here the chief then coordinates a ParameterServerStrategy,
-        and this call on a worker or ps task serves it until the job is stopped."""
+    def _take_cluster_role(self):
+        """This task's part in a `TF_CONFIG` cluster, before training.
+
+        tf.estimator code trains on a cluster with ps tasks without a strategy.
+        Here the chief then coordinates a ParameterServerStrategy, and this call
+        on a worker or ps task serves it until the job is stopped.  An
+        evaluator task is refused: the chief evaluates."""
         config = self._config
+        if config.task_type == "evaluator":
+            raise ValueError(
+                "TF_CONFIG makes this an 'evaluator' task, which this Estimator does not "
+                "run: the chief evaluates and exports after its checkpoints "
+                "(train_and_evaluate). Leave the evaluator task out of the job.")
         if config.train_distribute is not None or not config.num_ps_replicas:
             return
         tf_config = server.tf_config_from_env()
