@@ -122,7 +122,7 @@ def save(module, signatures, target_dir, assets_extra=None):
     """Saves into `<target_dir>.tmp-*`, then renames: a half-written export is never visible."""
     temp_dir = f"{target_dir}.tmp-{int(time.time() * 1e6)}"
     tf.saved_model.save(module, temp_dir, signatures=signatures)
-    _set_method_names(temp_dir, getattr(module, "signature_methods", {}))
+    _set_method_names(temp_dir, module.signature_methods)
     for dest, source in (assets_extra or {}).items():
         target = os.path.join(temp_dir, "assets.extra", dest)
         tf.io.gfile.makedirs(os.path.dirname(target))
