@@ -14,9 +14,10 @@ relative to no strategy.  Run by hand, not in CI.
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
+
+from components.trainer.launcher import free_ports
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(BENCH)
@@ -46,12 +47,7 @@ def _run(args, strategy, devices=1):
 
 
 def _run_two_workers(args):
-    ports = []
-    for _ in range(2):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            ports.append(s.getsockname()[1])
-    cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
+    cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
     cmd = [sys.executable, WORKER, "--data", DATA, "--strategy", "multi_worker_mirrored",
            "--steps", str(args.steps), "--batch-size", str(args.batch_size)]
     workers = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

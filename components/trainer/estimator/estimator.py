@@ -258,13 +258,14 @@ class Estimator:
                 "(train_and_evaluate). Leave the evaluator task out of the job.")
         if config.train_distribute is not None or not config.num_ps_replicas:
             return
-        tf_config = server.tf_config_from_env()
-        if "chief" not in tf_config.get("cluster", {}):
+        cluster = config.cluster_spec.as_dict()
+        if "chief" not in cluster:
             raise ValueError(
                 "Parameter-server training needs a 'chief' task in TF_CONFIG to coordinate "
-                f"it; the cluster lists {sorted(tf_config['cluster'])}.")
+                f"it; the cluster lists {sorted(cluster)}.")
         if config.task_type in ("worker", "ps"):
-            server.run_server(tf_config)
+            server.run_server({"cluster": cluster,
+                               "task": {"type": config.task_type, "index": config.task_id}})
         if config.is_chief:
             log.info("TF_CONFIG lists ps tasks: training with a ParameterServerStrategy.")
             self._config = config.replace(

@@ -1,9 +1,10 @@
 """`RunConfig`: where and how often an Estimator saves, logs and distributes."""
 
-import json
 import os
 
 import tensorflow as tf
+
+from components.trainer import server
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 
@@ -50,7 +51,7 @@ class RunConfig:
         self._read_tf_config()
 
     def _read_tf_config(self):
-        tf_config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+        tf_config = server.tf_config_from_env()
         cluster = dict(tf_config.get("cluster") or {})
         # tf.estimator's RunConfig.cluster_spec is a tf.train.ClusterSpec.
         self.cluster_spec = tf.train.ClusterSpec(cluster)
