@@ -2,9 +2,16 @@
 
     from components.trainer import estimator
     classifier = estimator.DNNLinearCombinedClassifier(...)
+
+Importing it makes `tf.keras` mean Keras 2 (tf_keras), as in tf.estimator's
+days, when `tf.keras` has not been used yet (see `legacy_keras`).
 """
 
-from components.trainer.estimator import export
+from components.trainer.estimator import legacy_keras
+
+legacy_keras.use_legacy_keras()
+
+from components.trainer.estimator import export  # noqa: E402 (after the Keras choice)
 from components.trainer.estimator import early_stopping as experimental
 from components.trainer.estimator.canned import (
     BaselineClassifier, BaselineRegressor, DNNClassifier, DNNLinearCombinedClassifier,

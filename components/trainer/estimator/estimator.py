@@ -9,6 +9,7 @@ tf.estimator 2.15 the larger saving is per `train()` call (no graph rebuild
 and session start); per step the gain is smaller (see the README's figures).
 """
 
+import concurrent.futures
 import contextlib
 import inspect
 import logging
@@ -71,6 +72,22 @@ class _ParameterServerChunks:
 
 def _scope(strategy):
     return strategy.scope() if strategy is not None else contextlib.nullcontext()
+
+
+def _outside_strategy(fn):
+    """Calls `fn()` where no `tf.distribute` strategy is in scope, and returns its result.
+
+    Evaluation and export do not use the training strategy (as with
+    tf.estimator, whose evaluations built graphs of their own), yet
+    `train_and_evaluate` calls them from inside `train`, in its strategy's
+    scope.  There, a variable the chief alone creates (a metric) would be
+    broadcast to workers that never create it.  Strategy scopes are per
+    thread, so the call runs in a thread of its own.
+    """
+    if not tf.distribute.has_strategy():
+        return fn()
+    with concurrent.futures.ThreadPoolExecutor(1, "estimator-outside-strategy") as pool:
+        return pool.submit(fn).result()
 
 
 def _split_element(element):
@@ -277,9 +294,14 @@ class Estimator:
         global_step = self._global_step()
         latest = self.latest_checkpoint()
         if latest is not None and max_steps is not None:
-            # Read the step cheaply before tracing anything.
-            stored = ckpt_lib.read_variable(latest, "global_step")
-            if int(stored) >= max_steps:
+            # Read the step cheaply before tracing anything.  A checkpoint written
+            # through a user's Scaffold saver keeps the step under the user's own
+            # name: the training loop then compares after restoring instead.
+            try:
+                stored = ckpt_lib.read_variable(latest, "global_step")
+            except ValueError:
+                stored = None
+            if stored is not None and int(stored) >= max_steps:
                 log.info("Skipping training since max_steps has already saved.")
                 return self
         strategy = self._config.train_distribute
@@ -333,6 +355,10 @@ class Estimator:
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates a checkpoint; returns metric values plus `global_step`."""
+        return _outside_strategy(
+            lambda: self._evaluate(input_fn, steps, hooks, checkpoint_path, name))
+
+    def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name):
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
@@ -443,7 +469,8 @@ class Estimator:
         from components.trainer.estimator import serving
         checkpoint_path = checkpoint_path or self._require_checkpoint()
         self._global_step()
-        return serving.build(self, serving_input_receiver_fn, checkpoint_path, mode)
+        return _outside_strategy(
+            lambda: serving.build(self, serving_input_receiver_fn, checkpoint_path, mode))
 
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                            assets_extra=None, as_text=False, checkpoint_path=None,
@@ -452,7 +479,8 @@ class Estimator:
         from components.trainer.estimator import serving
         module, signatures = self.build_serving_module(
             serving_input_receiver_fn, checkpoint_path, experimental_mode)
-        return serving.save_timestamped(module, signatures, export_dir_base, assets_extra)
+        return _outside_strategy(lambda: serving.save_timestamped(
+            module, signatures, export_dir_base, assets_extra))
 
     export_savedmodel = export_saved_model
 

@@ -1,9 +1,10 @@
 """`model_to_estimator`: a compiled `tf_keras` model as an Estimator.
 
-Each mode clones the model inside `model_fn` (so the clone's variables live
-in the Estimator's variable store), compiles the clone like the original,
-and uses its compiled loss and metrics.  A fresh `model_dir` starts from the
-original model's weights.
+The Estimator clones the model once, eagerly, into its variable store (a
+clone built while tracing the serving graph would be built in a TF1-style
+graph, where tf_keras cannot build a model), starting from the original
+model's weights.  Each mode's `model_fn` calls that clone, compiles it like
+the original, and uses its compiled loss and metrics.
 """
 
 import tensorflow as tf
@@ -34,8 +35,6 @@ def _as_dict(model, outputs):
 class _KerasEstimator(Estimator):
 
     def __init__(self, keras_model, model_dir, config, metric_names_map, export_outputs):
-        self._keras_model = keras_model
-        self._clones = {}
         metric_names_map = dict(metric_names_map or {})
         optimizer_class = type(keras_model.optimizer)
         optimizer_config = keras_model.optimizer.get_config()
@@ -44,8 +43,7 @@ class _KerasEstimator(Estimator):
                         for m in tf.nest.flatten(keras_model.compiled_metrics._user_metrics or [])]
 
         def model_fn(features, labels, mode):
-            model = tf_keras.models.clone_model(keras_model)
-            self._clones[mode] = model
+            model = self._model
             outputs = model(_inputs_for(model, features), training=mode == ModeKeys.TRAIN)
             predictions = _as_dict(model, outputs)
             if mode == ModeKeys.PREDICT:
@@ -72,15 +70,14 @@ class _KerasEstimator(Estimator):
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
-
-    def _initialize_fresh_variables(self, variables):
-        super()._initialize_fresh_variables(variables)
-        for mode in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
-            clone = self._clones.get(mode)
-            if clone is not None:
-                for new, original in zip(clone.weights, self._keras_model.weights):
-                    new.assign(original)
-                return
+        if self.config.tf_random_seed is not None:
+            # Before cloning: the clone's dropout layers draw their seeds now.
+            tf_keras.utils.set_random_seed(self.config.tf_random_seed)
+        with self._store.scope():
+            self._model = tf_keras.models.clone_model(keras_model)
+        # A fresh model_dir starts from the original's weights; a checkpoint
+        # or warm start overwrites them.
+        self._model.set_weights(keras_model.get_weights())
 
 
 def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
@@ -93,7 +90,9 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         keras_model = tf_keras.models.load_model(keras_model_path, custom_objects=custom_objects)
     if not isinstance(keras_model, tf_keras.Model):
         raise ValueError(
-            f"model_to_estimator needs a tf_keras (Keras 2) model, got {type(keras_model)}.")
+            f"model_to_estimator needs a tf_keras (Keras 2) model, got {type(keras_model)}. "
+            "Build it with `tf_keras`, or import the estimator before the first use of "
+            "tf.keras, which then is tf_keras.")
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
     return _KerasEstimator(keras_model, model_dir, config, metric_names_map, export_outputs)
