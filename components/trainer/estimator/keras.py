@@ -11,6 +11,7 @@ import tf_keras
 
 from components.trainer.estimator import export as export_lib
 from components.trainer.estimator.estimator import Estimator
+from components.trainer.estimator.ignored import warn_once
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
 
 
@@ -96,4 +97,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
             f"model_to_estimator needs a tf_keras (Keras 2) model, got {type(keras_model)}.")
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
+    if checkpoint_format != "checkpoint":
+        warn_once("model_to_estimator.checkpoint_format",
+                  f"model_to_estimator: checkpoint_format={checkpoint_format!r} is ignored: "
+                  "checkpoints are object-based ('checkpoint').")
     return _KerasEstimator(keras_model, model_dir, config, metric_names_map, export_outputs)

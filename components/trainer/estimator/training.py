@@ -1,8 +1,9 @@
 """`train_and_evaluate` with `TrainSpec`/`EvalSpec`, on one machine.
 
 Training runs in this process; after a checkpoint is saved, if `throttle_secs`
-have passed since the last evaluation, that checkpoint is evaluated and the
-exporters run.  A final evaluation and export follow the last step.
+have passed since the last evaluation and `start_delay_secs` since training
+started, that checkpoint is evaluated and the exporters run.  A final
+evaluation and export follow the last step.
 """
 
 import collections
@@ -85,13 +86,15 @@ class _Evaluator:
 
 class _EvaluateAfterSave(CheckpointSaverListener):
 
-    def __init__(self, evaluator, throttle_secs):
+    def __init__(self, evaluator, start_delay_secs, throttle_secs):
         self._evaluator = evaluator
         self._throttle_secs = throttle_secs
         self._last_time = time.time()
+        self._first_time = self._last_time + start_delay_secs
 
     def after_save(self, global_step_value):
-        if time.time() - self._last_time >= self._throttle_secs:
+        now = time.time()
+        if now >= self._first_time and now - self._last_time >= self._throttle_secs:
             self._evaluator.evaluate_and_export(is_final=False)
             self._last_time = time.time()
 
@@ -107,7 +110,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
                         max_steps=train_spec.max_steps)
         return None, []
     evaluator = _Evaluator(estimator, eval_spec)
-    listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs)
+    listener = _EvaluateAfterSave(evaluator, eval_spec.start_delay_secs, eval_spec.throttle_secs)
     estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps,
                     saving_listeners=list(train_spec.saving_listeners) + [listener])
     evaluator.evaluate_and_export(is_final=True)
