@@ -133,6 +133,24 @@ _SPARSE_WORKER = textwrap.dedent("""
 """)
 
 
+# The TF distributed guide's script: every task runs train_and_evaluate with
+# a MultiWorkerMirroredStrategy; only the chief evaluates and exports.
+_TRAIN_AND_EVALUATE = _COMMON + textwrap.dedent("""
+    model = estimator.DNNClassifier([8], columns, optimizer="Adam", config=estimator.RunConfig(
+        model_dir=sys.argv[1], train_distribute=tf.distribute.MultiWorkerMirroredStrategy(),
+        save_checkpoints_steps=20, tf_random_seed=1))
+    receiver = estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    result, exports = estimator.train_and_evaluate(
+        model, estimator.TrainSpec(input_fn(16), max_steps=60),
+        estimator.EvalSpec(eval_fn, steps=2, throttle_secs=0,
+                           exporters=[estimator.LatestExporter("latest", receiver)]))
+    print(json.dumps({"is_chief": model.config.is_chief,
+                      "step": int(result["global_step"]) if result else None,
+                      "exports": [e.decode() for e in exports],
+                      "served_accuracy": serve(exports[-1].decode()) if exports else None}))
+""")
+
+
 _SERVER = textwrap.dedent("""
     import json, os
     from components.trainer import server
@@ -263,6 +281,39 @@ def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
     assert chief["step"] == 100
     assert chief["served_accuracy"] > 0.8
     assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index"))
+
+
+@pytest.mark.parametrize("layout", [("worker", "worker"), ("worker", "worker", "worker"),
+                                    ("chief", "worker")],
+                         ids=["2-workers", "3-workers", "chief-and-worker"])
+def test_train_and_evaluate_under_multi_worker_mirrored(tmp_path, layout):
+    """The chief's evaluations and exports issue no collective its peers do not join."""
+    ports = iter(free_ports(len(layout)))
+    cluster = {}
+    for task_type in layout:
+        cluster.setdefault(task_type, []).append(f"127.0.0.1:{next(ports)}")
+    tasks = [(task_type, index) for task_type in cluster for index in range(len(cluster[task_type]))]
+    model_dir = tmp_path / "model"
+    processes = [subprocess.Popen(
+        [sys.executable, "-c", _TRAIN_AND_EVALUATE, str(model_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=_env(TF_CONFIG=json.dumps({"cluster": cluster,
+                                       "task": {"type": task_type, "index": index}})))
+        for task_type, index in tasks]
+    outputs = _finish(processes)
+    for process, (out, err) in zip(processes, outputs):
+        assert process.returncode == 0, err[-3000:]
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    assert [r["is_chief"] for r in results] == [True] + [False] * (len(layout) - 1)
+    chief = results[0]
+    assert chief["step"] == 60
+    assert sorted(p.name for p in model_dir.glob("model.ckpt-*.index")) == [
+        "model.ckpt-20.index", "model.ckpt-40.index", "model.ckpt-60.index"]
+    # One export per evaluated checkpoint; the last is returned, and serves.
+    assert len(list((model_dir / "export" / "latest").iterdir())) == 3
+    assert len(chief["exports"]) == 1
+    assert chief["served_accuracy"] > 0.8
+    assert all(r["exports"] == [] for r in results[1:])
 
 
 def test_multi_worker_mirrored_sums_sparse_gradients_of_a_linear_model(tmp_path):

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -762,3 +763,220 @@ def test_label_vocabulary_string_labels(tmp_path):
     for p, label in zip(predictions, string_labels[:8]):
         assert p["classes"][0] in (b"neg", b"pos")
         assert p["classes"][0] == (b"pos" if p["class_ids"][0] == 1 else b"neg")
+
+
+# ------------------------------------------------- nothing silently ignored
+@pytest.fixture
+def fresh_warnings(monkeypatch):
+    """Forget which arguments were warned about, so each test sees its warning."""
+    from components.trainer.estimator import ignored
+    monkeypatch.setattr(ignored, "_warned", set())
+
+
+def _messages(record):
+    return [str(w.message) for w in record]
+
+
+def test_run_config_warns_once_about_each_ignored_argument(fresh_warnings):
+    ignored = {"device_fn": lambda op: "/cpu:0", "protocol": "grpc+verbs",
+               "eval_distribute": tf.distribute.OneDeviceStrategy("/cpu:0"),
+               "experimental_max_worker_delay_secs": 5, "session_creation_timeout_secs": 60}
+    with pytest.warns(UserWarning) as record:
+        config = estimator.RunConfig(**ignored)
+    messages = _messages(record)
+    for name in ignored:
+        assert sum(m.startswith(f"RunConfig: {name} is ignored") for m in messages) == 1, messages
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        config.replace(save_summary_steps=10)  # once per process
+        estimator.RunConfig(protocol="grpc", session_creation_timeout_secs=7200)  # honoured
+
+
+def test_session_config_threads_are_applied_in_a_fresh_process():
+    script = (
+        "import tensorflow as tf\n"
+        "from components.trainer import estimator\n"
+        "estimator.RunConfig(session_config=tf.compat.v1.ConfigProto(\n"
+        "    intra_op_parallelism_threads=1, inter_op_parallelism_threads=3))\n"
+        "print('THREADS', tf.config.threading.get_intra_op_parallelism_threads(),\n"
+        "      tf.config.threading.get_inter_op_parallelism_threads(), tf.constant(2) * 2)\n")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
+               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", script],
+                          capture_output=True, text=True, env=env, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "THREADS 1 3" in proc.stdout
+
+
+def test_session_config_settings_that_cannot_apply_warn(fresh_warnings):
+    tf.constant(1.0) + 1.0  # TensorFlow's runtime has started
+    threads = tf.config.threading.get_intra_op_parallelism_threads() + 3
+    session_config = tf.compat.v1.ConfigProto(
+        intra_op_parallelism_threads=threads,
+        gpu_options=tf.compat.v1.GPUOptions(allow_growth=True))
+    with pytest.warns(UserWarning) as record:
+        config = estimator.RunConfig(session_config=session_config)
+    messages = _messages(record)
+    assert any(f"session_config.intra_op_parallelism_threads={threads} is ignored" in m
+               for m in messages), messages
+    assert any("session_config.gpu_options is ignored" in m for m in messages), messages
+    assert config.session_config is session_config
+
+
+def test_experimental_distribute_supplies_the_strategy_and_survives_replace():
+    import collections
+    distribute_config = collections.namedtuple(
+        "DistributeConfig", ["train_distribute", "eval_distribute", "remote_cluster"])
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    distribute = distribute_config(strategy, None, None)
+    config = estimator.RunConfig(experimental_distribute=distribute)
+    replaced = config.replace(save_summary_steps=10)
+    assert config.train_distribute is strategy
+    assert replaced.experimental_distribute is distribute
+    assert replaced.train_distribute is strategy
+
+
+def test_scaffold_warns_about_summary_op(fresh_warnings):
+    with pytest.warns(UserWarning, match="Scaffold: summary_op is ignored"):
+        estimator.Scaffold(summary_op=tf.constant(0.0))
+
+
+def test_receiver_tensors_alternatives_warn(fresh_warnings):
+    with pytest.warns(UserWarning, match="receiver_tensors_alternatives is ignored"):
+        export_lib.ServingInputReceiver({"x": tf.constant([1.0])}, {"x": tf.constant([1.0])},
+                                        {"other": {"x": tf.constant([1.0])}})
+
+
+class _Recorder(estimator.Hook):
+    """Records what it is called with; asks to stop after `stop_after` steps."""
+
+    def __init__(self, stop_after=None):
+        self.calls = []
+        self._stop_after = stop_after
+
+    def begin(self):
+        self.calls.append("begin")
+
+    def after_step(self, context, logs):
+        self.calls.append(logs)
+        if self._stop_after is not None and len(self.calls) > self._stop_after:
+            context.request_stop()
+
+    def end(self, logs):
+        self.calls.append("end")
+
+
+def test_predict_calls_hooks_and_stops_when_asked(linear):
+    est, _ = linear
+    recorder = _Recorder()
+    assert len(list(est.predict(predict_input_fn(n=10, batch_size=4), hooks=[recorder]))) == 10
+    assert recorder.calls[0] == "begin" and recorder.calls[-1] == "end"
+    steps = recorder.calls[1:-1]
+    assert [len(logs["predictions"]["logits"]) for logs in steps] == [4, 4, 2]
+    assert {logs["global_step"] for logs in steps} == {LINEAR_STEPS}
+    stopper = _Recorder(stop_after=1)
+    assert len(list(est.predict(predict_input_fn(n=10, batch_size=4), hooks=[stopper]))) == 4
+
+
+def _hooked_model_fn(features, labels, mode, params):
+    dense = tf_keras.layers.Dense(1, name="out")
+    logits = dense(tf.reshape(features["x"], [-1, 1]))
+    if mode == ModeKeys.PREDICT:
+        return estimator.EstimatorSpec(mode, predictions={"logit": logits},
+                                       prediction_hooks=[params["hook"]])
+    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=tf.cast(tf.reshape(labels, [-1, 1]), tf.float32), logits=logits))
+    if mode == ModeKeys.EVAL:
+        return estimator.EstimatorSpec(mode, loss=loss, evaluation_hooks=[params["hook"]])
+    train_op = tf_keras.optimizers.SGD(0.1).apply_gradients(
+        zip(tf.gradients(loss, dense.trainable_weights), dense.trainable_weights))
+    return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                   training_hooks=[estimator.NanTensorHook(loss)])
+
+
+def test_evaluation_and_prediction_hooks_from_the_spec_are_called(tmp_path):
+    recorder = _Recorder()
+    est = estimator.Estimator(_hooked_model_fn, model_dir=str(tmp_path), params={"hook": recorder})
+    est.train(train_input_fn, steps=3)
+    results = est.evaluate(eval_input_fn)
+    assert recorder.calls[0] == "begin" and recorder.calls[-1] == "end"
+    assert len(recorder.calls) == 2 + N // 128
+    assert recorder.calls[-2]["loss"] == pytest.approx(results["loss"])
+    assert recorder.calls[-2]["global_step"] == 3
+    recorder.calls.clear()
+    list(est.predict(predict_input_fn(n=10, batch_size=4)))
+    assert recorder.calls[0] == "begin" and recorder.calls[-1] == "end"
+    assert [len(logs["predictions"]["logit"]) for logs in recorder.calls[1:-1]] == [4, 4, 2]
+
+
+def test_nan_tensor_hook_warns_about_a_tensor_other_than_the_loss(tmp_path, fresh_warnings):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # The model_fn's own loss: checked, no warning.
+        estimator.Estimator(_hooked_model_fn, model_dir=str(tmp_path / "own"),
+                            params={"hook": _Recorder()}).train(train_input_fn, steps=2)
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path / "other"))
+    with pytest.warns(UserWarning, match="NanTensorHook: loss_tensor is ignored"):
+        est.train(train_input_fn, steps=2, hooks=[estimator.NanTensorHook(tf.constant(0.0))])
+
+
+def test_step_counter_hook_writes_global_step_per_sec(tmp_path):
+    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path / "model"))
+    by_steps = estimator.StepCounterHook(every_n_steps=10, output_dir=str(tmp_path / "steps"))
+    writer = tf.summary.create_file_writer(str(tmp_path / "secs"))
+    by_secs = estimator.StepCounterHook(every_n_steps=None, every_n_secs=0,
+                                        summary_writer=writer)
+    est.train(train_input_fn, steps=30, hooks=[by_steps, by_secs])
+    written = _scalar_events(str(tmp_path / "steps"), "global_step/sec")
+    assert [step for step, _ in written] == [11, 21]
+    assert all(rate > 0 for _, rate in written)
+    # A time-based counter runs no step on its own: it sees the ends of step chunks.
+    assert [step for step, _ in _scalar_events(str(tmp_path / "secs"), "global_step/sec")] == [
+        11, 21, 30]
+    with pytest.raises(ValueError, match="exactly one"):
+        estimator.StepCounterHook(every_n_steps=10, every_n_secs=5)
+
+
+def test_export_as_text_writes_saved_model_pbtxt(linear, tmp_path):
+    est, _ = linear
+    spec = tf.feature_column.make_parse_example_spec(linear_columns())
+    path = est.export_saved_model(str(tmp_path),
+                                  export_lib.build_parsing_serving_input_receiver_fn(spec),
+                                  as_text=True).decode()
+    assert "saved_model.pbtxt" in os.listdir(path)
+    assert "saved_model.pb" not in os.listdir(path)
+    served = tf.saved_model.load(path).signatures["predict"](
+        examples=tf.constant(_serialize(FEATURES, range(3))))
+    expected = [p["probabilities"] for p in est.predict(predict_input_fn(n=3))]
+    np.testing.assert_allclose(served["probabilities"].numpy(), expected, rtol=1e-5)
+
+
+def test_training_writes_graph_pbtxt_unless_disabled(linear, tmp_path):
+    est, _ = linear
+    assert os.path.exists(os.path.join(est.model_dir, "graph.pbtxt"))
+    config = estimator.RunConfig(model_dir=str(tmp_path), checkpoint_save_graph_def=False)
+    estimator.LinearClassifier(linear_columns(), config=config).train(train_input_fn, steps=1)
+    assert not os.path.exists(os.path.join(str(tmp_path), "graph.pbtxt"))
+
+
+def test_warm_start_vocab_backup_initializer_fills_new_rows(tmp_path):
+    def vocab(name, words):
+        path = str(tmp_path / name)
+        with open(path, "w") as f:
+            f.write("\n".join(words) + "\n")
+        return path
+
+    old_vocab, new_vocab = vocab("old", ["a", "b"]), vocab("new", ["b", "c", "a"])
+    prefix = str(tmp_path / "old_ckpt")
+    ckpt_lib.make_checkpoint({"emb": tf.Variable([[1.0], [2.0]])}).write(prefix)
+
+    def warm(backup_initializer):
+        variable = tf.Variable(np.full((3, 1), 9.0, np.float32))
+        info = estimator.VocabInfo(new_vocab, 3, 0, old_vocab,
+                                   backup_initializer=backup_initializer)
+        ckpt_lib.warm_start({"emb": variable}, estimator.WarmStartSettings(
+            prefix, var_name_to_vocab_info={"emb": info}))
+        return variable.numpy()[:, 0].tolist()
+
+    assert warm(tf.constant_initializer(-1.0)) == [2.0, -1.0, 1.0]
+    assert warm(None) == [2.0, 9.0, 1.0]

@@ -41,7 +41,8 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
                  estimator.FinalExporter("final", receiver_fn)]
     result, exports = estimator.train_and_evaluate(
         classifier, estimator.TrainSpec(train_input_fn, max_steps=100),
-        estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters, throttle_secs=0))
+        estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters,
+                           throttle_secs=0))
     assert result["global_step"] == 100
     assert result["auc"] > 0.9
     model_dir = classifier.model_dir
@@ -50,8 +51,8 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
     assert len(os.listdir(os.path.join(model_dir, "export", "final"))) == 1
     assert {os.path.dirname(p.decode()) for p in exports} == {
         os.path.join(model_dir, "export", "latest"), os.path.join(model_dir, "export", "final")}
-    # one evaluation per saved checkpoint (20, 40, ..., 100) plus step 0
-    assert len(glob.glob(os.path.join(model_dir, "eval", "*.tfevents.*"))) >= 1
+    # one evaluation per checkpoint saved after training started
+    assert _eval_steps(classifier) == [20, 40, 60, 80, 100]
 
 
 def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
@@ -213,3 +214,78 @@ def test_tf_random_seed_makes_initial_weights_repeat(tmp_path):
 
     from components.trainer.estimator import checkpoints
     np.testing.assert_array_equal(initial_kernel("a"), initial_kernel("b"))
+
+
+def _eval_steps(classifier):
+    from components.trainer.estimator import summaries
+    return sorted(summaries.read_scalars_by_step(
+        tf.io.gfile.glob(os.path.join(classifier.eval_dir(), "*.tfevents.*"))))
+
+
+def test_train_and_evaluate_evaluates_new_checkpoints_and_exports_the_last_as_final(tmp_path):
+    classifier = estimator.LinearClassifier(
+        COLUMNS, config=_config(tmp_path, save_checkpoints_steps=10))
+    receiver = estimator.export.build_parsing_serving_input_receiver_fn(FEATURE_SPEC)
+    estimator.train_and_evaluate(
+        classifier, estimator.TrainSpec(train_input_fn, max_steps=30),
+        estimator.EvalSpec(eval_input_fn, steps=1, throttle_secs=0, exporters=[
+            estimator.LatestExporter("latest", receiver),
+            estimator.FinalExporter("final", receiver)]))
+    # Not the step-0 checkpoint, which nothing was trained into; the one at
+    # max_steps once, as the final export.
+    assert _eval_steps(classifier) == [10, 20, 30]
+    export_dir = os.path.join(classifier.model_dir, "export")
+    assert len(os.listdir(os.path.join(export_dir, "latest"))) == 3
+    assert len(os.listdir(os.path.join(export_dir, "final"))) == 1
+
+
+def test_eval_spec_start_delay_secs_warns_that_it_is_not_used(monkeypatch):
+    from components.trainer.estimator import ignored
+    monkeypatch.setattr(ignored, "_warned", set())
+    with pytest.warns(UserWarning, match="start_delay_secs is not used: the chief evaluates"):
+        estimator.EvalSpec(eval_input_fn, start_delay_secs=0)
+
+
+def test_model_to_estimator_warns_that_saver_checkpoints_are_not_written(tmp_path, monkeypatch):
+    from components.trainer.estimator import ignored
+    monkeypatch.setattr(ignored, "_warned", set())
+    with pytest.warns(UserWarning, match="checkpoint_format='saver' is ignored"):
+        estimator.model_to_estimator(keras_model=_keras_model(), checkpoint_format="saver",
+                                     config=_config(tmp_path))
+
+
+def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
+    """`ram://` is understood by tf.io.gfile only, as `gs://` is on a machine without gcsfuse."""
+    model_dir = f"ram://{tmp_path.name}/model"
+    config = estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=10)
+    classifier = estimator.LinearClassifier(COLUMNS, config=config)
+    best = estimator.BestExporter("best", receiver_fn, exports_to_keep=1)
+    result, _ = estimator.train_and_evaluate(
+        classifier, estimator.TrainSpec(train_input_fn, max_steps=30),
+        estimator.EvalSpec(eval_input_fn, steps=None, exporters=best,
+                           throttle_secs=0))
+    export_dir = os.path.join(model_dir, "export", "best")
+    assert _eval_steps(classifier) == [10, 20, 30]
+    # The older best exports were removed.  (Their contents are not checked: TensorFlow's
+    # ram:// file system renames a directory's entry but not the files under it, and an
+    # export is written to a temporary directory, then renamed.)
+    assert len(tf.io.gfile.listdir(export_dir)) == 1
+    # A restarted job's exporter reads the best loss back from the eval events.
+    restarted = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
+    worse = dict(result, loss=result["loss"] + 1.0, global_step=np.int64(31))
+    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse,
+                            False) is None
+
+    early = estimator.LinearClassifier(COLUMNS, config=estimator.RunConfig(
+        model_dir=f"ram://{tmp_path.name}/early"))
+    writer = tf.summary.create_file_writer(early.eval_dir())
+    with writer.as_default():
+        for step, loss in ((10, 0.5), (20, 0.6), (30, 0.7)):
+            tf.summary.scalar("loss", loss, step=step)
+    writer.close()
+    hook = estimator.stop_if_no_decrease_hook(early, "loss", 15, run_every_secs=None,
+                                              run_every_steps=5)
+    early.train(train_input_fn, hooks=[hook], max_steps=1000)
+    # (Not get_variable_value: tf.train.load_checkpoint takes a checkpoint prefix on ram://
+    # for a directory, as that file system calls any prefix of a file name a directory.)
+    assert int(early.latest_checkpoint().rsplit("-", 1)[1]) < 1000

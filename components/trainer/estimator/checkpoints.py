@@ -11,6 +11,7 @@ import logging
 import os
 import re
 
+import numpy as np
 import tensorflow as tf
 
 ROOT_ATTRIBUTE = "estimator_variables"
@@ -112,13 +113,19 @@ def _read_vocab(path):
 
 
 def _remap_rows(current, previous, info):
-    """Rows of `previous` moved to where their vocabulary words now are."""
+    """Rows of `previous` moved to where their vocabulary words now are.
+
+    The other rows (new words, OOV buckets) come from `info.backup_initializer`
+    when it is given, else they keep the variable's own initial values."""
     new_vocab = _read_vocab(info.new_vocab)[:info.new_vocab_size]
     old_vocab = _read_vocab(info.old_vocab)
     if info.old_vocab_size > 0:
         old_vocab = old_vocab[:info.old_vocab_size]
     old_index = {word: i for i, word in enumerate(old_vocab)}
-    result = current.copy()
+    if info.backup_initializer is None:
+        result = current.copy()
+    else:
+        result = np.array(info.backup_initializer(current.shape, dtype=tf.as_dtype(current.dtype)))
     for new_i, word in enumerate(new_vocab):
         old_i = old_index.get(word)
         if old_i is not None and old_i < previous.shape[info.axis]:

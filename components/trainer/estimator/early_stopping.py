@@ -1,14 +1,16 @@
 """Early stopping from evaluation results, as `tf.estimator.experimental.stop_if_*`.
 
 Each hook periodically reads the eval metrics the Estimator wrote to
-`eval_dir` and asks training to stop when its condition holds.
+`eval_dir` (through `tf.io.gfile`, so a `gs://` model_dir works too) and asks
+training to stop when its condition holds.
 """
 
-import glob
 import logging
 import operator
 import os
 import time
+
+import tensorflow as tf
 
 from components.trainer.estimator import summaries
 from components.trainer.estimator.hooks import Hook
@@ -45,7 +47,7 @@ class _EvalMetricStopHook(Hook):
             return
         self._last_time, self._last_step = time.time(), step
         results = summaries.read_scalars_by_step(
-            glob.glob(os.path.join(self._eval_dir, "*.tfevents.*")))
+            tf.io.gfile.glob(os.path.join(self._eval_dir, "*.tfevents.*")))
         if results and self._should_stop(results):
             log.info("Early stopping at step %d.", step)
             context.request_stop()

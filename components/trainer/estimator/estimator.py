@@ -24,6 +24,7 @@ import tf_keras
 from components.trainer import server
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import summaries
+from components.trainer.estimator.hooks import HookRunner
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.variables import VariableStore
@@ -124,6 +125,7 @@ class Estimator:
         self._store = VariableStore()
         self._functions = {}
         self._traced_specs = {}
+        self._written_graph = None  # the training trace last written as graph.pbtxt
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
@@ -322,6 +324,12 @@ class Estimator:
             if strategy is None:
                 # (Under a strategy the trace sees per-device components instead.)
                 self._store.adopt(traced.variables)
+            if (self._config.checkpoint_save_graph_def and self._config.is_chief
+                    and self._written_graph is not traced):
+                # As tf.estimator's graph.pbtxt: the training graph, for inspection.
+                # Once per trace: writing it costs more than a short train() call.
+                tf.io.write_graph(traced.graph.as_graph_def(), self._model_dir, "graph.pbtxt")
+                self._written_graph = traced
 
             def run_chunk(num_steps):
                 done, loss = run_steps(iterator, tf.constant(num_steps, tf.int64))
@@ -367,24 +375,27 @@ class Estimator:
         if steps is not None:
             dataset = dataset.take(steps)
         eval_step = self._eval_function()
-        hooks = list(hooks or ())
         values = None
-        restored = False
-        for hook in hooks:
-            hook.begin()
+        runner = None
         for element in dataset:
             features, labels = _split_element(element)
-            if not restored:
+            if runner is None:
                 eval_step.get_concrete_function(features, labels)
                 self._prepare_eval(checkpoint_path)
-                restored = True
+                step = int(global_step.numpy())
+                runner = HookRunner(self, list(hooks or ()) + list(
+                    self._traced_specs[ModeKeys.EVAL].evaluation_hooks), step)
+            if runner.hooks and runner.before_step(step):
+                break
             values = eval_step(features, labels)
+            if runner.hooks and runner.after_step(
+                    dict({k: float(v) for k, v in values.items()}, global_step=step)):
+                break
         if values is None:
             raise ValueError("evaluate: input_fn produced no data.")
         results = {key: np.float32(value.numpy()) for key, value in values.items()}
         results["global_step"] = np.int64(global_step.numpy())
-        for hook in hooks:
-            hook.end(results)
+        runner.end(results)
         self._write_eval_summaries(results, name)
         return results
 
@@ -424,16 +435,20 @@ class Estimator:
         self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.PREDICT)
         predict_step = self._predict_function()
-        restored = False
+        runner = None
         for element in dataset:
             features, _ = _split_element(element)
-            if not restored:
+            if runner is None:
                 predict_step.get_concrete_function(features)
                 if checkpoint_path is not None:
                     self._restore(checkpoint_path, ModeKeys.PREDICT)
                 else:
                     self._initialize_fresh_variables(self._store.model_variables())
-                restored = True
+                step = int(self._global_step().numpy())
+                runner = HookRunner(self, list(hooks or ()) + list(
+                    self._traced_specs[ModeKeys.PREDICT].prediction_hooks), step)
+            if runner.hooks and runner.before_step(step):
+                break
             predictions = predict_step(features)
             single = not isinstance(predictions, dict)
             if single:
@@ -448,14 +463,19 @@ class Estimator:
             arrays = {k: v.numpy() for k, v in predictions.items()}
             if not yield_single_examples:
                 yield arrays["predictions"] if single else arrays
-                continue
-            sizes = {v.shape[0] if v.ndim else None for v in arrays.values()}
-            if len(sizes) != 1 or None in sizes:
-                raise ValueError(
-                    "Batch length of predictions should be same; got "
-                    f"{ {k: v.shape for k, v in arrays.items()} }.")
-            for i in range(sizes.pop()):
-                yield arrays["predictions"][i] if single else {k: v[i] for k, v in arrays.items()}
+            else:
+                sizes = {v.shape[0] if v.ndim else None for v in arrays.values()}
+                if len(sizes) != 1 or None in sizes:
+                    raise ValueError(
+                        "Batch length of predictions should be same; got "
+                        f"{ {k: v.shape for k, v in arrays.items()} }.")
+                for i in range(sizes.pop()):
+                    yield (arrays["predictions"][i] if single
+                           else {k: v[i] for k, v in arrays.items()})
+            if runner.hooks and runner.after_step({"predictions": arrays, "global_step": step}):
+                break
+        if runner is not None:
+            runner.end({"global_step": step})
 
     # --------------------------------------------------------------- export
     def build_serving_module(self, serving_input_receiver_fn, checkpoint_path=None,
@@ -475,12 +495,14 @@ class Estimator:
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
                            assets_extra=None, as_text=False, checkpoint_path=None,
                            experimental_mode=ModeKeys.PREDICT):
-        """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes."""
+        """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes.
+
+        `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
         from components.trainer.estimator import serving
         module, signatures = self.build_serving_module(
             serving_input_receiver_fn, checkpoint_path, experimental_mode)
         return _outside_strategy(lambda: serving.save_timestamped(
-            module, signatures, export_dir_base, assets_extra))
+            module, signatures, export_dir_base, assets_extra, as_text))
 
     export_savedmodel = export_saved_model
 

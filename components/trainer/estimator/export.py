@@ -10,6 +10,8 @@ import collections
 
 import tensorflow as tf
 
+from components.trainer.estimator.ignored import warn_once
+
 SERVING_DEFAULT = "serving_default"
 CLASSIFY = "classification"
 REGRESS = "regression"
@@ -31,6 +33,10 @@ class ServingInputReceiver(
             raise ValueError("ServingInputReceiver: receiver_tensors must be given.")
         if not isinstance(receiver_tensors, dict):
             receiver_tensors = {"input": receiver_tensors}
+        if receiver_tensors_alternatives:
+            warn_once("ServingInputReceiver.receiver_tensors_alternatives",
+                      "ServingInputReceiver: receiver_tensors_alternatives is ignored: only "
+                      "receiver_tensors become signature inputs.")
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 

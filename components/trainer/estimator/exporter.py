@@ -1,9 +1,11 @@
-"""Exporters: which evaluated checkpoints become SavedModels under `export/<name>/`."""
+"""Exporters: which evaluated checkpoints become SavedModels under `export/<name>/`.
 
-import glob
+Files are read and removed through `tf.io.gfile`, so a `gs://` (or any
+TensorFlow file system) model_dir works as a local one does.
+"""
+
 import logging
 import os
-import shutil
 
 import numpy as np
 import tensorflow as tf
@@ -34,7 +36,11 @@ def _keep_newest(export_path, exports_to_keep):
     if not exports_to_keep:
         return
     for version in _export_versions(export_path)[:-exports_to_keep]:
-        shutil.rmtree(os.path.join(export_path, str(version)), ignore_errors=True)
+        path = os.path.join(export_path, str(version))
+        try:
+            tf.io.gfile.rmtree(path)
+        except tf.errors.NotFoundError:
+            log.info("Export %s was already removed.", path)
 
 
 class _SavedModelExporter(Exporter):
@@ -112,7 +118,7 @@ class BestExporter(_SavedModelExporter):
         # The evaluation being exported has just been written there too: skip it.
         self._loaded = True
         pattern = os.path.join(model_dir, self._event_file_pattern)
-        for step, values in summaries.read_scalars_by_step(glob.glob(pattern)).items():
+        for step, values in summaries.read_scalars_by_step(tf.io.gfile.glob(pattern)).items():
             if step == current_step:
                 continue
             result = dict(values, global_step=step)

@@ -1,15 +1,24 @@
-"""A small TF2 hook protocol for `Estimator.train`, and the hooks users relied on.
+"""A small TF2 hook protocol for `Estimator.train`, `evaluate` and `predict`, and the
+hooks users relied on.
 
 A hook sees the run at four points: `begin()`, `before_step(context)`,
-`after_step(context, logs)` with the step's logs (`loss`, `global_step`),
-and `end(logs)`.  Any hook may call `context.request_stop()`.  By default a
-hook sees every step (the Estimator then runs one step per `tf.function`
+`after_step(context, logs)` with the step's logs, and `end(logs)`.  Any hook
+may call `context.request_stop()`.  The logs are `loss` and `global_step` in
+training, the running metric values and `global_step` in evaluation, and the
+batch's `predictions` and `global_step` in prediction.  By default a hook sees
+every training step (the Estimator then runs one step per `tf.function`
 call); a hook that needs less sets `max_steps_per_call`.
 """
 
 import logging
 import math
 import time
+
+import tensorflow as tf
+
+from components.trainer.estimator import summaries
+from components.trainer.estimator.ignored import warn_once
+from components.trainer.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +60,33 @@ class Hook:
 SessionRunHook = Hook
 
 
+class HookRunner:
+    """Takes hooks through one run: `begin` now, then each step, then `end`."""
+
+    def __init__(self, estimator, hooks, global_step):
+        self.hooks = list(hooks)
+        for hook in self.hooks:
+            hook.begin()
+        self.context = StepContext(estimator, global_step)
+
+    def before_step(self, global_step):
+        """Returns True when a hook asked to stop."""
+        self.context.global_step = global_step
+        for hook in self.hooks:
+            hook.before_step(self.context)
+        return self.context.stop_requested
+
+    def after_step(self, logs):
+        """Returns True when a hook asked to stop."""
+        for hook in self.hooks:
+            hook.after_step(self.context, logs)
+        return self.context.stop_requested
+
+    def end(self, logs):
+        for hook in self.hooks:
+            hook.end(logs)
+
+
 class StopAtStepHook(Hook):
     """Stops after `num_steps` more steps, or at global step `last_step`."""
 
@@ -76,12 +112,25 @@ class NanLossDuringTrainingError(RuntimeError):
 
 
 class NanTensorHook(Hook):
-    """Stops (or fails) the run when the loss becomes NaN."""
+    """Stops (or fails) the run when the training loss (`loss` in the step logs) becomes NaN.
+
+    Only that loss is checked: a `loss_tensor` other than the `model_fn`'s loss
+    is ignored with a warning.
+    """
 
     def __init__(self, loss_tensor=None, fail_on_nan_loss=True):
+        self._loss_tensor = loss_tensor
+        self._checked_tensor = loss_tensor is None
         self._fail = fail_on_nan_loss
 
     def after_step(self, context, logs):
+        if not self._checked_tensor:
+            self._checked_tensor = True
+            spec = context.estimator._traced_specs.get(ModeKeys.TRAIN)
+            if spec is None or self._loss_tensor is not spec.loss:
+                warn_once("NanTensorHook.loss_tensor",
+                          "NanTensorHook: loss_tensor is ignored: it is not the model_fn's "
+                          "loss, and the hook checks that loss (`loss` in the step logs).")
         if math.isnan(logs["loss"]):
             message = f"Model diverged with loss = NaN at step {logs['global_step']}."
             if self._fail:
@@ -123,13 +172,28 @@ class LoggingTensorHook(Hook):
 
 
 class StepCounterHook(Hook):
-    """Records `global_step/sec` every `every_n_steps` steps."""
+    """Logs `global_step/sec` every `every_n_steps` steps or `every_n_secs` seconds.
+
+    The rate is also written as a `global_step/sec` summary to `summary_writer`
+    (a `tf.summary` writer) or else to a writer on `output_dir`.
+    """
 
     def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None, summary_writer=None):
+        if (every_n_steps is None) == (every_n_secs is None):
+            raise ValueError("StepCounterHook: give exactly one of every_n_steps and every_n_secs.")
         self._every_n_steps = every_n_steps
+        self._every_n_secs = every_n_secs
         self._output_dir = output_dir
-        self._last = None
+        self._summary_writer = summary_writer
+        self._writer = None
+        self.max_steps_per_call = every_n_steps
         self.rates = []
+
+    def begin(self):
+        self._last = None
+        self._writer = self._summary_writer
+        if self._writer is None and self._output_dir:
+            self._writer = tf.summary.create_file_writer(self._output_dir)
 
     def after_step(self, context, logs):
         step, now = logs["global_step"], time.time()
@@ -137,11 +201,23 @@ class StepCounterHook(Hook):
             self._last = (step, now)
             return
         last_step, last_time = self._last
-        if step - last_step >= self._every_n_steps and now > last_time:
+        due = (step - last_step >= self._every_n_steps if self._every_n_steps
+               else now - last_time >= self._every_n_secs)
+        if due and step > last_step and now > last_time:
             rate = (step - last_step) / (now - last_time)
             self.rates.append(rate)
             log.info("global_step/sec: %g", rate)
+            if self._writer is not None:
+                summaries.write_scalars(self._writer, {"global_step/sec": rate}, step)
             self._last = (step, now)
+
+    def end(self, logs):
+        if self._writer is None:
+            return
+        if self._writer is self._summary_writer:
+            self._writer.flush()
+        else:
+            self._writer.close()
 
 
 class CheckpointSaverListener:

@@ -12,6 +12,7 @@ import tf_keras
 
 from components.trainer.estimator import export as export_lib
 from components.trainer.estimator.estimator import Estimator
+from components.trainer.estimator.ignored import warn_once
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
 
 
@@ -95,4 +96,8 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
             "tf.keras, which then is tf_keras.")
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
+    if checkpoint_format != "checkpoint":
+        warn_once("model_to_estimator.checkpoint_format",
+                  f"model_to_estimator: checkpoint_format={checkpoint_format!r} is ignored: "
+                  "checkpoints are object-based ('checkpoint').")
     return _KerasEstimator(keras_model, model_dir, config, metric_names_map, export_outputs)

@@ -4,6 +4,8 @@ import collections
 
 import tensorflow as tf
 
+from components.trainer.estimator.ignored import warn_once
+
 
 class ModeKeys:
     """The three modes a `model_fn` is called in (values as tf.estimator's)."""
@@ -73,7 +75,8 @@ class Scaffold:
     Only `saver` is honoured: a `tf.train.Checkpoint` over the model's own
     objects makes checkpoints object-based in the user's structure (the
     Estimator adds `global_step` to it).  The TF1 session fields are kept for
-    signature compatibility and must stay None.
+    signature compatibility and must stay None; `summary_op` and
+    `copy_from_scaffold` are ignored with a warning.
     """
 
     def __init__(self, init_op=None, init_feed_dict=None, init_fn=None, ready_op=None,
@@ -90,5 +93,11 @@ class Scaffold:
                 "initialize variables with initializers or warm_start_from instead.")
         if saver is not None and not isinstance(saver, tf.train.Checkpoint):
             raise TypeError("Scaffold(saver=...) must be a tf.train.Checkpoint.")
+        for name, value, instead in (
+                ("summary_op", summary_op, "only the loss, learning rates and eval metrics are "
+                                           "summarized"),
+                ("copy_from_scaffold", copy_from_scaffold, "pass its saver instead")):
+            if value is not None:
+                warn_once(f"Scaffold.{name}", f"Scaffold: {name} is ignored: {instead}.")
         self.saver = saver
         self.summary_op = summary_op

@@ -5,8 +5,50 @@ import os
 import tensorflow as tf
 
 from components.trainer import server
+from components.trainer.estimator.ignored import warn_once
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
+
+# RunConfig arguments with no TF2 meaning: {name: (values that need no warning, what
+# happens instead)}.
+_IGNORED_ARGUMENTS = {
+    "device_fn": ((None,), "variables and ops are placed by TensorFlow and train_distribute"),
+    "protocol": ((None, "grpc"), "cluster servers always use gRPC"),
+    "eval_distribute": ((None,), "evaluate() runs in this process, without a strategy"),
+    "experimental_max_worker_delay_secs": ((None,), "workers start training as soon as they can"),
+    "session_creation_timeout_secs": ((7200,), "there is no TF1 session to wait for"),
+}
+
+# session_config fields carried over to tf.config: {field: (getter, setter)}.
+_SESSION_SETTINGS = {
+    "intra_op_parallelism_threads": (tf.config.threading.get_intra_op_parallelism_threads,
+                                     tf.config.threading.set_intra_op_parallelism_threads),
+    "inter_op_parallelism_threads": (tf.config.threading.get_inter_op_parallelism_threads,
+                                     tf.config.threading.set_inter_op_parallelism_threads),
+    "allow_soft_placement": (tf.config.get_soft_device_placement,
+                             tf.config.set_soft_device_placement),
+}
+
+
+def _apply_session_config(session_config):
+    """Applies a TF1 `ConfigProto`'s thread and placement settings process-wide, as TF2 has
+    no sessions; warns about each other field set, and about a setting that TensorFlow no
+    longer accepts because its runtime has started."""
+    for field, value in session_config.ListFields():
+        name = f"session_config.{field.name}"
+        if field.name not in _SESSION_SETTINGS:
+            warn_once(name, f"RunConfig: {name} is ignored: it is a TF1 session setting with no "
+                            "TF2 equivalent here.")
+            continue
+        get, set_ = _SESSION_SETTINGS[field.name]
+        if get() == value:
+            continue
+        try:
+            set_(value)
+        except RuntimeError:
+            warn_once(name, f"RunConfig: {name}={value} is ignored: TensorFlow's runtime had "
+                            "already started; create the RunConfig before running any op, or "
+                            "call tf.config.threading first.")
 
 
 class RunConfig:
@@ -32,6 +74,26 @@ class RunConfig:
             save_checkpoints_secs = _DEFAULT_SAVE_CHECKPOINTS_SECS
         if keep_checkpoint_max is not None and keep_checkpoint_max < 0:
             raise ValueError("RunConfig: keep_checkpoint_max must be >= 0.")
+        if experimental_distribute is not None:
+            # tf.estimator's DistributeConfig: strategies given directly take precedence.
+            if train_distribute is None:
+                train_distribute = getattr(experimental_distribute, "train_distribute", None)
+            if eval_distribute is None:
+                eval_distribute = getattr(experimental_distribute, "eval_distribute", None)
+            if getattr(experimental_distribute, "remote_cluster", None):
+                warn_once("experimental_distribute.remote_cluster",
+                          "RunConfig: experimental_distribute.remote_cluster is ignored: the "
+                          "cluster comes from TF_CONFIG.")
+        if session_config is not None:
+            _apply_session_config(session_config)
+        for name, value in (("device_fn", device_fn), ("protocol", protocol),
+                            ("eval_distribute", eval_distribute),
+                            ("experimental_max_worker_delay_secs",
+                             experimental_max_worker_delay_secs),
+                            ("session_creation_timeout_secs", session_creation_timeout_secs)):
+            harmless, instead = _IGNORED_ARGUMENTS[name]
+            if not any(value is h or value == h for h in harmless):
+                warn_once(name, f"RunConfig: {name} is ignored: {instead}.")
         self.model_dir = os.fspath(model_dir) if model_dir else None
         self.tf_random_seed = tf_random_seed
         self.save_summary_steps = save_summary_steps
@@ -43,6 +105,7 @@ class RunConfig:
         self.log_step_count_steps = log_step_count_steps
         self.train_distribute = train_distribute
         self.eval_distribute = eval_distribute
+        self.experimental_distribute = experimental_distribute
         self.device_fn = device_fn
         self.protocol = protocol
         self.experimental_max_worker_delay_secs = experimental_max_worker_delay_secs
@@ -78,7 +141,8 @@ class RunConfig:
                          "save_checkpoints_steps", "save_checkpoints_secs", "session_config",
                          "keep_checkpoint_max", "keep_checkpoint_every_n_hours",
                          "log_step_count_steps", "train_distribute", "device_fn", "protocol",
-                         "eval_distribute", "experimental_max_worker_delay_secs",
+                         "eval_distribute", "experimental_distribute",
+                         "experimental_max_worker_delay_secs",
                          "session_creation_timeout_secs", "checkpoint_save_graph_def")
         }
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" not in kwargs:

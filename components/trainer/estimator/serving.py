@@ -13,6 +13,7 @@ import os
 import time
 
 import tensorflow as tf
+from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.saved_model import fingerprinting_utils
 from tensorflow.python.trackable import data_structures, resource
@@ -101,10 +102,12 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
     return module, signatures
 
 
-def _set_method_names(export_dir, methods):
+def _set_method_names(export_dir, methods, as_text):
     """Gives signatures tf.estimator's method names (TF2 saves every one as predict):
     TensorFlow Serving's Classify and Regress APIs accept only classify and
-    regress signatures.  The fingerprint is then written again for the new file."""
+    regress signatures.  The fingerprint is then written again for the new file.
+    With `as_text` the graph is then kept as `saved_model.pbtxt` instead, which
+    the SavedModel loader reads when there is no `saved_model.pb`."""
     path = os.path.join(export_dir, "saved_model.pb")
     saved = saved_model_pb2.SavedModel()
     with tf.io.gfile.GFile(path, "rb") as f:
@@ -116,13 +119,21 @@ def _set_method_names(export_dir, methods):
     with tf.io.gfile.GFile(path, "wb") as f:
         f.write(saved.SerializeToString())
     fingerprinting_utils.write_fingerprint(export_dir)
+    if as_text:
+        with tf.io.gfile.GFile(path + "txt", "w") as f:
+            f.write(text_format.MessageToString(saved))
+        tf.io.gfile.remove(path)
 
 
-def save(module, signatures, target_dir, assets_extra=None):
-    """Saves into `<target_dir>.tmp-*`, then renames: a half-written export is never visible."""
-    temp_dir = f"{target_dir}.tmp-{int(time.time() * 1e6)}"
+def save(module, signatures, target_dir, assets_extra=None, as_text=False):
+    """Saves into a hidden sibling, then renames: a half-written export is never visible.
+
+    (The temporary name does not start with `target_dir`'s: TensorFlow's `ram://`
+    file system refuses a rename onto a prefix of an existing name.)"""
+    parent, name = os.path.split(target_dir)
+    temp_dir = os.path.join(parent, f".tmp-{name}-{int(time.time() * 1e6)}")
     tf.saved_model.save(module, temp_dir, signatures=signatures)
-    _set_method_names(temp_dir, module.signature_methods)
+    _set_method_names(temp_dir, module.signature_methods, as_text)
     for dest, source in (assets_extra or {}).items():
         target = os.path.join(temp_dir, "assets.extra", dest)
         tf.io.gfile.makedirs(os.path.dirname(target))
@@ -131,7 +142,7 @@ def save(module, signatures, target_dir, assets_extra=None):
     return target_dir
 
 
-def save_timestamped(module, signatures, export_dir_base, assets_extra=None):
+def save_timestamped(module, signatures, export_dir_base, assets_extra=None, as_text=False):
     """Saves to `<export_dir_base>/<unix seconds>` (tf.estimator's layout)."""
     export_dir_base = os.fspath(export_dir_base)
     if isinstance(export_dir_base, bytes):
@@ -141,4 +152,4 @@ def save_timestamped(module, signatures, export_dir_base, assets_extra=None):
     while tf.io.gfile.exists(os.path.join(export_dir_base, str(timestamp))):
         timestamp += 1
     final_dir = os.path.join(export_dir_base, str(timestamp))
-    return save(module, signatures, final_dir, assets_extra).encode()
+    return save(module, signatures, final_dir, assets_extra, as_text).encode()

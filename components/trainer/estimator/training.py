@@ -1,8 +1,11 @@
-"""`train_and_evaluate` with `TrainSpec`/`EvalSpec`, on one machine.
+"""`train_and_evaluate` with `TrainSpec`/`EvalSpec`: training with evaluations on the chief.
 
-Training runs in this process; after a checkpoint is saved, if `throttle_secs`
-have passed since the last evaluation, that checkpoint is evaluated and the
-exporters run.  A final evaluation and export follow the last step.
+Training runs in this process (on a cluster, in every worker's).  On the
+chief, each checkpoint saved after training started is evaluated, if
+`throttle_secs` have passed since the last evaluation, and the exporters
+run on the result; the evaluation of the checkpoint at `max_steps` is the
+final one (`is_the_final_export`).  This is tf.estimator's local mode: there
+is no separate evaluator task, so `start_delay_secs` has no use.
 """
 
 import collections
@@ -12,8 +15,11 @@ import time
 
 from components.trainer.estimator.exporter import Exporter
 from components.trainer.estimator.hooks import CheckpointSaverListener
+from components.trainer.estimator.ignored import warn_once
 
 log = logging.getLogger(__name__)
+
+_DEFAULT_START_DELAY_SECS = 120
 
 
 class TrainSpec(collections.namedtuple(
@@ -33,7 +39,7 @@ class EvalSpec(collections.namedtuple(
                      "throttle_secs"])):
 
     def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
-                start_delay_secs=120, throttle_secs=600):
+                start_delay_secs=_DEFAULT_START_DELAY_SECS, throttle_secs=600):
         if not callable(input_fn):
             raise TypeError("EvalSpec: input_fn must be callable.")
         if steps is not None and steps <= 0:
@@ -48,6 +54,11 @@ class EvalSpec(collections.namedtuple(
             raise ValueError(f"EvalSpec: exporter names must be unique, got {names}.")
         if start_delay_secs < 0 or throttle_secs < 0:
             raise ValueError("EvalSpec: start_delay_secs and throttle_secs must be >= 0.")
+        if start_delay_secs != _DEFAULT_START_DELAY_SECS:
+            warn_once("EvalSpec.start_delay_secs",
+                      "EvalSpec: start_delay_secs is not used: the chief evaluates each new "
+                      "checkpoint, at most once every throttle_secs, as tf.estimator's "
+                      "train_and_evaluate did without an evaluator task.")
         return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters,
                                start_delay_secs, throttle_secs)
 
@@ -59,12 +70,14 @@ class _Evaluator:
         self._estimator = estimator
         self._spec = eval_spec
         self._last_evaluated_step = None
+        self._final_exported = False
         self.last_result = None
         self.last_exports = []
 
     def evaluate_and_export(self, is_final):
+        """Evaluates the latest checkpoint unless done already; exports unless done already."""
         checkpoint = self._estimator.latest_checkpoint()
-        if checkpoint is None:
+        if checkpoint is None or self._final_exported:
             return
         step = int(checkpoint.rsplit("-", 1)[1])
         if step == self._last_evaluated_step and not is_final:
@@ -81,18 +94,26 @@ class _Evaluator:
                 checkpoint, self.last_result, is_final)
             if path is not None:
                 self.last_exports.append(path)
+        self._final_exported = is_final
 
 
 class _EvaluateAfterSave(CheckpointSaverListener):
+    """Evaluates checkpoints as they are saved, skipping the one training started from."""
 
-    def __init__(self, evaluator, throttle_secs):
+    def __init__(self, evaluator, throttle_secs, start_step, max_steps):
         self._evaluator = evaluator
         self._throttle_secs = throttle_secs
-        self._last_time = time.time()
+        self._start_step = start_step
+        self._max_steps = max_steps
+        self._last_time = None
 
     def after_save(self, global_step_value):
-        if time.time() - self._last_time >= self._throttle_secs:
-            self._evaluator.evaluate_and_export(is_final=False)
+        if global_step_value <= self._start_step:
+            return  # nothing trained since
+        is_final = self._max_steps is not None and global_step_value >= self._max_steps
+        now = time.time()
+        if is_final or self._last_time is None or now - self._last_time >= self._throttle_secs:
+            self._evaluator.evaluate_and_export(is_final=is_final)
             self._last_time = time.time()
 
 
@@ -107,7 +128,10 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
                         max_steps=train_spec.max_steps)
         return None, []
     evaluator = _Evaluator(estimator, eval_spec)
-    listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs)
+    latest = estimator.latest_checkpoint()
+    start_step = int(latest.rsplit("-", 1)[1]) if latest else 0
+    listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs, start_step,
+                                  train_spec.max_steps)
     estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps,
                     saving_listeners=list(train_spec.saving_listeners) + [listener])
     evaluator.evaluate_and_export(is_final=True)

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import summaries
-from components.trainer.estimator.hooks import StepContext
+from components.trainer.estimator.hooks import HookRunner
 from components.trainer.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
@@ -70,9 +70,7 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
 
     for listener in saving_listeners:
         listener.begin()
-    for hook in hooks:
-        hook.begin()
-    context = StepContext(estimator, start_step)
+    runner = HookRunner(estimator, hooks, start_step)
     writer = tf.summary.create_file_writer(model_dir) if is_chief else None
     # Keras optimizers keep their rate in a `learning_rate` variable: chart it.
     learning_rates = {name: v for name, v in variables.items()
@@ -99,20 +97,14 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
                 limit.append(boundary)
         if hooks:
             limit += [h.max_steps_per_call for h in hooks if h.max_steps_per_call]
-            context.global_step = step
-            for hook in hooks:
-                hook.before_step(context)
-            if context.stop_requested:
+            if runner.before_step(step):
                 break
         done, loss = run_chunk(min(limit))
         if done == 0:
             log.info("Input exhausted at step %d.", step)
             break
         step = int(global_step.numpy())
-        logs = {"loss": loss, "global_step": step}
-        for hook in hooks:
-            hook.after_step(context, logs)
-        stop = context.stop_requested
+        stop = runner.after_step({"loss": loss, "global_step": step})
         if writer is not None and config.save_summary_steps and (
                 first_call or step % config.save_summary_steps == 0):
             summaries.write_scalars(writer, {"loss": loss, **{
@@ -140,8 +132,7 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
         save()
     if writer is not None:
         writer.close()
-    for hook in hooks:
-        hook.end({"loss": loss, "global_step": step})
+    runner.end({"loss": loss, "global_step": step})
     for listener in saving_listeners:
         listener.end(step)
     log.info("Loss for final step: %g.", loss)
