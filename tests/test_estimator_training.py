@@ -139,6 +139,23 @@ def test_model_to_estimator_trains_and_reports_compiled_metrics(tmp_path):
     assert set(prediction) == {"probability"}
 
 
+def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
+    import keras
+    inputs = keras.Input(shape=(2,), name="x")
+    model = keras.Model(inputs, keras.layers.Dense(1)(inputs))
+    model.compile(optimizer="adam", loss="mse")
+    with pytest.raises(ValueError, match="needs a tf_keras .* Build it with `tf_keras`"):
+        estimator.model_to_estimator(keras_model=model)
+
+
+def test_a_keras_3_optimizer_trains_a_canned_estimator(tmp_path):
+    import keras
+    classifier = estimator.DNNClassifier([8], COLUMNS, optimizer=keras.optimizers.Adam(0.05),
+                                         config=_config(tmp_path))
+    classifier.train(train_input_fn, steps=60)
+    assert classifier.evaluate(eval_input_fn)["accuracy"] > 0.9
+
+
 def test_model_to_estimator_requires_a_compiled_model():
     inputs = tf_keras.Input(shape=(2,), name="x")
     model = tf_keras.Model(inputs, tf_keras.layers.Dense(1)(inputs))
