@@ -373,6 +373,8 @@ def test_dockerfile_installs_the_lock_and_the_code_with_the_vertex_entrypoint():
     assert "COPY requirements.lock ." in lines
     assert "RUN pip install --no-deps -r requirements.lock" in lines
     assert "RUN pip install --no-deps ." in lines
+    # tf.keras is Keras 2 in every task, whatever TFX imports before the executor.
+    assert re.search(r"^\s*TF_USE_LEGACY_KERAS=1\b", text, re.MULTILINE)
     copied = {line.split()[1] for line in lines if line.startswith("COPY ")}
     assert set(IMAGE_FOLDERS) <= copied
     entrypoints = [line for line in lines if line.startswith("ENTRYPOINT ")]
