@@ -449,6 +449,18 @@ def test_export_path_layout(exported):
     assert os.path.exists(os.path.join(path.decode(), "saved_model.pb"))
 
 
+def test_export_saves_the_predict_graph_variables_not_optimizer_slots(linear, exported):
+    """As tf.estimator's export: model weights and the global step; the Ftrl slots
+    stay in the training checkpoints."""
+    est, _ = linear
+    exported_names = set(ckpt_lib.variable_names(
+        ckpt_lib.resolve_checkpoint(exported["path"].decode())))
+    assert exported_names == {
+        "global_step", "linear/linear_model/bias_weights", "linear/linear_model/x/weights",
+        "linear/linear_model/c/weights"}
+    assert exported_names < set(est.get_variable_names())
+
+
 def test_export_signatures(exported):
     signatures = exported["served"]["signatures"]
     assert set(signatures) == {"serving_default", "classification", "regression", "predict"}
