@@ -6,7 +6,8 @@ tf.estimator-style receivers that create placeholders.  The graph is then
 pruned once per distinct set of input tensors (usually once), and each
 export output becomes a `tf.function` whose input names follow tf.estimator's
 signatures.  Lookup tables the trace creates (vocabulary columns) are kept on
-the module, so the SavedModel carries them.
+the module, so the SavedModel carries them; of the variables, only those of
+the PREDICT graph and the global step are saved, as tf.estimator did.
 """
 
 import os
