@@ -36,14 +36,15 @@ def _estimator_api(impl):
 def _input_fn(files, feature_spec, label, batch_size, seed, train):
     """As the Trainer's `make_input_fn`: gzipped records -> parsed (features, label) batches."""
 
+    def parse(records):
+        features = tf.io.parse_example(records, feature_spec)
+        return features, features.pop(label)
+
     def input_fn():
         dataset = tf.data.TFRecordDataset(files, compression_type="GZIP")
         if train:
             dataset = dataset.shuffle(SHUFFLE_BUFFER, seed=seed).repeat()
-        dataset = dataset.batch(batch_size).map(
-            lambda records: tf.io.parse_example(records, feature_spec),
-            num_parallel_calls=tf.data.AUTOTUNE)
-        dataset = dataset.map(lambda features: (features, features.pop(label)))
+        dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     return input_fn
@@ -65,6 +66,33 @@ def _timed(fn):
     start = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - start
+
+
+def _trainer_input_fn(impl, data, spec, feature_spec, label, batch_size, seed):
+    """The Trainer's own training input_fn (ours), or this worker's copy of it (tf215)."""
+    if impl == "ours":
+        # Imported late: it brings TFX and TFT, which the timed estimator work runs without.
+        from components.trainer.executor import make_input_fn
+        return make_input_fn(os.path.join(data, spec["files"]["train"]), feature_spec, label,
+                             batch_size, True, seed)
+    files = sorted(glob.glob(os.path.join(data, spec["files"]["train"])))
+    return _input_fn(files, feature_spec, label, batch_size, seed, train=True)
+
+
+def _input_rate(input_fn, batch_size, batches, warmup_batches=200):
+    """Examples/s the input pipeline alone delivers, drained in a `tf.function` loop
+    as the training loop drains it."""
+    iterator = iter(input_fn())
+
+    @tf.function
+    def drain(count):
+        for _ in tf.range(count):
+            iterator.get_next()
+        return count
+
+    drain(tf.constant(warmup_batches))
+    _, seconds = _timed(lambda: drain(tf.constant(batches)))
+    return batches * batch_size / seconds
 
 
 def _serving(export_dir, records, calls, batch, rounds=5, calls_per_round=10):
@@ -148,6 +176,10 @@ def main():
             files["eval"], compression_type="GZIP").take(args.serving_batch)]
         p50_ms, batch_rate = _serving(export_dir.decode(), records, args.serving_calls,
                                       args.serving_batch)
+        input_rate = _input_rate(
+            _trainer_input_fn(args.impl, args.data, spec, feature_spec, label, args.batch_size,
+                              args.seed),
+            args.batch_size, args.train_steps)
     finally:
         shutil.rmtree(model_dir, ignore_errors=True)
 
@@ -170,6 +202,7 @@ def main():
         "serving_p50_ms_batch1": p50_ms,
         "serving_examples_per_sec": batch_rate,
         "serving_batch": args.serving_batch,
+        "input_examples_per_sec": input_rate,
     }
     print("RESULT " + json.dumps(result), flush=True)
 

@@ -322,6 +322,41 @@ def test_train_argument_errors(kwargs, tmp_path):
     assert est.latest_checkpoint() is None
 
 
+@pytest.mark.parametrize("default_value", [None, 2])
+@pytest.mark.parametrize("rank", [1, 2])
+@pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
+def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combiner):
+    """Dense single ids take a gather; values, gradients and the rows the
+    gradient touches must equal the SparseTensor lookup's."""
+    from tensorflow.python.feature_column import feature_column_v2 as fc_lib
+
+    from components.trainer.estimator.canned.linear import LinearModel
+    column = tf.feature_column.categorical_column_with_identity(
+        "c", N_BUCKETS, default_value=default_value)
+    raw = np.array([0, 3, -1, 1, 3, -2, 2, 0], np.int64)
+    if default_value is not None:
+        raw[1] = N_BUCKETS + 1  # out of range: takes the default
+    dense = tf.constant(raw if rank == 1 else raw[:, None])
+    sparse = fc_lib._to_sparse_input_and_drop_ignore_values(tf.constant(raw[:, None]))
+    layer = LinearModel([column], units=2, sparse_combiner=combiner)
+    layer({"c": dense})
+    weights = layer.trainable_weights[0]
+    weights.assign(np.arange(N_BUCKETS * 2, dtype=np.float32).reshape(N_BUCKETS, 2) + 1)
+
+    def run(features):
+        with tf.GradientTape() as tape:
+            out = layer(features)
+            loss = tf.reduce_sum(out * tf.range(1.0, 1.0 + out.shape[0])[:, None])
+        grad = tape.gradient(loss, weights)
+        touched = sorted(set(grad.indices.numpy().tolist()))
+        return out.numpy(), tf.convert_to_tensor(grad).numpy(), touched
+
+    fast, reference = run({"c": dense}), run({"c": sparse})
+    np.testing.assert_allclose(fast[0], reference[0], rtol=1e-6)
+    np.testing.assert_allclose(fast[1], reference[1], rtol=1e-6)
+    assert fast[2] == reference[2]
+
+
 def test_variable_names_values_and_latest_checkpoint(linear):
     est, _ = linear
     names = est.get_variable_names()
@@ -413,6 +448,18 @@ def test_export_path_layout(exported):
     # Only the finished export: no temporary folder left behind.
     assert os.listdir(base) == [os.path.basename(path.decode())]
     assert os.path.exists(os.path.join(path.decode(), "saved_model.pb"))
+
+
+def test_export_saves_the_predict_graph_variables_not_optimizer_slots(linear, exported):
+    """As tf.estimator's export: model weights and the global step; the Ftrl slots
+    stay in the training checkpoints."""
+    est, _ = linear
+    exported_names = set(ckpt_lib.variable_names(
+        ckpt_lib.resolve_checkpoint(exported["path"].decode())))
+    assert exported_names == {
+        "global_step", "linear/linear_model/bias_weights", "linear/linear_model/x/weights",
+        "linear/linear_model/c/weights"}
+    assert exported_names < set(est.get_variable_names())
 
 
 def test_export_signatures(exported):

@@ -42,6 +42,11 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         raise ValueError(
             f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}.")
 
+    def parse(records):
+        # One map for parsing and the label split: each map is a pipeline stage to run.
+        features = tf.io.parse_example(records, feature_spec)
+        return features, features.pop(label_key)
+
     def input_fn(input_context=None):
         shards = input_context.num_input_pipelines if input_context is not None else 1
         dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
@@ -54,10 +59,7 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
             dataset = dataset.shard(shards, input_context.input_pipeline_id)
         if repeat:
             dataset = dataset.shuffle(10_000, seed=seed).repeat()
-        dataset = dataset.batch(batch_size).map(
-            lambda records: tf.io.parse_example(records, feature_spec),
-            num_parallel_calls=tf.data.AUTOTUNE)
-        dataset = dataset.map(lambda features: (features, features.pop(label_key)))
+        dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     return input_fn

@@ -121,6 +121,10 @@ class VariableStore:
             self.variables[name] = variable
             known.add(id(variable))
 
+    def requested_in_last_call(self):
+        """Names the latest `scope()` in this thread asked for (created or reused)."""
+        return set(getattr(self._call, "names", ()))
+
     def model_variables(self):
         """Variables saved in checkpoints: all but metric accumulators."""
         return {name: v for name, v in self.variables.items() if not is_metric_variable(v)}

@@ -12,9 +12,46 @@ from components.trainer.estimator.estimator import Estimator
 LEARNING_RATE = 0.2
 
 
+def _single_dense_ids(column, features):
+    """(ids, kept) for an identity column fed one dense id per example, else None.
+
+    With one id per example every sparse combiner reduces to that id's weight,
+    so a gather gives the sums the SparseTensor lookup gives, with a fraction
+    of its ops: that lookup was most of a wide & deep training step.  `kept`
+    follows the feature column: -1 is a missing value, out-of-range ids take
+    `default_value` when there is one, and negative ids are dropped.
+    """
+    if not isinstance(column, fc_lib.IdentityCategoricalColumn):
+        return None
+    tensor = features.get(column.key)
+    if not isinstance(tensor, tf.Tensor) or not tensor.dtype.is_integer:
+        return None
+    if not (tensor.shape.rank == 1 or (tensor.shape.rank == 2 and tensor.shape[1] == 1)):
+        return None
+    raw = tf.reshape(tf.cast(tensor, tf.int64), [-1])
+    if column.default_value is None:
+        return raw, raw >= 0
+    out_of_range = tf.logical_or(raw < 0, raw >= column.num_buckets)
+    ids = tf.where(out_of_range, tf.constant(column.default_value, tf.int64), raw)
+    return ids, tf.not_equal(raw, -1)
+
+
+def _gathered_weights(weights, ids, kept):
+    """Each example's weight row, zeros where no id is kept.
+
+    Only kept ids are gathered, so the gradient touches exactly the rows the
+    sparse lookup's gradient touches (which matters for stateful optimizers).
+    """
+    positions = tf.where(kept)
+    rows = tf.gather(weights, tf.gather_nd(ids, positions))
+    shape = tf.stack([tf.size(ids, out_type=tf.int64), weights.shape[1]])
+    return tf.scatter_nd(positions, rows, shape)
+
+
 class LinearModel(tf_keras.layers.Layer):
-    """Sum of per-column weights: sparse lookups for categorical columns,
-    a matmul for dense ones, plus a bias."""
+    """Sum of per-column weights: lookups for categorical columns (a gather for
+    single dense ids, sparse lookups otherwise), a matmul for dense ones, plus
+    a bias."""
 
     def __init__(self, feature_columns, units, sparse_combiner="sum", name="linear_model"):
         super().__init__(name=name)
@@ -45,7 +82,10 @@ class LinearModel(tf_keras.layers.Layer):
         terms = []
         for column in self._columns:
             weights = self._state_manager.get_variable(column, "weights")
-            if isinstance(column, fc_lib.CategoricalColumn):
+            single = _single_dense_ids(column, features)
+            if single is not None:
+                terms.append(_gathered_weights(weights, *single))
+            elif isinstance(column, fc_lib.CategoricalColumn):
                 ids = column.get_sparse_tensors(cache, self._state_manager)
                 terms.append(tf.nn.safe_embedding_lookup_sparse(
                     weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner))
