@@ -270,19 +270,6 @@ def _finish(workers, timeout=600):
             w.kill()
 
 
-def test_multi_worker_mirrored_with_two_worker_processes(tmp_path):
-    model_dir = str(tmp_path / "model")
-    workers = _start_workers(model_dir, 100, 0.0)
-    outputs = _finish(workers)
-    for worker, (out, err) in zip(workers, outputs):
-        assert worker.returncode == 0, err[-3000:]
-    chief, other = (json.loads(out.strip().splitlines()[-1]) for out, _ in outputs)
-    assert chief["is_chief"] and not other["is_chief"]
-    assert chief["step"] == 100
-    assert chief["served_accuracy"] > 0.8
-    assert sorted(n for n in os.listdir(model_dir) if n.endswith(".index"))
-
-
 @pytest.mark.parametrize("layout", [("worker", "worker"), ("worker", "worker", "worker"),
                                     ("chief", "worker")],
                          ids=["2-workers", "3-workers", "chief-and-worker"])
