@@ -40,8 +40,10 @@ def feature_rows(dataset: statistics_pb2.DatasetFeatureStatistics) -> List[dict]
             row["unique"] = stats.unique
             row["top_values"] = [{"value": top.value, "count": top.frequency}
                                  for top in stats.top_values]
-        else:
+        elif common.tot_num_values:
             row.update(mean=stats.mean, std_dev=stats.std_dev, min=stats.min, max=stats.max)
+        else:  # no value to describe: the proto's zeros would read as figures
+            row.update(mean=None, std_dev=None, min=None, max=None)
         rows.append(row)
     return rows
 
@@ -56,7 +58,8 @@ def statistics_report(path: str) -> dict:
 def _cells(row: dict) -> List[str]:
     cells = [row["name"], row["type"], str(row["count"]), f"{row['missing_pct']:.1f}%"]
     if "mean" in row:
-        return cells + [f"{row[key]:.6g}" for key in ("mean", "std_dev", "min", "max")] + ["", ""]
+        return cells + ["" if row[key] is None else f"{row[key]:.6g}"
+                        for key in ("mean", "std_dev", "min", "max")] + ["", ""]
     top = ", ".join(f"{entry['value']!r} {entry['count']:g}"
                     for entry in row["top_values"][:_SHOWN_TOP_VALUES])
     return cells + [""] * 4 + [str(row["unique"]), top]

@@ -19,6 +19,7 @@ from components.statistics_gen.executor import (
 )
 from components.statistics_gen.layout import STATS_FILE
 from pipeline.__main__ import main
+from pipeline.stats import feature_rows, format_report
 
 BEAM_ARGS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory",
              "--direct_num_workers=1"]
@@ -248,6 +249,19 @@ def test_cli_prints_a_table_and_json_for_an_artifact(run, capsys):
 
     assert main(["stats", "--artifact", os.path.join(statistics.uri, "nothing")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_feature_with_no_values_shows_no_figures():
+    dataset = statistics_pb2.DatasetFeatureStatistics(num_examples=5)
+    feature = dataset.features.add(type=statistics_pb2.FeatureNameStatistics.INT)
+    feature.path.step.append("empty")
+    feature.num_stats.common_stats.num_missing = 5
+    (row,) = feature_rows(dataset)
+    assert row == {"name": "empty", "type": "INT", "count": 0, "missing_pct": 100.0,
+                   "mean": None, "std_dev": None, "min": None, "max": None}
+    table = format_report({"artifact": "a", "splits": {"train": {
+        "num_examples": 5, "features": [row]}}})
+    assert table.splitlines()[-1].split() == ["empty", "INT", "0", "100.0%"]
 
 
 @pytest.mark.slow
