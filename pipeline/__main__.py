@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline run|compile|submit|schedule [options]`.
+"""Command line: `python -m pipeline run|compile|submit|schedule|stats [options]`.
 
 Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 `--help` answers at once.
@@ -26,6 +26,15 @@ def _add_input_options(p):
                    help="tensorflow_metadata Schema text proto that types the CSV columns.")
 
 
+def _add_output_options(p):
+    p.add_argument("--output-dir", default=_DEFAULTS.output_dir,
+                   help="Base folder for pipelines/<name>/ (root and metadata) and "
+                        "serving_model/<name>/.")
+    p.add_argument("--metadata-path", default=None,
+                   help="SQLite ML Metadata file (default: "
+                        "<output-dir>/pipelines/<name>/metadata.sqlite).")
+
+
 def _add_run_parser(subparsers):
     p = subparsers.add_parser(
         "run", help="Run the whole pipeline locally (LocalDagRunner, SQLite metadata, "
@@ -34,14 +43,9 @@ def _add_run_parser(subparsers):
                     "machine. Outputs go under --output-dir unless given one by one.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     _add_input_options(p)
-    p.add_argument("--output-dir", default=_DEFAULTS.output_dir,
-                   help="Base folder for pipelines/<name>/ (root and metadata) and "
-                        "serving_model/<name>/.")
+    _add_output_options(p)
     p.add_argument("--pipeline-root", default=None,
                    help="Where artifacts go (default: <output-dir>/pipelines/<name>/root).")
-    p.add_argument("--metadata-path", default=None,
-                   help="SQLite ML Metadata file (default: "
-                        "<output-dir>/pipelines/<name>/metadata.sqlite).")
     p.add_argument("--serving-model-dir", default=None,
                    help="Where blessed models are pushed, one numeric version folder each "
                         "(default: <output-dir>/serving_model/<name>).")
@@ -206,6 +210,35 @@ def _add_schedule_parser(subparsers):
                    help="Runs of this schedule that may be in progress at once.")
 
 
+def _add_stats_parser(subparsers):
+    p = subparsers.add_parser(
+        "stats", help="Print the data statistics of the latest local run, or of an artifact.",
+        description="Per split, a table of every feature: type, count, missing %, mean, std, "
+                    "min and max for numbers, unique count and top values for strings.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--artifact", default=None,
+                   help="A statistics artifact folder (Split-*/FeatureStats.pb) or one "
+                        "FeatureStats.pb file; default: the latest run's, from ML Metadata.")
+    p.add_argument("--pipeline-name", default=_DEFAULTS.pipeline_name,
+                   help="Pipeline whose latest run is shown.")
+    _add_output_options(p)
+    p.add_argument("--json", action="store_true", help="Print the statistics as JSON.")
+
+
+def _stats_command(args):
+    from pipeline import stats
+    try:
+        path = args.artifact or stats.latest_statistics_uri(PipelineConfig(
+            pipeline_name=args.pipeline_name, output_dir=args.output_dir,
+            metadata_path=args.metadata_path).resolved_metadata_path)
+        report = stats.statistics_report(path)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(json.dumps(report, indent=2) if args.json else stats.format_report(report))
+    return 0
+
+
 def _vertex_command(args):
     from pipeline import vertex
     job = vertex.prepare_job(args.spec, project=args.project, region=args.region,
@@ -243,12 +276,15 @@ def build_parser():
     _add_compile_parser(subparsers)
     _add_submit_parser(subparsers)
     _add_schedule_parser(subparsers)
+    _add_stats_parser(subparsers)
     return parser
 
 
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "stats":
+        return _stats_command(args)
     if args.command in ("run", "compile"):
         try:
             config = config_from_args(args)

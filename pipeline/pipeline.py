@@ -11,6 +11,7 @@ from components.evaluator import build_eval_config
 from components.example_gen import ExampleGen
 from components.pusher import Pusher
 from components.schema_importer import SchemaImporter
+from components.statistics_gen.component import StatisticsGen
 from components.trainer.component import Trainer
 from pipeline.config import LOCAL_BACKENDS
 from components.transform import Transform
@@ -25,6 +26,8 @@ def create_components(config):
         input_base=config.data_path, schema=schema_importer.outputs["schema"],
         split_key=config.split_key, split_ratios=config.split_ratios,
         max_bad_row_fraction=config.max_bad_row_fraction)
+    statistics_gen = StatisticsGen(
+        examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"])
     transform = Transform(
         examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"],
         preprocessing_fn=config.preprocessing_fn)
@@ -55,8 +58,8 @@ def create_components(config):
     pusher = Pusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=config.resolved_serving_model_dir)
-    return [schema_importer, example_gen, transform, latest_blessed_model, trainer, evaluator,
-            pusher]
+    return [schema_importer, example_gen, statistics_gen, transform, latest_blessed_model,
+            trainer, evaluator, pusher]
 
 
 def create_pipeline(config, metadata_connection_config=None):

@@ -58,6 +58,7 @@ class RunSummary:
     not_pushed_reason: Optional[str]
     cached_components: List[str]
     evaluation_uri: Optional[str]
+    statistics_uri: Optional[str] = None
     strategy: Optional[str] = None
 
     def format(self):
@@ -65,6 +66,8 @@ class RunSummary:
         if self.metrics:
             lines.append("  eval metrics (overall slice): " + ", ".join(
                 f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items())))
+        if self.statistics_uri:
+            lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
         if self.strategy:
             lines.append(f"  trained with strategy: {self.strategy}")
         lines.append(f"  blessed: {'yes' if self.blessed else 'no'}")
@@ -92,19 +95,48 @@ def _overall_metrics(evaluation_uri):
     return {}
 
 
-def summarize(config):
-    """What the latest run produced, read back from ML Metadata."""
+def open_store(metadata_path):
+    """The SQLite ML Metadata store at `metadata_path`, which must exist.
+
+    Connects through ml_metadata alone: TFX's config helper would import TensorFlow.
+    """
     from ml_metadata.metadata_store import metadata_store
     from ml_metadata.proto import metadata_store_pb2
-    from tfx.orchestration import metadata
 
-    store = metadata_store.MetadataStore(
-        metadata.sqlite_metadata_connection_config(config.resolved_metadata_path))
+    if not os.path.exists(metadata_path):
+        raise RuntimeError(f"No ML Metadata store at {metadata_path}: run the pipeline first.")
+    config = metadata_store_pb2.ConnectionConfig()
+    config.sqlite.filename_uri = metadata_path
+    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READWRITE
+    return metadata_store.MetadataStore(config)
+
+
+def latest_run_executions(store, metadata_path):
+    """The executions of the newest pipeline run in `store`, cached ones included."""
     runs = store.get_contexts_by_type("pipeline_run")
     if not runs:
-        raise RuntimeError(f"No pipeline run recorded in {config.resolved_metadata_path}.")
+        raise RuntimeError(f"No pipeline run recorded in {metadata_path}.")
     run = max(runs, key=lambda c: (c.create_time_since_epoch, c.id))
-    executions = store.get_executions_by_context(run.id)
+    return store.get_executions_by_context(run.id)
+
+
+def latest_output(store, executions, type_name):
+    """The newest artifact of `type_name` that `executions` output, or None."""
+    from ml_metadata.proto import metadata_store_pb2
+
+    ids = {event.artifact_id for event in store.get_events_by_execution_ids(
+        [e.id for e in executions]) if event.type == metadata_store_pb2.Event.OUTPUT}
+    artifacts = [a for a in store.get_artifacts_by_id(list(ids))
+                 if store.get_artifact_types_by_id([a.type_id])[0].name == type_name]
+    return max(artifacts, key=lambda a: a.id) if artifacts else None
+
+
+def summarize(config):
+    """What the latest run produced, read back from ML Metadata."""
+    from ml_metadata.proto import metadata_store_pb2
+
+    store = open_store(config.resolved_metadata_path)
+    executions = latest_run_executions(store, config.resolved_metadata_path)
     node_of = {}
     for execution in executions:
         for context in store.get_contexts_by_execution(execution.id):
@@ -114,17 +146,9 @@ def summarize(config):
                     if e.last_known_state == metadata_store_pb2.Execution.CACHED
                     and e.id in node_of)
 
-    def latest_output(type_name):
-        ids = {event.artifact_id for event in store.get_events_by_execution_ids(
-            [e.id for e in executions]) if event.type == metadata_store_pb2.Event.OUTPUT}
-        artifacts = [a for a in store.get_artifacts_by_id(list(ids))
-                     if store.get_artifact_types_by_id([a.type_id])[0].name == type_name]
-        return max(artifacts, key=lambda a: a.id) if artifacts else None
-
-    evaluation = latest_output("ModelEvaluation")
-    blessing = latest_output("ModelBlessing")
-    pushed = latest_output("PushedModel")
-    model_run = latest_output("ModelRun")
+    evaluation, blessing, pushed, model_run, statistics = (
+        latest_output(store, executions, name) for name in (
+            "ModelEvaluation", "ModelBlessing", "PushedModel", "ModelRun", "ExampleStatistics"))
 
     def custom(artifact, key):
         if artifact is None or key not in artifact.custom_properties:
@@ -139,6 +163,7 @@ def summarize(config):
         not_pushed_reason=custom(pushed, "reason"),
         cached_components=cached,
         evaluation_uri=evaluation.uri if evaluation is not None else None,
+        statistics_uri=statistics.uri if statistics is not None else None,
         strategy=(f"{custom(model_run, 'strategy')} ({custom(model_run, 'strategy_reason')})"
                   if custom(model_run, "strategy") else None))
 

@@ -35,6 +35,7 @@ MODEL_RESOLVER = "latest_blessed_model_resolver-model-resolver"
 EXECUTORS = {
     "SchemaImporter": "components.schema_importer.executor.Executor",
     "ExampleGen": "components.example_gen.executor.Executor",
+    "StatisticsGen": "components.statistics_gen.executor.Executor",
     "Transform": "components.transform.executor.Executor",
     "Trainer": "components.trainer.executor.Executor",
     "Evaluator": "tfx.components.evaluator.executor.Executor",
@@ -116,6 +117,7 @@ def test_tasks_depend_on_what_they_consume(compiled):
     assert needs == {
         "SchemaImporter": [],
         "ExampleGen": ["SchemaImporter"],
+        "StatisticsGen": ["ExampleGen", "SchemaImporter"],
         "Transform": ["ExampleGen", "SchemaImporter"],
         BLESSING_RESOLVER: [],
         MODEL_RESOLVER: [BLESSING_RESOLVER],
@@ -165,8 +167,8 @@ def test_caching_as_configured_but_never_for_tasks_reading_outside_files(compile
     _, _, job = compiled
     cached = {task: _tasks(job)[task].get("cachingOptions", {}).get("enableCache", False)
               for task in EXECUTORS}
-    assert cached == {"SchemaImporter": False, "ExampleGen": False, "Transform": True,
-                      "Trainer": True, "Evaluator": True, "Pusher": True}
+    assert cached == {"SchemaImporter": False, "ExampleGen": False, "StatisticsGen": True,
+                      "Transform": True, "Trainer": True, "Evaluator": True, "Pusher": True}
 
     fresh = compile_pipeline(_config(tmp_path, warm_start=False, enable_cache=False),
                              str(tmp_path / "fresh.json"))
@@ -185,7 +187,7 @@ def test_dataflow_arguments_reach_every_beam_step(tmp_path, compiled):
     expected = ["--runner=DataflowRunner", "--project=proj", "--region=europe-west4",
                 "--temp_location=gs://bucket/root/beam-tmp",
                 f"--sdk_container_image={WORKER_IMAGE}", "--max_num_workers=4"]
-    for task in ("ExampleGen", "Transform", "Evaluator"):
+    for task in ("ExampleGen", "StatisticsGen", "Transform", "Evaluator"):
         assert _executor(job, task)["container"]["args"][-len(expected):] == expected
 
 
@@ -466,6 +468,9 @@ def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
     examples = _only(first["ExampleGen"], "examples")
     assert examples["uri"] == str(gcs / "bucket" / "root" / "run-1" / "ExampleGen" / "examples")
     assert os.path.isdir(os.path.join(examples["uri"], "Split-train"))
+    statistics = _only(first["StatisticsGen"], "statistics")
+    assert json.loads(statistics["metadata"]["split_names"]) == ["train", "eval"]
+    assert os.path.isfile(os.path.join(statistics["uri"], "Split-eval", "FeatureStats.pb"))
     model = _only(first["Trainer"], "model")
     blessing = _only(first["Evaluator"], "blessing")["metadata"]
     assert blessing["blessed"] == 1 and blessing["current_model_id"] == model["name"]

@@ -1,0 +1,310 @@
+"""StatisticsGen executor: TFDV-format statistics of every split, one Beam pass each.
+
+Examples are decoded by tfx_bsl into Arrow RecordBatches and each batch is summarized column
+by column with numpy and tfx_bsl's mergeable sketches, so the cost is per batch and per
+feature, not per example, and partial results merge across Beam workers.
+"""
+
+import dataclasses
+import os
+from typing import Any, Dict, List, Optional
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
+from tfx import types
+from tfx.dsl.components.base import base_beam_executor
+from tfx.types import artifact_utils
+from tfx_bsl import sketches
+
+from components.statistics_gen.layout import split_statistics_path
+from schemas import load_schema
+
+HISTOGRAM_BUCKETS = 10  # TFDV's default for the standard, quantiles and num-values histograms
+TOP_VALUES = 20  # TFDV's default
+RANK_BUCKETS = 1000  # rank histogram length; Misra-Gries counts are exact up to this many values
+UNIQUE_BUCKETS = 10000  # KMV sketch size; the unique count is exact below it
+QUANTILES_EPSILON = 0.001  # quantile rank error as a fraction of the values counted
+_FINE_QUANTILES = 1000  # resolution the standard histogram is estimated from
+_MAX_ELEMENTS = 1 << 32
+_BYTES_PLACEHOLDER = b"__BYTES_VALUE__"  # label of a value that is not valid UTF-8, as in TFDV
+
+_FeatureType = statistics_pb2.FeatureNameStatistics
+_SCHEMA_TYPES = {schema_pb2.INT: _FeatureType.INT, schema_pb2.FLOAT: _FeatureType.FLOAT,
+                 schema_pb2.BYTES: _FeatureType.STRING}
+
+
+def _arrow_type(value_type: pa.DataType) -> Optional[int]:
+    if pa.types.is_integer(value_type):
+        return _FeatureType.INT
+    if pa.types.is_floating(value_type):
+        return _FeatureType.FLOAT
+    if pa.types.is_binary(value_type) or pa.types.is_large_binary(value_type) \
+            or pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
+        return _FeatureType.STRING
+    return None  # a column that never held a value: nothing to type it by
+
+
+def _quantiles(sketch: sketches.QuantilesSketch, count: int) -> np.ndarray:
+    """`count` + 1 boundaries, min to max; empty when nothing was added (finalizes `sketch`)."""
+    return np.asarray(sketch.GetQuantiles(count).to_pylist()[0], dtype=np.float64)
+
+
+def _quantiles_histogram(boundaries: np.ndarray, total: float) -> statistics_pb2.Histogram:
+    histogram = statistics_pb2.Histogram(type=statistics_pb2.Histogram.QUANTILES)
+    step = (len(boundaries) - 1) // HISTOGRAM_BUCKETS
+    for low, high in zip(boundaries[:-1:step], boundaries[step::step]):
+        histogram.buckets.add(low_value=low, high_value=high,
+                              sample_count=total / HISTOGRAM_BUCKETS)
+    return histogram
+
+
+def _standard_histogram(fine: np.ndarray, total: float) -> statistics_pb2.Histogram:
+    """Equal-width buckets over [min, max], estimated from fine quantiles.
+
+    One pass cannot know min and max before bucketing, so each fine quantile interval's
+    share of the values is spread evenly over the part of [min, max] it covers.
+    """
+    histogram = statistics_pb2.Histogram(type=statistics_pb2.Histogram.STANDARD)
+    low, high = fine[0], fine[-1]
+    edges = np.linspace(low, high, HISTOGRAM_BUCKETS + 1)
+    share = total / (len(fine) - 1)
+    counts = np.zeros(HISTOGRAM_BUCKETS)
+    for start, end in zip(fine[:-1], fine[1:]):
+        if end > start:
+            overlap = np.clip(np.minimum(edges[1:], end) - np.maximum(edges[:-1], start), 0, None)
+            counts += share * overlap / (end - start)
+        else:  # a point mass: its bucket (the last one is closed on the right)
+            counts[min(np.searchsorted(edges, start, side="right") - 1,
+                       HISTOGRAM_BUCKETS - 1)] += share
+    for index, count in enumerate(counts):
+        histogram.buckets.add(low_value=edges[index], high_value=edges[index + 1],
+                              sample_count=count)
+    return histogram
+
+
+@dataclasses.dataclass
+class _FeatureAccumulator:
+    """Mergeable partial statistics of one feature."""
+
+    type: Optional[int] = None
+    num_non_missing: int = 0
+    num_values: int = 0
+    min_num_values: int = np.iinfo(np.int64).max
+    max_num_values: int = 0
+    num_values_sketch: Any = None
+    # numbers: count excludes NaNs; mean and m2 (sum of squared deviations) merge by Chan et al.
+    count: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    min: float = np.inf
+    max: float = -np.inf
+    num_zeros: int = 0
+    num_nan: int = 0
+    values_sketch: Any = None
+    # strings
+    total_length: int = 0
+    top_sketch: Any = None
+    unique_sketch: Any = None
+
+    def __post_init__(self):
+        if self.num_values_sketch is None:
+            self.num_values_sketch = sketches.QuantilesSketch(
+                QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
+
+    def set_type(self, feature_type: int):
+        if self.type is None:
+            self.type = feature_type
+            if feature_type == _FeatureType.STRING:
+                self.top_sketch = sketches.MisraGriesSketch(
+                    RANK_BUCKETS, invalid_utf8_placeholder=_BYTES_PLACEHOLDER)
+                self.unique_sketch = sketches.KmvSketch(UNIQUE_BUCKETS)
+            else:
+                self.values_sketch = sketches.QuantilesSketch(
+                    QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
+
+    def add_column(self, column: pa.Array, feature_type: Optional[int]):
+        present = column.is_valid()
+        lengths = pc.list_value_length(column).filter(present)
+        if len(lengths):
+            self.num_non_missing += len(lengths)
+            self.num_values += pc.sum(lengths).as_py()
+            self.min_num_values = min(self.min_num_values, pc.min(lengths).as_py())
+            self.max_num_values = max(self.max_num_values, pc.max(lengths).as_py())
+            self.num_values_sketch.AddValues(lengths)
+        if feature_type is None:
+            return
+        self.set_type(feature_type)
+        values = column.flatten()
+        if not len(values):
+            return
+        if feature_type == _FeatureType.STRING:
+            self.total_length += pc.sum(pc.binary_length(values)).as_py()
+            self.top_sketch.AddValues(values)
+            self.unique_sketch.AddValues(values)
+            return
+        numbers = values.to_numpy(zero_copy_only=False).astype(np.float64)
+        nan = np.isnan(numbers)
+        self.num_nan += int(nan.sum())
+        numbers = numbers[~nan]
+        if not len(numbers):
+            return
+        batch_mean = numbers.mean()
+        self._merge_moments(len(numbers), batch_mean, ((numbers - batch_mean) ** 2).sum())
+        self.min = min(self.min, numbers.min())
+        self.max = max(self.max, numbers.max())
+        self.num_zeros += int((numbers == 0).sum())
+        self.values_sketch.AddValues(pa.array(numbers))
+
+    def _merge_moments(self, count: int, mean: float, m2: float):
+        total = self.count + count
+        delta = mean - self.mean
+        self.mean += delta * count / total
+        self.m2 += m2 + delta * delta * self.count * count / total
+        self.count = total
+
+    def merge(self, other: "_FeatureAccumulator"):
+        if other.type is not None:
+            self.set_type(other.type)
+        self.num_non_missing += other.num_non_missing
+        self.num_values += other.num_values
+        self.min_num_values = min(self.min_num_values, other.min_num_values)
+        self.max_num_values = max(self.max_num_values, other.max_num_values)
+        self.num_values_sketch.Merge(other.num_values_sketch)
+        if other.type == _FeatureType.STRING:
+            self.total_length += other.total_length
+            self.top_sketch.Merge(other.top_sketch)
+            self.unique_sketch.Merge(other.unique_sketch)
+        elif other.type is not None:
+            if other.count:
+                self._merge_moments(other.count, other.mean, other.m2)
+            self.min = min(self.min, other.min)
+            self.max = max(self.max, other.max)
+            self.num_zeros += other.num_zeros
+            self.num_nan += other.num_nan
+            self.values_sketch.Merge(other.values_sketch)
+
+    def to_proto(self, name: str, num_examples: int) -> statistics_pb2.FeatureNameStatistics:
+        feature = statistics_pb2.FeatureNameStatistics(type=self.type)
+        feature.path.step.append(name)
+        stats = (feature.string_stats if self.type == _FeatureType.STRING
+                 else feature.num_stats)
+        common = stats.common_stats
+        common.num_non_missing = self.num_non_missing
+        common.num_missing = num_examples - self.num_non_missing
+        common.tot_num_values = self.num_values
+        if self.num_non_missing:
+            common.min_num_values = self.min_num_values
+            common.max_num_values = self.max_num_values
+            common.avg_num_values = self.num_values / self.num_non_missing
+            common.num_values_histogram.CopyFrom(_quantiles_histogram(
+                _quantiles(self.num_values_sketch, HISTOGRAM_BUCKETS), self.num_non_missing))
+        if self.type == _FeatureType.STRING:
+            self._fill_strings(feature.string_stats)
+        else:
+            self._fill_numbers(feature.num_stats)
+        return feature
+
+    def _fill_numbers(self, stats: statistics_pb2.NumericStatistics):
+        stats.num_zeros = self.num_zeros
+        if not self.count:
+            return
+        stats.mean = self.mean
+        stats.std_dev = float(np.sqrt(self.m2 / self.count))  # population, as TFDV
+        stats.min = self.min
+        stats.max = self.max
+        fine = _quantiles(self.values_sketch, _FINE_QUANTILES)
+        stats.median = fine[_FINE_QUANTILES // 2]
+        standard = stats.histograms.add()
+        standard.CopyFrom(_standard_histogram(fine, self.count))
+        standard.num_nan = self.num_nan
+        quantiles = stats.histograms.add()
+        quantiles.CopyFrom(_quantiles_histogram(fine, self.count))
+        quantiles.num_nan = self.num_nan
+
+    def _fill_strings(self, stats: statistics_pb2.StringStatistics):
+        if not self.num_values:
+            return
+        stats.unique = self.unique_sketch.Estimate()
+        stats.avg_length = self.total_length / self.num_values
+        top = self.top_sketch.Estimate().to_pylist()
+        for rank, entry in enumerate(top):
+            label = entry["values"].decode("utf-8")
+            if rank < TOP_VALUES:
+                stats.top_values.add(value=label, frequency=entry["counts"])
+            stats.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=label,
+                                             sample_count=entry["counts"])
+
+
+class _StatisticsCombineFn(beam.CombineFn):
+    """RecordBatches of one split to its `DatasetFeatureStatisticsList`."""
+
+    def __init__(self, types_by_name: Dict[str, int]):
+        self._types = types_by_name  # from the schema; other columns are typed by Arrow
+
+    def create_accumulator(self):
+        return [0, {}]  # examples, {feature name: _FeatureAccumulator}
+
+    def add_input(self, accumulator, batch: pa.RecordBatch):
+        accumulator[0] += batch.num_rows
+        for name, column in zip(batch.schema.names, batch.columns):
+            feature_type = self._types.get(name, _arrow_type(column.type.value_type))
+            accumulator[1].setdefault(name, _FeatureAccumulator()).add_column(
+                column, feature_type)
+        return accumulator
+
+    def merge_accumulators(self, accumulators):
+        merged = self.create_accumulator()
+        for num_examples, features in accumulators:
+            merged[0] += num_examples
+            for name, feature in features.items():
+                merged[1].setdefault(name, _FeatureAccumulator()).merge(feature)
+        return merged
+
+    def extract_output(self, accumulator):
+        num_examples, features = accumulator
+        dataset = statistics_pb2.DatasetFeatureStatistics(num_examples=num_examples)
+        for name in sorted(features):
+            if features[name].type is not None:
+                dataset.features.append(features[name].to_proto(name, num_examples))
+        return statistics_pb2.DatasetFeatureStatisticsList(datasets=[dataset])
+
+
+class Executor(base_beam_executor.BaseBeamExecutor):
+    """Writes `<uri>/Split-<name>/FeatureStats.pb` for every split of `examples`."""
+
+    def Do(self, input_dict: Dict[str, List[types.Artifact]],
+           output_dict: Dict[str, List[types.Artifact]],
+           exec_properties: Dict[str, Any]) -> None:
+        from tfx_bsl.public import tfxio  # imports TensorFlow: not at module import
+
+        self._log_startup(input_dict, output_dict, exec_properties)
+        examples = artifact_utils.get_single_instance(input_dict["examples"])
+        statistics = artifact_utils.get_single_instance(output_dict["statistics"])
+        splits = artifact_utils.decode_split_names(examples.split_names)
+        schema = None
+        if input_dict.get("schema"):
+            schema = load_schema(os.path.join(
+                artifact_utils.get_single_uri(input_dict["schema"]), "schema.pbtxt"))
+        types_by_name = {feature.name: _SCHEMA_TYPES[feature.type]
+                         for feature in (schema.feature if schema else [])
+                         if feature.type in _SCHEMA_TYPES}
+
+        with self._make_beam_pipeline() as pipeline:
+            for split in splits:
+                source = tfxio.TFExampleRecord(
+                    file_pattern=os.path.join(
+                        artifact_utils.get_split_uri([examples], split), "*"),
+                    schema=schema, telemetry_descriptors=["StatisticsGen"])
+                _ = (pipeline
+                     | f"Read[{split}]" >> source.BeamSource()
+                     | f"Statistics[{split}]" >> beam.CombineGlobally(
+                         _StatisticsCombineFn(types_by_name))
+                     | f"Write[{split}]" >> beam.io.WriteToText(
+                         split_statistics_path(statistics.uri, split), shard_name_template="",
+                         append_trailing_newlines=False,
+                         coder=beam.coders.ProtoCoder(
+                             statistics_pb2.DatasetFeatureStatisticsList)))
+        statistics.split_names = artifact_utils.encode_split_names(splits)

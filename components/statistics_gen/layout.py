@@ -1,0 +1,34 @@
+"""Where StatisticsGen's output lies, as TFX lays it out; readable without TensorFlow."""
+
+import glob
+import os
+import re
+from typing import Dict
+
+from tensorflow_metadata.proto.v0 import statistics_pb2
+
+STATS_FILE = "FeatureStats.pb"  # a binary DatasetFeatureStatisticsList per split
+_SPLIT_DIR = re.compile(r"Split-(.+)")
+
+
+def split_statistics_path(statistics_uri: str, split: str) -> str:
+    return os.path.join(statistics_uri, f"Split-{split}", STATS_FILE)
+
+
+def load_statistics(path: str) -> Dict[str, statistics_pb2.DatasetFeatureStatisticsList]:
+    """{split: statistics} of a local statistics artifact folder or of one FeatureStats.pb."""
+    if os.path.isdir(path):
+        files = sorted(glob.glob(split_statistics_path(path, "*")))
+        if not files:
+            raise RuntimeError(f"{path} has no Split-*/{STATS_FILE}: not a statistics artifact.")
+    elif os.path.isfile(path):
+        files = [path]
+    else:
+        raise RuntimeError(f"{path} does not exist.")
+    result = {}
+    for file in files:
+        match = _SPLIT_DIR.fullmatch(os.path.basename(os.path.dirname(file)))
+        with open(file, "rb") as f:
+            result[match.group(1) if match else file] = (
+                statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read()))
+    return result
