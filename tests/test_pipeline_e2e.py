@@ -93,6 +93,7 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     assert summary.metrics["example_count"] > 0
     assert summary.metrics["auc"] > 0.6
     assert summary.strategy.startswith("default (")
+    assert summary.anomalies == []  # the taxi sample passes its schema
 
     examples_root = os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples")
     eval_glob = os.path.join(examples_root, "*", "Split-eval", "*.gz")
