@@ -14,7 +14,7 @@ _Type = anomalies_pb2.AnomalyInfo
 _Stats = statistics_pb2.FeatureNameStatistics
 
 KINDS = {
-    "missing_column": "a schema column with no value in the split",
+    "missing_column": "a schema column with no value in the split",  # unless min_count: 0
     "new_column": "a column the schema does not have",
     "type_change": "values of another type than the schema's",
     "low_presence": "fewer examples hold the column than presence.min_fraction or min_count",
@@ -147,6 +147,13 @@ def _presence(column, feature: schema_pb2.Feature, present: int, examples: int) 
     return []
 
 
+def _may_be_empty(feature: schema_pb2.Feature) -> bool:
+    """A column the schema lets have no value in a split: `presence { min_count: 0 }`."""
+    presence = feature.presence
+    return (feature.HasField("presence") and not presence.min_count
+            and not presence.min_fraction)
+
+
 def _label(column: str, stats: Optional[_Stats], examples: int) -> List[Anomaly]:
     present = _common(stats).num_non_missing if stats is not None else 0
     if present < examples:
@@ -180,7 +187,7 @@ def find_anomalies(statistics: statistics_pb2.DatasetFeatureStatistics,
                 continue
         present = _common(stats).num_non_missing if stats is not None else 0
         if not present:
-            if feature.name != label_key:
+            if feature.name != label_key and not _may_be_empty(feature):
                 found.append(Anomaly(feature.name, "missing_column", _Type.SCHEMA_MISSING_COLUMN,
                                      f"in 0 of {examples} examples", "in the data"))
             continue
