@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
 from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, LOCAL_BACKENDS, PipelineConfig
@@ -65,6 +66,11 @@ def _add_component_options(p):
                    default=_DEFAULTS.max_bad_row_fraction,
                    help="Fraction of malformed rows tolerated (written to a rejected file); "
                         "0 fails on the first one.")
+    p.add_argument("--warn-only-anomaly", dest="warn_only_anomalies", action="append",
+                   default=None, choices=list(ANOMALY_KINDS), metavar="KIND",
+                   help="An anomaly kind that is shown in the summary but does not stop the "
+                        "run before the Trainer; repeatable. Kinds: "
+                        + ", ".join(ANOMALY_KINDS) + ".")
     p.add_argument("--preprocessing-fn", default=_DEFAULTS.preprocessing_fn,
                    help="Dotted path of the tf.Transform preprocessing_fn.")
     p.add_argument("--estimator-fn", default=_DEFAULTS.estimator_fn,
@@ -261,8 +267,9 @@ def _vertex_command(args):
 def config_from_args(args):
     fields = {f.name for f in dataclasses.fields(PipelineConfig)}
     values = {k: v for k, v in vars(args).items() if k in fields and v is not None}
-    if "beam_pipeline_args" in values:
-        values["beam_pipeline_args"] = tuple(values["beam_pipeline_args"])
+    for name in ("beam_pipeline_args", "warn_only_anomalies"):
+        if name in values:
+            values[name] = tuple(values[name])
     return PipelineConfig(**values)
 
 

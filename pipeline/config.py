@@ -39,6 +39,9 @@ class PipelineConfig:
     split_key: str = ""
     split_ratios: str = '{"train": 2, "eval": 1}'
     max_bad_row_fraction: float = 0.0
+    # ExampleValidator: anomaly kinds (components/example_validator/checks.py KINDS) that are
+    # recorded and shown in the summary but do not stop the run before the Trainer.
+    warn_only_anomalies: Tuple[str, ...] = ()
     # Transform
     preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
     # Trainer
@@ -94,6 +97,8 @@ class PipelineConfig:
             raise ValueError("train_steps and eval_steps must be positive.")
         if not 0.0 <= self.max_bad_row_fraction <= 1.0:
             raise ValueError(f"max_bad_row_fraction must be in [0, 1], got {self.max_bad_row_fraction}.")
+        from components.example_validator.checks import check_kinds
+        check_kinds(self.warn_only_anomalies)
         from components.trainer.strategy import NAMES
         if self.strategy not in NAMES:
             raise ValueError(f"strategy must be one of {', '.join(NAMES)}; got {self.strategy!r}.")

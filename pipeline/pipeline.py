@@ -9,6 +9,7 @@ from tfx.types import channel, standard_artifacts
 
 from components.evaluator import build_eval_config
 from components.example_gen import ExampleGen
+from components.example_validator.component import ExampleValidator
 from components.pusher import Pusher
 from components.schema_importer import SchemaImporter
 from components.statistics_gen.component import StatisticsGen
@@ -28,6 +29,9 @@ def create_components(config):
         max_bad_row_fraction=config.max_bad_row_fraction)
     statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"])
+    example_validator = ExampleValidator(
+        statistics=statistics_gen.outputs["statistics"], schema=schema_importer.outputs["schema"],
+        label_key=config.raw_label_key, warn_only=config.warn_only_anomalies)
     transform = Transform(
         examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"],
         preprocessing_fn=config.preprocessing_fn)
@@ -47,6 +51,8 @@ def create_components(config):
         save_checkpoints_steps=config.save_checkpoints_steps, random_seed=config.random_seed,
         hparams=config.hparams_json, warm_start=int(config.warm_start),
         strategy=config.strategy, training_cluster=config.training_cluster.to_json())
+    # The gate: a failed validation fails the run before the Trainer, which uses no output of it.
+    trainer.add_upstream_node(example_validator)
     evaluator = Evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
@@ -58,8 +64,8 @@ def create_components(config):
     pusher = Pusher(
         model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
         push_destination=config.resolved_serving_model_dir)
-    return [schema_importer, example_gen, statistics_gen, transform, latest_blessed_model,
-            trainer, evaluator, pusher]
+    return [schema_importer, example_gen, statistics_gen, example_validator, transform,
+            latest_blessed_model, trainer, evaluator, pusher]
 
 
 def create_pipeline(config, metadata_connection_config=None):

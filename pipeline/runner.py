@@ -2,6 +2,7 @@
 
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import shutil
@@ -60,6 +61,7 @@ class RunSummary:
     evaluation_uri: Optional[str]
     statistics_uri: Optional[str] = None
     strategy: Optional[str] = None
+    anomalies: List[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
 
     def format(self):
         lines = ["", "Summary"]
@@ -68,6 +70,9 @@ class RunSummary:
                 f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items())))
         if self.statistics_uri:
             lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
+        if self.anomalies:
+            lines.append("  data anomalies (warn-only, the run went on):")
+            lines += [f"    {line}" for line in self.anomalies]
         if self.strategy:
             lines.append(f"  trained with strategy: {self.strategy}")
         lines.append(f"  blessed: {'yes' if self.blessed else 'no'}")
@@ -135,6 +140,8 @@ def summarize(config):
     """What the latest run produced, read back from ML Metadata."""
     from ml_metadata.proto import metadata_store_pb2
 
+    from components.example_validator.layout import load_anomaly_lines
+
     store = open_store(config.resolved_metadata_path)
     executions = latest_run_executions(store, config.resolved_metadata_path)
     node_of = {}
@@ -146,9 +153,10 @@ def summarize(config):
                     if e.last_known_state == metadata_store_pb2.Execution.CACHED
                     and e.id in node_of)
 
-    evaluation, blessing, pushed, model_run, statistics = (
+    evaluation, blessing, pushed, model_run, statistics, anomalies = (
         latest_output(store, executions, name) for name in (
-            "ModelEvaluation", "ModelBlessing", "PushedModel", "ModelRun", "ExampleStatistics"))
+            "ModelEvaluation", "ModelBlessing", "PushedModel", "ModelRun", "ExampleStatistics",
+            "ExampleAnomalies"))
 
     def custom(artifact, key):
         if artifact is None or key not in artifact.custom_properties:
@@ -165,7 +173,9 @@ def summarize(config):
         evaluation_uri=evaluation.uri if evaluation is not None else None,
         statistics_uri=statistics.uri if statistics is not None else None,
         strategy=(f"{custom(model_run, 'strategy')} ({custom(model_run, 'strategy_reason')})"
-                  if custom(model_run, "strategy") else None))
+                  if custom(model_run, "strategy") else None),
+        anomalies=(load_anomaly_lines(anomalies.uri, json.loads(
+            anomalies.properties["split_names"].string_value)) if anomalies is not None else []))
 
 
 # Warnings TFX 1.21 prints on every run with ml-metadata 1.17 (STACK.md) that

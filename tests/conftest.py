@@ -1,10 +1,11 @@
 """Shared fixtures: a small slice of the taxi data and one local pipeline run."""
 
+import os
 import shutil
 
 import pytest
 
-from pipeline.config import REPO_ROOT, PipelineConfig
+from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT, PipelineConfig
 
 TAXI_CSV = REPO_ROOT / "data" / "taxi" / "data.csv"
 
@@ -44,3 +45,30 @@ def copy_tree(tmp_path):
         shutil.copytree(source, target)
         return target
     return copy
+
+
+def schema_artifact(folder, text):
+    """A Schema artifact at `folder` holding the text proto `text`, as SchemaImporter writes it."""
+    from tfx.types import standard_artifacts
+    schema = standard_artifacts.Schema()
+    schema.uri = str(folder)
+    os.makedirs(schema.uri)
+    with open(os.path.join(schema.uri, "schema.pbtxt"), "w") as f:
+        f.write(text)
+    return schema
+
+
+def run_statistics_gen(folder, examples, schema=None):
+    """The ExampleStatistics artifact StatisticsGen's executor writes under `folder`."""
+    from tfx.dsl.components.base import base_beam_executor
+    from tfx.types import standard_artifacts
+
+    from components.statistics_gen.executor import Executor
+    statistics = standard_artifacts.ExampleStatistics()
+    statistics.uri = str(folder / "statistics")
+    Executor(base_beam_executor.BaseBeamExecutor.Context(
+        beam_pipeline_args=list(DEFAULT_BEAM_ARGS), tmp_dir=str(folder / "tmp"),
+        unique_id="x")).Do(
+        {"examples": [examples], "schema": [schema] if schema else []},
+        {"statistics": [statistics]}, {})
+    return statistics

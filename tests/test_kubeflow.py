@@ -36,6 +36,7 @@ EXECUTORS = {
     "SchemaImporter": "components.schema_importer.executor.Executor",
     "ExampleGen": "components.example_gen.executor.Executor",
     "StatisticsGen": "components.statistics_gen.executor.Executor",
+    "ExampleValidator": "components.example_validator.executor.Executor",
     "Transform": "components.transform.executor.Executor",
     "Trainer": "components.trainer.executor.Executor",
     "Evaluator": "tfx.components.evaluator.executor.Executor",
@@ -118,10 +119,12 @@ def test_tasks_depend_on_what_they_consume(compiled):
         "SchemaImporter": [],
         "ExampleGen": ["SchemaImporter"],
         "StatisticsGen": ["ExampleGen", "SchemaImporter"],
+        "ExampleValidator": ["SchemaImporter", "StatisticsGen"],
         "Transform": ["ExampleGen", "SchemaImporter"],
         BLESSING_RESOLVER: [],
         MODEL_RESOLVER: [BLESSING_RESOLVER],
-        "Trainer": ["Transform", MODEL_RESOLVER],
+        # The gate: the Trainer waits for validation, whose failure stops it.
+        "Trainer": ["ExampleValidator", "Transform", MODEL_RESOLVER],
         "Evaluator": ["ExampleGen", "Trainer", MODEL_RESOLVER],
         "Pusher": ["Evaluator", "Trainer"],
     }
@@ -149,6 +152,7 @@ def test_parameters_come_from_the_config(compiled):
     config, _, job = compiled
     assert _parameters(job, "SchemaImporter") == {"schema_file": "schemas/taxi/schema.pbtxt"}
     assert _parameters(job, "ExampleGen")["input_base"] == "gs://bucket/data/taxi.csv"
+    assert _parameters(job, "ExampleValidator") == {"label_key": "tips", "warn_only": "[]"}
     trainer = _parameters(job, "Trainer")
     assert (trainer["train_steps"], trainer["eval_steps"], trainer["warm_start"]) == (300, 10, 1)
     assert trainer["estimator_fn"] == config.estimator_fn
@@ -168,7 +172,8 @@ def test_caching_as_configured_but_never_for_tasks_reading_outside_files(compile
     cached = {task: _tasks(job)[task].get("cachingOptions", {}).get("enableCache", False)
               for task in EXECUTORS}
     assert cached == {"SchemaImporter": False, "ExampleGen": False, "StatisticsGen": True,
-                      "Transform": True, "Trainer": True, "Evaluator": True, "Pusher": True}
+                      "ExampleValidator": True, "Transform": True, "Trainer": True,
+                      "Evaluator": True, "Pusher": True}
 
     fresh = compile_pipeline(_config(tmp_path, warm_start=False, enable_cache=False),
                              str(tmp_path / "fresh.json"))
@@ -234,6 +239,7 @@ def test_trainer_on_vertex_training_gets_the_cluster_from_the_config(tmp_path, c
                      accelerator_count=1, gcp_project="proj", gcp_region="europe-west4",
                      training_service_account="trainer@proj.iam.gserviceaccount.com")
     job = compile_pipeline(config, str(tmp_path / "pipeline.json"))
+    assert _parameters(job, "ExampleValidator") == {"label_key": "tips", "warn_only": "[]"}
     trainer = _parameters(job, "Trainer")
     assert trainer["strategy"] == "multi_worker_mirrored"
     cluster = TrainingCluster.from_json(trainer["training_cluster"])
@@ -471,6 +477,9 @@ def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
     statistics = _only(first["StatisticsGen"], "statistics")
     assert json.loads(statistics["metadata"]["split_names"]) == ["train", "eval"]
     assert os.path.isfile(os.path.join(statistics["uri"], "Split-eval", "FeatureStats.pb"))
+    anomalies = _only(first["ExampleValidator"], "anomalies")
+    assert json.loads(anomalies["metadata"]["split_names"]) == ["train", "eval"]
+    assert os.path.isfile(os.path.join(anomalies["uri"], "Split-eval", "SchemaDiff.pb"))
     model = _only(first["Trainer"], "model")
     blessing = _only(first["Evaluator"], "blessing")["metadata"]
     assert blessing["blessed"] == 1 and blessing["current_model_id"] == model["name"]

@@ -93,6 +93,7 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     assert summary.metrics["example_count"] > 0
     assert summary.metrics["auc"] > 0.6
     assert summary.strategy.startswith("default (")
+    assert summary.anomalies == []  # the taxi sample passes its schema
 
     examples_root = os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples")
     eval_glob = os.path.join(examples_root, "*", "Split-eval", "*.gz")
@@ -117,7 +118,9 @@ def test_second_run_with_nothing_changed_reuses_cached_outputs(pipeline_run):
     # baseline it compares against.  Nothing upstream runs again.
     assert {"SchemaImporter", "ExampleGen", "Transform", "Trainer"} <= set(
         second.cached_components)
-    assert second.metrics == first.metrics
+    # Same model and data; a rerun Evaluator may sum in another order (Beam sizes batches by
+    # elapsed time), so the last digits can differ.
+    assert second.metrics == pytest.approx(first.metrics, rel=1e-6)
     assert second.pushed_to == first.pushed_to
     assert sorted(os.listdir(config.resolved_serving_model_dir)) == versions_before
     third = run_locally(config)

@@ -9,20 +9,14 @@ import pyarrow as pa
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import statistics_pb2
-from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils, standard_artifacts
 
-from components.statistics_gen.executor import (
-    QUANTILES_EPSILON,
-    Executor,
-    _StatisticsCombineFn,
-)
+from components.statistics_gen.executor import QUANTILES_EPSILON, _StatisticsCombineFn
 from components.statistics_gen.layout import STATS_FILE
 from pipeline.__main__ import main
 from pipeline.stats import feature_rows, format_report
+from tests.conftest import run_statistics_gen, schema_artifact
 
-BEAM_ARGS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory",
-             "--direct_num_workers=1"]
 SCHEMA = """
 feature { name: "amount" type: FLOAT }
 feature { name: "count" type: INT }
@@ -80,16 +74,7 @@ def run(tmp_path_factory):
     examples.split_names = artifact_utils.encode_split_names(list(data))
     for split, columns in data.items():
         _write_split(os.path.join(examples.uri, f"Split-{split}"), columns)
-    schema = standard_artifacts.Schema()
-    schema.uri = str(tmp / "schema")
-    os.makedirs(schema.uri)
-    with open(os.path.join(schema.uri, "schema.pbtxt"), "w") as f:
-        f.write(SCHEMA)
-    statistics = standard_artifacts.ExampleStatistics()
-    statistics.uri = str(tmp / "statistics")
-    Executor(base_beam_executor.BaseBeamExecutor.Context(
-        beam_pipeline_args=BEAM_ARGS, tmp_dir=str(tmp / "tmp"), unique_id="x")).Do(
-        {"examples": [examples], "schema": [schema]}, {"statistics": [statistics]}, {})
+    statistics = run_statistics_gen(tmp, examples, schema_artifact(tmp / "schema", SCHEMA))
     return data, statistics
 
 
