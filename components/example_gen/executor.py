@@ -24,7 +24,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
 from components.input_fingerprint import FINGERPRINT_KEY
-from schemas import load_schema
+from components.schema_importer.executor import load_schema_artifact
 
 DEFAULT_SPLIT_RATIOS = '{"train": 2, "eval": 1}'
 REJECTED_DIR = 'rejected'
@@ -241,8 +241,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
            output_dict: Dict[str, List[types.Artifact]],
            exec_properties: Dict[str, Any]) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
-        schema_uri = artifact_utils.get_single_uri(input_dict['schema'])
-        features = _feature_specs(load_schema(os.path.join(schema_uri, 'schema.pbtxt')))
+        features = _feature_specs(load_schema_artifact(input_dict['schema']))
         input_base = exec_properties['input_base']
         split_key = exec_properties.get('split_key') or ''
         ratios = parse_split_ratios(exec_properties.get('split_ratios') or DEFAULT_SPLIT_RATIOS)

@@ -1,7 +1,6 @@
 """ExampleValidator executor: writes `<uri>/Split-<split>/SchemaDiff.pb`, then gates."""
 
 import json
-import os
 from typing import Any, Dict, List
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
@@ -13,9 +12,8 @@ from tfx.utils import io_utils
 from components.example_validator.checks import (
     anomaly_lines, find_anomalies, has_errors, to_proto)
 from components.example_validator.layout import split_anomalies_path
-from components.schema_importer.executor import SCHEMA_FILE_NAME
+from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import split_statistics_path
-from schemas import load_schema
 
 
 class DataValidationError(RuntimeError):
@@ -30,8 +28,7 @@ class Executor(base_executor.BaseExecutor):
            exec_properties: Dict[str, Any]) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         statistics = artifact_utils.get_single_instance(input_dict["statistics"])
-        schema = load_schema(os.path.join(
-            artifact_utils.get_single_uri(input_dict["schema"]), SCHEMA_FILE_NAME))
+        schema = load_schema_artifact(input_dict["schema"])
         output = artifact_utils.get_single_instance(output_dict["anomalies"])
         warn_only = json.loads(exec_properties.get("warn_only") or "[]")
         splits = artifact_utils.decode_split_names(statistics.split_names)

@@ -13,6 +13,11 @@ from schemas import load_schema
 SCHEMA_FILE_NAME = 'schema.pbtxt'
 
 
+def load_schema_artifact(artifacts: List[types.Artifact]):
+    """The Schema proto of a (single) Schema artifact, as this executor writes it."""
+    return load_schema(os.path.join(artifact_utils.get_single_uri(artifacts), SCHEMA_FILE_NAME))
+
+
 class Executor(base_executor.BaseExecutor):
     """Parses before writing, so a broken schema fails here and not in a later component."""
 

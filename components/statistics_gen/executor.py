@@ -19,8 +19,8 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils
 from tfx_bsl import sketches
 
+from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import split_statistics_path
-from schemas import load_schema
 
 HISTOGRAM_BUCKETS = 10  # TFDV's default for the standard, quantiles and num-values histograms
 TOP_VALUES = 20  # TFDV's default
@@ -286,8 +286,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         splits = artifact_utils.decode_split_names(examples.split_names)
         schema = None
         if input_dict.get("schema"):
-            schema = load_schema(os.path.join(
-                artifact_utils.get_single_uri(input_dict["schema"]), "schema.pbtxt"))
+            schema = load_schema_artifact(input_dict["schema"])
         types_by_name = {feature.name: _SCHEMA_TYPES[feature.type]
                          for feature in (schema.feature if schema else [])
                          if feature.type in _SCHEMA_TYPES}

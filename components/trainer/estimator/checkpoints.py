@@ -33,6 +33,11 @@ def checkpoint_key(name):
     return f"{ROOT_ATTRIBUTE}/{_escape(name)}{_KEY_SUFFIX}"
 
 
+def checkpoint_step(checkpoint_path):
+    """The global step a `model.ckpt-<step>` prefix was saved at."""
+    return int(checkpoint_path.rsplit("-", 1)[1])
+
+
 def make_checkpoint(variables):
     return tf.train.Checkpoint(**{ROOT_ATTRIBUTE: dict(variables)})
 

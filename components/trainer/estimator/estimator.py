@@ -500,10 +500,13 @@ class Estimator:
 
         `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
         from components.trainer.estimator import serving
-        module, signatures = self.build_serving_module(
-            serving_input_receiver_fn, checkpoint_path, experimental_mode)
-        return _outside_strategy(lambda: serving.save_timestamped(
-            module, signatures, export_dir_base, assets_extra, as_text))
+        def export():
+            module, signatures = self.build_serving_module(
+                serving_input_receiver_fn, checkpoint_path, experimental_mode)
+            return serving.save_timestamped(module, signatures, export_dir_base, assets_extra,
+                                            as_text)
+
+        return _outside_strategy(export)
 
     export_savedmodel = export_saved_model
 

@@ -13,6 +13,7 @@ import logging
 import os
 import time
 
+from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator.exporter import Exporter
 from components.trainer.estimator.hooks import CheckpointSaverListener
 from components.trainer.estimator.ignored import warn_once
@@ -79,7 +80,7 @@ class _Evaluator:
         checkpoint = self._estimator.latest_checkpoint()
         if checkpoint is None or self._final_exported:
             return
-        step = int(checkpoint.rsplit("-", 1)[1])
+        step = ckpt_lib.checkpoint_step(checkpoint)
         if step == self._last_evaluated_step and not is_final:
             return
         if step != self._last_evaluated_step:
@@ -129,7 +130,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         return None, []
     evaluator = _Evaluator(estimator, eval_spec)
     latest = estimator.latest_checkpoint()
-    start_step = int(latest.rsplit("-", 1)[1]) if latest else 0
+    start_step = ckpt_lib.checkpoint_step(latest) if latest else 0
     listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs, start_step,
                                   train_spec.max_steps)
     estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps,
