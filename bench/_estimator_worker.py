@@ -29,6 +29,7 @@ SHUFFLE_BUFFER = 10_000
 def _estimator_api(impl):
     if impl == "ours":
         from components.trainer import estimator
+
         return estimator
     return tf.estimator
 
@@ -51,15 +52,24 @@ def _input_fn(files, feature_spec, label, batch_size, seed, train):
 
 
 def _build(api, spec, model_dir, seed):
-    wide = [tf.feature_column.categorical_column_with_identity(name, num_buckets=n)
-            for name, n in spec["wide"]]
+    wide = [
+        tf.feature_column.categorical_column_with_identity(name, num_buckets=n)
+        for name, n in spec["wide"]
+    ]
     deep = [tf.feature_column.numeric_column(name) for name in spec["deep"]]
-    config = api.RunConfig(model_dir=model_dir, tf_random_seed=seed,
-                           save_checkpoints_steps=10**9, save_summary_steps=100,
-                           log_step_count_steps=100)
+    config = api.RunConfig(
+        model_dir=model_dir,
+        tf_random_seed=seed,
+        save_checkpoints_steps=10**9,
+        save_summary_steps=100,
+        log_step_count_steps=100,
+    )
     return api.DNNLinearCombinedClassifier(
-        config=config, linear_feature_columns=wide, dnn_feature_columns=deep,
-        dnn_hidden_units=HIDDEN_UNITS)
+        config=config,
+        linear_feature_columns=wide,
+        dnn_feature_columns=deep,
+        dnn_hidden_units=HIDDEN_UNITS,
+    )
 
 
 def _timed(fn):
@@ -73,8 +83,10 @@ def _trainer_input_fn(impl, data, spec, feature_spec, label, batch_size, seed):
     if impl == "ours":
         # Imported late: it brings TFX and TFT, which the timed estimator work runs without.
         from components.trainer.executor import make_input_fn
-        return make_input_fn(os.path.join(data, spec["files"]["train"]), feature_spec, label,
-                             batch_size, True, seed)
+
+        return make_input_fn(
+            os.path.join(data, spec["files"]["train"]), feature_spec, label, batch_size, True, seed
+        )
     files = sorted(glob.glob(os.path.join(data, spec["files"]["train"])))
     return _input_fn(files, feature_spec, label, batch_size, seed, train=True)
 
@@ -134,17 +146,20 @@ def main():
 
     with open(os.path.join(args.data, "spec.json")) as f:
         spec = json.load(f)
-    feature_spec = {name: tf.io.FixedLenFeature([], tf.as_dtype(dtype))
-                    for name, dtype in spec["feature_spec"].items()}
+    feature_spec = {
+        name: tf.io.FixedLenFeature([], tf.as_dtype(dtype))
+        for name, dtype in spec["feature_spec"].items()
+    }
     label = spec["label"]
-    files = {split: sorted(glob.glob(os.path.join(args.data, pattern)))
-             for split, pattern in spec["files"].items()}
+    files = {
+        split: sorted(glob.glob(os.path.join(args.data, pattern)))
+        for split, pattern in spec["files"].items()
+    }
 
     # INFO, timestamped: both estimators then log their own global_step/sec every
     # 100 steps and their checkpoint saves to the worker's log, which shows where a
     # train() call's time went beyond the timed total.
-    logging.basicConfig(level=logging.INFO,
-                        format="%(relativeCreated)8.0fms %(name)s: %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(relativeCreated)8.0fms %(name)s: %(message)s")
     tf.get_logger().setLevel(logging.INFO)
     tf.random.set_seed(args.seed)
     # tf_keras initializers (ours) draw their seeds from Python's `random`, which
@@ -154,8 +169,9 @@ def main():
     model_dir = tempfile.mkdtemp(prefix=f"bench-{args.impl}-")
     try:
         model = _build(api, spec, model_dir, args.seed)
-        train_input = _input_fn(files["train"], feature_spec, label, args.batch_size,
-                                args.seed, train=True)
+        train_input = _input_fn(
+            files["train"], feature_spec, label, args.batch_size, args.seed, train=True
+        )
         # The first call pays for graph building / tracing; time only later ones.
         _, warmup_s = _timed(lambda: model.train(train_input, steps=args.warmup_steps))
         # Every train() call also pays a fixed cost (tf.estimator rebuilds its graph
@@ -164,22 +180,32 @@ def main():
         _, call_s = _timed(lambda: model.train(train_input, steps=1))
         _, train_s = _timed(lambda: model.train(train_input, steps=args.train_steps))
 
-        eval_input = _input_fn(files["eval"], feature_spec, label, args.batch_size,
-                               args.seed, train=False)
+        eval_input = _input_fn(
+            files["eval"], feature_spec, label, args.batch_size, args.seed, train=False
+        )
         metrics, eval_s = _timed(lambda: model.evaluate(eval_input))
 
         serving_spec = {k: v for k, v in feature_spec.items() if k != label}
         receiver_fn = api.export.build_parsing_serving_input_receiver_fn(serving_spec)
-        export_dir, export_s = _timed(lambda: model.export_saved_model(
-            os.path.join(model_dir, "export"), receiver_fn))
-        records = [r.numpy() for r in tf.data.TFRecordDataset(
-            files["eval"], compression_type="GZIP").take(args.serving_batch)]
-        p50_ms, batch_rate = _serving(export_dir.decode(), records, args.serving_calls,
-                                      args.serving_batch)
+        export_dir, export_s = _timed(
+            lambda: model.export_saved_model(os.path.join(model_dir, "export"), receiver_fn)
+        )
+        records = [
+            r.numpy()
+            for r in tf.data.TFRecordDataset(files["eval"], compression_type="GZIP").take(
+                args.serving_batch
+            )
+        ]
+        p50_ms, batch_rate = _serving(
+            export_dir.decode(), records, args.serving_calls, args.serving_batch
+        )
         input_rate = _input_rate(
-            _trainer_input_fn(args.impl, args.data, spec, feature_spec, label, args.batch_size,
-                              args.seed),
-            args.batch_size, args.train_steps)
+            _trainer_input_fn(
+                args.impl, args.data, spec, feature_spec, label, args.batch_size, args.seed
+            ),
+            args.batch_size,
+            args.train_steps,
+        )
     finally:
         shutil.rmtree(model_dir, ignore_errors=True)
 
@@ -192,8 +218,9 @@ def main():
         "train_seconds": train_s,
         "train_examples_per_sec": args.train_steps * args.batch_size / train_s,
         "train_call_seconds": call_s,
-        "train_steady_examples_per_sec":
-            args.train_steps * args.batch_size / max(train_s - call_s, 1e-9),
+        "train_steady_examples_per_sec": args.train_steps
+        * args.batch_size
+        / max(train_s - call_s, 1e-9),
         "global_step": int(metrics["global_step"]),
         "eval_auc": float(metrics["auc"]),
         "eval_loss": float(metrics["loss"]),

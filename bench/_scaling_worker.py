@@ -29,10 +29,12 @@ def main():
     args = parser.parse_args()
 
     import tensorflow as tf
+
     if args.devices > 1:
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration()] * args.devices)
+            cpu, [tf.config.LogicalDeviceConfiguration()] * args.devices
+        )
     from components.trainer import estimator, strategy as strategy_lib, taxi_model
     from components.trainer.executor import make_input_fn
 
@@ -40,25 +42,39 @@ def main():
     strategy = strategy_lib.build(choice)
     replicas = strategy.num_replicas_in_sync if strategy is not None else 1
     spec = json.load(open(os.path.join(args.data, "spec.json")))
-    feature_spec = {name: tf.io.FixedLenFeature([], dtype)
-                    for name, dtype in spec["feature_spec"].items()}
+    feature_spec = {
+        name: tf.io.FixedLenFeature([], dtype) for name, dtype in spec["feature_spec"].items()
+    }
     files = os.path.join(args.data, "transformed", "Split-train", "*.gz")
     assert glob.glob(files), files
     input_fn = make_input_fn(files, feature_spec, spec["label"], args.batch_size, True, 42)
-    config = estimator.RunConfig(model_dir=tempfile.mkdtemp(prefix="scaling-"),
-                                 tf_random_seed=42, save_checkpoints_steps=10**9,
-                                 train_distribute=strategy)
+    config = estimator.RunConfig(
+        model_dir=tempfile.mkdtemp(prefix="scaling-"),
+        tf_random_seed=42,
+        save_checkpoints_steps=10**9,
+        train_distribute=strategy,
+    )
     model = taxi_model.build_estimator(config, {})
     model.train(input_fn, steps=args.warmup_steps)
     start = time.perf_counter()
     model.train(input_fn, steps=args.steps)
     seconds = time.perf_counter() - start
-    print("RESULT " + json.dumps({
-        "strategy": args.strategy, "devices": args.devices, "replicas": replicas,
-        "global_batch": args.batch_size * replicas, "steps": args.steps,
-        "ms_per_step": 1e3 * seconds / args.steps,
-        "examples_per_sec": args.steps * args.batch_size * replicas / seconds,
-        "is_chief": config.is_chief}), flush=True)
+    print(
+        "RESULT "
+        + json.dumps(
+            {
+                "strategy": args.strategy,
+                "devices": args.devices,
+                "replicas": replicas,
+                "global_batch": args.batch_size * replicas,
+                "steps": args.steps,
+                "ms_per_step": 1e3 * seconds / args.steps,
+                "examples_per_sec": args.steps * args.batch_size * replicas / seconds,
+                "is_chief": config.is_chief,
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -21,8 +21,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 # FnApiRunner: Beam's DirectRunner tries to download Prism first (see tests/test_example_gen.py).
-BEAM_ARGS = ['--runner=FnApiRunner']
-PREPROCESSING_FN = 'transforms.taxi.preprocessing_fn'
+BEAM_ARGS = ["--runner=FnApiRunner"]
+PREPROCESSING_FN = "transforms.taxi.preprocessing_fn"
 
 
 def _artifact(kind, uri):
@@ -35,23 +35,28 @@ def _artifact(kind, uri):
 def _beam_context(tmp_dir):
     import apache_beam as beam
     from tfx.dsl.components.base import base_beam_executor
+
     # make_beam_pipeline_fn, not beam_pipeline_args: the latter makes TFX build an sdist of itself.
     return base_beam_executor.BaseBeamExecutor.Context(
-        tmp_dir=tmp_dir, unique_id='bench',
-        make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS))
+        tmp_dir=tmp_dir,
+        unique_id="bench",
+        make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS),
+    )
 
 
 def _model_columns():
     """(wide [[name, num_buckets]], deep [name]) read off `taxi_model.wide_and_deep_columns`."""
     from components.trainer.taxi_model import wide_and_deep_columns
+
     wide, deep = wide_and_deep_columns()
     return [[c.key, c.num_buckets] for c in wide], [c.key for c in deep]
 
 
 def _count(pattern):
     import tensorflow as tf
+
     files = tf.io.gfile.glob(pattern)
-    return sum(1 for _ in tf.data.TFRecordDataset(files, compression_type='GZIP'))
+    return sum(1 for _ in tf.data.TFRecordDataset(files, compression_type="GZIP"))
 
 
 def build(out_dir, csv_path):
@@ -64,40 +69,43 @@ def build(out_dir, csv_path):
     from components.transform import executor as transform
     from schemas import TAXI_SCHEMA_PATH
 
-    work = out_dir.rstrip('/') + '.partial'
+    work = out_dir.rstrip("/") + ".partial"
     shutil.rmtree(work, ignore_errors=True)
-    schema = _artifact(standard_artifacts.Schema, os.path.join(work, 'schema'))
-    examples = _artifact(standard_artifacts.Examples, os.path.join(work, 'examples'))
-    graph = _artifact(standard_artifacts.TransformGraph, os.path.join(work, 'transform_graph'))
-    transformed = _artifact(standard_artifacts.Examples, os.path.join(work, 'transformed'))
+    schema = _artifact(standard_artifacts.Schema, os.path.join(work, "schema"))
+    examples = _artifact(standard_artifacts.Examples, os.path.join(work, "examples"))
+    graph = _artifact(standard_artifacts.TransformGraph, os.path.join(work, "transform_graph"))
+    transformed = _artifact(standard_artifacts.Examples, os.path.join(work, "transformed"))
 
-    schema_importer.Executor().Do({}, {'schema': [schema]}, {'schema_file': TAXI_SCHEMA_PATH})
-    example_gen.Executor(_beam_context(os.path.join(work, 'tmp', 'example_gen'))).Do(
-        {'schema': [schema]}, {'examples': [examples]}, {'input_base': csv_path})
-    transform.Executor(_beam_context(os.path.join(work, 'tmp', 'transform'))).Do(
-        {'examples': [examples], 'schema': [schema]},
-        {'transform_graph': [graph], 'transformed_examples': [transformed]},
-        {'preprocessing_fn': PREPROCESSING_FN})
-    shutil.rmtree(os.path.join(work, 'tmp'))
+    schema_importer.Executor().Do({}, {"schema": [schema]}, {"schema_file": TAXI_SCHEMA_PATH})
+    example_gen.Executor(_beam_context(os.path.join(work, "tmp", "example_gen"))).Do(
+        {"schema": [schema]}, {"examples": [examples]}, {"input_base": csv_path}
+    )
+    transform.Executor(_beam_context(os.path.join(work, "tmp", "transform"))).Do(
+        {"examples": [examples], "schema": [schema]},
+        {"transform_graph": [graph], "transformed_examples": [transformed]},
+        {"preprocessing_fn": PREPROCESSING_FN},
+    )
+    shutil.rmtree(os.path.join(work, "tmp"))
 
     feature_spec = tft.TFTransformOutput(graph.uri).transformed_feature_spec()
     for name, feature in feature_spec.items():
         # The worker rebuilds every feature as FixedLenFeature([], dtype).
-        if getattr(feature, 'shape', None) != []:
-            raise ValueError(f'{name}: expected a scalar FixedLenFeature, got {feature!r}')
+        if getattr(feature, "shape", None) != []:
+            raise ValueError(f"{name}: expected a scalar FixedLenFeature, got {feature!r}")
     wide, deep = _model_columns()
-    patterns = {split: os.path.join('transformed', f'Split-{split}', '*.gz')
-                for split in ('train', 'eval')}
-    spec = {
-        'csv': os.path.abspath(csv_path),
-        'label': LABEL_KEY,
-        'feature_spec': {name: f.dtype.name for name, f in sorted(feature_spec.items())},
-        'wide': wide,
-        'deep': deep,
-        'files': patterns,
-        'rows': {split: _count(os.path.join(work, p)) for split, p in patterns.items()},
+    patterns = {
+        split: os.path.join("transformed", f"Split-{split}", "*.gz") for split in ("train", "eval")
     }
-    with open(os.path.join(work, 'spec.json'), 'w') as f:
+    spec = {
+        "csv": os.path.abspath(csv_path),
+        "label": LABEL_KEY,
+        "feature_spec": {name: f.dtype.name for name, f in sorted(feature_spec.items())},
+        "wide": wide,
+        "deep": deep,
+        "files": patterns,
+        "rows": {split: _count(os.path.join(work, p)) for split, p in patterns.items()},
+    }
+    with open(os.path.join(work, "spec.json"), "w") as f:
         json.dump(spec, f, indent=2)
     shutil.rmtree(out_dir, ignore_errors=True)
     os.rename(work, out_dir)
@@ -106,12 +114,12 @@ def build(out_dir, csv_path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('out_dir')
-    parser.add_argument('--data', default=os.path.join(REPO, 'data', 'taxi', 'data.csv'))
+    parser.add_argument("out_dir")
+    parser.add_argument("--data", default=os.path.join(REPO, "data", "taxi", "data.csv"))
     args = parser.parse_args()
     spec = build(os.path.abspath(args.out_dir), os.path.abspath(args.data))
-    print(json.dumps(spec['rows']))
+    print(json.dumps(spec["rows"]))
 
 
-if __name__ == '__main__':
+if __name__ == "__main__":
     main()

@@ -42,26 +42,75 @@ UV = os.path.join(REPO, ".venv", "bin", "uv")
 # combined figures ours vs tf215)).  Over repeats, timings keep their best: contention
 # only ever makes them worse.
 ROWS = [
-    ("train examples/s", "train_examples_per_sec", "{:,.0f}", max,
-     (">= 2x", lambda ours, base: ours["train_examples_per_sec"]
-      >= 2 * base["train_examples_per_sec"])),
+    (
+        "train examples/s",
+        "train_examples_per_sec",
+        "{:,.0f}",
+        max,
+        (
+            ">= 2x",
+            lambda ours, base: ours["train_examples_per_sec"] >= 2 * base["train_examples_per_sec"],
+        ),
+    ),
     ("  fixed cost of one train() call, s", "train_call_seconds", "{:.2f}", min, None),
-    ("  train examples/s less that cost", "train_steady_examples_per_sec", "{:,.0f}", max,
-     (">= 2x", lambda ours, base: ours["train_steady_examples_per_sec"]
-      >= 2 * base["train_steady_examples_per_sec"])),
-    ("Trainer input pipeline alone, examples/s", "input_examples_per_sec", "{:,.0f}", max,
-     (">= ours' step", lambda ours, base: ours["input_examples_per_sec"]
-      >= ours["train_steady_examples_per_sec"])),
-    ("eval AUC", "eval_auc", "{:.4f}", statistics.median,
-     (">= tf215 - 0.005", lambda ours, base: ours["eval_auc"] >= base["eval_auc"] - 0.005)),
-    ("export seconds", "export_seconds", "{:.2f}", min,
-     ("<= 1x", lambda ours, base: ours["export_seconds"] <= base["export_seconds"])),
-    ("serving p50 ms, batch 1", "serving_p50_ms_batch1", "{:.3f}", min,
-     ("<= 1x", lambda ours, base: ours["serving_p50_ms_batch1"]
-      <= base["serving_p50_ms_batch1"])),
-    ("serving examples/s, batch 1024", "serving_examples_per_sec", "{:,.0f}", max,
-     (">= 1x", lambda ours, base: ours["serving_examples_per_sec"]
-      >= base["serving_examples_per_sec"])),
+    (
+        "  train examples/s less that cost",
+        "train_steady_examples_per_sec",
+        "{:,.0f}",
+        max,
+        (
+            ">= 2x",
+            lambda ours, base: (
+                ours["train_steady_examples_per_sec"] >= 2 * base["train_steady_examples_per_sec"]
+            ),
+        ),
+    ),
+    (
+        "Trainer input pipeline alone, examples/s",
+        "input_examples_per_sec",
+        "{:,.0f}",
+        max,
+        (
+            ">= ours' step",
+            lambda ours, base: (
+                ours["input_examples_per_sec"] >= ours["train_steady_examples_per_sec"]
+            ),
+        ),
+    ),
+    (
+        "eval AUC",
+        "eval_auc",
+        "{:.4f}",
+        statistics.median,
+        (">= tf215 - 0.005", lambda ours, base: ours["eval_auc"] >= base["eval_auc"] - 0.005),
+    ),
+    (
+        "export seconds",
+        "export_seconds",
+        "{:.2f}",
+        min,
+        ("<= 1x", lambda ours, base: ours["export_seconds"] <= base["export_seconds"]),
+    ),
+    (
+        "serving p50 ms, batch 1",
+        "serving_p50_ms_batch1",
+        "{:.3f}",
+        min,
+        (
+            "<= 1x",
+            lambda ours, base: ours["serving_p50_ms_batch1"] <= base["serving_p50_ms_batch1"],
+        ),
+    ),
+    (
+        "serving examples/s, batch 1024",
+        "serving_examples_per_sec",
+        "{:,.0f}",
+        max,
+        (
+            ">= 1x",
+            lambda ours, base: ours["serving_examples_per_sec"] >= base["serving_examples_per_sec"],
+        ),
+    ),
 ]
 
 
@@ -74,8 +123,9 @@ def ensure_tf215_venv():
     print(f"Building {TF215_VENV} ...", file=sys.stderr, flush=True)
     subprocess.run(["python3.11", "-m", "venv", "--clear", TF215_VENV], check=True)
     # --no-config: the project's [tool.uv] overrides (protobuf>=6) would break TF 2.15.
-    subprocess.run([UV, "pip", "install", "--no-config", "--python", python, *TF215_PACKAGES],
-                   check=True)
+    subprocess.run(
+        [UV, "pip", "install", "--no-config", "--python", python, *TF215_PACKAGES], check=True
+    )
     open(marker, "w").close()
     return python
 
@@ -83,11 +133,18 @@ def ensure_tf215_venv():
 def ensure_data():
     if not os.path.exists(os.path.join(DATA, "spec.json")):
         log_path = os.path.join(RESULTS, "data.log")
-        print(f"Preparing transformed taxi data in {DATA} ({log_path}) ...", file=sys.stderr,
-              flush=True)
+        print(
+            f"Preparing transformed taxi data in {DATA} ({log_path}) ...",
+            file=sys.stderr,
+            flush=True,
+        )
         with open(log_path, "w") as log:
-            proc = subprocess.run([PROJECT_PYTHON, os.path.join(BENCH, "_taxi_data.py"), DATA],
-                                  stdout=log, stderr=subprocess.STDOUT, env=_env())
+            proc = subprocess.run(
+                [PROJECT_PYTHON, os.path.join(BENCH, "_taxi_data.py"), DATA],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=_env(),
+            )
         if proc.returncode:
             sys.exit(f"data preparation failed (exit {proc.returncode}); see {log_path}")
     with open(os.path.join(DATA, "spec.json")) as f:
@@ -117,16 +174,33 @@ def run_worker(impl, python, args):
     Also records how many cores other processes kept busy meanwhile: on a small
     shared machine that, not the code, can decide the throughput figures.
     """
-    command = [python, os.path.join(BENCH, "_estimator_worker.py"), "--impl", impl,
-               "--data", DATA, "--batch-size", str(args.batch_size),
-               "--warmup-steps", str(args.warmup_steps), "--train-steps", str(args.train_steps)]
+    command = [
+        python,
+        os.path.join(BENCH, "_estimator_worker.py"),
+        "--impl",
+        impl,
+        "--data",
+        DATA,
+        "--batch-size",
+        str(args.batch_size),
+        "--warmup-steps",
+        str(args.warmup_steps),
+        "--train-steps",
+        str(args.train_steps),
+    ]
     log_path = os.path.join(RESULTS, f"{impl}.log")
     print(f"Running {impl} ({log_path}) ...", file=sys.stderr, flush=True)
     machine0, children0 = _cpu_seconds()
     start = time.monotonic()
     with open(log_path, "w") as log:
-        proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
-                              env=_env(REPO if impl == "ours" else None))
+        proc = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=REPO,
+            env=_env(REPO if impl == "ours" else None),
+        )
         log.write(proc.stdout)
     wall = time.monotonic() - start
     machine1, children1 = _cpu_seconds()
@@ -135,12 +209,15 @@ def run_worker(impl, python, args):
         with open(log_path) as log:
             tail = log.read()[-3000:]
         sys.exit(f"{impl} worker failed (exit {proc.returncode}); end of {log_path}:\n{tail}")
-    result = json.loads(lines[-1][len("RESULT "):])
+    result = json.loads(lines[-1][len("RESULT ") :])
     result["other_cores_busy"] = max(0.0, (machine1 - machine0) - (children1 - children0)) / wall
     if result["other_cores_busy"] > 0.2:
-        print(f"  warning: other processes kept {result['other_cores_busy']:.1f} of "
-              f"{os.cpu_count()} cores busy meanwhile; throughput figures are low and noisy",
-              file=sys.stderr, flush=True)
+        print(
+            f"  warning: other processes kept {result['other_cores_busy']:.1f} of "
+            f"{os.cpu_count()} cores busy meanwhile; throughput figures are low and noisy",
+            file=sys.stderr,
+            flush=True,
+        )
     return result
 
 
@@ -153,31 +230,55 @@ def combine(runs):
 
 
 def table(ours, base):
-    header = ("", f"ours (TF {ours['tf_version']})", f"tf215 (TF {base['tf_version']})",
-              "ours/tf215", "target")
+    header = (
+        "",
+        f"ours (TF {ours['tf_version']})",
+        f"tf215 (TF {base['tf_version']})",
+        "ours/tf215",
+        "target",
+    )
     rows = [header]
     for label, key, fmt, _, target in ROWS:
         verdict = ""
         if target:
             verdict = f"{target[0]}: {'MET' if target[1](ours, base) else 'MISSED'}"
-        rows.append((label, fmt.format(ours[key]), fmt.format(base[key]),
-                     f"{ours[key] / base[key]:.2f}x", verdict))
+        rows.append(
+            (
+                label,
+                fmt.format(ours[key]),
+                fmt.format(base[key]),
+                f"{ours[key] / base[key]:.2f}x",
+                verdict,
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) if i in (0, 4) else cell.rjust(w)
-                       for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
-             for row in rows]
+    lines = [
+        "  ".join(
+            cell.ljust(w) if i in (0, 4) else cell.rjust(w)
+            for i, (cell, w) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--train-steps", type=int, default=3000,
-                        help="steps timed, after --warmup-steps in a separate train() call")
+    parser.add_argument(
+        "--train-steps",
+        type=int,
+        default=3000,
+        help="steps timed, after --warmup-steps in a separate train() call",
+    )
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--warmup-steps", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=1,
-                        help="run each side this many times, alternating, and keep the best")
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="run each side this many times, alternating, and keep the best",
+    )
     args = parser.parse_args()
 
     os.makedirs(RESULTS, exist_ok=True)
@@ -191,13 +292,17 @@ def main():
         json.dump({"runs": runs, "args": vars(args)}, f, indent=2)
     ours, base = combine(runs["ours"]), combine(runs["tf215"])
 
-    print(f"\nTaxi wide & deep, {spec['rows']['train']:,} train / {spec['rows']['eval']:,} eval "
-          f"rows; batch {args.batch_size}; {args.train_steps} steps timed after "
-          f"{args.warmup_steps} warm-up steps" +
-          (f"; best of {args.repeats} runs each" if args.repeats > 1 else ""))
+    print(
+        f"\nTaxi wide & deep, {spec['rows']['train']:,} train / {spec['rows']['eval']:,} eval "
+        f"rows; batch {args.batch_size}; {args.train_steps} steps timed after "
+        f"{args.warmup_steps} warm-up steps"
+        + (f"; best of {args.repeats} runs each" if args.repeats > 1 else "")
+    )
     print(table(ours, base))
-    print(f"Cores (of {os.cpu_count()}) other processes kept busy during each run: "
-          f"ours {ours['other_cores_busy']}, tf215 {base['other_cores_busy']}.")
+    print(
+        f"Cores (of {os.cpu_count()}) other processes kept busy during each run: "
+        f"ours {ours['other_cores_busy']}, tf215 {base['other_cores_busy']}."
+    )
 
 
 if __name__ == "__main__":

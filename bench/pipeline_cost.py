@@ -56,9 +56,11 @@ def main():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
     from pipeline.runner import ProgressReporter, run_locally
+
     output = tempfile.mkdtemp(prefix="pipeline-bench-")
-    config = PipelineConfig(output_dir=output, data_path=args.data,
-                            train_steps=args.train_steps, enable_cache=False)
+    config = PipelineConfig(
+        output_dir=output, data_path=args.data, train_steps=args.train_steps, enable_cache=False
+    )
     sampler = MemorySampler()
     sampler.start()
     reporter = ProgressReporter(sys.stderr)
@@ -71,8 +73,10 @@ def main():
     print(f"{'component':32} {'wall s':>8} {'peak RSS MiB':>13}")
     for node, (start, end) in reporter.windows.items():
         print(f"{node:32} {end - start:8.1f} {sampler.peak(start, end) / 2**20:13.0f}")
-    print(f"{'total (incl. imports in run)':32} {total:8.1f} "
-          f"{max(r for _, r in sampler.samples) / 2**20:13.0f}")
+    print(
+        f"{'total (incl. imports in run)':32} {total:8.1f} "
+        f"{max(r for _, r in sampler.samples) / 2**20:13.0f}"
+    )
     print(summary.format())
 
 

@@ -36,24 +36,54 @@ def _result(output):
     lines = [l for l in output.splitlines() if l.startswith("RESULT ")]
     if not lines:
         raise RuntimeError(output[-3000:])
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def _run(args, strategy, devices=1):
-    cmd = [sys.executable, WORKER, "--data", DATA, "--strategy", strategy, "--devices",
-           str(devices), "--steps", str(args.steps), "--batch-size", str(args.batch_size)]
+    cmd = [
+        sys.executable,
+        WORKER,
+        "--data",
+        DATA,
+        "--strategy",
+        strategy,
+        "--devices",
+        str(devices),
+        "--steps",
+        str(args.steps),
+        "--batch-size",
+        str(args.batch_size),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, env=_env(), check=False)
     return _result(done.stdout + done.stderr)
 
 
 def _run_two_workers(args):
     cluster = {"worker": [f"127.0.0.1:{p}" for p in free_ports(2)]}
-    cmd = [sys.executable, WORKER, "--data", DATA, "--strategy", "multi_worker_mirrored",
-           "--steps", str(args.steps), "--batch-size", str(args.batch_size)]
-    workers = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=_env(TF_CONFIG=json.dumps(
-                                    {"cluster": cluster, "task": {"type": "worker", "index": i}})))
-               for i in range(2)]
+    cmd = [
+        sys.executable,
+        WORKER,
+        "--data",
+        DATA,
+        "--strategy",
+        "multi_worker_mirrored",
+        "--steps",
+        str(args.steps),
+        "--batch-size",
+        str(args.batch_size),
+    ]
+    workers = [
+        subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_env(
+                TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}})
+            ),
+        )
+        for i in range(2)
+    ]
     try:
         outputs = [w.communicate(timeout=1800)[0] for w in workers]
     finally:
@@ -70,21 +100,28 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     args = parser.parse_args()
     if not os.path.exists(os.path.join(DATA, "spec.json")):
-        subprocess.run([sys.executable, os.path.join(BENCH, "_taxi_data.py"), DATA], check=True,
-                       env=_env())
+        subprocess.run(
+            [sys.executable, os.path.join(BENCH, "_taxi_data.py"), DATA], check=True, env=_env()
+        )
     results = [_run(args, "default")]
     results += [_run(args, "mirrored", devices) for devices in (1, 2, 4)]
     results.append(_run_two_workers(args))
     baseline = results[0]["ms_per_step"]
-    print(f"\nTaxi wide-and-deep, {args.steps} steps, per-replica batch {args.batch_size}, "
-          f"{os.cpu_count()} CPU cores")
-    print(f"{'strategy':38} {'replicas':>8} {'global batch':>12} {'examples/s':>11} "
-          f"{'ms/step':>8} {'step cost vs default':>21}")
+    print(
+        f"\nTaxi wide-and-deep, {args.steps} steps, per-replica batch {args.batch_size}, "
+        f"{os.cpu_count()} CPU cores"
+    )
+    print(
+        f"{'strategy':38} {'replicas':>8} {'global batch':>12} {'examples/s':>11} "
+        f"{'ms/step':>8} {'step cost vs default':>21}"
+    )
     for r in results:
         name = r["strategy"] + (f" ({r['devices']} devices)" if r["strategy"] == "mirrored" else "")
-        print(f"{name:38} {r['replicas']:8d} {r['global_batch']:12d} "
-              f"{r['examples_per_sec']:11.0f} {r['ms_per_step']:8.2f} "
-              f"{r['ms_per_step'] / baseline:20.2f}x")
+        print(
+            f"{name:38} {r['replicas']:8d} {r['global_batch']:12d} "
+            f"{r['examples_per_sec']:11.0f} {r['ms_per_step']:8.2f} "
+            f"{r['ms_per_step'] / baseline:20.2f}x"
+        )
 
 
 if __name__ == "__main__":

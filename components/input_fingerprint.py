@@ -46,5 +46,6 @@ class InputFingerprintDriver(component_driver.BaseDriver, base_driver.BaseDriver
     def run(self, execution_info):
         output = driver_output_pb2.DriverOutput()
         output.exec_properties[FINGERPRINT_KEY].string_value = files_fingerprint(
-            self.input_files(execution_info.exec_properties))
+            self.input_files(execution_info.exec_properties)
+        )
         return output

@@ -46,14 +46,18 @@ def load_job(path):
 
 def _producers(task):
     inputs = task.get("inputs", {})
-    return {spec["taskOutputArtifact"]["producerTask"]
-            for spec in inputs.get("artifacts", {}).values() if "taskOutputArtifact" in spec}
+    return {
+        spec["taskOutputArtifact"]["producerTask"]
+        for spec in inputs.get("artifacts", {}).values()
+        if "taskOutputArtifact" in spec
+    }
 
 
 def task_order(tasks):
     """Topological order of the DAG's tasks; ties in name order, so runs repeat exactly."""
-    waiting = {name: set(task.get("dependentTasks", [])) | _producers(task)
-               for name, task in tasks.items()}
+    waiting = {
+        name: set(task.get("dependentTasks", [])) | _producers(task) for name, task in tasks.items()
+    }
     order = []
     while waiting:
         ready = sorted(name for name, needs in waiting.items() if not needs - set(order))
@@ -128,7 +132,7 @@ class LocalVertexRunner:
         if isinstance(value, str):
             for prefix in ("gs://", "/gcs/"):
                 if value.startswith(prefix):
-                    return os.path.join(self.gcs_dir, value[len(prefix):])
+                    return os.path.join(self.gcs_dir, value[len(prefix) :])
         return value
 
     def run(self, job, job_id=None):
@@ -137,8 +141,10 @@ class LocalVertexRunner:
             job = load_job(job)
         spec = job["pipelineSpec"]
         if spec.get("schemaVersion") != "2.1.0":
-            raise ValueError(f"PipelineSpec schema {spec.get('schemaVersion')} is not supported "
-                             "here; compile with use_pipeline_spec_2_1")
+            raise ValueError(
+                f"PipelineSpec schema {spec.get('schemaVersion')} is not supported "
+                "here; compile with use_pipeline_spec_2_1"
+            )
         root = job["runtimeConfig"].get("gcsOutputDirectory") or spec["defaultPipelineRoot"]
         job_id = job_id or f"{spec['pipelineInfo']['name']}-{time.strftime('%Y%m%d%H%M%S')}"
         job_root = os.path.join(self.local(root), job_id)
@@ -153,16 +159,27 @@ class LocalVertexRunner:
             began = time.monotonic()
             print(f"[{began - start:7.1f}s] {name} ...", file=self.stream, flush=True)
             if "container" in executor:
-                outputs = self._run_container(name, task, component, executor["container"],
-                                              inputs, os.path.join(job_root, name))
+                outputs = self._run_container(
+                    name,
+                    task,
+                    component,
+                    executor["container"],
+                    inputs,
+                    os.path.join(job_root, name),
+                )
             elif "resolver" in executor:
                 outputs = self._resolve(executor["resolver"], inputs)
             else:
-                raise ValueError(f"task {name}: executor kinds {sorted(executor)} are not "
-                                 "supported here")
+                raise ValueError(
+                    f"task {name}: executor kinds {sorted(executor)} are not supported here"
+                )
             results[name] = {"inputs": inputs, "outputs": outputs}
-            print(f"[{time.monotonic() - start:7.1f}s] {name} done in "
-                  f"{time.monotonic() - began:.1f}s", file=self.stream, flush=True)
+            print(
+                f"[{time.monotonic() - start:7.1f}s] {name} done in "
+                f"{time.monotonic() - began:.1f}s",
+                file=self.stream,
+                flush=True,
+            )
         return results
 
     def _input_artifacts(self, task, results):
@@ -172,8 +189,9 @@ class LocalVertexRunner:
             source = spec["taskOutputArtifact"]
             artifacts = results[source["producerTask"]]["outputs"][source["outputArtifactKey"]]
             if artifacts:
-                inputs[key] = [{field: a[field] for field in _RUNTIME_ARTIFACT_FIELDS}
-                               for a in artifacts]
+                inputs[key] = [
+                    {field: a[field] for field in _RUNTIME_ARTIFACT_FIELDS} for a in artifacts
+                ]
         return inputs
 
     def _parameters(self, name, task):
@@ -185,19 +203,32 @@ class LocalVertexRunner:
         return values
 
     def _run_container(self, name, task, component, container, inputs, task_root):
-        outputs = {key: [{"name": self.store.new_name(), "type": spec["artifactType"],
-                          "uri": os.path.join(task_root, key), "metadata": {}}]
-                   for key, spec in component.get("outputDefinitions", {})
-                   .get("artifacts", {}).items()}
+        outputs = {
+            key: [
+                {
+                    "name": self.store.new_name(),
+                    "type": spec["artifactType"],
+                    "uri": os.path.join(task_root, key),
+                    "metadata": {},
+                }
+            ]
+            for key, spec in component.get("outputDefinitions", {}).get("artifacts", {}).items()
+        }
         output_file = os.path.join(task_root, "executor_output.json")
         executor_input = {
-            "inputs": {"parameterValues": self._parameters(name, task),
-                       "artifacts": {k: {"artifacts": v} for k, v in inputs.items()}},
-            "outputs": {"artifacts": {k: {"artifacts": v} for k, v in outputs.items()},
-                        "outputFile": output_file},
+            "inputs": {
+                "parameterValues": self._parameters(name, task),
+                "artifacts": {k: {"artifacts": v} for k, v in inputs.items()},
+            },
+            "outputs": {
+                "artifacts": {k: {"artifacts": v} for k, v in outputs.items()},
+                "outputFile": output_file,
+            },
         }
-        args = [json.dumps(executor_input) if arg == EXECUTOR_INPUT else arg
-                for arg in container.get("args", [])]
+        args = [
+            json.dumps(executor_input) if arg == EXECUTOR_INPUT else arg
+            for arg in container.get("args", [])
+        ]
         unresolved = [arg for arg in args if arg.startswith("{{$")]
         if unresolved:
             raise ValueError(f"task {name}: placeholders {unresolved} are not supported here")
@@ -207,8 +238,9 @@ class LocalVertexRunner:
         os.makedirs(task_root, exist_ok=True)  # as the KFP launcher does for local paths
         log_path = os.path.join(task_root, "log.txt")
         with open(log_path, "w") as log:
-            returncode = subprocess.call(command + args, cwd=self.workdir, stdout=log,
-                                         stderr=subprocess.STDOUT)
+            returncode = subprocess.call(
+                command + args, cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT
+            )
         if returncode:
             with open(log_path) as log:
                 tail = "".join(log.readlines()[-40:])
@@ -231,18 +263,21 @@ class LocalVertexRunner:
                 outputs[key] = []
                 continue
             condition = _INPUT_METADATA.sub(
-                lambda m: str(inputs[m[1]][0]["metadata"].get(m[2], "")), condition)
+                lambda m: str(inputs[m[1]][0]["metadata"].get(m[2], "")), condition
+            )
             found = self.store.latest(condition)
             outputs[key] = [found] if found else []
         return outputs
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m kubeflow.local_runner",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m kubeflow.local_runner", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("spec", help="PipelineJob JSON from `python -m pipeline compile`.")
-    parser.add_argument("--gcs-dir", required=True,
-                        help="Local folder standing in for Cloud Storage.")
+    parser.add_argument(
+        "--gcs-dir", required=True, help="Local folder standing in for Cloud Storage."
+    )
     parser.add_argument("--job-id", default=None, help="Run ID (default: <name>-<timestamp>).")
     args = parser.parse_args(argv)
     results = LocalVertexRunner(args.gcs_dir).run(args.spec, job_id=args.job_id)

@@ -19,224 +19,409 @@ _DEFAULTS = PipelineConfig()
 
 
 def _add_input_options(p):
-    p.add_argument("--pipeline-name", default=_DEFAULTS.pipeline_name,
-                   help="Name of the pipeline; also names its output folders.")
-    p.add_argument("--data", dest="data_path", default=_DEFAULTS.data_path,
-                   help="CSV file, or folder of *.csv files, to ingest.")
-    p.add_argument("--schema", dest="schema_path", default=_DEFAULTS.schema_path,
-                   help="tensorflow_metadata Schema text proto that types the CSV columns.")
+    p.add_argument(
+        "--pipeline-name",
+        default=_DEFAULTS.pipeline_name,
+        help="Name of the pipeline; also names its output folders.",
+    )
+    p.add_argument(
+        "--data",
+        dest="data_path",
+        default=_DEFAULTS.data_path,
+        help="CSV file, or folder of *.csv files, to ingest.",
+    )
+    p.add_argument(
+        "--schema",
+        dest="schema_path",
+        default=_DEFAULTS.schema_path,
+        help="tensorflow_metadata Schema text proto that types the CSV columns.",
+    )
 
 
 def _add_output_options(p):
-    p.add_argument("--output-dir", default=_DEFAULTS.output_dir,
-                   help="Base folder for pipelines/<name>/ (root and metadata) and "
-                        "serving_model/<name>/.")
-    p.add_argument("--metadata-path", default=None,
-                   help="SQLite ML Metadata file (default: "
-                        "<output-dir>/pipelines/<name>/metadata.sqlite).")
+    p.add_argument(
+        "--output-dir",
+        default=_DEFAULTS.output_dir,
+        help="Base folder for pipelines/<name>/ (root and metadata) and serving_model/<name>/.",
+    )
+    p.add_argument(
+        "--metadata-path",
+        default=None,
+        help="SQLite ML Metadata file (default: <output-dir>/pipelines/<name>/metadata.sqlite).",
+    )
 
 
 def _add_run_parser(subparsers):
     p = subparsers.add_parser(
-        "run", help="Run the whole pipeline locally (LocalDagRunner, SQLite metadata, "
-                    "Beam in memory) and print a summary.",
+        "run",
+        help="Run the whole pipeline locally (LocalDagRunner, SQLite metadata, "
+        "Beam in memory) and print a summary.",
         description="Run ExampleGen, Transform, Trainer, Evaluator and Pusher on this "
-                    "machine. Outputs go under --output-dir unless given one by one.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        "machine. Outputs go under --output-dir unless given one by one.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     _add_input_options(p)
     _add_output_options(p)
-    p.add_argument("--pipeline-root", default=None,
-                   help="Where artifacts go (default: <output-dir>/pipelines/<name>/root).")
-    p.add_argument("--serving-model-dir", default=None,
-                   help="Where blessed models are pushed, one numeric version folder each "
-                        "(default: <output-dir>/serving_model/<name>).")
+    p.add_argument(
+        "--pipeline-root",
+        default=None,
+        help="Where artifacts go (default: <output-dir>/pipelines/<name>/root).",
+    )
+    p.add_argument(
+        "--serving-model-dir",
+        default=None,
+        help="Where blessed models are pushed, one numeric version folder each "
+        "(default: <output-dir>/serving_model/<name>).",
+    )
     _add_component_options(p)
-    p.add_argument("--verbose", action="store_true",
-                   help="Show TFX's, Beam's and TensorFlow's own INFO logs.")
-    p.add_argument("--json", action="store_true",
-                   help="Print the summary as JSON on stdout.")
+    p.add_argument(
+        "--verbose", action="store_true", help="Show TFX's, Beam's and TensorFlow's own INFO logs."
+    )
+    p.add_argument("--json", action="store_true", help="Print the summary as JSON on stdout.")
 
 
 def _add_component_options(p):
-    p.add_argument("--split-key", default=_DEFAULTS.split_key,
-                   help="CSV column whose value decides train/eval; empty hashes the whole row.")
-    p.add_argument("--split-ratios", default=_DEFAULTS.split_ratios,
-                   help="JSON object of split name to weight.")
-    p.add_argument("--max-bad-row-fraction", type=float,
-                   default=_DEFAULTS.max_bad_row_fraction,
-                   help="Fraction of malformed rows tolerated (written to a rejected file); "
-                        "0 fails on the first one.")
-    p.add_argument("--warn-only-anomaly", dest="warn_only_anomalies", action="append",
-                   default=None, choices=list(ANOMALY_KINDS), metavar="KIND",
-                   help="An anomaly kind that is shown in the summary but does not stop the "
-                        "run before the Trainer; repeatable. Kinds: "
-                        + ", ".join(ANOMALY_KINDS) + ".")
-    p.add_argument("--preprocessing-fn", default=_DEFAULTS.preprocessing_fn,
-                   help="Dotted path of the tf.Transform preprocessing_fn.")
-    p.add_argument("--estimator-fn", default=_DEFAULTS.estimator_fn,
-                   help="Dotted path of build_estimator(run_config, hparams, warm_start_from).")
-    p.add_argument("--train-steps", type=int, default=_DEFAULTS.train_steps,
-                   help="Training steps.")
-    p.add_argument("--eval-steps", type=int, default=_DEFAULTS.eval_steps,
-                   help="Evaluation batches the Trainer runs after training.")
-    p.add_argument("--train-batch-size", type=int, default=_DEFAULTS.train_batch_size,
-                   help="Examples per training batch.")
-    p.add_argument("--eval-batch-size", type=int, default=_DEFAULTS.eval_batch_size,
-                   help="Examples per evaluation batch.")
-    p.add_argument("--hidden-units", type=lambda s: tuple(int(x) for x in s.split(",")),
-                   default=_DEFAULTS.hidden_units,
-                   help="Widths of the DNN layers, comma-separated.")
-    p.add_argument("--strategy", default=_DEFAULTS.strategy, choices=STRATEGY_NAMES,
-                   help="tf.distribute strategy for the Trainer. 'auto': parameter_server if "
-                        "TF_CONFIG lists ps tasks, multi_worker_mirrored if it lists several "
-                        "workers, else mirrored with several GPUs, one_device with one, "
-                        "default on the CPU.")
-    p.add_argument("--training-backend", default=_DEFAULTS.training_backend,
-                   choices=TRAINING_BACKENDS,
-                   help="Where the Trainer trains: in_process (its own process), local (chief, "
-                        "workers and ps as processes on 127.0.0.1, as a cluster would run "
-                        "them), vertex (a Vertex AI CustomJob) or kubeflow (a TFJob); the last "
-                        "two only in a compiled pipeline. The machines below are laid out as "
-                        "--strategy needs: one for single-machine strategies, a chief and "
-                        "workers for multi_worker_mirrored, plus ps tasks for parameter_server.")
-    p.add_argument("--workers", type=int, default=_DEFAULTS.workers,
-                   help="Training machines, chief included (multi_worker_mirrored); workers "
-                        "besides the coordinating chief (parameter_server).")
-    p.add_argument("--parameter-servers", type=int, default=_DEFAULTS.parameter_servers,
-                   help="ps tasks (parameter_server).")
-    p.add_argument("--machine-type", default=_DEFAULTS.machine_type,
-                   help="Machine type of the chief and workers (vertex).")
-    p.add_argument("--accelerator-type", default=None,
-                   help="Accelerator of the chief and workers, e.g. NVIDIA_TESLA_T4 (vertex; "
-                        "for kubeflow, --accelerator-count GPUs are requested).")
-    p.add_argument("--accelerator-count", type=int, default=_DEFAULTS.accelerator_count,
-                   help="Accelerators per chief or worker machine.")
-    p.add_argument("--ps-machine-type", default=_DEFAULTS.ps_machine_type,
-                   help="Machine type of the ps tasks (vertex).")
-    p.add_argument("--warm-start", action="store_true",
-                   help="Initialize the model from the latest blessed model, if any.")
-    p.add_argument("--min-auc", type=float, default=_DEFAULTS.min_auc,
-                   help="Blessing needs at least this AUC on the eval split.")
-    p.add_argument("--max-auc-decrease", type=float, default=_DEFAULTS.max_auc_decrease,
-                   help="Blessing allows at most this AUC drop against the latest blessed model.")
-    p.add_argument("--beam-arg", dest="beam_pipeline_args", action="append", default=None,
-                   help="A Beam pipeline argument, repeatable; passed unchanged to every "
-                        f"Beam component (default: {' '.join(DEFAULT_BEAM_ARGS)}). Example: "
-                        "--beam-arg=--direct_running_mode=multi_processing "
-                        "--beam-arg=--direct_num_workers=2.")
-    p.add_argument("--no-cache", dest="enable_cache", action="store_false",
-                   help="Run every component even if its inputs are unchanged.")
+    p.add_argument(
+        "--split-key",
+        default=_DEFAULTS.split_key,
+        help="CSV column whose value decides train/eval; empty hashes the whole row.",
+    )
+    p.add_argument(
+        "--split-ratios",
+        default=_DEFAULTS.split_ratios,
+        help="JSON object of split name to weight.",
+    )
+    p.add_argument(
+        "--max-bad-row-fraction",
+        type=float,
+        default=_DEFAULTS.max_bad_row_fraction,
+        help="Fraction of malformed rows tolerated (written to a rejected file); "
+        "0 fails on the first one.",
+    )
+    p.add_argument(
+        "--warn-only-anomaly",
+        dest="warn_only_anomalies",
+        action="append",
+        default=None,
+        choices=list(ANOMALY_KINDS),
+        metavar="KIND",
+        help="An anomaly kind that is shown in the summary but does not stop the "
+        "run before the Trainer; repeatable. Kinds: " + ", ".join(ANOMALY_KINDS) + ".",
+    )
+    p.add_argument(
+        "--preprocessing-fn",
+        default=_DEFAULTS.preprocessing_fn,
+        help="Dotted path of the tf.Transform preprocessing_fn.",
+    )
+    p.add_argument(
+        "--estimator-fn",
+        default=_DEFAULTS.estimator_fn,
+        help="Dotted path of build_estimator(run_config, hparams, warm_start_from).",
+    )
+    p.add_argument("--train-steps", type=int, default=_DEFAULTS.train_steps, help="Training steps.")
+    p.add_argument(
+        "--eval-steps",
+        type=int,
+        default=_DEFAULTS.eval_steps,
+        help="Evaluation batches the Trainer runs after training.",
+    )
+    p.add_argument(
+        "--train-batch-size",
+        type=int,
+        default=_DEFAULTS.train_batch_size,
+        help="Examples per training batch.",
+    )
+    p.add_argument(
+        "--eval-batch-size",
+        type=int,
+        default=_DEFAULTS.eval_batch_size,
+        help="Examples per evaluation batch.",
+    )
+    p.add_argument(
+        "--hidden-units",
+        type=lambda s: tuple(int(x) for x in s.split(",")),
+        default=_DEFAULTS.hidden_units,
+        help="Widths of the DNN layers, comma-separated.",
+    )
+    p.add_argument(
+        "--strategy",
+        default=_DEFAULTS.strategy,
+        choices=STRATEGY_NAMES,
+        help="tf.distribute strategy for the Trainer. 'auto': parameter_server if "
+        "TF_CONFIG lists ps tasks, multi_worker_mirrored if it lists several "
+        "workers, else mirrored with several GPUs, one_device with one, "
+        "default on the CPU.",
+    )
+    p.add_argument(
+        "--training-backend",
+        default=_DEFAULTS.training_backend,
+        choices=TRAINING_BACKENDS,
+        help="Where the Trainer trains: in_process (its own process), local (chief, "
+        "workers and ps as processes on 127.0.0.1, as a cluster would run "
+        "them), vertex (a Vertex AI CustomJob) or kubeflow (a TFJob); the last "
+        "two only in a compiled pipeline. The machines below are laid out as "
+        "--strategy needs: one for single-machine strategies, a chief and "
+        "workers for multi_worker_mirrored, plus ps tasks for parameter_server.",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=_DEFAULTS.workers,
+        help="Training machines, chief included (multi_worker_mirrored); workers "
+        "besides the coordinating chief (parameter_server).",
+    )
+    p.add_argument(
+        "--parameter-servers",
+        type=int,
+        default=_DEFAULTS.parameter_servers,
+        help="ps tasks (parameter_server).",
+    )
+    p.add_argument(
+        "--machine-type",
+        default=_DEFAULTS.machine_type,
+        help="Machine type of the chief and workers (vertex).",
+    )
+    p.add_argument(
+        "--accelerator-type",
+        default=None,
+        help="Accelerator of the chief and workers, e.g. NVIDIA_TESLA_T4 (vertex; "
+        "for kubeflow, --accelerator-count GPUs are requested).",
+    )
+    p.add_argument(
+        "--accelerator-count",
+        type=int,
+        default=_DEFAULTS.accelerator_count,
+        help="Accelerators per chief or worker machine.",
+    )
+    p.add_argument(
+        "--ps-machine-type",
+        default=_DEFAULTS.ps_machine_type,
+        help="Machine type of the ps tasks (vertex).",
+    )
+    p.add_argument(
+        "--warm-start",
+        action="store_true",
+        help="Initialize the model from the latest blessed model, if any.",
+    )
+    p.add_argument(
+        "--min-auc",
+        type=float,
+        default=_DEFAULTS.min_auc,
+        help="Blessing needs at least this AUC on the eval split.",
+    )
+    p.add_argument(
+        "--max-auc-decrease",
+        type=float,
+        default=_DEFAULTS.max_auc_decrease,
+        help="Blessing allows at most this AUC drop against the latest blessed model.",
+    )
+    p.add_argument(
+        "--beam-arg",
+        dest="beam_pipeline_args",
+        action="append",
+        default=None,
+        help="A Beam pipeline argument, repeatable; passed unchanged to every "
+        f"Beam component (default: {' '.join(DEFAULT_BEAM_ARGS)}). Example: "
+        "--beam-arg=--direct_running_mode=multi_processing "
+        "--beam-arg=--direct_num_workers=2.",
+    )
+    p.add_argument(
+        "--no-cache",
+        dest="enable_cache",
+        action="store_false",
+        help="Run every component even if its inputs are unchanged.",
+    )
 
 
 def _add_compile_parser(subparsers):
     p = subparsers.add_parser(
-        "compile", help="Compile the pipeline for Vertex AI Pipelines into a PipelineJob JSON.",
+        "compile",
+        help="Compile the pipeline for Vertex AI Pipelines into a PipelineJob JSON.",
         description="Compile the same pipeline with TFX's KubeflowV2DagRunner: every component "
-                    "a task in --image, Beam steps in the task's container or on "
-                    "--beam-runner. Nothing is sent anywhere; `submit` and `schedule` do that.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--target", choices=("vertex",), default="vertex",
-                   help="Orchestrator to compile for.")
+        "a task in --image, Beam steps in the task's container or on "
+        "--beam-runner. Nothing is sent anywhere; `submit` and `schedule` do that.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "--target", choices=("vertex",), default="vertex", help="Orchestrator to compile for."
+    )
     p.add_argument("--out", required=True, help="The PipelineJob JSON file to write.")
     _add_input_options(p)
-    p.add_argument("--pipeline-root", default=None,
-                   help="gs:// folder where Vertex writes the artifacts.")
-    p.add_argument("--serving-model-dir", default=None,
-                   help="/gcs/<bucket>/... folder (Vertex's Cloud Storage mount) where blessed "
-                        "models are pushed, one numeric version folder each.")
-    p.add_argument("--image", default=None,
-                   help="Pipeline image built from kubeflow/Dockerfile; every task runs in it.")
-    p.add_argument("--project", dest="gcp_project", default=None,
-                   help="Google Cloud project of the Trainer's CustomJob (--training-backend "
-                        "vertex) and of the Dataflow jobs (--beam-runner dataflow).")
-    p.add_argument("--region", dest="gcp_region", default=_DEFAULTS.gcp_region,
-                   help="Region of the Trainer's CustomJob and of the Dataflow jobs.")
-    p.add_argument("--training-service-account", default=None,
-                   help="Service account the Trainer's CustomJob runs as (--training-backend "
-                        "vertex; default: the project's Compute Engine default service "
-                        "account).")
-    p.add_argument("--beam-runner", default=_DEFAULTS.beam_runner, choices=BEAM_RUNNERS,
-                   help="Where Beam steps run: direct (in the task's container, with the "
-                        "--beam-arg values or the in-memory defaults), dataflow, or portable (a "
-                        "Flink or Spark job server). For the last two, --beam-arg values are "
-                        "added to the runner's own arguments.")
-    p.add_argument("--beam-worker-image", default=None,
-                   help="Image of the Dataflow or portable-runner workers (the beam-worker "
-                        "target of kubeflow/Dockerfile).")
-    p.add_argument("--beam-temp-location", default=None,
-                   help="Dataflow temp_location; none means <pipeline-root>/beam-tmp.")
-    p.add_argument("--beam-job-endpoint", default=None,
-                   help="host:port of the Flink or Spark Beam job server (--beam-runner portable).")
+    p.add_argument(
+        "--pipeline-root", default=None, help="gs:// folder where Vertex writes the artifacts."
+    )
+    p.add_argument(
+        "--serving-model-dir",
+        default=None,
+        help="/gcs/<bucket>/... folder (Vertex's Cloud Storage mount) where blessed "
+        "models are pushed, one numeric version folder each.",
+    )
+    p.add_argument(
+        "--image",
+        default=None,
+        help="Pipeline image built from kubeflow/Dockerfile; every task runs in it.",
+    )
+    p.add_argument(
+        "--project",
+        dest="gcp_project",
+        default=None,
+        help="Google Cloud project of the Trainer's CustomJob (--training-backend "
+        "vertex) and of the Dataflow jobs (--beam-runner dataflow).",
+    )
+    p.add_argument(
+        "--region",
+        dest="gcp_region",
+        default=_DEFAULTS.gcp_region,
+        help="Region of the Trainer's CustomJob and of the Dataflow jobs.",
+    )
+    p.add_argument(
+        "--training-service-account",
+        default=None,
+        help="Service account the Trainer's CustomJob runs as (--training-backend "
+        "vertex; default: the project's Compute Engine default service "
+        "account).",
+    )
+    p.add_argument(
+        "--beam-runner",
+        default=_DEFAULTS.beam_runner,
+        choices=BEAM_RUNNERS,
+        help="Where Beam steps run: direct (in the task's container, with the "
+        "--beam-arg values or the in-memory defaults), dataflow, or portable (a "
+        "Flink or Spark job server). For the last two, --beam-arg values are "
+        "added to the runner's own arguments.",
+    )
+    p.add_argument(
+        "--beam-worker-image",
+        default=None,
+        help="Image of the Dataflow or portable-runner workers (the beam-worker "
+        "target of kubeflow/Dockerfile).",
+    )
+    p.add_argument(
+        "--beam-temp-location",
+        default=None,
+        help="Dataflow temp_location; none means <pipeline-root>/beam-tmp.",
+    )
+    p.add_argument(
+        "--beam-job-endpoint",
+        default=None,
+        help="host:port of the Flink or Spark Beam job server (--beam-runner portable).",
+    )
     _add_component_options(p)
 
 
 def _add_vertex_job_options(p):
-    p.add_argument("--spec", required=True,
-                   help="PipelineJob JSON written by `python -m pipeline compile`.")
-    p.add_argument("--project", default=None,
-                   help="Google Cloud project (default: $GOOGLE_CLOUD_PROJECT, then the "
-                        "credentials file's project).")
+    p.add_argument(
+        "--spec", required=True, help="PipelineJob JSON written by `python -m pipeline compile`."
+    )
+    p.add_argument(
+        "--project",
+        default=None,
+        help="Google Cloud project (default: $GOOGLE_CLOUD_PROJECT, then the "
+        "credentials file's project).",
+    )
     p.add_argument("--region", default=_DEFAULTS.gcp_region, help="Vertex AI region.")
-    p.add_argument("--pipeline-root", default=None,
-                   help="gs:// folder for the artifacts (default: the one compiled in).")
-    p.add_argument("--service-account", default=None,
-                   help="Service account the tasks run as (default: the project's Compute "
-                        "Engine default service account).")
-    p.add_argument("--no-cache", dest="enable_caching", action="store_const", const=False,
-                   default=None,
-                   help="Run every task (default: the caching compiled into the spec).")
-    p.add_argument("--dry-run", action="store_true",
-                   help="Print the request as JSON instead of sending it; needs no credentials.")
+    p.add_argument(
+        "--pipeline-root",
+        default=None,
+        help="gs:// folder for the artifacts (default: the one compiled in).",
+    )
+    p.add_argument(
+        "--service-account",
+        default=None,
+        help="Service account the tasks run as (default: the project's Compute "
+        "Engine default service account).",
+    )
+    p.add_argument(
+        "--no-cache",
+        dest="enable_caching",
+        action="store_const",
+        const=False,
+        default=None,
+        help="Run every task (default: the caching compiled into the spec).",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="Print the request as JSON instead of sending it; needs no credentials.",
+    )
 
 
 def _add_submit_parser(subparsers):
     p = subparsers.add_parser(
-        "submit", help="Run a compiled pipeline on Vertex AI Pipelines.",
+        "submit",
+        help="Run a compiled pipeline on Vertex AI Pipelines.",
         description="Create a Vertex AI PipelineJob from a compiled spec. Credentials come "
-                    "from GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        "from GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     _add_vertex_job_options(p)
-    p.add_argument("--job-id", default=None,
-                   help="ID of the run (default: <pipeline name>-<timestamp>).")
+    p.add_argument(
+        "--job-id", default=None, help="ID of the run (default: <pipeline name>-<timestamp>)."
+    )
 
 
 def _add_schedule_parser(subparsers):
     p = subparsers.add_parser(
-        "schedule", help="Schedule a compiled pipeline on Vertex AI Pipelines (retraining).",
+        "schedule",
+        help="Schedule a compiled pipeline on Vertex AI Pipelines (retraining).",
         description="Create a Vertex AI schedule that runs the compiled spec at each --cron "
-                    "time. Compile with --warm-start for incremental retraining.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        "time. Compile with --warm-start for incremental retraining.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
     _add_vertex_job_options(p)
-    p.add_argument("--cron", required=True,
-                   help='Cron expression, e.g. "0 3 * * 1" (Mondays 03:00 UTC); prefix '
-                        '"TZ=Europe/Berlin " for another time zone.')
-    p.add_argument("--display-name", default=None,
-                   help="Name of the schedule (default: <pipeline name>-retrain).")
-    p.add_argument("--max-concurrent-runs", type=int, default=1,
-                   help="Runs of this schedule that may be in progress at once.")
+    p.add_argument(
+        "--cron",
+        required=True,
+        help='Cron expression, e.g. "0 3 * * 1" (Mondays 03:00 UTC); prefix '
+        '"TZ=Europe/Berlin " for another time zone.',
+    )
+    p.add_argument(
+        "--display-name",
+        default=None,
+        help="Name of the schedule (default: <pipeline name>-retrain).",
+    )
+    p.add_argument(
+        "--max-concurrent-runs",
+        type=int,
+        default=1,
+        help="Runs of this schedule that may be in progress at once.",
+    )
 
 
 def _add_stats_parser(subparsers):
     p = subparsers.add_parser(
-        "stats", help="Print the data statistics of the latest local run, or of an artifact.",
+        "stats",
+        help="Print the data statistics of the latest local run, or of an artifact.",
         description="Per split, a table of every feature: type, count, missing %, mean, std, "
-                    "min and max for numbers, unique count and top values for strings.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--artifact", default=None,
-                   help="A statistics artifact folder (Split-*/FeatureStats.pb) or one "
-                        "FeatureStats.pb file; default: the latest run's, from ML Metadata.")
-    p.add_argument("--pipeline-name", default=_DEFAULTS.pipeline_name,
-                   help="Pipeline whose latest run is shown.")
+        "min and max for numbers, unique count and top values for strings.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "--artifact",
+        default=None,
+        help="A statistics artifact folder (Split-*/FeatureStats.pb) or one "
+        "FeatureStats.pb file; default: the latest run's, from ML Metadata.",
+    )
+    p.add_argument(
+        "--pipeline-name",
+        default=_DEFAULTS.pipeline_name,
+        help="Pipeline whose latest run is shown.",
+    )
     _add_output_options(p)
     p.add_argument("--json", action="store_true", help="Print the statistics as JSON.")
 
 
 def _stats_command(args):
     from pipeline import stats
+
     try:
-        path = args.artifact or stats.latest_statistics_uri(PipelineConfig(
-            pipeline_name=args.pipeline_name, output_dir=args.output_dir,
-            metadata_path=args.metadata_path).resolved_metadata_path)
+        path = args.artifact or stats.latest_statistics_uri(
+            PipelineConfig(
+                pipeline_name=args.pipeline_name,
+                output_dir=args.output_dir,
+                metadata_path=args.metadata_path,
+            ).resolved_metadata_path
+        )
         report = stats.statistics_report(path)
     except RuntimeError as e:
         print(e, file=sys.stderr)
@@ -247,18 +432,27 @@ def _stats_command(args):
 
 def _vertex_command(args):
     from pipeline import vertex
-    job = vertex.prepare_job(args.spec, project=args.project, region=args.region,
-                             pipeline_root=args.pipeline_root,
-                             job_id=getattr(args, "job_id", None),
-                             enable_caching=args.enable_caching, dry_run=args.dry_run)
+
+    job = vertex.prepare_job(
+        args.spec,
+        project=args.project,
+        region=args.region,
+        pipeline_root=args.pipeline_root,
+        job_id=getattr(args, "job_id", None),
+        enable_caching=args.enable_caching,
+        dry_run=args.dry_run,
+    )
     if args.command == "submit":
         if args.dry_run:
             return vertex.submit_request(job, args.service_account)
         return vertex.submit(job, args.service_account)
     display_name = args.display_name or f"{job.to_dict()['displayName']}-retrain"
-    settings = dict(cron=args.cron, display_name=display_name,
-                    max_concurrent_runs=args.max_concurrent_runs,
-                    service_account=args.service_account)
+    settings = dict(
+        cron=args.cron,
+        display_name=display_name,
+        max_concurrent_runs=args.max_concurrent_runs,
+        service_account=args.service_account,
+    )
     if args.dry_run:
         return vertex.schedule_request(job, **settings)
     return vertex.schedule(job, **settings)
@@ -277,7 +471,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="python -m pipeline",
         description="TFX pipeline kit: CSV to a pushed, serving-ready SavedModel with an "
-                    "Estimator-based Trainer.")
+        "Estimator-based Trainer.",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True)
     _add_run_parser(subparsers)
     _add_compile_parser(subparsers)
@@ -299,11 +494,14 @@ def main(argv=None):
             parser.error(str(e))
     if args.command == "run":
         if config.training_backend not in LOCAL_BACKENDS:
-            parser.error(f"--training-backend {config.training_backend} needs the artifacts on "
-                         "gs://, where its machines can read them: use it with `compile`.")
+            parser.error(
+                f"--training-backend {config.training_backend} needs the artifacts on "
+                "gs://, where its machines can read them: use it with `compile`."
+            )
         if not args.verbose:
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from pipeline.runner import run_locally
+
         summary = run_locally(config, verbose=args.verbose)
         if args.json:
             print(json.dumps(dataclasses.asdict(summary), indent=2, sort_keys=True))
@@ -311,15 +509,20 @@ def main(argv=None):
             print(summary.format())
         return 0
     from pipeline.vertex import SetupError
+
     try:
         if args.command == "compile":
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
             from pipeline.vertex import compile_pipeline
+
             job = compile_pipeline(config, args.out)
             from kubeflow.local_runner import task_order
+
             tasks = task_order(job["pipelineSpec"]["root"]["dag"]["tasks"])
-            print(f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "
-                  f"image {args.image}, pipeline root {args.pipeline_root}")
+            print(
+                f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "
+                f"image {args.image}, pipeline root {args.pipeline_root}"
+            )
             return 0
         result = _vertex_command(args)
     except SetupError as e:

@@ -96,21 +96,27 @@ class PipelineConfig:
         if self.train_steps <= 0 or self.eval_steps <= 0:
             raise ValueError("train_steps and eval_steps must be positive.")
         if not 0.0 <= self.max_bad_row_fraction <= 1.0:
-            raise ValueError(f"max_bad_row_fraction must be in [0, 1], got {self.max_bad_row_fraction}.")
+            raise ValueError(
+                f"max_bad_row_fraction must be in [0, 1], got {self.max_bad_row_fraction}."
+            )
         from components.example_validator.checks import check_kinds
+
         check_kinds(self.warn_only_anomalies)
         from components.trainer.strategy import NAMES
+
         if self.strategy not in NAMES:
             raise ValueError(f"strategy must be one of {', '.join(NAMES)}; got {self.strategy!r}.")
         cluster = self.training_cluster  # raises for an unknown backend
         if self.training_backend != "in_process":
             from components.trainer.cluster import replica_counts
+
             replica_counts(self.strategy, cluster)  # raises for a layout that cannot work
         if not self.hidden_units:
             raise ValueError("hidden_units must name at least one layer.")
         if self.beam_runner not in BEAM_RUNNERS:
-            raise ValueError(f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; "
-                             f"got {self.beam_runner!r}.")
+            raise ValueError(
+                f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; got {self.beam_runner!r}."
+            )
 
     def _under_output(self, given, *parts):
         return os.path.abspath(given or os.path.join(self.output_dir, *parts))
@@ -121,8 +127,9 @@ class PipelineConfig:
 
     @property
     def resolved_metadata_path(self):
-        return self._under_output(self.metadata_path, "pipelines", self.pipeline_name,
-                                  "metadata.sqlite")
+        return self._under_output(
+            self.metadata_path, "pipelines", self.pipeline_name, "metadata.sqlite"
+        )
 
     @property
     def resolved_serving_model_dir(self):
@@ -131,12 +138,20 @@ class PipelineConfig:
     @property
     def training_cluster(self):
         from components.trainer.cluster import TrainingCluster
+
         return TrainingCluster(
-            backend=self.training_backend, machine_type=self.machine_type,
-            accelerator_type=self.accelerator_type, accelerator_count=self.accelerator_count,
-            workers=self.workers, parameter_servers=self.parameter_servers,
-            ps_machine_type=self.ps_machine_type, image=self.image, project=self.gcp_project,
-            region=self.gcp_region, service_account=self.training_service_account)
+            backend=self.training_backend,
+            machine_type=self.machine_type,
+            accelerator_type=self.accelerator_type,
+            accelerator_count=self.accelerator_count,
+            workers=self.workers,
+            parameter_servers=self.parameter_servers,
+            ps_machine_type=self.ps_machine_type,
+            image=self.image,
+            project=self.gcp_project,
+            region=self.gcp_region,
+            service_account=self.training_service_account,
+        )
 
     @property
     def hparams_json(self):

@@ -2,7 +2,8 @@
 
 from tfx.dsl.components.common import resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
-    LatestBlessedModelStrategy)
+    LatestBlessedModelStrategy,
+)
 from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 from tfx.types import channel, standard_artifacts
@@ -24,17 +25,26 @@ def create_components(config):
 
     schema_importer = SchemaImporter(schema_file=config.schema_path)
     example_gen = ExampleGen(
-        input_base=config.data_path, schema=schema_importer.outputs["schema"],
-        split_key=config.split_key, split_ratios=config.split_ratios,
-        max_bad_row_fraction=config.max_bad_row_fraction)
+        input_base=config.data_path,
+        schema=schema_importer.outputs["schema"],
+        split_key=config.split_key,
+        split_ratios=config.split_ratios,
+        max_bad_row_fraction=config.max_bad_row_fraction,
+    )
     statistics_gen = StatisticsGen(
-        examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"])
+        examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"]
+    )
     example_validator = ExampleValidator(
-        statistics=statistics_gen.outputs["statistics"], schema=schema_importer.outputs["schema"],
-        label_key=config.raw_label_key, warn_only=config.warn_only_anomalies)
+        statistics=statistics_gen.outputs["statistics"],
+        schema=schema_importer.outputs["schema"],
+        label_key=config.raw_label_key,
+        warn_only=config.warn_only_anomalies,
+    )
     transform = Transform(
-        examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"],
-        preprocessing_fn=config.preprocessing_fn)
+        examples=example_gen.outputs["examples"],
+        schema=schema_importer.outputs["schema"],
+        preprocessing_fn=config.preprocessing_fn,
+    )
     latest_blessed_model = resolver.Resolver(
         strategy_class=LatestBlessedModelStrategy,
         model=channel.Channel(type=standard_artifacts.Model),
@@ -44,13 +54,20 @@ def create_components(config):
         examples=transform.outputs["transformed_examples"],
         transform_graph=transform.outputs["transform_graph"],
         base_model=latest_blessed_model.outputs["model"] if config.warm_start else None,
-        estimator_fn=config.estimator_fn, label_key=config.label_key,
-        raw_label_key=config.raw_label_key, train_steps=config.train_steps,
-        eval_steps=config.eval_steps, train_batch_size=config.train_batch_size,
+        estimator_fn=config.estimator_fn,
+        label_key=config.label_key,
+        raw_label_key=config.raw_label_key,
+        train_steps=config.train_steps,
+        eval_steps=config.eval_steps,
+        train_batch_size=config.train_batch_size,
         eval_batch_size=config.eval_batch_size,
-        save_checkpoints_steps=config.save_checkpoints_steps, random_seed=config.random_seed,
-        hparams=config.hparams_json, warm_start=int(config.warm_start),
-        strategy=config.strategy, training_cluster=config.training_cluster.to_json())
+        save_checkpoints_steps=config.save_checkpoints_steps,
+        random_seed=config.random_seed,
+        hparams=config.hparams_json,
+        warm_start=int(config.warm_start),
+        strategy=config.strategy,
+        training_cluster=config.training_cluster.to_json(),
+    )
     # The gate: a failed validation fails the run before the Trainer, which uses no output of it.
     trainer.add_upstream_node(example_validator)
     evaluator = Evaluator(
@@ -58,14 +75,29 @@ def create_components(config):
         model=trainer.outputs["model"],
         baseline_model=latest_blessed_model.outputs["model"],
         eval_config=build_eval_config(
-            label_key=config.label_key, slice_features=config.slice_features,
-            min_auc=config.min_auc, max_auc_decrease=config.max_auc_decrease),
-        example_splits=["eval"])
+            label_key=config.label_key,
+            slice_features=config.slice_features,
+            min_auc=config.min_auc,
+            max_auc_decrease=config.max_auc_decrease,
+        ),
+        example_splits=["eval"],
+    )
     pusher = Pusher(
-        model=trainer.outputs["model"], model_blessing=evaluator.outputs["blessing"],
-        push_destination=config.resolved_serving_model_dir)
-    return [schema_importer, example_gen, statistics_gen, example_validator, transform,
-            latest_blessed_model, trainer, evaluator, pusher]
+        model=trainer.outputs["model"],
+        model_blessing=evaluator.outputs["blessing"],
+        push_destination=config.resolved_serving_model_dir,
+    )
+    return [
+        schema_importer,
+        example_gen,
+        statistics_gen,
+        example_validator,
+        transform,
+        latest_blessed_model,
+        trainer,
+        evaluator,
+        pusher,
+    ]
 
 
 def create_pipeline(config, metadata_connection_config=None):
@@ -74,14 +106,17 @@ def create_pipeline(config, metadata_connection_config=None):
         raise ValueError(
             f"training_backend {config.training_backend!r} runs tasks on other machines, "
             "which cannot read this run's local artifacts: compile the pipeline for Vertex "
-            "AI instead (`python -m pipeline compile`).")
+            "AI instead (`python -m pipeline compile`)."
+        )
     if metadata_connection_config is None:
         metadata_connection_config = metadata.sqlite_metadata_connection_config(
-            config.resolved_metadata_path)
+            config.resolved_metadata_path
+        )
     return tfx_pipeline.Pipeline(
         pipeline_name=config.pipeline_name,
         pipeline_root=config.resolved_pipeline_root,
         components=create_components(config),
         enable_cache=config.enable_cache,
         metadata_connection_config=metadata_connection_config,
-        beam_pipeline_args=list(config.beam_pipeline_args))
+        beam_pipeline_args=list(config.beam_pipeline_args),
+    )

@@ -66,8 +66,10 @@ class RunSummary:
     def format(self):
         lines = ["", "Summary"]
         if self.metrics:
-            lines.append("  eval metrics (overall slice): " + ", ".join(
-                f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items())))
+            lines.append(
+                "  eval metrics (overall slice): "
+                + ", ".join(f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items()))
+            )
         if self.statistics_uri:
             lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
         if self.anomalies:
@@ -87,6 +89,7 @@ class RunSummary:
 
 def _overall_metrics(evaluation_uri):
     import tensorflow_model_analysis as tfma
+
     for metrics_for_slice in tfma.load_metrics(evaluation_uri):
         if metrics_for_slice.slice_key.single_slice_keys:
             continue
@@ -129,10 +132,16 @@ def latest_output(store, executions, type_name):
     """The newest artifact of `type_name` that `executions` output, or None."""
     from ml_metadata.proto import metadata_store_pb2
 
-    ids = {event.artifact_id for event in store.get_events_by_execution_ids(
-        [e.id for e in executions]) if event.type == metadata_store_pb2.Event.OUTPUT}
-    artifacts = [a for a in store.get_artifacts_by_id(list(ids))
-                 if store.get_artifact_types_by_id([a.type_id])[0].name == type_name]
+    ids = {
+        event.artifact_id
+        for event in store.get_events_by_execution_ids([e.id for e in executions])
+        if event.type == metadata_store_pb2.Event.OUTPUT
+    }
+    artifacts = [
+        a
+        for a in store.get_artifacts_by_id(list(ids))
+        if store.get_artifact_types_by_id([a.type_id])[0].name == type_name
+    ]
     return max(artifacts, key=lambda a: a.id) if artifacts else None
 
 
@@ -149,14 +158,23 @@ def summarize(config):
         for context in store.get_contexts_by_execution(execution.id):
             if context.type == "node":
                 node_of[execution.id] = context.name.split(".")[-1]
-    cached = sorted(node_of[e.id] for e in executions
-                    if e.last_known_state == metadata_store_pb2.Execution.CACHED
-                    and e.id in node_of)
+    cached = sorted(
+        node_of[e.id]
+        for e in executions
+        if e.last_known_state == metadata_store_pb2.Execution.CACHED and e.id in node_of
+    )
 
     evaluation, blessing, pushed, model_run, statistics, anomalies = (
-        latest_output(store, executions, name) for name in (
-            "ModelEvaluation", "ModelBlessing", "PushedModel", "ModelRun", "ExampleStatistics",
-            "ExampleAnomalies"))
+        latest_output(store, executions, name)
+        for name in (
+            "ModelEvaluation",
+            "ModelBlessing",
+            "PushedModel",
+            "ModelRun",
+            "ExampleStatistics",
+            "ExampleAnomalies",
+        )
+    )
 
     def custom(artifact, key):
         if artifact is None or key not in artifact.custom_properties:
@@ -172,16 +190,27 @@ def summarize(config):
         cached_components=cached,
         evaluation_uri=evaluation.uri if evaluation is not None else None,
         statistics_uri=statistics.uri if statistics is not None else None,
-        strategy=(f"{custom(model_run, 'strategy')} ({custom(model_run, 'strategy_reason')})"
-                  if custom(model_run, "strategy") else None),
-        anomalies=(load_anomaly_lines(anomalies.uri, json.loads(
-            anomalies.properties["split_names"].string_value)) if anomalies is not None else []))
+        strategy=(
+            f"{custom(model_run, 'strategy')} ({custom(model_run, 'strategy_reason')})"
+            if custom(model_run, "strategy")
+            else None
+        ),
+        anomalies=(
+            load_anomaly_lines(
+                anomalies.uri, json.loads(anomalies.properties["split_names"].string_value)
+            )
+            if anomalies is not None
+            else []
+        ),
+    )
 
 
 # Warnings TFX 1.21 prints on every run with ml-metadata 1.17 (STACK.md) that
 # ask nothing of the user.
-_KNOWN_NOISE = ("ArtifactQuery.property_predicate is not supported",
-                "node's cache key varies on repeated tracing")
+_KNOWN_NOISE = (
+    "ArtifactQuery.property_predicate is not supported",
+    "node's cache key varies on repeated tracing",
+)
 
 
 def _drop_known_noise(record):

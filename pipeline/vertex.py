@@ -19,8 +19,10 @@ IMAGE_FOLDERS = ("pipeline", "components", "transforms", "schemas", "kubeflow", 
 # cache key cannot see those change, so a cached run would retrain on old data.
 ALWAYS_RUN = ("SchemaImporter", "ExampleGen")
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-NO_CREDENTIALS = ("no Google Cloud credentials: set GOOGLE_APPLICATION_CREDENTIALS to a "
-                  "service-account key file, or run `gcloud auth application-default login`")
+NO_CREDENTIALS = (
+    "no Google Cloud credentials: set GOOGLE_APPLICATION_CREDENTIALS to a "
+    "service-account key file, or run `gcloud auth application-default login`"
+)
 NO_PROJECT = "no Google Cloud project: pass --project or set GOOGLE_CLOUD_PROJECT"
 
 
@@ -48,11 +50,15 @@ def _path_in_image(path, flag, problems, beam_workers_read_it):
             relative = resolved.relative_to(REPO_ROOT)
             if relative.parts[0] in IMAGE_FOLDERS:
                 return relative.as_posix()
-        problems.append(f"{flag} {path} is not in the pipeline image: give a gs:// or /gcs/ "
-                        f"path, or one under {', '.join(IMAGE_FOLDERS)} in {REPO_ROOT}")
+        problems.append(
+            f"{flag} {path} is not in the pipeline image: give a gs:// or /gcs/ "
+            f"path, or one under {', '.join(IMAGE_FOLDERS)} in {REPO_ROOT}"
+        )
     else:
-        problems.append(f"{flag} {path}: Beam workers outside the task container read it, "
-                        "so it must be a gs:// path")
+        problems.append(
+            f"{flag} {path}: Beam workers outside the task container read it, "
+            "so it must be a gs:// path"
+        )
     return path
 
 
@@ -60,23 +66,29 @@ def vertex_config(config):
     """`config` with paths as the pipeline image sees them; SetupError lists every problem."""
     problems = []
     if not (config.pipeline_root or "").startswith("gs://"):
-        problems.append("--pipeline-root must be a gs:// folder: Vertex writes every "
-                        "artifact under it")
+        problems.append(
+            "--pipeline-root must be a gs:// folder: Vertex writes every artifact under it"
+        )
     if not config.image:
         problems.append("--image: the pipeline image built from kubeflow/Dockerfile")
     if not (config.serving_model_dir or "").startswith("/gcs/"):
-        problems.append("--serving-model-dir must be a /gcs/<bucket>/... folder: the Pusher "
-                        "copies with file-system calls, which reach Cloud Storage through "
-                        "the /gcs mount of Vertex AI Pipelines")
+        problems.append(
+            "--serving-model-dir must be a /gcs/<bucket>/... folder: the Pusher "
+            "copies with file-system calls, which reach Cloud Storage through "
+            "the /gcs mount of Vertex AI Pipelines"
+        )
     remote_beam = config.beam_runner != "direct"
     data_path = _path_in_image(config.data_path, "--data", problems, remote_beam)
     schema_path = _path_in_image(config.schema_path, "--schema", problems, False)
     if remote_beam and not config.beam_worker_image:
-        problems.append(f"--beam-worker-image: {config.beam_runner} workers run the "
-                        "beam-worker target of kubeflow/Dockerfile")
+        problems.append(
+            f"--beam-worker-image: {config.beam_runner} workers run the "
+            "beam-worker target of kubeflow/Dockerfile"
+        )
     if config.training_backend == "vertex" and not config.gcp_project:
-        problems.append("--project: the Trainer's Vertex AI CustomJob runs in a Google Cloud "
-                        "project")
+        problems.append(
+            "--project: the Trainer's Vertex AI CustomJob runs in a Google Cloud project"
+        )
     if config.beam_runner == "dataflow" and not config.gcp_project:
         problems.append("--project: Dataflow jobs run in a Google Cloud project")
     if config.beam_runner == "portable" and not config.beam_job_endpoint:
@@ -91,17 +103,27 @@ def beam_args(config):
     defaults follow the runner's own."""
     if config.beam_runner == "direct":
         return list(config.beam_pipeline_args)
-    extra = [] if tuple(config.beam_pipeline_args) == DEFAULT_BEAM_ARGS else list(
-        config.beam_pipeline_args)
+    extra = (
+        []
+        if tuple(config.beam_pipeline_args) == DEFAULT_BEAM_ARGS
+        else list(config.beam_pipeline_args)
+    )
     if config.beam_runner == "dataflow":
         temp = config.beam_temp_location or f"{config.pipeline_root.rstrip('/')}/beam-tmp"
-        runner = ["--runner=DataflowRunner", f"--project={config.gcp_project}",
-                  f"--region={config.gcp_region}", f"--temp_location={temp}",
-                  f"--sdk_container_image={config.beam_worker_image}"]
+        runner = [
+            "--runner=DataflowRunner",
+            f"--project={config.gcp_project}",
+            f"--region={config.gcp_region}",
+            f"--temp_location={temp}",
+            f"--sdk_container_image={config.beam_worker_image}",
+        ]
     else:
-        runner = ["--runner=PortableRunner", f"--job_endpoint={config.beam_job_endpoint}",
-                  "--environment_type=DOCKER",
-                  f"--environment_config={config.beam_worker_image}"]
+        runner = [
+            "--runner=PortableRunner",
+            f"--job_endpoint={config.beam_job_endpoint}",
+            "--environment_type=DOCKER",
+            f"--environment_config={config.beam_worker_image}",
+        ]
     return runner + extra
 
 
@@ -118,10 +140,13 @@ def compile_pipeline(config, out_path):
         pipeline_root=config.pipeline_root,
         components=create_components(image_config),
         enable_cache=config.enable_cache,
-        beam_pipeline_args=beam_args(image_config))
+        beam_pipeline_args=beam_args(image_config),
+    )
     runner = kubeflow_v2_dag_runner.KubeflowV2DagRunner(
         kubeflow_v2_dag_runner.KubeflowV2DagRunnerConfig(
-            default_image=config.image, use_pipeline_spec_2_1=True))
+            default_image=config.image, use_pipeline_spec_2_1=True
+        )
+    )
     job = runner.run(pipeline, write_out=False)
     tasks = job["pipelineSpec"]["root"]["dag"]["tasks"]
     for name in ALWAYS_RUN:
@@ -134,7 +159,8 @@ def compile_pipeline(config, out_path):
 
 def _gcloud_credentials_path():
     config_dir = os.environ.get("CLOUDSDK_CONFIG") or os.path.join(
-        os.path.expanduser("~"), ".config", "gcloud")
+        os.path.expanduser("~"), ".config", "gcloud"
+    )
     return os.path.join(config_dir, "application_default_credentials.json")
 
 
@@ -152,25 +178,36 @@ def find_credentials():
         return None, None, NO_CREDENTIALS
     import google.auth
     from google.auth import exceptions
+
     try:
         credentials, project = google.auth.load_credentials_from_file(
-            path, scopes=[CLOUD_PLATFORM_SCOPE])
+            path, scopes=[CLOUD_PLATFORM_SCOPE]
+        )
     except exceptions.DefaultCredentialsError as e:
         return None, None, f"the credentials in {path} cannot be used: {e}"
     return credentials, project, None
 
 
-def prepare_job(spec_path, project=None, region="us-central1", pipeline_root=None,
-                job_id=None, enable_caching=None, dry_run=False):
+def prepare_job(
+    spec_path,
+    project=None,
+    region="us-central1",
+    pipeline_root=None,
+    job_id=None,
+    enable_caching=None,
+    dry_run=False,
+):
     """The aiplatform `PipelineJob` for a compiled spec, once everything it needs is there.
 
     A dry run needs no credentials: its job is built with anonymous ones and never sent.
     """
     problems = []
-    project = (project or os.environ.get("GOOGLE_CLOUD_PROJECT")
-               or os.environ.get("CLOUDSDK_CORE_PROJECT"))
+    project = (
+        project or os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("CLOUDSDK_CORE_PROJECT")
+    )
     if dry_run:
         from google.auth.credentials import AnonymousCredentials
+
         credentials = AnonymousCredentials()
     else:
         credentials, file_project, problem = find_credentials()
@@ -180,26 +217,37 @@ def prepare_job(spec_path, project=None, region="us-central1", pipeline_root=Non
     if not project:
         problems.append(NO_PROJECT)
     if not os.path.isfile(spec_path):
-        problems.append(f"--spec {spec_path} is not a file (write it with "
-                        "`python -m pipeline compile --target vertex --out FILE.json`)")
+        problems.append(
+            f"--spec {spec_path} is not a file (write it with "
+            "`python -m pipeline compile --target vertex --out FILE.json`)"
+        )
     if pipeline_root is not None and not pipeline_root.startswith("gs://"):
         problems.append(f"--pipeline-root {pipeline_root} must be a gs:// folder")
     if problems:
         raise SetupError("reach Vertex AI", problems)
 
     from google.cloud import aiplatform
+
     with open(spec_path) as f:
         spec = json.load(f)
     name = spec.get("pipelineSpec", spec)["pipelineInfo"]["name"]
     return aiplatform.PipelineJob(
-        display_name=name, template_path=spec_path, job_id=job_id,
-        pipeline_root=pipeline_root, enable_caching=enable_caching,
-        credentials=credentials, project=project, location=region)
+        display_name=name,
+        template_path=spec_path,
+        job_id=job_id,
+        pipeline_root=pipeline_root,
+        enable_caching=enable_caching,
+        credentials=credentials,
+        project=project,
+        location=region,
+    )
 
 
 def _endpoint(job):
-    return (f"https://{job.location}-aiplatform.googleapis.com/v1/"
-            f"projects/{job.project}/locations/{job.location}")
+    return (
+        f"https://{job.location}-aiplatform.googleapis.com/v1/"
+        f"projects/{job.project}/locations/{job.location}"
+    )
 
 
 def submit_request(job, service_account=None):
@@ -207,8 +255,11 @@ def submit_request(job, service_account=None):
     body = job.to_dict()
     if service_account:
         body["serviceAccount"] = service_account
-    return {"method": "POST", "url": f"{_endpoint(job)}/pipelineJobs?pipelineJobId={job.job_id}",
-            "body": body}
+    return {
+        "method": "POST",
+        "url": f"{_endpoint(job)}/pipelineJobs?pipelineJobId={job.job_id}",
+        "body": body,
+    }
 
 
 def schedule_request(job, cron, display_name, max_concurrent_runs=1, service_account=None):
@@ -217,12 +268,19 @@ def schedule_request(job, cron, display_name, max_concurrent_runs=1, service_acc
     pipeline_job = {"pipelineSpec": body["pipelineSpec"], "runtimeConfig": body["runtimeConfig"]}
     if service_account:
         pipeline_job["serviceAccount"] = service_account
-    return {"method": "POST", "url": f"{_endpoint(job)}/schedules", "body": {
-        "displayName": display_name, "cron": cron,
-        "maxConcurrentRunCount": max_concurrent_runs,
-        "createPipelineJobRequest": {
-            "parent": f"projects/{job.project}/locations/{job.location}",
-            "pipelineJob": pipeline_job}}}
+    return {
+        "method": "POST",
+        "url": f"{_endpoint(job)}/schedules",
+        "body": {
+            "displayName": display_name,
+            "cron": cron,
+            "maxConcurrentRunCount": max_concurrent_runs,
+            "createPipelineJobRequest": {
+                "parent": f"projects/{job.project}/locations/{job.location}",
+                "pipelineJob": pipeline_job,
+            },
+        },
+    }
 
 
 def submit(job, service_account=None):
@@ -234,9 +292,15 @@ def submit(job, service_account=None):
 def schedule(job, cron, display_name, max_concurrent_runs=1, service_account=None):
     """Creates a schedule that starts a run of `job`'s pipeline at each `cron` time."""
     from google.cloud import aiplatform
+
     created = aiplatform.PipelineJobSchedule(
-        pipeline_job=job, display_name=display_name, credentials=job.credentials,
-        project=job.project, location=job.location)
-    created.create(cron=cron, max_concurrent_run_count=max_concurrent_runs,
-                   service_account=service_account)
+        pipeline_job=job,
+        display_name=display_name,
+        credentials=job.credentials,
+        project=job.project,
+        location=job.location,
+    )
+    created.create(
+        cron=cron, max_concurrent_run_count=max_concurrent_runs, service_account=service_account
+    )
     return created.resource_name

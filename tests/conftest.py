@@ -23,8 +23,13 @@ def small_taxi_csv(tmp_path_factory):
 
 
 def small_pipeline_config(output_dir, data_path, **overrides):
-    settings = dict(output_dir=str(output_dir), data_path=str(data_path), train_steps=300,
-                    eval_steps=10, save_checkpoints_steps=100)
+    settings = dict(
+        output_dir=str(output_dir),
+        data_path=str(data_path),
+        train_steps=300,
+        eval_steps=10,
+        save_checkpoints_steps=100,
+    )
     settings.update(overrides)
     return PipelineConfig(**settings)
 
@@ -33,6 +38,7 @@ def small_pipeline_config(output_dir, data_path, **overrides):
 def pipeline_run(tmp_path_factory, small_taxi_csv):
     """(config, summary) of one full local run on the small slice."""
     from pipeline.runner import run_locally
+
     config = small_pipeline_config(tmp_path_factory.mktemp("run"), small_taxi_csv)
     summary = run_locally(config)
     return config, summary
@@ -44,12 +50,14 @@ def copy_tree(tmp_path):
         target = tmp_path / "copy"
         shutil.copytree(source, target)
         return target
+
     return copy
 
 
 def schema_artifact(folder, text):
     """A Schema artifact at `folder` holding the text proto `text`, as SchemaImporter writes it."""
     from tfx.types import standard_artifacts
+
     schema = standard_artifacts.Schema()
     schema.uri = str(folder)
     os.makedirs(schema.uri)
@@ -64,11 +72,16 @@ def run_statistics_gen(folder, examples, schema=None):
     from tfx.types import standard_artifacts
 
     from components.statistics_gen.executor import Executor
+
     statistics = standard_artifacts.ExampleStatistics()
     statistics.uri = str(folder / "statistics")
-    Executor(base_beam_executor.BaseBeamExecutor.Context(
-        beam_pipeline_args=list(DEFAULT_BEAM_ARGS), tmp_dir=str(folder / "tmp"),
-        unique_id="x")).Do(
+    Executor(
+        base_beam_executor.BaseBeamExecutor.Context(
+            beam_pipeline_args=list(DEFAULT_BEAM_ARGS), tmp_dir=str(folder / "tmp"), unique_id="x"
+        )
+    ).Do(
         {"examples": [examples], "schema": [schema] if schema else []},
-        {"statistics": [statistics]}, {})
+        {"statistics": [statistics]},
+        {},
+    )
     return statistics

@@ -201,9 +201,11 @@ class _Cluster:
 
     def __init__(self, workers, ps):
         ports = iter(free_ports(1 + workers + ps))
-        self.spec = {"chief": [f"127.0.0.1:{next(ports)}"],
-                     "worker": [f"127.0.0.1:{next(ports)}" for _ in range(workers)],
-                     "ps": [f"127.0.0.1:{next(ports)}" for _ in range(ps)]}
+        self.spec = {
+            "chief": [f"127.0.0.1:{next(ports)}"],
+            "worker": [f"127.0.0.1:{next(ports)}" for _ in range(workers)],
+            "ps": [f"127.0.0.1:{next(ports)}" for _ in range(ps)],
+        }
         self.servers = {}
 
     def tf_config(self, task_type, index=0):
@@ -213,9 +215,11 @@ class _Cluster:
         for task_type in ("worker", "ps"):
             for index in range(len(self.spec[task_type])):
                 self.servers[(task_type, index)] = subprocess.Popen(
-                    [sys.executable, "-c", _SERVER], stdout=subprocess.DEVNULL,
+                    [sys.executable, "-c", _SERVER],
+                    stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
-                    env=_env(TF_CONFIG=self.tf_config(task_type, index)))
+                    env=_env(TF_CONFIG=self.tf_config(task_type, index)),
+                )
         return self
 
     def __exit__(self, *exc):
@@ -224,9 +228,13 @@ class _Cluster:
             process.wait(timeout=30)
 
     def run_chief(self, *args, timeout=300):
-        return subprocess.Popen([sys.executable, "-c", _PS_CHIEF, *args],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=_env(TF_CONFIG=self.tf_config("chief")))
+        return subprocess.Popen(
+            [sys.executable, "-c", _PS_CHIEF, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(TF_CONFIG=self.tf_config("chief")),
+        )
 
 
 def _env(**extra):
@@ -237,8 +245,13 @@ def _env(**extra):
 
 
 def test_mirrored_and_central_storage_match_one_device(tmp_path):
-    result = subprocess.run([sys.executable, "-c", _SINGLE_HOST, str(tmp_path)],
-                            capture_output=True, text=True, env=_env(), timeout=600)
+    result = subprocess.run(
+        [sys.executable, "-c", _SINGLE_HOST, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     runs = json.loads(result.stdout.strip().splitlines()[-1])
     one = runs["one_device"]
@@ -254,12 +267,20 @@ def test_mirrored_and_central_storage_match_one_device(tmp_path):
 def _start_workers(model_dir, max_steps, pause):
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    return [subprocess.Popen(
-        [sys.executable, "-c", _WORKER, model_dir, str(max_steps), str(pause)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=_env(TF_CONFIG=json.dumps({"cluster": cluster,
-                                       "task": {"type": "worker", "index": index}})))
-        for index in range(2)]
+    return [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, model_dir, str(max_steps), str(pause)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(
+                TF_CONFIG=json.dumps(
+                    {"cluster": cluster, "task": {"type": "worker", "index": index}}
+                )
+            ),
+        )
+        for index in range(2)
+    ]
 
 
 def _finish(workers, timeout=600):
@@ -270,23 +291,35 @@ def _finish(workers, timeout=600):
             w.kill()
 
 
-@pytest.mark.parametrize("layout", [("worker", "worker"), ("worker", "worker", "worker"),
-                                    ("chief", "worker")],
-                         ids=["2-workers", "3-workers", "chief-and-worker"])
+@pytest.mark.parametrize(
+    "layout",
+    [("worker", "worker"), ("worker", "worker", "worker"), ("chief", "worker")],
+    ids=["2-workers", "3-workers", "chief-and-worker"],
+)
 def test_train_and_evaluate_under_multi_worker_mirrored(tmp_path, layout):
     """The chief's evaluations and exports issue no collective its peers do not join."""
     ports = iter(free_ports(len(layout)))
     cluster = {}
     for task_type in layout:
         cluster.setdefault(task_type, []).append(f"127.0.0.1:{next(ports)}")
-    tasks = [(task_type, index) for task_type in cluster for index in range(len(cluster[task_type]))]
+    tasks = [
+        (task_type, index) for task_type in cluster for index in range(len(cluster[task_type]))
+    ]
     model_dir = tmp_path / "model"
-    processes = [subprocess.Popen(
-        [sys.executable, "-c", _TRAIN_AND_EVALUATE, str(model_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=_env(TF_CONFIG=json.dumps({"cluster": cluster,
-                                       "task": {"type": task_type, "index": index}})))
-        for task_type, index in tasks]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _TRAIN_AND_EVALUATE, str(model_dir)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(
+                TF_CONFIG=json.dumps(
+                    {"cluster": cluster, "task": {"type": task_type, "index": index}}
+                )
+            ),
+        )
+        for task_type, index in tasks
+    ]
     outputs = _finish(processes)
     for process, (out, err) in zip(processes, outputs):
         assert process.returncode == 0, err[-3000:]
@@ -295,7 +328,10 @@ def test_train_and_evaluate_under_multi_worker_mirrored(tmp_path, layout):
     chief = results[0]
     assert chief["step"] == 60
     assert sorted(p.name for p in model_dir.glob("model.ckpt-*.index")) == [
-        "model.ckpt-20.index", "model.ckpt-40.index", "model.ckpt-60.index"]
+        "model.ckpt-20.index",
+        "model.ckpt-40.index",
+        "model.ckpt-60.index",
+    ]
     # One export per evaluated checkpoint; the last is returned, and serves.
     assert len(list((model_dir / "export" / "latest").iterdir())) == 3
     assert len(chief["exports"]) == 1
@@ -306,18 +342,27 @@ def test_train_and_evaluate_under_multi_worker_mirrored(tmp_path, layout):
 def test_multi_worker_mirrored_sums_sparse_gradients_of_a_linear_model(tmp_path):
     ports = free_ports(2)
     cluster = {"worker": [f"127.0.0.1:{p}" for p in ports]}
-    workers = [subprocess.Popen(
-        [sys.executable, "-c", _SPARSE_WORKER, str(tmp_path / "model")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=_env(TF_CONFIG=json.dumps({"cluster": cluster,
-                                       "task": {"type": "worker", "index": index}})))
-        for index in range(2)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _SPARSE_WORKER, str(tmp_path / "model")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(
+                TF_CONFIG=json.dumps(
+                    {"cluster": cluster, "task": {"type": "worker", "index": index}}
+                )
+            ),
+        )
+        for index in range(2)
+    ]
     outputs = _finish(workers, timeout=300)
     for worker, (out, err) in zip(workers, outputs):
         assert worker.returncode == 0, err[-3000:]
     chief = json.loads(outputs[0][0].strip().splitlines()[-1])
     assert chief["is_chief"] and chief["step"] == 400
     assert chief["accuracy"] > 0.85  # a 60% majority class to beat
+
 
 def test_multi_worker_mirrored_fails_fast_on_a_lost_worker_and_resumes(tmp_path):
     model_dir = tmp_path / "model"
@@ -358,10 +403,16 @@ def test_parameter_server_with_chief_two_workers_and_one_ps(tmp_path):
 
 def test_tf_estimator_style_code_trains_on_a_parameter_server_cluster_unchanged(tmp_path):
     cluster = _Cluster(workers=2, ps=1)
-    tasks = [subprocess.Popen(
-        [sys.executable, "-c", _EVERY_TASK, str(tmp_path / "model")], stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=_env(TF_CONFIG=cluster.tf_config(kind, index)))
-        for kind, index in [("ps", 0), ("worker", 0), ("worker", 1), ("chief", 0)]]
+    tasks = [
+        subprocess.Popen(
+            [sys.executable, "-c", _EVERY_TASK, str(tmp_path / "model")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(TF_CONFIG=cluster.tf_config(kind, index)),
+        )
+        for kind, index in [("ps", 0), ("worker", 0), ("worker", 1), ("chief", 0)]
+    ]
     try:
         out, err = tasks[-1].communicate(timeout=300)
         assert tasks[-1].returncode == 0, err[-3000:]
@@ -376,6 +427,7 @@ def test_tf_estimator_style_code_trains_on_a_parameter_server_cluster_unchanged(
     assert result["step"] == 120 and result["exports"] == 1
     assert result["served_accuracy"] > 0.8
 
+
 def test_parameter_server_carries_on_when_a_worker_is_killed(tmp_path):
     model_dir = tmp_path / "model"
     with _Cluster(workers=2, ps=1) as cluster:
@@ -386,8 +438,10 @@ def test_parameter_server_carries_on_when_a_worker_is_killed(tmp_path):
                 time.sleep(0.2)
             assert list(model_dir.glob("model.ckpt-20.index")), "training did not start"
             cluster.servers[("worker", 1)].send_signal(signal.SIGKILL)
-            saved_at_kill = max(int(p.name.split("-")[1].split(".")[0])
-                                for p in model_dir.glob("model.ckpt-*.index"))
+            saved_at_kill = max(
+                int(p.name.split("-")[1].split(".")[0])
+                for p in model_dir.glob("model.ckpt-*.index")
+            )
             out, err = chief.communicate(timeout=300)
         finally:
             chief.kill()

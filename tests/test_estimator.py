@@ -26,11 +26,25 @@ from components.trainer.estimator import export as export_lib
 ModeKeys = estimator.ModeKeys
 
 BINARY_EVAL_KEYS = {
-    "accuracy", "accuracy_baseline", "auc", "auc_precision_recall", "average_loss",
-    "label/mean", "loss", "precision", "prediction/mean", "recall", "global_step",
+    "accuracy",
+    "accuracy_baseline",
+    "auc",
+    "auc_precision_recall",
+    "average_loss",
+    "label/mean",
+    "loss",
+    "precision",
+    "prediction/mean",
+    "recall",
+    "global_step",
 }
 BINARY_PREDICT_KEYS = {
-    "logits", "logistic", "probabilities", "class_ids", "classes", "all_class_ids",
+    "logits",
+    "logistic",
+    "probabilities",
+    "class_ids",
+    "classes",
+    "all_class_ids",
     "all_classes",
 }
 MULTI_CLASS_EVAL_KEYS = {"accuracy", "average_loss", "loss", "global_step"}
@@ -54,8 +68,9 @@ FEATURES, LABELS = _make_data()
 
 
 def train_input_fn():
-    return (tf.data.Dataset.from_tensor_slices((FEATURES, LABELS))
-            .shuffle(N, seed=1).repeat().batch(32))
+    return (
+        tf.data.Dataset.from_tensor_slices((FEATURES, LABELS)).shuffle(N, seed=1).repeat().batch(32)
+    )
 
 
 def eval_input_fn():
@@ -70,7 +85,8 @@ def predict_input_fn(n=10, batch_size=4):
 def finite_input_fn(num_batches, batch_size=16):
     n = num_batches * batch_size
     return lambda: tf.data.Dataset.from_tensor_slices(
-        ({k: v[:n] for k, v in FEATURES.items()}, LABELS[:n])).batch(batch_size)
+        ({k: v[:n] for k, v in FEATURES.items()}, LABELS[:n])
+    ).batch(batch_size)
 
 
 def feature_columns():
@@ -91,17 +107,23 @@ def dnn_columns():
 def _serialize(features, rows):
     out = []
     for i in rows:
-        example = tf.train.Example(features=tf.train.Features(feature={
-            "x": tf.train.Feature(float_list=tf.train.FloatList(value=[features["x"][i]])),
-            "c": tf.train.Feature(int64_list=tf.train.Int64List(value=[features["c"][i]])),
-        }))
+        example = tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "x": tf.train.Feature(float_list=tf.train.FloatList(value=[features["x"][i]])),
+                    "c": tf.train.Feature(int64_list=tf.train.Int64List(value=[features["c"][i]])),
+                }
+            )
+        )
         out.append(example.SerializeToString())
     return out
 
 
 def _checkpoint_steps(model_dir):
-    return sorted(int(re.search(r"model\.ckpt-(\d+)\.index$", p).group(1))
-                  for p in glob.glob(os.path.join(model_dir, "model.ckpt-*.index")))
+    return sorted(
+        int(re.search(r"model\.ckpt-(\d+)\.index$", p).group(1))
+        for p in glob.glob(os.path.join(model_dir, "model.ckpt-*.index"))
+    )
 
 
 def _scalar_events(directory, tag):
@@ -137,10 +159,13 @@ def wide_deep(tmp_path_factory):
     # need thousands of steps here; optimizer factories (called inside the
     # model_fn, as tf.estimator allowed) with larger rates need a hundred.
     est = estimator.DNNLinearCombinedClassifier(
-        model_dir=model_dir, linear_feature_columns=linear_columns(),
+        model_dir=model_dir,
+        linear_feature_columns=linear_columns(),
         linear_optimizer=lambda: tf_keras.optimizers.Ftrl(learning_rate=0.1),
-        dnn_feature_columns=dnn_columns(), dnn_hidden_units=[8, 4],
-        dnn_optimizer=lambda: tf_keras.optimizers.Adagrad(learning_rate=0.1))
+        dnn_feature_columns=dnn_columns(),
+        dnn_hidden_units=[8, 4],
+        dnn_optimizer=lambda: tf_keras.optimizers.Adagrad(learning_rate=0.1),
+    )
     est.train(train_input_fn, steps=WIDE_DEEP_STEPS)
     return est, est.evaluate(eval_input_fn)
 
@@ -177,11 +202,15 @@ print("RESULT=" + json.dumps(out))
     env.pop("PYTHONPATH", None)
     proc = subprocess.run(
         [sys.executable, "-c", script, path.decode(), json.dumps([s.hex() for s in serialized])],
-        capture_output=True, text=True, env=env, cwd=base, timeout=120)
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=base,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")][-1]
-    return {"base": base, "path": path, "rows": rows,
-            "served": json.loads(line[len("RESULT="):])}
+    return {"base": base, "path": path, "rows": rows, "served": json.loads(line[len("RESULT=") :])}
 
 
 # ------------------------------------------------------- canned classifiers
@@ -196,8 +225,9 @@ def _check_binary_eval(results):
     assert results["auc"] > 0.8
     assert 0.0 <= results["accuracy"] <= 1.0
     np.testing.assert_allclose(results["label/mean"], LABELS.mean(), rtol=1e-5)
-    np.testing.assert_allclose(results["accuracy_baseline"],
-                               max(LABELS.mean(), 1 - LABELS.mean()), rtol=1e-5)
+    np.testing.assert_allclose(
+        results["accuracy_baseline"], max(LABELS.mean(), 1 - LABELS.mean()), rtol=1e-5
+    )
 
 
 def test_linear_classifier_evaluate(linear):
@@ -213,8 +243,13 @@ def test_dnn_linear_combined_classifier_evaluate(wide_deep):
     assert results["global_step"] == WIDE_DEEP_STEPS
     # Both parts were trained and checkpointed under tf.estimator's names.
     names = est.get_variable_names()
-    for name in ("linear/linear_model/bias_weights", "dnn/hiddenlayer_0/kernel",
-                 "dnn/hiddenlayer_1/kernel", "dnn/logits/kernel", "global_step"):
+    for name in (
+        "linear/linear_model/bias_weights",
+        "dnn/hiddenlayer_0/kernel",
+        "dnn/hiddenlayer_1/kernel",
+        "dnn/logits/kernel",
+        "global_step",
+    ):
         assert name in names
 
 
@@ -226,8 +261,10 @@ def test_binary_predict_keys_dtypes_shapes(fixture, request):
     for p in predictions:
         assert set(p) == BINARY_PREDICT_KEYS
         expected = {
-            "logits": (np.float32, (1,)), "logistic": (np.float32, (1,)),
-            "probabilities": (np.float32, (2,)), "class_ids": (np.int64, (1,)),
+            "logits": (np.float32, (1,)),
+            "logistic": (np.float32, (1,)),
+            "probabilities": (np.float32, (2,)),
+            "class_ids": (np.int64, (1,)),
             "all_class_ids": (np.int32, (2,)),
         }
         for key, (dtype, shape) in expected.items():
@@ -260,8 +297,9 @@ def test_predict_yield_batches(linear):
     assert [b["probabilities"].shape for b in batches] == [(4, 2), (4, 2), (2, 2)]
     assert all(set(b) == BINARY_PREDICT_KEYS for b in batches)
     singles = list(est.predict(predict_input_fn(n=10, batch_size=4)))
-    np.testing.assert_allclose(np.concatenate([b["logits"] for b in batches]),
-                               np.stack([p["logits"] for p in singles]))
+    np.testing.assert_allclose(
+        np.concatenate([b["logits"] for b in batches]), np.stack([p["logits"] for p in singles])
+    )
 
 
 # ------------------------------------------------------ checkpoints, resume
@@ -312,9 +350,15 @@ def test_finite_input_ends_training_early(tmp_path):
     assert _checkpoint_steps(str(tmp_path)) == [0, 5]
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"steps": 3, "max_steps": 5}, {"steps": 0}, {"max_steps": 0}, {"steps": -1},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"steps": 3, "max_steps": 5},
+        {"steps": 0},
+        {"max_steps": 0},
+        {"steps": -1},
+    ],
+)
 def test_train_argument_errors(kwargs, tmp_path):
     est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
     with pytest.raises(ValueError):
@@ -331,8 +375,10 @@ def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combi
     from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
     from components.trainer.estimator.canned.linear import LinearModel
+
     column = tf.feature_column.categorical_column_with_identity(
-        "c", N_BUCKETS, default_value=default_value)
+        "c", N_BUCKETS, default_value=default_value
+    )
     raw = np.array([0, 3, -1, 1, 3, -2, 2, 0], np.int64)
     if default_value is not None:
         raw[1] = N_BUCKETS + 1  # out of range: takes the default
@@ -360,8 +406,12 @@ def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combi
 def test_variable_names_values_and_latest_checkpoint(linear):
     est, _ = linear
     names = est.get_variable_names()
-    for name in ("global_step", "linear/linear_model/bias_weights",
-                 "linear/linear_model/x/weights", "linear/linear_model/c/weights"):
+    for name in (
+        "global_step",
+        "linear/linear_model/bias_weights",
+        "linear/linear_model/x/weights",
+        "linear/linear_model/c/weights",
+    ):
         assert name in names
     assert est.get_variable_value("global_step") == LINEAR_STEPS
     assert est.get_variable_value("linear/linear_model/bias_weights").shape == (1,)
@@ -402,9 +452,15 @@ def test_run_config_rejects_steps_and_secs():
 
 
 def test_ps_cluster_without_a_chief_fails_before_training_saying_why(monkeypatch, tmp_path):
-    monkeypatch.setenv("TF_CONFIG", json.dumps({
-        "cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
-        "task": {"type": "worker", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps(
+            {
+                "cluster": {"worker": ["127.0.0.1:1", "127.0.0.1:2"], "ps": ["127.0.0.1:3"]},
+                "task": {"type": "worker", "index": 0},
+            }
+        ),
+    )
     est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
     with pytest.raises(ValueError, match="needs a 'chief' task in TF_CONFIG"):
         est.train(train_input_fn, steps=1)
@@ -412,8 +468,12 @@ def test_ps_cluster_without_a_chief_fails_before_training_saying_why(monkeypatch
 
 
 def test_an_evaluator_task_fails_saying_the_chief_evaluates(monkeypatch, tmp_path):
-    monkeypatch.setenv("TF_CONFIG", json.dumps({
-        "cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG",
+        json.dumps(
+            {"cluster": {"chief": ["127.0.0.1:1"]}, "task": {"type": "evaluator", "index": 0}}
+        ),
+    )
     est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
     spec = estimator.EvalSpec(eval_input_fn)
     with pytest.raises(ValueError, match="the chief evaluates and exports"):
@@ -421,10 +481,14 @@ def test_an_evaluator_task_fails_saying_the_chief_evaluates(monkeypatch, tmp_pat
 
 
 def test_run_config_reads_tf_config(monkeypatch):
-    cluster = {"chief": ["host0:2222"], "worker": ["host1:2222", "host2:2222"],
-               "ps": ["host3:2222"]}
-    monkeypatch.setenv("TF_CONFIG", json.dumps(
-        {"cluster": cluster, "task": {"type": "worker", "index": 1}}))
+    cluster = {
+        "chief": ["host0:2222"],
+        "worker": ["host1:2222", "host2:2222"],
+        "ps": ["host3:2222"],
+    }
+    monkeypatch.setenv(
+        "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 1}})
+    )
     config = estimator.RunConfig()
     assert config.cluster_spec.as_dict() == cluster
     assert config.task_type == "worker"
@@ -433,8 +497,9 @@ def test_run_config_reads_tf_config(monkeypatch):
     assert config.num_ps_replicas == 1
     assert config.num_worker_replicas == 3
 
-    monkeypatch.setenv("TF_CONFIG", json.dumps(
-        {"cluster": cluster, "task": {"type": "chief", "index": 0}}))
+    monkeypatch.setenv(
+        "TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "chief", "index": 0}})
+    )
     chief = estimator.RunConfig()
     assert chief.task_type == "chief" and chief.task_id == 0 and chief.is_chief
 
@@ -454,11 +519,15 @@ def test_export_saves_the_predict_graph_variables_not_optimizer_slots(linear, ex
     """As tf.estimator's export: model weights and the global step; the Ftrl slots
     stay in the training checkpoints."""
     est, _ = linear
-    exported_names = set(ckpt_lib.variable_names(
-        ckpt_lib.resolve_checkpoint(exported["path"].decode())))
+    exported_names = set(
+        ckpt_lib.variable_names(ckpt_lib.resolve_checkpoint(exported["path"].decode()))
+    )
     assert exported_names == {
-        "global_step", "linear/linear_model/bias_weights", "linear/linear_model/x/weights",
-        "linear/linear_model/c/weights"}
+        "global_step",
+        "linear/linear_model/bias_weights",
+        "linear/linear_model/x/weights",
+        "linear/linear_model/c/weights",
+    }
     assert exported_names < set(est.get_variable_names())
 
 
@@ -478,21 +547,27 @@ def test_export_signatures(exported):
 def test_export_signatures_carry_tf_estimator_method_names(exported):
     from tensorflow.core.protobuf import fingerprint_pb2, saved_model_pb2
     from tensorflow.python.saved_model.pywrap_saved_model import fingerprinting
+
     path = exported["path"].decode()
     saved = saved_model_pb2.SavedModel()
     with open(os.path.join(path, "saved_model.pb"), "rb") as f:
         saved.ParseFromString(f.read())
-    methods = {name: signature.method_name
-               for name, signature in saved.meta_graphs[0].signature_def.items()
-               if not name.startswith("__")}
+    methods = {
+        name: signature.method_name
+        for name, signature in saved.meta_graphs[0].signature_def.items()
+        if not name.startswith("__")
+    }
     # TensorFlow Serving's Classify and Regress APIs need these.
-    assert methods == {"serving_default": "tensorflow/serving/classify",
-                       "classification": "tensorflow/serving/classify",
-                       "regression": "tensorflow/serving/regress",
-                       "predict": "tensorflow/serving/predict"}
+    assert methods == {
+        "serving_default": "tensorflow/serving/classify",
+        "classification": "tensorflow/serving/classify",
+        "regression": "tensorflow/serving/regress",
+        "predict": "tensorflow/serving/predict",
+    }
     written = tf.saved_model.experimental.read_fingerprint(path)
     fresh = fingerprint_pb2.FingerprintDef.FromString(fingerprinting.CreateFingerprintDef(path))
     assert written.saved_model_checksum == fresh.saved_model_checksum
+
 
 def test_served_predictions_match_predict(linear, exported):
     est, _ = linear
@@ -511,30 +586,53 @@ def test_vocabulary_lookup_tables_are_exported_with_the_model(tmp_path):
     words = np.array([b"red", b"green", b"blue", b"other"] * 64)
     labels = (words == b"red").astype(np.int64)
     color = tf.feature_column.categorical_column_with_vocabulary_list(
-        "color", ["red", "green", "blue"], num_oov_buckets=1)
+        "color", ["red", "green", "blue"], num_oov_buckets=1
+    )
     est = estimator.LinearClassifier([color], model_dir=str(tmp_path / "model"))
-    est.train(lambda: tf.data.Dataset.from_tensor_slices(({"color": words[:, None]}, labels))
-              .repeat().batch(32), steps=40)
+    est.train(
+        lambda: (
+            tf.data.Dataset.from_tensor_slices(({"color": words[:, None]}, labels))
+            .repeat()
+            .batch(32)
+        ),
+        steps=40,
+    )
     spec = tf.feature_column.make_parse_example_spec([color])
-    path = est.export_saved_model(str(tmp_path / "export"),
-                                  export_lib.build_parsing_serving_input_receiver_fn(spec))
-    script = ("import sys, tensorflow as tf\n"
-              "model = tf.saved_model.load(sys.argv[1])\n"
-              "examples = [tf.train.Example(features=tf.train.Features(feature={'color': "
-              "tf.train.Feature(bytes_list=tf.train.BytesList(value=[w.encode()]))}))"
-              ".SerializeToString() for w in ('red', 'blue', 'purple')]\n"
-              "scores = model.signatures['predict'](examples=tf.constant(examples))\n"
-              "print(scores['logistic'].numpy().ravel().tolist())\n")
+    path = est.export_saved_model(
+        str(tmp_path / "export"), export_lib.build_parsing_serving_input_receiver_fn(spec)
+    )
+    script = (
+        "import sys, tensorflow as tf\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "examples = [tf.train.Example(features=tf.train.Features(feature={'color': "
+        "tf.train.Feature(bytes_list=tf.train.BytesList(value=[w.encode()]))}))"
+        ".SerializeToString() for w in ('red', 'blue', 'purple')]\n"
+        "scores = model.signatures['predict'](examples=tf.constant(examples))\n"
+        "print(scores['logistic'].numpy().ravel().tolist())\n"
+    )
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, "-c", script, path.decode()], capture_output=True,
-                          text=True, env=env, cwd=str(tmp_path), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, path.decode()],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     red, blue, unseen = json.loads(proc.stdout.strip().splitlines()[-1])
-    local = [p["logistic"][0] for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices(
-        {"color": np.array([[b"red"], [b"blue"], [b"purple"]])}).batch(3))]
+    local = [
+        p["logistic"][0]
+        for p in est.predict(
+            lambda: tf.data.Dataset.from_tensor_slices(
+                {"color": np.array([[b"red"], [b"blue"], [b"purple"]])}
+            ).batch(3)
+        )
+    ]
     np.testing.assert_allclose([red, blue, unseen], local, atol=1e-6)
     assert red > 0.5 > blue
+
 
 # -------------------------------------------------------------- summaries
 def test_evaluate_name_writes_eval_subdir(linear):
@@ -573,12 +671,18 @@ def test_short_training_run_still_writes_loss(tmp_path):
 # ---------------------------------------------------------------- warm start
 def _zero_sgd_linear(model_dir, warm_start_from):
     return estimator.LinearClassifier(
-        linear_columns(), model_dir=model_dir, warm_start_from=warm_start_from,
-        optimizer=tf_keras.optimizers.SGD(learning_rate=0.0))
+        linear_columns(),
+        model_dir=model_dir,
+        warm_start_from=warm_start_from,
+        optimizer=tf_keras.optimizers.SGD(learning_rate=0.0),
+    )
 
 
-MODEL_WEIGHTS = ("linear/linear_model/bias_weights", "linear/linear_model/x/weights",
-                 "linear/linear_model/c/weights")
+MODEL_WEIGHTS = (
+    "linear/linear_model/bias_weights",
+    "linear/linear_model/x/weights",
+    "linear/linear_model/c/weights",
+)
 
 
 def test_warm_start_from_model_dir(linear, tmp_path):
@@ -596,12 +700,15 @@ def test_warm_start_from_model_dir(linear, tmp_path):
 
 def test_warm_start_settings_selects_variables(linear, tmp_path):
     source, _ = linear
-    settings = estimator.WarmStartSettings(ckpt_to_initialize_from=source.model_dir,
-                                           vars_to_warm_start=".*bias_weights.*")
+    settings = estimator.WarmStartSettings(
+        ckpt_to_initialize_from=source.model_dir, vars_to_warm_start=".*bias_weights.*"
+    )
     est = _zero_sgd_linear(str(tmp_path), warm_start_from=settings)
     est.train(train_input_fn, steps=1)
-    np.testing.assert_allclose(est.get_variable_value("linear/linear_model/bias_weights"),
-                               source.get_variable_value("linear/linear_model/bias_weights"))
+    np.testing.assert_allclose(
+        est.get_variable_value("linear/linear_model/bias_weights"),
+        source.get_variable_value("linear/linear_model/bias_weights"),
+    )
     np.testing.assert_array_equal(est.get_variable_value("linear/linear_model/x/weights"), 0)
     np.testing.assert_array_equal(est.get_variable_value("linear/linear_model/c/weights"), 0)
 
@@ -616,25 +723,28 @@ def _custom_model_fn(features, labels, mode, params):
     assert global_step.dtype == tf.int64
     _SEEN_GLOBAL_STEPS.append(global_step)
 
-    model = tf_keras.Sequential([
-        tf_keras.layers.Dense(params["hidden"], activation="relu"),
-        tf_keras.layers.Dense(1),
-    ])
-    x = tf.stack([tf.cast(features["x"], tf.float32),
-                  tf.cast(features["c"], tf.float32) - 1.5], axis=1)
+    model = tf_keras.Sequential(
+        [
+            tf_keras.layers.Dense(params["hidden"], activation="relu"),
+            tf_keras.layers.Dense(1),
+        ]
+    )
+    x = tf.stack(
+        [tf.cast(features["x"], tf.float32), tf.cast(features["c"], tf.float32) - 1.5], axis=1
+    )
     logits = model(x, training=mode == ModeKeys.TRAIN)
     probabilities = tf.sigmoid(logits)
     if mode == ModeKeys.PREDICT:
         return estimator.EstimatorSpec(
-            mode, predictions={"probability": probabilities, "logit": logits})
+            mode, predictions={"probability": probabilities, "logit": logits}
+        )
 
     y = tf.cast(tf.reshape(labels, [-1, 1]), tf.float32)
     if mode == ModeKeys.TRAIN:
         optimizer = tf_keras.optimizers.Adam(learning_rate=params["learning_rate"])
         with tf.GradientTape() as tape:
             logits = model(x, training=True)
-            loss = tf.reduce_mean(
-                tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+            loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
         gradients = tape.gradient(loss, model.trainable_variables)
         train_op = optimizer.apply_gradients(zip(gradients, model.trainable_variables))
         return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
@@ -644,8 +754,10 @@ def _custom_model_fn(features, labels, mode, params):
     accuracy.update_state(y, probabilities)
     mean_probability = tf.compat.v1.metrics.mean(probabilities)
     return estimator.EstimatorSpec(
-        mode, loss=loss,
-        eval_metric_ops={"keras_accuracy": accuracy, "mean_probability": mean_probability})
+        mode,
+        loss=loss,
+        eval_metric_ops={"keras_accuracy": accuracy, "mean_probability": mean_probability},
+    )
 
 
 def test_custom_model_fn_train_evaluate_predict(tmp_path):
@@ -667,8 +779,12 @@ def test_custom_model_fn_train_evaluate_predict(tmp_path):
     assert len(predictions) == 6
     assert set(predictions[0]) == {"probability", "logit"}
     assert predictions[0]["probability"].shape == (1,)
-    mean_probability = np.mean([p["probability"][0] for p in est.predict(
-        lambda: tf.data.Dataset.from_tensor_slices(FEATURES).batch(128))])
+    mean_probability = np.mean(
+        [
+            p["probability"][0]
+            for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices(FEATURES).batch(128))
+        ]
+    )
     np.testing.assert_allclose(results["mean_probability"], mean_probability, rtol=1e-4)
     assert all(v.dtype == tf.int64 for v in _SEEN_GLOBAL_STEPS)
     assert est.get_variable_value("global_step").dtype == np.int64
@@ -686,7 +802,8 @@ def _bad_label_input_fn():
     labels = LABELS[:32].copy()
     labels[3] = 5
     return tf.data.Dataset.from_tensor_slices(
-        ({k: v[:32] for k, v in FEATURES.items()}, labels)).batch(32)
+        ({k: v[:32] for k, v in FEATURES.items()}, labels)
+    ).batch(32)
 
 
 def test_labels_outside_n_classes_fail_train(tmp_path):
@@ -713,8 +830,9 @@ def test_model_fn_without_loss_in_train(tmp_path):
 
 
 def test_unknown_optimizer_name(tmp_path):
-    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path),
-                                     optimizer="NoSuchOptimizer")
+    est = estimator.LinearClassifier(
+        linear_columns(), model_dir=str(tmp_path), optimizer="NoSuchOptimizer"
+    )
     with pytest.raises(ValueError, match="NoSuchOptimizer"):
         est.train(train_input_fn, steps=1)
 
@@ -733,13 +851,16 @@ def test_linear_regressor_sgd_constant_target(tmp_path):
     def eval_fn():
         return tf.data.Dataset.from_tensor_slices((features, target)).batch(16)
 
-    est = estimator.LinearRegressor([tf.feature_column.numeric_column("x")],
-                                    model_dir=str(tmp_path),
-                                    optimizer=tf_keras.optimizers.SGD(learning_rate=0.25))
+    est = estimator.LinearRegressor(
+        [tf.feature_column.numeric_column("x")],
+        model_dir=str(tmp_path),
+        optimizer=tf_keras.optimizers.SGD(learning_rate=0.25),
+    )
     est.train(input_fn, steps=6)
-    bias = 3.0 * (1 - 0.5 ** 6)
-    np.testing.assert_allclose(est.get_variable_value("linear/linear_model/bias_weights"),
-                               [bias], rtol=1e-5)
+    bias = 3.0 * (1 - 0.5**6)
+    np.testing.assert_allclose(
+        est.get_variable_value("linear/linear_model/bias_weights"), [bias], rtol=1e-5
+    )
     results = est.evaluate(eval_fn)
     assert set(results) == REGRESSION_EVAL_KEYS
     np.testing.assert_allclose(results["loss"], (3.0 - bias) ** 2, rtol=1e-4)
@@ -755,8 +876,11 @@ def test_linear_regressor_sgd_constant_target(tmp_path):
 
 def test_dnn_regressor_keys(tmp_path):
     def input_fn():
-        return tf.data.Dataset.from_tensor_slices(
-            (FEATURES, 2.0 * FEATURES["x"] + 1.0)).repeat().batch(32)
+        return (
+            tf.data.Dataset.from_tensor_slices((FEATURES, 2.0 * FEATURES["x"] + 1.0))
+            .repeat()
+            .batch(32)
+        )
 
     est = estimator.DNNRegressor([8], dnn_columns(), model_dir=str(tmp_path))
     est.train(input_fn, steps=20)
@@ -798,8 +922,9 @@ def test_label_vocabulary_string_labels(tmp_path):
     def input_fn():
         return tf.data.Dataset.from_tensor_slices((FEATURES, string_labels)).repeat().batch(32)
 
-    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path),
-                                     label_vocabulary=["neg", "pos"])
+    est = estimator.LinearClassifier(
+        linear_columns(), model_dir=str(tmp_path), label_vocabulary=["neg", "pos"]
+    )
     est.train(input_fn, steps=40)
     results = est.evaluate(input_fn, steps=N // 32)
     assert set(results) == BINARY_EVAL_KEYS
@@ -817,6 +942,7 @@ def test_label_vocabulary_string_labels(tmp_path):
 def fresh_warnings(monkeypatch):
     """Forget which arguments were warned about, so each test sees its warning."""
     from components.trainer.estimator import ignored
+
     monkeypatch.setattr(ignored, "_warned", set())
 
 
@@ -825,9 +951,13 @@ def _messages(record):
 
 
 def test_run_config_warns_once_about_each_ignored_argument(fresh_warnings):
-    ignored = {"device_fn": lambda op: "/cpu:0", "protocol": "grpc+verbs",
-               "eval_distribute": tf.distribute.OneDeviceStrategy("/cpu:0"),
-               "experimental_max_worker_delay_secs": 5, "session_creation_timeout_secs": 60}
+    ignored = {
+        "device_fn": lambda op: "/cpu:0",
+        "protocol": "grpc+verbs",
+        "eval_distribute": tf.distribute.OneDeviceStrategy("/cpu:0"),
+        "experimental_max_worker_delay_secs": 5,
+        "session_creation_timeout_secs": 60,
+    }
     with pytest.warns(UserWarning) as record:
         config = estimator.RunConfig(**ignored)
     messages = _messages(record)
@@ -846,11 +976,21 @@ def test_session_config_threads_are_applied_in_a_fresh_process():
         "estimator.RunConfig(session_config=tf.compat.v1.ConfigProto(\n"
         "    intra_op_parallelism_threads=1, inter_op_parallelism_threads=3))\n"
         "print('THREADS', tf.config.threading.get_intra_op_parallelism_threads(),\n"
-        "      tf.config.threading.get_inter_op_parallelism_threads(), tf.constant(2) * 2)\n")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
-               PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", script],
-                          capture_output=True, text=True, env=env, timeout=180)
+        "      tf.config.threading.get_inter_op_parallelism_threads(), tf.constant(2) * 2)\n"
+    )
+    env = dict(
+        os.environ,
+        TF_CPP_MIN_LOG_LEVEL="3",
+        CUDA_VISIBLE_DEVICES="",
+        PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-W", "error::UserWarning", "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "THREADS 1 3" in proc.stdout
 
@@ -859,21 +999,24 @@ def test_session_config_settings_that_cannot_apply_warn(fresh_warnings):
     tf.constant(1.0) + 1.0  # TensorFlow's runtime has started
     threads = tf.config.threading.get_intra_op_parallelism_threads() + 3
     session_config = tf.compat.v1.ConfigProto(
-        intra_op_parallelism_threads=threads,
-        gpu_options=tf.compat.v1.GPUOptions(allow_growth=True))
+        intra_op_parallelism_threads=threads, gpu_options=tf.compat.v1.GPUOptions(allow_growth=True)
+    )
     with pytest.warns(UserWarning) as record:
         config = estimator.RunConfig(session_config=session_config)
     messages = _messages(record)
-    assert any(f"session_config.intra_op_parallelism_threads={threads} is ignored" in m
-               for m in messages), messages
+    assert any(
+        f"session_config.intra_op_parallelism_threads={threads} is ignored" in m for m in messages
+    ), messages
     assert any("session_config.gpu_options is ignored" in m for m in messages), messages
     assert config.session_config is session_config
 
 
 def test_experimental_distribute_supplies_the_strategy_and_survives_replace():
     import collections
+
     distribute_config = collections.namedtuple(
-        "DistributeConfig", ["train_distribute", "eval_distribute", "remote_cluster"])
+        "DistributeConfig", ["train_distribute", "eval_distribute", "remote_cluster"]
+    )
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     distribute = distribute_config(strategy, None, None)
     config = estimator.RunConfig(experimental_distribute=distribute)
@@ -890,8 +1033,11 @@ def test_scaffold_warns_about_summary_op(fresh_warnings):
 
 def test_receiver_tensors_alternatives_warn(fresh_warnings):
     with pytest.warns(UserWarning, match="receiver_tensors_alternatives is ignored"):
-        export_lib.ServingInputReceiver({"x": tf.constant([1.0])}, {"x": tf.constant([1.0])},
-                                        {"other": {"x": tf.constant([1.0])}})
+        export_lib.ServingInputReceiver(
+            {"x": tf.constant([1.0])},
+            {"x": tf.constant([1.0])},
+            {"other": {"x": tf.constant([1.0])}},
+        )
 
 
 class _Recorder(estimator.Hook):
@@ -929,16 +1075,22 @@ def _hooked_model_fn(features, labels, mode, params):
     dense = tf_keras.layers.Dense(1, name="out")
     logits = dense(tf.reshape(features["x"], [-1, 1]))
     if mode == ModeKeys.PREDICT:
-        return estimator.EstimatorSpec(mode, predictions={"logit": logits},
-                                       prediction_hooks=[params["hook"]])
-    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
-        labels=tf.cast(tf.reshape(labels, [-1, 1]), tf.float32), logits=logits))
+        return estimator.EstimatorSpec(
+            mode, predictions={"logit": logits}, prediction_hooks=[params["hook"]]
+        )
+    loss = tf.reduce_mean(
+        tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=tf.cast(tf.reshape(labels, [-1, 1]), tf.float32), logits=logits
+        )
+    )
     if mode == ModeKeys.EVAL:
         return estimator.EstimatorSpec(mode, loss=loss, evaluation_hooks=[params["hook"]])
     train_op = tf_keras.optimizers.SGD(0.1).apply_gradients(
-        zip(tf.gradients(loss, dense.trainable_weights), dense.trainable_weights))
-    return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op,
-                                   training_hooks=[estimator.NanTensorHook(loss)])
+        zip(tf.gradients(loss, dense.trainable_weights), dense.trainable_weights)
+    )
+    return estimator.EstimatorSpec(
+        mode, loss=loss, train_op=train_op, training_hooks=[estimator.NanTensorHook(loss)]
+    )
 
 
 def test_evaluation_and_prediction_hooks_from_the_spec_are_called(tmp_path):
@@ -960,8 +1112,9 @@ def test_nan_tensor_hook_warns_about_a_tensor_other_than_the_loss(tmp_path, fres
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         # The model_fn's own loss: checked, no warning.
-        estimator.Estimator(_hooked_model_fn, model_dir=str(tmp_path / "own"),
-                            params={"hook": _Recorder()}).train(train_input_fn, steps=2)
+        estimator.Estimator(
+            _hooked_model_fn, model_dir=str(tmp_path / "own"), params={"hook": _Recorder()}
+        ).train(train_input_fn, steps=2)
     est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path / "other"))
     with pytest.warns(UserWarning, match="NanTensorHook: loss_tensor is ignored"):
         est.train(train_input_fn, steps=2, hooks=[estimator.NanTensorHook(tf.constant(0.0))])
@@ -971,15 +1124,17 @@ def test_step_counter_hook_writes_global_step_per_sec(tmp_path):
     est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path / "model"))
     by_steps = estimator.StepCounterHook(every_n_steps=10, output_dir=str(tmp_path / "steps"))
     writer = tf.summary.create_file_writer(str(tmp_path / "secs"))
-    by_secs = estimator.StepCounterHook(every_n_steps=None, every_n_secs=0,
-                                        summary_writer=writer)
+    by_secs = estimator.StepCounterHook(every_n_steps=None, every_n_secs=0, summary_writer=writer)
     est.train(train_input_fn, steps=30, hooks=[by_steps, by_secs])
     written = _scalar_events(str(tmp_path / "steps"), "global_step/sec")
     assert [step for step, _ in written] == [11, 21]
     assert all(rate > 0 for _, rate in written)
     # A time-based counter runs no step on its own: it sees the ends of step chunks.
     assert [step for step, _ in _scalar_events(str(tmp_path / "secs"), "global_step/sec")] == [
-        11, 21, 30]
+        11,
+        21,
+        30,
+    ]
     with pytest.raises(ValueError, match="exactly one"):
         estimator.StepCounterHook(every_n_steps=10, every_n_secs=5)
 
@@ -987,13 +1142,14 @@ def test_step_counter_hook_writes_global_step_per_sec(tmp_path):
 def test_export_as_text_writes_saved_model_pbtxt(linear, tmp_path):
     est, _ = linear
     spec = tf.feature_column.make_parse_example_spec(linear_columns())
-    path = est.export_saved_model(str(tmp_path),
-                                  export_lib.build_parsing_serving_input_receiver_fn(spec),
-                                  as_text=True).decode()
+    path = est.export_saved_model(
+        str(tmp_path), export_lib.build_parsing_serving_input_receiver_fn(spec), as_text=True
+    ).decode()
     assert "saved_model.pbtxt" in os.listdir(path)
     assert "saved_model.pb" not in os.listdir(path)
     served = tf.saved_model.load(path).signatures["predict"](
-        examples=tf.constant(_serialize(FEATURES, range(3))))
+        examples=tf.constant(_serialize(FEATURES, range(3)))
+    )
     expected = [p["probabilities"] for p in est.predict(predict_input_fn(n=3))]
     np.testing.assert_allclose(served["probabilities"].numpy(), expected, rtol=1e-5)
 
@@ -1019,10 +1175,13 @@ def test_warm_start_vocab_backup_initializer_fills_new_rows(tmp_path):
 
     def warm(backup_initializer):
         variable = tf.Variable(np.full((3, 1), 9.0, np.float32))
-        info = estimator.VocabInfo(new_vocab, 3, 0, old_vocab,
-                                   backup_initializer=backup_initializer)
-        ckpt_lib.warm_start({"emb": variable}, estimator.WarmStartSettings(
-            prefix, var_name_to_vocab_info={"emb": info}))
+        info = estimator.VocabInfo(
+            new_vocab, 3, 0, old_vocab, backup_initializer=backup_initializer
+        )
+        ckpt_lib.warm_start(
+            {"emb": variable},
+            estimator.WarmStartSettings(prefix, var_name_to_vocab_info={"emb": info}),
+        )
         return variable.numpy()[:, 0].tolist()
 
     assert warm(tf.constant_initializer(-1.0)) == [2.0, -1.0, 1.0]

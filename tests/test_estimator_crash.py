@@ -56,8 +56,13 @@ def _env():
 
 
 def _latest_step(model_dir):
-    result = subprocess.run([sys.executable, "-c", _CHECK, model_dir], capture_output=True,
-                            text=True, env=_env(), timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", _CHECK, model_dir],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     return int(result.stdout.strip().splitlines()[-1])
 
@@ -67,9 +72,12 @@ def test_sigkill_during_training_never_leaves_a_broken_checkpoint(tmp_path):
     rng = random.Random(3)
     last = 0
     for _ in range(2):
-        child = subprocess.Popen([sys.executable, "-c", _TRAIN, model_dir, "1000000"],
-                                 env=_env(), stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL)
+        child = subprocess.Popen(
+            [sys.executable, "-c", _TRAIN, model_dir, "1000000"],
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             deadline = time.time() + 120
             while time.time() < deadline:
@@ -87,15 +95,26 @@ def test_sigkill_during_training_never_leaves_a_broken_checkpoint(tmp_path):
         assert step >= last
         last = step
 
-    finished = subprocess.run([sys.executable, "-c", _TRAIN, model_dir, str(last + 20)],
-                              capture_output=True, text=True, env=_env(), timeout=300)
+    finished = subprocess.run(
+        [sys.executable, "-c", _TRAIN, model_dir, str(last + 20)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
     assert finished.returncode == 0, finished.stderr[-2000:]
     assert finished.stdout.strip().endswith(f"global_step {last + 20}")
     assert _latest_step(model_dir) == last + 20
 
 
 def _progress(model_dir):
-    steps = [int(name.split("-")[1].split(".")[0]) for name in os.listdir(model_dir)
-             if name.startswith("model.ckpt-") and name.endswith(".index")] \
-        if os.path.isdir(model_dir) else []
+    steps = (
+        [
+            int(name.split("-")[1].split(".")[0])
+            for name in os.listdir(model_dir)
+            if name.startswith("model.ckpt-") and name.endswith(".index")
+        ]
+        if os.path.isdir(model_dir)
+        else []
+    )
     return max(steps, default=-1)

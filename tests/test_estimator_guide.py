@@ -120,8 +120,13 @@ def _run_script(script, *args):
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
     # A fresh user's shell: the variable the estimator sets is not set yet.
     env.pop("TF_USE_LEGACY_KERAS", None)
-    proc = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     return proc
 
 

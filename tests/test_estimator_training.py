@@ -36,13 +36,17 @@ def _config(tmp_path, **kwargs):
 
 def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path):
     classifier = estimator.LinearClassifier(
-        COLUMNS, config=_config(tmp_path, save_checkpoints_steps=20))
-    exporters = [estimator.LatestExporter("latest", receiver_fn, exports_to_keep=2),
-                 estimator.FinalExporter("final", receiver_fn)]
+        COLUMNS, config=_config(tmp_path, save_checkpoints_steps=20)
+    )
+    exporters = [
+        estimator.LatestExporter("latest", receiver_fn, exports_to_keep=2),
+        estimator.FinalExporter("final", receiver_fn),
+    ]
     result, exports = estimator.train_and_evaluate(
-        classifier, estimator.TrainSpec(train_input_fn, max_steps=100),
-        estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters,
-                           throttle_secs=0))
+        classifier,
+        estimator.TrainSpec(train_input_fn, max_steps=100),
+        estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters, throttle_secs=0),
+    )
     assert result["global_step"] == 100
     assert result["auc"] > 0.9
     model_dir = classifier.model_dir
@@ -50,7 +54,9 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
     assert len(latest) == 2 and all(v.isdigit() for v in latest)
     assert len(os.listdir(os.path.join(model_dir, "export", "final"))) == 1
     assert {os.path.dirname(p.decode()) for p in exports} == {
-        os.path.join(model_dir, "export", "latest"), os.path.join(model_dir, "export", "final")}
+        os.path.join(model_dir, "export", "latest"),
+        os.path.join(model_dir, "export", "final"),
+    }
     # one evaluation per checkpoint saved after training started
     assert _eval_steps(classifier) == [20, 40, 60, 80, 100]
 
@@ -67,11 +73,12 @@ def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
     assert best.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False) is None
     # A new exporter (a restarted job) reads the best loss back from eval events.
     restarted = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
-    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(),
-                            worse, False) is None
+    assert (
+        restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False)
+        is None
+    )
     better = dict(good, loss=good["loss"] - 0.01, global_step=np.int64(12))
-    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(),
-                            better, False)
+    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(), better, False)
     assert len(os.listdir(export_dir)) == 2
 
 
@@ -82,8 +89,9 @@ def test_stop_if_no_decrease_hook_stops_training_early(tmp_path):
         for step, loss in ((10, 0.5), (20, 0.6), (30, 0.7)):
             tf.summary.scalar("loss", loss, step=step)
     writer.close()
-    hook = estimator.stop_if_no_decrease_hook(classifier, "loss", 15, run_every_secs=None,
-                                              run_every_steps=5)
+    hook = estimator.stop_if_no_decrease_hook(
+        classifier, "loss", 15, run_every_secs=None, run_every_steps=5
+    )
     classifier.train(train_input_fn, hooks=[hook], max_steps=1000)
     assert classifier.get_variable_value("global_step") < 1000
 
@@ -103,11 +111,15 @@ def test_baseline_classifier_learns_the_label_prior(tmp_path):
 
 def test_baseline_regressor_learns_the_mean(tmp_path):
     def input_fn():
-        return tf.data.Dataset.from_tensor_slices(
-            ({"x": X}, np.full(N, 3.0, "float32"))).repeat().batch(64)
+        return (
+            tf.data.Dataset.from_tensor_slices(({"x": X}, np.full(N, 3.0, "float32")))
+            .repeat()
+            .batch(64)
+        )
 
-    baseline = estimator.BaselineRegressor(optimizer=tf_keras.optimizers.SGD(0.1),
-                                           config=_config(tmp_path))
+    baseline = estimator.BaselineRegressor(
+        optimizer=tf_keras.optimizers.SGD(0.1), config=_config(tmp_path)
+    )
     baseline.train(input_fn, steps=200)
     assert baseline.evaluate(input_fn, steps=2)["average_loss"] < 1e-3
 
@@ -117,21 +129,24 @@ def _keras_model():
     hidden = tf_keras.layers.Dense(8, activation="relu")(inputs)
     outputs = tf_keras.layers.Dense(1, activation="sigmoid", name="probability")(hidden)
     model = tf_keras.Model(inputs, outputs)
-    model.compile(optimizer=tf_keras.optimizers.Adam(0.05), loss="binary_crossentropy",
-                  metrics=["accuracy", tf_keras.metrics.AUC(name="auc")])
+    model.compile(
+        optimizer=tf_keras.optimizers.Adam(0.05),
+        loss="binary_crossentropy",
+        metrics=["accuracy", tf_keras.metrics.AUC(name="auc")],
+    )
     return model
 
 
 def test_model_to_estimator_trains_and_reports_compiled_metrics(tmp_path):
     model = _keras_model()
-    keras_estimator = estimator.model_to_estimator(keras_model=model,
-                                                   config=_config(tmp_path))
+    keras_estimator = estimator.model_to_estimator(keras_model=model, config=_config(tmp_path))
     before = keras_estimator.evaluate(eval_input_fn)
     # Starts from the Keras model's own weights.
     expected = model.evaluate(X, Y, verbose=0, return_dict=True)
     assert before["loss"] == pytest.approx(expected["loss"], rel=1e-4)
-    keras_estimator.train(lambda: train_input_fn().map(lambda f, y: (f, tf.cast(y, tf.float32))),
-                          steps=150)
+    keras_estimator.train(
+        lambda: train_input_fn().map(lambda f, y: (f, tf.cast(y, tf.float32))), steps=150
+    )
     result = keras_estimator.evaluate(eval_input_fn)
     assert set(result) == {"accuracy", "auc", "loss", "global_step"}
     assert result["auc"] > 0.95 and result["global_step"] == 150
@@ -141,6 +156,7 @@ def test_model_to_estimator_trains_and_reports_compiled_metrics(tmp_path):
 
 def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
     import keras
+
     inputs = keras.Input(shape=(2,), name="x")
     model = keras.Model(inputs, keras.layers.Dense(1)(inputs))
     model.compile(optimizer="adam", loss="mse")
@@ -150,8 +166,10 @@ def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
 
 def test_a_keras_3_optimizer_trains_a_canned_estimator(tmp_path):
     import keras
-    classifier = estimator.DNNClassifier([8], COLUMNS, optimizer=keras.optimizers.Adam(0.05),
-                                         config=_config(tmp_path))
+
+    classifier = estimator.DNNClassifier(
+        [8], COLUMNS, optimizer=keras.optimizers.Adam(0.05), config=_config(tmp_path)
+    )
     classifier.train(train_input_fn, steps=60)
     assert classifier.evaluate(eval_input_fn)["accuracy"] > 0.9
 
@@ -170,14 +188,19 @@ def test_scaffold_checkpoint_saves_the_users_objects_and_resumes(tmp_path):
         predictions = {"logits": logits}
         if mode == estimator.ModeKeys.PREDICT:
             return estimator.EstimatorSpec(mode, predictions=predictions)
-        loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(
-            labels=tf.cast(labels[:, None], tf.float32), logits=logits))
+        loss = tf.reduce_mean(
+            tf.nn.sigmoid_cross_entropy_with_logits(
+                labels=tf.cast(labels[:, None], tf.float32), logits=logits
+            )
+        )
         optimizer = tf_keras.optimizers.SGD(0.1)
         train_op = optimizer.apply_gradients(
-            zip(tf.gradients(loss, model.trainable_weights), model.trainable_weights))
+            zip(tf.gradients(loss, model.trainable_weights), model.trainable_weights)
+        )
         scaffold = estimator.Scaffold(saver=tf.train.Checkpoint(model=model))
-        return estimator.EstimatorSpec(mode, predictions=predictions, loss=loss,
-                                       train_op=train_op, scaffold=scaffold)
+        return estimator.EstimatorSpec(
+            mode, predictions=predictions, loss=loss, train_op=train_op, scaffold=scaffold
+        )
 
     first = estimator.Estimator(model_fn, model_dir=str(tmp_path / "m"))
     first.train(train_input_fn, steps=20)
@@ -197,11 +220,14 @@ def test_scaffold_rejects_tf1_session_fields():
 
 def test_training_summaries_include_loss_and_learning_rate(tmp_path):
     from components.trainer.estimator import summaries
-    classifier = estimator.DNNClassifier([4], COLUMNS, config=_config(tmp_path,
-                                                                       save_summary_steps=10))
+
+    classifier = estimator.DNNClassifier(
+        [4], COLUMNS, config=_config(tmp_path, save_summary_steps=10)
+    )
     classifier.train(train_input_fn, steps=20)
     scalars = summaries.read_scalars_by_step(
-        glob.glob(os.path.join(classifier.model_dir, "*.tfevents.*")))
+        glob.glob(os.path.join(classifier.model_dir, "*.tfevents.*"))
+    )
     rates = {tag: v for tag, v in scalars[20].items() if tag.endswith("learning_rate")}
     assert "loss" in scalars[20]
     assert list(rates.values()) == [pytest.approx(0.05)]  # DNN's canned Adagrad rate
@@ -209,8 +235,9 @@ def test_training_summaries_include_loss_and_learning_rate(tmp_path):
 
 def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):
     def build():
-        return estimator.LinearClassifier(COLUMNS, optimizer=tf_keras.optimizers.Adam(0.01),
-                                          config=_config(tmp_path))
+        return estimator.LinearClassifier(
+            COLUMNS, optimizer=tf_keras.optimizers.Adam(0.01), config=_config(tmp_path)
+        )
 
     build().train(train_input_fn, steps=7)
     names = build().get_variable_names()
@@ -223,31 +250,49 @@ def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):
 
 def test_tf_random_seed_makes_initial_weights_repeat(tmp_path):
     def initial_kernel(name):
-        model = estimator.DNNClassifier([4], COLUMNS, config=estimator.RunConfig(
-            model_dir=str(tmp_path / name), tf_random_seed=11))
+        model = estimator.DNNClassifier(
+            [4],
+            COLUMNS,
+            config=estimator.RunConfig(model_dir=str(tmp_path / name), tf_random_seed=11),
+        )
         model.train(train_input_fn, steps=1)
-        return checkpoints.read_variable(os.path.join(model.model_dir, "model.ckpt-0"),
-                                         "dnn/hiddenlayer_0/kernel")
+        return checkpoints.read_variable(
+            os.path.join(model.model_dir, "model.ckpt-0"), "dnn/hiddenlayer_0/kernel"
+        )
 
     from components.trainer.estimator import checkpoints
+
     np.testing.assert_array_equal(initial_kernel("a"), initial_kernel("b"))
 
 
 def _eval_steps(classifier):
     from components.trainer.estimator import summaries
-    return sorted(summaries.read_scalars_by_step(
-        tf.io.gfile.glob(os.path.join(classifier.eval_dir(), "*.tfevents.*"))))
+
+    return sorted(
+        summaries.read_scalars_by_step(
+            tf.io.gfile.glob(os.path.join(classifier.eval_dir(), "*.tfevents.*"))
+        )
+    )
 
 
 def test_train_and_evaluate_evaluates_new_checkpoints_and_exports_the_last_as_final(tmp_path):
     classifier = estimator.LinearClassifier(
-        COLUMNS, config=_config(tmp_path, save_checkpoints_steps=10))
+        COLUMNS, config=_config(tmp_path, save_checkpoints_steps=10)
+    )
     receiver = estimator.export.build_parsing_serving_input_receiver_fn(FEATURE_SPEC)
     estimator.train_and_evaluate(
-        classifier, estimator.TrainSpec(train_input_fn, max_steps=30),
-        estimator.EvalSpec(eval_input_fn, steps=1, throttle_secs=0, exporters=[
-            estimator.LatestExporter("latest", receiver),
-            estimator.FinalExporter("final", receiver)]))
+        classifier,
+        estimator.TrainSpec(train_input_fn, max_steps=30),
+        estimator.EvalSpec(
+            eval_input_fn,
+            steps=1,
+            throttle_secs=0,
+            exporters=[
+                estimator.LatestExporter("latest", receiver),
+                estimator.FinalExporter("final", receiver),
+            ],
+        ),
+    )
     # Not the step-0 checkpoint, which nothing was trained into; the one at
     # max_steps once, as the final export.
     assert _eval_steps(classifier) == [10, 20, 30]
@@ -258,6 +303,7 @@ def test_train_and_evaluate_evaluates_new_checkpoints_and_exports_the_last_as_fi
 
 def test_eval_spec_start_delay_secs_warns_that_it_is_not_used(monkeypatch):
     from components.trainer.estimator import ignored
+
     monkeypatch.setattr(ignored, "_warned", set())
     with pytest.warns(UserWarning, match="start_delay_secs is not used: the chief evaluates"):
         estimator.EvalSpec(eval_input_fn, start_delay_secs=0)
@@ -265,10 +311,12 @@ def test_eval_spec_start_delay_secs_warns_that_it_is_not_used(monkeypatch):
 
 def test_model_to_estimator_warns_that_saver_checkpoints_are_not_written(tmp_path, monkeypatch):
     from components.trainer.estimator import ignored
+
     monkeypatch.setattr(ignored, "_warned", set())
     with pytest.warns(UserWarning, match="checkpoint_format='saver' is ignored"):
-        estimator.model_to_estimator(keras_model=_keras_model(), checkpoint_format="saver",
-                                     config=_config(tmp_path))
+        estimator.model_to_estimator(
+            keras_model=_keras_model(), checkpoint_format="saver", config=_config(tmp_path)
+        )
 
 
 def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
@@ -278,9 +326,10 @@ def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
     classifier = estimator.LinearClassifier(COLUMNS, config=config)
     best = estimator.BestExporter("best", receiver_fn, exports_to_keep=1)
     result, _ = estimator.train_and_evaluate(
-        classifier, estimator.TrainSpec(train_input_fn, max_steps=30),
-        estimator.EvalSpec(eval_input_fn, steps=None, exporters=best,
-                           throttle_secs=0))
+        classifier,
+        estimator.TrainSpec(train_input_fn, max_steps=30),
+        estimator.EvalSpec(eval_input_fn, steps=None, exporters=best, throttle_secs=0),
+    )
     export_dir = os.path.join(model_dir, "export", "best")
     assert _eval_steps(classifier) == [10, 20, 30]
     # The older best exports were removed.  (Their contents are not checked: TensorFlow's
@@ -290,18 +339,22 @@ def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
     # A restarted job's exporter reads the best loss back from the eval events.
     restarted = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
     worse = dict(result, loss=result["loss"] + 1.0, global_step=np.int64(31))
-    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse,
-                            False) is None
+    assert (
+        restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False)
+        is None
+    )
 
-    early = estimator.LinearClassifier(COLUMNS, config=estimator.RunConfig(
-        model_dir=f"ram://{tmp_path.name}/early"))
+    early = estimator.LinearClassifier(
+        COLUMNS, config=estimator.RunConfig(model_dir=f"ram://{tmp_path.name}/early")
+    )
     writer = tf.summary.create_file_writer(early.eval_dir())
     with writer.as_default():
         for step, loss in ((10, 0.5), (20, 0.6), (30, 0.7)):
             tf.summary.scalar("loss", loss, step=step)
     writer.close()
-    hook = estimator.stop_if_no_decrease_hook(early, "loss", 15, run_every_secs=None,
-                                              run_every_steps=5)
+    hook = estimator.stop_if_no_decrease_hook(
+        early, "loss", 15, run_every_secs=None, run_every_steps=5
+    )
     early.train(train_input_fn, hooks=[hook], max_steps=1000)
     # (Not get_variable_value: tf.train.load_checkpoint takes a checkpoint prefix on ram://
     # for a directory, as that file system calls any prefix of a file name a directory.)

@@ -18,168 +18,210 @@ from components.example_gen import ExampleGen
 from components.example_gen import executor
 from schemas import TAXI_SCHEMA_PATH, load_schema
 
-TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / 'data' / 'taxi' / 'data.csv'
+TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "taxi" / "data.csv"
 # FnApiRunner: the DirectRunner of Beam 2.77 tries to download Prism first, even in_memory.
-BEAM_ARGS = ['--runner=FnApiRunner']
+BEAM_ARGS = ["--runner=FnApiRunner"]
 N_ROWS = 300
 
-with open(TAXI_CSV, newline='') as _f:
+with open(TAXI_CSV, newline="") as _f:
     _LINES = _f.read().splitlines()
-HEADER = _LINES[0].split(',')
-TAXI_ROWS = _LINES[1:N_ROWS + 1]
+HEADER = _LINES[0].split(",")
+TAXI_ROWS = _LINES[1 : N_ROWS + 1]
 
 
 def _row(**values) -> str:
     """A CSV line: the first taxi row with some columns replaced."""
-    fields = TAXI_ROWS[0].split(',')
+    fields = TAXI_ROWS[0].split(",")
     for name, value in values.items():
         fields[HEADER.index(name)] = value
-    return ','.join(fields)
+    return ",".join(fields)
 
 
 BAD_ROWS = {  # name: (line text, column, reason)
-    'wrong_field_count': (','.join(TAXI_ROWS[0].split(',')[:-1]), None, 'expected 18 fields, got 17'),
-    'bad_float': (_row(fare='abc'), 'fare', "'abc' is not a valid FLOAT"),
-    'bad_int': (_row(trip_start_hour='7.5'), 'trip_start_hour', "'7.5' is not a valid INT"),
-    'missing_required': (_row(tips=''), 'tips', 'missing value for required feature'),
+    "wrong_field_count": (
+        ",".join(TAXI_ROWS[0].split(",")[:-1]),
+        None,
+        "expected 18 fields, got 17",
+    ),
+    "bad_float": (_row(fare="abc"), "fare", "'abc' is not a valid FLOAT"),
+    "bad_int": (_row(trip_start_hour="7.5"), "trip_start_hour", "'7.5' is not a valid INT"),
+    "missing_required": (_row(tips=""), "tips", "missing value for required feature"),
 }
 
 
 def _write(path, lines, header=HEADER) -> pathlib.Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('\n'.join([','.join(header), *lines]) + '\n')
+    path.write_text("\n".join([",".join(header), *lines]) + "\n")
     return path
 
 
 @pytest.fixture
 def schema(tmp_path):
     artifact = standard_artifacts.Schema()
-    artifact.uri = str(tmp_path / 'schema')
+    artifact.uri = str(tmp_path / "schema")
     os.makedirs(artifact.uri)
-    shutil.copy(TAXI_SCHEMA_PATH, os.path.join(artifact.uri, 'schema.pbtxt'))
+    shutil.copy(TAXI_SCHEMA_PATH, os.path.join(artifact.uri, "schema.pbtxt"))
     return artifact
 
 
 @pytest.fixture
 def taxi_csv(tmp_path):
-    return _write(tmp_path / 'in' / 'taxi.csv', TAXI_ROWS)
+    return _write(tmp_path / "in" / "taxi.csv", TAXI_ROWS)
 
 
-def _run(tmp_path, schema, input_base, name='examples', **exec_properties):
+def _run(tmp_path, schema, input_base, name="examples", **exec_properties):
     examples = standard_artifacts.Examples()
     examples.uri = str(tmp_path / name)
     # make_beam_pipeline_fn instead of beam_pipeline_args: with the latter, TFX's
     # BaseBeamExecutor builds (and leaves in /tmp) a 40 MB sdist of TFX per executor.
     context = base_beam_executor.BaseBeamExecutor.Context(
-        tmp_dir=str(tmp_path / 'tmp' / name), unique_id='x',
-        make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS))
-    executor.Executor(context).Do({'schema': [schema]}, {'examples': [examples]},
-                                  {'input_base': str(input_base), **exec_properties})
+        tmp_dir=str(tmp_path / "tmp" / name),
+        unique_id="x",
+        make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS),
+    )
+    executor.Executor(context).Do(
+        {"schema": [schema]},
+        {"examples": [examples]},
+        {"input_base": str(input_base), **exec_properties},
+    )
     return examples
 
 
 def _read(examples, split):
-    pattern = os.path.join(artifact_utils.get_split_uri([examples], split), 'data_tfrecord-*.gz')
+    pattern = os.path.join(artifact_utils.get_split_uri([examples], split), "data_tfrecord-*.gz")
     files = sorted(glob.glob(pattern))
     assert files, pattern
-    return list(tf.data.TFRecordDataset(files, compression_type='GZIP').as_numpy_iterator())
+    return list(tf.data.TFRecordDataset(files, compression_type="GZIP").as_numpy_iterator())
 
 
-def _splits_left(tmp_path, name='examples'):
-    return glob.glob(str(tmp_path / name / 'Split-*'))
+def _splits_left(tmp_path, name="examples"):
+    return glob.glob(str(tmp_path / name / "Split-*"))
 
 
 def test_splits_are_about_two_to_one_and_deterministic(tmp_path, schema, taxi_csv):
-    first = _run(tmp_path, schema, taxi_csv, 'first')
-    second = _run(tmp_path, schema, taxi_csv, 'second')
+    first = _run(tmp_path, schema, taxi_csv, "first")
+    second = _run(tmp_path, schema, taxi_csv, "second")
 
-    assert artifact_utils.decode_split_names(first.split_names) == ['train', 'eval']
-    train, eval_ = _read(first, 'train'), _read(first, 'eval')
+    assert artifact_utils.decode_split_names(first.split_names) == ["train", "eval"]
+    train, eval_ = _read(first, "train"), _read(first, "eval")
     assert len(train) + len(eval_) == N_ROWS
     assert 0.58 < len(train) / N_ROWS < 0.75
-    assert sorted(train) == sorted(_read(second, 'train'))
-    assert sorted(eval_) == sorted(_read(second, 'eval'))
-    assert first.get_string_custom_property('file_format') == 'tfrecords_gzip'
-    assert first.get_string_custom_property('payload_format') == 'FORMAT_TF_EXAMPLE'
-    assert first.get_int_custom_property('num_rows') == N_ROWS
-    assert first.get_int_custom_property('num_rejected') == 0
-    assert not os.path.exists(os.path.join(first.uri, 'rejected'))
+    assert sorted(train) == sorted(_read(second, "train"))
+    assert sorted(eval_) == sorted(_read(second, "eval"))
+    assert first.get_string_custom_property("file_format") == "tfrecords_gzip"
+    assert first.get_string_custom_property("payload_format") == "FORMAT_TF_EXAMPLE"
+    assert first.get_int_custom_property("num_rows") == N_ROWS
+    assert first.get_int_custom_property("num_rejected") == 0
+    assert not os.path.exists(os.path.join(first.uri, "rejected"))
 
 
 def test_typed_values_round_trip_and_missing_optionals_are_absent(tmp_path, schema):
-    full = _row(trip_start_timestamp='1', fare='12.5', trip_seconds='-3', company='"Taxi, Inc."',
-                pickup_census_tract='17031081500', dropoff_latitude='41.5')
-    sparse = _row(trip_start_timestamp='2', company='', pickup_census_tract='',
-                  dropoff_latitude='', trip_seconds='')
-    csv_path = _write(tmp_path / 'typed.csv', [full, sparse])
+    full = _row(
+        trip_start_timestamp="1",
+        fare="12.5",
+        trip_seconds="-3",
+        company='"Taxi, Inc."',
+        pickup_census_tract="17031081500",
+        dropoff_latitude="41.5",
+    )
+    sparse = _row(
+        trip_start_timestamp="2",
+        company="",
+        pickup_census_tract="",
+        dropoff_latitude="",
+        trip_seconds="",
+    )
+    csv_path = _write(tmp_path / "typed.csv", [full, sparse])
     examples = _run(tmp_path, schema, csv_path, split_ratios='{"all": 1}')
 
-    serialized = sorted(_read(examples, 'all'),
-                        key=lambda s: tf.train.Example.FromString(s).features.feature[
-                            'trip_start_timestamp'].int64_list.value[0])
+    serialized = sorted(
+        _read(examples, "all"),
+        key=lambda s: (
+            tf.train.Example.FromString(s)
+            .features.feature["trip_start_timestamp"]
+            .int64_list.value[0]
+        ),
+    )
     spec = {}
     for feature in load_schema(TAXI_SCHEMA_PATH).feature:
-        dtype = {schema_pb2.INT: tf.int64, schema_pb2.FLOAT: tf.float32,
-                 schema_pb2.BYTES: tf.string}[feature.type]
-        spec[feature.name] = (tf.io.FixedLenFeature([], dtype) if feature.presence.min_fraction == 1
-                              else tf.io.VarLenFeature(dtype))
+        dtype = {
+            schema_pb2.INT: tf.int64,
+            schema_pb2.FLOAT: tf.float32,
+            schema_pb2.BYTES: tf.string,
+        }[feature.type]
+        spec[feature.name] = (
+            tf.io.FixedLenFeature([], dtype)
+            if feature.presence.min_fraction == 1
+            else tf.io.VarLenFeature(dtype)
+        )
     parsed = tf.io.parse_example(serialized, spec)
 
-    assert parsed['trip_start_timestamp'].numpy().tolist() == [1, 2]
-    assert parsed['fare'].numpy()[0] == pytest.approx(12.5)
-    assert parsed['payment_type'].numpy()[0] == TAXI_ROWS[0].split(',')[
-        HEADER.index('payment_type')].encode()
-    assert tf.sparse.to_dense(parsed['company'], b'').numpy().tolist() == [[b'Taxi, Inc.'], [b'']]
-    assert parsed['pickup_census_tract'].values.numpy().tolist() == [17031081500]
-    assert parsed['trip_seconds'].values.numpy().tolist() == [-3]
-    assert parsed['dropoff_latitude'].values.numpy() == pytest.approx([41.5])
+    assert parsed["trip_start_timestamp"].numpy().tolist() == [1, 2]
+    assert parsed["fare"].numpy()[0] == pytest.approx(12.5)
+    assert (
+        parsed["payment_type"].numpy()[0]
+        == TAXI_ROWS[0].split(",")[HEADER.index("payment_type")].encode()
+    )
+    assert tf.sparse.to_dense(parsed["company"], b"").numpy().tolist() == [[b"Taxi, Inc."], [b""]]
+    assert parsed["pickup_census_tract"].values.numpy().tolist() == [17031081500]
+    assert parsed["trip_seconds"].values.numpy().tolist() == [-3]
+    assert parsed["dropoff_latitude"].values.numpy() == pytest.approx([41.5])
 
     absent = set(tf.train.Example.FromString(serialized[1]).features.feature)
-    assert absent.isdisjoint({'company', 'pickup_census_tract', 'dropoff_latitude', 'trip_seconds'})
+    assert absent.isdisjoint({"company", "pickup_census_tract", "dropoff_latitude", "trip_seconds"})
 
 
 def test_split_key_keeps_equal_keys_in_one_split(tmp_path, schema, taxi_csv):
-    examples = _run(tmp_path, schema, taxi_csv, split_key='company',
-                    split_ratios='{"train": 1, "eval": 1, "test": 1}')
+    examples = _run(
+        tmp_path,
+        schema,
+        taxi_csv,
+        split_key="company",
+        split_ratios='{"train": 1, "eval": 1, "test": 1}',
+    )
     companies = {}
-    for split in ('train', 'eval', 'test'):
+    for split in ("train", "eval", "test"):
         features = [tf.train.Example.FromString(r).features.feature for r in _read(examples, split)]
         assert features, split
-        companies[split] = {f['company'].bytes_list.value[0] for f in features if 'company' in f}
-    assert not companies['train'] & companies['eval']
-    assert not companies['train'] & companies['test']
-    assert not companies['eval'] & companies['test']
+        companies[split] = {f["company"].bytes_list.value[0] for f in features if "company" in f}
+    assert not companies["train"] & companies["eval"]
+    assert not companies["train"] & companies["test"]
+    assert not companies["eval"] & companies["test"]
 
 
-@pytest.mark.parametrize('kind', sorted(BAD_ROWS))
+@pytest.mark.parametrize("kind", sorted(BAD_ROWS))
 def test_bad_row_fails_naming_file_line_and_column(tmp_path, schema, kind):
     text, column, reason = BAD_ROWS[kind]
-    csv_path = _write(tmp_path / 'in' / 'data.csv', [*TAXI_ROWS[:15], text, *TAXI_ROWS[15:40]])
-    where = f'{csv_path} line 17' + (f", column '{column}'" if column else '')
-    with pytest.raises(ValueError, match=re.escape(f'{where}: {reason}')):
+    csv_path = _write(tmp_path / "in" / "data.csv", [*TAXI_ROWS[:15], text, *TAXI_ROWS[15:40]])
+    where = f"{csv_path} line 17" + (f", column '{column}'" if column else "")
+    with pytest.raises(ValueError, match=re.escape(f"{where}: {reason}")):
         _run(tmp_path, schema, csv_path)
     assert not _splits_left(tmp_path)
 
 
 def test_line_numbers_count_lines_inside_quoted_fields(tmp_path, schema):
-    multiline = _row(trip_start_timestamp='1', company='"Two\nLines"')
-    csv_path = _write(tmp_path / 'quoted.csv', [multiline, TAXI_ROWS[1], _row(fare='x')])
+    multiline = _row(trip_start_timestamp="1", company='"Two\nLines"')
+    csv_path = _write(tmp_path / "quoted.csv", [multiline, TAXI_ROWS[1], _row(fare="x")])
     with pytest.raises(ValueError, match=re.escape(f"{csv_path} line 5, column 'fare'")):
         _run(tmp_path, schema, csv_path)
 
-    good = _write(tmp_path / 'good' / 'quoted.csv', [multiline])
+    good = _write(tmp_path / "good" / "quoted.csv", [multiline])
     examples = _run(tmp_path, schema, good, split_ratios='{"all": 1}')
-    example = tf.train.Example.FromString(_read(examples, 'all')[0])
-    assert example.features.feature['company'].bytes_list.value == [b'Two\nLines']
+    example = tf.train.Example.FromString(_read(examples, "all")[0])
+    assert example.features.feature["company"].bytes_list.value == [b"Two\nLines"]
 
 
 def test_first_bad_row_is_the_smallest_file_and_line(tmp_path, schema):
-    folder = tmp_path / 'in'
-    _write(folder / 'b.csv', [TAXI_ROWS[0], _row(fare='bad')])
-    _write(folder / 'a.csv', [*TAXI_ROWS[:8], _row(tips=''), *TAXI_ROWS[8:17], _row(fare='bad')])
-    with pytest.raises(ValueError, match=re.escape(
+    folder = tmp_path / "in"
+    _write(folder / "b.csv", [TAXI_ROWS[0], _row(fare="bad")])
+    _write(folder / "a.csv", [*TAXI_ROWS[:8], _row(tips=""), *TAXI_ROWS[8:17], _row(fare="bad")])
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
             f"{folder / 'a.csv'} line 10, column 'tips': missing value for required feature "
-            '(3 bad row(s) of 21;')):
+            "(3 bad row(s) of 21;"
+        ),
+    ):
         _run(tmp_path, schema, folder)
 
 
@@ -191,72 +233,87 @@ def _with_bad_rows(tmp_path):
         position = 50 * (i + 1) + i
         lines.insert(position, BAD_ROWS[kind][0])
         expected[position + 2] = BAD_ROWS[kind]
-    return _write(tmp_path / 'in' / 'data.csv', lines), expected
+    return _write(tmp_path / "in" / "data.csv", lines), expected
 
 
 def test_bad_rows_within_fraction_go_to_rejected_file(tmp_path, schema):
     csv_path, expected = _with_bad_rows(tmp_path)
     examples = _run(tmp_path, schema, csv_path, max_bad_row_fraction=0.02)
 
-    assert examples.get_int_custom_property('num_rows') == N_ROWS
-    assert examples.get_int_custom_property('num_rejected') == len(BAD_ROWS)
-    assert len(_read(examples, 'train')) + len(_read(examples, 'eval')) == N_ROWS
+    assert examples.get_int_custom_property("num_rows") == N_ROWS
+    assert examples.get_int_custom_property("num_rejected") == len(BAD_ROWS)
+    assert len(_read(examples, "train")) + len(_read(examples, "eval")) == N_ROWS
     rejected = []
-    for path in sorted(glob.glob(os.path.join(examples.uri, 'rejected', 'rejected-*.csv'))):
-        with open(path, newline='') as f:
+    for path in sorted(glob.glob(os.path.join(examples.uri, "rejected", "rejected-*.csv"))):
+        with open(path, newline="") as f:
             rejected += list(csv.DictReader(f))
     assert len(rejected) == len(BAD_ROWS)
     for row in rejected:
-        text, column, reason = expected[int(row['line'])]
-        assert row == {'file': str(csv_path), 'line': row['line'], 'column': column or '',
-                       'reason': reason, 'raw': text}
+        text, column, reason = expected[int(row["line"])]
+        assert row == {
+            "file": str(csv_path),
+            "line": row["line"],
+            "column": column or "",
+            "reason": reason,
+            "raw": text,
+        }
 
 
 def test_bad_rows_above_fraction_fail(tmp_path, schema):
     csv_path, _ = _with_bad_rows(tmp_path)
-    rejected_dir = os.path.join(tmp_path, 'examples', 'rejected')
-    with pytest.raises(ValueError, match=re.escape(
-            f'4 of 304 rows are bad (0.01316 > max_bad_row_fraction 0.01); first: {csv_path} line 52')
-            ) as error:
+    rejected_dir = os.path.join(tmp_path, "examples", "rejected")
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            f"4 of 304 rows are bad (0.01316 > max_bad_row_fraction 0.01); first: {csv_path} line 52"
+        ),
+    ) as error:
         _run(tmp_path, schema, csv_path, max_bad_row_fraction=0.01)
     assert rejected_dir in str(error.value)
-    assert glob.glob(os.path.join(rejected_dir, 'rejected-*.csv'))
+    assert glob.glob(os.path.join(rejected_dir, "rejected-*.csv"))
     assert not _splits_left(tmp_path)
 
 
-@pytest.mark.parametrize('layout', ['header_only', 'zero_bytes', 'empty_folder', 'missing'])
+@pytest.mark.parametrize("layout", ["header_only", "zero_bytes", "empty_folder", "missing"])
 def test_empty_input_fails_naming_it(tmp_path, schema, layout):
-    folder = tmp_path / 'in'
+    folder = tmp_path / "in"
     folder.mkdir()
-    input_base = {'header_only': _write(folder / 'h.csv', []), 'zero_bytes': folder / 'z.csv',
-                  'empty_folder': folder, 'missing': folder / 'missing.csv'}[layout]
-    if layout == 'zero_bytes':
+    input_base = {
+        "header_only": _write(folder / "h.csv", []),
+        "zero_bytes": folder / "z.csv",
+        "empty_folder": folder,
+        "missing": folder / "missing.csv",
+    }[layout]
+    if layout == "zero_bytes":
         input_base.touch()
-    with pytest.raises(ValueError, match=re.escape(f'input_base {str(input_base)!r}')):
+    with pytest.raises(ValueError, match=re.escape(f"input_base {str(input_base)!r}")):
         _run(tmp_path, schema, input_base)
     assert not _splits_left(tmp_path)
 
 
-@pytest.mark.parametrize('header, message', [
-    ([c for c in HEADER if c != 'tips'], "header lacks schema column(s) 'tips'"),
-    ([*HEADER, 'driver'], "column 'driver' is not in the schema"),
-])
+@pytest.mark.parametrize(
+    "header, message",
+    [
+        ([c for c in HEADER if c != "tips"], "header lacks schema column(s) 'tips'"),
+        ([*HEADER, "driver"], "column 'driver' is not in the schema"),
+    ],
+)
 def test_header_mismatch_fails_naming_the_column(tmp_path, schema, header, message):
-    csv_path = _write(tmp_path / 'in' / 'data.csv', [], header=header)
-    with pytest.raises(ValueError, match=re.escape(f'{csv_path} line 1: {message}')):
+    csv_path = _write(tmp_path / "in" / "data.csv", [], header=header)
+    with pytest.raises(ValueError, match=re.escape(f"{csv_path} line 1: {message}")):
         _run(tmp_path, schema, csv_path)
 
 
 def test_component_checks_parameters_early():
     schema = channel.Channel(type=standard_artifacts.Schema)
-    component = ExampleGen(input_base='data/taxi/data.csv', schema=schema, max_bad_row_fraction=0)
-    assert component.outputs['examples'].type is standard_artifacts.Examples
-    assert component.exec_properties['split_ratios'] == '{"train": 2, "eval": 1}'
-    assert component.exec_properties['max_bad_row_fraction'] == 0.0
-    with pytest.raises(ValueError, match='positive integer'):
-        ExampleGen(input_base='x.csv', schema=schema, split_ratios='{"train": 0}')
-    with pytest.raises(ValueError, match='max_bad_row_fraction'):
-        ExampleGen(input_base='x.csv', schema=schema, max_bad_row_fraction=1.5)
+    component = ExampleGen(input_base="data/taxi/data.csv", schema=schema, max_bad_row_fraction=0)
+    assert component.outputs["examples"].type is standard_artifacts.Examples
+    assert component.exec_properties["split_ratios"] == '{"train": 2, "eval": 1}'
+    assert component.exec_properties["max_bad_row_fraction"] == 0.0
+    with pytest.raises(ValueError, match="positive integer"):
+        ExampleGen(input_base="x.csv", schema=schema, split_ratios='{"train": 0}')
+    with pytest.raises(ValueError, match="max_bad_row_fraction"):
+        ExampleGen(input_base="x.csv", schema=schema, max_bad_row_fraction=1.5)
 
 
 def _ingest(root, csv_path, schema_path):
@@ -268,37 +325,50 @@ def _ingest(root, csv_path, schema_path):
     from components.schema_importer import SchemaImporter
     from pipeline.config import PipelineConfig
     from pipeline.runner import summarize
+
     schema_importer = SchemaImporter(schema_file=str(schema_path))
-    example_gen = ExampleGen(input_base=str(csv_path), schema=schema_importer.outputs['schema'])
-    config = metadata.sqlite_metadata_connection_config(str(root / 'metadata.sqlite'))
-    LocalDagRunner().run(pipeline.Pipeline(
-        pipeline_name='ingest', pipeline_root=str(root / 'root'),
-        components=[schema_importer, example_gen], enable_cache=True,
-        metadata_connection_config=config, beam_pipeline_args=BEAM_ARGS))
+    example_gen = ExampleGen(input_base=str(csv_path), schema=schema_importer.outputs["schema"])
+    config = metadata.sqlite_metadata_connection_config(str(root / "metadata.sqlite"))
+    LocalDagRunner().run(
+        pipeline.Pipeline(
+            pipeline_name="ingest",
+            pipeline_root=str(root / "root"),
+            components=[schema_importer, example_gen],
+            enable_cache=True,
+            metadata_connection_config=config,
+            beam_pipeline_args=BEAM_ARGS,
+        )
+    )
     with metadata.Metadata(config) as store:
-        examples = max(store.store.get_artifacts_by_type('Examples'), key=lambda a: a.id)
-    cached = set(summarize(PipelineConfig(
-        pipeline_name='ingest', metadata_path=str(root / 'metadata.sqlite'))).cached_components)
+        examples = max(store.store.get_artifacts_by_type("Examples"), key=lambda a: a.id)
+    cached = set(
+        summarize(
+            PipelineConfig(pipeline_name="ingest", metadata_path=str(root / "metadata.sqlite"))
+        ).cached_components
+    )
     return cached, examples
 
 
 def test_rerun_notices_changed_csv_and_schema_files_at_the_same_paths(tmp_path):
-    csv_path, schema_path = tmp_path / 'data.csv', tmp_path / 'schema.pbtxt'
-    csv_path.write_text('\n'.join([_LINES[0], *TAXI_ROWS[:100]]) + '\n')
+    csv_path, schema_path = tmp_path / "data.csv", tmp_path / "schema.pbtxt"
+    csv_path.write_text("\n".join([_LINES[0], *TAXI_ROWS[:100]]) + "\n")
     shutil.copy(TAXI_SCHEMA_PATH, schema_path)
     _, first = _ingest(tmp_path, csv_path, schema_path)
-    assert 'input_fingerprint' in first.custom_properties
+    assert "input_fingerprint" in first.custom_properties
 
     cached, again = _ingest(tmp_path, csv_path, schema_path)
-    assert cached == {'SchemaImporter', 'ExampleGen'} and again.id == first.id
+    assert cached == {"SchemaImporter", "ExampleGen"} and again.id == first.id
 
-    csv_path.write_text('\n'.join([_LINES[0], *TAXI_ROWS[:150]]) + '\n')
+    csv_path.write_text("\n".join([_LINES[0], *TAXI_ROWS[:150]]) + "\n")
     cached, changed = _ingest(tmp_path, csv_path, schema_path)
-    assert cached == {'SchemaImporter'} and changed.id != first.id
-    records = sum(1 for path in glob.glob(os.path.join(changed.uri, 'Split-*', '*.gz'))
-                  for _ in tf.data.TFRecordDataset(path, compression_type='GZIP'))
+    assert cached == {"SchemaImporter"} and changed.id != first.id
+    records = sum(
+        1
+        for path in glob.glob(os.path.join(changed.uri, "Split-*", "*.gz"))
+        for _ in tf.data.TFRecordDataset(path, compression_type="GZIP")
+    )
     assert records == 150
 
-    schema_path.write_text(schema_path.read_text() + '\n# reviewed\n')
+    schema_path.write_text(schema_path.read_text() + "\n# reviewed\n")
     cached, _ = _ingest(tmp_path, csv_path, schema_path)
-    assert 'SchemaImporter' not in cached
+    assert "SchemaImporter" not in cached

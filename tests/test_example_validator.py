@@ -8,7 +8,13 @@ from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 
 from components.example_validator.checks import (
-    KINDS, anomaly_lines, check_kinds, find_anomalies, has_errors, to_proto)
+    KINDS,
+    anomaly_lines,
+    check_kinds,
+    find_anomalies,
+    has_errors,
+    to_proto,
+)
 from tests.conftest import run_statistics_gen, schema_artifact, small_pipeline_config
 
 _Type = anomalies_pb2.AnomalyInfo
@@ -57,18 +63,21 @@ def _strings(name, counts, present=EXAMPLES, top=None):
     for rank, (value, count) in enumerate(ranked):
         stats.top_values.add(value=value, frequency=count)
         if top is None:
-            stats.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=value,
-                                             sample_count=count)
-    del stats.top_values[top or len(ranked):]
+            stats.rank_histogram.buckets.add(
+                low_rank=rank, high_rank=rank, label=value, sample_count=count
+            )
+    del stats.top_values[top or len(ranked) :]
     return feature
 
 
 def _clean():
-    return {"amount": _numbers("amount", 0.5, 99.0),
-            "count": _numbers("count", 0, 10, present=60, kind=_Stats.INT),
-            "color": _strings("color", {"red": 50, "green": 30, "blue": 20}),
-            "size": _strings("size", {"S": 40, "M": 40, "L": 15, "XL": 5}),
-            "label": _numbers("label", 0, 1, kind=_Stats.INT)}
+    return {
+        "amount": _numbers("amount", 0.5, 99.0),
+        "count": _numbers("count", 0, 10, present=60, kind=_Stats.INT),
+        "color": _strings("color", {"red": 50, "green": 30, "blue": 20}),
+        "size": _strings("size", {"S": 40, "M": 40, "L": 15, "XL": 5}),
+        "label": _numbers("label", 0, 1, kind=_Stats.INT),
+    }
 
 
 def _dataset(features):
@@ -85,8 +94,9 @@ def _found(**changes):
             del features[name]
         else:
             features[name] = feature
-    return sorted((a.column, a.kind, a.type)
-                  for a in find_anomalies(_dataset(features), _schema(), "label"))
+    return sorted(
+        (a.column, a.kind, a.type) for a in find_anomalies(_dataset(features), _schema(), "label")
+    )
 
 
 def test_clean_statistics_have_no_anomaly():
@@ -95,47 +105,82 @@ def test_clean_statistics_have_no_anomaly():
     assert _found() == []
 
 
-@pytest.mark.parametrize("changes, expected", [
-    ({"amount": None}, ("amount", "missing_column", _Type.SCHEMA_MISSING_COLUMN)),
-    ({"amount": _numbers("amount", 0, 1, present=0)},
-     ("amount", "missing_column", _Type.SCHEMA_MISSING_COLUMN)),
-    ({"extra": _numbers("extra", 0, 1)}, ("extra", "new_column", _Type.SCHEMA_NEW_COLUMN)),
-    ({"count": _strings("count", {"3": 60}, present=60)},
-     ("count", "type_change", _Type.UNEXPECTED_DATA_TYPE)),
-    ({"amount": _numbers("amount", 1, 2, present=97)},
-     ("amount", "low_presence", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT)),
-    ({"count": _numbers("count", 0, 10, present=40, kind=_Stats.INT)},
-     ("count", "low_presence", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT)),
-    ({"color": _strings("color", {"red": 90, "purple": 10})},
-     ("color", "out_of_domain", _Type.ENUM_TYPE_UNEXPECTED_STRING_VALUES)),
-    ({"size": _strings("size", {"S": 40, "M": 40, "XL": 20})},
-     ("size", "out_of_domain", _Type.ENUM_TYPE_UNEXPECTED_STRING_VALUES)),
-    ({"amount": _numbers("amount", -3.5, 50)},
-     ("amount", "out_of_range", _Type.FLOAT_TYPE_SMALL_FLOAT)),
-    ({"count": _numbers("count", 0, 11, present=60, kind=_Stats.INT)},
-     ("count", "out_of_range", _Type.INT_TYPE_BIG_INT)),
-    ({"label": None}, ("label", "label_missing", _Type.FEATURE_TYPE_NOT_PRESENT)),
-    ({"label": _numbers("label", 0, 1, present=99, kind=_Stats.INT)},
-     ("label", "label_missing", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT)),
-    ({"label": _numbers("label", 1, 1, kind=_Stats.INT)},
-     ("label", "label_constant", _Type.FEATURE_TYPE_LOW_UNIQUE)),
-], ids=lambda value: value[1] if isinstance(value, tuple) else None)
+@pytest.mark.parametrize(
+    "changes, expected",
+    [
+        ({"amount": None}, ("amount", "missing_column", _Type.SCHEMA_MISSING_COLUMN)),
+        (
+            {"amount": _numbers("amount", 0, 1, present=0)},
+            ("amount", "missing_column", _Type.SCHEMA_MISSING_COLUMN),
+        ),
+        ({"extra": _numbers("extra", 0, 1)}, ("extra", "new_column", _Type.SCHEMA_NEW_COLUMN)),
+        (
+            {"count": _strings("count", {"3": 60}, present=60)},
+            ("count", "type_change", _Type.UNEXPECTED_DATA_TYPE),
+        ),
+        (
+            {"amount": _numbers("amount", 1, 2, present=97)},
+            ("amount", "low_presence", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT),
+        ),
+        (
+            {"count": _numbers("count", 0, 10, present=40, kind=_Stats.INT)},
+            ("count", "low_presence", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT),
+        ),
+        (
+            {"color": _strings("color", {"red": 90, "purple": 10})},
+            ("color", "out_of_domain", _Type.ENUM_TYPE_UNEXPECTED_STRING_VALUES),
+        ),
+        (
+            {"size": _strings("size", {"S": 40, "M": 40, "XL": 20})},
+            ("size", "out_of_domain", _Type.ENUM_TYPE_UNEXPECTED_STRING_VALUES),
+        ),
+        (
+            {"amount": _numbers("amount", -3.5, 50)},
+            ("amount", "out_of_range", _Type.FLOAT_TYPE_SMALL_FLOAT),
+        ),
+        (
+            {"count": _numbers("count", 0, 11, present=60, kind=_Stats.INT)},
+            ("count", "out_of_range", _Type.INT_TYPE_BIG_INT),
+        ),
+        ({"label": None}, ("label", "label_missing", _Type.FEATURE_TYPE_NOT_PRESENT)),
+        (
+            {"label": _numbers("label", 0, 1, present=99, kind=_Stats.INT)},
+            ("label", "label_missing", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT),
+        ),
+        (
+            {"label": _numbers("label", 1, 1, kind=_Stats.INT)},
+            ("label", "label_constant", _Type.FEATURE_TYPE_LOW_UNIQUE),
+        ),
+    ],
+    ids=lambda value: value[1] if isinstance(value, tuple) else None,
+)
 def test_each_anomaly_kind_is_caught_with_tfdv_type(changes, expected):
     assert _found(**changes) == [expected]
 
 
 def test_every_kind_is_tested():
-    assert set(KINDS) == {"missing_column", "new_column", "type_change", "low_presence",
-                          "out_of_domain", "out_of_range", "label_missing", "label_constant"}
+    assert set(KINDS) == {
+        "missing_column",
+        "new_column",
+        "type_change",
+        "low_presence",
+        "out_of_domain",
+        "out_of_range",
+        "label_missing",
+        "label_constant",
+    }
 
 
 def test_a_constant_string_label_and_a_label_the_schema_lacks_are_checked():
     schema = _schema('feature { name: "x" type: FLOAT }')
     dataset = _dataset({"x": _numbers("x", 0, 1), "y": _strings("y", {"yes": EXAMPLES})})
     assert [(a.column, a.kind) for a in find_anomalies(dataset, schema, "y")] == [
-        ("y", "label_constant")]
+        ("y", "label_constant")
+    ]
     assert [(a.column, a.kind) for a in find_anomalies(dataset, schema, "z")] == [
-        ("z", "label_missing"), ("y", "new_column")]
+        ("z", "label_missing"),
+        ("y", "new_column"),
+    ]
 
 
 def test_out_of_domain_mass_counts_values_the_statistics_do_not_list_as_outside():
@@ -143,13 +188,18 @@ def test_out_of_domain_mass_counts_values_the_statistics_do_not_list_as_outside(
     # so they count as outside; the description says so.
     truncated = _strings("color", {"red": 50, "green": 30, "blue": 20}, top=2)
     (anomaly,) = find_anomalies(_dataset({**_clean(), "color": truncated}), _schema(), "label")
-    assert (anomaly.kind, anomaly.observed) == ("out_of_domain",
-                                               "20% outside ( and values not listed)")
+    assert (anomaly.kind, anomaly.observed) == (
+        "out_of_domain",
+        "20% outside ( and values not listed)",
+    )
 
 
 def test_descriptions_name_column_kind_observed_and_expected():
-    features = {**_clean(), "color": _strings("color", {"red": 90, "purple": 7, "pink": 3}),
-                "amount": _numbers("amount", 1, 2, present=97)}
+    features = {
+        **_clean(),
+        "color": _strings("color", {"red": 90, "purple": 7, "pink": 3}),
+        "amount": _numbers("amount", 1, 2, present=97),
+    }
     proto = to_proto(find_anomalies(_dataset(features), _schema(), "label"), _schema())
     assert anomaly_lines(proto, "eval") == [
         "eval: amount: low_presence (error): fewer examples hold the column than "
@@ -165,9 +215,17 @@ def test_descriptions_name_column_kind_observed_and_expected():
 
 
 def test_warn_only_kinds_are_warnings_and_do_not_fail():
-    anomalies = find_anomalies(_dataset({**_clean(), "extra": _numbers("extra", 0, 1),
-                                         "label": _numbers("label", 1, 1, kind=_Stats.INT)}),
-                               _schema(), "label")
+    anomalies = find_anomalies(
+        _dataset(
+            {
+                **_clean(),
+                "extra": _numbers("extra", 0, 1),
+                "label": _numbers("label", 1, 1, kind=_Stats.INT),
+            }
+        ),
+        _schema(),
+        "label",
+    )
     assert has_errors(to_proto(anomalies, _schema(), ["new_column"]))
     proto = to_proto(anomalies, _schema(), ["new_column", "label_constant"])
     assert not has_errors(proto)
@@ -177,6 +235,7 @@ def test_warn_only_kinds_are_warnings_and_do_not_fail():
 
 
 # The executor on real statistics: StatisticsGen's executor over generated TFRecords.
+
 
 def _artifacts(tmp_path, rows_by_split, schema_text):
     """Examples from {split: [feature dict]}, the schema, and their StatisticsGen statistics."""
@@ -195,28 +254,35 @@ def _artifacts(tmp_path, rows_by_split, schema_text):
     examples.split_names = artifact_utils.encode_split_names(list(rows_by_split))
     for split, rows in rows_by_split.items():
         os.makedirs(os.path.join(examples.uri, f"Split-{split}"))
-        with tf.io.TFRecordWriter(os.path.join(examples.uri, f"Split-{split}", "data.gz"),
-                                  "GZIP") as writer:
+        with tf.io.TFRecordWriter(
+            os.path.join(examples.uri, f"Split-{split}", "data.gz"), "GZIP"
+        ) as writer:
             for row in rows:
-                writer.write(tf.train.Example(features=tf.train.Features(feature={
-                    key: feature(value) for key, value in row.items()})).SerializeToString())
+                writer.write(
+                    tf.train.Example(
+                        features=tf.train.Features(
+                            feature={key: feature(value) for key, value in row.items()}
+                        )
+                    ).SerializeToString()
+                )
     # No schema for StatisticsGen: the statistics type columns by what the examples hold.
-    return run_statistics_gen(tmp_path, examples), schema_artifact(tmp_path / "schema",
-                                                                   schema_text)
+    return run_statistics_gen(tmp_path, examples), schema_artifact(tmp_path / "schema", schema_text)
 
 
 def _validate(statistics, schema, tmp_path, **exec_properties):
     from tfx.types import standard_artifacts
 
     from components.example_validator.executor import Executor
+
     anomalies = standard_artifacts.ExampleAnomalies()
     anomalies.uri = str(tmp_path / "anomalies")
     properties = {"label_key": "label", "warn_only": "[]"}
     properties.update(exec_properties)
     error = None
     try:
-        Executor().Do({"statistics": [statistics], "schema": [schema]},
-                      {"anomalies": [anomalies]}, properties)
+        Executor().Do(
+            {"statistics": [statistics], "schema": [schema]}, {"anomalies": [anomalies]}, properties
+        )
     except RuntimeError as e:
         error = e
     return anomalies, error
@@ -234,8 +300,10 @@ def test_executor_writes_tfx_layout_and_fails_naming_each_anomaly(tmp_path):
     from tfx.types import artifact_utils
 
     good = [{"city": "Oslo", "age": 30 + i % 40, "label": i % 2} for i in range(60)]
-    bad = [{"city": "Paris" if i % 4 == 0 else "Rome", "age": "thirty", "label": 1,
-            "note": "new"} for i in range(40)]
+    bad = [
+        {"city": "Paris" if i % 4 == 0 else "Rome", "age": "thirty", "label": 1, "note": "new"}
+        for i in range(40)
+    ]
     statistics, schema = _artifacts(tmp_path, {"train": good, "eval": bad}, VALIDATOR_SCHEMA)
     anomalies, error = _validate(statistics, schema, tmp_path)
     assert artifact_utils.decode_split_names(anomalies.split_names) == ["train", "eval"]
@@ -243,16 +311,23 @@ def test_executor_writes_tfx_layout_and_fails_naming_each_anomaly(tmp_path):
         assert os.listdir(os.path.join(anomalies.uri, f"Split-{split}")) == ["SchemaDiff.pb"]
     lines = load_anomaly_lines(anomalies.uri, ["train", "eval"])
     assert [line.split(" (")[0] for line in lines] == [
-        "eval: age: type_change", "eval: city: out_of_domain", "eval: label: label_constant",
-        "eval: note: new_column"]
+        "eval: age: type_change",
+        "eval: city: out_of_domain",
+        "eval: label: label_constant",
+        "eval: note: new_column",
+    ]
     assert "observed BYTES, expected INT" in lines[0]
     assert "observed 25% outside ('Paris' 10)" in lines[1]
     message = str(error)
     assert "Data validation failed; the Trainer does not run" in message
     assert all(line in message for line in lines)
 
-    _, error = _validate(statistics, schema, tmp_path, warn_only=json.dumps(
-        ["type_change", "out_of_domain", "label_constant", "new_column"]))
+    _, error = _validate(
+        statistics,
+        schema,
+        tmp_path,
+        warn_only=json.dumps(["type_change", "out_of_domain", "label_constant", "new_column"]),
+    )
     assert error is None
 
 
@@ -272,8 +347,10 @@ def test_bad_data_stops_the_pipeline_before_the_trainer(tmp_path, small_taxi_csv
     with pytest.raises(DataValidationError) as failure:
         run_locally(config)
     message = str(failure.value)
-    assert ("train: tips: label_constant (error): the label column holds a single value: "
-            "observed every value 0, expected at least 2 distinct values") in message
+    assert (
+        "train: tips: label_constant (error): the label column holds a single value: "
+        "observed every value 0, expected at least 2 distinct values"
+    ) in message
     assert not os.path.exists(os.path.join(config.resolved_pipeline_root, "Trainer"))
     assert not os.path.exists(config.resolved_serving_model_dir)
 
@@ -282,8 +359,9 @@ def test_warn_only_kinds_come_from_the_config_and_command_line():
     from pipeline.__main__ import build_parser, config_from_args
     from pipeline.config import PipelineConfig
 
-    args = build_parser().parse_args(["run", "--warn-only-anomaly", "new_column",
-                                      "--warn-only-anomaly", "out_of_domain"])
+    args = build_parser().parse_args(
+        ["run", "--warn-only-anomaly", "new_column", "--warn-only-anomaly", "out_of_domain"]
+    )
     assert config_from_args(args).warn_only_anomalies == ("new_column", "out_of_domain")
     with pytest.raises(ValueError, match="unknown anomaly kind.*drift"):
         PipelineConfig(warn_only_anomalies=("drift",))

@@ -45,8 +45,12 @@ EXECUTORS = {
 
 
 def _config(output_dir, **overrides):
-    settings = dict(pipeline_root="gs://bucket/root", serving_model_dir="/gcs/bucket/serving/taxi",
-                    image=IMAGE, warm_start=True)
+    settings = dict(
+        pipeline_root="gs://bucket/root",
+        serving_model_dir="/gcs/bucket/serving/taxi",
+        image=IMAGE,
+        warm_start=True,
+    )
     settings.update(overrides)
     return small_pipeline_config(output_dir, "gs://bucket/data/taxi.csv", **settings)
 
@@ -71,8 +75,10 @@ def _executor(job, task):
 
 
 def _parameters(job, task):
-    return {key: value["runtimeValue"]["constant"]
-            for key, value in _tasks(job)[task]["inputs"]["parameters"].items()}
+    return {
+        key: value["runtimeValue"]["constant"]
+        for key, value in _tasks(job)[task]["inputs"]["parameters"].items()
+    }
 
 
 def _producer(job, task, key):
@@ -83,6 +89,7 @@ def _producer(job, task, key):
 def no_network(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError(f"network call: {args}")
+
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket.socket, "connect", refuse)
@@ -98,6 +105,7 @@ def no_credentials(monkeypatch, tmp_path):
 def test_compiled_json_parses_into_kfp_pipeline_spec(compiled):
     from google.protobuf import json_format
     from kfp.pipeline_spec import pipeline_spec_pb2
+
     _, path, job = compiled
     with open(path) as f:
         assert json.load(f) == job
@@ -111,10 +119,16 @@ def test_compiled_json_parses_into_kfp_pipeline_spec(compiled):
 def test_tasks_depend_on_what_they_consume(compiled):
     _, _, job = compiled
     tasks = _tasks(job)
-    needs = {name: sorted(set(task.get("dependentTasks", [])) | {
-        spec["taskOutputArtifact"]["producerTask"]
-        for spec in task.get("inputs", {}).get("artifacts", {}).values()})
-        for name, task in tasks.items()}
+    needs = {
+        name: sorted(
+            set(task.get("dependentTasks", []))
+            | {
+                spec["taskOutputArtifact"]["producerTask"]
+                for spec in task.get("inputs", {}).get("artifacts", {}).values()
+            }
+        )
+        for name, task in tasks.items()
+    }
     assert needs == {
         "SchemaImporter": [],
         "ExampleGen": ["SchemaImporter"],
@@ -135,6 +149,7 @@ def test_tasks_depend_on_what_they_consume(compiled):
 
 def test_every_component_runs_in_the_image_with_the_vertex_entrypoint(compiled):
     from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import KUBEFLOW_TFX_CMD
+
     _, _, job = compiled
     for task, executor_class in EXECUTORS.items():
         container = _executor(job, task)["container"]
@@ -143,7 +158,7 @@ def test_every_component_runs_in_the_image_with_the_vertex_entrypoint(compiled):
         assert container["command"] == list(KUBEFLOW_TFX_CMD)
         assert args[args.index("--executor_class_path") + 1] == executor_class
         assert args[args.index("--json_serialized_invocation_args") + 1] == "{{$}}"
-        assert args[-len(DEFAULT_BEAM_ARGS):] == list(DEFAULT_BEAM_ARGS)
+        assert args[-len(DEFAULT_BEAM_ARGS) :] == list(DEFAULT_BEAM_ARGS)
     for task in (BLESSING_RESOLVER, MODEL_RESOLVER):
         assert list(_executor(job, task)) == ["resolver"]
 
@@ -169,48 +184,78 @@ def test_parameters_come_from_the_config(compiled):
 
 def test_caching_as_configured_but_never_for_tasks_reading_outside_files(compiled, tmp_path):
     _, _, job = compiled
-    cached = {task: _tasks(job)[task].get("cachingOptions", {}).get("enableCache", False)
-              for task in EXECUTORS}
-    assert cached == {"SchemaImporter": False, "ExampleGen": False, "StatisticsGen": True,
-                      "ExampleValidator": True, "Transform": True, "Trainer": True,
-                      "Evaluator": True, "Pusher": True}
+    cached = {
+        task: _tasks(job)[task].get("cachingOptions", {}).get("enableCache", False)
+        for task in EXECUTORS
+    }
+    assert cached == {
+        "SchemaImporter": False,
+        "ExampleGen": False,
+        "StatisticsGen": True,
+        "ExampleValidator": True,
+        "Transform": True,
+        "Trainer": True,
+        "Evaluator": True,
+        "Pusher": True,
+    }
 
-    fresh = compile_pipeline(_config(tmp_path, warm_start=False, enable_cache=False),
-                             str(tmp_path / "fresh.json"))
-    assert not any(task.get("cachingOptions", {}).get("enableCache")
-                   for task in _tasks(fresh).values())
+    fresh = compile_pipeline(
+        _config(tmp_path, warm_start=False, enable_cache=False), str(tmp_path / "fresh.json")
+    )
+    assert not any(
+        task.get("cachingOptions", {}).get("enableCache") for task in _tasks(fresh).values()
+    )
     assert "base_model" not in _tasks(fresh)["Trainer"]["inputs"]["artifacts"]
     assert _parameters(fresh, "Trainer")["warm_start"] == 0
     assert _producer(fresh, "Evaluator", "baseline_model")["producerTask"] == MODEL_RESOLVER
 
 
 def test_dataflow_arguments_reach_every_beam_step(tmp_path, compiled):
-    config = _config(tmp_path, beam_runner="dataflow", gcp_project="proj",
-                     gcp_region="europe-west4", beam_worker_image=WORKER_IMAGE,
-                     beam_pipeline_args=("--max_num_workers=4",))
+    config = _config(
+        tmp_path,
+        beam_runner="dataflow",
+        gcp_project="proj",
+        gcp_region="europe-west4",
+        beam_worker_image=WORKER_IMAGE,
+        beam_pipeline_args=("--max_num_workers=4",),
+    )
     job = compile_pipeline(config, str(tmp_path / "dataflow.json"))
-    expected = ["--runner=DataflowRunner", "--project=proj", "--region=europe-west4",
-                "--temp_location=gs://bucket/root/beam-tmp",
-                f"--sdk_container_image={WORKER_IMAGE}", "--max_num_workers=4"]
+    expected = [
+        "--runner=DataflowRunner",
+        "--project=proj",
+        "--region=europe-west4",
+        "--temp_location=gs://bucket/root/beam-tmp",
+        f"--sdk_container_image={WORKER_IMAGE}",
+        "--max_num_workers=4",
+    ]
     for task in ("ExampleGen", "StatisticsGen", "Transform", "Evaluator"):
-        assert _executor(job, task)["container"]["args"][-len(expected):] == expected
+        assert _executor(job, task)["container"]["args"][-len(expected) :] == expected
 
 
 def test_portable_runner_arguments_name_the_job_server_and_worker_image():
-    config = PipelineConfig(pipeline_root="gs://bucket/root", beam_runner="portable",
-                            beam_job_endpoint="flink-jobserver:8099",
-                            beam_worker_image=WORKER_IMAGE)
-    assert beam_args(config) == ["--runner=PortableRunner", "--job_endpoint=flink-jobserver:8099",
-                                 "--environment_type=DOCKER",
-                                 f"--environment_config={WORKER_IMAGE}"]
+    config = PipelineConfig(
+        pipeline_root="gs://bucket/root",
+        beam_runner="portable",
+        beam_job_endpoint="flink-jobserver:8099",
+        beam_worker_image=WORKER_IMAGE,
+    )
+    assert beam_args(config) == [
+        "--runner=PortableRunner",
+        "--job_endpoint=flink-jobserver:8099",
+        "--environment_type=DOCKER",
+        f"--environment_config={WORKER_IMAGE}",
+    ]
 
 
 def test_files_in_the_repository_are_compiled_as_paths_in_the_image():
-    config = PipelineConfig(pipeline_root="gs://bucket/root", image=IMAGE,
-                            serving_model_dir="/gcs/bucket/serving/taxi")
+    config = PipelineConfig(
+        pipeline_root="gs://bucket/root", image=IMAGE, serving_model_dir="/gcs/bucket/serving/taxi"
+    )
     in_image = vertex_config(config)
-    assert (in_image.data_path, in_image.schema_path) == ("data/taxi/data.csv",
-                                                          "schemas/taxi/schema.pbtxt")
+    assert (in_image.data_path, in_image.schema_path) == (
+        "data/taxi/data.csv",
+        "schemas/taxi/schema.pbtxt",
+    )
     with pytest.raises(SetupError, match="--data .*tests/x.csv is not in the pipeline image"):
         vertex_config(dataclasses.replace(config, data_path=str(REPO_ROOT / "tests" / "x.csv")))
 
@@ -223,9 +268,26 @@ def test_compile_lists_everything_missing(tmp_path, capsys):
         assert flag in message
     assert not os.path.exists(tmp_path / "p.json")
 
-    assert main(["compile", "--out", str(tmp_path / "p.json"), "--pipeline-root", "gs://b/r",
-                 "--image", IMAGE, "--serving-model-dir", "/gcs/b/serving",
-                 "--beam-runner", "dataflow", "--data", "/gcs/b/data.csv"]) == 2
+    assert (
+        main(
+            [
+                "compile",
+                "--out",
+                str(tmp_path / "p.json"),
+                "--pipeline-root",
+                "gs://b/r",
+                "--image",
+                IMAGE,
+                "--serving-model-dir",
+                "/gcs/b/serving",
+                "--beam-runner",
+                "dataflow",
+                "--data",
+                "/gcs/b/data.csv",
+            ]
+        )
+        == 2
+    )
     message = capsys.readouterr().err
     assert "--data /gcs/b/data.csv" in message and "gs://" in message
     assert "--beam-worker-image" in message and "--project" in message
@@ -234,36 +296,66 @@ def test_compile_lists_everything_missing(tmp_path, capsys):
 def test_trainer_on_vertex_training_gets_the_cluster_from_the_config(tmp_path, capsys):
     from components.trainer.cluster import TrainingCluster, vertex_worker_pool_specs
     from components.trainer.launcher import REPLICA_COMMAND
-    config = _config(tmp_path, training_backend="vertex", strategy="multi_worker_mirrored",
-                     workers=3, machine_type="a2-highgpu-1g", accelerator_type="NVIDIA_TESLA_A100",
-                     accelerator_count=1, gcp_project="proj", gcp_region="europe-west4",
-                     training_service_account="trainer@proj.iam.gserviceaccount.com")
+
+    config = _config(
+        tmp_path,
+        training_backend="vertex",
+        strategy="multi_worker_mirrored",
+        workers=3,
+        machine_type="a2-highgpu-1g",
+        accelerator_type="NVIDIA_TESLA_A100",
+        accelerator_count=1,
+        gcp_project="proj",
+        gcp_region="europe-west4",
+        training_service_account="trainer@proj.iam.gserviceaccount.com",
+    )
     job = compile_pipeline(config, str(tmp_path / "pipeline.json"))
     assert _parameters(job, "ExampleValidator") == {"label_key": "tips", "warn_only": "[]"}
     trainer = _parameters(job, "Trainer")
     assert trainer["strategy"] == "multi_worker_mirrored"
     cluster = TrainingCluster.from_json(trainer["training_cluster"])
     assert cluster == TrainingCluster(
-        backend="vertex", workers=3, machine_type="a2-highgpu-1g",
-        accelerator_type="NVIDIA_TESLA_A100", accelerator_count=1, image=IMAGE,
-        project="proj", region="europe-west4",
-        service_account="trainer@proj.iam.gserviceaccount.com")
+        backend="vertex",
+        workers=3,
+        machine_type="a2-highgpu-1g",
+        accelerator_type="NVIDIA_TESLA_A100",
+        accelerator_count=1,
+        image=IMAGE,
+        project="proj",
+        region="europe-west4",
+        service_account="trainer@proj.iam.gserviceaccount.com",
+    )
     # What the Trainer task then sends to Vertex AI Training: a chief and two
     # workers, each with the GPU, all running the Trainer's replica in the image.
-    pools = vertex_worker_pool_specs(trainer["strategy"], cluster, cluster.image,
-                                     REPLICA_COMMAND)
+    pools = vertex_worker_pool_specs(trainer["strategy"], cluster, cluster.image, REPLICA_COMMAND)
     assert [p["replicaCount"] for p in pools] == [1, 2]
     assert {p["containerSpec"]["imageUri"] for p in pools} == {IMAGE}
     assert pools[1]["machineSpec"]["acceleratorType"] == "NVIDIA_TESLA_A100"
 
-    assert main(["compile", "--out", str(tmp_path / "p.json"), "--pipeline-root", "gs://b/r",
-                 "--image", IMAGE, "--serving-model-dir", "/gcs/b/serving",
-                 "--training-backend", "vertex"]) == 2
+    assert (
+        main(
+            [
+                "compile",
+                "--out",
+                str(tmp_path / "p.json"),
+                "--pipeline-root",
+                "gs://b/r",
+                "--image",
+                IMAGE,
+                "--serving-model-dir",
+                "/gcs/b/serving",
+                "--training-backend",
+                "vertex",
+            ]
+        )
+        == 2
+    )
     assert "--project: the Trainer's Vertex AI CustomJob" in capsys.readouterr().err
 
 
 def test_submit_and_schedule_without_credentials_or_project_fail_saying_what_is_missing(
-        compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys):
+    compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys
+):
     _, path, _ = compiled
     for command in (["submit"], ["schedule", "--cron", CRON]):
         assert main([*command, "--spec", path]) == 2
@@ -279,61 +371,107 @@ def test_submit_and_schedule_without_credentials_or_project_fail_saying_what_is_
 
 def test_missing_setup_fails_before_loading_tensorflow_or_aiplatform(compiled, tmp_path):
     _, path, _ = compiled
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT")
+    }
     env["CLOUDSDK_CONFIG"] = str(tmp_path)
-    code = ("import sys; from pipeline.__main__ import main; rc = main(sys.argv[1:]); "
-            "print(rc, [m for m in ('tensorflow', 'google.cloud.aiplatform') if m in sys.modules])")
-    result = subprocess.run([sys.executable, "-c", code, "submit", "--spec", path],
-                            check=False, capture_output=True, text=True, env=env, cwd=REPO_ROOT)
+    code = (
+        "import sys; from pipeline.__main__ import main; rc = main(sys.argv[1:]); "
+        "print(rc, [m for m in ('tensorflow', 'google.cloud.aiplatform') if m in sys.modules])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "submit", "--spec", path],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO_ROOT,
+    )
     assert result.stdout.strip() == "2 []"
     assert NO_CREDENTIALS in result.stderr
 
 
-def test_dry_runs_print_the_requests_without_credentials(compiled, no_credentials, no_network,
-                                                         capsys):
+def test_dry_runs_print_the_requests_without_credentials(
+    compiled, no_credentials, no_network, capsys
+):
     _, path, job = compiled
-    common = ["--spec", path, "--project", "proj", "--region", "europe-west4",
-              "--service-account", SERVICE_ACCOUNT, "--dry-run"]
+    common = [
+        "--spec",
+        path,
+        "--project",
+        "proj",
+        "--region",
+        "europe-west4",
+        "--service-account",
+        SERVICE_ACCOUNT,
+        "--dry-run",
+    ]
     assert main(["submit", "--job-id", "taxi-test", *common]) == 0
     request = json.loads(capsys.readouterr().out)
     assert request["method"] == "POST"
-    assert request["url"] == ("https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/"
-                              "locations/europe-west4/pipelineJobs?pipelineJobId=taxi-test")
-    assert request["body"] == {"displayName": "taxi", "pipelineSpec": job["pipelineSpec"],
-                               "runtimeConfig": {"gcsOutputDirectory": "gs://bucket/root"},
-                               "serviceAccount": SERVICE_ACCOUNT}
+    assert request["url"] == (
+        "https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/"
+        "locations/europe-west4/pipelineJobs?pipelineJobId=taxi-test"
+    )
+    assert request["body"] == {
+        "displayName": "taxi",
+        "pipelineSpec": job["pipelineSpec"],
+        "runtimeConfig": {"gcsOutputDirectory": "gs://bucket/root"},
+        "serviceAccount": SERVICE_ACCOUNT,
+    }
 
     assert main(["schedule", "--cron", CRON, *common]) == 0
     request = json.loads(capsys.readouterr().out)
-    assert request["url"] == ("https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/"
-                              "locations/europe-west4/schedules")
+    assert request["url"] == (
+        "https://europe-west4-aiplatform.googleapis.com/v1/projects/proj/"
+        "locations/europe-west4/schedules"
+    )
     assert request["body"] == {
-        "displayName": "taxi-retrain", "cron": CRON, "maxConcurrentRunCount": 1,
+        "displayName": "taxi-retrain",
+        "cron": CRON,
+        "maxConcurrentRunCount": 1,
         "createPipelineJobRequest": {
             "parent": "projects/proj/locations/europe-west4",
-            "pipelineJob": {"pipelineSpec": job["pipelineSpec"],
-                            "runtimeConfig": {"gcsOutputDirectory": "gs://bucket/root"},
-                            "serviceAccount": SERVICE_ACCOUNT}}}
+            "pipelineJob": {
+                "pipelineSpec": job["pipelineSpec"],
+                "runtimeConfig": {"gcsOutputDirectory": "gs://bucket/root"},
+                "serviceAccount": SERVICE_ACCOUNT,
+            },
+        },
+    }
 
     assert main(["submit", "--no-cache", "--pipeline-root", "gs://other/root", *common]) == 0
     body = json.loads(capsys.readouterr().out)["body"]
     assert body["runtimeConfig"]["gcsOutputDirectory"] == "gs://other/root"
-    assert not any(task.get("cachingOptions", {}).get("enableCache")
-                   for task in body["pipelineSpec"]["root"]["dag"]["tasks"].values())
+    assert not any(
+        task.get("cachingOptions", {}).get("enableCache")
+        for task in body["pipelineSpec"]["root"]["dag"]["tasks"].values()
+    )
 
 
 def test_submit_and_schedule_send_exactly_what_the_dry_runs_print(
-        compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys):
+    compiled, no_credentials, no_network, monkeypatch, tmp_path, capsys
+):
     """With a credentials file and the Vertex API client replaced by a recorder, the real
     code path of aiplatform's PipelineJob and PipelineJobSchedule runs."""
     from google.cloud import aiplatform
     from google.cloud.aiplatform.utils import gcs_utils
     from google.protobuf import json_format
+
     _, path, _ = compiled
     key = tmp_path / "adc.json"
-    key.write_text(json.dumps({"type": "authorized_user", "client_id": "id",
-                               "client_secret": "secret", "refresh_token": "token"}))
+    key.write_text(
+        json.dumps(
+            {
+                "type": "authorized_user",
+                "client_id": "id",
+                "client_secret": "secret",
+                "refresh_token": "token",
+            }
+        )
+    )
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key))
     sent = []
 
@@ -351,13 +489,25 @@ def test_submit_and_schedule_send_exactly_what_the_dry_runs_print(
             return created
 
     for cls in (aiplatform.PipelineJob, aiplatform.PipelineJobSchedule):
-        monkeypatch.setattr(cls, "_instantiate_client",
-                            classmethod(lambda cls, *args, **kwargs: Recorder()))
-    monkeypatch.setattr(gcs_utils, "create_gcs_bucket_for_pipeline_artifacts_if_it_does_not_exist",
-                        lambda **kwargs: None)
+        monkeypatch.setattr(
+            cls, "_instantiate_client", classmethod(lambda cls, *args, **kwargs: Recorder())
+        )
+    monkeypatch.setattr(
+        gcs_utils,
+        "create_gcs_bucket_for_pipeline_artifacts_if_it_does_not_exist",
+        lambda **kwargs: None,
+    )
 
-    common = ["--spec", path, "--project", "proj", "--region", "europe-west4",
-              "--service-account", SERVICE_ACCOUNT]
+    common = [
+        "--spec",
+        path,
+        "--project",
+        "proj",
+        "--region",
+        "europe-west4",
+        "--service-account",
+        SERVICE_ACCOUNT,
+    ]
     for command in (["submit", "--job-id", "taxi-test"], ["schedule", "--cron", CRON]):
         assert main([*command, *common, "--dry-run"]) == 0
         request = json.loads(capsys.readouterr().out)
@@ -372,6 +522,7 @@ def test_submit_and_schedule_send_exactly_what_the_dry_runs_print(
 
 def test_dockerfile_installs_the_lock_and_the_code_with_the_vertex_entrypoint():
     from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import KUBEFLOW_TFX_CMD
+
     text = (REPO_ROOT / "kubeflow" / "Dockerfile").read_text()
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
     stages = [line for line in lines if line.startswith("FROM ")]
@@ -386,21 +537,39 @@ def test_dockerfile_installs_the_lock_and_the_code_with_the_vertex_entrypoint():
     copied = {line.split()[1] for line in lines if line.startswith("COPY ")}
     assert set(IMAGE_FOLDERS) <= copied
     entrypoints = [line for line in lines if line.startswith("ENTRYPOINT ")]
-    assert json.loads(entrypoints[-1][len("ENTRYPOINT "):]) == list(KUBEFLOW_TFX_CMD)
-    beam = re.search(r"^apache-beam==(\S+)$",
-                     (REPO_ROOT / "requirements.lock").read_text(), re.MULTILINE)[1]
-    assert f"COPY --from=apache/beam_python3.11_sdk:{beam} /opt/apache/beam /opt/apache/beam" \
-        in lines
+    assert json.loads(entrypoints[-1][len("ENTRYPOINT ") :]) == list(KUBEFLOW_TFX_CMD)
+    beam = re.search(
+        r"^apache-beam==(\S+)$", (REPO_ROOT / "requirements.lock").read_text(), re.MULTILINE
+    )[1]
+    assert (
+        f"COPY --from=apache/beam_python3.11_sdk:{beam} /opt/apache/beam /opt/apache/beam" in lines
+    )
 
 
 def test_cli_help_names_the_vertex_options():
     for command, options in (
-            ("compile", ("--target", "--out", "--pipeline-root", "--image", "--warm-start",
-                         "--beam-runner", "--serving-model-dir")),
-            ("submit", ("--spec", "--project", "--region", "--dry-run")),
-            ("schedule", ("--spec", "--cron", "--dry-run"))):
-        result = subprocess.run([sys.executable, "-m", "pipeline", command, "--help"],
-                                capture_output=True, text=True, check=True, cwd=REPO_ROOT)
+        (
+            "compile",
+            (
+                "--target",
+                "--out",
+                "--pipeline-root",
+                "--image",
+                "--warm-start",
+                "--beam-runner",
+                "--serving-model-dir",
+            ),
+        ),
+        ("submit", ("--spec", "--project", "--region", "--dry-run")),
+        ("schedule", ("--spec", "--cron", "--dry-run")),
+    ):
+        result = subprocess.run(
+            [sys.executable, "-m", "pipeline", command, "--help"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=REPO_ROOT,
+        )
         for option in options:
             assert option in result.stdout, (command, option)
 
@@ -438,14 +607,27 @@ def _schema_types():
     from tensorflow_metadata.proto.v0 import schema_pb2
 
     from schemas import TAXI_SCHEMA_PATH, load_schema
-    return {f.name: schema_pb2.FeatureType.Name(f.type)
-            for f in load_schema(TAXI_SCHEMA_PATH).feature}
+
+    return {
+        f.name: schema_pb2.FeatureType.Name(f.type) for f in load_schema(TAXI_SCHEMA_PATH).feature
+    }
 
 
 def _serve(model_dir, csv_path):
     result = subprocess.run(
-        [sys.executable, "-c", _SERVE_SCRIPT, model_dir, str(csv_path),
-         json.dumps(_schema_types())], capture_output=True, text=True, check=True, cwd="/")
+        [
+            sys.executable,
+            "-c",
+            _SERVE_SCRIPT,
+            model_dir,
+            str(csv_path),
+            json.dumps(_schema_types()),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -456,8 +638,10 @@ def _only(result, key):
 
 @pytest.mark.slow
 def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
-        compiled, tmp_path, small_taxi_csv):
+    compiled, tmp_path, small_taxi_csv
+):
     from components.trainer.estimator import checkpoints
+
     _, path, _ = compiled
     gcs = tmp_path / "gcs"
     (gcs / "bucket" / "data").mkdir(parents=True)
@@ -493,15 +677,20 @@ def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
     # Second run of the same spec (what a schedule does): it starts from, and is
     # compared with, the first run's blessed model, and is pushed only if blessed.
     second = runner.run(path, job_id="run-2")
-    assert _only(second[BLESSING_RESOLVER], "model_blessing")["name"] == \
-        _only(first["Evaluator"], "blessing")["name"]
+    assert (
+        _only(second[BLESSING_RESOLVER], "model_blessing")["name"]
+        == _only(first["Evaluator"], "blessing")["name"]
+    )
     assert second["Trainer"]["inputs"]["base_model"] == [
-        {key: model[key] for key in ("name", "type", "uri", "metadata")}]
+        {key: model[key] for key in ("name", "type", "uri", "metadata")}
+    ]
     step0 = os.path.join(_only(second["Trainer"], "model_run")["uri"], "model.ckpt-0")
     blessed_checkpoint = checkpoints.resolve_checkpoint(pushed["pushed_destination"])
     for name in ("dnn/hiddenlayer_0/kernel", "linear/linear_model/bias_weights"):
-        assert (checkpoints.read_variable(step0, name) ==
-                checkpoints.read_variable(blessed_checkpoint, name)).all(), name
+        assert (
+            checkpoints.read_variable(step0, name)
+            == checkpoints.read_variable(blessed_checkpoint, name)
+        ).all(), name
     blessing = _only(second["Evaluator"], "blessing")["metadata"]
     assert blessing["baseline_model_id"] == model["name"]
     pushed_again = _only(second["Pusher"], "pushed_model")["metadata"]
@@ -510,5 +699,6 @@ def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
         assert pushed_again["pushed"] == 1 and len(versions) == 2
         assert _serve(pushed_again["pushed_destination"], small_taxi_csv)["shape"] == [20, 2]
     else:
-        assert pushed_again["pushed"] == 0 and versions == [os.path.basename(
-            pushed["pushed_destination"])]
+        assert pushed_again["pushed"] == 0 and versions == [
+            os.path.basename(pushed["pushed_destination"])
+        ]

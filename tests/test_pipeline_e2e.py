@@ -68,6 +68,7 @@ _SCORE_SCRIPT = textwrap.dedent(r"""
 def _schema_types():
     from schemas import TAXI_SCHEMA_PATH, load_schema
     from tensorflow_metadata.proto.v0 import schema_pb2
+
     schema = load_schema(TAXI_SCHEMA_PATH)
     return {f.name: schema_pb2.FeatureType.Name(f.type) for f in schema.feature}
 
@@ -98,9 +99,20 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     examples_root = os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples")
     eval_glob = os.path.join(examples_root, "*", "Split-eval", "*.gz")
     result = subprocess.run(
-        [sys.executable, "-c", _SCORE_SCRIPT, summary.pushed_to, str(small_taxi_csv),
-         json.dumps(_schema_types()), eval_glob],
-        capture_output=True, text=True, check=True, cwd="/")
+        [
+            sys.executable,
+            "-c",
+            _SCORE_SCRIPT,
+            summary.pushed_to,
+            str(small_taxi_csv),
+            json.dumps(_schema_types()),
+            eval_glob,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
+    )
     scored = json.loads(result.stdout.strip().splitlines()[-1])
     assert scored["modules"] == [], "the serving process must need nothing but TensorFlow"
     assert scored["rows"] == 200
@@ -111,25 +123,27 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
 
 def test_second_run_with_nothing_changed_reuses_cached_outputs(pipeline_run):
     from pipeline.runner import run_locally
+
     config, first = pipeline_run
     versions_before = sorted(os.listdir(config.resolved_serving_model_dir))
     second = run_locally(config)
     # The Evaluator may run again: the first run's model is now the blessed
     # baseline it compares against.  Nothing upstream runs again.
-    assert {"SchemaImporter", "ExampleGen", "Transform", "Trainer"} <= set(
-        second.cached_components)
+    assert {"SchemaImporter", "ExampleGen", "Transform", "Trainer"} <= set(second.cached_components)
     # Same model and data; a rerun Evaluator may sum in another order (Beam sizes batches by
     # elapsed time), so the last digits can differ.
     assert second.metrics == pytest.approx(first.metrics, rel=1e-6)
     assert second.pushed_to == first.pushed_to
     assert sorted(os.listdir(config.resolved_serving_model_dir)) == versions_before
     third = run_locally(config)
-    assert {"SchemaImporter", "ExampleGen", "Transform", "Trainer", "Evaluator",
-            "Pusher"} <= set(third.cached_components)
+    assert {"SchemaImporter", "ExampleGen", "Transform", "Trainer", "Evaluator", "Pusher"} <= set(
+        third.cached_components
+    )
 
 
 def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipeline_run):
     from pipeline.runner import run_locally
+
     config, first = pipeline_run
     serving_dir = config.resolved_serving_model_dir
     before = (sorted(os.listdir(serving_dir)), _tree_digest(serving_dir))
@@ -137,8 +151,10 @@ def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipel
     staged_copies_of_tfx = set(glob.glob(os.path.join(tempfile.gettempdir(), "*", "build", "tfx")))
     summary = run_locally(strict)
     # The Evaluator's Beam job copied TFX into a temp folder; it went with the run.
-    assert set(glob.glob(os.path.join(tempfile.gettempdir(), "*", "build", "tfx"))) == \
-        staged_copies_of_tfx
+    assert (
+        set(glob.glob(os.path.join(tempfile.gettempdir(), "*", "build", "tfx")))
+        == staged_copies_of_tfx
+    )
     assert summary.blessed is False
     assert summary.pushed_to is None
     assert "not bless" in summary.not_pushed_reason
@@ -147,6 +163,7 @@ def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipel
 
 def test_malformed_csv_fails_the_run_naming_file_line_and_column(tmp_path, small_taxi_csv):
     from pipeline.runner import run_locally
+
     lines = small_taxi_csv.read_text().splitlines()
     fields = lines[5].split(",")
     header = lines[0].split(",")
@@ -162,40 +179,75 @@ def test_malformed_csv_fails_the_run_naming_file_line_and_column(tmp_path, small
     assert not os.path.exists(config.resolved_serving_model_dir)
 
 
-@pytest.mark.parametrize("strategy, tasks", [
-    ("multi_worker_mirrored", ["chief-0", "worker-0"]),
-    ("parameter_server", ["chief-0", "ps-0", "worker-0", "worker-1"]),
-])
-def test_trainer_runs_its_strategy_on_a_local_cluster_of_processes(tmp_path, small_taxi_csv,
-                                                                    strategy, tasks):
+@pytest.mark.parametrize(
+    "strategy, tasks",
+    [
+        ("multi_worker_mirrored", ["chief-0", "worker-0"]),
+        ("parameter_server", ["chief-0", "ps-0", "worker-0", "worker-1"]),
+    ],
+)
+def test_trainer_runs_its_strategy_on_a_local_cluster_of_processes(
+    tmp_path, small_taxi_csv, strategy, tasks
+):
     from pipeline.runner import run_locally
-    config = small_pipeline_config(tmp_path, small_taxi_csv, strategy=strategy,
-                                   training_backend="local", workers=2, parameter_servers=1,
-                                   train_steps=100, save_checkpoints_steps=50)
+
+    config = small_pipeline_config(
+        tmp_path,
+        small_taxi_csv,
+        strategy=strategy,
+        training_backend="local",
+        workers=2,
+        parameter_servers=1,
+        train_steps=100,
+        save_checkpoints_steps=50,
+    )
     summary = run_locally(config)
     assert summary.strategy == f"{strategy} (requested)"
     assert summary.blessed and os.path.isdir(summary.pushed_to)
-    (model_run,) = [os.path.join(root, name) for root in [os.path.join(
-        config.resolved_pipeline_root, "Trainer", "model_run")] for name in os.listdir(root)]
-    logs = sorted(name[:-len(".log")] for name in os.listdir(os.path.join(model_run,
-                                                                          "cluster_logs")))
+    (model_run,) = [
+        os.path.join(root, name)
+        for root in [os.path.join(config.resolved_pipeline_root, "Trainer", "model_run")]
+        for name in os.listdir(root)
+    ]
+    logs = sorted(
+        name[: -len(".log")] for name in os.listdir(os.path.join(model_run, "cluster_logs"))
+    )
     assert logs == tasks
     with open(os.path.join(model_run, "trainer_run.json")) as f:
         record = json.load(f)
     assert record["strategy"] == strategy and record["eval_metrics"]["global_step"] == 100
     result = subprocess.run(
-        [sys.executable, "-c", _SCORE_SCRIPT, summary.pushed_to, str(small_taxi_csv),
-         json.dumps(_schema_types()), os.path.join(config.resolved_pipeline_root, "ExampleGen",
-                                                   "examples", "*", "Split-eval", "*.gz")],
-        capture_output=True, text=True, check=True, cwd="/")
+        [
+            sys.executable,
+            "-c",
+            _SCORE_SCRIPT,
+            summary.pushed_to,
+            str(small_taxi_csv),
+            json.dumps(_schema_types()),
+            os.path.join(
+                config.resolved_pipeline_root, "ExampleGen", "examples", "*", "Split-eval", "*.gz"
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
+    )
     assert json.loads(result.stdout.strip().splitlines()[-1])["rows"] == 200
 
 
 def test_a_failed_cluster_task_fails_the_trainer_naming_the_task_and_pushes_nothing(
-        tmp_path, small_taxi_csv):
+    tmp_path, small_taxi_csv
+):
     from pipeline.runner import run_locally
-    config = small_pipeline_config(tmp_path, small_taxi_csv, training_backend="local",
-                                   strategy="default", estimator_fn="taxi.no_such_model")
+
+    config = small_pipeline_config(
+        tmp_path,
+        small_taxi_csv,
+        training_backend="local",
+        strategy="default",
+        estimator_fn="taxi.no_such_model",
+    )
     with pytest.raises(RuntimeError) as failure:
         run_locally(config)
     message = str(failure.value)
@@ -203,24 +255,50 @@ def test_a_failed_cluster_task_fails_the_trainer_naming_the_task_and_pushes_noth
     assert "cannot load estimator_fn 'taxi.no_such_model'" in message  # the end of its log
     assert not os.path.exists(config.resolved_serving_model_dir)
 
+
 def test_run_refuses_a_backend_whose_machines_cannot_read_local_artifacts(capsys):
     from pipeline.__main__ import main
+
     with pytest.raises(SystemExit) as exit_:
         main(["run", "--training-backend", "vertex"])
     assert exit_.value.code == 2
     assert "--training-backend vertex needs the artifacts on gs://" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["run", "--training-backend", "local", "--strategy", "multi_worker_mirrored",
-              "--workers", "1"])
+        main(
+            [
+                "run",
+                "--training-backend",
+                "local",
+                "--strategy",
+                "multi_worker_mirrored",
+                "--workers",
+                "1",
+            ]
+        )
     assert "multi_worker_mirrored needs at least 2 workers" in capsys.readouterr().err
 
 
 def test_cli_help_explains_every_option():
-    result = subprocess.run([sys.executable, "-m", "pipeline", "run", "--help"],
-                            capture_output=True, text=True, check=True, cwd=REPO_ROOT)
-    for option in ("--data", "--train-steps", "--eval-steps", "--beam-arg", "--min-auc",
-                   "--max-bad-row-fraction", "--warm-start", "--output-dir",
-                   "--training-backend", "--workers", "--parameter-servers"):
+    result = subprocess.run(
+        [sys.executable, "-m", "pipeline", "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO_ROOT,
+    )
+    for option in (
+        "--data",
+        "--train-steps",
+        "--eval-steps",
+        "--beam-arg",
+        "--min-auc",
+        "--max-bad-row-fraction",
+        "--warm-start",
+        "--output-dir",
+        "--training-backend",
+        "--workers",
+        "--parameter-servers",
+    ):
         assert option in result.stdout
     assert "tensorflow" not in result.stderr.lower()
 
@@ -229,15 +307,20 @@ def test_cli_help_explains_every_option():
 def test_warm_start_begins_from_the_latest_blessed_model(pipeline_run):
     from components.trainer.estimator import checkpoints
     from pipeline.runner import run_locally
+
     config, first = pipeline_run
-    warm = small_pipeline_config(config.output_dir, config.data_path, warm_start=True,
-                                 train_steps=50)
+    warm = small_pipeline_config(
+        config.output_dir, config.data_path, warm_start=True, train_steps=50
+    )
     summary = run_locally(warm)
     assert "Trainer" not in summary.cached_components
-    runs = sorted(glob.glob(os.path.join(config.resolved_pipeline_root, "Trainer",
-                                         "model_run", "*")), key=lambda p: int(p.rsplit("/", 1)[1]))
+    runs = sorted(
+        glob.glob(os.path.join(config.resolved_pipeline_root, "Trainer", "model_run", "*")),
+        key=lambda p: int(p.rsplit("/", 1)[1]),
+    )
     step0 = os.path.join(runs[-1], "model.ckpt-0")
     blessed = checkpoints.resolve_checkpoint(first.pushed_to)
     for name in ("dnn/hiddenlayer_0/kernel", "linear/linear_model/bias_weights"):
-        assert (checkpoints.read_variable(step0, name) ==
-                checkpoints.read_variable(blessed, name)).all(), name
+        assert (
+            checkpoints.read_variable(step0, name) == checkpoints.read_variable(blessed, name)
+        ).all(), name

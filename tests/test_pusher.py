@@ -27,8 +27,11 @@ def _blessing(blessed):
 def _push(tmp_path, model, blessed, destination):
     pushed = standard_artifacts.PushedModel()
     pushed.uri = str(tmp_path / "pushed")
-    Executor().Do({"model": [model], "model_blessing": [_blessing(blessed)]},
-                  {"pushed_model": [pushed]}, {"push_destination": str(destination)})
+    Executor().Do(
+        {"model": [model], "model_blessing": [_blessing(blessed)]},
+        {"pushed_model": [pushed]},
+        {"push_destination": str(destination)},
+    )
     return pushed
 
 
@@ -48,13 +51,15 @@ def test_same_model_is_not_pushed_twice_but_a_new_one_is(tmp_path):
     destination = tmp_path / "serving"
     first = _push(tmp_path, _model(tmp_path, {"fingerprint.pb": b"one"}), True, destination)
     again = _push(tmp_path, _reuse(tmp_path), True, destination)
-    assert again.get_string_custom_property("pushed_destination") == \
-        first.get_string_custom_property("pushed_destination")
+    assert again.get_string_custom_property(
+        "pushed_destination"
+    ) == first.get_string_custom_property("pushed_destination")
     other = tmp_path / "other"
     other.mkdir()
     newer = _push(other, _model(other, {"fingerprint.pb": b"two"}), True, destination)
-    assert newer.get_string_custom_property("pushed_destination") != \
-        first.get_string_custom_property("pushed_destination")
+    assert newer.get_string_custom_property(
+        "pushed_destination"
+    ) != first.get_string_custom_property("pushed_destination")
     assert len(os.listdir(destination)) == 2
 
 

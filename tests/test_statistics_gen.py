@@ -32,11 +32,9 @@ def _columns(rng, rows):
     amount[::97] = 0.0
     return {
         "amount": amount,
-        "count": np.where(rng.random(rows) < 0.1, None,
-                          rng.integers(-50, 51, rows)).tolist(),
+        "count": np.where(rng.random(rows) < 0.1, None, rng.integers(-50, 51, rows)).tolist(),
         "color": rng.choice(COLORS, rows, p=[0.5, 0.3, 0.15, 0.05]).tolist(),
-        "readings": [rng.random(rng.integers(1, 4)).astype(np.float32)
-                     for _ in range(rows)],
+        "readings": [rng.random(rng.integers(1, 4)).astype(np.float32) for _ in range(rows)],
     }
 
 
@@ -44,20 +42,26 @@ def _write_split(folder, columns, files=3):
     """Gzipped TFRecords of tf.Example, laid out as ExampleGen writes them."""
     os.makedirs(folder)
     rows = len(columns["amount"])
-    writers = [tf.io.TFRecordWriter(os.path.join(folder, f"data_tfrecord-{i}.gz"), "GZIP")
-               for i in range(files)]
+    writers = [
+        tf.io.TFRecordWriter(os.path.join(folder, f"data_tfrecord-{i}.gz"), "GZIP")
+        for i in range(files)
+    ]
     for row in range(rows):
         feature = {
-            "amount": tf.train.Feature(float_list=tf.train.FloatList(
-                value=[columns["amount"][row]])),
-            "color": tf.train.Feature(bytes_list=tf.train.BytesList(
-                value=[columns["color"][row].encode()])),
-            "readings": tf.train.Feature(float_list=tf.train.FloatList(
-                value=columns["readings"][row])),
+            "amount": tf.train.Feature(
+                float_list=tf.train.FloatList(value=[columns["amount"][row]])
+            ),
+            "color": tf.train.Feature(
+                bytes_list=tf.train.BytesList(value=[columns["color"][row].encode()])
+            ),
+            "readings": tf.train.Feature(
+                float_list=tf.train.FloatList(value=columns["readings"][row])
+            ),
         }
         if columns["count"][row] is not None:
-            feature["count"] = tf.train.Feature(int64_list=tf.train.Int64List(
-                value=[columns["count"][row]]))
+            feature["count"] = tf.train.Feature(
+                int64_list=tf.train.Int64List(value=[columns["count"][row]])
+            )
         example = tf.train.Example(features=tf.train.Features(feature=feature))
         writers[row % files].write(example.SerializeToString())
     for writer in writers:
@@ -158,8 +162,9 @@ def test_multivalent_feature_counts_values_per_example(run):
     assert (common.min_num_values, common.max_num_values) == (lengths.min(), lengths.max())
     assert common.avg_num_values == pytest.approx(lengths.mean())
     assert common.tot_num_values == lengths.sum()
-    assert sum(b.sample_count for b in common.num_values_histogram.buckets) == \
-        pytest.approx(len(lengths))
+    assert sum(b.sample_count for b in common.num_values_histogram.buckets) == pytest.approx(
+        len(lengths)
+    )
     assert features["readings"].num_stats.mean == pytest.approx(values.mean(), rel=1e-6)
 
 
@@ -173,9 +178,9 @@ def test_string_statistics_are_exact_on_small_data(run):
     assert stats.unique == len(set(colors))
     expected = sorted(((colors.count(c), c) for c in set(colors)), reverse=True)
     assert [(t.frequency, t.value) for t in stats.top_values] == expected
-    assert [(b.low_rank, b.high_rank, b.label, b.sample_count)
-            for b in stats.rank_histogram.buckets] == [
-        (rank, rank, value, count) for rank, (count, value) in enumerate(expected)]
+    assert [
+        (b.low_rank, b.high_rank, b.label, b.sample_count) for b in stats.rank_histogram.buckets
+    ] == [(rank, rank, value, count) for rank, (count, value) in enumerate(expected)]
     assert stats.avg_length == pytest.approx(np.mean([len(c) for c in colors]))
     assert stats.common_stats.num_missing == 0
 
@@ -183,11 +188,21 @@ def test_string_statistics_are_exact_on_small_data(run):
 def test_partial_statistics_merge_to_those_of_the_whole():
     """What Beam does across bundles and workers: pickled accumulators, merged."""
     rng = np.random.default_rng(3)
-    batches = [pa.RecordBatch.from_arrays([
-        pa.array([[float(v)] for v in rng.normal(size=500)], type=pa.large_list(pa.float32())),
-        pa.array([[c.encode()] if c != "grey" else None for c in rng.choice(COLORS, 500)],
-                 type=pa.large_list(pa.large_binary())),
-    ], ["amount", "color"]) for _ in range(4)]
+    batches = [
+        pa.RecordBatch.from_arrays(
+            [
+                pa.array(
+                    [[float(v)] for v in rng.normal(size=500)], type=pa.large_list(pa.float32())
+                ),
+                pa.array(
+                    [[c.encode()] if c != "grey" else None for c in rng.choice(COLORS, 500)],
+                    type=pa.large_list(pa.large_binary()),
+                ),
+            ],
+            ["amount", "color"],
+        )
+        for _ in range(4)
+    ]
     combine = _StatisticsCombineFn({})
     whole, halves = combine.create_accumulator(), []
     for part in (batches[:1], batches[1:]):
@@ -242,20 +257,31 @@ def test_a_feature_with_no_values_shows_no_figures():
     feature.path.step.append("empty")
     feature.num_stats.common_stats.num_missing = 5
     (row,) = feature_rows(dataset)
-    assert row == {"name": "empty", "type": "INT", "count": 0, "missing_pct": 100.0,
-                   "mean": None, "std_dev": None, "min": None, "max": None}
-    table = format_report({"artifact": "a", "splits": {"train": {
-        "num_examples": 5, "features": [row]}}})
+    assert row == {
+        "name": "empty",
+        "type": "INT",
+        "count": 0,
+        "missing_pct": 100.0,
+        "mean": None,
+        "std_dev": None,
+        "min": None,
+        "max": None,
+    }
+    table = format_report(
+        {"artifact": "a", "splits": {"train": {"num_examples": 5, "features": [row]}}}
+    )
     assert table.splitlines()[-1].split() == ["empty", "INT", "0", "100.0%"]
 
 
 @pytest.mark.slow
 def test_pipeline_run_records_statistics_in_ml_metadata(pipeline_run, capsys):
     from pipeline.runner import latest_output, latest_run_executions, open_store
+
     config, summary = pipeline_run
     store = open_store(config.resolved_metadata_path)
-    artifact = latest_output(store, latest_run_executions(store, config.resolved_metadata_path),
-                             "ExampleStatistics")
+    artifact = latest_output(
+        store, latest_run_executions(store, config.resolved_metadata_path), "ExampleStatistics"
+    )
     assert artifact is not None and artifact.uri == summary.statistics_uri
     assert artifact.properties["split_names"].string_value == '["train", "eval"]'
     for split in ("train", "eval"):

@@ -11,15 +11,18 @@ def _tf_config(**cluster):
     return {"cluster": cluster, "task": {"type": "worker", "index": 0}}
 
 
-@pytest.mark.parametrize("tf_config, gpus, expected", [
-    (_tf_config(chief=["a:1"], worker=["b:1", "c:1"], ps=["d:1"]), 0, "parameter_server"),
-    (_tf_config(worker=["a:1", "b:1"]), 4, "multi_worker_mirrored"),
-    (_tf_config(chief=["a:1"], worker=["b:1"]), 0, "multi_worker_mirrored"),
-    (_tf_config(worker=["a:1"]), 2, "mirrored"),
-    ({}, 2, "mirrored"),
-    ({}, 1, "one_device"),
-    ({}, 0, "default"),
-])
+@pytest.mark.parametrize(
+    "tf_config, gpus, expected",
+    [
+        (_tf_config(chief=["a:1"], worker=["b:1", "c:1"], ps=["d:1"]), 0, "parameter_server"),
+        (_tf_config(worker=["a:1", "b:1"]), 4, "multi_worker_mirrored"),
+        (_tf_config(chief=["a:1"], worker=["b:1"]), 0, "multi_worker_mirrored"),
+        (_tf_config(worker=["a:1"]), 2, "mirrored"),
+        ({}, 2, "mirrored"),
+        ({}, 1, "one_device"),
+        ({}, 0, "default"),
+    ],
+)
 def test_auto_follows_tf_config_then_devices(tf_config, gpus, expected):
     choice = choose("auto", tf_config, gpus)
     assert choice.name == expected
@@ -42,6 +45,7 @@ def test_names_that_cannot_work_here_fail_saying_why():
 
 def test_parameter_server_tasks_other_than_the_chief_only_serve():
     from components.trainer.strategy import serves_only
+
     cluster = {"chief": ["a:1"], "worker": ["b:1"], "ps": ["c:1"]}
     choice = choose("auto", {"cluster": cluster}, 0)
     assert serves_only(choice, {"cluster": cluster, "task": {"type": "ps", "index": 0}})
@@ -56,7 +60,6 @@ def test_choose_here_reads_tf_config_and_builds_the_default_on_cpu(monkeypatch):
     assert build(choice) is None
 
 
-
 def test_choosing_leaves_the_eager_context_unstarted_for_multi_worker_mirrored():
     # Multi-worker mirrored configures collective ops at program startup: a
     # choice that started TensorFlow's eager context would make it fail.
@@ -65,13 +68,23 @@ def test_choosing_leaves_the_eager_context_unstarted_for_multi_worker_mirrored()
     import sys
 
     from pipeline.config import REPO_ROOT
-    script = ("from tensorflow.python.eager import context\n"
-              "from components.trainer import strategy\n"
-              "print(strategy.choose_here('auto').name, context.context()._context_handle)\n")
-    tf_config = {"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
-                 "task": {"type": "chief", "index": 0}}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=300, cwd=REPO_ROOT,
-                            env=dict(os.environ, TF_CONFIG=json.dumps(tf_config)))
+
+    script = (
+        "from tensorflow.python.eager import context\n"
+        "from components.trainer import strategy\n"
+        "print(strategy.choose_here('auto').name, context.context()._context_handle)\n"
+    )
+    tf_config = {
+        "cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]},
+        "task": {"type": "chief", "index": 0},
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO_ROOT,
+        env=dict(os.environ, TF_CONFIG=json.dumps(tf_config)),
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-2:] == ["multi_worker_mirrored", "None"]

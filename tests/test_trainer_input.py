@@ -5,16 +5,27 @@ import tensorflow as tf
 
 from components.trainer.executor import make_input_fn
 
-SPEC = {"x_xf": tf.io.FixedLenFeature([], tf.int64), "label_xf": tf.io.FixedLenFeature([], tf.int64)}
+SPEC = {
+    "x_xf": tf.io.FixedLenFeature([], tf.int64),
+    "label_xf": tf.io.FixedLenFeature([], tf.int64),
+}
 
 
 def _write(path, values):
     with tf.io.TFRecordWriter(str(path), options="GZIP") as writer:
         for v in values:
-            writer.write(tf.train.Example(features=tf.train.Features(feature={
-                "x_xf": tf.train.Feature(int64_list=tf.train.Int64List(value=[v])),
-                "label_xf": tf.train.Feature(int64_list=tf.train.Int64List(value=[v % 2])),
-            })).SerializeToString())
+            writer.write(
+                tf.train.Example(
+                    features=tf.train.Features(
+                        feature={
+                            "x_xf": tf.train.Feature(int64_list=tf.train.Int64List(value=[v])),
+                            "label_xf": tf.train.Feature(
+                                int64_list=tf.train.Int64List(value=[v % 2])
+                            ),
+                        }
+                    )
+                ).SerializeToString()
+            )
 
 
 def _values(input_fn, context=None):

@@ -20,131 +20,163 @@ from components.transform.executor import Executor
 # tests: importing it sets TF_USE_LEGACY_KERAS=1 process-wide, which merely
 # collecting this file should not do to other test files.
 
-CSV = os.path.join(os.path.dirname(tfx.__file__), 'examples',
-                   'chicago_taxi_pipeline', 'data', 'simple', 'data.csv')
-BEAM_ARGS = ['--runner=DirectRunner', '--direct_running_mode=in_memory']
+CSV = os.path.join(
+    os.path.dirname(tfx.__file__), "examples", "chicago_taxi_pipeline", "data", "simple", "data.csv"
+)
+BEAM_ARGS = ["--runner=DirectRunner", "--direct_running_mode=in_memory"]
 TYPES = {
-    'pickup_community_area': 'INT', 'fare': 'FLOAT', 'trip_start_month': 'INT',
-    'trip_start_hour': 'INT', 'trip_start_day': 'INT',
-    'trip_start_timestamp': 'INT', 'pickup_latitude': 'FLOAT',
-    'pickup_longitude': 'FLOAT', 'dropoff_latitude': 'FLOAT',
-    'dropoff_longitude': 'FLOAT', 'trip_miles': 'FLOAT',
-    'pickup_census_tract': 'INT', 'dropoff_census_tract': 'INT',
-    'payment_type': 'BYTES', 'company': 'BYTES', 'trip_seconds': 'INT',
-    'dropoff_community_area': 'INT', 'tips': 'FLOAT',
+    "pickup_community_area": "INT",
+    "fare": "FLOAT",
+    "trip_start_month": "INT",
+    "trip_start_hour": "INT",
+    "trip_start_day": "INT",
+    "trip_start_timestamp": "INT",
+    "pickup_latitude": "FLOAT",
+    "pickup_longitude": "FLOAT",
+    "dropoff_latitude": "FLOAT",
+    "dropoff_longitude": "FLOAT",
+    "trip_miles": "FLOAT",
+    "pickup_census_tract": "INT",
+    "dropoff_census_tract": "INT",
+    "payment_type": "BYTES",
+    "company": "BYTES",
+    "trip_seconds": "INT",
+    "dropoff_community_area": "INT",
+    "tips": "FLOAT",
 }
 OPTIONAL = {
-    'pickup_community_area', 'pickup_latitude', 'pickup_longitude',
-    'dropoff_latitude', 'dropoff_longitude', 'pickup_census_tract',
-    'dropoff_census_tract', 'company', 'trip_seconds', 'dropoff_community_area',
+    "pickup_community_area",
+    "pickup_latitude",
+    "pickup_longitude",
+    "dropoff_latitude",
+    "dropoff_longitude",
+    "pickup_census_tract",
+    "dropoff_census_tract",
+    "company",
+    "trip_seconds",
+    "dropoff_community_area",
 }
-SPLITS = {'train': slice(0, 300), 'eval': slice(300, 400)}
+SPLITS = {"train": slice(0, 300), "eval": slice(300, 400)}
 
 
 def _schema_text():
     """The contract's schema: optional columns have no min_fraction."""
     parts = []
     for name, type_ in TYPES.items():
-        presence = ('min_count: 1' if name in OPTIONAL else
-                    'min_fraction: 1.0 min_count: 1')
-        parts.append(f'feature {{ name: "{name}" type: {type_} '
-                     f'value_count {{ min: 1 max: 1 }} '
-                     f'presence {{ {presence} }} }}\n')
-    return ''.join(parts)
+        presence = "min_count: 1" if name in OPTIONAL else "min_fraction: 1.0 min_count: 1"
+        parts.append(
+            f'feature {{ name: "{name}" type: {type_} '
+            f"value_count {{ min: 1 max: 1 }} "
+            f"presence {{ {presence} }} }}\n"
+        )
+    return "".join(parts)
 
 
 def _example(row):
     feature = {}
     for name, type_ in TYPES.items():
-        if row[name] == '':
+        if row[name] == "":
             continue  # An optional value that is missing: absent feature.
-        if type_ == 'INT':
+        if type_ == "INT":
+            feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(row[name])]))
+        elif type_ == "FLOAT":
             feature[name] = tf.train.Feature(
-                int64_list=tf.train.Int64List(value=[int(row[name])]))
-        elif type_ == 'FLOAT':
-            feature[name] = tf.train.Feature(
-                float_list=tf.train.FloatList(value=[float(row[name])]))
+                float_list=tf.train.FloatList(value=[float(row[name])])
+            )
         else:
             feature[name] = tf.train.Feature(
-                bytes_list=tf.train.BytesList(value=[row[name].encode()]))
+                bytes_list=tf.train.BytesList(value=[row[name].encode()])
+            )
     return tf.train.Example(features=tf.train.Features(feature=feature))
 
 
 def _read_examples(pattern):
     files = sorted(glob.glob(pattern))
     assert files, pattern
-    return [r.numpy() for r in tf.data.TFRecordDataset(files, 'GZIP')]
+    return [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
 
 
 def _transformed_rows(run, split):
     import tensorflow_transform as tft
-    spec = tft.TFTransformOutput(run['graph']).transformed_feature_spec()
-    records = _read_examples(
-        os.path.join(run['transformed'], f'Split-{split}', '*.gz'))
+
+    spec = tft.TFTransformOutput(run["graph"]).transformed_feature_spec()
+    records = _read_examples(os.path.join(run["transformed"], f"Split-{split}", "*.gz"))
     return {k: v.numpy() for k, v in tf.io.parse_example(records, spec).items()}
 
 
 def _artifacts(tmp):
     examples = standard_artifacts.Examples()
-    examples.uri = str(tmp / 'examples')
+    examples.uri = str(tmp / "examples")
     examples.split_names = artifact_utils.encode_split_names(list(SPLITS))
     schema = standard_artifacts.Schema()
-    schema.uri = str(tmp / 'schema')
+    schema.uri = str(tmp / "schema")
     graph = standard_artifacts.TransformGraph()
-    graph.uri = str(tmp / 'transform_graph')
+    graph.uri = str(tmp / "transform_graph")
     transformed = standard_artifacts.Examples()
-    transformed.uri = str(tmp / 'transformed_examples')
-    return ({'examples': [examples], 'schema': [schema]},
-            {'transform_graph': [graph], 'transformed_examples': [transformed]})
+    transformed.uri = str(tmp / "transformed_examples")
+    return (
+        {"examples": [examples], "schema": [schema]},
+        {"transform_graph": [graph], "transformed_examples": [transformed]},
+    )
 
 
 def _executor(tmp):
-    return Executor(base_beam_executor.BaseBeamExecutor.Context(
-        beam_pipeline_args=BEAM_ARGS, tmp_dir=str(tmp / 'tmp'), unique_id='x'))
+    return Executor(
+        base_beam_executor.BaseBeamExecutor.Context(
+            beam_pipeline_args=BEAM_ARGS, tmp_dir=str(tmp / "tmp"), unique_id="x"
+        )
+    )
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp('transform')
-    with open(CSV, newline='') as f:
+    tmp = tmp_path_factory.mktemp("transform")
+    with open(CSV, newline="") as f:
         rows = list(csv.DictReader(f))
     inputs, outputs = _artifacts(tmp)
     for split, rows_slice in SPLITS.items():
-        split_dir = tmp / 'examples' / f'Split-{split}'
+        split_dir = tmp / "examples" / f"Split-{split}"
         split_dir.mkdir(parents=True)
-        with tf.io.TFRecordWriter(str(split_dir / 'data_tfrecord-00000.gz'),
-                                  'GZIP') as w:
+        with tf.io.TFRecordWriter(str(split_dir / "data_tfrecord-00000.gz"), "GZIP") as w:
             for row in rows[rows_slice]:
                 w.write(_example(row).SerializeToString())
-    (tmp / 'schema').mkdir()
-    (tmp / 'schema' / 'schema.pbtxt').write_text(_schema_text())
-    _executor(tmp).Do(inputs, outputs, {
-        'preprocessing_fn': 'transforms.taxi.preprocessing_fn',
-        'analyze_splits': '["train"]',
-    })
+    (tmp / "schema").mkdir()
+    (tmp / "schema" / "schema.pbtxt").write_text(_schema_text())
+    _executor(tmp).Do(
+        inputs,
+        outputs,
+        {
+            "preprocessing_fn": "transforms.taxi.preprocessing_fn",
+            "analyze_splits": '["train"]',
+        },
+    )
     return {
-        'rows': rows,
-        'raw': str(tmp / 'examples'),
-        'graph': outputs['transform_graph'][0].uri,
-        'transformed': outputs['transformed_examples'][0].uri,
-        'artifact': outputs['transformed_examples'][0],
+        "rows": rows,
+        "raw": str(tmp / "examples"),
+        "graph": outputs["transform_graph"][0].uri,
+        "transformed": outputs["transformed_examples"][0].uri,
+        "artifact": outputs["transformed_examples"][0],
     }
 
 
 def test_fixture_has_missing_optional_values(run):
-    train = run['rows'][SPLITS['train']]
-    for key in ('company', 'dropoff_latitude', 'pickup_census_tract'):
-        assert any(r[key] == '' for r in train), key
+    train = run["rows"][SPLITS["train"]]
+    for key in ("company", "dropoff_latitude", "pickup_census_tract"):
+        assert any(r[key] == "" for r in train), key
 
 
 def test_transformed_feature_spec(run):
     import tensorflow_transform as tft
     from transforms import taxi
-    spec = tft.TFTransformOutput(run['graph']).transformed_feature_spec()
-    expected = {taxi.transformed_name(k): tf.float32
-                for k in taxi.DENSE_FLOAT_FEATURE_KEYS}
-    for k in (taxi.VOCAB_FEATURE_KEYS + taxi.BUCKET_FEATURE_KEYS +
-              taxi.CATEGORICAL_FEATURE_KEYS + [taxi.LABEL_KEY]):
+
+    spec = tft.TFTransformOutput(run["graph"]).transformed_feature_spec()
+    expected = {taxi.transformed_name(k): tf.float32 for k in taxi.DENSE_FLOAT_FEATURE_KEYS}
+    for k in (
+        taxi.VOCAB_FEATURE_KEYS
+        + taxi.BUCKET_FEATURE_KEYS
+        + taxi.CATEGORICAL_FEATURE_KEYS
+        + [taxi.LABEL_KEY]
+    ):
         expected[taxi.transformed_name(k)] = tf.int64
     assert {k: v.dtype for k, v in spec.items()} == expected
     for v in spec.values():
@@ -152,9 +184,8 @@ def test_transformed_feature_spec(run):
 
 
 def test_output_artifact_and_raw_metadata(run):
-    assert artifact_utils.decode_split_names(
-        run['artifact'].split_names) == ['train', 'eval']
-    assert os.path.isfile(os.path.join(run['graph'], 'metadata', 'schema.pbtxt'))
+    assert artifact_utils.decode_split_names(run["artifact"].split_names) == ["train", "eval"]
+    assert os.path.isfile(os.path.join(run["graph"], "metadata", "schema.pbtxt"))
 
 
 def test_both_splits_parse(run):
@@ -166,7 +197,8 @@ def test_both_splits_parse(run):
 
 def test_values(run):
     from transforms import taxi
-    train = _transformed_rows(run, 'train')
+
+    train = _transformed_rows(run, "train")
     for k in taxi.DENSE_FLOAT_FEATURE_KEYS:
         assert abs(train[taxi.transformed_name(k)].mean()) < 1e-3, k
     for k in taxi.VOCAB_FEATURE_KEYS:
@@ -176,24 +208,22 @@ def test_values(run):
         v = train[taxi.transformed_name(k)]
         assert v.min() >= 0 and v.max() < taxi.FEATURE_BUCKET_COUNT
         assert len(np.unique(v)) > 3, k
-    for k, m in zip(taxi.CATEGORICAL_FEATURE_KEYS,
-                    taxi.MAX_CATEGORICAL_FEATURE_VALUES):
+    for k, m in zip(taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES):
         v = train[taxi.transformed_name(k)]
         assert v.min() >= 0 and v.max() < m
-    labels = train['tips_xf']
+    labels = train["tips_xf"]
     assert set(np.unique(labels)) == {0, 1}
     # z-scoring keeps the order of fares, so sorting (fare, label) pairs lines
     # the output rows up with the raw ones. Compare in float32, as the graph.
-    raw = run['rows'][SPLITS['train']]
-    fare = np.array([r['fare'] for r in raw], np.float32)
-    tips = np.array([r['tips'] for r in raw], np.float32)
-    expected = sorted(zip(fare.tolist(),
-                          (tips > np.float32(0.2) * fare).astype(int).tolist()))
-    got = sorted(zip(train['fare_xf'].tolist(), labels.tolist()))
+    raw = run["rows"][SPLITS["train"]]
+    fare = np.array([r["fare"] for r in raw], np.float32)
+    tips = np.array([r["tips"] for r in raw], np.float32)
+    expected = sorted(zip(fare.tolist(), (tips > np.float32(0.2) * fare).astype(int).tolist()))
+    got = sorted(zip(train["fare_xf"].tolist(), labels.tolist()))
     assert [e[1] for e in expected] == [g[1] for g in got]
 
 
-_SERVE = r'''
+_SERVE = r"""
 import glob, json, sys
 import numpy as np
 import tensorflow as tf
@@ -219,41 +249,51 @@ for name, recs, s in [('full', records, spec),
     feats = layer(tf.io.parse_example(tf.constant(recs), s))
     result[name] = {k: np.asarray(v).tolist() for k, v in feats.items()}
 print('RESULT' + json.dumps(result))
-'''
+"""
 
 
 def test_transform_layer_in_fresh_process(run):
     """The saved graph alone serves raw examples, with or without the label."""
     proc = subprocess.run(
-        [sys.executable, '-c', _SERVE, run['graph'],
-         os.path.join(run['raw'], 'Split-eval', '*.gz')],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-c",
+            _SERVE,
+            run["graph"],
+            os.path.join(run["raw"], "Split-eval", "*.gz"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [l for l in proc.stdout.splitlines() if l.startswith('RESULT')][-1]
-    result = json.loads(line[len('RESULT'):])
-    beam = _transformed_rows(run, 'eval')
-    assert set(result['full']) == set(beam)
-    assert set(result['serving']) == set(beam) - {'tips_xf'}
+    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")][-1]
+    result = json.loads(line[len("RESULT") :])
+    beam = _transformed_rows(run, "eval")
+    assert set(result["full"]) == set(beam)
+    assert set(result["serving"]) == set(beam) - {"tips_xf"}
 
     def row_set(cols, keys):
         return sorted(zip(*[[round(x, 4) for x in cols[k]] for k in keys]))
 
     keys = sorted(beam)
-    assert row_set(result['full'], keys) == row_set(
-        {k: v.tolist() for k, v in beam.items()}, keys)
-    serving_keys = sorted(result['serving'])
-    assert row_set(result['serving'], serving_keys) == row_set(
-        result['full'], serving_keys)
+    assert row_set(result["full"], keys) == row_set({k: v.tolist() for k, v in beam.items()}, keys)
+    serving_keys = sorted(result["serving"])
+    assert row_set(result["serving"], serving_keys) == row_set(result["full"], serving_keys)
 
 
 def test_bad_parameters_fail_before_running(tmp_path):
     inputs, outputs = _artifacts(tmp_path)
     cases = [
-        ({'preprocessing_fn': 'transforms.nope.preprocessing_fn'},
-         'transforms.nope.preprocessing_fn'),
-        ({'preprocessing_fn': 'transforms.taxi.nope'}, 'transforms.taxi.nope'),
-        ({'preprocessing_fn': 'transforms.taxi.preprocessing_fn',
-          'analyze_splits': '["test"]'}, r"splits \['test'\]"),
+        (
+            {"preprocessing_fn": "transforms.nope.preprocessing_fn"},
+            "transforms.nope.preprocessing_fn",
+        ),
+        ({"preprocessing_fn": "transforms.taxi.nope"}, "transforms.taxi.nope"),
+        (
+            {"preprocessing_fn": "transforms.taxi.preprocessing_fn", "analyze_splits": '["test"]'},
+            r"splits \['test'\]",
+        ),
     ]
     for props, message in cases:
         with pytest.raises(ValueError, match=message):

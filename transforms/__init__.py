@@ -9,11 +9,12 @@ import importlib
 
 def load_preprocessing_fn(dotted_path: str):
     """Imports `package.module.function` and returns the function."""
-    module_name, _, attr = dotted_path.rpartition('.')
+    module_name, _, attr = dotted_path.rpartition(".")
     if not module_name or not attr:
         raise ValueError(
-            f'preprocessing_fn {dotted_path!r} is not a dotted path like '
-            '"transforms.taxi.preprocessing_fn"')
+            f"preprocessing_fn {dotted_path!r} is not a dotted path like "
+            '"transforms.taxi.preprocessing_fn"'
+        )
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
@@ -22,11 +23,11 @@ def load_preprocessing_fn(dotted_path: str):
         if e.name is None or not module_name.startswith(e.name):
             raise
         raise ValueError(
-            f'preprocessing_fn {dotted_path!r}: module {module_name!r} not found'
+            f"preprocessing_fn {dotted_path!r}: module {module_name!r} not found"
         ) from e
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ValueError(
-            f'preprocessing_fn {dotted_path!r}: module {module_name!r} has no '
-            f'callable {attr!r}')
+            f"preprocessing_fn {dotted_path!r}: module {module_name!r} has no callable {attr!r}"
+        )
     return fn

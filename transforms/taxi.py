@@ -3,26 +3,32 @@
 import tensorflow as tf
 import tensorflow_transform as tft
 
-DENSE_FLOAT_FEATURE_KEYS = ['trip_miles', 'fare', 'trip_seconds']
-VOCAB_FEATURE_KEYS = ['payment_type', 'company']
+DENSE_FLOAT_FEATURE_KEYS = ["trip_miles", "fare", "trip_seconds"]
+VOCAB_FEATURE_KEYS = ["payment_type", "company"]
 VOCAB_SIZE = 1000
 OOV_SIZE = 10
 BUCKET_FEATURE_KEYS = [
-    'pickup_latitude', 'pickup_longitude', 'dropoff_latitude',
-    'dropoff_longitude'
+    "pickup_latitude",
+    "pickup_longitude",
+    "dropoff_latitude",
+    "dropoff_longitude",
 ]
 FEATURE_BUCKET_COUNT = 10
 CATEGORICAL_FEATURE_KEYS = [
-    'trip_start_hour', 'trip_start_day', 'trip_start_month',
-    'pickup_census_tract', 'dropoff_census_tract', 'pickup_community_area',
-    'dropoff_community_area'
+    "trip_start_hour",
+    "trip_start_day",
+    "trip_start_month",
+    "pickup_census_tract",
+    "dropoff_census_tract",
+    "pickup_community_area",
+    "dropoff_community_area",
 ]
 MAX_CATEGORICAL_FEATURE_VALUES = [24, 31, 12, 2000, 2000, 80, 80]
-LABEL_KEY = 'tips'
+LABEL_KEY = "tips"
 
 
 def transformed_name(key: str) -> str:
-    return key + '_xf'
+    return key + "_xf"
 
 
 def _dense(x, default):
@@ -33,8 +39,8 @@ def _dense(x, default):
     """
     if isinstance(x, tf.SparseTensor):
         x = tf.sparse.to_dense(
-            tf.SparseTensor(x.indices, x.values, [x.dense_shape[0], 1]),
-            default_value=default)
+            tf.SparseTensor(x.indices, x.values, [x.dense_shape[0], 1]), default_value=default
+        )
     if x.shape.rank == 2:
         x = tf.squeeze(x, axis=1)
     return x
@@ -50,25 +56,21 @@ def preprocessing_fn(inputs):
     for key in DENSE_FLOAT_FEATURE_KEYS:
         # Scaling before filling keeps missing values out of the statistics;
         # they then become 0, i.e. the mean.
-        outputs[transformed_name(key)] = _dense(
-            tft.scale_to_z_score(_float(inputs[key])), 0.0)
+        outputs[transformed_name(key)] = _dense(tft.scale_to_z_score(_float(inputs[key])), 0.0)
     for key in VOCAB_FEATURE_KEYS:
         outputs[transformed_name(key)] = tft.compute_and_apply_vocabulary(
-            _dense(inputs[key], b''),
-            top_k=VOCAB_SIZE,
-            num_oov_buckets=OOV_SIZE,
-            vocab_filename=key)
+            _dense(inputs[key], b""), top_k=VOCAB_SIZE, num_oov_buckets=OOV_SIZE, vocab_filename=key
+        )
     for key in BUCKET_FEATURE_KEYS:
         x = _float(inputs[key])
-        outputs[transformed_name(key)] = tft.bucketize(
-            _dense(x, tft.mean(x)), FEATURE_BUCKET_COUNT)
-    for key, max_value in zip(CATEGORICAL_FEATURE_KEYS,
-                              MAX_CATEGORICAL_FEATURE_VALUES):
+        outputs[transformed_name(key)] = tft.bucketize(_dense(x, tft.mean(x)), FEATURE_BUCKET_COUNT)
+    for key, max_value in zip(CATEGORICAL_FEATURE_KEYS, MAX_CATEGORICAL_FEATURE_VALUES):
         # Modulo keeps identity columns of size `max_value` in range.
         outputs[transformed_name(key)] = tf.math.floormod(
-            tf.cast(_dense(inputs[key], 0), tf.int64), max_value)
+            tf.cast(_dense(inputs[key], 0), tf.int64), max_value
+        )
     # A missing fare is NaN and every comparison with NaN is False: label 0.
-    fare = _dense(_float(inputs['fare']), float('nan'))
+    fare = _dense(_float(inputs["fare"]), float("nan"))
     tips = _dense(_float(inputs[LABEL_KEY]), 0.0)
     outputs[transformed_name(LABEL_KEY)] = tf.cast(tips > 0.2 * fare, tf.int64)
     return outputs

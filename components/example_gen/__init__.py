@@ -2,4 +2,4 @@
 
 from components.example_gen.component import ExampleGen
 
-__all__ = ['ExampleGen']
+__all__ = ["ExampleGen"]

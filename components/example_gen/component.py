@@ -11,19 +11,19 @@ from components.input_fingerprint import InputFingerprintDriver
 class ExampleGenSpec(component_spec.ComponentSpec):
     PARAMETERS = {
         # A CSV file, or a folder whose *.csv files are all read.
-        'input_base': component_spec.ExecutionParameter(type=str),
+        "input_base": component_spec.ExecutionParameter(type=str),
         # Column whose text decides the split; '' hashes the whole line.
-        'split_key': component_spec.ExecutionParameter(type=str, optional=True),
+        "split_key": component_spec.ExecutionParameter(type=str, optional=True),
         # JSON object {split name: integer weight}.
-        'split_ratios': component_spec.ExecutionParameter(type=str, optional=True),
+        "split_ratios": component_spec.ExecutionParameter(type=str, optional=True),
         # Bad rows tolerated, as a fraction of all rows; 0 fails on the first.
-        'max_bad_row_fraction': component_spec.ExecutionParameter(type=float, optional=True),
+        "max_bad_row_fraction": component_spec.ExecutionParameter(type=float, optional=True),
     }
     INPUTS = {
-        'schema': component_spec.ChannelParameter(type=standard_artifacts.Schema),
+        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema),
     }
     OUTPUTS = {
-        'examples': component_spec.ChannelParameter(type=standard_artifacts.Examples),
+        "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
     }
 
 
@@ -32,9 +32,9 @@ class ExampleGenDriver(InputFingerprintDriver):
 
     def input_files(self, exec_properties):
         try:
-            return executor.list_csv_files(exec_properties['input_base'])
+            return executor.list_csv_files(exec_properties["input_base"])
         except ValueError:
-            return [exec_properties['input_base']]  # the executor fails saying why
+            return [exec_properties["input_base"]]  # the executor fails saying why
 
 
 class ExampleGen(base_component.BaseComponent):
@@ -44,15 +44,24 @@ class ExampleGen(base_component.BaseComponent):
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
     DRIVER_CLASS = ExampleGenDriver
 
-    def __init__(self, input_base: str, schema: channel.BaseChannel, split_key: str = '',
-                 split_ratios: str = DEFAULT_SPLIT_RATIOS, max_bad_row_fraction: float = 0.0):
+    def __init__(
+        self,
+        input_base: str,
+        schema: channel.BaseChannel,
+        split_key: str = "",
+        split_ratios: str = DEFAULT_SPLIT_RATIOS,
+        max_bad_row_fraction: float = 0.0,
+    ):
         parse_split_ratios(split_ratios)
         if not 0.0 <= max_bad_row_fraction <= 1.0:
-            raise ValueError(f'max_bad_row_fraction must be in [0, 1], got {max_bad_row_fraction}')
-        super().__init__(spec=ExampleGenSpec(
-            input_base=str(input_base),
-            split_key=split_key,
-            split_ratios=split_ratios,
-            max_bad_row_fraction=float(max_bad_row_fraction),
-            schema=schema,
-            examples=channel.Channel(type=standard_artifacts.Examples)))
+            raise ValueError(f"max_bad_row_fraction must be in [0, 1], got {max_bad_row_fraction}")
+        super().__init__(
+            spec=ExampleGenSpec(
+                input_base=str(input_base),
+                split_key=split_key,
+                split_ratios=split_ratios,
+                max_bad_row_fraction=float(max_bad_row_fraction),
+                schema=schema,
+                examples=channel.Channel(type=standard_artifacts.Examples),
+            )
+        )

@@ -27,18 +27,18 @@ from components.input_fingerprint import FINGERPRINT_KEY
 from components.schema_importer.executor import load_schema_artifact
 
 DEFAULT_SPLIT_RATIOS = '{"train": 2, "eval": 1}'
-REJECTED_DIR = 'rejected'
-REJECTED_HEADER = 'file,line,column,reason,raw'
+REJECTED_DIR = "rejected"
+REJECTED_HEADER = "file,line,column,reason,raw"
 
-_SPLIT_NAME = re.compile(r'[A-Za-z0-9_.-]+')
-_INT = re.compile(r'[+-]?[0-9]+')
-_FLOAT = re.compile(r'[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?')
-_INT64_MIN, _INT64_MAX = -2**63, 2**63 - 1
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _FLOAT32_MAX = 3.4028234663852886e38
-_KINDS = {schema_pb2.INT: 'INT', schema_pb2.FLOAT: 'FLOAT', schema_pb2.BYTES: 'BYTES'}
-_LIST_FIELD = {'INT': 'int64_list', 'FLOAT': 'float_list', 'BYTES': 'bytes_list'}
-_REJECTED = 'rejected'
-_SUMMARY = 'summary'
+_KINDS = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
+_LIST_FIELD = {"INT": "int64_list", "FLOAT": "float_list", "BYTES": "bytes_list"}
+_REJECTED = "rejected"
+_SUMMARY = "summary"
 
 # (file, line, column, reason, raw text); column is '' when the whole row is wrong.
 BadRow = Tuple[str, int, str, str, str]
@@ -49,14 +49,16 @@ def parse_split_ratios(text: str) -> Dict[str, int]:
     try:
         ratios = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f'split_ratios {text!r} is not valid JSON: {e}') from e
+        raise ValueError(f"split_ratios {text!r} is not valid JSON: {e}") from e
     if not isinstance(ratios, dict) or not ratios:
-        raise ValueError(f'split_ratios {text!r} must be a non-empty JSON object')
+        raise ValueError(f"split_ratios {text!r} must be a non-empty JSON object")
     for name, weight in ratios.items():
         if not _SPLIT_NAME.fullmatch(name):
-            raise ValueError(f'split_ratios {text!r}: bad split name {name!r}')
+            raise ValueError(f"split_ratios {text!r}: bad split name {name!r}")
         if type(weight) is not int or weight <= 0:
-            raise ValueError(f'split_ratios {text!r}: weight of {name!r} must be a positive integer')
+            raise ValueError(
+                f"split_ratios {text!r}: weight of {name!r} must be a positive integer"
+            )
     return ratios
 
 
@@ -65,13 +67,13 @@ def _read_records(path: str) -> Iterator[Tuple[int, List[str], str]]:
     consumed = []
 
     def lines():
-        with tf.io.gfile.GFile(path, 'rb') as f:
+        with tf.io.gfile.GFile(path, "rb") as f:
             for number, data in enumerate(f, start=1):
                 try:
-                    text = data.decode('utf-8')
+                    text = data.decode("utf-8")
                 except UnicodeDecodeError as e:
-                    raise ValueError(f'{path} line {number}: not valid UTF-8 ({e})') from e
-                consumed.append(text.removeprefix('\ufeff') if number == 1 else text)
+                    raise ValueError(f"{path} line {number}: not valid UTF-8 ({e})") from e
+                consumed.append(text.removeprefix("\ufeff") if number == 1 else text)
                 yield consumed[-1]
 
     reader = csv.reader(lines())
@@ -82,8 +84,8 @@ def _read_records(path: str) -> Iterator[Tuple[int, List[str], str]]:
         except StopIteration:
             return
         except csv.Error as e:
-            raise ValueError(f'{path} line {line}: {e}') from e
-        raw = ''.join(consumed).rstrip('\r\n')
+            raise ValueError(f"{path} line {line}: {e}") from e
+        raw = "".join(consumed).rstrip("\r\n")
         consumed.clear()
         if fields:
             yield line, fields, raw
@@ -92,26 +94,25 @@ def _read_records(path: str) -> Iterator[Tuple[int, List[str], str]]:
 
 def _parse_value(kind: str, text: str):
     """Strict parsing: a value TF would silently round or wrap is a bad value, not a number."""
-    if kind == 'BYTES':
-        return text.encode('utf-8')
+    if kind == "BYTES":
+        return text.encode("utf-8")
     stripped = text.strip()
-    if kind == 'INT':
+    if kind == "INT":
         if not _INT.fullmatch(stripped):
-            raise ValueError(f'{text!r} is not a valid INT')
+            raise ValueError(f"{text!r} is not a valid INT")
         value = int(stripped)
         if not _INT64_MIN <= value <= _INT64_MAX:
-            raise ValueError(f'{text!r} is out of the int64 range')
+            raise ValueError(f"{text!r} is out of the int64 range")
         return value
     if not _FLOAT.fullmatch(stripped):
-        raise ValueError(f'{text!r} is not a valid FLOAT')
+        raise ValueError(f"{text!r} is not a valid FLOAT")
     value = float(stripped)
     if abs(value) > _FLOAT32_MAX:
-        raise ValueError(f'{text!r} is out of the float32 range')
+        raise ValueError(f"{text!r} is out of the float32 range")
     return value
 
 
 class _BadRowError(Exception):
-
     def __init__(self, column: str, reason: str):
         super().__init__(reason)
         self.column = column
@@ -128,13 +129,13 @@ class _ParseCsvFile(beam.DoFn):
 
     def _to_example(self, header: List[str], fields: List[str]) -> tf.train.Example:
         if len(fields) != len(header):
-            raise _BadRowError('', f'expected {len(header)} fields, got {len(fields)}')
+            raise _BadRowError("", f"expected {len(header)} fields, got {len(fields)}")
         example = tf.train.Example()
         for name, text in zip(header, fields):
             kind, required = self._features[name]
-            if text == '':
+            if text == "":
                 if required:
-                    raise _BadRowError(name, 'missing value for required feature')
+                    raise _BadRowError(name, "missing value for required feature")
                 continue
             try:
                 value = _parse_value(kind, text)
@@ -144,8 +145,10 @@ class _ParseCsvFile(beam.DoFn):
         return example
 
     def _split_index(self, key: str) -> int:
-        digest = hashlib.md5(key.encode('utf-8')).digest()
-        return bisect.bisect_right(self._bounds, int.from_bytes(digest[:8], 'big') % self._bounds[-1])
+        digest = hashlib.md5(key.encode("utf-8")).digest()
+        return bisect.bisect_right(
+            self._bounds, int.from_bytes(digest[:8], "big") % self._bounds[-1]
+        )
 
     def process(self, path: str):
         records = _read_records(path)
@@ -165,8 +168,9 @@ class _ParseCsvFile(beam.DoFn):
             rows += 1
             key = raw if key_column is None else fields[key_column]
             yield self._split_index(key), example.SerializeToString(deterministic=True)
-        yield beam.pvalue.TaggedOutput(_SUMMARY, json.dumps(
-            {'rows': rows, 'rejected': rejected, 'first_bad': first_bad}))
+        yield beam.pvalue.TaggedOutput(
+            _SUMMARY, json.dumps({"rows": rows, "rejected": rejected, "first_bad": first_bad})
+        )
 
 
 def _feature_specs(schema: schema_pb2.Schema) -> Dict[str, Tuple[str, bool]]:
@@ -174,20 +178,22 @@ def _feature_specs(schema: schema_pb2.Schema) -> Dict[str, Tuple[str, bool]]:
     specs = {}
     for feature in schema.feature:
         if feature.type not in _KINDS:
-            raise ValueError(f'schema feature {feature.name!r} has type '
-                             f'{schema_pb2.FeatureType.Name(feature.type)}; CSV needs INT, FLOAT or BYTES')
+            raise ValueError(
+                f"schema feature {feature.name!r} has type "
+                f"{schema_pb2.FeatureType.Name(feature.type)}; CSV needs INT, FLOAT or BYTES"
+            )
         specs[feature.name] = (_KINDS[feature.type], feature.presence.min_fraction >= 1.0)
     return specs
 
 
 def list_csv_files(input_base: str) -> List[str]:
     if tf.io.gfile.isdir(input_base):
-        files = sorted(tf.io.gfile.glob(os.path.join(input_base, '*.csv')))
+        files = sorted(tf.io.gfile.glob(os.path.join(input_base, "*.csv")))
         if not files:
-            raise ValueError(f'input_base {input_base!r} is a folder with no *.csv files')
+            raise ValueError(f"input_base {input_base!r} is a folder with no *.csv files")
         return files
     if not tf.io.gfile.exists(input_base):
-        raise ValueError(f'input_base {input_base!r} does not exist')
+        raise ValueError(f"input_base {input_base!r} does not exist")
     return [input_base]
 
 
@@ -199,35 +205,40 @@ def _has_header(path: str, features: Dict[str, Tuple[str, bool]]) -> bool:
     _, header, _ = first
     for column in header:
         if header.count(column) > 1:
-            raise ValueError(f'{path} line 1: column {column!r} appears more than once')
+            raise ValueError(f"{path} line 1: column {column!r} appears more than once")
         if column not in features:
-            raise ValueError(f'{path} line 1: column {column!r} is not in the schema')
+            raise ValueError(f"{path} line 1: column {column!r} is not in the schema")
     missing = [name for name in features if name not in header]
     if missing:
-        raise ValueError(f'{path} line 1: header lacks schema column(s) '
-                         + ', '.join(repr(name) for name in missing))
+        raise ValueError(
+            f"{path} line 1: header lacks schema column(s) "
+            + ", ".join(repr(name) for name in missing)
+        )
     return True
 
 
 def _describe(bad: BadRow) -> str:
     path, line, column, reason, _ = bad
-    where = f'{path} line {line}' + (f', column {column!r}' if column else '')
-    return f'{where}: {reason}'
+    where = f"{path} line {line}" + (f", column {column!r}" if column else "")
+    return f"{where}: {reason}"
 
 
 def _to_csv_line(bad: BadRow) -> str:
     out = io.StringIO()
     csv.writer(out).writerow(bad)
-    return out.getvalue().removesuffix('\r\n')
+    return out.getvalue().removesuffix("\r\n")
 
 
 def _read_summary(path: str) -> Tuple[int, int, Optional[BadRow]]:
     """Adds up the per-file summaries; the first bad row is the smallest (file, line)."""
     with tf.io.gfile.GFile(path) as f:
         summaries = [json.loads(line) for line in f.read().splitlines()]
-    bad_rows = [tuple(s['first_bad']) for s in summaries if s['first_bad']]
-    return (sum(s['rows'] for s in summaries), sum(s['rejected'] for s in summaries),
-            min(bad_rows, key=lambda bad: bad[:2], default=None))
+    bad_rows = [tuple(s["first_bad"]) for s in summaries if s["first_bad"]]
+    return (
+        sum(s["rows"] for s in summaries),
+        sum(s["rejected"] for s in summaries),
+        min(bad_rows, key=lambda bad: bad[:2], default=None),
+    )
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
@@ -237,51 +248,71 @@ class Executor(base_beam_executor.BaseBeamExecutor):
     bad row however Beam schedules the files; on failure the split folders are removed.
     """
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
-        features = _feature_specs(load_schema_artifact(input_dict['schema']))
-        input_base = exec_properties['input_base']
-        split_key = exec_properties.get('split_key') or ''
-        ratios = parse_split_ratios(exec_properties.get('split_ratios') or DEFAULT_SPLIT_RATIOS)
-        max_bad = float(exec_properties.get('max_bad_row_fraction') or 0.0)
+        features = _feature_specs(load_schema_artifact(input_dict["schema"]))
+        input_base = exec_properties["input_base"]
+        split_key = exec_properties.get("split_key") or ""
+        ratios = parse_split_ratios(exec_properties.get("split_ratios") or DEFAULT_SPLIT_RATIOS)
+        max_bad = float(exec_properties.get("max_bad_row_fraction") or 0.0)
         if split_key and split_key not in features:
-            raise ValueError(f'split_key {split_key!r} is not a column of the schema')
+            raise ValueError(f"split_key {split_key!r} is not a column of the schema")
 
         files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
-        no_rows = f'input_base {input_base!r} has no data rows (every CSV file is empty or header-only)'
+        no_rows = (
+            f"input_base {input_base!r} has no data rows (every CSV file is empty or header-only)"
+        )
         if not files:
             raise ValueError(no_rows)
-        examples = artifact_utils.get_single_instance(output_dict['examples'])
+        examples = artifact_utils.get_single_instance(output_dict["examples"])
         if exec_properties.get(FINGERPRINT_KEY):  # set by the local runner's driver
             examples.set_string_custom_property(FINGERPRINT_KEY, exec_properties[FINGERPRINT_KEY])
-        split_dirs = [os.path.join(examples.uri, f'Split-{name}') for name in ratios]
+        split_dirs = [os.path.join(examples.uri, f"Split-{name}") for name in ratios]
         rejected_dir = os.path.join(examples.uri, REJECTED_DIR)
-        summary_path = os.path.join(self._get_tmp_dir(), 'example_gen_summary.jsonl')
+        summary_path = os.path.join(self._get_tmp_dir(), "example_gen_summary.jsonl")
 
         with self._make_beam_pipeline() as pipeline:
-            parsed = (pipeline
-                      | 'Files' >> beam.Create(files)
-                      | 'ParseCsv' >> beam.ParDo(
-                          _ParseCsvFile(features, split_key, list(ratios.values()))
-                      ).with_outputs(_REJECTED, _SUMMARY, main='examples'))
-            splits = (parsed.examples
-                      | 'Reshuffle' >> beam.Reshuffle()
-                      | 'Split' >> beam.Partition(lambda item, _: item[0], len(ratios)))
+            parsed = (
+                pipeline
+                | "Files" >> beam.Create(files)
+                | "ParseCsv"
+                >> beam.ParDo(
+                    _ParseCsvFile(features, split_key, list(ratios.values()))
+                ).with_outputs(_REJECTED, _SUMMARY, main="examples")
+            )
+            splits = (
+                parsed.examples
+                | "Reshuffle" >> beam.Reshuffle()
+                | "Split" >> beam.Partition(lambda item, _: item[0], len(ratios))
+            )
             for name, split, split_dir in zip(ratios, splits, split_dirs):
-                _ = (split
-                     | f'Serialized[{name}]' >> beam.Values()
-                     | f'Write[{name}]' >> beam.io.WriteToTFRecord(
-                         os.path.join(split_dir, 'data_tfrecord'), file_name_suffix='.gz'))
-            _ = parsed[_SUMMARY] | 'WriteSummary' >> beam.io.WriteToText(
-                summary_path, shard_name_template='')
+                _ = (
+                    split
+                    | f"Serialized[{name}]" >> beam.Values()
+                    | f"Write[{name}]"
+                    >> beam.io.WriteToTFRecord(
+                        os.path.join(split_dir, "data_tfrecord"), file_name_suffix=".gz"
+                    )
+                )
+            _ = parsed[_SUMMARY] | "WriteSummary" >> beam.io.WriteToText(
+                summary_path, shard_name_template=""
+            )
             if max_bad > 0:
-                _ = (parsed[_REJECTED]
-                     | 'RejectedCsv' >> beam.Map(_to_csv_line)
-                     | 'WriteRejected' >> beam.io.WriteToText(
-                         os.path.join(rejected_dir, 'rejected'), file_name_suffix='.csv',
-                         header=REJECTED_HEADER))
+                _ = (
+                    parsed[_REJECTED]
+                    | "RejectedCsv" >> beam.Map(_to_csv_line)
+                    | "WriteRejected"
+                    >> beam.io.WriteToText(
+                        os.path.join(rejected_dir, "rejected"),
+                        file_name_suffix=".csv",
+                        header=REJECTED_HEADER,
+                    )
+                )
 
         rows, rejected, first_bad = _read_summary(summary_path)
         total = rows + rejected
@@ -289,12 +320,16 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         if total == 0:
             error = no_rows
         elif rejected and max_bad == 0:
-            error = (f'{_describe(first_bad)} ({rejected} bad row(s) of {total}; '
-                     'set max_bad_row_fraction to tolerate some)')
+            error = (
+                f"{_describe(first_bad)} ({rejected} bad row(s) of {total}; "
+                "set max_bad_row_fraction to tolerate some)"
+            )
         elif rejected / total > max_bad:
-            error = (f'{rejected} of {total} rows are bad ({rejected / total:.4g} > '
-                     f'max_bad_row_fraction {max_bad}); first: {_describe(first_bad)}; '
-                     f'rejected rows are in {rejected_dir}')
+            error = (
+                f"{rejected} of {total} rows are bad ({rejected / total:.4g} > "
+                f"max_bad_row_fraction {max_bad}); first: {_describe(first_bad)}; "
+                f"rejected rows are in {rejected_dir}"
+            )
         if error:
             for split_dir in split_dirs:
                 if tf.io.gfile.exists(split_dir):
@@ -302,7 +337,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             raise ValueError(error)
 
         examples.split_names = artifact_utils.encode_split_names(list(ratios))
-        examples_utils.set_file_format(examples, 'tfrecords_gzip')
+        examples_utils.set_file_format(examples, "tfrecords_gzip")
         examples_utils.set_payload_format(examples, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE)
-        examples.set_int_custom_property('num_rows', rows)
-        examples.set_int_custom_property('num_rejected', rejected)
+        examples.set_int_custom_property("num_rows", rows)
+        examples.set_int_custom_property("num_rejected", rejected)

@@ -25,10 +25,18 @@ KINDS = {
 }
 # Lifecycle stages TFDV does not validate: a column is retired by marking it so.
 _UNCHECKED_STAGES = (schema_pb2.DEPRECATED, schema_pb2.DISABLED, schema_pb2.PLANNED)
-_COMPATIBLE = {schema_pb2.INT: (_Stats.INT,), schema_pb2.FLOAT: (_Stats.FLOAT,),
-               schema_pb2.BYTES: (_Stats.STRING, _Stats.BYTES)}
-_TYPE_NAMES = {_Stats.INT: "INT", _Stats.FLOAT: "FLOAT", _Stats.STRING: "BYTES",
-               _Stats.BYTES: "BYTES", _Stats.STRUCT: "STRUCT"}
+_COMPATIBLE = {
+    schema_pb2.INT: (_Stats.INT,),
+    schema_pb2.FLOAT: (_Stats.FLOAT,),
+    schema_pb2.BYTES: (_Stats.STRING, _Stats.BYTES),
+}
+_TYPE_NAMES = {
+    _Stats.INT: "INT",
+    _Stats.FLOAT: "FLOAT",
+    _Stats.STRING: "BYTES",
+    _Stats.BYTES: "BYTES",
+    _Stats.STRUCT: "STRUCT",
+}
 _SHOWN_VALUES = 5  # out-of-domain values named in a description
 
 
@@ -37,8 +45,9 @@ def check_kinds(kinds: Iterable[str]) -> List[str]:
     kinds = list(kinds)
     unknown = sorted(set(kinds) - set(KINDS))
     if unknown:
-        raise ValueError(f"unknown anomaly kind(s) {', '.join(unknown)}; "
-                         f"known: {', '.join(KINDS)}.")
+        raise ValueError(
+            f"unknown anomaly kind(s) {', '.join(unknown)}; known: {', '.join(KINDS)}."
+        )
     return kinds
 
 
@@ -105,61 +114,106 @@ def _string_domain(column, feature, domain, stats: _Stats) -> List[Anomaly]:
     allowed = set(domain.value)
     counts = _value_counts(stats.string_stats)
     inside = sum(count for value, count in counts.items() if value in allowed) / total
-    min_mass = (feature.distribution_constraints.min_domain_mass
-                if feature.HasField("distribution_constraints") else 1.0)
+    min_mass = (
+        feature.distribution_constraints.min_domain_mass
+        if feature.HasField("distribution_constraints")
+        else 1.0
+    )
     if inside >= min_mass:
         return []
-    outside = sorted(((count, value) for value, count in counts.items() if value not in allowed),
-                     reverse=True)
+    outside = sorted(
+        ((count, value) for value, count in counts.items() if value not in allowed), reverse=True
+    )
     shown = ", ".join(f"{value!r} {count:g}" for count, value in outside[:_SHOWN_VALUES])
     unlisted = " and values not listed" if sum(counts.values()) < total else ""
-    return [Anomaly(column, "out_of_domain", _Type.ENUM_TYPE_UNEXPECTED_STRING_VALUES,
-                    f"{_percent(1 - inside)} outside ({shown}{unlisted})",
-                    f"at most {_percent(1 - min_mass)} outside {{{', '.join(sorted(allowed))}}}")]
+    return [
+        Anomaly(
+            column,
+            "out_of_domain",
+            _Type.ENUM_TYPE_UNEXPECTED_STRING_VALUES,
+            f"{_percent(1 - inside)} outside ({shown}{unlisted})",
+            f"at most {_percent(1 - min_mass)} outside {{{', '.join(sorted(allowed))}}}",
+        )
+    ]
 
 
 def _numeric_domain(column, kind, domain, stats: _Stats) -> List[Anomaly]:
     if stats.WhichOneof("stats") != "num_stats" or not _common(stats).num_non_missing:
         return []
-    small, big = ((_Type.INT_TYPE_SMALL_INT, _Type.INT_TYPE_BIG_INT) if kind == "int_domain"
-                  else (_Type.FLOAT_TYPE_SMALL_FLOAT, _Type.FLOAT_TYPE_BIG_FLOAT))
-    expected = (f"[{domain.min if domain.HasField('min') else '-inf'}, "
-                f"{domain.max if domain.HasField('max') else 'inf'}]")
+    small, big = (
+        (_Type.INT_TYPE_SMALL_INT, _Type.INT_TYPE_BIG_INT)
+        if kind == "int_domain"
+        else (_Type.FLOAT_TYPE_SMALL_FLOAT, _Type.FLOAT_TYPE_BIG_FLOAT)
+    )
+    expected = (
+        f"[{domain.min if domain.HasField('min') else '-inf'}, "
+        f"{domain.max if domain.HasField('max') else 'inf'}]"
+    )
     found = []
     if domain.HasField("min") and stats.num_stats.min < domain.min:
-        found.append(Anomaly(column, "out_of_range", small,
-                             f"min {stats.num_stats.min:g}", f"values in {expected}"))
+        found.append(
+            Anomaly(
+                column,
+                "out_of_range",
+                small,
+                f"min {stats.num_stats.min:g}",
+                f"values in {expected}",
+            )
+        )
     if domain.HasField("max") and stats.num_stats.max > domain.max:
-        found.append(Anomaly(column, "out_of_range", big,
-                             f"max {stats.num_stats.max:g}", f"values in {expected}"))
+        found.append(
+            Anomaly(
+                column, "out_of_range", big, f"max {stats.num_stats.max:g}", f"values in {expected}"
+            )
+        )
     return found
 
 
 def _presence(column, feature: schema_pb2.Feature, present: int, examples: int) -> List[Anomaly]:
     presence = feature.presence
     if presence.min_fraction and present < presence.min_fraction * examples:
-        return [Anomaly(column, "low_presence", _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT,
-                        f"{_percent(present / examples)} of {examples} examples",
-                        f"at least {_percent(presence.min_fraction)}")]
+        return [
+            Anomaly(
+                column,
+                "low_presence",
+                _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT,
+                f"{_percent(present / examples)} of {examples} examples",
+                f"at least {_percent(presence.min_fraction)}",
+            )
+        ]
     if present < presence.min_count:
-        return [Anomaly(column, "low_presence", _Type.FEATURE_TYPE_LOW_NUMBER_PRESENT,
-                        f"{present} examples", f"at least {presence.min_count}")]
+        return [
+            Anomaly(
+                column,
+                "low_presence",
+                _Type.FEATURE_TYPE_LOW_NUMBER_PRESENT,
+                f"{present} examples",
+                f"at least {presence.min_count}",
+            )
+        ]
     return []
 
 
 def _may_be_empty(feature: schema_pb2.Feature) -> bool:
     """A column the schema lets have no value in a split: `presence { min_count: 0 }`."""
     presence = feature.presence
-    return (feature.HasField("presence") and not presence.min_count
-            and not presence.min_fraction)
+    return feature.HasField("presence") and not presence.min_count and not presence.min_fraction
 
 
 def _label(column: str, stats: Optional[_Stats], examples: int) -> List[Anomaly]:
     present = _common(stats).num_non_missing if stats is not None else 0
     if present < examples:
-        return [Anomaly(column, "label_missing", _Type.FEATURE_TYPE_NOT_PRESENT if not present
-                        else _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT,
-                        f"in {present} of {examples} examples", "in every example")]
+        return [
+            Anomaly(
+                column,
+                "label_missing",
+                _Type.FEATURE_TYPE_NOT_PRESENT
+                if not present
+                else _Type.FEATURE_TYPE_LOW_FRACTION_PRESENT,
+                f"in {present} of {examples} examples",
+                "in every example",
+            )
+        ]
     which = stats.WhichOneof("stats")
     if which == "num_stats" and stats.num_stats.min == stats.num_stats.max:
         observed = f"every value {stats.num_stats.min:g}"
@@ -167,12 +221,22 @@ def _label(column: str, stats: Optional[_Stats], examples: int) -> List[Anomaly]
         observed = f"every value {stats.string_stats.top_values[0].value!r}"
     else:
         return []
-    return [Anomaly(column, "label_constant", _Type.FEATURE_TYPE_LOW_UNIQUE, observed,
-                    "at least 2 distinct values")]
+    return [
+        Anomaly(
+            column,
+            "label_constant",
+            _Type.FEATURE_TYPE_LOW_UNIQUE,
+            observed,
+            "at least 2 distinct values",
+        )
+    ]
 
 
-def find_anomalies(statistics: statistics_pb2.DatasetFeatureStatistics,
-                   schema: schema_pb2.Schema, label_key: str = "") -> List[Anomaly]:
+def find_anomalies(
+    statistics: statistics_pb2.DatasetFeatureStatistics,
+    schema: schema_pb2.Schema,
+    label_key: str = "",
+) -> List[Anomaly]:
     """Every anomaly of one split; the label column, when named, is checked as a label."""
     examples = statistics.num_examples
     by_name = {_name(feature): feature for feature in statistics.features}
@@ -188,13 +252,26 @@ def find_anomalies(statistics: statistics_pb2.DatasetFeatureStatistics,
         present = _common(stats).num_non_missing if stats is not None else 0
         if not present:
             if feature.name != label_key and not _may_be_empty(feature):
-                found.append(Anomaly(feature.name, "missing_column", _Type.SCHEMA_MISSING_COLUMN,
-                                     f"in 0 of {examples} examples", "in the data"))
+                found.append(
+                    Anomaly(
+                        feature.name,
+                        "missing_column",
+                        _Type.SCHEMA_MISSING_COLUMN,
+                        f"in 0 of {examples} examples",
+                        "in the data",
+                    )
+                )
             continue
         if stats.type not in _COMPATIBLE.get(feature.type, (stats.type,)):
-            found.append(Anomaly(feature.name, "type_change", _Type.UNEXPECTED_DATA_TYPE,
-                                 _TYPE_NAMES.get(stats.type, str(stats.type)),
-                                 schema_pb2.FeatureType.Name(feature.type)))
+            found.append(
+                Anomaly(
+                    feature.name,
+                    "type_change",
+                    _Type.UNEXPECTED_DATA_TYPE,
+                    _TYPE_NAMES.get(stats.type, str(stats.type)),
+                    schema_pb2.FeatureType.Name(feature.type),
+                )
+            )
             continue
         if feature.name != label_key:
             found += _presence(feature.name, feature, present, examples)
@@ -208,22 +285,28 @@ def find_anomalies(statistics: statistics_pb2.DatasetFeatureStatistics,
         found += _label(label_key, by_name.get(label_key), examples)
     for name, stats in by_name.items():
         if name not in known and name != label_key:
-            found.append(Anomaly(name, "new_column", _Type.SCHEMA_NEW_COLUMN,
-                                 f"{_TYPE_NAMES.get(stats.type, stats.type)} in "
-                                 f"{_common(stats).num_non_missing} of {examples} examples",
-                                 "no such column in the schema"))
+            found.append(
+                Anomaly(
+                    name,
+                    "new_column",
+                    _Type.SCHEMA_NEW_COLUMN,
+                    f"{_TYPE_NAMES.get(stats.type, stats.type)} in "
+                    f"{_common(stats).num_non_missing} of {examples} examples",
+                    "no such column in the schema",
+                )
+            )
     return found
 
 
-def to_proto(anomalies: Sequence[Anomaly], schema: schema_pb2.Schema,
-             warn_only: Iterable[str] = ()) -> anomalies_pb2.Anomalies:
+def to_proto(
+    anomalies: Sequence[Anomaly], schema: schema_pb2.Schema, warn_only: Iterable[str] = ()
+) -> anomalies_pb2.Anomalies:
     """`Anomalies` as TFDV writes them: one `AnomalyInfo` per column, a reason per anomaly.
 
     A column's severity is ERROR unless every one of its kinds is in `warn_only`.
     """
     warn_only = set(check_kinds(warn_only))
-    result = anomalies_pb2.Anomalies(
-        anomaly_name_format=anomalies_pb2.Anomalies.SERIALIZED_PATH)
+    result = anomalies_pb2.Anomalies(anomaly_name_format=anomalies_pb2.Anomalies.SERIALIZED_PATH)
     result.baseline.CopyFrom(schema)
     for anomaly in anomalies:
         info = result.anomaly_info[anomaly.column]
@@ -232,21 +315,25 @@ def to_proto(anomalies: Sequence[Anomaly], schema: schema_pb2.Schema,
             info.severity = _Type.WARNING
         if anomaly.kind not in warn_only:
             info.severity = _Type.ERROR
-        info.reason.add(type=anomaly.type, short_description=anomaly.kind,
-                        description=anomaly.description)
+        info.reason.add(
+            type=anomaly.type, short_description=anomaly.kind, description=anomaly.description
+        )
     for info in result.anomaly_info.values():
-        info.short_description = (info.reason[0].short_description if len(info.reason) == 1
-                                  else "Multiple errors")
+        info.short_description = (
+            info.reason[0].short_description if len(info.reason) == 1 else "Multiple errors"
+        )
         info.description = " ".join(f"{reason.description}." for reason in info.reason)
     return result
 
 
 def anomaly_lines(anomalies: anomalies_pb2.Anomalies, split: str) -> List[str]:
     """One line per anomaly: split, column, kind, severity, observed vs expected."""
-    return [f"{split}: {column}: {reason.short_description} "
-            f"({_Type.Severity.Name(info.severity).lower()}): {reason.description}"
-            for column, info in sorted(anomalies.anomaly_info.items())
-            for reason in info.reason]
+    return [
+        f"{split}: {column}: {reason.short_description} "
+        f"({_Type.Severity.Name(info.severity).lower()}): {reason.description}"
+        for column, info in sorted(anomalies.anomaly_info.items())
+        for reason in info.reason
+    ]
 
 
 def has_errors(anomalies: anomalies_pb2.Anomalies) -> bool:

@@ -18,8 +18,7 @@ class ExampleValidatorSpec(component_spec.ComponentSpec):
         "warn_only": component_spec.ExecutionParameter(type=str),
     }
     INPUTS = {
-        "statistics": component_spec.ChannelParameter(
-            type=standard_artifacts.ExampleStatistics),
+        "statistics": component_spec.ChannelParameter(type=standard_artifacts.ExampleStatistics),
         "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema),
     }
     OUTPUTS = {
@@ -37,9 +36,19 @@ class ExampleValidator(base_component.BaseComponent):
     SPEC_CLASS = ExampleValidatorSpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
 
-    def __init__(self, statistics: channel.BaseChannel, schema: channel.BaseChannel,
-                 label_key: str = "", warn_only: Iterable[str] = ()):
-        super().__init__(spec=ExampleValidatorSpec(
-            statistics=statistics, schema=schema, label_key=label_key,
-            warn_only=json.dumps(sorted(check_kinds(warn_only))),
-            anomalies=channel.Channel(type=standard_artifacts.ExampleAnomalies)))
+    def __init__(
+        self,
+        statistics: channel.BaseChannel,
+        schema: channel.BaseChannel,
+        label_key: str = "",
+        warn_only: Iterable[str] = (),
+    ):
+        super().__init__(
+            spec=ExampleValidatorSpec(
+                statistics=statistics,
+                schema=schema,
+                label_key=label_key,
+                warn_only=json.dumps(sorted(check_kinds(warn_only))),
+                anomalies=channel.Channel(type=standard_artifacts.ExampleAnomalies),
+            )
+        )

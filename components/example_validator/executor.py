@@ -9,8 +9,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
-from components.example_validator.checks import (
-    anomaly_lines, find_anomalies, has_errors, to_proto)
+from components.example_validator.checks import anomaly_lines, find_anomalies, has_errors, to_proto
 from components.example_validator.layout import split_anomalies_path
 from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import split_statistics_path
@@ -23,9 +22,12 @@ class DataValidationError(RuntimeError):
 class Executor(base_executor.BaseExecutor):
     """Records every anomaly of every split before failing, so the artifact shows them all."""
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         statistics = artifact_utils.get_single_instance(input_dict["statistics"])
         schema = load_schema_artifact(input_dict["schema"])
@@ -39,9 +41,12 @@ class Executor(base_executor.BaseExecutor):
             ).datasets[0]  # the whole split; TFDV's slices, if any, follow it
             anomalies = to_proto(
                 find_anomalies(dataset, schema, exec_properties.get("label_key") or ""),
-                schema, warn_only)
-            io_utils.write_bytes_file(split_anomalies_path(output.uri, split),
-                                      anomalies.SerializeToString())
+                schema,
+                warn_only,
+            )
+            io_utils.write_bytes_file(
+                split_anomalies_path(output.uri, split), anomalies.SerializeToString()
+            )
             lines += anomaly_lines(anomalies, split)
             failed = failed or has_errors(anomalies)
         output.split_names = artifact_utils.encode_split_names(splits)
@@ -52,4 +57,5 @@ class Executor(base_executor.BaseExecutor):
                 + "\n  ".join(lines)
                 + f"\nThey are recorded in {output.uri}. If the data changed on purpose, update "
                 "the schema; to record a kind without failing, list it in warn_only_anomalies "
-                "(--warn-only-anomaly).")
+                "(--warn-only-anomaly)."
+            )

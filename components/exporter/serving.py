@@ -35,7 +35,8 @@ def export_serving_model(estimator, tft_output, label_key, export_dir):
     if label_key not in raw_spec:
         raise ValueError(f"Label {label_key!r} is not a raw feature: {sorted(raw_spec)}.")
     module, signatures = estimator.build_serving_module(
-        raw_example_receiver_fn(tft_layer, raw_spec, label_key))
+        raw_example_receiver_fn(tft_layer, raw_spec, label_key)
+    )
     module.tft_layer = tft_layer
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])

@@ -27,6 +27,11 @@ class Pusher(base_component.BaseComponent):
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
 
     def __init__(self, model, model_blessing, push_destination):
-        super().__init__(spec=PusherSpec(
-            model=model, model_blessing=model_blessing, push_destination=push_destination,
-            pushed_model=channel.Channel(type=standard_artifacts.PushedModel)))
+        super().__init__(
+            spec=PusherSpec(
+                model=model,
+                model_blessing=model_blessing,
+                push_destination=push_destination,
+                pushed_model=channel.Channel(type=standard_artifacts.PushedModel),
+            )
+        )

@@ -21,8 +21,10 @@ NOT_BLESSED = "the Evaluator did not bless the model"
 
 
 def _is_blessed(blessing):
-    return blessing.has_custom_property("blessed") and \
-        int(blessing.get_int_custom_property("blessed")) == 1
+    return (
+        blessing.has_custom_property("blessed")
+        and int(blessing.get_int_custom_property("blessed")) == 1
+    )
 
 
 def _fingerprint(model_dir):
@@ -34,8 +36,11 @@ def _fingerprint(model_dir):
 
 
 def latest_version(push_destination):
-    versions = [int(name) for name in os.listdir(push_destination) if name.isdigit()] \
-        if os.path.isdir(push_destination) else []
+    versions = (
+        [int(name) for name in os.listdir(push_destination) if name.isdigit()]
+        if os.path.isdir(push_destination)
+        else []
+    )
     return os.path.join(push_destination, str(max(versions))) if versions else None
 
 
@@ -66,7 +71,6 @@ def push(model_dir, push_destination):
 
 
 class Executor(base_executor.BaseExecutor):
-
     def Do(self, input_dict, output_dict, exec_properties):
         model = artifact_utils.get_single_instance(input_dict["model"])
         blessing = artifact_utils.get_single_instance(input_dict["model_blessing"])
@@ -76,8 +80,9 @@ class Executor(base_executor.BaseExecutor):
             pushed.set_int_custom_property("pushed", 0)
             pushed.set_string_custom_property("reason", NOT_BLESSED)
             return
-        destination = push(path_utils.serving_model_path(model.uri),
-                           exec_properties["push_destination"])
+        destination = push(
+            path_utils.serving_model_path(model.uri), exec_properties["push_destination"]
+        )
         log.info("Model pushed to %s", destination)
         pushed.set_int_custom_property("pushed", 1)
         pushed.set_string_custom_property("pushed_destination", destination)

@@ -2,4 +2,4 @@
 
 from components.schema_importer.component import SchemaImporter
 
-__all__ = ['SchemaImporter']
+__all__ = ["SchemaImporter"]

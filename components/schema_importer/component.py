@@ -9,11 +9,11 @@ from components.schema_importer import executor
 
 class SchemaImporterSpec(component_spec.ComponentSpec):
     PARAMETERS = {
-        'schema_file': component_spec.ExecutionParameter(type=str),
+        "schema_file": component_spec.ExecutionParameter(type=str),
     }
     INPUTS = {}
     OUTPUTS = {
-        'schema': component_spec.ChannelParameter(type=standard_artifacts.Schema),
+        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema),
     }
 
 
@@ -21,7 +21,7 @@ class SchemaImporterDriver(InputFingerprintDriver):
     """Fingerprints the schema file, so a rerun after it changed is not served from cache."""
 
     def input_files(self, exec_properties):
-        return [exec_properties['schema_file']]
+        return [exec_properties["schema_file"]]
 
 
 class SchemaImporter(base_component.BaseComponent):
@@ -32,6 +32,8 @@ class SchemaImporter(base_component.BaseComponent):
     DRIVER_CLASS = SchemaImporterDriver
 
     def __init__(self, schema_file: str):
-        super().__init__(spec=SchemaImporterSpec(
-            schema_file=str(schema_file),
-            schema=channel.Channel(type=standard_artifacts.Schema)))
+        super().__init__(
+            spec=SchemaImporterSpec(
+                schema_file=str(schema_file), schema=channel.Channel(type=standard_artifacts.Schema)
+            )
+        )

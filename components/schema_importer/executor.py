@@ -10,7 +10,7 @@ from tfx.utils import io_utils
 
 from schemas import load_schema
 
-SCHEMA_FILE_NAME = 'schema.pbtxt'
+SCHEMA_FILE_NAME = "schema.pbtxt"
 
 
 def load_schema_artifact(artifacts: List[types.Artifact]):
@@ -21,10 +21,13 @@ def load_schema_artifact(artifacts: List[types.Artifact]):
 class Executor(base_executor.BaseExecutor):
     """Parses before writing, so a broken schema fails here and not in a later component."""
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
-        schema = load_schema(exec_properties['schema_file'])
-        output_uri = artifact_utils.get_single_uri(output_dict['schema'])
+        schema = load_schema(exec_properties["schema_file"])
+        output_uri = artifact_utils.get_single_uri(output_dict["schema"])
         io_utils.write_pbtxt_file(os.path.join(output_uri, SCHEMA_FILE_NAME), schema)

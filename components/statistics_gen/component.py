@@ -13,12 +13,10 @@ class StatisticsGenSpec(component_spec.ComponentSpec):
     INPUTS = {
         "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
         # Types the features; without it they are typed by what the examples hold.
-        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema,
-                                                  optional=True),
+        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema, optional=True),
     }
     OUTPUTS = {
-        "statistics": component_spec.ChannelParameter(
-            type=standard_artifacts.ExampleStatistics),
+        "statistics": component_spec.ChannelParameter(type=standard_artifacts.ExampleStatistics),
     }
 
 
@@ -28,8 +26,11 @@ class StatisticsGen(base_component.BaseComponent):
     SPEC_CLASS = StatisticsGenSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, examples: channel.BaseChannel,
-                 schema: Optional[channel.BaseChannel] = None):
-        super().__init__(spec=StatisticsGenSpec(
-            examples=examples, schema=schema,
-            statistics=channel.Channel(type=standard_artifacts.ExampleStatistics)))
+    def __init__(self, examples: channel.BaseChannel, schema: Optional[channel.BaseChannel] = None):
+        super().__init__(
+            spec=StatisticsGenSpec(
+                examples=examples,
+                schema=schema,
+                statistics=channel.Channel(type=standard_artifacts.ExampleStatistics),
+            )
+        )

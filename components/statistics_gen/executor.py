@@ -32,8 +32,11 @@ _MAX_ELEMENTS = 1 << 32
 _BYTES_PLACEHOLDER = b"__BYTES_VALUE__"  # label of a value that is not valid UTF-8, as in TFDV
 
 _FeatureType = statistics_pb2.FeatureNameStatistics
-_SCHEMA_TYPES = {schema_pb2.INT: _FeatureType.INT, schema_pb2.FLOAT: _FeatureType.FLOAT,
-                 schema_pb2.BYTES: _FeatureType.STRING}
+_SCHEMA_TYPES = {
+    schema_pb2.INT: _FeatureType.INT,
+    schema_pb2.FLOAT: _FeatureType.FLOAT,
+    schema_pb2.BYTES: _FeatureType.STRING,
+}
 
 
 def _arrow_type(value_type: pa.DataType) -> Optional[int]:
@@ -41,8 +44,12 @@ def _arrow_type(value_type: pa.DataType) -> Optional[int]:
         return _FeatureType.INT
     if pa.types.is_floating(value_type):
         return _FeatureType.FLOAT
-    if pa.types.is_binary(value_type) or pa.types.is_large_binary(value_type) \
-            or pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
+    if (
+        pa.types.is_binary(value_type)
+        or pa.types.is_large_binary(value_type)
+        or pa.types.is_string(value_type)
+        or pa.types.is_large_string(value_type)
+    ):
         return _FeatureType.STRING
     return None  # a column that never held a value: nothing to type it by
 
@@ -56,8 +63,9 @@ def _quantiles_histogram(boundaries: np.ndarray, total: float) -> statistics_pb2
     histogram = statistics_pb2.Histogram(type=statistics_pb2.Histogram.QUANTILES)
     step = (len(boundaries) - 1) // HISTOGRAM_BUCKETS
     for low, high in zip(boundaries[:-1:step], boundaries[step::step]):
-        histogram.buckets.add(low_value=low, high_value=high,
-                              sample_count=total / HISTOGRAM_BUCKETS)
+        histogram.buckets.add(
+            low_value=low, high_value=high, sample_count=total / HISTOGRAM_BUCKETS
+        )
     return histogram
 
 
@@ -77,11 +85,13 @@ def _standard_histogram(fine: np.ndarray, total: float) -> statistics_pb2.Histog
             overlap = np.clip(np.minimum(edges[1:], end) - np.maximum(edges[:-1], start), 0, None)
             counts += share * overlap / (end - start)
         else:  # a point mass: its bucket (the last one is closed on the right)
-            counts[min(np.searchsorted(edges, start, side="right") - 1,
-                       HISTOGRAM_BUCKETS - 1)] += share
+            counts[min(np.searchsorted(edges, start, side="right") - 1, HISTOGRAM_BUCKETS - 1)] += (
+                share
+            )
     for index, count in enumerate(counts):
-        histogram.buckets.add(low_value=edges[index], high_value=edges[index + 1],
-                              sample_count=count)
+        histogram.buckets.add(
+            low_value=edges[index], high_value=edges[index + 1], sample_count=count
+        )
     return histogram
 
 
@@ -111,19 +121,18 @@ class _FeatureAccumulator:
 
     def __post_init__(self):
         if self.num_values_sketch is None:
-            self.num_values_sketch = sketches.QuantilesSketch(
-                QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
+            self.num_values_sketch = sketches.QuantilesSketch(QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
 
     def set_type(self, feature_type: int):
         if self.type is None:
             self.type = feature_type
             if feature_type == _FeatureType.STRING:
                 self.top_sketch = sketches.MisraGriesSketch(
-                    RANK_BUCKETS, invalid_utf8_placeholder=_BYTES_PLACEHOLDER)
+                    RANK_BUCKETS, invalid_utf8_placeholder=_BYTES_PLACEHOLDER
+                )
                 self.unique_sketch = sketches.KmvSketch(UNIQUE_BUCKETS)
             else:
-                self.values_sketch = sketches.QuantilesSketch(
-                    QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
+                self.values_sketch = sketches.QuantilesSketch(QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
 
     def add_column(self, column: pa.Array, feature_type: Optional[int]):
         present = column.is_valid()
@@ -189,8 +198,7 @@ class _FeatureAccumulator:
     def to_proto(self, name: str, num_examples: int) -> statistics_pb2.FeatureNameStatistics:
         feature = statistics_pb2.FeatureNameStatistics(type=self.type)
         feature.path.step.append(name)
-        stats = (feature.string_stats if self.type == _FeatureType.STRING
-                 else feature.num_stats)
+        stats = feature.string_stats if self.type == _FeatureType.STRING else feature.num_stats
         common = stats.common_stats
         common.num_non_missing = self.num_non_missing
         common.num_missing = num_examples - self.num_non_missing
@@ -199,8 +207,11 @@ class _FeatureAccumulator:
             common.min_num_values = self.min_num_values
             common.max_num_values = self.max_num_values
             common.avg_num_values = self.num_values / self.num_non_missing
-            common.num_values_histogram.CopyFrom(_quantiles_histogram(
-                _quantiles(self.num_values_sketch, HISTOGRAM_BUCKETS), self.num_non_missing))
+            common.num_values_histogram.CopyFrom(
+                _quantiles_histogram(
+                    _quantiles(self.num_values_sketch, HISTOGRAM_BUCKETS), self.num_non_missing
+                )
+            )
         if self.type == _FeatureType.STRING:
             self._fill_strings(feature.string_stats)
         else:
@@ -234,8 +245,9 @@ class _FeatureAccumulator:
             label = entry["values"].decode("utf-8")
             if rank < TOP_VALUES:
                 stats.top_values.add(value=label, frequency=entry["counts"])
-            stats.rank_histogram.buckets.add(low_rank=rank, high_rank=rank, label=label,
-                                             sample_count=entry["counts"])
+            stats.rank_histogram.buckets.add(
+                low_rank=rank, high_rank=rank, label=label, sample_count=entry["counts"]
+            )
 
 
 class _StatisticsCombineFn(beam.CombineFn):
@@ -251,8 +263,7 @@ class _StatisticsCombineFn(beam.CombineFn):
         accumulator[0] += batch.num_rows
         for name, column in zip(batch.schema.names, batch.columns):
             feature_type = self._types.get(name, _arrow_type(column.type.value_type))
-            accumulator[1].setdefault(name, _FeatureAccumulator()).add_column(
-                column, feature_type)
+            accumulator[1].setdefault(name, _FeatureAccumulator()).add_column(column, feature_type)
         return accumulator
 
     def merge_accumulators(self, accumulators):
@@ -275,9 +286,12 @@ class _StatisticsCombineFn(beam.CombineFn):
 class Executor(base_beam_executor.BaseBeamExecutor):
     """Writes `<uri>/Split-<name>/FeatureStats.pb` for every split of `examples`."""
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         from tfx_bsl.public import tfxio  # imports TensorFlow: not at module import
 
         self._log_startup(input_dict, output_dict, exec_properties)
@@ -287,23 +301,30 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         schema = None
         if input_dict.get("schema"):
             schema = load_schema_artifact(input_dict["schema"])
-        types_by_name = {feature.name: _SCHEMA_TYPES[feature.type]
-                         for feature in (schema.feature if schema else [])
-                         if feature.type in _SCHEMA_TYPES}
+        types_by_name = {
+            feature.name: _SCHEMA_TYPES[feature.type]
+            for feature in (schema.feature if schema else [])
+            if feature.type in _SCHEMA_TYPES
+        }
 
         with self._make_beam_pipeline() as pipeline:
             for split in splits:
                 source = tfxio.TFExampleRecord(
-                    file_pattern=os.path.join(
-                        artifact_utils.get_split_uri([examples], split), "*"),
-                    schema=schema, telemetry_descriptors=["StatisticsGen"])
-                _ = (pipeline
-                     | f"Read[{split}]" >> source.BeamSource()
-                     | f"Statistics[{split}]" >> beam.CombineGlobally(
-                         _StatisticsCombineFn(types_by_name))
-                     | f"Write[{split}]" >> beam.io.WriteToText(
-                         split_statistics_path(statistics.uri, split), shard_name_template="",
-                         append_trailing_newlines=False,
-                         coder=beam.coders.ProtoCoder(
-                             statistics_pb2.DatasetFeatureStatisticsList)))
+                    file_pattern=os.path.join(artifact_utils.get_split_uri([examples], split), "*"),
+                    schema=schema,
+                    telemetry_descriptors=["StatisticsGen"],
+                )
+                _ = (
+                    pipeline
+                    | f"Read[{split}]" >> source.BeamSource()
+                    | f"Statistics[{split}]"
+                    >> beam.CombineGlobally(_StatisticsCombineFn(types_by_name))
+                    | f"Write[{split}]"
+                    >> beam.io.WriteToText(
+                        split_statistics_path(statistics.uri, split),
+                        shard_name_template="",
+                        append_trailing_newlines=False,
+                        coder=beam.coders.ProtoCoder(statistics_pb2.DatasetFeatureStatisticsList),
+                    )
+                )
         statistics.split_names = artifact_utils.encode_split_names(splits)

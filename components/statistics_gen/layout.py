@@ -30,5 +30,6 @@ def load_statistics(path: str) -> Dict[str, statistics_pb2.DatasetFeatureStatist
         match = _SPLIT_DIR.fullmatch(os.path.basename(os.path.dirname(file)))
         with open(file, "rb") as f:
             result[match.group(1) if match else file] = (
-                statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read()))
+                statistics_pb2.DatasetFeatureStatisticsList.FromString(f.read())
+            )
     return result

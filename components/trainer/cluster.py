@@ -42,11 +42,11 @@ class TrainingCluster:
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
-            raise ValueError(f"training backend must be one of {', '.join(BACKENDS)}; "
-                             f"got {self.backend!r}.")
+            raise ValueError(
+                f"training backend must be one of {', '.join(BACKENDS)}; got {self.backend!r}."
+            )
         if self.accelerator_count < 0 or (self.accelerator_count and not self.accelerator_type):
-            raise ValueError("accelerator_count needs an accelerator_type, and cannot be "
-                             "negative.")
+            raise ValueError("accelerator_count needs an accelerator_type, and cannot be negative.")
 
     def to_json(self):
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -88,8 +88,11 @@ def vertex_worker_pool_specs(strategy, cluster, image, command, args=()) -> List
     container = {"imageUri": image, "command": list(command), "args": list(args)}
     trainer = _machine(cluster.machine_type, cluster.accelerator_type, cluster.accelerator_count)
     machines = (trainer, trainer, _machine(cluster.ps_machine_type))
-    return [{"machineSpec": machine, "replicaCount": count, "containerSpec": container}
-            for machine, count in zip(machines, counts) if count]
+    return [
+        {"machineSpec": machine, "replicaCount": count, "containerSpec": container}
+        for machine, count in zip(machines, counts)
+        if count
+    ]
 
 
 def tfjob_replica_specs(strategy, cluster, image, command, args=()) -> dict:
@@ -97,9 +100,23 @@ def tfjob_replica_specs(strategy, cluster, image, command, args=()) -> dict:
 
     def replica(count, gpus):
         resources = {"limits": {"nvidia.com/gpu": gpus}} if gpus else {}
-        return {"replicas": count, "restartPolicy": "OnFailure", "template": {"spec": {
-            "containers": [{"name": "tensorflow", "image": image, "command": list(command),
-                            "args": list(args), "resources": resources}]}}}
+        return {
+            "replicas": count,
+            "restartPolicy": "OnFailure",
+            "template": {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "tensorflow",
+                            "image": image,
+                            "command": list(command),
+                            "args": list(args),
+                            "resources": resources,
+                        }
+                    ]
+                }
+            },
+        }
 
     gpus = cluster.accelerator_count if cluster.accelerator_type else 0
     specs = {"Chief": replica(chiefs, gpus)}

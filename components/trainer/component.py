@@ -33,10 +33,8 @@ class TrainerSpec(component_spec.ComponentSpec):
     }
     INPUTS = {
         "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
-        "transform_graph": component_spec.ChannelParameter(
-            type=standard_artifacts.TransformGraph),
-        "base_model": component_spec.ChannelParameter(
-            type=standard_artifacts.Model, optional=True),
+        "transform_graph": component_spec.ChannelParameter(type=standard_artifacts.TransformGraph),
+        "base_model": component_spec.ChannelParameter(type=standard_artifacts.Model, optional=True),
     }
     OUTPUTS = {
         "model": component_spec.ChannelParameter(type=standard_artifacts.Model),
@@ -51,18 +49,44 @@ class Trainer(base_component.BaseComponent):
     SPEC_CLASS = TrainerSpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
 
-    def __init__(self, examples, transform_graph, estimator_fn, label_key, raw_label_key,
-                 train_steps,
-                 eval_steps, train_batch_size=64, eval_batch_size=128,
-                 save_checkpoints_steps=500, random_seed=42, hparams="{}", warm_start=0,
-                 strategy="auto", training_cluster=None, base_model=None):
-        super().__init__(spec=TrainerSpec(
-            examples=examples, transform_graph=transform_graph, base_model=base_model,
-            estimator_fn=estimator_fn, label_key=label_key, raw_label_key=raw_label_key,
-            train_steps=train_steps,
-            eval_steps=eval_steps, train_batch_size=train_batch_size,
-            eval_batch_size=eval_batch_size, save_checkpoints_steps=save_checkpoints_steps,
-            random_seed=random_seed, hparams=hparams, warm_start=warm_start,
-            strategy=strategy, training_cluster=training_cluster,
-            model=channel.Channel(type=standard_artifacts.Model),
-            model_run=channel.Channel(type=standard_artifacts.ModelRun)))
+    def __init__(
+        self,
+        examples,
+        transform_graph,
+        estimator_fn,
+        label_key,
+        raw_label_key,
+        train_steps,
+        eval_steps,
+        train_batch_size=64,
+        eval_batch_size=128,
+        save_checkpoints_steps=500,
+        random_seed=42,
+        hparams="{}",
+        warm_start=0,
+        strategy="auto",
+        training_cluster=None,
+        base_model=None,
+    ):
+        super().__init__(
+            spec=TrainerSpec(
+                examples=examples,
+                transform_graph=transform_graph,
+                base_model=base_model,
+                estimator_fn=estimator_fn,
+                label_key=label_key,
+                raw_label_key=raw_label_key,
+                train_steps=train_steps,
+                eval_steps=eval_steps,
+                train_batch_size=train_batch_size,
+                eval_batch_size=eval_batch_size,
+                save_checkpoints_steps=save_checkpoints_steps,
+                random_seed=random_seed,
+                hparams=hparams,
+                warm_start=warm_start,
+                strategy=strategy,
+                training_cluster=training_cluster,
+                model=channel.Channel(type=standard_artifacts.Model),
+                model_run=channel.Channel(type=standard_artifacts.ModelRun),
+            )
+        )

@@ -40,7 +40,8 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         raise ValueError(f"Trainer: no examples match {file_pattern!r}.")
     if label_key not in feature_spec:
         raise ValueError(
-            f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}.")
+            f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}."
+        )
 
     def parse(records):
         # One map for parsing and the label split: each map is a pipeline stage to run.
@@ -69,8 +70,11 @@ RUN_RECORD = "trainer_run.json"
 
 
 def _write_run_record(model_run, choice, metrics):
-    record = {"strategy": choice.name, "strategy_reason": choice.reason,
-              "eval_metrics": {k: float(v) for k, v in metrics.items()}}
+    record = {
+        "strategy": choice.name,
+        "strategy_reason": choice.reason,
+        "eval_metrics": {k: float(v) for k, v in metrics.items()},
+    }
     with tf.io.gfile.GFile(os.path.join(model_run.uri, RUN_RECORD), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
 
@@ -79,8 +83,10 @@ def _adopt_run_record(model_run):
     """Copies the chief's record onto the `ModelRun` artifact; raises if there is none."""
     path = os.path.join(model_run.uri, RUN_RECORD)
     if not tf.io.gfile.exists(path):
-        raise RuntimeError(f"Trainer: training ended without the chief's record {path}: "
-                           "the chief did not finish training, evaluation and export.")
+        raise RuntimeError(
+            f"Trainer: training ended without the chief's record {path}: "
+            "the chief did not finish training, evaluation and export."
+        )
     with tf.io.gfile.GFile(path) as f:
         record = json.load(f)
     model_run.set_string_custom_property("strategy", record["strategy"])
@@ -103,8 +109,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
     # configure collective ops before the eager context starts.
     strategy = strategy_lib.build(choice)
     examples = input_dict["examples"]
-    tft_output = tft.TFTransformOutput(
-        artifact_utils.get_single_uri(input_dict["transform_graph"]))
+    tft_output = tft.TFTransformOutput(artifact_utils.get_single_uri(input_dict["transform_graph"]))
     model_uri = artifact_utils.get_single_uri(output_dict["model"])
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
     label_key = exec_properties["label_key"]
@@ -115,13 +120,16 @@ def train_in_process(input_dict, output_dict, exec_properties):
     base_models = input_dict.get("base_model") or []
     if int(exec_properties["warm_start"]) and base_models:
         warm_start_from = estimator.WarmStartSettings(
-            path_utils.serving_model_path(base_models[0].uri))
+            path_utils.serving_model_path(base_models[0].uri)
+        )
         log.info("Warm-starting from %s", base_models[0].uri)
 
     run_config = estimator.RunConfig(
-        model_dir=model_run.uri, tf_random_seed=seed,
+        model_dir=model_run.uri,
+        tf_random_seed=seed,
         save_checkpoints_steps=int(exec_properties["save_checkpoints_steps"]),
-        train_distribute=strategy)
+        train_distribute=strategy,
+    )
     build = load_estimator_fn(exec_properties["estimator_fn"])
     model = build(run_config, json.loads(exec_properties["hparams"] or "{}"), warm_start_from)
 
@@ -130,17 +138,30 @@ def train_in_process(input_dict, output_dict, exec_properties):
     def split_pattern(split):
         return os.path.join(artifact_utils.get_split_uri(examples, split), "*.gz")
 
-    train_input = make_input_fn(split_pattern("train"), feature_spec, label_key,
-                                int(exec_properties["train_batch_size"]), True, seed)
-    eval_input = make_input_fn(split_pattern("eval"), feature_spec, label_key,
-                               int(exec_properties["eval_batch_size"]), False, seed)
+    train_input = make_input_fn(
+        split_pattern("train"),
+        feature_spec,
+        label_key,
+        int(exec_properties["train_batch_size"]),
+        True,
+        seed,
+    )
+    eval_input = make_input_fn(
+        split_pattern("eval"),
+        feature_spec,
+        label_key,
+        int(exec_properties["eval_batch_size"]),
+        False,
+        seed,
+    )
     model.train(train_input, max_steps=int(exec_properties["train_steps"]))
     if not run_config.is_chief:
         return  # evaluation and export are the chief's
     metrics = model.evaluate(eval_input, steps=int(exec_properties["eval_steps"]))
     log.info("Trainer eval metrics: %s", metrics)
-    export_serving_model(model, tft_output, exec_properties["raw_label_key"],
-                         path_utils.serving_model_dir(model_uri))
+    export_serving_model(
+        model, tft_output, exec_properties["raw_label_key"], path_utils.serving_model_dir(model_uri)
+    )
     _write_run_record(model_run, choice, metrics)
     _adopt_run_record(model_run)
 
@@ -156,32 +177,39 @@ def train_on_cluster(cluster, input_dict, output_dict, exec_properties):
     strategy = exec_properties["strategy"]
     args = launcher.replica_args(input_dict, output_dict, exec_properties)
     command = launcher.REPLICA_COMMAND
-    log.info("Trainer: %s training job %s, strategy %s", cluster.backend, _job_name(model_run),
-             strategy)
+    log.info(
+        "Trainer: %s training job %s, strategy %s", cluster.backend, _job_name(model_run), strategy
+    )
     if cluster.backend == "local":
         pools = cluster_lib.vertex_worker_pool_specs(strategy, cluster, "local", command, args)
         # Under parameter server only the chief trains; workers and ps serve it.
         serving = ("worker", "ps") if strategy == "parameter_server" else ()
         launcher.run_local_pools(pools, os.path.join(model_run.uri, "cluster_logs"), serving)
     elif cluster.backend == "vertex":
-        pools = cluster_lib.vertex_worker_pool_specs(strategy, cluster, cluster.image, command,
-                                                     args)
+        pools = cluster_lib.vertex_worker_pool_specs(
+            strategy, cluster, cluster.image, command, args
+        )
         job = launcher.vertex_custom_job(_job_name(model_run), pools, cluster, model_run.uri)
-        launcher.run_vertex_job(job, restart_all_on_failure=strategy == "multi_worker_mirrored",
-                                service_account=cluster.service_account)
+        launcher.run_vertex_job(
+            job,
+            restart_all_on_failure=strategy == "multi_worker_mirrored",
+            service_account=cluster.service_account,
+        )
     else:
         specs = cluster_lib.tfjob_replica_specs(strategy, cluster, cluster.image, command, args)
-        launcher.run_tfjob(launcher.tfjob_manifest(_job_name(model_run),
-                                                   launcher.pod_namespace(), specs))
+        launcher.run_tfjob(
+            launcher.tfjob_manifest(_job_name(model_run), launcher.pod_namespace(), specs)
+        )
     model_dir = path_utils.serving_model_dir(artifact_utils.get_single_uri(output_dict["model"]))
     if not tf.io.gfile.exists(os.path.join(model_dir, "saved_model.pb")):
-        raise RuntimeError(f"Trainer: the {cluster.backend} training job ended without a "
-                           f"serving model in {model_dir}.")
+        raise RuntimeError(
+            f"Trainer: the {cluster.backend} training job ended without a "
+            f"serving model in {model_dir}."
+        )
     _adopt_run_record(model_run)
 
 
 class Executor(base_executor.BaseExecutor):
-
     def Do(self, input_dict, output_dict, exec_properties):
         cluster = cluster_lib.TrainingCluster.from_json(exec_properties.get("training_cluster"))
         if cluster.backend == "in_process":

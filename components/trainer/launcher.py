@@ -30,9 +30,15 @@ _SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/name
 
 def replica_args(input_dict, output_dict, exec_properties):
     from tfx.types import artifact_utils
-    return ["--inputs", artifact_utils.jsonify_artifact_dict(input_dict),
-            "--outputs", artifact_utils.jsonify_artifact_dict(output_dict),
-            "--exec-properties", json.dumps(exec_properties, sort_keys=True)]
+
+    return [
+        "--inputs",
+        artifact_utils.jsonify_artifact_dict(input_dict),
+        "--outputs",
+        artifact_utils.jsonify_artifact_dict(output_dict),
+        "--exec-properties",
+        json.dumps(exec_properties, sort_keys=True),
+    ]
 
 
 def free_ports(count):
@@ -61,8 +67,10 @@ def run_local_pools(pools, log_dir, serving_task_types=(), poll_seconds=0.2):
     """
     task_types = cluster_lib.POOL_TASK_TYPES
     ports = iter(free_ports(sum(pool["replicaCount"] for pool in pools)))
-    spec = {task_types[i]: [f"127.0.0.1:{next(ports)}" for _ in range(pool["replicaCount"])]
-            for i, pool in enumerate(pools)}
+    spec = {
+        task_types[i]: [f"127.0.0.1:{next(ports)}" for _ in range(pool["replicaCount"])]
+        for i, pool in enumerate(pools)
+    }
     os.makedirs(log_dir, exist_ok=True)
     env = dict(os.environ)
     # The tasks import this very code, wherever this process found it.
@@ -74,13 +82,22 @@ def run_local_pools(pools, log_dir, serving_task_types=(), poll_seconds=0.2):
             command = [sys.executable, *container["command"][1:], *container.get("args", [])]
             for index in range(pool["replicaCount"]):
                 task = (task_types[i], index)
-                tf_config = {"cluster": spec, "task": {"type": task[0], "index": index},
-                             "environment": "cloud"}
+                tf_config = {
+                    "cluster": spec,
+                    "task": {"type": task[0], "index": index},
+                    "environment": "cloud",
+                }
                 path = os.path.join(log_dir, f"{task[0]}-{index}.log")
                 with open(path, "w") as task_log:
-                    tasks[task] = (subprocess.Popen(
-                        command, stdout=task_log, stderr=subprocess.STDOUT,
-                        env=dict(env, TF_CONFIG=json.dumps(tf_config))), path)
+                    tasks[task] = (
+                        subprocess.Popen(
+                            command,
+                            stdout=task_log,
+                            stderr=subprocess.STDOUT,
+                            env=dict(env, TF_CONFIG=json.dumps(tf_config)),
+                        ),
+                        path,
+                    )
         training = {task for task in tasks if task[0] not in serving_task_types}
         while training:
             for task in sorted(training):
@@ -91,7 +108,8 @@ def run_local_pools(pools, log_dir, serving_task_types=(), poll_seconds=0.2):
                 if code != 0:
                     raise RuntimeError(
                         f"Training task {task[0]} {task[1]} exited with code {code}; "
-                        f"the job is stopped. Its log, {path}, ends:\n{_tail(path)}")
+                        f"the job is stopped. Its log, {path}, ends:\n{_tail(path)}"
+                    )
                 training.discard(task)
             time.sleep(poll_seconds)
     finally:
@@ -105,12 +123,15 @@ def vertex_custom_job(display_name, pools, cluster, staging_bucket, credentials=
     """The aiplatform CustomJob for `pools`; built without contacting Google Cloud."""
     from google.cloud import aiplatform
     from google.cloud.aiplatform_v1.types import custom_job
+
     return aiplatform.CustomJob(
         display_name=display_name,
-        worker_pool_specs=[custom_job.WorkerPoolSpec.from_json(json.dumps(pool))
-                           for pool in pools],
-        project=cluster.project, location=cluster.region, staging_bucket=staging_bucket,
-        credentials=credentials)
+        worker_pool_specs=[custom_job.WorkerPoolSpec.from_json(json.dumps(pool)) for pool in pools],
+        project=cluster.project,
+        location=cluster.region,
+        staging_bucket=staging_bucket,
+        credentials=credentials,
+    )
 
 
 def run_vertex_job(job, restart_all_on_failure, service_account=None):
@@ -119,23 +140,27 @@ def run_vertex_job(job, restart_all_on_failure, service_account=None):
     With `restart_all_on_failure` (multi-worker mirrored), Vertex restarts
     every task when one restarts, and training resumes from the last checkpoint.
     """
-    job.run(service_account=service_account,
-            restart_job_on_worker_restart=restart_all_on_failure, sync=True)
+    job.run(
+        service_account=service_account,
+        restart_job_on_worker_restart=restart_all_on_failure,
+        sync=True,
+    )
 
 
 def tfjob_manifest(name, namespace, replica_specs):
     group, version, _ = TFJOB_API
-    return {"apiVersion": f"{group}/{version}", "kind": "TFJob",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"runPolicy": {"cleanPodPolicy": "Running"},
-                     "tfReplicaSpecs": replica_specs}}
+    return {
+        "apiVersion": f"{group}/{version}",
+        "kind": "TFJob",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"runPolicy": {"cleanPodPolicy": "Running"}, "tfReplicaSpecs": replica_specs},
+    }
 
 
 def tfjob_outcome(status):
-    """"Succeeded", "Failed" (with the operator's message) or None while the TFJob runs."""
+    """ "Succeeded", "Failed" (with the operator's message) or None while the TFJob runs."""
     for condition in reversed((status or {}).get("conditions") or []):
-        if condition.get("status") == "True" and condition.get("type") in ("Succeeded",
-                                                                          "Failed"):
+        if condition.get("status") == "True" and condition.get("type") in ("Succeeded", "Failed"):
             return condition["type"], condition.get("message", "")
     return None, ""
 
@@ -152,6 +177,7 @@ def pod_namespace():
 def run_tfjob(manifest, poll_seconds=30):
     """Creates the TFJob through the Kubernetes API and waits for its end; raises if it fails."""
     from kubernetes import client, config
+
     try:
         config.load_incluster_config()
     except config.ConfigException:

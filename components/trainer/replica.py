@@ -21,9 +21,12 @@ def main(argv=None):
     from tfx.types import artifact_utils
 
     from components.trainer.executor import train_in_process
-    train_in_process(artifact_utils.parse_artifact_dict(args.inputs),
-                     artifact_utils.parse_artifact_dict(args.outputs),
-                     json.loads(args.exec_properties))
+
+    train_in_process(
+        artifact_utils.parse_artifact_dict(args.inputs),
+        artifact_utils.parse_artifact_dict(args.outputs),
+        json.loads(args.exec_properties),
+    )
     return 0
 
 

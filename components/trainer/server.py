@@ -19,14 +19,19 @@ def tf_config_from_env():
 def run_server(tf_config):
     """Serves this task of the cluster until the process is stopped."""
     import tensorflow as tf
+
     cluster = tf_config["cluster"]
     task = tf_config["task"]
     workers = len(cluster.get("worker", []))
-    log.info("Serving as %s %s of the parameter-server cluster", task["type"],
-             task.get("index", 0))
+    log.info("Serving as %s %s of the parameter-server cluster", task["type"], task.get("index", 0))
     # Fewer inter-op threads than workers + 1 makes a ps task hang silently.
     config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=max(workers + 2, 4))
-    server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name=task["type"],
-                                  task_index=int(task.get("index", 0)), protocol="grpc",
-                                  config=config, start=True)
+    server = tf.distribute.Server(
+        tf.train.ClusterSpec(cluster),
+        job_name=task["type"],
+        task_index=int(task.get("index", 0)),
+        protocol="grpc",
+        config=config,
+        start=True,
+    )
     server.join()

@@ -10,8 +10,16 @@ import dataclasses
 
 from components.trainer.server import tf_config_from_env
 
-NAMES = ("auto", "default", "one_device", "mirrored", "multi_worker_mirrored",
-         "parameter_server", "central_storage", "tpu")
+NAMES = (
+    "auto",
+    "default",
+    "one_device",
+    "mirrored",
+    "multi_worker_mirrored",
+    "parameter_server",
+    "central_storage",
+    "tpu",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,8 +39,9 @@ def choose(requested, tf_config, num_gpus, num_tpus=0):
         if num_ps:
             return StrategyChoice("parameter_server", f"TF_CONFIG lists {num_ps} ps task(s)")
         if num_workers > 1:
-            return StrategyChoice("multi_worker_mirrored",
-                                  f"TF_CONFIG lists {num_workers} workers and no ps")
+            return StrategyChoice(
+                "multi_worker_mirrored", f"TF_CONFIG lists {num_workers} workers and no ps"
+            )
         if num_gpus > 1:
             return StrategyChoice("mirrored", f"{num_gpus} GPUs visible")
         if num_gpus == 1:
@@ -43,7 +52,8 @@ def choose(requested, tf_config, num_gpus, num_tpus=0):
     if requested == "parameter_server" and not num_ps:
         raise ValueError(
             "Strategy 'parameter_server' needs a cluster with ps tasks in TF_CONFIG; "
-            f"TF_CONFIG has {sorted(cluster) or 'no cluster'}.")
+            f"TF_CONFIG has {sorted(cluster) or 'no cluster'}."
+        )
     if requested == "multi_worker_mirrored" and num_ps:
         raise ValueError("Strategy 'multi_worker_mirrored' cannot use the ps tasks in TF_CONFIG.")
     return StrategyChoice(requested, "requested")
@@ -56,14 +66,17 @@ def choose_here(requested):
     multi-worker mirrored strategy can still be built afterwards.
     """
     import tensorflow as tf
+
     num_tpus = len(tf.config.list_logical_devices("TPU")) if requested == "tpu" else 0
-    return choose(requested, tf_config_from_env(), len(tf.config.list_physical_devices("GPU")),
-                  num_tpus)
+    return choose(
+        requested, tf_config_from_env(), len(tf.config.list_physical_devices("GPU")), num_tpus
+    )
 
 
 def build(choice):
     """The strategy object for `choice` (None for `default`)."""
     import tensorflow as tf
+
     name = choice.name
     if name == "default":
         return None
@@ -83,7 +96,8 @@ def build(choice):
         return tf.distribute.TPUStrategy(resolver)
     if name == "parameter_server":
         return tf.distribute.experimental.ParameterServerStrategy(
-            tf.distribute.cluster_resolver.TFConfigClusterResolver())
+            tf.distribute.cluster_resolver.TFConfigClusterResolver()
+        )
     raise ValueError(f"Unknown strategy {name!r}.")
 
 

@@ -10,23 +10,29 @@ LABEL_KEY = taxi.transformed_name(taxi.LABEL_KEY)
 
 def wide_and_deep_columns():
     """(linear columns, dnn columns): categorical ids go wide, scaled floats go deep."""
-    deep = [tf.feature_column.numeric_column(taxi.transformed_name(key))
-            for key in taxi.DENSE_FLOAT_FEATURE_KEYS]
+    deep = [
+        tf.feature_column.numeric_column(taxi.transformed_name(key))
+        for key in taxi.DENSE_FLOAT_FEATURE_KEYS
+    ]
     wide = [
         tf.feature_column.categorical_column_with_identity(
-            taxi.transformed_name(key), num_buckets=taxi.VOCAB_SIZE + taxi.OOV_SIZE)
+            taxi.transformed_name(key), num_buckets=taxi.VOCAB_SIZE + taxi.OOV_SIZE
+        )
         for key in taxi.VOCAB_FEATURE_KEYS
     ]
     wide += [
         tf.feature_column.categorical_column_with_identity(
-            taxi.transformed_name(key), num_buckets=taxi.FEATURE_BUCKET_COUNT)
+            taxi.transformed_name(key), num_buckets=taxi.FEATURE_BUCKET_COUNT
+        )
         for key in taxi.BUCKET_FEATURE_KEYS
     ]
     wide += [
         tf.feature_column.categorical_column_with_identity(
-            taxi.transformed_name(key), num_buckets=num_buckets)
-        for key, num_buckets in zip(taxi.CATEGORICAL_FEATURE_KEYS,
-                                    taxi.MAX_CATEGORICAL_FEATURE_VALUES)
+            taxi.transformed_name(key), num_buckets=num_buckets
+        )
+        for key, num_buckets in zip(
+            taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES
+        )
     ]
     return wide, deep
 
@@ -39,4 +45,5 @@ def build_estimator(run_config, hparams, warm_start_from=None):
         linear_feature_columns=wide,
         dnn_feature_columns=deep,
         dnn_hidden_units=list(hparams.get("hidden_units", [100, 70, 50, 25])),
-        warm_start_from=warm_start_from)
+        warm_start_from=warm_start_from,
+    )

@@ -1,3 +1,3 @@
 from components.transform.component import Transform
 
-__all__ = ['Transform']
+__all__ = ["Transform"]

@@ -11,23 +11,18 @@ from components.transform import executor
 class TransformSpec(component_spec.ComponentSpec):
     PARAMETERS = {
         # Dotted path, e.g. 'transforms.taxi.preprocessing_fn'.
-        'preprocessing_fn': component_spec.ExecutionParameter(type=str),
+        "preprocessing_fn": component_spec.ExecutionParameter(type=str),
         # JSON lists of split names.
-        'analyze_splits': component_spec.ExecutionParameter(type=str),
-        'transform_splits': component_spec.ExecutionParameter(
-            type=str, optional=True),
+        "analyze_splits": component_spec.ExecutionParameter(type=str),
+        "transform_splits": component_spec.ExecutionParameter(type=str, optional=True),
     }
     INPUTS = {
-        'examples': component_spec.ChannelParameter(
-            type=standard_artifacts.Examples),
-        'schema': component_spec.ChannelParameter(
-            type=standard_artifacts.Schema),
+        "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
+        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema),
     }
     OUTPUTS = {
-        'transform_graph': component_spec.ChannelParameter(
-            type=standard_artifacts.TransformGraph),
-        'transformed_examples': component_spec.ChannelParameter(
-            type=standard_artifacts.Examples),
+        "transform_graph": component_spec.ChannelParameter(type=standard_artifacts.TransformGraph),
+        "transformed_examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
     }
 
 
@@ -38,19 +33,22 @@ class Transform(base_component.BaseComponent):
     SPEC_CLASS = TransformSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self,
-                 examples: channel.BaseChannel,
-                 schema: channel.BaseChannel,
-                 preprocessing_fn: str,
-                 analyze_splits: str = '["train"]',
-                 transform_splits: Optional[str] = None):
-        super().__init__(spec=TransformSpec(
-            examples=examples,
-            schema=schema,
-            preprocessing_fn=preprocessing_fn,
-            analyze_splits=analyze_splits,
-            transform_splits=transform_splits,
-            transform_graph=channel.Channel(
-                type=standard_artifacts.TransformGraph),
-            transformed_examples=channel.Channel(
-                type=standard_artifacts.Examples)))
+    def __init__(
+        self,
+        examples: channel.BaseChannel,
+        schema: channel.BaseChannel,
+        preprocessing_fn: str,
+        analyze_splits: str = '["train"]',
+        transform_splits: Optional[str] = None,
+    ):
+        super().__init__(
+            spec=TransformSpec(
+                examples=examples,
+                schema=schema,
+                preprocessing_fn=preprocessing_fn,
+                analyze_splits=analyze_splits,
+                transform_splits=transform_splits,
+                transform_graph=channel.Channel(type=standard_artifacts.TransformGraph),
+                transformed_examples=channel.Channel(type=standard_artifacts.Examples),
+            )
+        )

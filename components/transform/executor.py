@@ -25,9 +25,11 @@ def _raw_schema(schema: schema_pb2.Schema) -> schema_pb2.Schema:
     """
     schema = schema_pb2.Schema.FromString(schema.SerializeToString())
     for feature in schema.feature:
-        if (feature.presence.min_fraction == 1.0
-                and feature.WhichOneof('shape_type') == 'value_count'
-                and feature.value_count.min == feature.value_count.max == 1):
+        if (
+            feature.presence.min_fraction == 1.0
+            and feature.WhichOneof("shape_type") == "value_count"
+            and feature.value_count.min == feature.value_count.max == 1
+        ):
             feature.shape.dim.add(size=1)
     return schema
 
@@ -36,24 +38,26 @@ def _split_list(value: str, name: str, available: List[str]) -> List[str]:
     try:
         splits = json.loads(value)
     except json.JSONDecodeError as e:
-        raise ValueError(f'{name} is not JSON: {value!r}') from e
-    if (not isinstance(splits, list) or not splits
-            or not all(isinstance(s, str) for s in splits)):
-        raise ValueError(f'{name} must be a non-empty JSON list of split '
-                         f'names, got {value!r}')
+        raise ValueError(f"{name} is not JSON: {value!r}") from e
+    if not isinstance(splits, list) or not splits or not all(isinstance(s, str) for s in splits):
+        raise ValueError(f"{name} must be a non-empty JSON list of split names, got {value!r}")
     missing = sorted(set(splits) - set(available))
     if missing:
-        raise ValueError(f'{name}: splits {missing} not in the input examples '
-                         f'(which have {available})')
+        raise ValueError(
+            f"{name}: splits {missing} not in the input examples (which have {available})"
+        )
     return splits
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
     """Fits `preprocessing_fn` with TFT and writes the TFTransformOutput."""
 
-    def Do(self, input_dict: Dict[str, List[types.Artifact]],
-           output_dict: Dict[str, List[types.Artifact]],
-           exec_properties: Dict[str, Any]) -> None:
+    def Do(
+        self,
+        input_dict: Dict[str, List[types.Artifact]],
+        output_dict: Dict[str, List[types.Artifact]],
+        exec_properties: Dict[str, Any],
+    ) -> None:
         # Imported here: importing TFT sets TF_USE_LEGACY_KERAS=1 for the whole
         # process, which merely defining a pipeline should not do.
         import tensorflow_transform as tft
@@ -62,65 +66,68 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         from tensorflow_transform.tf_metadata import metadata_io
         from tfx_bsl.public import tfxio
 
-        examples = artifact_utils.get_single_instance(input_dict['examples'])
-        schema_dir = artifact_utils.get_single_uri(input_dict['schema'])
-        transform_graph = artifact_utils.get_single_uri(
-            output_dict['transform_graph'])
-        transformed = artifact_utils.get_single_instance(
-            output_dict['transformed_examples'])
+        examples = artifact_utils.get_single_instance(input_dict["examples"])
+        schema_dir = artifact_utils.get_single_uri(input_dict["schema"])
+        transform_graph = artifact_utils.get_single_uri(output_dict["transform_graph"])
+        transformed = artifact_utils.get_single_instance(output_dict["transformed_examples"])
 
-        preprocessing_fn = load_preprocessing_fn(
-            exec_properties['preprocessing_fn'])
+        preprocessing_fn = load_preprocessing_fn(exec_properties["preprocessing_fn"])
         available = artifact_utils.decode_split_names(examples.split_names)
         analyze_splits = _split_list(
-            exec_properties.get('analyze_splits') or '["train"]',
-            'analyze_splits', available)
+            exec_properties.get("analyze_splits") or '["train"]', "analyze_splits", available
+        )
         transform_splits = _split_list(
-            exec_properties.get('transform_splits') or json.dumps(available),
-            'transform_splits', available)
+            exec_properties.get("transform_splits") or json.dumps(available),
+            "transform_splits",
+            available,
+        )
 
-        schema = _raw_schema(io_utils.parse_pbtxt_file(
-            os.path.join(schema_dir, 'schema.pbtxt'), schema_pb2.Schema()))
+        schema = _raw_schema(
+            io_utils.parse_pbtxt_file(os.path.join(schema_dir, "schema.pbtxt"), schema_pb2.Schema())
+        )
 
         def source(split):
             return tfxio.TFExampleRecord(
-                file_pattern=os.path.join(
-                    artifact_utils.get_split_uri([examples], split), '*'),
+                file_pattern=os.path.join(artifact_utils.get_split_uri([examples], split), "*"),
                 schema=schema,
-                telemetry_descriptors=['Transform'])
+                telemetry_descriptors=["Transform"],
+            )
 
-        transformed.split_names = artifact_utils.encode_split_names(
-            transform_splits)
+        transformed.split_names = artifact_utils.encode_split_names(transform_splits)
         adapter_config = source(analyze_splits[0]).TensorAdapterConfig()
         with self._make_beam_pipeline() as p:
             with tft_beam.Context(
-                    temp_dir=os.path.join(self._get_tmp_dir(), 'tft'),
-                    force_tf_compat_v1=False):
+                temp_dir=os.path.join(self._get_tmp_dir(), "tft"), force_tf_compat_v1=False
+            ):
                 raw = {
-                    split: p | f'Read[{split}]' >> source(split).BeamSource()
+                    split: p | f"Read[{split}]" >> source(split).BeamSource()
                     for split in set(analyze_splits) | set(transform_splits)
                 }
                 transform_fn = (
-                    ([raw[s] for s in analyze_splits]
-                     | 'FlattenAnalyze' >> beam.Flatten(), adapter_config)
-                    | tft_beam.AnalyzeDataset(preprocessing_fn))
+                    [raw[s] for s in analyze_splits] | "FlattenAnalyze" >> beam.Flatten(),
+                    adapter_config,
+                ) | tft_beam.AnalyzeDataset(preprocessing_fn)
                 _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
                 for split in transform_splits:
                     out_dir = artifact_utils.get_split_uri([transformed], split)
-                    _ = (((raw[split], adapter_config), transform_fn)
-                         | f'Transform[{split}]' >> tft_beam.TransformDataset(
-                             output_record_batches=True)
-                         | f'Encode[{split}]' >>
-                         tft_beam.EncodeTransformedDataset()
-                         | f'Write[{split}]' >> beam.io.WriteToTFRecord(
-                             os.path.join(out_dir, 'transformed_examples'),
-                             file_name_suffix='.gz'))
+                    _ = (
+                        ((raw[split], adapter_config), transform_fn)
+                        | f"Transform[{split}]"
+                        >> tft_beam.TransformDataset(output_record_batches=True)
+                        | f"Encode[{split}]" >> tft_beam.EncodeTransformedDataset()
+                        | f"Write[{split}]"
+                        >> beam.io.WriteToTFRecord(
+                            os.path.join(out_dir, "transformed_examples"), file_name_suffix=".gz"
+                        )
+                    )
 
         # Readers of the TransformGraph (serving, TFMA) look here for the raw
         # schema; WriteTransformFn does not write it.
         metadata_io.write_metadata(
             dataset_metadata.DatasetMetadata(schema),
-            os.path.join(transform_graph, tft.TFTransformOutput.RAW_METADATA_DIR))
-        examples_utils.set_file_format(transformed, 'tfrecords_gzip')
+            os.path.join(transform_graph, tft.TFTransformOutput.RAW_METADATA_DIR),
+        )
+        examples_utils.set_file_format(transformed, "tfrecords_gzip")
         examples_utils.set_payload_format(
-            transformed, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE)
+            transformed, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE
+        )

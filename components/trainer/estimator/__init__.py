@@ -14,32 +14,82 @@ legacy_keras.use_legacy_keras()
 from components.trainer.estimator import export  # noqa: E402 (after the Keras choice)
 from components.trainer.estimator import early_stopping as experimental
 from components.trainer.estimator.canned import (
-    BaselineClassifier, BaselineRegressor, DNNClassifier, DNNLinearCombinedClassifier,
-    DNNLinearCombinedRegressor, DNNRegressor, LinearClassifier, LinearRegressor)
+    BaselineClassifier,
+    BaselineRegressor,
+    DNNClassifier,
+    DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor,
+    DNNRegressor,
+    LinearClassifier,
+    LinearRegressor,
+)
 from components.trainer.estimator.checkpoints import VocabInfo, WarmStartSettings
 from components.trainer.estimator.estimator import Estimator
 from components.trainer.estimator.early_stopping import (
-    stop_if_higher_hook, stop_if_lower_hook, stop_if_no_decrease_hook, stop_if_no_increase_hook)
+    stop_if_higher_hook,
+    stop_if_lower_hook,
+    stop_if_no_decrease_hook,
+    stop_if_no_increase_hook,
+)
 from components.trainer.estimator.exporter import (
-    BestExporter, Exporter, FinalExporter, LatestExporter)
+    BestExporter,
+    Exporter,
+    FinalExporter,
+    LatestExporter,
+)
 from components.trainer.estimator.keras import model_to_estimator
 from components.trainer.estimator.hooks import (
-    CheckpointSaverListener, Hook, LoggingTensorHook, NanLossDuringTrainingError,
-    NanTensorHook, SessionRunHook, StepCounterHook, StopAtStepHook)
+    CheckpointSaverListener,
+    Hook,
+    LoggingTensorHook,
+    NanLossDuringTrainingError,
+    NanTensorHook,
+    SessionRunHook,
+    StepCounterHook,
+    StopAtStepHook,
+)
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, Scaffold
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 from components.trainer.estimator.variables import get_global_step
 
 __all__ = [
-    "BaselineClassifier", "BaselineRegressor", "BestExporter", "EvalSpec", "Exporter",
-    "FinalExporter", "LatestExporter", "TrainSpec", "experimental", "model_to_estimator",
-    "stop_if_higher_hook", "stop_if_lower_hook", "stop_if_no_decrease_hook",
-    "stop_if_no_increase_hook", "train_and_evaluate",
-    "CheckpointSaverListener", "DNNClassifier", "DNNLinearCombinedClassifier",
-    "DNNLinearCombinedRegressor", "DNNRegressor", "Estimator", "EstimatorSpec", "Hook",
-    "LinearClassifier", "LinearRegressor", "LoggingTensorHook", "ModeKeys",
-    "NanLossDuringTrainingError", "NanTensorHook", "RunConfig", "Scaffold", "SessionRunHook",
-    "StepCounterHook", "StopAtStepHook", "VocabInfo", "WarmStartSettings", "export",
+    "BaselineClassifier",
+    "BaselineRegressor",
+    "BestExporter",
+    "EvalSpec",
+    "Exporter",
+    "FinalExporter",
+    "LatestExporter",
+    "TrainSpec",
+    "experimental",
+    "model_to_estimator",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+    "train_and_evaluate",
+    "CheckpointSaverListener",
+    "DNNClassifier",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor",
+    "DNNRegressor",
+    "Estimator",
+    "EstimatorSpec",
+    "Hook",
+    "LinearClassifier",
+    "LinearRegressor",
+    "LoggingTensorHook",
+    "ModeKeys",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "RunConfig",
+    "Scaffold",
+    "SessionRunHook",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "VocabInfo",
+    "WarmStartSettings",
+    "export",
     "get_global_step",
 ]

@@ -69,7 +69,7 @@ def variable_names(checkpoint_path):
     prefix = ROOT_ATTRIBUTE + "/"
     for key, _ in tf.train.list_variables(checkpoint_path):
         if key.startswith(prefix) and key.endswith(_KEY_SUFFIX):
-            names.append(_unescape(key[len(prefix):-len(_KEY_SUFFIX)]))
+            names.append(_unescape(key[len(prefix) : -len(_KEY_SUFFIX)]))
         elif key != "_CHECKPOINTABLE_OBJECT_GRAPH":
             other.append(key)
     return sorted(names or other)
@@ -78,8 +78,11 @@ def variable_names(checkpoint_path):
 def read_variable(checkpoint_path, name):
     reader = tf.train.load_checkpoint(checkpoint_path)
     key = checkpoint_key(name)
-    if not reader.has_tensor(key) and name == "global_step" and \
-            reader.has_tensor("global_step" + _KEY_SUFFIX):
+    if (
+        not reader.has_tensor(key)
+        and name == "global_step"
+        and reader.has_tensor("global_step" + _KEY_SUFFIX)
+    ):
         key = "global_step" + _KEY_SUFFIX
     elif not reader.has_tensor(key) and reader.has_tensor(name):
         key = name
@@ -88,28 +91,73 @@ def read_variable(checkpoint_path, name):
     return reader.get_tensor(key)
 
 
-class VocabInfo(collections.namedtuple(
-        "VocabInfo", ["new_vocab", "new_vocab_size", "num_oov_buckets", "old_vocab",
-                      "old_vocab_size", "backup_initializer", "axis"])):
+class VocabInfo(
+    collections.namedtuple(
+        "VocabInfo",
+        [
+            "new_vocab",
+            "new_vocab_size",
+            "num_oov_buckets",
+            "old_vocab",
+            "old_vocab_size",
+            "backup_initializer",
+            "axis",
+        ],
+    )
+):
     """How to remap the rows of an embedding whose vocabulary changed."""
 
-    def __new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab,
-                old_vocab_size=-1, backup_initializer=None, axis=0):
-        return super().__new__(cls, new_vocab, new_vocab_size, num_oov_buckets, old_vocab,
-                               old_vocab_size, backup_initializer, axis)
+    def __new__(
+        cls,
+        new_vocab,
+        new_vocab_size,
+        num_oov_buckets,
+        old_vocab,
+        old_vocab_size=-1,
+        backup_initializer=None,
+        axis=0,
+    ):
+        return super().__new__(
+            cls,
+            new_vocab,
+            new_vocab_size,
+            num_oov_buckets,
+            old_vocab,
+            old_vocab_size,
+            backup_initializer,
+            axis,
+        )
 
 
-class WarmStartSettings(collections.namedtuple(
-        "WarmStartSettings", ["ckpt_to_initialize_from", "vars_to_warm_start",
-                              "var_name_to_vocab_info", "var_name_to_prev_var_name"])):
+class WarmStartSettings(
+    collections.namedtuple(
+        "WarmStartSettings",
+        [
+            "ckpt_to_initialize_from",
+            "vars_to_warm_start",
+            "var_name_to_vocab_info",
+            "var_name_to_prev_var_name",
+        ],
+    )
+):
     """Which variables to initialize from which checkpoint (tf.estimator's fields)."""
 
-    def __new__(cls, ckpt_to_initialize_from, vars_to_warm_start=".*",
-                var_name_to_vocab_info=None, var_name_to_prev_var_name=None):
+    def __new__(
+        cls,
+        ckpt_to_initialize_from,
+        vars_to_warm_start=".*",
+        var_name_to_vocab_info=None,
+        var_name_to_prev_var_name=None,
+    ):
         if not ckpt_to_initialize_from:
             raise ValueError("WarmStartSettings: ckpt_to_initialize_from must be set.")
-        return super().__new__(cls, ckpt_to_initialize_from, vars_to_warm_start,
-                               var_name_to_vocab_info or {}, var_name_to_prev_var_name or {})
+        return super().__new__(
+            cls,
+            ckpt_to_initialize_from,
+            vars_to_warm_start,
+            var_name_to_vocab_info or {},
+            var_name_to_prev_var_name or {},
+        )
 
 
 def _read_vocab(path):
@@ -122,10 +170,10 @@ def _remap_rows(current, previous, info):
 
     The other rows (new words, OOV buckets) come from `info.backup_initializer`
     when it is given, else they keep the variable's own initial values."""
-    new_vocab = _read_vocab(info.new_vocab)[:info.new_vocab_size]
+    new_vocab = _read_vocab(info.new_vocab)[: info.new_vocab_size]
     old_vocab = _read_vocab(info.old_vocab)
     if info.old_vocab_size > 0:
-        old_vocab = old_vocab[:info.old_vocab_size]
+        old_vocab = old_vocab[: info.old_vocab_size]
     old_index = {word: i for i, word in enumerate(old_vocab)}
     if info.backup_initializer is None:
         result = current.copy()
@@ -160,7 +208,8 @@ def warm_start(variables, settings):
         if not reader.has_tensor(key):
             if name in settings.var_name_to_prev_var_name:
                 raise ValueError(
-                    f"Warm start: {previous_name!r} (for {name!r}) is not in {path!r}.")
+                    f"Warm start: {previous_name!r} (for {name!r}) is not in {path!r}."
+                )
             continue
         value = reader.get_tensor(key)
         variable = variables[name]
@@ -170,7 +219,8 @@ def warm_start(variables, settings):
         if tuple(value.shape) != tuple(variable.shape):
             raise ValueError(
                 f"Warm start: {name!r} has shape {tuple(variable.shape)} but "
-                f"{previous_name!r} in {path!r} has shape {tuple(value.shape)}.")
+                f"{previous_name!r} in {path!r} has shape {tuple(value.shape)}."
+            )
         variable.assign(value)
         warmed.append(name)
     log.info("Warm-started %d variables from %s", len(warmed), path)

@@ -47,7 +47,8 @@ class _EvalMetricStopHook(Hook):
             return
         self._last_time, self._last_step = time.time(), step
         results = summaries.read_scalars_by_step(
-            tf.io.gfile.glob(os.path.join(self._eval_dir, "*.tfevents.*")))
+            tf.io.gfile.glob(os.path.join(self._eval_dir, "*.tfevents.*"))
+        )
         if results and self._should_stop(results):
             log.info("Early stopping at step %d.", step)
             context.request_stop()
@@ -57,20 +58,31 @@ def _eval_dir(estimator, eval_dir):
     return eval_dir or estimator.eval_dir()
 
 
-def _threshold_hook(estimator, metric_name, threshold, compare, eval_dir, min_steps,
-                    run_every_secs, run_every_steps):
+def _threshold_hook(
+    estimator, metric_name, threshold, compare, eval_dir, min_steps, run_every_secs, run_every_steps
+):
     def should_stop(results):
         for step in sorted(results):
             value = results[step].get(metric_name)
             if step >= min_steps and value is not None and compare(value, threshold):
                 return True
         return False
-    return _EvalMetricStopHook(_eval_dir(estimator, eval_dir), should_stop, run_every_secs,
-                               run_every_steps)
+
+    return _EvalMetricStopHook(
+        _eval_dir(estimator, eval_dir), should_stop, run_every_secs, run_every_steps
+    )
 
 
-def _no_improvement_hook(estimator, metric_name, max_steps_without_improvement, better,
-                         eval_dir, min_steps, run_every_secs, run_every_steps):
+def _no_improvement_hook(
+    estimator,
+    metric_name,
+    max_steps_without_improvement,
+    better,
+    eval_dir,
+    min_steps,
+    run_every_secs,
+    run_every_steps,
+):
     def should_stop(results):
         steps = sorted(s for s in results if metric_name in results[s])
         if not steps:
@@ -83,29 +95,91 @@ def _no_improvement_hook(estimator, metric_name, max_steps_without_improvement, 
             if step >= min_steps and step - best_step >= max_steps_without_improvement:
                 return True
         return False
-    return _EvalMetricStopHook(_eval_dir(estimator, eval_dir), should_stop, run_every_secs,
-                               run_every_steps)
+
+    return _EvalMetricStopHook(
+        _eval_dir(estimator, eval_dir), should_stop, run_every_secs, run_every_steps
+    )
 
 
-def stop_if_higher_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0,
-                        run_every_secs=60, run_every_steps=None):
-    return _threshold_hook(estimator, metric_name, threshold, operator.gt, eval_dir, min_steps,
-                           run_every_secs, run_every_steps)
+def stop_if_higher_hook(
+    estimator,
+    metric_name,
+    threshold,
+    eval_dir=None,
+    min_steps=0,
+    run_every_secs=60,
+    run_every_steps=None,
+):
+    return _threshold_hook(
+        estimator,
+        metric_name,
+        threshold,
+        operator.gt,
+        eval_dir,
+        min_steps,
+        run_every_secs,
+        run_every_steps,
+    )
 
 
-def stop_if_lower_hook(estimator, metric_name, threshold, eval_dir=None, min_steps=0,
-                       run_every_secs=60, run_every_steps=None):
-    return _threshold_hook(estimator, metric_name, threshold, operator.lt, eval_dir, min_steps,
-                           run_every_secs, run_every_steps)
+def stop_if_lower_hook(
+    estimator,
+    metric_name,
+    threshold,
+    eval_dir=None,
+    min_steps=0,
+    run_every_secs=60,
+    run_every_steps=None,
+):
+    return _threshold_hook(
+        estimator,
+        metric_name,
+        threshold,
+        operator.lt,
+        eval_dir,
+        min_steps,
+        run_every_secs,
+        run_every_steps,
+    )
 
 
-def stop_if_no_decrease_hook(estimator, metric_name, max_steps_without_decrease, eval_dir=None,
-                             min_steps=0, run_every_secs=60, run_every_steps=None):
-    return _no_improvement_hook(estimator, metric_name, max_steps_without_decrease, operator.lt,
-                                eval_dir, min_steps, run_every_secs, run_every_steps)
+def stop_if_no_decrease_hook(
+    estimator,
+    metric_name,
+    max_steps_without_decrease,
+    eval_dir=None,
+    min_steps=0,
+    run_every_secs=60,
+    run_every_steps=None,
+):
+    return _no_improvement_hook(
+        estimator,
+        metric_name,
+        max_steps_without_decrease,
+        operator.lt,
+        eval_dir,
+        min_steps,
+        run_every_secs,
+        run_every_steps,
+    )
 
 
-def stop_if_no_increase_hook(estimator, metric_name, max_steps_without_increase, eval_dir=None,
-                             min_steps=0, run_every_secs=60, run_every_steps=None):
-    return _no_improvement_hook(estimator, metric_name, max_steps_without_increase, operator.gt,
-                                eval_dir, min_steps, run_every_secs, run_every_steps)
+def stop_if_no_increase_hook(
+    estimator,
+    metric_name,
+    max_steps_without_increase,
+    eval_dir=None,
+    min_steps=0,
+    run_every_secs=60,
+    run_every_steps=None,
+):
+    return _no_improvement_hook(
+        estimator,
+        metric_name,
+        max_steps_without_increase,
+        operator.gt,
+        eval_dir,
+        min_steps,
+        run_every_secs,
+        run_every_steps,
+    )

@@ -62,11 +62,17 @@ class _ParameterServerChunks:
         self._coordinator.join()
 
     def __call__(self, num_steps):
-        shares = [num_steps // self._workers + (1 if i < num_steps % self._workers else 0)
-                  for i in range(self._workers)]
-        results = [self._coordinator.schedule(
-            self._run_steps, args=(self._iterator, tf.constant(share, tf.int64)))
-            for share in shares if share]
+        shares = [
+            num_steps // self._workers + (1 if i < num_steps % self._workers else 0)
+            for i in range(self._workers)
+        ]
+        results = [
+            self._coordinator.schedule(
+                self._run_steps, args=(self._iterator, tf.constant(share, tf.int64))
+            )
+            for share in shares
+            if share
+        ]
         self._coordinator.join()
         done = sum(int(r.fetch()[0]) for r in results)
         return done, float(results[-1].fetch()[1])
@@ -101,8 +107,7 @@ def _split_element(element):
 class Estimator:
     """tf.estimator's `Estimator`, TF2-native."""
 
-    def __init__(self, model_fn, model_dir=None, config=None, params=None,
-                 warm_start_from=None):
+    def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError("model_fn must take a `features` argument.")
@@ -113,7 +118,8 @@ class Estimator:
         model_dir = os.fspath(model_dir) if model_dir is not None else None
         if model_dir and config.model_dir and model_dir != config.model_dir:
             raise ValueError(
-                f"model_dir {model_dir!r} differs from config.model_dir {config.model_dir!r}.")
+                f"model_dir {model_dir!r} differs from config.model_dir {config.model_dir!r}."
+            )
         model_dir = model_dir or config.model_dir
         if not model_dir:
             model_dir = tempfile.mkdtemp(prefix="estimator-")
@@ -154,9 +160,11 @@ class Estimator:
 
     def _call_input_fn(self, input_fn, mode, input_context=None):
         args = _accepted_args(input_fn)
-        kwargs = {name: value for name, value in
-                  (("mode", mode), ("params", self.params), ("config", self._config))
-                  if name in args}
+        kwargs = {
+            name: value
+            for name, value in (("mode", mode), ("params", self.params), ("config", self._config))
+            if name in args
+        }
         if "input_context" in args:
             kwargs["input_context"] = input_context
         result = input_fn(**kwargs)
@@ -228,7 +236,8 @@ class Estimator:
             # Heads divide each replica's loss by the replica count: the sum
             # is the loss over the global batch.
             return tf.reshape(
-                strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None), [])
+                strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None), []
+            )
 
         @tf.function
         def run_steps(iterator, max_steps):
@@ -275,25 +284,31 @@ class Estimator:
             raise ValueError(
                 "TF_CONFIG makes this an 'evaluator' task, which this Estimator does not "
                 "run: the chief evaluates and exports after its checkpoints "
-                "(train_and_evaluate). Leave the evaluator task out of the job.")
+                "(train_and_evaluate). Leave the evaluator task out of the job."
+            )
         if config.train_distribute is not None or not config.num_ps_replicas:
             return
         cluster = config.cluster_spec.as_dict()
         if "chief" not in cluster:
             raise ValueError(
                 "Parameter-server training needs a 'chief' task in TF_CONFIG to coordinate "
-                f"it; the cluster lists {sorted(cluster)}.")
+                f"it; the cluster lists {sorted(cluster)}."
+            )
         if config.task_type in ("worker", "ps"):
-            server.run_server({"cluster": cluster,
-                               "task": {"type": config.task_type, "index": config.task_id}})
+            server.run_server(
+                {"cluster": cluster, "task": {"type": config.task_type, "index": config.task_id}}
+            )
         if config.is_chief:
             log.info("TF_CONFIG lists ps tasks: training with a ParameterServerStrategy.")
             self._config = config.replace(
                 train_distribute=tf.distribute.experimental.ParameterServerStrategy(
-                    tf.distribute.cluster_resolver.TFConfigClusterResolver()))
+                    tf.distribute.cluster_resolver.TFConfigClusterResolver()
+                )
+            )
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         from components.trainer.estimator import training_loop
+
         global_step = self._global_step()
         latest = self.latest_checkpoint()
         if latest is not None and max_steps is not None:
@@ -315,7 +330,8 @@ class Estimator:
             # input_fn runs once per worker with its InputContext; its batch
             # size is per replica, as with tf.estimator.
             dataset = strategy.distribute_datasets_from_function(
-                lambda context: self._call_input_fn(input_fn, ModeKeys.TRAIN, context))
+                lambda context: self._call_input_fn(input_fn, ModeKeys.TRAIN, context)
+            )
         if _is_parameter_server(strategy):
             run_chunk = _ParameterServerChunks(strategy, dataset, run_steps)
         else:
@@ -325,8 +341,11 @@ class Estimator:
             if strategy is None:
                 # (Under a strategy the trace sees per-device components instead.)
                 self._store.adopt(traced.variables)
-            if (self._config.checkpoint_save_graph_def and self._config.is_chief
-                    and self._written_graph is not traced):
+            if (
+                self._config.checkpoint_save_graph_def
+                and self._config.is_chief
+                and self._written_graph is not traced
+            ):
                 # As tf.estimator's graph.pbtxt: the training graph, for inspection.
                 # Once per trace: writing it costs more than a short train() call.
                 tf.io.write_graph(traced.graph.as_graph_def(), self._model_dir, "graph.pbtxt")
@@ -335,13 +354,23 @@ class Estimator:
             def run_chunk(num_steps):
                 done, loss = run_steps(iterator, tf.constant(num_steps, tf.int64))
                 return int(done), float(loss)
+
         training_loop.run(
-            estimator=self, run_chunk=run_chunk, global_step=global_step,
-            latest_checkpoint=latest, steps=steps, max_steps=max_steps,
-            hooks=list(hooks or ()) + list(self._traced_specs[ModeKeys.TRAIN].training_hooks)
-            + (list(self._traced_specs[ModeKeys.TRAIN].training_chief_hooks)
-               if self._config.is_chief else []),
-            saving_listeners=list(saving_listeners or ()))
+            estimator=self,
+            run_chunk=run_chunk,
+            global_step=global_step,
+            latest_checkpoint=latest,
+            steps=steps,
+            max_steps=max_steps,
+            hooks=list(hooks or ())
+            + list(self._traced_specs[ModeKeys.TRAIN].training_hooks)
+            + (
+                list(self._traced_specs[ModeKeys.TRAIN].training_chief_hooks)
+                if self._config.is_chief
+                else []
+            ),
+            saving_listeners=list(saving_listeners or ()),
+        )
         return self
 
     # ------------------------------------------------------------- evaluate
@@ -365,7 +394,8 @@ class Estimator:
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates a checkpoint; returns metric values plus `global_step`."""
         return _outside_strategy(
-            lambda: self._evaluate(input_fn, steps, hooks, checkpoint_path, name))
+            lambda: self._evaluate(input_fn, steps, hooks, checkpoint_path, name)
+        )
 
     def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name):
         if steps is not None and steps <= 0:
@@ -384,13 +414,17 @@ class Estimator:
                 eval_step.get_concrete_function(features, labels)
                 self._prepare_eval(checkpoint_path)
                 step = int(global_step.numpy())
-                runner = HookRunner(self, list(hooks or ()) + list(
-                    self._traced_specs[ModeKeys.EVAL].evaluation_hooks), step)
+                runner = HookRunner(
+                    self,
+                    list(hooks or ()) + list(self._traced_specs[ModeKeys.EVAL].evaluation_hooks),
+                    step,
+                )
             if runner.hooks and runner.before_step(step):
                 break
             values = eval_step(features, labels)
             if runner.hooks and runner.after_step(
-                    dict({k: float(v) for k, v in values.items()}, global_step=step)):
+                dict({k: float(v) for k, v in values.items()}, global_step=step)
+            ):
                 break
         if values is None:
             raise ValueError("evaluate: input_fn produced no data.")
@@ -414,21 +448,30 @@ class Estimator:
 
     def _write_eval_summaries(self, results, name):
         writer = tf.summary.create_file_writer(self.eval_dir(name))
-        summaries.write_scalars(writer, {k: v for k, v in results.items() if k != "global_step"},
-                                results["global_step"])
+        summaries.write_scalars(
+            writer, {k: v for k, v in results.items() if k != "global_step"}, results["global_step"]
+        )
         writer.close()
 
     # -------------------------------------------------------------- predict
     def _predict_function(self):
         if "predict" not in self._functions:
+
             @tf.function
             def predict_step(features):
                 return self._call_model_fn(features, None, ModeKeys.PREDICT).predictions
+
             self._functions["predict"] = predict_step
         return self._functions["predict"]
 
-    def predict(self, input_fn, predict_keys=None, hooks=None, checkpoint_path=None,
-                yield_single_examples=True):
+    def predict(
+        self,
+        input_fn,
+        predict_keys=None,
+        hooks=None,
+        checkpoint_path=None,
+        yield_single_examples=True,
+    ):
         """Yields predictions, one example at a time or one batch at a time."""
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         if checkpoint_path is None:
@@ -446,8 +489,11 @@ class Estimator:
                 else:
                     self._initialize_fresh_variables(self._store.model_variables())
                 step = int(self._global_step().numpy())
-                runner = HookRunner(self, list(hooks or ()) + list(
-                    self._traced_specs[ModeKeys.PREDICT].prediction_hooks), step)
+                runner = HookRunner(
+                    self,
+                    list(hooks or ()) + list(self._traced_specs[ModeKeys.PREDICT].prediction_hooks),
+                    step,
+                )
             if runner.hooks and runner.before_step(step):
                 break
             predictions = predict_step(features)
@@ -459,7 +505,8 @@ class Estimator:
                 missing = [k for k in keys if k not in predictions]
                 if missing:
                     raise ValueError(
-                        f"predict_keys {missing} not in predictions {sorted(predictions)}.")
+                        f"predict_keys {missing} not in predictions {sorted(predictions)}."
+                    )
                 predictions = {k: predictions[k] for k in keys}
             arrays = {k: v.numpy() for k, v in predictions.items()}
             if not yield_single_examples:
@@ -469,18 +516,21 @@ class Estimator:
                 if len(sizes) != 1 or None in sizes:
                     raise ValueError(
                         "Batch length of predictions should be same; got "
-                        f"{ {k: v.shape for k, v in arrays.items()} }.")
+                        f"{ {k: v.shape for k, v in arrays.items()} }."
+                    )
                 for i in range(sizes.pop()):
-                    yield (arrays["predictions"][i] if single
-                           else {k: v[i] for k, v in arrays.items()})
+                    yield (
+                        arrays["predictions"][i] if single else {k: v[i] for k, v in arrays.items()}
+                    )
             if runner.hooks and runner.after_step({"predictions": arrays, "global_step": step}):
                 break
         if runner is not None:
             runner.end({"global_step": step})
 
     # --------------------------------------------------------------- export
-    def build_serving_module(self, serving_input_receiver_fn, checkpoint_path=None,
-                             mode=ModeKeys.PREDICT):
+    def build_serving_module(
+        self, serving_input_receiver_fn, checkpoint_path=None, mode=ModeKeys.PREDICT
+    ):
         """A `tf.Module` with the model's variables and its signatures.
 
         Returns `(module, signatures)`.  Callers may attach more objects and
@@ -488,31 +538,44 @@ class Estimator:
         transform graph this way).
         """
         from components.trainer.estimator import serving
+
         checkpoint_path = checkpoint_path or self._require_checkpoint()
         self._global_step()
         return _outside_strategy(
-            lambda: serving.build(self, serving_input_receiver_fn, checkpoint_path, mode))
+            lambda: serving.build(self, serving_input_receiver_fn, checkpoint_path, mode)
+        )
 
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn,
-                           assets_extra=None, as_text=False, checkpoint_path=None,
-                           experimental_mode=ModeKeys.PREDICT):
+    def export_saved_model(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        experimental_mode=ModeKeys.PREDICT,
+    ):
         """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes.
 
         `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
         from components.trainer.estimator import serving
+
         def export():
             module, signatures = self.build_serving_module(
-                serving_input_receiver_fn, checkpoint_path, experimental_mode)
-            return serving.save_timestamped(module, signatures, export_dir_base, assets_extra,
-                                            as_text)
+                serving_input_receiver_fn, checkpoint_path, experimental_mode
+            )
+            return serving.save_timestamped(
+                module, signatures, export_dir_base, assets_extra, as_text
+            )
 
         return _outside_strategy(export)
 
     export_savedmodel = export_saved_model
 
-    def experimental_export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
-                                              **kwargs):
+    def experimental_export_all_saved_models(
+        self, export_dir_base, input_receiver_fn_map, **kwargs
+    ):
         if ModeKeys.PREDICT not in input_receiver_fn_map:
             raise ValueError("Only PREDICT-mode exports are supported.")
-        return self.export_saved_model(export_dir_base, input_receiver_fn_map[ModeKeys.PREDICT],
-                                       **kwargs)
+        return self.export_saved_model(
+            export_dir_base, input_receiver_fn_map[ModeKeys.PREDICT], **kwargs
+        )

@@ -19,9 +19,10 @@ PREDICT = "predict"
 
 
 class ServingInputReceiver(
-        collections.namedtuple(
-            "ServingInputReceiver",
-            ["features", "receiver_tensors", "receiver_tensors_alternatives"])):
+    collections.namedtuple(
+        "ServingInputReceiver", ["features", "receiver_tensors", "receiver_tensors_alternatives"]
+    )
+):
     """Features for the model plus the tensors a serving request feeds."""
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
@@ -34,9 +35,11 @@ class ServingInputReceiver(
         if not isinstance(receiver_tensors, dict):
             receiver_tensors = {"input": receiver_tensors}
         if receiver_tensors_alternatives:
-            warn_once("ServingInputReceiver.receiver_tensors_alternatives",
-                      "ServingInputReceiver: receiver_tensors_alternatives is ignored: only "
-                      "receiver_tensors become signature inputs.")
+            warn_once(
+                "ServingInputReceiver.receiver_tensors_alternatives",
+                "ServingInputReceiver: receiver_tensors_alternatives is ignored: only "
+                "receiver_tensors become signature inputs.",
+            )
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
@@ -45,7 +48,8 @@ def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=Non
 
     def serving_input_receiver_fn():
         serialized = tf.compat.v1.placeholder(
-            tf.string, [default_batch_size], name="input_example_tensor")
+            tf.string, [default_batch_size], name="input_example_tensor"
+        )
         features = tf.io.parse_example(serialized, feature_spec)
         return ServingInputReceiver(features, {"examples": serialized})
 
@@ -59,8 +63,7 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
         receiver_tensors = {}
         for name, tensor in features.items():
             shape = [default_batch_size] + list(tensor.shape[1:]) if tensor.shape.rank else []
-            receiver_tensors[name] = tf.compat.v1.placeholder(
-                tensor.dtype, shape=shape, name=name)
+            receiver_tensors[name] = tf.compat.v1.placeholder(tensor.dtype, shape=shape, name=name)
         return ServingInputReceiver(dict(receiver_tensors), receiver_tensors)
 
     return serving_input_receiver_fn
@@ -70,12 +73,14 @@ def _single_string_input(receiver_tensors, signature_kind):
     if len(receiver_tensors) != 1:
         raise ValueError(
             f"A {signature_kind} signature needs exactly one receiver tensor, got "
-            f"{sorted(receiver_tensors)}.")
+            f"{sorted(receiver_tensors)}."
+        )
     (tensor,) = receiver_tensors.values()
     if tensor.dtype != tf.string:
         raise ValueError(
             f"A {signature_kind} signature needs a string input (serialized tf.Examples), "
-            f"got {tensor.dtype.name}.")
+            f"got {tensor.dtype.name}."
+        )
     return {"inputs": tensor}
 
 

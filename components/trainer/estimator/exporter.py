@@ -44,9 +44,9 @@ def _keep_newest(export_path, exports_to_keep):
 
 
 class _SavedModelExporter(Exporter):
-
-    def __init__(self, name, serving_input_receiver_fn, assets_extra=None, as_text=False,
-                 exports_to_keep=5):
+    def __init__(
+        self, name, serving_input_receiver_fn, assets_extra=None, as_text=False, exports_to_keep=5
+    ):
         if not name:
             raise ValueError("An exporter needs a name.")
         if exports_to_keep is not None and exports_to_keep <= 0:
@@ -63,8 +63,12 @@ class _SavedModelExporter(Exporter):
 
     def _save(self, estimator, export_path, checkpoint_path):
         path = estimator.export_saved_model(
-            export_path, self._receiver_fn, assets_extra=self._assets_extra,
-            as_text=self._as_text, checkpoint_path=checkpoint_path)
+            export_path,
+            self._receiver_fn,
+            assets_extra=self._assets_extra,
+            as_text=self._as_text,
+            checkpoint_path=checkpoint_path,
+        )
         _keep_newest(export_path, self._exports_to_keep)
         return path
 
@@ -103,9 +107,16 @@ class BestExporter(_SavedModelExporter):
     restarted job does not re-export a worse model.
     """
 
-    def __init__(self, name="best_exporter", serving_input_receiver_fn=None,
-                 event_file_pattern="eval/*.tfevents.*", compare_fn=_loss_smaller,
-                 assets_extra=None, as_text=False, exports_to_keep=5):
+    def __init__(
+        self,
+        name="best_exporter",
+        serving_input_receiver_fn=None,
+        event_file_pattern="eval/*.tfevents.*",
+        compare_fn=_loss_smaller,
+        assets_extra=None,
+        as_text=False,
+        exports_to_keep=5,
+    ):
         if serving_input_receiver_fn is None:
             raise ValueError("BestExporter needs a serving_input_receiver_fn.")
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text, exports_to_keep)

@@ -46,7 +46,9 @@ class _Head:
     def __init__(self, weight_column=None, loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
         reduction = getattr(loss_reduction, "value", loss_reduction)
         if reduction not in _REDUCTIONS:
-            raise ValueError(f"loss_reduction must be one of {_REDUCTIONS}, got {loss_reduction!r}.")
+            raise ValueError(
+                f"loss_reduction must be one of {_REDUCTIONS}, got {loss_reduction!r}."
+            )
         self._weight_column = weight_column
         self._reduction = reduction
         self.name = name
@@ -55,8 +57,9 @@ class _Head:
         logits = tf.reshape(tf.cast(logits, tf.float32), [-1, self.logits_dimension])
         predictions = self.predictions(logits)
         if mode == ModeKeys.PREDICT:
-            return EstimatorSpec(mode, predictions=predictions,
-                                 export_outputs=self.export_outputs(predictions))
+            return EstimatorSpec(
+                mode, predictions=predictions, export_outputs=self.export_outputs(predictions)
+            )
         if labels is None:
             raise ValueError(f"Labels are required in {mode} mode but input_fn gave none.")
         label_ids = self.prepare_labels(labels)
@@ -65,23 +68,32 @@ class _Head:
         loss = _reduce(unreduced, weights, self._reduction)
         if mode == ModeKeys.EVAL:
             return EstimatorSpec(
-                mode, predictions=predictions, loss=loss,
-                eval_metric_ops=self.metrics(label_ids, predictions, unreduced, weights))
+                mode,
+                predictions=predictions,
+                loss=loss,
+                eval_metric_ops=self.metrics(label_ids, predictions, unreduced, weights),
+            )
         if train_op_fn is None:
             raise ValueError("train_op_fn is required in TRAIN mode.")
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op_fn(loss))
 
 
 class _ClassHead(_Head):
-
-    def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
+    def __init__(
+        self,
+        n_classes,
+        weight_column=None,
+        label_vocabulary=None,
+        loss_reduction=SUM_OVER_BATCH_SIZE,
+        name=None,
+    ):
         super().__init__(weight_column, loss_reduction, name)
         if label_vocabulary is not None:
             label_vocabulary = list(label_vocabulary)
             if len(label_vocabulary) != n_classes:
                 raise ValueError(
-                    f"label_vocabulary has {len(label_vocabulary)} entries; n_classes is {n_classes}.")
+                    f"label_vocabulary has {len(label_vocabulary)} entries; n_classes is {n_classes}."
+                )
         self._n_classes = n_classes
         self._vocabulary = label_vocabulary
         self._class_names = label_vocabulary or [str(i) for i in range(n_classes)]
@@ -94,16 +106,22 @@ class _ClassHead(_Head):
                 raise ValueError("With label_vocabulary, labels must be strings.")
             matches = tf.equal(labels, tf.constant(self._vocabulary))
             tf.debugging.assert_equal(
-                tf.reduce_any(matches, axis=1), True,
-                message=f"Labels must be in label_vocabulary {self._vocabulary}")
+                tf.reduce_any(matches, axis=1),
+                True,
+                message=f"Labels must be in label_vocabulary {self._vocabulary}",
+            )
             return tf.reshape(tf.argmax(tf.cast(matches, tf.int32), axis=1), [-1, 1])
         if labels.dtype == tf.string:
             raise ValueError("String labels need label_vocabulary.")
         ids = tf.cast(labels, tf.int64)
-        tf.debugging.assert_greater_equal(ids, tf.constant(0, tf.int64),
-                                          message="Labels must be >= 0")
-        tf.debugging.assert_less(ids, tf.constant(self._n_classes, tf.int64),
-                                 message=f"Labels must be <= n_classes - 1 ({self._n_classes - 1})")
+        tf.debugging.assert_greater_equal(
+            ids, tf.constant(0, tf.int64), message="Labels must be >= 0"
+        )
+        tf.debugging.assert_less(
+            ids,
+            tf.constant(self._n_classes, tf.int64),
+            message=f"Labels must be <= n_classes - 1 ({self._n_classes - 1})",
+        )
         return ids
 
     def _class_predictions(self, logits, probabilities):
@@ -115,13 +133,16 @@ class _ClassHead(_Head):
             "probabilities": probabilities,
             "class_ids": class_ids,
             "classes": tf.gather(names, class_ids),
-            "all_class_ids": tf.tile(tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1]),
+            "all_class_ids": tf.tile(
+                tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1]
+            ),
             "all_classes": tf.tile(names[None, :], [batch, 1]),
         }
 
     def export_outputs(self, predictions):
         classification = export_lib.ClassificationOutput(
-            scores=predictions["probabilities"], classes=predictions["all_classes"])
+            scores=predictions["probabilities"], classes=predictions["all_classes"]
+        )
         return {
             export_lib.SERVING_DEFAULT: classification,
             export_lib.CLASSIFY: classification,
@@ -132,8 +153,13 @@ class _ClassHead(_Head):
 class BinaryClassHead(_ClassHead):
     """Sigmoid cross-entropy over one logit."""
 
-    def __init__(self, weight_column=None, label_vocabulary=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
+    def __init__(
+        self,
+        weight_column=None,
+        label_vocabulary=None,
+        loss_reduction=SUM_OVER_BATCH_SIZE,
+        name=None,
+    ):
         super().__init__(2, weight_column, label_vocabulary, loss_reduction, name)
 
     def predictions(self, logits):
@@ -145,7 +171,8 @@ class BinaryClassHead(_ClassHead):
 
     def unreduced_loss(self, logits, label_ids):
         return tf.nn.sigmoid_cross_entropy_with_logits(
-            labels=tf.cast(label_ids, tf.float32), logits=logits)
+            labels=tf.cast(label_ids, tf.float32), logits=logits
+        )
 
     def metrics(self, label_ids, predictions, unreduced, weights):
         labels = tf.cast(label_ids, tf.float32)
@@ -160,22 +187,32 @@ class BinaryClassHead(_ClassHead):
         prediction_mean.update_state(logistic, sample_weight=weights)
         auc = tf_keras.metrics.AUC(num_thresholds=200, curve="ROC", name="auc")
         auc.update_state(labels, logistic, sample_weight=weights)
-        auc_pr = tf_keras.metrics.AUC(num_thresholds=200, curve="PR",
-                                      summation_method="interpolation",
-                                      name="auc_precision_recall")
+        auc_pr = tf_keras.metrics.AUC(
+            num_thresholds=200,
+            curve="PR",
+            summation_method="interpolation",
+            name="auc_precision_recall",
+        )
         auc_pr.update_state(labels, logistic, sample_weight=weights)
         precision = tf_keras.metrics.Precision(name="precision")
-        precision.update_state(labels, tf.cast(predictions["class_ids"], tf.float32),
-                               sample_weight=weights)
+        precision.update_state(
+            labels, tf.cast(predictions["class_ids"], tf.float32), sample_weight=weights
+        )
         recall = tf_keras.metrics.Recall(name="recall")
-        recall.update_state(labels, tf.cast(predictions["class_ids"], tf.float32),
-                            sample_weight=weights)
+        recall.update_state(
+            labels, tf.cast(predictions["class_ids"], tf.float32), sample_weight=weights
+        )
         mean = label_mean.result()
         baseline = tf.maximum(mean, 1.0 - mean)
         return {
-            "accuracy": accuracy, "accuracy_baseline": (baseline, baseline), "auc": auc,
-            "auc_precision_recall": auc_pr, "average_loss": average_loss,
-            "label/mean": label_mean, "precision": precision, "prediction/mean": prediction_mean,
+            "accuracy": accuracy,
+            "accuracy_baseline": (baseline, baseline),
+            "auc": auc,
+            "auc_precision_recall": auc_pr,
+            "average_loss": average_loss,
+            "label/mean": label_mean,
+            "precision": precision,
+            "prediction/mean": prediction_mean,
             "recall": recall,
         }
 
@@ -188,8 +225,14 @@ class BinaryClassHead(_ClassHead):
 class MultiClassHead(_ClassHead):
     """Softmax cross-entropy over `n_classes` logits."""
 
-    def __init__(self, n_classes, weight_column=None, label_vocabulary=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
+    def __init__(
+        self,
+        n_classes,
+        weight_column=None,
+        label_vocabulary=None,
+        loss_reduction=SUM_OVER_BATCH_SIZE,
+        name=None,
+    ):
         if n_classes is None or n_classes <= 2:
             raise ValueError(f"MultiClassHead needs n_classes > 2, got {n_classes}.")
         super().__init__(n_classes, weight_column, label_vocabulary, loss_reduction, name)
@@ -200,7 +243,8 @@ class MultiClassHead(_ClassHead):
 
     def unreduced_loss(self, logits, label_ids):
         return tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=label_ids[:, 0], logits=logits)[:, None]
+            labels=label_ids[:, 0], logits=logits
+        )[:, None]
 
     def metrics(self, label_ids, predictions, unreduced, weights):
         accuracy = tf_keras.metrics.Accuracy(name="accuracy")
@@ -213,8 +257,9 @@ class MultiClassHead(_ClassHead):
 class RegressionHead(_Head):
     """Squared error over `label_dimension` outputs."""
 
-    def __init__(self, label_dimension=1, weight_column=None,
-                 loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
+    def __init__(
+        self, label_dimension=1, weight_column=None, loss_reduction=SUM_OVER_BATCH_SIZE, name=None
+    ):
         super().__init__(weight_column, loss_reduction, name)
         if label_dimension < 1:
             raise ValueError(f"label_dimension must be >= 1, got {label_dimension}.")
@@ -233,14 +278,20 @@ class RegressionHead(_Head):
 
     def metrics(self, labels, predictions, unreduced, weights):
         average_loss = tf_keras.metrics.Mean(name="average_loss")
-        average_loss.update_state(unreduced, sample_weight=tf.broadcast_to(weights, tf.shape(unreduced)))
+        average_loss.update_state(
+            unreduced, sample_weight=tf.broadcast_to(weights, tf.shape(unreduced))
+        )
         label_mean = tf_keras.metrics.Mean(name="label/mean")
         label_mean.update_state(labels, sample_weight=tf.broadcast_to(weights, tf.shape(labels)))
         prediction_mean = tf_keras.metrics.Mean(name="prediction/mean")
-        prediction_mean.update_state(predictions["predictions"],
-                                     sample_weight=tf.broadcast_to(weights, tf.shape(labels)))
-        return {"average_loss": average_loss, "label/mean": label_mean,
-                "prediction/mean": prediction_mean}
+        prediction_mean.update_state(
+            predictions["predictions"], sample_weight=tf.broadcast_to(weights, tf.shape(labels))
+        )
+        return {
+            "average_loss": average_loss,
+            "label/mean": label_mean,
+            "prediction/mean": prediction_mean,
+        }
 
     def export_outputs(self, predictions):
         regression = export_lib.RegressionOutput(predictions["predictions"])
@@ -251,8 +302,9 @@ class RegressionHead(_Head):
         }
 
 
-def classification_head(n_classes, weight_column=None, label_vocabulary=None,
-                        loss_reduction=SUM_OVER_BATCH_SIZE):
+def classification_head(
+    n_classes, weight_column=None, label_vocabulary=None, loss_reduction=SUM_OVER_BATCH_SIZE
+):
     if n_classes == 2:
         return BinaryClassHead(weight_column, label_vocabulary, loss_reduction)
     return MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)

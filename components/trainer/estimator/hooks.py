@@ -128,9 +128,11 @@ class NanTensorHook(Hook):
             self._checked_tensor = True
             spec = context.estimator._traced_specs.get(ModeKeys.TRAIN)
             if spec is None or self._loss_tensor is not spec.loss:
-                warn_once("NanTensorHook.loss_tensor",
-                          "NanTensorHook: loss_tensor is ignored: it is not the model_fn's "
-                          "loss, and the hook checks that loss (`loss` in the step logs).")
+                warn_once(
+                    "NanTensorHook.loss_tensor",
+                    "NanTensorHook: loss_tensor is ignored: it is not the model_fn's "
+                    "loss, and the hook checks that loss (`loss` in the step logs).",
+                )
         if math.isnan(logs["loss"]):
             message = f"Model diverged with loss = NaN at step {logs['global_step']}."
             if self._fail:
@@ -156,9 +158,11 @@ class LoggingTensorHook(Hook):
     def after_step(self, context, logs):
         self._count += 1
         now = time.time()
-        due = (self._count % self._every_n_iter == 1 or self._every_n_iter == 1
-               if self._every_n_iter else
-               self._last_time is None or now - self._last_time >= self._every_n_secs)
+        due = (
+            self._count % self._every_n_iter == 1 or self._every_n_iter == 1
+            if self._every_n_iter
+            else self._last_time is None or now - self._last_time >= self._every_n_secs
+        )
         if not due:
             return
         self._last_time = now
@@ -167,8 +171,11 @@ class LoggingTensorHook(Hook):
             raise KeyError(f"LoggingTensorHook: {missing} not in step logs {sorted(logs)}.")
         values = {n: logs[n] for n in self._names}
         self.logged.append(values)
-        log.info(self._formatter(values) if self._formatter else
-                 ", ".join(f"{k} = {v}" for k, v in values.items()))
+        log.info(
+            self._formatter(values)
+            if self._formatter
+            else ", ".join(f"{k} = {v}" for k, v in values.items())
+        )
 
 
 class StepCounterHook(Hook):
@@ -201,8 +208,11 @@ class StepCounterHook(Hook):
             self._last = (step, now)
             return
         last_step, last_time = self._last
-        due = (step - last_step >= self._every_n_steps if self._every_n_steps
-               else now - last_time >= self._every_n_secs)
+        due = (
+            step - last_step >= self._every_n_steps
+            if self._every_n_steps
+            else now - last_time >= self._every_n_secs
+        )
         if due and step > last_step and now > last_time:
             rate = (step - last_step) / (now - last_time)
             self.rates.append(rate)

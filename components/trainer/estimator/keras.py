@@ -22,7 +22,9 @@ def _inputs_for(model, features):
     names = list(model.input_names)
     missing = [n for n in names if n not in features]
     if missing:
-        raise ValueError(f"Keras model inputs {missing} are not in the features {sorted(features)}.")
+        raise ValueError(
+            f"Keras model inputs {missing} are not in the features {sorted(features)}."
+        )
     if len(names) == 1:
         return features[names[0]]
     return {n: features[n] for n in names}
@@ -34,14 +36,15 @@ def _as_dict(model, outputs):
 
 
 class _KerasEstimator(Estimator):
-
     def __init__(self, keras_model, model_dir, config, metric_names_map, export_outputs):
         metric_names_map = dict(metric_names_map or {})
         optimizer_class = type(keras_model.optimizer)
         optimizer_config = keras_model.optimizer.get_config()
         # Metric objects hold state: each trace gets fresh ones built from configs.
-        metric_specs = [m if isinstance(m, str) else (type(m), m.get_config())
-                        for m in tf.nest.flatten(keras_model.compiled_metrics._user_metrics or [])]
+        metric_specs = [
+            m if isinstance(m, str) else (type(m), m.get_config())
+            for m in tf.nest.flatten(keras_model.compiled_metrics._user_metrics or [])
+        ]
 
         def model_fn(features, labels, mode):
             model = self._model
@@ -49,25 +52,32 @@ class _KerasEstimator(Estimator):
             predictions = _as_dict(model, outputs)
             if mode == ModeKeys.PREDICT:
                 outputs_for_export = export_outputs or {
-                    export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
-                return EstimatorSpec(mode, predictions=predictions,
-                                     export_outputs=outputs_for_export)
+                    export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)
+                }
+                return EstimatorSpec(
+                    mode, predictions=predictions, export_outputs=outputs_for_export
+                )
             optimizer = optimizer_class.from_config(optimizer_config)
-            model.compile(optimizer=optimizer, loss=keras_model.loss,
-                          metrics=[m if isinstance(m, str) else m[0].from_config(m[1])
-                                   for m in metric_specs],
-                          loss_weights=keras_model.compiled_loss._user_loss_weights)
+            model.compile(
+                optimizer=optimizer,
+                loss=keras_model.loss,
+                metrics=[m if isinstance(m, str) else m[0].from_config(m[1]) for m in metric_specs],
+                loss_weights=keras_model.compiled_loss._user_loss_weights,
+            )
             loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
             if mode == ModeKeys.EVAL:
                 model.compiled_metrics.update_state(labels, outputs)
-                metrics = {metric_names_map.get(m.name, m.name): m
-                           for m in model.compiled_metrics.metrics}
-                return EstimatorSpec(mode, predictions=predictions, loss=loss,
-                                     eval_metric_ops=metrics)
+                metrics = {
+                    metric_names_map.get(m.name, m.name): m for m in model.compiled_metrics.metrics
+                }
+                return EstimatorSpec(
+                    mode, predictions=predictions, loss=loss, eval_metric_ops=metrics
+                )
             variables = model.trainable_weights
             gradients = tf.gradients(loss, variables)
             train_op = optimizer.apply_gradients(
-                [(g, v) for g, v in zip(gradients, variables) if g is not None])
+                [(g, v) for g, v in zip(gradients, variables) if g is not None]
+            )
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
@@ -81,9 +91,16 @@ class _KerasEstimator(Estimator):
         self._model.set_weights(keras_model.get_weights())
 
 
-def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=None,
-                       model_dir=None, config=None, checkpoint_format="checkpoint",
-                       metric_names_map=None, export_outputs=None):
+def model_to_estimator(
+    keras_model=None,
+    keras_model_path=None,
+    custom_objects=None,
+    model_dir=None,
+    config=None,
+    checkpoint_format="checkpoint",
+    metric_names_map=None,
+    export_outputs=None,
+):
     """An Estimator that trains, evaluates and serves a compiled `tf_keras` model."""
     if (keras_model is None) == (keras_model_path is None):
         raise ValueError("Give exactly one of keras_model and keras_model_path.")
@@ -93,11 +110,14 @@ def model_to_estimator(keras_model=None, keras_model_path=None, custom_objects=N
         raise ValueError(
             f"model_to_estimator needs a tf_keras (Keras 2) model, got {type(keras_model)}. "
             "Build it with `tf_keras`, or import the estimator before the first use of "
-            "tf.keras, which then is tf_keras.")
+            "tf.keras, which then is tf_keras."
+        )
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
     if checkpoint_format != "checkpoint":
-        warn_once("model_to_estimator.checkpoint_format",
-                  f"model_to_estimator: checkpoint_format={checkpoint_format!r} is ignored: "
-                  "checkpoints are object-based ('checkpoint').")
+        warn_once(
+            "model_to_estimator.checkpoint_format",
+            f"model_to_estimator: checkpoint_format={checkpoint_format!r} is ignored: "
+            "checkpoints are object-based ('checkpoint').",
+        )
     return _KerasEstimator(keras_model, model_dir, config, metric_names_map, export_outputs)

@@ -45,7 +45,8 @@ def use_legacy_keras():
             f"{ENV_VAR}={chosen!r}: tf.keras is Keras 3 in this process. The Estimator "
             "works with tf_keras (Keras 2) models, layers, optimizers and metrics: "
             "use `import tf_keras` in model code, or unset the variable.",
-            stacklevel=3)
+            stacklevel=3,
+        )
         return
     import tensorflow as tf
 
@@ -56,4 +57,5 @@ def use_legacy_keras():
             "and stay Keras 3 in this process, so Estimator-era model code that uses them "
             f"may fail. Fix: import the estimator (or set {ENV_VAR}=1) before the first "
             "use of tf.keras, or use `import tf_keras` in model code.",
-            stacklevel=3)
+            stacklevel=3,
+        )

@@ -16,8 +16,16 @@ class ModeKeys:
 
 
 _SPEC_FIELDS = [
-    "mode", "predictions", "loss", "train_op", "eval_metric_ops", "export_outputs",
-    "training_chief_hooks", "training_hooks", "scaffold", "evaluation_hooks",
+    "mode",
+    "predictions",
+    "loss",
+    "train_op",
+    "eval_metric_ops",
+    "export_outputs",
+    "training_chief_hooks",
+    "training_hooks",
+    "scaffold",
+    "evaluation_hooks",
     "prediction_hooks",
 ]
 
@@ -30,15 +38,27 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
     values are Keras metrics or `(value, update_op)` pairs.
     """
 
-    def __new__(cls, mode, predictions=None, loss=None, train_op=None,
-                eval_metric_ops=None, export_outputs=None, training_chief_hooks=None,
-                training_hooks=None, scaffold=None, evaluation_hooks=None,
-                prediction_hooks=None):
+    def __new__(
+        cls,
+        mode,
+        predictions=None,
+        loss=None,
+        train_op=None,
+        eval_metric_ops=None,
+        export_outputs=None,
+        training_chief_hooks=None,
+        training_hooks=None,
+        scaffold=None,
+        evaluation_hooks=None,
+        prediction_hooks=None,
+    ):
         if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
             raise ValueError(f"EstimatorSpec: unknown mode {mode!r}")
         if mode == ModeKeys.TRAIN:
             if loss is None:
-                raise ValueError("EstimatorSpec: `loss` is required in TRAIN mode (model_fn returned none).")
+                raise ValueError(
+                    "EstimatorSpec: `loss` is required in TRAIN mode (model_fn returned none)."
+                )
             if train_op is None:
                 raise ValueError("EstimatorSpec: `train_op` is required in TRAIN mode.")
         if mode == ModeKeys.EVAL and loss is None:
@@ -50,11 +70,22 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             if not (_is_keras_metric(metric) or (isinstance(metric, tuple) and len(metric) == 2)):
                 raise TypeError(
                     f"EstimatorSpec: eval_metric_ops[{key!r}] must be a Keras metric or a "
-                    f"(value, update_op) pair, got {type(metric).__name__}.")
+                    f"(value, update_op) pair, got {type(metric).__name__}."
+                )
         return super().__new__(
-            cls, mode, predictions, loss, train_op, eval_metric_ops, export_outputs,
-            tuple(training_chief_hooks or ()), tuple(training_hooks or ()), scaffold,
-            tuple(evaluation_hooks or ()), tuple(prediction_hooks or ()))
+            cls,
+            mode,
+            predictions,
+            loss,
+            train_op,
+            eval_metric_ops,
+            export_outputs,
+            tuple(training_chief_hooks or ()),
+            tuple(training_hooks or ()),
+            scaffold,
+            tuple(evaluation_hooks or ()),
+            tuple(prediction_hooks or ()),
+        )
 
 
 def _is_keras_metric(obj):
@@ -79,24 +110,47 @@ class Scaffold:
     `copy_from_scaffold` are ignored with a warning.
     """
 
-    def __init__(self, init_op=None, init_feed_dict=None, init_fn=None, ready_op=None,
-                 ready_for_local_init_op=None, local_init_op=None, summary_op=None,
-                 saver=None, copy_from_scaffold=None, local_init_feed_dict=None):
-        unsupported = {name: value for name, value in (
-            ("init_op", init_op), ("init_feed_dict", init_feed_dict), ("init_fn", init_fn),
-            ("ready_op", ready_op), ("ready_for_local_init_op", ready_for_local_init_op),
-            ("local_init_op", local_init_op), ("local_init_feed_dict", local_init_feed_dict))
-            if value is not None}
+    def __init__(
+        self,
+        init_op=None,
+        init_feed_dict=None,
+        init_fn=None,
+        ready_op=None,
+        ready_for_local_init_op=None,
+        local_init_op=None,
+        summary_op=None,
+        saver=None,
+        copy_from_scaffold=None,
+        local_init_feed_dict=None,
+    ):
+        unsupported = {
+            name: value
+            for name, value in (
+                ("init_op", init_op),
+                ("init_feed_dict", init_feed_dict),
+                ("init_fn", init_fn),
+                ("ready_op", ready_op),
+                ("ready_for_local_init_op", ready_for_local_init_op),
+                ("local_init_op", local_init_op),
+                ("local_init_feed_dict", local_init_feed_dict),
+            )
+            if value is not None
+        }
         if unsupported:
             raise ValueError(
                 f"Scaffold: {sorted(unsupported)} are TF1 session hooks with no TF2 meaning; "
-                "initialize variables with initializers or warm_start_from instead.")
+                "initialize variables with initializers or warm_start_from instead."
+            )
         if saver is not None and not isinstance(saver, tf.train.Checkpoint):
             raise TypeError("Scaffold(saver=...) must be a tf.train.Checkpoint.")
         for name, value, instead in (
-                ("summary_op", summary_op, "only the loss, learning rates and eval metrics are "
-                                           "summarized"),
-                ("copy_from_scaffold", copy_from_scaffold, "pass its saver instead")):
+            (
+                "summary_op",
+                summary_op,
+                "only the loss, learning rates and eval metrics are summarized",
+            ),
+            ("copy_from_scaffold", copy_from_scaffold, "pass its saver instead"),
+        ):
             if value is not None:
                 warn_once(f"Scaffold.{name}", f"Scaffold: {name} is ignored: {instead}.")
         self.saver = saver

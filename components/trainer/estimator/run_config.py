@@ -21,12 +21,18 @@ _IGNORED_ARGUMENTS = {
 
 # session_config fields carried over to tf.config: {field: (getter, setter)}.
 _SESSION_SETTINGS = {
-    "intra_op_parallelism_threads": (tf.config.threading.get_intra_op_parallelism_threads,
-                                     tf.config.threading.set_intra_op_parallelism_threads),
-    "inter_op_parallelism_threads": (tf.config.threading.get_inter_op_parallelism_threads,
-                                     tf.config.threading.set_inter_op_parallelism_threads),
-    "allow_soft_placement": (tf.config.get_soft_device_placement,
-                             tf.config.set_soft_device_placement),
+    "intra_op_parallelism_threads": (
+        tf.config.threading.get_intra_op_parallelism_threads,
+        tf.config.threading.set_intra_op_parallelism_threads,
+    ),
+    "inter_op_parallelism_threads": (
+        tf.config.threading.get_inter_op_parallelism_threads,
+        tf.config.threading.set_inter_op_parallelism_threads,
+    ),
+    "allow_soft_placement": (
+        tf.config.get_soft_device_placement,
+        tf.config.set_soft_device_placement,
+    ),
 }
 
 
@@ -37,8 +43,11 @@ def _apply_session_config(session_config):
     for field, value in session_config.ListFields():
         name = f"session_config.{field.name}"
         if field.name not in _SESSION_SETTINGS:
-            warn_once(name, f"RunConfig: {name} is ignored: it is a TF1 session setting with no "
-                            "TF2 equivalent here.")
+            warn_once(
+                name,
+                f"RunConfig: {name} is ignored: it is a TF1 session setting with no "
+                "TF2 equivalent here.",
+            )
             continue
         get, set_ = _SESSION_SETTINGS[field.name]
         if get() == value:
@@ -46,9 +55,12 @@ def _apply_session_config(session_config):
         try:
             set_(value)
         except RuntimeError:
-            warn_once(name, f"RunConfig: {name}={value} is ignored: TensorFlow's runtime had "
-                            "already started; create the RunConfig before running any op, or "
-                            "call tf.config.threading first.")
+            warn_once(
+                name,
+                f"RunConfig: {name}={value} is ignored: TensorFlow's runtime had "
+                "already started; create the RunConfig before running any op, or "
+                "call tf.config.threading first.",
+            )
 
 
 class RunConfig:
@@ -59,17 +71,30 @@ class RunConfig:
     index come from the `TF_CONFIG` environment variable when it is set.
     """
 
-    def __init__(self, model_dir=None, tf_random_seed=None, save_summary_steps=100,
-                 save_checkpoints_steps=None, save_checkpoints_secs=None,
-                 session_config=None, keep_checkpoint_max=5,
-                 keep_checkpoint_every_n_hours=10000, log_step_count_steps=100,
-                 train_distribute=None, device_fn=None, protocol=None,
-                 eval_distribute=None, experimental_distribute=None,
-                 experimental_max_worker_delay_secs=None, session_creation_timeout_secs=7200,
-                 checkpoint_save_graph_def=True):
+    def __init__(
+        self,
+        model_dir=None,
+        tf_random_seed=None,
+        save_summary_steps=100,
+        save_checkpoints_steps=None,
+        save_checkpoints_secs=None,
+        session_config=None,
+        keep_checkpoint_max=5,
+        keep_checkpoint_every_n_hours=10000,
+        log_step_count_steps=100,
+        train_distribute=None,
+        device_fn=None,
+        protocol=None,
+        eval_distribute=None,
+        experimental_distribute=None,
+        experimental_max_worker_delay_secs=None,
+        session_creation_timeout_secs=7200,
+        checkpoint_save_graph_def=True,
+    ):
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(
-                "RunConfig: set at most one of save_checkpoints_steps and save_checkpoints_secs.")
+                "RunConfig: set at most one of save_checkpoints_steps and save_checkpoints_secs."
+            )
         if save_checkpoints_steps is None and save_checkpoints_secs is None:
             save_checkpoints_secs = _DEFAULT_SAVE_CHECKPOINTS_SECS
         if keep_checkpoint_max is not None and keep_checkpoint_max < 0:
@@ -81,16 +106,20 @@ class RunConfig:
             if eval_distribute is None:
                 eval_distribute = getattr(experimental_distribute, "eval_distribute", None)
             if getattr(experimental_distribute, "remote_cluster", None):
-                warn_once("experimental_distribute.remote_cluster",
-                          "RunConfig: experimental_distribute.remote_cluster is ignored: the "
-                          "cluster comes from TF_CONFIG.")
+                warn_once(
+                    "experimental_distribute.remote_cluster",
+                    "RunConfig: experimental_distribute.remote_cluster is ignored: the "
+                    "cluster comes from TF_CONFIG.",
+                )
         if session_config is not None:
             _apply_session_config(session_config)
-        for name, value in (("device_fn", device_fn), ("protocol", protocol),
-                            ("eval_distribute", eval_distribute),
-                            ("experimental_max_worker_delay_secs",
-                             experimental_max_worker_delay_secs),
-                            ("session_creation_timeout_secs", session_creation_timeout_secs)):
+        for name, value in (
+            ("device_fn", device_fn),
+            ("protocol", protocol),
+            ("eval_distribute", eval_distribute),
+            ("experimental_max_worker_delay_secs", experimental_max_worker_delay_secs),
+            ("session_creation_timeout_secs", session_creation_timeout_secs),
+        ):
             harmless, instead = _IGNORED_ARGUMENTS[name]
             if not any(value is h or value == h for h in harmless):
                 warn_once(name, f"RunConfig: {name} is ignored: {instead}.")
@@ -137,13 +166,25 @@ class RunConfig:
         """A copy with some fields changed, as tf.estimator's `RunConfig.replace`."""
         fields = {
             name: getattr(self, name)
-            for name in ("model_dir", "tf_random_seed", "save_summary_steps",
-                         "save_checkpoints_steps", "save_checkpoints_secs", "session_config",
-                         "keep_checkpoint_max", "keep_checkpoint_every_n_hours",
-                         "log_step_count_steps", "train_distribute", "device_fn", "protocol",
-                         "eval_distribute", "experimental_distribute",
-                         "experimental_max_worker_delay_secs",
-                         "session_creation_timeout_secs", "checkpoint_save_graph_def")
+            for name in (
+                "model_dir",
+                "tf_random_seed",
+                "save_summary_steps",
+                "save_checkpoints_steps",
+                "save_checkpoints_secs",
+                "session_config",
+                "keep_checkpoint_max",
+                "keep_checkpoint_every_n_hours",
+                "log_step_count_steps",
+                "train_distribute",
+                "device_fn",
+                "protocol",
+                "eval_distribute",
+                "experimental_distribute",
+                "experimental_max_worker_delay_secs",
+                "session_creation_timeout_secs",
+                "checkpoint_save_graph_def",
+            )
         }
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" not in kwargs:
             fields["save_checkpoints_secs"] = None

@@ -43,7 +43,8 @@ def _export_outputs(spec):
             if len(outputs) != 1:
                 raise ValueError(
                     f"export_outputs {sorted(outputs)} has several entries and no "
-                    f"{export_lib.SERVING_DEFAULT!r}.")
+                    f"{export_lib.SERVING_DEFAULT!r}."
+                )
             outputs[export_lib.SERVING_DEFAULT] = next(iter(outputs.values()))
         return outputs
     predictions = spec.predictions
@@ -91,8 +92,9 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
     for name, output in traced["outputs"].items():
         inputs, outputs = output.signature_io(receiver_tensors)
         feeds = dict(sorted({t.name: t for t in inputs.values()}.items()))
-        group = by_feeds.setdefault(tuple(feeds), {"feeds": list(feeds.values()),
-                                                   "fetches": {}, "inputs": {}})
+        group = by_feeds.setdefault(
+            tuple(feeds), {"feeds": list(feeds.values()), "fetches": {}, "inputs": {}}
+        )
         group["fetches"][name] = outputs
         group["inputs"][name] = inputs
     signatures = {}
@@ -101,8 +103,9 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         for name, inputs in group["inputs"].items():
             signatures[name] = _signature_function(pruned, name, inputs, group["feeds"])
     methods = {name: output.method_name for name, output in traced["outputs"].items()}
-    module = ServingModule(_serving_variables(estimator, wrapped, traced["variables"]),
-                           tables.resources, methods)
+    module = ServingModule(
+        _serving_variables(estimator, wrapped, traced["variables"]), tables.resources, methods
+    )
     return module, signatures
 
 
@@ -115,8 +118,11 @@ def _serving_variables(estimator, wrapped, requested):
     """
     read = {id(v) for v in wrapped.variables}
     wanted = set(requested) | {GLOBAL_STEP_NAME}
-    return {name: v for name, v in estimator._store.model_variables().items()
-            if name in wanted or id(v) in read}
+    return {
+        name: v
+        for name, v in estimator._store.model_variables().items()
+        if name in wanted or id(v) in read
+    }
 
 
 def _set_method_names(export_dir, methods, as_text):

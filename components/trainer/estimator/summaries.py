@@ -14,9 +14,12 @@ from tensorboard.backend.event_processing import event_file_loader
 
 def write_scalars(writer, values, step):
     """Writes {tag: number} at `step` as one event of `simple_value` scalars."""
-    summary = tf.compat.v1.Summary(value=[
-        tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
-        for tag, value in values.items()])
+    summary = tf.compat.v1.Summary(
+        value=[
+            tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
+            for tag, value in values.items()
+        ]
+    )
     with writer.as_default():
         tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
 

@@ -23,24 +23,35 @@ log = logging.getLogger(__name__)
 _DEFAULT_START_DELAY_SECS = 120
 
 
-class TrainSpec(collections.namedtuple(
-        "TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
-
+class TrainSpec(
+    collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])
+):
     def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
         if not callable(input_fn):
             raise TypeError("TrainSpec: input_fn must be callable.")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"TrainSpec: max_steps must be positive, given {max_steps}.")
-        return super().__new__(cls, input_fn, max_steps, tuple(hooks or ()),
-                               tuple(saving_listeners or ()))
+        return super().__new__(
+            cls, input_fn, max_steps, tuple(hooks or ()), tuple(saving_listeners or ())
+        )
 
 
-class EvalSpec(collections.namedtuple(
-        "EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs",
-                     "throttle_secs"])):
-
-    def __new__(cls, input_fn, steps=100, name=None, hooks=None, exporters=None,
-                start_delay_secs=_DEFAULT_START_DELAY_SECS, throttle_secs=600):
+class EvalSpec(
+    collections.namedtuple(
+        "EvalSpec",
+        ["input_fn", "steps", "name", "hooks", "exporters", "start_delay_secs", "throttle_secs"],
+    )
+):
+    def __new__(
+        cls,
+        input_fn,
+        steps=100,
+        name=None,
+        hooks=None,
+        exporters=None,
+        start_delay_secs=_DEFAULT_START_DELAY_SECS,
+        throttle_secs=600,
+    ):
         if not callable(input_fn):
             raise TypeError("EvalSpec: input_fn must be callable.")
         if steps is not None and steps <= 0:
@@ -56,12 +67,22 @@ class EvalSpec(collections.namedtuple(
         if start_delay_secs < 0 or throttle_secs < 0:
             raise ValueError("EvalSpec: start_delay_secs and throttle_secs must be >= 0.")
         if start_delay_secs != _DEFAULT_START_DELAY_SECS:
-            warn_once("EvalSpec.start_delay_secs",
-                      "EvalSpec: start_delay_secs is not used: the chief evaluates each new "
-                      "checkpoint, at most once every throttle_secs, as tf.estimator's "
-                      "train_and_evaluate did without an evaluator task.")
-        return super().__new__(cls, input_fn, steps, name, tuple(hooks or ()), exporters,
-                               start_delay_secs, throttle_secs)
+            warn_once(
+                "EvalSpec.start_delay_secs",
+                "EvalSpec: start_delay_secs is not used: the chief evaluates each new "
+                "checkpoint, at most once every throttle_secs, as tf.estimator's "
+                "train_and_evaluate did without an evaluator task.",
+            )
+        return super().__new__(
+            cls,
+            input_fn,
+            steps,
+            name,
+            tuple(hooks or ()),
+            exporters,
+            start_delay_secs,
+            throttle_secs,
+        )
 
 
 class _Evaluator:
@@ -85,14 +106,22 @@ class _Evaluator:
             return
         if step != self._last_evaluated_step:
             self.last_result = self._estimator.evaluate(
-                self._spec.input_fn, steps=self._spec.steps, hooks=self._spec.hooks,
-                checkpoint_path=checkpoint, name=self._spec.name)
+                self._spec.input_fn,
+                steps=self._spec.steps,
+                hooks=self._spec.hooks,
+                checkpoint_path=checkpoint,
+                name=self._spec.name,
+            )
             self._last_evaluated_step = step
         self.last_exports = []
         for exporter in self._spec.exporters:
             path = exporter.export(
-                self._estimator, os.path.join(self._estimator.model_dir, "export", exporter.name),
-                checkpoint, self.last_result, is_final)
+                self._estimator,
+                os.path.join(self._estimator.model_dir, "export", exporter.name),
+                checkpoint,
+                self.last_result,
+                is_final,
+            )
             if path is not None:
                 self.last_exports.append(path)
         self._final_exported = is_final
@@ -125,15 +154,19 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError("eval_spec must be an EvalSpec.")
     if not estimator.config.is_chief:
-        estimator.train(train_spec.input_fn, hooks=train_spec.hooks,
-                        max_steps=train_spec.max_steps)
+        estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps)
         return None, []
     evaluator = _Evaluator(estimator, eval_spec)
     latest = estimator.latest_checkpoint()
     start_step = ckpt_lib.checkpoint_step(latest) if latest else 0
-    listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs, start_step,
-                                  train_spec.max_steps)
-    estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps,
-                    saving_listeners=list(train_spec.saving_listeners) + [listener])
+    listener = _EvaluateAfterSave(
+        evaluator, eval_spec.throttle_secs, start_step, train_spec.max_steps
+    )
+    estimator.train(
+        train_spec.input_fn,
+        hooks=train_spec.hooks,
+        max_steps=train_spec.max_steps,
+        saving_listeners=list(train_spec.saving_listeners) + [listener],
+    )
     evaluator.evaluate_and_export(is_final=True)
     return evaluator.last_result, evaluator.last_exports

@@ -28,8 +28,9 @@ def _steps_to_boundary(step, every):
     return every - step % every
 
 
-def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, hooks,
-        saving_listeners):
+def run(
+    estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, hooks, saving_listeners
+):
     """`run_chunk(n)` runs up to n steps and returns (steps run, last loss)."""
     config = estimator.config
     model_dir = estimator.model_dir
@@ -39,9 +40,12 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
     # created by the chief alone would wait forever for its peers.
     checkpoint.save_counter  # noqa: B018
     manager = tf.train.CheckpointManager(
-        checkpoint, model_dir, max_to_keep=config.keep_checkpoint_max or None,
+        checkpoint,
+        model_dir,
+        max_to_keep=config.keep_checkpoint_max or None,
         checkpoint_name=ckpt_lib.CHECKPOINT_NAME,
-        keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours)
+        keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
+    )
     is_chief = config.is_chief
 
     def save():
@@ -73,8 +77,11 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
     runner = HookRunner(estimator, hooks, start_step)
     writer = tf.summary.create_file_writer(model_dir) if is_chief else None
     # Keras optimizers keep their rate in a `learning_rate` variable: chart it.
-    learning_rates = {name: v for name, v in variables.items()
-                      if name.split("/")[-1].startswith("learning_rate") and v.shape.rank == 0}
+    learning_rates = {
+        name: v
+        for name, v in variables.items()
+        if name.split("/")[-1].startswith("learning_rate") and v.shape.rank == 0
+    }
     step = start_step
     last_save_time = time.time()
     last_log = (step, time.time())
@@ -90,8 +97,11 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
             limit.append(1)
         if target is not None:
             limit.append(target - step)
-        for every in (config.save_summary_steps, config.log_step_count_steps,
-                      config.save_checkpoints_steps):
+        for every in (
+            config.save_summary_steps,
+            config.log_step_count_steps,
+            config.save_checkpoints_steps,
+        ):
             boundary = _steps_to_boundary(step, every)
             if boundary:
                 limit.append(boundary)
@@ -105,10 +115,16 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
             break
         step = int(global_step.numpy())
         stop = runner.after_step({"loss": loss, "global_step": step})
-        if writer is not None and config.save_summary_steps and (
-                first_call or step % config.save_summary_steps == 0):
-            summaries.write_scalars(writer, {"loss": loss, **{
-                name: rate.numpy() for name, rate in learning_rates.items()}}, step)
+        if (
+            writer is not None
+            and config.save_summary_steps
+            and (first_call or step % config.save_summary_steps == 0)
+        ):
+            summaries.write_scalars(
+                writer,
+                {"loss": loss, **{name: rate.numpy() for name, rate in learning_rates.items()}},
+                step,
+            )
         if config.log_step_count_steps and step % config.log_step_count_steps == 0:
             now = time.time()
             rate = (step - last_log[0]) / max(now - last_log[1], 1e-9)
@@ -117,10 +133,13 @@ def run(estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, 
                 summaries.write_scalars(writer, {"global_step/sec": rate}, step)
             last_log = (step, now)
         if is_chief:
-            due_by_steps = (config.save_checkpoints_steps
-                            and step % config.save_checkpoints_steps == 0)
-            due_by_secs = (config.save_checkpoints_secs
-                           and time.time() - last_save_time >= config.save_checkpoints_secs)
+            due_by_steps = (
+                config.save_checkpoints_steps and step % config.save_checkpoints_steps == 0
+            )
+            due_by_secs = (
+                config.save_checkpoints_secs
+                and time.time() - last_save_time >= config.save_checkpoints_secs
+            )
             if due_by_steps or due_by_secs:
                 stop = save() or stop
                 last_save_time, last_saved_step = time.time(), step

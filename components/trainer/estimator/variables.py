@@ -39,8 +39,12 @@ class VariableStore:
     def create_global_step(self):
         if self.global_step is None:
             self.global_step = tf.Variable(
-                0, dtype=tf.int64, trainable=False, name=GLOBAL_STEP_NAME,
-                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+                0,
+                dtype=tf.int64,
+                trainable=False,
+                name=GLOBAL_STEP_NAME,
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+            )
             self.variables[GLOBAL_STEP_NAME] = self.global_step
         return self.global_step
 
@@ -48,7 +52,7 @@ class VariableStore:
         scope = tf.get_current_name_scope()
         prefix = self._call.scope_prefix
         if prefix and (scope == prefix or scope.startswith(prefix + "/")):
-            scope = scope[len(prefix):].lstrip("/")
+            scope = scope[len(prefix) :].lstrip("/")
         name = _strip_suffix(requested or "Variable")
         full = f"{scope}/{name}" if scope else name
         # Names built from other variables' names (optimizer slots) still
@@ -78,7 +82,8 @@ class VariableStore:
             if static is None:
                 raise ValueError(
                     f"Variable {name!r} is initialized from a computed tensor; "
-                    "pass an initializer or a constant instead.")
+                    "pass an initializer or a constant instead."
+                )
             initial_value = static
         with tf.init_scope():
             if callable(initial_value):

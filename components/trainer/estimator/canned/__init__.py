@@ -3,5 +3,7 @@
 from components.trainer.estimator.canned.baseline import BaselineClassifier, BaselineRegressor
 from components.trainer.estimator.canned.dnn import DNNClassifier, DNNRegressor
 from components.trainer.estimator.canned.dnn_linear_combined import (
-    DNNLinearCombinedClassifier, DNNLinearCombinedRegressor)
+    DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor,
+)
 from components.trainer.estimator.canned.linear import LinearClassifier, LinearRegressor

@@ -24,17 +24,18 @@ def _batch_size(features):
 
 
 class _BaselineEstimator(Estimator):
-
     def __init__(self, head, model_dir, optimizer, config):
         def model_fn(features, labels, mode):
             with tf.name_scope("baseline"):
-                bias = tf.Variable(tf_keras.initializers.Zeros()(
-                    [head.logits_dimension], tf.float32), name="bias")
+                bias = tf.Variable(
+                    tf_keras.initializers.Zeros()([head.logits_dimension], tf.float32), name="bias"
+                )
             logits = tf.tile(bias[None, :], [_batch_size(features), 1])
 
             def train_op_fn(loss):
-                return optimizers.apply(optimizers.get_optimizer(optimizer, LEARNING_RATE),
-                                        loss, [bias])
+                return optimizers.apply(
+                    optimizers.get_optimizer(optimizer, LEARNING_RATE), loss, [bias]
+                )
 
             return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
 
@@ -42,17 +43,31 @@ class _BaselineEstimator(Estimator):
 
 
 class BaselineClassifier(_BaselineEstimator):
-
-    def __init__(self, model_dir=None, n_classes=2, weight_column=None, label_vocabulary=None,
-                 optimizer="Ftrl", config=None, loss_reduction=head_lib.SUM_OVER_BATCH_SIZE):
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
+    def __init__(
+        self,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Ftrl",
+        config=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+    ):
+        head = head_lib.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
         super().__init__(head, model_dir, optimizer, config)
 
 
 class BaselineRegressor(_BaselineEstimator):
-
-    def __init__(self, model_dir=None, label_dimension=1, weight_column=None, optimizer="Ftrl",
-                 config=None, loss_reduction=head_lib.SUM_OVER_BATCH_SIZE):
+    def __init__(
+        self,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Ftrl",
+        config=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+    ):
         head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(head, model_dir, optimizer, config)

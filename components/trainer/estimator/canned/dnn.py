@@ -12,24 +12,24 @@ from components.trainer.estimator.model_fn import ModeKeys
 LEARNING_RATE = 0.05
 
 
-def dnn_logits(features, feature_columns, hidden_units, units, activation_fn, dropout,
-               batch_norm, mode):
+def dnn_logits(
+    features, feature_columns, hidden_units, units, activation_fn, dropout, batch_norm, mode
+):
     """Logits and the layers that own trainable weights, under the scope `dnn`."""
     training = mode == ModeKeys.TRAIN
     with tf.name_scope("dnn"):
-        layers = [tf_keras.layers.DenseFeatures(feature_columns,
-                                                name="input_from_feature_columns")]
+        layers = [tf_keras.layers.DenseFeatures(feature_columns, name="input_from_feature_columns")]
         net = layers[0](features)
         for i, width in enumerate(hidden_units):
-            hidden = tf_keras.layers.Dense(width, activation=activation_fn,
-                                           name=f"hiddenlayer_{i}")
+            hidden = tf_keras.layers.Dense(width, activation=activation_fn, name=f"hiddenlayer_{i}")
             layers.append(hidden)
             net = hidden(net)
             if dropout:
                 net = tf_keras.layers.Dropout(dropout)(net, training=training)
             if batch_norm:
                 norm = tf_keras.layers.BatchNormalization(
-                    momentum=0.999, name=f"hiddenlayer_{i}/batchnorm_{i}")
+                    momentum=0.999, name=f"hiddenlayer_{i}/batchnorm_{i}"
+                )
                 layers.append(norm)
                 net = norm(net, training=training)
         output = tf_keras.layers.Dense(units, name="logits")
@@ -38,12 +38,29 @@ def dnn_logits(features, feature_columns, hidden_units, units, activation_fn, dr
     return logits, [w for layer in layers for w in layer.trainable_weights]
 
 
-def _model_fn(features, labels, mode, head, hidden_units, feature_columns, optimizer,
-              activation_fn, dropout, batch_norm):
+def _model_fn(
+    features,
+    labels,
+    mode,
+    head,
+    hidden_units,
+    feature_columns,
+    optimizer,
+    activation_fn,
+    dropout,
+    batch_norm,
+):
     check_features(features, feature_columns)
-    logits, trainable = dnn_logits(features, feature_columns, hidden_units,
-                                   head.logits_dimension, activation_fn, dropout, batch_norm,
-                                   mode)
+    logits, trainable = dnn_logits(
+        features,
+        feature_columns,
+        hidden_units,
+        head.logits_dimension,
+        activation_fn,
+        dropout,
+        batch_norm,
+        mode,
+    )
 
     def train_op_fn(loss):
         opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
@@ -53,39 +70,102 @@ def _model_fn(features, labels, mode, head, hidden_units, feature_columns, optim
 
 
 class _DNNEstimator(Estimator):
-
-    def __init__(self, head, hidden_units, feature_columns, model_dir, optimizer,
-                 activation_fn, dropout, config, warm_start_from, batch_norm):
+    def __init__(
+        self,
+        head,
+        hidden_units,
+        feature_columns,
+        model_dir,
+        optimizer,
+        activation_fn,
+        dropout,
+        config,
+        warm_start_from,
+        batch_norm,
+    ):
         if not hidden_units:
             raise ValueError("hidden_units must be a non-empty list of layer widths.")
         feature_columns = list(feature_columns)
 
         def model_fn(features, labels, mode):
-            return _model_fn(features, labels, mode, head, list(hidden_units), feature_columns,
-                             optimizer, activation_fn, dropout, batch_norm)
+            return _model_fn(
+                features,
+                labels,
+                mode,
+                head,
+                list(hidden_units),
+                feature_columns,
+                optimizer,
+                activation_fn,
+                dropout,
+                batch_norm,
+            )
 
-        super().__init__(model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(
+            model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
 
 
 class DNNClassifier(_DNNEstimator):
-
-    def __init__(self, hidden_units, feature_columns, model_dir=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, optimizer="Adagrad",
-                 activation_fn=tf.nn.relu, dropout=None, config=None, warm_start_from=None,
-                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, batch_norm=False):
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
-        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
-                         activation_fn, dropout, config, warm_start_from, batch_norm)
+    def __init__(
+        self,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Adagrad",
+        activation_fn=tf.nn.relu,
+        dropout=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+        batch_norm=False,
+    ):
+        head = head_lib.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            config,
+            warm_start_from,
+            batch_norm,
+        )
 
 
 class DNNRegressor(_DNNEstimator):
-
-    def __init__(self, hidden_units, feature_columns, model_dir=None, label_dimension=1,
-                 weight_column=None, optimizer="Adagrad", activation_fn=tf.nn.relu,
-                 dropout=None, config=None, warm_start_from=None,
-                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, batch_norm=False):
+    def __init__(
+        self,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Adagrad",
+        activation_fn=tf.nn.relu,
+        dropout=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+        batch_norm=False,
+    ):
         head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, hidden_units, feature_columns, model_dir, optimizer,
-                         activation_fn, dropout, config, warm_start_from, batch_norm)
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            config,
+            warm_start_from,
+            batch_norm,
+        )

@@ -19,15 +19,28 @@ def linear_learning_rate(num_linear_feature_columns):
 
 
 class _DNNLinearCombinedEstimator(Estimator):
-
-    def __init__(self, head, model_dir, linear_feature_columns, linear_optimizer,
-                 dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                 dnn_dropout, config, warm_start_from, batch_norm, linear_sparse_combiner):
+    def __init__(
+        self,
+        head,
+        model_dir,
+        linear_feature_columns,
+        linear_optimizer,
+        dnn_feature_columns,
+        dnn_optimizer,
+        dnn_hidden_units,
+        dnn_activation_fn,
+        dnn_dropout,
+        config,
+        warm_start_from,
+        batch_norm,
+        linear_sparse_combiner,
+    ):
         linear_columns = list(linear_feature_columns or [])
         dnn_columns = list(dnn_feature_columns or [])
         if not linear_columns and not dnn_columns:
             raise ValueError(
-                "Either linear_feature_columns or dnn_feature_columns must be defined.")
+                "Either linear_feature_columns or dnn_feature_columns must be defined."
+            )
         if dnn_columns and not dnn_hidden_units:
             raise ValueError("dnn_hidden_units must be given with dnn_feature_columns.")
 
@@ -37,54 +50,116 @@ class _DNNLinearCombinedEstimator(Estimator):
             parts = []
             if dnn_columns:
                 dnn_out, dnn_vars = dnn_logits(
-                    features, dnn_columns, list(dnn_hidden_units), head.logits_dimension,
-                    dnn_activation_fn, dnn_dropout, batch_norm, mode)
+                    features,
+                    dnn_columns,
+                    list(dnn_hidden_units),
+                    head.logits_dimension,
+                    dnn_activation_fn,
+                    dnn_dropout,
+                    batch_norm,
+                    mode,
+                )
                 logits += dnn_out
                 parts.append((dnn_optimizer, DNN_LEARNING_RATE, dnn_vars))
             if linear_columns:
-                linear_out, layer = linear_logits(features, linear_columns,
-                                                  head.logits_dimension, linear_sparse_combiner)
+                linear_out, layer = linear_logits(
+                    features, linear_columns, head.logits_dimension, linear_sparse_combiner
+                )
                 logits += linear_out
-                parts.append((linear_optimizer, linear_learning_rate(len(linear_columns)),
-                              layer.trainable_weights))
+                parts.append(
+                    (
+                        linear_optimizer,
+                        linear_learning_rate(len(linear_columns)),
+                        layer.trainable_weights,
+                    )
+                )
 
             def train_op_fn(loss):
-                ops = [optimizers.apply(optimizers.get_optimizer(opt, rate), loss, variables)
-                       for opt, rate, variables in parts]
+                ops = [
+                    optimizers.apply(optimizers.get_optimizer(opt, rate), loss, variables)
+                    for opt, rate, variables in parts
+                ]
                 return tf.group(ops)
 
             return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
 
-        super().__init__(model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(
+            model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
 
 
 class DNNLinearCombinedClassifier(_DNNLinearCombinedEstimator):
-
-    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer="Ftrl",
-                 dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, n_classes=2,
-                 weight_column=None, label_vocabulary=None, config=None,
-                 warm_start_from=None, loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
-                 batch_norm=False, linear_sparse_combiner="sum"):
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
-        super().__init__(head, model_dir, linear_feature_columns, linear_optimizer,
-                         dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                         dnn_dropout, config, warm_start_from, batch_norm,
-                         linear_sparse_combiner)
+    def __init__(
+        self,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=tf.nn.relu,
+        dnn_dropout=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
+        head = head_lib.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        super().__init__(
+            head,
+            model_dir,
+            linear_feature_columns,
+            linear_optimizer,
+            dnn_feature_columns,
+            dnn_optimizer,
+            dnn_hidden_units,
+            dnn_activation_fn,
+            dnn_dropout,
+            config,
+            warm_start_from,
+            batch_norm,
+            linear_sparse_combiner,
+        )
 
 
 class DNNLinearCombinedRegressor(_DNNLinearCombinedEstimator):
-
-    def __init__(self, model_dir=None, linear_feature_columns=None, linear_optimizer="Ftrl",
-                 dnn_feature_columns=None, dnn_optimizer="Adagrad", dnn_hidden_units=None,
-                 dnn_activation_fn=tf.nn.relu, dnn_dropout=None, label_dimension=1,
-                 weight_column=None, config=None, warm_start_from=None,
-                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, batch_norm=False,
-                 linear_sparse_combiner="sum"):
+    def __init__(
+        self,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=tf.nn.relu,
+        dnn_dropout=None,
+        label_dimension=1,
+        weight_column=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
         head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, model_dir, linear_feature_columns, linear_optimizer,
-                         dnn_feature_columns, dnn_optimizer, dnn_hidden_units, dnn_activation_fn,
-                         dnn_dropout, config, warm_start_from, batch_norm,
-                         linear_sparse_combiner)
+        super().__init__(
+            head,
+            model_dir,
+            linear_feature_columns,
+            linear_optimizer,
+            dnn_feature_columns,
+            dnn_optimizer,
+            dnn_hidden_units,
+            dnn_activation_fn,
+            dnn_dropout,
+            config,
+            warm_start_from,
+            batch_norm,
+            linear_sparse_combiner,
+        )

@@ -71,10 +71,19 @@ class LinearModel(tf_keras.layers.Layer):
                 else:
                     rows = column.variable_shape.num_elements()
                 self._state_manager.create_variable(
-                    column, name="weights", shape=(rows, self._units), dtype=tf.float32,
-                    initializer=tf_keras.initializers.Zeros(), trainable=True)
-        self.bias = self.add_weight(name="bias_weights", shape=(self._units,),
-                                    initializer=tf_keras.initializers.Zeros(), trainable=True)
+                    column,
+                    name="weights",
+                    shape=(rows, self._units),
+                    dtype=tf.float32,
+                    initializer=tf_keras.initializers.Zeros(),
+                    trainable=True,
+                )
+        self.bias = self.add_weight(
+            name="bias_weights",
+            shape=(self._units,),
+            initializer=tf_keras.initializers.Zeros(),
+            trainable=True,
+        )
         super().build(None)
 
     def call(self, features):
@@ -87,8 +96,11 @@ class LinearModel(tf_keras.layers.Layer):
                 terms.append(_gathered_weights(weights, *single))
             elif isinstance(column, fc_lib.CategoricalColumn):
                 ids = column.get_sparse_tensors(cache, self._state_manager)
-                terms.append(tf.nn.safe_embedding_lookup_sparse(
-                    weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner))
+                terms.append(
+                    tf.nn.safe_embedding_lookup_sparse(
+                        weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner
+                    )
+                )
             else:
                 dense = column.get_dense_tensor(cache, self._state_manager)
                 dense = tf.reshape(tf.cast(dense, tf.float32), [-1, weights.shape[0]])
@@ -103,7 +115,8 @@ def check_features(features, feature_columns):
             if key not in features:
                 raise ValueError(
                     f"Feature {key!r} (needed by column {column.name!r}) is not in the input "
-                    f"features {sorted(features)}.")
+                    f"features {sorted(features)}."
+                )
 
 
 def _raw_keys(column):
@@ -126,8 +139,7 @@ def linear_logits(features, feature_columns, units, sparse_combiner):
 
 def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_combiner):
     check_features(features, feature_columns)
-    logits, layer = linear_logits(features, feature_columns, head.logits_dimension,
-                                  sparse_combiner)
+    logits, layer = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
 
     def train_op_fn(loss):
         opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
@@ -137,35 +149,57 @@ def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_c
 
 
 class _LinearEstimator(Estimator):
-
-    def __init__(self, head, feature_columns, model_dir, optimizer, config,
-                 warm_start_from, sparse_combiner):
+    def __init__(
+        self, head, feature_columns, model_dir, optimizer, config, warm_start_from, sparse_combiner
+    ):
         feature_columns = list(feature_columns)
 
         def model_fn(features, labels, mode):
-            return _model_fn(features, labels, mode, head, feature_columns, optimizer,
-                             sparse_combiner)
+            return _model_fn(
+                features, labels, mode, head, feature_columns, optimizer, sparse_combiner
+            )
 
-        super().__init__(model_fn, model_dir=model_dir, config=config,
-                         warm_start_from=warm_start_from)
+        super().__init__(
+            model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
+        )
 
 
 class LinearClassifier(_LinearEstimator):
-
-    def __init__(self, feature_columns, model_dir=None, n_classes=2, weight_column=None,
-                 label_vocabulary=None, optimizer="Ftrl", config=None, warm_start_from=None,
-                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, sparse_combiner="sum"):
-        head = head_lib.classification_head(n_classes, weight_column, label_vocabulary,
-                                            loss_reduction)
-        super().__init__(head, feature_columns, model_dir, optimizer, config, warm_start_from,
-                         sparse_combiner)
+    def __init__(
+        self,
+        feature_columns,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Ftrl",
+        config=None,
+        warm_start_from=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+        sparse_combiner="sum",
+    ):
+        head = head_lib.classification_head(
+            n_classes, weight_column, label_vocabulary, loss_reduction
+        )
+        super().__init__(
+            head, feature_columns, model_dir, optimizer, config, warm_start_from, sparse_combiner
+        )
 
 
 class LinearRegressor(_LinearEstimator):
-
-    def __init__(self, feature_columns, model_dir=None, label_dimension=1, weight_column=None,
-                 optimizer="Ftrl", config=None, warm_start_from=None,
-                 loss_reduction=head_lib.SUM_OVER_BATCH_SIZE, sparse_combiner="sum"):
+    def __init__(
+        self,
+        feature_columns,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Ftrl",
+        config=None,
+        warm_start_from=None,
+        loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
+        sparse_combiner="sum",
+    ):
         head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
-        super().__init__(head, feature_columns, model_dir, optimizer, config, warm_start_from,
-                         sparse_combiner)
+        super().__init__(
+            head, feature_columns, model_dir, optimizer, config, warm_start_from, sparse_combiner
+        )

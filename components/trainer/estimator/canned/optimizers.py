@@ -20,7 +20,8 @@ def get_optimizer(optimizer, learning_rate):
         if factory is None:
             raise ValueError(
                 f"Unsupported optimizer name {optimizer!r}; use one of "
-                f"{sorted(['Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD'])} or an optimizer instance.")
+                f"{sorted(['Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD'])} or an optimizer instance."
+            )
         return factory(learning_rate=learning_rate)
     if callable(optimizer) and not hasattr(optimizer, "apply_gradients"):
         optimizer = optimizer()
@@ -32,13 +33,17 @@ def get_optimizer(optimizer, learning_rate):
 def apply(optimizer, loss, variables):
     """The train op: gradients of `loss` applied to `variables`."""
     import tensorflow as tf
+
     variables = list(variables)
     gradients = tf.gradients(loss, variables)
-    if tf.distribute.get_replica_context() is not None and \
-            tf.distribute.get_replica_context().num_replicas_in_sync > 1:
+    if (
+        tf.distribute.get_replica_context() is not None
+        and tf.distribute.get_replica_context().num_replicas_in_sync > 1
+    ):
         # Replicas' sparse gradients touch different rows, and the collective
         # that sums them needs equal shapes: sum them dense.
-        gradients = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
-                     for g in gradients]
+        gradients = [
+            tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in gradients
+        ]
     pairs = [(g, v) for g, v in zip(gradients, variables) if g is not None]
     return optimizer.apply_gradients(pairs)
