@@ -3,6 +3,7 @@
 
     python3 bootstrap.py run [pipeline options]   # python -m pipeline run ...
     python3 bootstrap.py test [pytest options]    # python -m pytest ...
+    python3 bootstrap.py lint                     # ruff format --check, ruff check
 
 Needs only `python3` (3.10-3.12) and access to the package index.  The
 environment is installed once; later calls reuse it unless `requirements.lock`
@@ -49,12 +50,28 @@ def ensure_environment():
     STAMP.write_text(wanted + "\n")
 
 
+def lint():
+    """Fails fast, naming the command that fixes it, when the tree is off-style."""
+    ruff = VENV / "bin" / "ruff"
+    checks = [
+        ([ruff, "format", "--check", "."], f"{ruff} format ."),
+        ([ruff, "check", "."], f"{ruff} check --fix .  (then fix by hand what remains)"),
+    ]
+    for cmd, fix in checks:
+        if subprocess.run([str(c) for c in cmd], cwd=ROOT).returncode != 0:
+            print(f"\nStyle check failed. To fix: {fix}", file=sys.stderr)
+            return 1
+    return 0
+
+
 def main(argv):
-    if not argv or argv[0] not in ("run", "test"):
+    if not argv or argv[0] not in ("run", "test", "lint"):
         print(__doc__, file=sys.stderr)
         return 2
     ensure_environment()
     command, rest = argv[0], argv[1:]
+    if command == "lint":
+        return lint()
     if command == "run":
         cmd = [str(PYTHON), "-m", "pipeline", "run", *rest]
     else:

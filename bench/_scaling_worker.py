@@ -35,13 +35,15 @@ def main():
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * args.devices
         )
-    from components.trainer import estimator, strategy as strategy_lib, taxi_model
+    from components.trainer import estimator, taxi_model
+    from components.trainer import strategy as strategy_lib
     from components.trainer.executor import make_input_fn
 
     choice = strategy_lib.StrategyChoice(args.strategy, "benchmark")
     strategy = strategy_lib.build(choice)
     replicas = strategy.num_replicas_in_sync if strategy is not None else 1
-    spec = json.load(open(os.path.join(args.data, "spec.json")))
+    with open(os.path.join(args.data, "spec.json")) as f:
+        spec = json.load(f)
     feature_spec = {
         name: tf.io.FixedLenFeature([], dtype) for name, dtype in spec["feature_spec"].items()
     }

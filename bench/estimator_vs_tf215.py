@@ -255,7 +255,7 @@ def table(ours, base):
     lines = [
         "  ".join(
             cell.ljust(w) if i in (0, 4) else cell.rjust(w)
-            for i, (cell, w) in enumerate(zip(row, widths))
+            for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
         for row in rows
     ]

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from pipeline.config import PipelineConfig  # noqa: E402
+from pipeline.config import PipelineConfig
 
 
 def _rss_bytes():

@@ -33,7 +33,7 @@ def _env(**extra):
 
 
 def _result(output):
-    lines = [l for l in output.splitlines() if l.startswith("RESULT ")]
+    lines = [line for line in output.splitlines() if line.startswith("RESULT ")]
     if not lines:
         raise RuntimeError(output[-3000:])
     return json.loads(lines[-1][len("RESULT ") :])

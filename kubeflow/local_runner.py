@@ -248,7 +248,9 @@ class LocalVertexRunner:
         with open(output_file) as f:
             produced = json.load(f).get("artifacts", {})
         for key, artifacts in outputs.items():
-            for artifact, written in zip(artifacts, produced.get(key, {}).get("artifacts", [])):
+            for artifact, written in zip(
+                artifacts, produced.get(key, {}).get("artifacts", []), strict=False
+            ):
                 artifact["metadata"] = written.get("metadata", {})
             for artifact in artifacts:
                 self.store.add(artifact)

@@ -447,12 +447,12 @@ def _vertex_command(args):
             return vertex.submit_request(job, args.service_account)
         return vertex.submit(job, args.service_account)
     display_name = args.display_name or f"{job.to_dict()['displayName']}-retrain"
-    settings = dict(
-        cron=args.cron,
-        display_name=display_name,
-        max_concurrent_runs=args.max_concurrent_runs,
-        service_account=args.service_account,
-    )
+    settings = {
+        "cron": args.cron,
+        "display_name": display_name,
+        "max_concurrent_runs": args.max_concurrent_runs,
+        "service_account": args.service_account,
+    }
     if args.dry_run:
         return vertex.schedule_request(job, **settings)
     return vertex.schedule(job, **settings)

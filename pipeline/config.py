@@ -8,7 +8,6 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Optional, Tuple
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,9 +30,9 @@ class PipelineConfig:
     schema_path: str = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
     # Generated output; each folder defaults to one under `output_dir`.
     output_dir: str = "."
-    pipeline_root: Optional[str] = None
-    metadata_path: Optional[str] = None
-    serving_model_dir: Optional[str] = None
+    pipeline_root: str | None = None
+    metadata_path: str | None = None
+    serving_model_dir: str | None = None
 
     # ExampleGen
     split_key: str = ""
@@ -41,7 +40,7 @@ class PipelineConfig:
     max_bad_row_fraction: float = 0.0
     # ExampleValidator: anomaly kinds (components/example_validator/checks.py KINDS) that are
     # recorded and shown in the summary but do not stop the run before the Trainer.
-    warn_only_anomalies: Tuple[str, ...] = ()
+    warn_only_anomalies: tuple[str, ...] = ()
     # Transform
     preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
     # Trainer
@@ -53,7 +52,7 @@ class PipelineConfig:
     train_batch_size: int = 64
     eval_batch_size: int = 128
     save_checkpoints_steps: int = 500
-    hidden_units: Tuple[int, ...] = (100, 70, 50, 25)
+    hidden_units: tuple[int, ...] = (100, 70, 50, 25)
     random_seed: int = 42
     warm_start: bool = False
     # tf.distribute strategy by name (components/trainer/strategy.py); "auto"
@@ -67,30 +66,30 @@ class PipelineConfig:
     workers: int = 2  # training machines, chief included
     parameter_servers: int = 1
     machine_type: str = "n1-standard-8"
-    accelerator_type: Optional[str] = None
+    accelerator_type: str | None = None
     accelerator_count: int = 0
     ps_machine_type: str = "n1-standard-4"
-    training_service_account: Optional[str] = None  # vertex: what the CustomJob runs as
+    training_service_account: str | None = None  # vertex: what the CustomJob runs as
     # Evaluator
-    slice_features: Tuple[str, ...] = ("trip_start_hour",)
+    slice_features: tuple[str, ...] = ("trip_start_hour",)
     min_auc: float = 0.6
     max_auc_decrease: float = 0.01
     # Orchestration
-    beam_pipeline_args: Tuple[str, ...] = DEFAULT_BEAM_ARGS
+    beam_pipeline_args: tuple[str, ...] = DEFAULT_BEAM_ARGS
     enable_cache: bool = True
     # Vertex AI (`python -m pipeline compile/submit/schedule`, pipeline/vertex.py)
-    gcp_project: Optional[str] = None
+    gcp_project: str | None = None
     gcp_region: str = "us-central1"
     # The pipeline image built from kubeflow/Dockerfile; every task runs in it.
-    image: Optional[str] = None
+    image: str | None = None
     # Where Beam steps run: "direct" in the task's container (beam_pipeline_args
     # as given), "dataflow" or "portable" (a Flink or Spark job server at
     # beam_job_endpoint), whose workers run beam_worker_image; for those two,
     # beam_pipeline_args other than the local defaults are appended.
     beam_runner: str = "direct"
-    beam_worker_image: Optional[str] = None
-    beam_temp_location: Optional[str] = None  # Dataflow; default <pipeline_root>/beam-tmp
-    beam_job_endpoint: Optional[str] = None
+    beam_worker_image: str | None = None
+    beam_temp_location: str | None = None  # Dataflow; default <pipeline_root>/beam-tmp
+    beam_job_endpoint: str | None = None
 
     def __post_init__(self):
         if self.train_steps <= 0 or self.eval_steps <= 0:

@@ -15,8 +15,8 @@ from components.pusher import Pusher
 from components.schema_importer import SchemaImporter
 from components.statistics_gen.component import StatisticsGen
 from components.trainer.component import Trainer
-from pipeline.config import LOCAL_BACKENDS
 from components.transform import Transform
+from pipeline.config import LOCAL_BACKENDS
 
 
 def create_components(config):

@@ -9,7 +9,6 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Dict, List, Optional
 
 
 class ProgressReporter:
@@ -53,15 +52,15 @@ class ProgressReporter:
 
 @dataclasses.dataclass
 class RunSummary:
-    metrics: Dict[str, float]
-    blessed: Optional[bool]
-    pushed_to: Optional[str]
-    not_pushed_reason: Optional[str]
-    cached_components: List[str]
-    evaluation_uri: Optional[str]
-    statistics_uri: Optional[str] = None
-    strategy: Optional[str] = None
-    anomalies: List[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
+    metrics: dict[str, float]
+    blessed: bool | None
+    pushed_to: str | None
+    not_pushed_reason: str | None
+    cached_components: list[str]
+    evaluation_uri: str | None
+    statistics_uri: str | None = None
+    strategy: str | None = None
+    anomalies: list[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
 
     def format(self):
         lines = ["", "Summary"]

@@ -4,8 +4,6 @@ Reads StatisticsGen's `Split-<name>/FeatureStats.pb` files (TFDV's format) with
 tensorflow_metadata alone, so it answers without importing TensorFlow.
 """
 
-from typing import List
-
 from tensorflow_metadata.proto.v0 import statistics_pb2
 
 from components.statistics_gen.layout import load_statistics
@@ -26,7 +24,7 @@ def latest_statistics_uri(metadata_path: str) -> str:
     return artifact.uri
 
 
-def feature_rows(dataset: statistics_pb2.DatasetFeatureStatistics) -> List[dict]:
+def feature_rows(dataset: statistics_pb2.DatasetFeatureStatistics) -> list[dict]:
     """One plain dict per feature: what the table and the JSON show."""
     rows = []
     for feature in dataset.features:
@@ -66,7 +64,7 @@ def statistics_report(path: str) -> dict:
     }
 
 
-def _cells(row: dict) -> List[str]:
+def _cells(row: dict) -> list[str]:
     cells = [row["name"], row["type"], str(row["count"]), f"{row['missing_pct']:.1f}%"]
     if "mean" in row:
         return (
@@ -105,7 +103,7 @@ def format_report(report: dict) -> str:
             "  "
             + "  ".join(
                 cell.ljust(width) if i in (0, 1, 9) else cell.rjust(width)
-                for i, (cell, width) in enumerate(zip(line, widths))
+                for i, (cell, width) in enumerate(zip(line, widths, strict=True))
             ).rstrip()
             for line in table
         ]

@@ -23,13 +23,13 @@ def small_taxi_csv(tmp_path_factory):
 
 
 def small_pipeline_config(output_dir, data_path, **overrides):
-    settings = dict(
-        output_dir=str(output_dir),
-        data_path=str(data_path),
-        train_steps=300,
-        eval_steps=10,
-        save_checkpoints_steps=100,
-    )
+    settings = {
+        "output_dir": str(output_dir),
+        "data_path": str(data_path),
+        "train_steps": 300,
+        "eval_steps": 10,
+        "save_checkpoints_steps": 100,
+    }
     settings.update(overrides)
     return PipelineConfig(**settings)
 

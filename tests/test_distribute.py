@@ -321,7 +321,7 @@ def test_train_and_evaluate_under_multi_worker_mirrored(tmp_path, layout):
         for task_type, index in tasks
     ]
     outputs = _finish(processes)
-    for process, (out, err) in zip(processes, outputs):
+    for process, (_out, err) in zip(processes, outputs, strict=True):
         assert process.returncode == 0, err[-3000:]
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
     assert [r["is_chief"] for r in results] == [True] + [False] * (len(layout) - 1)
@@ -357,7 +357,7 @@ def test_multi_worker_mirrored_sums_sparse_gradients_of_a_linear_model(tmp_path)
         for index in range(2)
     ]
     outputs = _finish(workers, timeout=300)
-    for worker, (out, err) in zip(workers, outputs):
+    for worker, (_out, err) in zip(workers, outputs, strict=True):
         assert worker.returncode == 0, err[-3000:]
     chief = json.loads(outputs[0][0].strip().splitlines()[-1])
     assert chief["is_chief"] and chief["step"] == 400
@@ -386,7 +386,7 @@ def test_multi_worker_mirrored_fails_fast_on_a_lost_worker_and_resumes(tmp_path)
     # Restarting the job resumes from the last checkpoint.
     restarted = _start_workers(str(model_dir), saved + 20, 0.0)
     outputs = _finish(restarted)
-    for worker, (out, err) in zip(restarted, outputs):
+    for worker, (_out, err) in zip(restarted, outputs, strict=True):
         assert worker.returncode == 0, err[-3000:]
     assert json.loads(outputs[0][0].strip().splitlines()[-1])["step"] == saved + 20
 

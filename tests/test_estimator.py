@@ -209,7 +209,7 @@ print("RESULT=" + json.dumps(out))
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")][-1]
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT=")][-1]
     return {"base": base, "path": path, "rows": rows, "served": json.loads(line[len("RESULT=") :])}
 
 
@@ -746,7 +746,7 @@ def _custom_model_fn(features, labels, mode, params):
             logits = model(x, training=True)
             loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
         gradients = tape.gradient(loss, model.trainable_variables)
-        train_op = optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        train_op = optimizer.apply_gradients(zip(gradients, model.trainable_variables, strict=True))
         return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
@@ -792,7 +792,7 @@ def test_custom_model_fn_train_evaluate_predict(tmp_path):
 
 # -------------------------------------------------------------------- errors
 def test_missing_feature_is_named(tmp_path):
-    columns = linear_columns() + [tf.feature_column.numeric_column("hour_of_day")]
+    columns = [*linear_columns(), tf.feature_column.numeric_column("hour_of_day")]
     est = estimator.LinearClassifier(columns, model_dir=str(tmp_path))
     with pytest.raises(ValueError, match="hour_of_day"):
         est.train(train_input_fn, steps=1)
@@ -932,7 +932,7 @@ def test_label_vocabulary_string_labels(tmp_path):
     assert results["auc"] > 0.8
     predictions = list(est.predict(predict_input_fn(n=8)))
     assert list(predictions[0]["all_classes"]) == [b"neg", b"pos"]
-    for p, label in zip(predictions, string_labels[:8]):
+    for p in predictions:
         assert p["classes"][0] in (b"neg", b"pos")
         assert p["classes"][0] == (b"pos" if p["class_ids"][0] == 1 else b"neg")
 
@@ -1086,7 +1086,7 @@ def _hooked_model_fn(features, labels, mode, params):
     if mode == ModeKeys.EVAL:
         return estimator.EstimatorSpec(mode, loss=loss, evaluation_hooks=[params["hook"]])
     train_op = tf_keras.optimizers.SGD(0.1).apply_gradients(
-        zip(tf.gradients(loss, dense.trainable_weights), dense.trainable_weights)
+        zip(tf.gradients(loss, dense.trainable_weights), dense.trainable_weights, strict=True)
     )
     return estimator.EstimatorSpec(
         mode, loss=loss, train_op=train_op, training_hooks=[estimator.NanTensorHook(loss)]

@@ -160,7 +160,7 @@ def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
     inputs = keras.Input(shape=(2,), name="x")
     model = keras.Model(inputs, keras.layers.Dense(1)(inputs))
     model.compile(optimizer="adam", loss="mse")
-    with pytest.raises(ValueError, match="needs a tf_keras .* Build it with `tf_keras`"):
+    with pytest.raises(ValueError, match=r"needs a tf_keras .* Build it with `tf_keras`"):
         estimator.model_to_estimator(keras_model=model)
 
 
@@ -195,7 +195,7 @@ def test_scaffold_checkpoint_saves_the_users_objects_and_resumes(tmp_path):
         )
         optimizer = tf_keras.optimizers.SGD(0.1)
         train_op = optimizer.apply_gradients(
-            zip(tf.gradients(loss, model.trainable_weights), model.trainable_weights)
+            zip(tf.gradients(loss, model.trainable_weights), model.trainable_weights, strict=True)
         )
         scaffold = estimator.Scaffold(saver=tf.train.Checkpoint(model=model))
         return estimator.EstimatorSpec(

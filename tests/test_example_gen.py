@@ -14,8 +14,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils, channel, standard_artifacts
 
-from components.example_gen import ExampleGen
-from components.example_gen import executor
+from components.example_gen import ExampleGen, executor
 from schemas import TAXI_SCHEMA_PATH, load_schema
 
 TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "taxi" / "data.csv"

@@ -230,7 +230,7 @@ def test_warn_only_kinds_are_warnings_and_do_not_fail():
     proto = to_proto(anomalies, _schema(), ["new_column", "label_constant"])
     assert not has_errors(proto)
     assert {info.severity for info in proto.anomaly_info.values()} == {_Type.WARNING}
-    with pytest.raises(ValueError, match="unknown anomaly kind.*no_such_kind"):
+    with pytest.raises(ValueError, match=r"unknown anomaly kind.*no_such_kind"):
         check_kinds(["no_such_kind"])
 
 
@@ -296,8 +296,9 @@ feature { name: "label" type: INT }
 
 
 def test_executor_writes_tfx_layout_and_fails_naming_each_anomaly(tmp_path):
-    from components.example_validator.layout import load_anomaly_lines
     from tfx.types import artifact_utils
+
+    from components.example_validator.layout import load_anomaly_lines
 
     good = [{"city": "Oslo", "age": 30 + i % 40, "label": i % 2} for i in range(60)]
     bad = [
@@ -363,5 +364,5 @@ def test_warn_only_kinds_come_from_the_config_and_command_line():
         ["run", "--warn-only-anomaly", "new_column", "--warn-only-anomaly", "out_of_domain"]
     )
     assert config_from_args(args).warn_only_anomalies == ("new_column", "out_of_domain")
-    with pytest.raises(ValueError, match="unknown anomaly kind.*drift"):
+    with pytest.raises(ValueError, match=r"unknown anomaly kind.*drift"):
         PipelineConfig(warn_only_anomalies=("drift",))

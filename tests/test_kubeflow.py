@@ -45,12 +45,12 @@ EXECUTORS = {
 
 
 def _config(output_dir, **overrides):
-    settings = dict(
-        pipeline_root="gs://bucket/root",
-        serving_model_dir="/gcs/bucket/serving/taxi",
-        image=IMAGE,
-        warm_start=True,
-    )
+    settings = {
+        "pipeline_root": "gs://bucket/root",
+        "serving_model_dir": "/gcs/bucket/serving/taxi",
+        "image": IMAGE,
+        "warm_start": True,
+    }
     settings.update(overrides)
     return small_pipeline_config(output_dir, "gs://bucket/data/taxi.csv", **settings)
 
@@ -256,7 +256,7 @@ def test_files_in_the_repository_are_compiled_as_paths_in_the_image():
         "data/taxi/data.csv",
         "schemas/taxi/schema.pbtxt",
     )
-    with pytest.raises(SetupError, match="--data .*tests/x.csv is not in the pipeline image"):
+    with pytest.raises(SetupError, match=r"--data .*tests/x.csv is not in the pipeline image"):
         vertex_config(dataclasses.replace(config, data_path=str(REPO_ROOT / "tests" / "x.csv")))
 
 

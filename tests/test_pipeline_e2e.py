@@ -66,8 +66,9 @@ _SCORE_SCRIPT = textwrap.dedent(r"""
 
 
 def _schema_types():
-    from schemas import TAXI_SCHEMA_PATH, load_schema
     from tensorflow_metadata.proto.v0 import schema_pb2
+
+    from schemas import TAXI_SCHEMA_PATH, load_schema
 
     schema = load_schema(TAXI_SCHEMA_PATH)
     return {f.name: schema_pb2.FeatureType.Name(f.type) for f in schema.feature}
@@ -144,7 +145,7 @@ def test_second_run_with_nothing_changed_reuses_cached_outputs(pipeline_run):
 def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipeline_run):
     from pipeline.runner import run_locally
 
-    config, first = pipeline_run
+    config, _ = pipeline_run
     serving_dir = config.resolved_serving_model_dir
     before = (sorted(os.listdir(serving_dir)), _tree_digest(serving_dir))
     strict = small_pipeline_config(config.output_dir, config.data_path, min_auc=1.01)

@@ -1,6 +1,7 @@
 """Pusher executor: blessed models land atomically, others never do."""
 
 import os
+from pathlib import Path
 
 import pytest
 from tfx.types import standard_artifacts
@@ -43,7 +44,7 @@ def test_blessed_model_is_copied_to_a_numeric_version(tmp_path):
     assert pushed.get_int_custom_property("pushed") == 1
     assert os.path.dirname(target) == str(destination)
     assert os.path.basename(target).isdigit()
-    assert open(os.path.join(target, "saved_model.pb"), "rb").read() == b"graph"
+    assert Path(target, "saved_model.pb").read_bytes() == b"graph"
     assert os.listdir(destination) == [os.path.basename(target)]
 
 
@@ -86,6 +87,6 @@ def test_failed_copy_leaves_no_version_and_no_staging_folder(tmp_path):
     # A dangling symlink makes copytree fail after copying the rest.
     os.symlink(tmp_path / "missing", tmp_path / "model" / "Format-Serving" / "broken")
     destination = tmp_path / "serving"
-    with pytest.raises(Exception):
+    with pytest.raises(OSError, match="broken"):
         _push(tmp_path, model, True, destination)
     assert os.listdir(destination) == []

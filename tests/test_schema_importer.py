@@ -9,8 +9,7 @@ import pytest
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.types import standard_artifacts
 
-from components.schema_importer import SchemaImporter
-from components.schema_importer import executor
+from components.schema_importer import SchemaImporter, executor
 from schemas import TAXI_SCHEMA_PATH, load_schema
 
 TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "taxi" / "data.csv"

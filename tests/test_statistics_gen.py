@@ -214,7 +214,7 @@ def test_partial_statistics_merge_to_those_of_the_whole():
     merged = combine.extract_output(combine.merge_accumulators(halves))
     expected = combine.extract_output(whole)
     assert merged.datasets[0].num_examples == 2000
-    for got, want in zip(merged.datasets[0].features, expected.datasets[0].features):
+    for got, want in zip(merged.datasets[0].features, expected.datasets[0].features, strict=True):
         assert got.type == want.type
         if got.HasField("string_stats"):
             assert got.string_stats == want.string_stats

@@ -167,6 +167,7 @@ def test_fixture_has_missing_optional_values(run):
 
 def test_transformed_feature_spec(run):
     import tensorflow_transform as tft
+
     from transforms import taxi
 
     spec = tft.TFTransformOutput(run["graph"]).transformed_feature_spec()
@@ -208,7 +209,9 @@ def test_values(run):
         v = train[taxi.transformed_name(k)]
         assert v.min() >= 0 and v.max() < taxi.FEATURE_BUCKET_COUNT
         assert len(np.unique(v)) > 3, k
-    for k, m in zip(taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES):
+    for k, m in zip(
+        taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES, strict=True
+    ):
         v = train[taxi.transformed_name(k)]
         assert v.min() >= 0 and v.max() < m
     labels = train["tips_xf"]
@@ -218,8 +221,10 @@ def test_values(run):
     raw = run["rows"][SPLITS["train"]]
     fare = np.array([r["fare"] for r in raw], np.float32)
     tips = np.array([r["tips"] for r in raw], np.float32)
-    expected = sorted(zip(fare.tolist(), (tips > np.float32(0.2) * fare).astype(int).tolist()))
-    got = sorted(zip(train["fare_xf"].tolist(), labels.tolist()))
+    expected = sorted(
+        zip(fare.tolist(), (tips > np.float32(0.2) * fare).astype(int).tolist(), strict=True)
+    )
+    got = sorted(zip(train["fare_xf"].tolist(), labels.tolist(), strict=True))
     assert [e[1] for e in expected] == [g[1] for g in got]
 
 
@@ -267,14 +272,14 @@ def test_transform_layer_in_fresh_process(run):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [l for l in proc.stdout.splitlines() if l.startswith("RESULT")][-1]
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT")][-1]
     result = json.loads(line[len("RESULT") :])
     beam = _transformed_rows(run, "eval")
     assert set(result["full"]) == set(beam)
     assert set(result["serving"]) == set(beam) - {"tips_xf"}
 
     def row_set(cols, keys):
-        return sorted(zip(*[[round(x, 4) for x in cols[k]] for k in keys]))
+        return sorted(zip(*[[round(x, 4) for x in cols[k]] for k in keys], strict=True))
 
     keys = sorted(beam)
     assert row_set(result["full"], keys) == row_set({k: v.tolist() for k, v in beam.items()}, keys)

@@ -64,7 +64,9 @@ def preprocessing_fn(inputs):
     for key in BUCKET_FEATURE_KEYS:
         x = _float(inputs[key])
         outputs[transformed_name(key)] = tft.bucketize(_dense(x, tft.mean(x)), FEATURE_BUCKET_COUNT)
-    for key, max_value in zip(CATEGORICAL_FEATURE_KEYS, MAX_CATEGORICAL_FEATURE_VALUES):
+    for key, max_value in zip(
+        CATEGORICAL_FEATURE_KEYS, MAX_CATEGORICAL_FEATURE_VALUES, strict=True
+    ):
         # Modulo keeps identity columns of size `max_value` in range.
         outputs[transformed_name(key)] = tf.math.floormod(
             tf.cast(_dense(inputs[key], 0), tf.int64), max_value

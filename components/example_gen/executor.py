@@ -12,7 +12,8 @@ import itertools
 import json
 import os
 import re
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from collections.abc import Iterator
+from typing import Any
 
 import apache_beam as beam
 import tensorflow as tf
@@ -41,10 +42,10 @@ _REJECTED = "rejected"
 _SUMMARY = "summary"
 
 # (file, line, column, reason, raw text); column is '' when the whole row is wrong.
-BadRow = Tuple[str, int, str, str, str]
+BadRow = tuple[str, int, str, str, str]
 
 
-def parse_split_ratios(text: str) -> Dict[str, int]:
+def parse_split_ratios(text: str) -> dict[str, int]:
     """Parses '{"train": 2, "eval": 1}' into an ordered {split: weight} dict."""
     try:
         ratios = json.loads(text)
@@ -62,7 +63,7 @@ def parse_split_ratios(text: str) -> Dict[str, int]:
     return ratios
 
 
-def _read_records(path: str) -> Iterator[Tuple[int, List[str], str]]:
+def _read_records(path: str) -> Iterator[tuple[int, list[str], str]]:
     """Yields (line where the record starts, fields, raw text) for each non-blank CSV record."""
     consumed = []
 
@@ -122,16 +123,16 @@ class _BadRowError(Exception):
 class _ParseCsvFile(beam.DoFn):
     """Turns one CSV file into (split index, serialized tf.Example), rejected rows and a summary."""
 
-    def __init__(self, features: Dict[str, Tuple[str, bool]], split_key: str, weights: List[int]):
+    def __init__(self, features: dict[str, tuple[str, bool]], split_key: str, weights: list[int]):
         self._features = features
         self._split_key = split_key
         self._bounds = list(itertools.accumulate(weights))
 
-    def _to_example(self, header: List[str], fields: List[str]) -> tf.train.Example:
+    def _to_example(self, header: list[str], fields: list[str]) -> tf.train.Example:
         if len(fields) != len(header):
             raise _BadRowError("", f"expected {len(header)} fields, got {len(fields)}")
         example = tf.train.Example()
-        for name, text in zip(header, fields):
+        for name, text in zip(header, fields, strict=True):
             kind, required = self._features[name]
             if text == "":
                 if required:
@@ -173,7 +174,7 @@ class _ParseCsvFile(beam.DoFn):
         )
 
 
-def _feature_specs(schema: schema_pb2.Schema) -> Dict[str, Tuple[str, bool]]:
+def _feature_specs(schema: schema_pb2.Schema) -> dict[str, tuple[str, bool]]:
     """{name: (INT|FLOAT|BYTES, required)}; required means presence.min_fraction 1.0."""
     specs = {}
     for feature in schema.feature:
@@ -186,7 +187,7 @@ def _feature_specs(schema: schema_pb2.Schema) -> Dict[str, Tuple[str, bool]]:
     return specs
 
 
-def list_csv_files(input_base: str) -> List[str]:
+def list_csv_files(input_base: str) -> list[str]:
     if tf.io.gfile.isdir(input_base):
         files = sorted(tf.io.gfile.glob(os.path.join(input_base, "*.csv")))
         if not files:
@@ -197,7 +198,7 @@ def list_csv_files(input_base: str) -> List[str]:
     return [input_base]
 
 
-def _has_header(path: str, features: Dict[str, Tuple[str, bool]]) -> bool:
+def _has_header(path: str, features: dict[str, tuple[str, bool]]) -> bool:
     """Checks the header against the schema before any work; False for a file with no lines."""
     first = next(_read_records(path), None)
     if first is None:
@@ -229,7 +230,7 @@ def _to_csv_line(bad: BadRow) -> str:
     return out.getvalue().removesuffix("\r\n")
 
 
-def _read_summary(path: str) -> Tuple[int, int, Optional[BadRow]]:
+def _read_summary(path: str) -> tuple[int, int, BadRow | None]:
     """Adds up the per-file summaries; the first bad row is the smallest (file, line)."""
     with tf.io.gfile.GFile(path) as f:
         summaries = [json.loads(line) for line in f.read().splitlines()]
@@ -250,9 +251,9 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     def Do(
         self,
-        input_dict: Dict[str, List[types.Artifact]],
-        output_dict: Dict[str, List[types.Artifact]],
-        exec_properties: Dict[str, Any],
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
     ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         features = _feature_specs(load_schema_artifact(input_dict["schema"]))
@@ -290,7 +291,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 | "Reshuffle" >> beam.Reshuffle()
                 | "Split" >> beam.Partition(lambda item, _: item[0], len(ratios))
             )
-            for name, split, split_dir in zip(ratios, splits, split_dirs):
+            for name, split, split_dir in zip(ratios, splits, split_dirs, strict=True):
                 _ = (
                     split
                     | f"Serialized[{name}]" >> beam.Values()

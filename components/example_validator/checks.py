@@ -6,7 +6,7 @@ Each anomaly is one `AnomalyInfo.Reason` whose `type` is TFDV's enum value for i
 """
 
 import dataclasses
-from typing import Dict, Iterable, List, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 
@@ -40,7 +40,7 @@ _TYPE_NAMES = {
 _SHOWN_VALUES = 5  # out-of-domain values named in a description
 
 
-def check_kinds(kinds: Iterable[str]) -> List[str]:
+def check_kinds(kinds: Iterable[str]) -> list[str]:
     """`kinds` as a list; an unknown name fails here, not as a check that never matches."""
     kinds = list(kinds)
     unknown = sorted(set(kinds) - set(KINDS))
@@ -68,7 +68,7 @@ def _name(feature: _Stats) -> str:
     return ".".join(feature.path.step) if feature.path.step else feature.name
 
 
-def _common(feature: _Stats) -> Optional[statistics_pb2.CommonStatistics]:
+def _common(feature: _Stats) -> statistics_pb2.CommonStatistics | None:
     which = feature.WhichOneof("stats")
     return getattr(feature, which).common_stats if which else None
 
@@ -94,14 +94,14 @@ def _domain(schema: schema_pb2.Schema, feature: schema_pb2.Feature):
     return None, None
 
 
-def _value_counts(stats: statistics_pb2.StringStatistics) -> Dict[str, float]:
+def _value_counts(stats: statistics_pb2.StringStatistics) -> dict[str, float]:
     """Counts of the values the statistics list: the rank histogram, else the top values."""
     if stats.rank_histogram.buckets:
         return {b.label: b.sample_count for b in stats.rank_histogram.buckets}
     return {v.value: v.frequency for v in stats.top_values}
 
 
-def _string_domain(column, feature, domain, stats: _Stats) -> List[Anomaly]:
+def _string_domain(column, feature, domain, stats: _Stats) -> list[Anomaly]:
     """Values outside the domain above 1 - min_domain_mass of the column's values.
 
     The in-domain mass is the listed values' counts that are in the domain over all values.
@@ -137,7 +137,7 @@ def _string_domain(column, feature, domain, stats: _Stats) -> List[Anomaly]:
     ]
 
 
-def _numeric_domain(column, kind, domain, stats: _Stats) -> List[Anomaly]:
+def _numeric_domain(column, kind, domain, stats: _Stats) -> list[Anomaly]:
     if stats.WhichOneof("stats") != "num_stats" or not _common(stats).num_non_missing:
         return []
     small, big = (
@@ -169,7 +169,7 @@ def _numeric_domain(column, kind, domain, stats: _Stats) -> List[Anomaly]:
     return found
 
 
-def _presence(column, feature: schema_pb2.Feature, present: int, examples: int) -> List[Anomaly]:
+def _presence(column, feature: schema_pb2.Feature, present: int, examples: int) -> list[Anomaly]:
     presence = feature.presence
     if presence.min_fraction and present < presence.min_fraction * examples:
         return [
@@ -200,7 +200,7 @@ def _may_be_empty(feature: schema_pb2.Feature) -> bool:
     return feature.HasField("presence") and not presence.min_count and not presence.min_fraction
 
 
-def _label(column: str, stats: Optional[_Stats], examples: int) -> List[Anomaly]:
+def _label(column: str, stats: _Stats | None, examples: int) -> list[Anomaly]:
     present = _common(stats).num_non_missing if stats is not None else 0
     if present < examples:
         return [
@@ -236,7 +236,7 @@ def find_anomalies(
     statistics: statistics_pb2.DatasetFeatureStatistics,
     schema: schema_pb2.Schema,
     label_key: str = "",
-) -> List[Anomaly]:
+) -> list[Anomaly]:
     """Every anomaly of one split; the label column, when named, is checked as a label."""
     examples = statistics.num_examples
     by_name = {_name(feature): feature for feature in statistics.features}
@@ -326,7 +326,7 @@ def to_proto(
     return result
 
 
-def anomaly_lines(anomalies: anomalies_pb2.Anomalies, split: str) -> List[str]:
+def anomaly_lines(anomalies: anomalies_pb2.Anomalies, split: str) -> list[str]:
     """One line per anomaly: split, column, kind, severity, observed vs expected."""
     return [
         f"{split}: {column}: {reason.short_description} "

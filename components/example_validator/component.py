@@ -1,7 +1,7 @@
 """ExampleValidator component: the stock one needs TFDV, which cannot install here."""
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts

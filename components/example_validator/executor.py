@@ -1,7 +1,7 @@
 """ExampleValidator executor: writes `<uri>/Split-<split>/SchemaDiff.pb`, then gates."""
 
 import json
-from typing import Any, Dict, List
+from typing import Any
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx import types
@@ -24,9 +24,9 @@ class Executor(base_executor.BaseExecutor):
 
     def Do(
         self,
-        input_dict: Dict[str, List[types.Artifact]],
-        output_dict: Dict[str, List[types.Artifact]],
-        exec_properties: Dict[str, Any],
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
     ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         statistics = artifact_utils.get_single_instance(input_dict["statistics"])

@@ -1,7 +1,6 @@
 """Where ExampleValidator's output lies, as TFX lays it out; readable without TensorFlow."""
 
 import os
-from typing import List
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
 
@@ -14,7 +13,7 @@ def split_anomalies_path(anomalies_uri: str, split: str) -> str:
     return os.path.join(anomalies_uri, f"Split-{split}", ANOMALIES_FILE)
 
 
-def load_anomaly_lines(anomalies_uri: str, splits: List[str]) -> List[str]:
+def load_anomaly_lines(anomalies_uri: str, splits: list[str]) -> list[str]:
     """One line per anomaly of a local anomalies artifact, split by split."""
     lines = []
     for split in splits:

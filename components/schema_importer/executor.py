@@ -1,7 +1,7 @@
 """SchemaImporter executor: validates the schema file, then writes `<uri>/schema.pbtxt`."""
 
 import os
-from typing import Any, Dict, List
+from typing import Any
 
 from tfx import types
 from tfx.dsl.components.base import base_executor
@@ -13,7 +13,7 @@ from schemas import load_schema
 SCHEMA_FILE_NAME = "schema.pbtxt"
 
 
-def load_schema_artifact(artifacts: List[types.Artifact]):
+def load_schema_artifact(artifacts: list[types.Artifact]):
     """The Schema proto of a (single) Schema artifact, as this executor writes it."""
     return load_schema(os.path.join(artifact_utils.get_single_uri(artifacts), SCHEMA_FILE_NAME))
 
@@ -23,9 +23,9 @@ class Executor(base_executor.BaseExecutor):
 
     def Do(
         self,
-        input_dict: Dict[str, List[types.Artifact]],
-        output_dict: Dict[str, List[types.Artifact]],
-        exec_properties: Dict[str, Any],
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
     ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         schema = load_schema(exec_properties["schema_file"])

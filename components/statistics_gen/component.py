@@ -1,7 +1,5 @@
 """StatisticsGen component: the stock one needs TFDV, which cannot install here."""
 
-from typing import Optional
-
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
 
@@ -26,7 +24,7 @@ class StatisticsGen(base_component.BaseComponent):
     SPEC_CLASS = StatisticsGenSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
 
-    def __init__(self, examples: channel.BaseChannel, schema: Optional[channel.BaseChannel] = None):
+    def __init__(self, examples: channel.BaseChannel, schema: channel.BaseChannel | None = None):
         super().__init__(
             spec=StatisticsGenSpec(
                 examples=examples,

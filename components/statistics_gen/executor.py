@@ -6,8 +6,9 @@ feature, not per example, and partial results merge across Beam workers.
 """
 
 import dataclasses
+import itertools
 import os
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import apache_beam as beam
 import numpy as np
@@ -39,7 +40,7 @@ _SCHEMA_TYPES = {
 }
 
 
-def _arrow_type(value_type: pa.DataType) -> Optional[int]:
+def _arrow_type(value_type: pa.DataType) -> int | None:
     if pa.types.is_integer(value_type):
         return _FeatureType.INT
     if pa.types.is_floating(value_type):
@@ -62,7 +63,7 @@ def _quantiles(sketch: sketches.QuantilesSketch, count: int) -> np.ndarray:
 def _quantiles_histogram(boundaries: np.ndarray, total: float) -> statistics_pb2.Histogram:
     histogram = statistics_pb2.Histogram(type=statistics_pb2.Histogram.QUANTILES)
     step = (len(boundaries) - 1) // HISTOGRAM_BUCKETS
-    for low, high in zip(boundaries[:-1:step], boundaries[step::step]):
+    for low, high in zip(boundaries[:-1:step], boundaries[step::step], strict=False):
         histogram.buckets.add(
             low_value=low, high_value=high, sample_count=total / HISTOGRAM_BUCKETS
         )
@@ -80,7 +81,7 @@ def _standard_histogram(fine: np.ndarray, total: float) -> statistics_pb2.Histog
     edges = np.linspace(low, high, HISTOGRAM_BUCKETS + 1)
     share = total / (len(fine) - 1)
     counts = np.zeros(HISTOGRAM_BUCKETS)
-    for start, end in zip(fine[:-1], fine[1:]):
+    for start, end in itertools.pairwise(fine):
         if end > start:
             overlap = np.clip(np.minimum(edges[1:], end) - np.maximum(edges[:-1], start), 0, None)
             counts += share * overlap / (end - start)
@@ -99,7 +100,7 @@ def _standard_histogram(fine: np.ndarray, total: float) -> statistics_pb2.Histog
 class _FeatureAccumulator:
     """Mergeable partial statistics of one feature."""
 
-    type: Optional[int] = None
+    type: int | None = None
     num_non_missing: int = 0
     num_values: int = 0
     min_num_values: int = np.iinfo(np.int64).max
@@ -134,7 +135,7 @@ class _FeatureAccumulator:
             else:
                 self.values_sketch = sketches.QuantilesSketch(QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
 
-    def add_column(self, column: pa.Array, feature_type: Optional[int]):
+    def add_column(self, column: pa.Array, feature_type: int | None):
         present = column.is_valid()
         lengths = pc.list_value_length(column).filter(present)
         if len(lengths):
@@ -253,7 +254,7 @@ class _FeatureAccumulator:
 class _StatisticsCombineFn(beam.CombineFn):
     """RecordBatches of one split to its `DatasetFeatureStatisticsList`."""
 
-    def __init__(self, types_by_name: Dict[str, int]):
+    def __init__(self, types_by_name: dict[str, int]):
         self._types = types_by_name  # from the schema; other columns are typed by Arrow
 
     def create_accumulator(self):
@@ -261,7 +262,7 @@ class _StatisticsCombineFn(beam.CombineFn):
 
     def add_input(self, accumulator, batch: pa.RecordBatch):
         accumulator[0] += batch.num_rows
-        for name, column in zip(batch.schema.names, batch.columns):
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
             feature_type = self._types.get(name, _arrow_type(column.type.value_type))
             accumulator[1].setdefault(name, _FeatureAccumulator()).add_column(column, feature_type)
         return accumulator
@@ -288,9 +289,9 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     def Do(
         self,
-        input_dict: Dict[str, List[types.Artifact]],
-        output_dict: Dict[str, List[types.Artifact]],
-        exec_properties: Dict[str, Any],
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
     ) -> None:
         from tfx_bsl.public import tfxio  # imports TensorFlow: not at module import
 

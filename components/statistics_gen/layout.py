@@ -3,7 +3,6 @@
 import glob
 import os
 import re
-from typing import Dict
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
 
@@ -15,7 +14,7 @@ def split_statistics_path(statistics_uri: str, split: str) -> str:
     return os.path.join(statistics_uri, f"Split-{split}", STATS_FILE)
 
 
-def load_statistics(path: str) -> Dict[str, statistics_pb2.DatasetFeatureStatisticsList]:
+def load_statistics(path: str) -> dict[str, statistics_pb2.DatasetFeatureStatisticsList]:
     """{split: statistics} of a local statistics artifact folder or of one FeatureStats.pb."""
     if os.path.isdir(path):
         files = sorted(glob.glob(split_statistics_path(path, "*")))

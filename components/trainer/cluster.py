@@ -15,7 +15,6 @@ chief, 1 workers, 2 parameter servers; Vertex sets `TF_CONFIG` from them);
 
 import dataclasses
 import json
-from typing import List, Optional
 
 BACKENDS = ("in_process", "local", "vertex", "kubeflow")
 SINGLE_MACHINE = ("auto", "default", "one_device", "mirrored", "central_storage", "tpu")
@@ -27,18 +26,18 @@ POOL_TASK_TYPES = ("chief", "worker", "ps")
 class TrainingCluster:
     backend: str = "in_process"
     machine_type: str = "n1-standard-8"
-    accelerator_type: Optional[str] = None  # e.g. NVIDIA_TESLA_T4
+    accelerator_type: str | None = None  # e.g. NVIDIA_TESLA_T4
     accelerator_count: int = 0
     workers: int = 2  # training machines in all, chief included
     parameter_servers: int = 1
     ps_machine_type: str = "n1-standard-4"
     # The image every task runs (vertex, kubeflow): the pipeline image.
-    image: Optional[str] = None
+    image: str | None = None
     # Vertex AI project and region of the CustomJob, and the service account it
     # runs as (None: the project's Compute Engine default service account).
-    project: Optional[str] = None
+    project: str | None = None
     region: str = "us-central1"
-    service_account: Optional[str] = None
+    service_account: str | None = None
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -83,14 +82,14 @@ def _machine(machine_type, accelerator_type=None, accelerator_count=0):
     return spec
 
 
-def vertex_worker_pool_specs(strategy, cluster, image, command, args=()) -> List[dict]:
+def vertex_worker_pool_specs(strategy, cluster, image, command, args=()) -> list[dict]:
     counts = replica_counts(strategy, cluster)
     container = {"imageUri": image, "command": list(command), "args": list(args)}
     trainer = _machine(cluster.machine_type, cluster.accelerator_type, cluster.accelerator_count)
     machines = (trainer, trainer, _machine(cluster.ps_machine_type))
     return [
         {"machineSpec": machine, "replicaCount": count, "containerSpec": container}
-        for machine, count in zip(machines, counts)
+        for machine, count in zip(machines, counts, strict=True)
         if count
     ]
 

@@ -14,9 +14,7 @@ from tfx.utils import path_utils
 
 from components.exporter.serving import export_serving_model
 from components.trainer import cluster as cluster_lib
-from components.trainer import estimator
-from components.trainer import launcher
-from components.trainer import server
+from components.trainer import estimator, launcher, server
 from components.trainer import strategy as strategy_lib
 
 log = logging.getLogger(__name__)

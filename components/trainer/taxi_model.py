@@ -31,7 +31,7 @@ def wide_and_deep_columns():
             taxi.transformed_name(key), num_buckets=num_buckets
         )
         for key, num_buckets in zip(
-            taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES
+            taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES, strict=True
         )
     ]
     return wide, deep

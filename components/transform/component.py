@@ -1,7 +1,5 @@
 """Transform: fits a preprocessing_fn on some splits and applies it to all."""
 
-from typing import Optional
-
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
 
@@ -39,7 +37,7 @@ class Transform(base_component.BaseComponent):
         schema: channel.BaseChannel,
         preprocessing_fn: str,
         analyze_splits: str = '["train"]',
-        transform_splits: Optional[str] = None,
+        transform_splits: str | None = None,
     ):
         super().__init__(
             spec=TransformSpec(

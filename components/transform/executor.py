@@ -2,7 +2,7 @@
 
 import json
 import os
-from typing import Any, Dict, List
+from typing import Any
 
 import apache_beam as beam
 from tensorflow_metadata.proto.v0 import schema_pb2
@@ -34,7 +34,7 @@ def _raw_schema(schema: schema_pb2.Schema) -> schema_pb2.Schema:
     return schema
 
 
-def _split_list(value: str, name: str, available: List[str]) -> List[str]:
+def _split_list(value: str, name: str, available: list[str]) -> list[str]:
     try:
         splits = json.loads(value)
     except json.JSONDecodeError as e:
@@ -54,16 +54,15 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
     def Do(
         self,
-        input_dict: Dict[str, List[types.Artifact]],
-        output_dict: Dict[str, List[types.Artifact]],
-        exec_properties: Dict[str, Any],
+        input_dict: dict[str, list[types.Artifact]],
+        output_dict: dict[str, list[types.Artifact]],
+        exec_properties: dict[str, Any],
     ) -> None:
         # Imported here: importing TFT sets TF_USE_LEGACY_KERAS=1 for the whole
         # process, which merely defining a pipeline should not do.
         import tensorflow_transform as tft
         import tensorflow_transform.beam as tft_beam
-        from tensorflow_transform.tf_metadata import dataset_metadata
-        from tensorflow_transform.tf_metadata import metadata_io
+        from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
         from tfx_bsl.public import tfxio
 
         examples = artifact_utils.get_single_instance(input_dict["examples"])
@@ -95,31 +94,32 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
         transformed.split_names = artifact_utils.encode_split_names(transform_splits)
         adapter_config = source(analyze_splits[0]).TensorAdapterConfig()
-        with self._make_beam_pipeline() as p:
-            with tft_beam.Context(
+        with (
+            self._make_beam_pipeline() as p,
+            tft_beam.Context(
                 temp_dir=os.path.join(self._get_tmp_dir(), "tft"), force_tf_compat_v1=False
-            ):
-                raw = {
-                    split: p | f"Read[{split}]" >> source(split).BeamSource()
-                    for split in set(analyze_splits) | set(transform_splits)
-                }
-                transform_fn = (
-                    [raw[s] for s in analyze_splits] | "FlattenAnalyze" >> beam.Flatten(),
-                    adapter_config,
-                ) | tft_beam.AnalyzeDataset(preprocessing_fn)
-                _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
-                for split in transform_splits:
-                    out_dir = artifact_utils.get_split_uri([transformed], split)
-                    _ = (
-                        ((raw[split], adapter_config), transform_fn)
-                        | f"Transform[{split}]"
-                        >> tft_beam.TransformDataset(output_record_batches=True)
-                        | f"Encode[{split}]" >> tft_beam.EncodeTransformedDataset()
-                        | f"Write[{split}]"
-                        >> beam.io.WriteToTFRecord(
-                            os.path.join(out_dir, "transformed_examples"), file_name_suffix=".gz"
-                        )
+            ),
+        ):
+            raw = {
+                split: p | f"Read[{split}]" >> source(split).BeamSource()
+                for split in set(analyze_splits) | set(transform_splits)
+            }
+            transform_fn = (
+                [raw[s] for s in analyze_splits] | "FlattenAnalyze" >> beam.Flatten(),
+                adapter_config,
+            ) | tft_beam.AnalyzeDataset(preprocessing_fn)
+            _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
+            for split in transform_splits:
+                out_dir = artifact_utils.get_split_uri([transformed], split)
+                _ = (
+                    ((raw[split], adapter_config), transform_fn)
+                    | f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True)
+                    | f"Encode[{split}]" >> tft_beam.EncodeTransformedDataset()
+                    | f"Write[{split}]"
+                    >> beam.io.WriteToTFRecord(
+                        os.path.join(out_dir, "transformed_examples"), file_name_suffix=".gz"
                     )
+                )
 
         # Readers of the TransformGraph (serving, TFMA) look here for the raw
         # schema; WriteTransformFn does not write it.

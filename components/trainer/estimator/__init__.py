@@ -11,8 +11,8 @@ from components.trainer.estimator import legacy_keras
 
 legacy_keras.use_legacy_keras()
 
-from components.trainer.estimator import export  # noqa: E402 (after the Keras choice)
 from components.trainer.estimator import early_stopping as experimental
+from components.trainer.estimator import export
 from components.trainer.estimator.canned import (
     BaselineClassifier,
     BaselineRegressor,
@@ -24,20 +24,19 @@ from components.trainer.estimator.canned import (
     LinearRegressor,
 )
 from components.trainer.estimator.checkpoints import VocabInfo, WarmStartSettings
-from components.trainer.estimator.estimator import Estimator
 from components.trainer.estimator.early_stopping import (
     stop_if_higher_hook,
     stop_if_lower_hook,
     stop_if_no_decrease_hook,
     stop_if_no_increase_hook,
 )
+from components.trainer.estimator.estimator import Estimator
 from components.trainer.estimator.exporter import (
     BestExporter,
     Exporter,
     FinalExporter,
     LatestExporter,
 )
-from components.trainer.estimator.keras import model_to_estimator
 from components.trainer.estimator.hooks import (
     CheckpointSaverListener,
     Hook,
@@ -48,6 +47,7 @@ from components.trainer.estimator.hooks import (
     StepCounterHook,
     StopAtStepHook,
 )
+from components.trainer.estimator.keras import model_to_estimator
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, Scaffold
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
@@ -57,18 +57,6 @@ __all__ = [
     "BaselineClassifier",
     "BaselineRegressor",
     "BestExporter",
-    "EvalSpec",
-    "Exporter",
-    "FinalExporter",
-    "LatestExporter",
-    "TrainSpec",
-    "experimental",
-    "model_to_estimator",
-    "stop_if_higher_hook",
-    "stop_if_lower_hook",
-    "stop_if_no_decrease_hook",
-    "stop_if_no_increase_hook",
-    "train_and_evaluate",
     "CheckpointSaverListener",
     "DNNClassifier",
     "DNNLinearCombinedClassifier",
@@ -76,7 +64,11 @@ __all__ = [
     "DNNRegressor",
     "Estimator",
     "EstimatorSpec",
+    "EvalSpec",
+    "Exporter",
+    "FinalExporter",
     "Hook",
+    "LatestExporter",
     "LinearClassifier",
     "LinearRegressor",
     "LoggingTensorHook",
@@ -88,8 +80,16 @@ __all__ = [
     "SessionRunHook",
     "StepCounterHook",
     "StopAtStepHook",
+    "TrainSpec",
     "VocabInfo",
     "WarmStartSettings",
+    "experimental",
     "export",
     "get_global_step",
+    "model_to_estimator",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+    "train_and_evaluate",
 ]

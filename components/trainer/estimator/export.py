@@ -62,7 +62,7 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     def serving_input_receiver_fn():
         receiver_tensors = {}
         for name, tensor in features.items():
-            shape = [default_batch_size] + list(tensor.shape[1:]) if tensor.shape.rank else []
+            shape = [default_batch_size, *list(tensor.shape[1:])] if tensor.shape.rank else []
             receiver_tensors[name] = tf.compat.v1.placeholder(tensor.dtype, shape=shape, name=name)
         return ServingInputReceiver(dict(receiver_tensors), receiver_tensors)
 

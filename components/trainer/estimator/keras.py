@@ -32,7 +32,7 @@ def _inputs_for(model, features):
 
 def _as_dict(model, outputs):
     outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-    return dict(zip(model.output_names, outputs))
+    return dict(zip(model.output_names, outputs, strict=True))
 
 
 class _KerasEstimator(Estimator):
@@ -76,7 +76,7 @@ class _KerasEstimator(Estimator):
             variables = model.trainable_weights
             gradients = tf.gradients(loss, variables)
             train_op = optimizer.apply_gradients(
-                [(g, v) for g, v in zip(gradients, variables) if g is not None]
+                [(g, v) for g, v in zip(gradients, variables, strict=True) if g is not None]
             )
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 

@@ -61,7 +61,7 @@ def _signature_function(pruned, key, inputs, feeds):
     specs = [tf.TensorSpec(inputs[n].shape, inputs[n].dtype, name=n) for n in names]
 
     def call(*args):
-        by_name = dict(zip(names, args))
+        by_name = dict(zip(names, args, strict=True))
         return pruned(*[by_name[n] for n in feed_names])[key]
 
     return tf.function(call, input_signature=specs).get_concrete_function()

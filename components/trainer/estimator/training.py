@@ -166,7 +166,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         train_spec.input_fn,
         hooks=train_spec.hooks,
         max_steps=train_spec.max_steps,
-        saving_listeners=list(train_spec.saving_listeners) + [listener],
+        saving_listeners=[*list(train_spec.saving_listeners), listener],
     )
     evaluator.evaluate_and_export(is_final=True)
     return evaluator.last_result, evaluator.last_exports

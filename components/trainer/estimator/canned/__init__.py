@@ -7,3 +7,14 @@ from components.trainer.estimator.canned.dnn_linear_combined import (
     DNNLinearCombinedRegressor,
 )
 from components.trainer.estimator.canned.linear import LinearClassifier, LinearRegressor
+
+__all__ = [
+    "BaselineClassifier",
+    "BaselineRegressor",
+    "DNNClassifier",
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor",
+    "DNNRegressor",
+    "LinearClassifier",
+    "LinearRegressor",
+]

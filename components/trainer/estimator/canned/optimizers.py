@@ -45,5 +45,5 @@ def apply(optimizer, loss, variables):
         gradients = [
             tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in gradients
         ]
-    pairs = [(g, v) for g, v in zip(gradients, variables) if g is not None]
+    pairs = [(g, v) for g, v in zip(gradients, variables, strict=True) if g is not None]
     return optimizer.apply_gradients(pairs)
