@@ -5,7 +5,7 @@
 Needs only the standard library and TensorFlow, so that it runs unchanged
 under TF 2.21 with this project's estimator (`--impl ours`, repo root on
 PYTHONPATH) and under TF 2.15 with `tf.estimator` (`--impl tf215`).  The
-model's columns come from DIR/spec.json (written from `taxi_model.py`).
+model's columns come from DIR/spec.json (written from `models/taxi.py`).
 Prints one line `RESULT {json}` last.
 """
 

@@ -35,9 +35,10 @@ def main():
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * args.devices
         )
-    from components.trainer import estimator, taxi_model
+    from components.trainer import estimator
     from components.trainer import strategy as strategy_lib
     from components.trainer.executor import make_input_fn
+    from models import taxi as taxi_model
 
     choice = strategy_lib.StrategyChoice(args.strategy, "benchmark")
     strategy = strategy_lib.build(choice)

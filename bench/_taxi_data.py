@@ -46,7 +46,7 @@ def _beam_context(tmp_dir):
 
 def _model_columns():
     """(wide [[name, num_buckets]], deep [name]) read off `taxi_model.wide_and_deep_columns`."""
-    from components.trainer.taxi_model import wide_and_deep_columns
+    from models.taxi import wide_and_deep_columns
 
     wide, deep = wide_and_deep_columns()
     return [[c.key, c.num_buckets] for c in wide], [c.key for c in deep]
@@ -65,8 +65,8 @@ def build(out_dir, csv_path):
 
     from components.example_gen import executor as example_gen
     from components.schema_importer import executor as schema_importer
-    from components.trainer.taxi_model import LABEL_KEY
     from components.transform import executor as transform
+    from models.taxi import LABEL_KEY
     from schemas import TAXI_SCHEMA_PATH
 
     work = out_dir.rstrip("/") + ".partial"

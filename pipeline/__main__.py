@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
@@ -204,16 +205,59 @@ def _add_component_options(p):
         help="Initialize the model from the latest blessed model, if any.",
     )
     p.add_argument(
-        "--min-auc",
-        type=float,
-        default=_DEFAULTS.min_auc,
-        help="Blessing needs at least this AUC on the eval split.",
+        "--label",
+        dest="raw_label_key",
+        default=_DEFAULTS.raw_label_key,
+        help="The label's CSV column.",
     )
     p.add_argument(
-        "--max-auc-decrease",
+        "--transformed-label",
+        dest="label_key",
+        default=_DEFAULTS.label_key,
+        help="The label's name among the preprocessing_fn's outputs (what the model trains on).",
+    )
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        default=_DEFAULTS.task,
+        help="What the label is: the Evaluator's metrics and default blessing gate follow it.",
+    )
+    p.add_argument(
+        "--num-classes", type=int, default=None, help="Number of label classes (multiclass)."
+    )
+    p.add_argument(
+        "--slice",
+        dest="slice_features",
+        action="append",
+        default=None,
+        help="A raw feature to slice the evaluation by, repeatable "
+        f"(default: {' '.join(_DEFAULTS.slice_features)}).",
+    )
+    p.add_argument(
+        "--blessing-metric",
+        default=None,
+        help="Metric the blessing gate checks (default per task: "
+        + ", ".join(f"{t} {g.metric}" for t, g in DEFAULT_GATES.items())
+        + ").",
+    )
+    p.add_argument(
+        "--blessing-threshold",
         type=float,
-        default=_DEFAULTS.max_auc_decrease,
-        help="Blessing allows at most this AUC drop against the latest blessed model.",
+        default=None,
+        help="Worst acceptable value of the metric on the eval split (a floor, or a ceiling "
+        "for lower-is-better metrics such as RMSE); inf drops the check.",
+    )
+    p.add_argument(
+        "--blessing-max-change",
+        type=float,
+        default=None,
+        help="How much worse than the latest blessed model the metric may be; inf drops it.",
+    )
+    p.add_argument(
+        "--blessing-max-relative-change",
+        type=float,
+        default=None,
+        help="The same as a fraction of the latest blessed model's value (0.02 = 2%%).",
     )
     p.add_argument(
         "--beam-arg",
@@ -461,7 +505,7 @@ def _vertex_command(args):
 def config_from_args(args):
     fields = {f.name for f in dataclasses.fields(PipelineConfig)}
     values = {k: v for k, v in vars(args).items() if k in fields and v is not None}
-    for name in ("beam_pipeline_args", "warn_only_anomalies"):
+    for name in ("beam_pipeline_args", "warn_only_anomalies", "slice_features"):
         if name in values:
             values[name] = tuple(values[name])
     return PipelineConfig(**values)

@@ -44,7 +44,7 @@ class PipelineConfig:
     # Transform
     preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
     # Trainer
-    estimator_fn: str = "components.trainer.taxi_model.build_estimator"
+    estimator_fn: str = "models.taxi.build_estimator"
     label_key: str = "tips_xf"
     raw_label_key: str = "tips"
     train_steps: int = 2000
@@ -70,10 +70,15 @@ class PipelineConfig:
     accelerator_count: int = 0
     ps_machine_type: str = "n1-standard-4"
     training_service_account: str | None = None  # vertex: what the CustomJob runs as
-    # Evaluator
+    # Evaluator (components/evaluator/tasks.py): the task sets the metrics and the
+    # default blessing gate; each blessing_* setting given replaces the default's.
+    task: str = "binary"  # binary, multiclass or regression
+    num_classes: int | None = None  # multiclass only
     slice_features: tuple[str, ...] = ("trip_start_hour",)
-    min_auc: float = 0.6
-    max_auc_decrease: float = 0.01
+    blessing_metric: str | None = None
+    blessing_threshold: float | None = None  # worst acceptable value; inf: no check
+    blessing_max_change: float | None = None  # vs the latest blessed model; inf: no check
+    blessing_max_relative_change: float | None = None
     # Orchestration
     beam_pipeline_args: tuple[str, ...] = DEFAULT_BEAM_ARGS
     enable_cache: bool = True
@@ -101,6 +106,10 @@ class PipelineConfig:
         from components.example_validator.checks import check_kinds
 
         check_kinds(self.warn_only_anomalies)
+        from components.evaluator.tasks import check_classes
+
+        check_classes(self.task, self.num_classes)
+        _ = self.blessing_gate  # raises for a metric the task does not report
         from components.trainer.strategy import NAMES
 
         if self.strategy not in NAMES:
@@ -150,6 +159,18 @@ class PipelineConfig:
             project=self.gcp_project,
             region=self.gcp_region,
             service_account=self.training_service_account,
+        )
+
+    @property
+    def blessing_gate(self):
+        from components.evaluator.tasks import resolve_gate
+
+        return resolve_gate(
+            self.task,
+            self.blessing_metric,
+            self.blessing_threshold,
+            self.blessing_max_change,
+            self.blessing_max_relative_change,
         )
 
     @property

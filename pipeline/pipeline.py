@@ -8,7 +8,7 @@ from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 from tfx.types import channel, standard_artifacts
 
-from components.evaluator import build_eval_config
+from components.evaluator.eval_config import build_eval_config
 from components.example_gen import ExampleGen
 from components.example_validator.component import ExampleValidator
 from components.pusher import Pusher
@@ -75,10 +75,11 @@ def create_components(config):
         model=trainer.outputs["model"],
         baseline_model=latest_blessed_model.outputs["model"],
         eval_config=build_eval_config(
+            task=config.task,
             label_key=config.label_key,
             slice_features=config.slice_features,
-            min_auc=config.min_auc,
-            max_auc_decrease=config.max_auc_decrease,
+            gate=config.blessing_gate,
+            num_classes=config.num_classes,
         ),
         example_splits=["eval"],
     )
@@ -101,7 +102,7 @@ def create_components(config):
 
 
 def create_pipeline(config, metadata_connection_config=None):
-    """The taxi pipeline from `config`; SQLite metadata unless a connection is given."""
+    """The pipeline `config` describes; SQLite metadata unless a connection is given."""
     if config.training_backend not in LOCAL_BACKENDS:
         raise ValueError(
             f"training_backend {config.training_backend!r} runs tasks on other machines, "

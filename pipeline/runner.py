@@ -60,6 +60,7 @@ class RunSummary:
     evaluation_uri: str | None
     statistics_uri: str | None = None
     strategy: str | None = None
+    blessing_gate: str | None = None
     anomalies: list[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
 
     def format(self):
@@ -76,7 +77,8 @@ class RunSummary:
             lines += [f"    {line}" for line in self.anomalies]
         if self.strategy:
             lines.append(f"  trained with strategy: {self.strategy}")
-        lines.append(f"  blessed: {'yes' if self.blessed else 'no'}")
+        gate = f" (gate: {self.blessing_gate})" if self.blessing_gate else ""
+        lines.append(f"  blessed: {'yes' if self.blessed else 'no'}{gate}")
         if self.pushed_to:
             lines.append(f"  pushed model: {self.pushed_to}")
         else:
@@ -87,6 +89,7 @@ class RunSummary:
 
 
 def _overall_metrics(evaluation_uri):
+    """{name: value} on the overall slice; per-class ones as `precision/class_2`."""
     import tensorflow_model_analysis as tfma
 
     for metrics_for_slice in tfma.load_metrics(evaluation_uri):
@@ -94,10 +97,12 @@ def _overall_metrics(evaluation_uri):
             continue
         values = {}
         for entry in metrics_for_slice.metric_keys_and_values:
-            if entry.key.is_diff:
+            if entry.key.is_diff or not entry.value.HasField("double_value"):
                 continue
-            if entry.value.HasField("double_value"):
-                values[entry.key.name] = entry.value.double_value.value
+            name = entry.key.name
+            if entry.key.sub_key.HasField("class_id"):
+                name += f"/class_{entry.key.sub_key.class_id.value}"
+            values[name] = entry.value.double_value.value
         return values
     return {}
 
@@ -189,6 +194,7 @@ def summarize(config):
         cached_components=cached,
         evaluation_uri=evaluation.uri if evaluation is not None else None,
         statistics_uri=statistics.uri if statistics is not None else None,
+        blessing_gate=config.blessing_gate.describe(),
         strategy=(
             f"{custom(model_run, 'strategy')} ({custom(model_run, 'strategy_reason')})"
             if custom(model_run, "strategy")

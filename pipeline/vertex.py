@@ -14,7 +14,7 @@ from pathlib import Path
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 
 # Repository folders kubeflow/Dockerfile copies into the image's WORKDIR.
-IMAGE_FOLDERS = ("pipeline", "components", "transforms", "schemas", "kubeflow", "data")
+IMAGE_FOLDERS = ("pipeline", "components", "transforms", "schemas", "models", "kubeflow", "data")
 # These read files from outside the pipeline (the CSV, the schema file): a
 # cache key cannot see those change, so a cached run would retrain on old data.
 ALWAYS_RUN = ("SchemaImporter", "ExampleGen")

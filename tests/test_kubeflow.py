@@ -174,8 +174,9 @@ def test_parameters_come_from_the_config(compiled):
     assert json.loads(trainer["hparams"]) == {"hidden_units": list(config.hidden_units)}
     auc = json.loads(_parameters(job, "Evaluator")["eval_config"])["metrics_specs"][0]["metrics"]
     threshold = next(m for m in auc if m["class_name"] == "AUC")["per_slice_thresholds"][0]
-    assert threshold["threshold"]["value_threshold"]["lower_bound"] == config.min_auc
-    assert threshold["threshold"]["change_threshold"]["absolute"] == -config.max_auc_decrease
+    gate = config.blessing_gate
+    assert threshold["threshold"]["value_threshold"]["lower_bound"] == gate.threshold == 0.6
+    assert threshold["threshold"]["change_threshold"]["absolute"] == -gate.max_change == -0.01
     assert _parameters(job, "Pusher") == {"push_destination": "/gcs/bucket/serving/taxi"}
     # Incremental retraining: start from, and compare with, the latest blessed model.
     assert _producer(job, "Trainer", "base_model")["producerTask"] == MODEL_RESOLVER

@@ -148,7 +148,7 @@ def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipel
     config, _ = pipeline_run
     serving_dir = config.resolved_serving_model_dir
     before = (sorted(os.listdir(serving_dir)), _tree_digest(serving_dir))
-    strict = small_pipeline_config(config.output_dir, config.data_path, min_auc=1.01)
+    strict = small_pipeline_config(config.output_dir, config.data_path, blessing_threshold=1.01)
     staged_copies_of_tfx = set(glob.glob(os.path.join(tempfile.gettempdir(), "*", "build", "tfx")))
     summary = run_locally(strict)
     # The Evaluator's Beam job copied TFX into a temp folder; it went with the run.
@@ -159,6 +159,7 @@ def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipel
     assert summary.blessed is False
     assert summary.pushed_to is None
     assert "not bless" in summary.not_pushed_reason
+    assert summary.blessing_gate == "auc >= 1.01 and at most 0.01 below the latest blessed model"
     assert (sorted(os.listdir(serving_dir)), _tree_digest(serving_dir)) == before
 
 
@@ -292,7 +293,8 @@ def test_cli_help_explains_every_option():
         "--train-steps",
         "--eval-steps",
         "--beam-arg",
-        "--min-auc",
+        "--task",
+        "--blessing-threshold",
         "--max-bad-row-fraction",
         "--warm-start",
         "--output-dir",

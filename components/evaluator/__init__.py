@@ -1,5 +1,1 @@
-"""Evaluator: TFX's stock TFMA Evaluator with an EvalConfig built from pipeline config."""
-
-from components.evaluator.eval_config import build_eval_config
-
-__all__ = ["build_eval_config"]
+"""Evaluator: TFX's stock TFMA Evaluator with a task-aware EvalConfig (eval_config.py)."""
