@@ -52,6 +52,16 @@ def _add_output_options(p):
     )
 
 
+def _threshold_pair(text):
+    column, sep, value = text.rpartition("=")
+    if not sep or not column:
+        raise argparse.ArgumentTypeError(f"{text!r} is not COLUMN=VALUE")
+    try:
+        return column, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: {value!r} is not a number") from None
+
+
 def _add_run_parser(subparsers):
     p = subparsers.add_parser(
         "run",
@@ -109,6 +119,22 @@ def _add_component_options(p):
         help="An anomaly kind that is shown in the summary but does not stop the "
         "run before the Trainer; repeatable. Kinds: " + ", ".join(ANOMALY_KINDS) + ".",
     )
+    for kind, what in (
+        ("drift", "drift of the train split against the latest blessed model's training data"),
+        ("skew", "skew of the eval split against the train split"),
+    ):
+        p.add_argument(
+            f"--{kind}-threshold",
+            dest=f"{kind}_thresholds",
+            action="append",
+            default=None,
+            type=_threshold_pair,
+            metavar="COLUMN=VALUE",
+            help=f"Check {what} for COLUMN (a schema column, or * for every column without "
+            "its own value): an anomaly when the L-infinity distance (string columns) or the "
+            "Jensen-Shannon divergence (numeric ones) is above VALUE, in (0, 1]; repeatable. "
+            "None given: not checked.",
+        )
     p.add_argument(
         "--preprocessing-fn",
         default=_DEFAULTS.preprocessing_fn,
@@ -437,7 +463,9 @@ def _add_stats_parser(subparsers):
         "stats",
         help="Print the data statistics of the latest local run, or of an artifact.",
         description="Per split, a table of every feature: type, count, missing %, mean, std, "
-        "min and max for numbers, unique count and top values for strings.",
+        "min and max for numbers, unique count and top values for strings; with a baseline, "
+        "a drift column (L-infinity distance for strings, Jensen-Shannon divergence for "
+        "numbers).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument(
@@ -445,6 +473,14 @@ def _add_stats_parser(subparsers):
         default=None,
         help="A statistics artifact folder (Split-*/FeatureStats.pb) or one "
         "FeatureStats.pb file; default: the latest run's, from ML Metadata.",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="Statistics to show drift against: a statistics artifact folder, one "
+        "FeatureStats.pb, or a Model artifact folder (its training statistics); default: for "
+        "the latest run, the training statistics of the blessed model it was compared with, "
+        "if any; none with --artifact.",
     )
     p.add_argument(
         "--pipeline-name",
@@ -459,14 +495,18 @@ def _stats_command(args):
     from pipeline import stats
 
     try:
-        path = args.artifact or stats.latest_statistics_uri(
-            PipelineConfig(
+        baseline = stats.baseline_path(args.baseline) if args.baseline else None
+        if args.artifact:
+            path = args.artifact
+        else:
+            metadata_path = PipelineConfig(
                 pipeline_name=args.pipeline_name,
                 output_dir=args.output_dir,
                 metadata_path=args.metadata_path,
             ).resolved_metadata_path
-        )
-        report = stats.statistics_report(path)
+            path = stats.latest_statistics_uri(metadata_path)
+            baseline = baseline or stats.latest_baseline_uri(metadata_path)
+        report = stats.statistics_report(path, baseline)
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return 2
@@ -505,7 +545,13 @@ def _vertex_command(args):
 def config_from_args(args):
     fields = {f.name for f in dataclasses.fields(PipelineConfig)}
     values = {k: v for k, v in vars(args).items() if k in fields and v is not None}
-    for name in ("beam_pipeline_args", "warn_only_anomalies", "slice_features"):
+    for name in (
+        "beam_pipeline_args",
+        "warn_only_anomalies",
+        "slice_features",
+        "drift_thresholds",
+        "skew_thresholds",
+    ):
         if name in values:
             values[name] = tuple(values[name])
     return PipelineConfig(**values)

@@ -41,6 +41,13 @@ class PipelineConfig:
     # ExampleValidator: anomaly kinds (components/example_validator/checks.py KINDS) that are
     # recorded and shown in the summary but do not stop the run before the Trainer.
     warn_only_anomalies: tuple[str, ...] = ()
+    # Drift of the train split against the training data of the latest blessed model, and
+    # skew of the eval split against the train split: (column, threshold) pairs, a column
+    # "*" for every schema column without its own pair. String columns are measured by the
+    # L-infinity distance of value shares, numeric ones by the Jensen-Shannon divergence
+    # (components/example_validator/drift.py); both lie in [0, 1]. Empty: not checked.
+    drift_thresholds: tuple[tuple[str, float], ...] = ()
+    skew_thresholds: tuple[tuple[str, float], ...] = ()
     # Transform
     preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
     # Trainer
@@ -106,6 +113,7 @@ class PipelineConfig:
         from components.example_validator.checks import check_kinds
 
         check_kinds(self.warn_only_anomalies)
+        self._check_thresholds()
         from components.evaluator.tasks import check_classes
 
         check_classes(self.task, self.num_classes)
@@ -125,6 +133,24 @@ class PipelineConfig:
             raise ValueError(
                 f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; got {self.beam_runner!r}."
             )
+
+    def _check_thresholds(self):
+        """Values in (0, 1], columns the schema has (when the schema file is readable here;
+        the ExampleValidator checks them against the schema artifact in any case)."""
+        from components.example_validator.drift import check_thresholds
+
+        for name in ("drift_thresholds", "skew_thresholds"):  # a dict is taken too, as pairs
+            pairs = tuple(check_thresholds(getattr(self, name), None, name).items())
+            object.__setattr__(self, name, pairs)
+        if (self.drift_thresholds or self.skew_thresholds) and os.path.isfile(self.schema_path):
+            from google.protobuf import text_format
+            from tensorflow_metadata.proto.v0 import schema_pb2
+
+            with open(self.schema_path) as f:
+                schema = text_format.Parse(f.read(), schema_pb2.Schema())
+            columns = [feature.name for feature in schema.feature]
+            check_thresholds(self.drift_thresholds, columns, "drift_thresholds")
+            check_thresholds(self.skew_thresholds, columns, "skew_thresholds")
 
     def _under_output(self, given, *parts):
         return os.path.abspath(given or os.path.join(self.output_dir, *parts))

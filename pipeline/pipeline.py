@@ -34,26 +34,32 @@ def create_components(config):
     statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"]
     )
+    latest_blessed_model = resolver.Resolver(
+        strategy_class=LatestBlessedModelStrategy,
+        model=channel.Channel(type=standard_artifacts.Model),
+        model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
+    ).with_id("latest_blessed_model_resolver")
+    # Drift baseline: the training statistics the latest blessed model carries (the Trainer
+    # copies them into its Model artifact), which works wherever the stock resolver does.
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"],
         schema=schema_importer.outputs["schema"],
         label_key=config.raw_label_key,
         warn_only=config.warn_only_anomalies,
+        baseline_model=latest_blessed_model.outputs["model"] if config.drift_thresholds else None,
+        drift_thresholds=config.drift_thresholds,
+        skew_thresholds=config.skew_thresholds,
     )
     transform = Transform(
         examples=example_gen.outputs["examples"],
         schema=schema_importer.outputs["schema"],
         preprocessing_fn=config.preprocessing_fn,
     )
-    latest_blessed_model = resolver.Resolver(
-        strategy_class=LatestBlessedModelStrategy,
-        model=channel.Channel(type=standard_artifacts.Model),
-        model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
-    ).with_id("latest_blessed_model_resolver")
     trainer = Trainer(
         examples=transform.outputs["transformed_examples"],
         transform_graph=transform.outputs["transform_graph"],
         base_model=latest_blessed_model.outputs["model"] if config.warm_start else None,
+        statistics=statistics_gen.outputs["statistics"],
         estimator_fn=config.estimator_fn,
         label_key=config.label_key,
         raw_label_key=config.raw_label_key,

@@ -168,6 +168,8 @@ def test_every_kind_is_tested():
         "out_of_range",
         "label_missing",
         "label_constant",
+        "drift",  # these two: tests/test_drift.py
+        "skew",
     }
 
 
@@ -364,5 +366,9 @@ def test_warn_only_kinds_come_from_the_config_and_command_line():
         ["run", "--warn-only-anomaly", "new_column", "--warn-only-anomaly", "out_of_domain"]
     )
     assert config_from_args(args).warn_only_anomalies == ("new_column", "out_of_domain")
-    with pytest.raises(ValueError, match=r"unknown anomaly kind.*drift"):
-        PipelineConfig(warn_only_anomalies=("drift",))
+    assert PipelineConfig(warn_only_anomalies=("drift", "skew")).warn_only_anomalies == (
+        "drift",
+        "skew",
+    )
+    with pytest.raises(ValueError, match=r"unknown anomaly kind.*drfit"):
+        PipelineConfig(warn_only_anomalies=("drfit",))

@@ -43,6 +43,14 @@ EXECUTORS = {
     "Pusher": "components.pusher.executor.Executor",
 }
 
+# The small config's: the label checked, no kind warn-only, no drift or skew thresholds.
+VALIDATOR_PARAMETERS = {
+    "label_key": "tips",
+    "warn_only": "[]",
+    "drift_thresholds": "{}",
+    "skew_thresholds": "{}",
+}
+
 
 def _config(output_dir, **overrides):
     settings = {
@@ -138,7 +146,8 @@ def test_tasks_depend_on_what_they_consume(compiled):
         BLESSING_RESOLVER: [],
         MODEL_RESOLVER: [BLESSING_RESOLVER],
         # The gate: the Trainer waits for validation, whose failure stops it.
-        "Trainer": ["ExampleValidator", "Transform", MODEL_RESOLVER],
+        # It copies the train split's statistics into the model: the later drift baseline.
+        "Trainer": ["ExampleValidator", "StatisticsGen", "Transform", MODEL_RESOLVER],
         "Evaluator": ["ExampleGen", "Trainer", MODEL_RESOLVER],
         "Pusher": ["Evaluator", "Trainer"],
     }
@@ -167,7 +176,9 @@ def test_parameters_come_from_the_config(compiled):
     config, _, job = compiled
     assert _parameters(job, "SchemaImporter") == {"schema_file": "schemas/taxi/schema.pbtxt"}
     assert _parameters(job, "ExampleGen")["input_base"] == "gs://bucket/data/taxi.csv"
-    assert _parameters(job, "ExampleValidator") == {"label_key": "tips", "warn_only": "[]"}
+    assert _parameters(job, "ExampleValidator") == VALIDATOR_PARAMETERS
+    # No drift thresholds: the validator does not wait for the resolver.
+    assert "baseline_model" not in _tasks(job)["ExampleValidator"]["inputs"]["artifacts"]
     trainer = _parameters(job, "Trainer")
     assert (trainer["train_steps"], trainer["eval_steps"], trainer["warm_start"]) == (300, 10, 1)
     assert trainer["estimator_fn"] == config.estimator_fn
@@ -181,6 +192,16 @@ def test_parameters_come_from_the_config(compiled):
     # Incremental retraining: start from, and compare with, the latest blessed model.
     assert _producer(job, "Trainer", "base_model")["producerTask"] == MODEL_RESOLVER
     assert _producer(job, "Evaluator", "baseline_model")["producerTask"] == MODEL_RESOLVER
+
+
+def test_drift_baseline_compiles_as_the_latest_blessed_model(tmp_path):
+    config = _config(tmp_path, drift_thresholds=(("*", 0.1),), skew_thresholds=(("fare", 0.2),))
+    job = compile_pipeline(config, str(tmp_path / "pipeline.json"))
+    assert _producer(job, "ExampleValidator", "baseline_model")["producerTask"] == MODEL_RESOLVER
+    assert _producer(job, "Trainer", "statistics")["producerTask"] == "StatisticsGen"
+    parameters = _parameters(job, "ExampleValidator")
+    assert json.loads(parameters["drift_thresholds"]) == {"*": 0.1}
+    assert json.loads(parameters["skew_thresholds"]) == {"fare": 0.2}
 
 
 def test_caching_as_configured_but_never_for_tasks_reading_outside_files(compiled, tmp_path):
@@ -311,7 +332,7 @@ def test_trainer_on_vertex_training_gets_the_cluster_from_the_config(tmp_path, c
         training_service_account="trainer@proj.iam.gserviceaccount.com",
     )
     job = compile_pipeline(config, str(tmp_path / "pipeline.json"))
-    assert _parameters(job, "ExampleValidator") == {"label_key": "tips", "warn_only": "[]"}
+    assert _parameters(job, "ExampleValidator") == VALIDATOR_PARAMETERS
     trainer = _parameters(job, "Trainer")
     assert trainer["strategy"] == "multi_worker_mirrored"
     cluster = TrainingCluster.from_json(trainer["training_cluster"])

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Sequence
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 
+from components.example_validator import drift as drift_lib
+
 _Type = anomalies_pb2.AnomalyInfo
 _Stats = statistics_pb2.FeatureNameStatistics
 
@@ -22,6 +24,8 @@ KINDS = {
     "out_of_range": "numbers outside the column's int_domain or float_domain",
     "label_missing": "the label column absent from some or all examples",
     "label_constant": "the label column holds a single value",
+    "drift": "the train split moved away from the latest blessed model's training data",
+    "skew": "the eval split differs from the train split",
 }
 # Lifecycle stages TFDV does not validate: a column is retired by marking it so.
 _UNCHECKED_STAGES = (schema_pb2.DEPRECATED, schema_pb2.DISABLED, schema_pb2.PLANNED)
@@ -298,16 +302,85 @@ def find_anomalies(
     return found
 
 
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """A drift or skew distance measured for a column with a threshold, anomalous or not."""
+
+    kind: str  # "drift" or "skew"
+    distance: drift_lib.Distance
+    threshold: float
+
+    @property
+    def anomalous(self) -> bool:
+        return self.distance.value > self.threshold
+
+    def anomaly(self) -> Anomaly:
+        return Anomaly(
+            self.distance.column,
+            self.kind,
+            drift_lib.ANOMALY_TYPES[self.distance.metric],
+            self.distance.describe(),
+            f"at most {self.threshold:g}",
+        )
+
+
+def compared_columns(schema: schema_pb2.Schema, thresholds: dict[str, float]) -> dict:
+    """{column: threshold} of the schema's checked columns that `thresholds` covers."""
+    found = {}
+    for feature in schema.feature:
+        if feature.lifecycle_stage in _UNCHECKED_STAGES or feature.deprecated:
+            continue
+        threshold = drift_lib.threshold_for(thresholds, feature.name)
+        if threshold is not None:
+            found[feature.name] = threshold
+    return found
+
+
+def measure(
+    kind: str,
+    baseline: statistics_pb2.DatasetFeatureStatistics,
+    current: statistics_pb2.DatasetFeatureStatistics,
+    schema: schema_pb2.Schema,
+    thresholds: dict[str, float],
+) -> list[Measurement]:
+    """`kind` ("drift" or "skew") of every schema column with a threshold: `current` against
+    `baseline`, L-infinity for string columns, Jensen-Shannon divergence for numeric ones.
+
+    Columns absent, empty or of another type on a side are not measured (the schema checks
+    report them)."""
+    columns = compared_columns(schema, thresholds)
+    return [
+        Measurement(kind, found, columns[found.column])
+        for found in drift_lib.distances(baseline, current, list(columns))
+    ]
+
+
 def to_proto(
-    anomalies: Sequence[Anomaly], schema: schema_pb2.Schema, warn_only: Iterable[str] = ()
+    anomalies: Sequence[Anomaly],
+    schema: schema_pb2.Schema,
+    warn_only: Iterable[str] = (),
+    measurements: Sequence[Measurement] = (),
 ) -> anomalies_pb2.Anomalies:
-    """`Anomalies` as TFDV writes them: one `AnomalyInfo` per column, a reason per anomaly.
+    """`Anomalies` as TFDV writes them: one `AnomalyInfo` per column, a reason per anomaly,
+    and, as TFDV's comparators do, a `drift_skew_info` per measured column (value, threshold).
 
     A column's severity is ERROR unless every one of its kinds is in `warn_only`.
     """
     warn_only = set(check_kinds(warn_only))
     result = anomalies_pb2.Anomalies(anomaly_name_format=anomalies_pb2.Anomalies.SERIALIZED_PATH)
     result.baseline.CopyFrom(schema)
+    infos = {}
+    for measurement in measurements:
+        column = measurement.distance.column
+        if column not in infos:
+            infos[column] = result.drift_skew_info.add()
+            infos[column].path.step.append(column)
+        field = "drift_measurements" if measurement.kind == "drift" else "skew_measurements"
+        getattr(infos[column], field).add(
+            type=anomalies_pb2.DriftSkewInfo.Measurement.Type.Value(measurement.distance.metric),
+            value=measurement.distance.value,
+            threshold=measurement.threshold,
+        )
     for anomaly in anomalies:
         info = result.anomaly_info[anomaly.column]
         if not info.path.step:

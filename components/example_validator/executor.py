@@ -1,18 +1,53 @@
 """ExampleValidator executor: writes `<uri>/Split-<split>/SchemaDiff.pb`, then gates."""
 
 import json
+import logging
 from typing import Any
 
 from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx import types
 from tfx.dsl.components.base import base_executor
+from tfx.dsl.io import fileio
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
-from components.example_validator.checks import anomaly_lines, find_anomalies, has_errors, to_proto
+from components.example_validator.checks import (
+    anomaly_lines,
+    find_anomalies,
+    has_errors,
+    measure,
+    to_proto,
+)
+from components.example_validator.drift import check_thresholds
 from components.example_validator.layout import split_anomalies_path
 from components.schema_importer.executor import load_schema_artifact
-from components.statistics_gen.layout import split_statistics_path
+from components.statistics_gen.layout import model_statistics_uri, split_statistics_path
+
+log = logging.getLogger(__name__)
+TRAIN, EVAL = "train", "eval"  # the splits the Trainer trains and evaluates on
+
+
+def _read_statistics(path: str) -> statistics_pb2.DatasetFeatureStatistics:
+    return statistics_pb2.DatasetFeatureStatisticsList.FromString(
+        io_utils.read_bytes_file(path)
+    ).datasets[0]  # the whole split; TFDV's slices, if any, follow it
+
+
+def baseline_statistics(models: list[types.Artifact]):
+    """The training statistics the baseline model carries, or None (and why, logged)."""
+    if not models:
+        log.info("ExampleValidator: no blessed model yet, so no drift check in this run.")
+        return None
+    path = split_statistics_path(model_statistics_uri(models[0].uri), TRAIN)
+    if not fileio.exists(path):
+        log.warning(
+            "ExampleValidator: the latest blessed model %s carries no training statistics "
+            "(%s; trained before models carried them?): no drift check in this run.",
+            models[0].uri,
+            path,
+        )
+        return None
+    return _read_statistics(path)
 
 
 class DataValidationError(RuntimeError):
@@ -33,17 +68,32 @@ class Executor(base_executor.BaseExecutor):
         schema = load_schema_artifact(input_dict["schema"])
         output = artifact_utils.get_single_instance(output_dict["anomalies"])
         warn_only = json.loads(exec_properties.get("warn_only") or "[]")
+        columns = [feature.name for feature in schema.feature]
+        drift_thresholds, skew_thresholds = (
+            check_thresholds(json.loads(exec_properties.get(name) or "{}"), columns, name)
+            for name in ("drift_thresholds", "skew_thresholds")
+        )
         splits = artifact_utils.decode_split_names(statistics.split_names)
+        datasets = {
+            split: _read_statistics(split_statistics_path(statistics.uri, split))
+            for split in splits
+        }
+        measured = {split: [] for split in splits}
+        if drift_thresholds and TRAIN in datasets:
+            baseline = baseline_statistics(input_dict.get("baseline_model") or [])
+            if baseline is not None:
+                measured[TRAIN] += measure(
+                    "drift", baseline, datasets[TRAIN], schema, drift_thresholds
+                )
+        if skew_thresholds and TRAIN in datasets and EVAL in datasets:
+            measured[EVAL] += measure(
+                "skew", datasets[TRAIN], datasets[EVAL], schema, skew_thresholds
+            )
         lines, failed = [], False
         for split in splits:
-            dataset = statistics_pb2.DatasetFeatureStatisticsList.FromString(
-                io_utils.read_bytes_file(split_statistics_path(statistics.uri, split))
-            ).datasets[0]  # the whole split; TFDV's slices, if any, follow it
-            anomalies = to_proto(
-                find_anomalies(dataset, schema, exec_properties.get("label_key") or ""),
-                schema,
-                warn_only,
-            )
+            found = find_anomalies(datasets[split], schema, exec_properties.get("label_key") or "")
+            found += [m.anomaly() for m in measured[split] if m.anomalous]
+            anomalies = to_proto(found, schema, warn_only, measured[split])
             io_utils.write_bytes_file(
                 split_anomalies_path(output.uri, split), anomalies.SerializeToString()
             )
@@ -56,6 +106,7 @@ class Executor(base_executor.BaseExecutor):
                 "(split: column: kind (severity): what, observed vs expected):\n  "
                 + "\n  ".join(lines)
                 + f"\nThey are recorded in {output.uri}. If the data changed on purpose, update "
-                "the schema; to record a kind without failing, list it in warn_only_anomalies "
-                "(--warn-only-anomaly)."
+                "the schema (for drift or skew, raise the column's drift_thresholds or "
+                "skew_thresholds: --drift-threshold, --skew-threshold); to record a kind without "
+                "failing, list it in warn_only_anomalies (--warn-only-anomaly)."
             )

@@ -8,10 +8,17 @@ from tensorflow_metadata.proto.v0 import statistics_pb2
 
 STATS_FILE = "FeatureStats.pb"  # a binary DatasetFeatureStatisticsList per split
 _SPLIT_DIR = re.compile(r"Split-(.+)")
+# In a Model artifact, the statistics of the data it was trained on (the Trainer copies the
+# train split's there), laid out as a statistics artifact: a model carries its own baseline.
+MODEL_STATISTICS_DIR = "DataStatistics"
 
 
 def split_statistics_path(statistics_uri: str, split: str) -> str:
     return os.path.join(statistics_uri, f"Split-{split}", STATS_FILE)
+
+
+def model_statistics_uri(model_uri: str) -> str:
+    return os.path.join(model_uri, MODEL_STATISTICS_DIR)
 
 
 def load_statistics(path: str) -> dict[str, statistics_pb2.DatasetFeatureStatisticsList]:

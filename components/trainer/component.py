@@ -35,6 +35,12 @@ class TrainerSpec(component_spec.ComponentSpec):
         "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
         "transform_graph": component_spec.ChannelParameter(type=standard_artifacts.TransformGraph),
         "base_model": component_spec.ChannelParameter(type=standard_artifacts.Model, optional=True),
+        # StatisticsGen's output: the train split's statistics are copied into the Model
+        # artifact (DataStatistics/), so a model carries the statistics of its training data
+        # and the ExampleValidator of a later run measures drift against them.
+        "statistics": component_spec.ChannelParameter(
+            type=standard_artifacts.ExampleStatistics, optional=True
+        ),
     }
     OUTPUTS = {
         "model": component_spec.ChannelParameter(type=standard_artifacts.Model),
@@ -44,7 +50,8 @@ class TrainerSpec(component_spec.ComponentSpec):
 
 class Trainer(base_component.BaseComponent):
     """Trains `estimator_fn`'s Estimator; checkpoints and TensorBoard events go to
-    `model_run`, the serving SavedModel to `model`."""
+    `model_run`, the serving SavedModel to `model` (Format-Serving/), next to the training
+    data's statistics (DataStatistics/) when `statistics` is given."""
 
     SPEC_CLASS = TrainerSpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
@@ -67,12 +74,14 @@ class Trainer(base_component.BaseComponent):
         strategy="auto",
         training_cluster=None,
         base_model=None,
+        statistics=None,
     ):
         super().__init__(
             spec=TrainerSpec(
                 examples=examples,
                 transform_graph=transform_graph,
                 base_model=base_model,
+                statistics=statistics,
                 estimator_fn=estimator_fn,
                 label_key=label_key,
                 raw_label_key=raw_label_key,

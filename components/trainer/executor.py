@@ -96,13 +96,13 @@ def _adopt_run_record(model_run):
 
 def train_in_process(input_dict, output_dict, exec_properties):
     """Trains in this process, in the role TF_CONFIG gives it; the chief evaluates,
-    exports the serving model and writes the run record."""
+    exports the serving model and writes the run record. True in the chief."""
     choice = strategy_lib.choose_here(exec_properties["strategy"])
     log.info("Trainer strategy: %s (%s)", choice.name, choice.reason)
     tf_config = server.tf_config_from_env()
     if strategy_lib.serves_only(choice, tf_config):
         server.run_server(tf_config)
-        return
+        return False
     # First, before any other TensorFlow call: multi-worker mirrored must
     # configure collective ops before the eager context starts.
     strategy = strategy_lib.build(choice)
@@ -154,7 +154,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
     )
     model.train(train_input, max_steps=int(exec_properties["train_steps"]))
     if not run_config.is_chief:
-        return  # evaluation and export are the chief's
+        return False  # evaluation and export are the chief's
     metrics = model.evaluate(eval_input, steps=int(exec_properties["eval_steps"]))
     log.info("Trainer eval metrics: %s", metrics)
     export_serving_model(
@@ -162,6 +162,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
     )
     _write_run_record(model_run, choice, metrics)
     _adopt_run_record(model_run)
+    return True
 
 
 def _job_name(model_run):
@@ -207,10 +208,27 @@ def train_on_cluster(cluster, input_dict, output_dict, exec_properties):
     _adopt_run_record(model_run)
 
 
+def copy_training_statistics(input_dict, output_dict):
+    """The train split's statistics into `<model>/DataStatistics/`, when given: the baseline
+    a later run's ExampleValidator measures drift against once this model is blessed."""
+    from components.statistics_gen.layout import model_statistics_uri, split_statistics_path
+
+    if not input_dict.get("statistics"):
+        return
+    source = split_statistics_path(artifact_utils.get_single_uri(input_dict["statistics"]), "train")
+    target = split_statistics_path(
+        model_statistics_uri(artifact_utils.get_single_uri(output_dict["model"])), "train"
+    )
+    tf.io.gfile.makedirs(os.path.dirname(target))
+    tf.io.gfile.copy(source, target, overwrite=True)
+
+
 class Executor(base_executor.BaseExecutor):
     def Do(self, input_dict, output_dict, exec_properties):
         cluster = cluster_lib.TrainingCluster.from_json(exec_properties.get("training_cluster"))
         if cluster.backend == "in_process":
-            train_in_process(input_dict, output_dict, exec_properties)
+            if not train_in_process(input_dict, output_dict, exec_properties):
+                return  # a replica that only serves or trains: the chief writes the model
         else:
             train_on_cluster(cluster, input_dict, output_dict, exec_properties)
+        copy_training_statistics(input_dict, output_dict)
