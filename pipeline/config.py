@@ -27,7 +27,10 @@ LOCAL_BACKENDS = ("in_process", "local")
 class PipelineConfig:
     pipeline_name: str = "taxi"
     data_path: str = str(REPO_ROOT / "data" / "taxi" / "data.csv")
-    schema_path: str = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
+    # A tensorflow_metadata Schema text proto; it types the CSV columns and is what the data
+    # is validated against. None: ExampleGen types the columns from the data and SchemaGen
+    # infers the schema from the train split's statistics (components/schema_gen).
+    schema_path: str | None = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
     # Generated output; each folder defaults to one under `output_dir`.
     output_dir: str = "."
     pipeline_root: str | None = None
