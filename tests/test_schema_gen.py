@@ -165,7 +165,7 @@ def test_other_splits_only_loosen_presence():
     train = _dataset(100, a=(_INT, 100, None), b=(_INT, 100, None), c=(_INT, 90, None))
     eval_ = _dataset(50, a=(_INT, 50, None), b=(_INT, 49, None), d=(_INT, 5, None))
     features = _features(infer_schema({"train": train, "eval": eval_}, "train"))
-    assert [name for name in features] == ["a", "b", "c", "d"]
+    assert list(features) == ["a", "b", "c", "d"]
     assert features["a"].presence.min_fraction == 1.0
     assert features["b"].presence == schema_pb2.FeaturePresence(min_count=1)  # eval lacks some
     # c has no value in eval, d none in train: either may be empty in a split.
@@ -200,5 +200,5 @@ def test_out_of_domain_values_in_another_split_are_tolerated_up_to_the_mass():
 
 
 def test_a_missing_inference_split_fails_naming_the_splits():
-    with pytest.raises(ValueError, match="no statistics for split 'train'.*have eval, test"):
+    with pytest.raises(ValueError, match=r"no statistics for split 'train'.*have eval, test"):
         infer_schema({"eval": _dataset(1), "test": _dataset(1)}, "train")
