@@ -213,18 +213,20 @@ def list_csv_files(input_base: str) -> list[str]:
     return [input_base]
 
 
-def _check_header(path: str, header: list[str], expected, what: str) -> None:
-    """`header` must name each of `expected`'s columns once and no other."""
+def _check_header(path: str, header: list[str], expected, source: str = "") -> None:
+    """`header` must name each of `expected`'s columns once and no other; `expected` comes
+    from the schema, or from the header of the file `source`."""
     for column in header:
         if header.count(column) > 1:
             raise ValueError(f"{path} line 1: column {column!r} appears more than once")
         if column not in expected:
-            raise ValueError(f"{path} line 1: column {column!r} is not in {what}")
+            where = f"the header of {source}" if source else "the schema"
+            raise ValueError(f"{path} line 1: column {column!r} is not in {where}")
     missing = [name for name in expected if name not in header]
     if missing:
+        what = f"column(s) of {source}" if source else "schema column(s)"
         raise ValueError(
-            f"{path} line 1: header lacks {what} column(s) "
-            + ", ".join(repr(name) for name in missing)
+            f"{path} line 1: header lacks {what} " + ", ".join(repr(name) for name in missing)
         )
 
 
@@ -239,7 +241,7 @@ def _has_header(path: str, features: dict[str, tuple[str, bool]]) -> bool:
     header = _read_header(path)
     if header is None:
         return False
-    _check_header(path, header, features, "the schema")
+    _check_header(path, header, features)
     return True
 
 
@@ -402,8 +404,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 this_header = _read_header(path)
                 if this_header is None:
                     continue
-                what = f"the header of {files[0]}" if files else "the header"
-                _check_header(path, this_header, header or this_header, what)
+                _check_header(path, this_header, header or this_header, files[0] if files else path)
                 header = header or this_header
                 files.append(path)
             kinds = infer_column_kinds(files, header) if files else {}
