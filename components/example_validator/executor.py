@@ -3,7 +3,6 @@
 import json
 from typing import Any
 
-from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
@@ -12,7 +11,7 @@ from tfx.utils import io_utils
 from components.example_validator.checks import anomaly_lines, find_anomalies, has_errors, to_proto
 from components.example_validator.layout import split_anomalies_path
 from components.schema_importer.executor import load_schema_artifact
-from components.statistics_gen.layout import split_statistics_path
+from components.statistics_gen.layout import read_split_statistics
 
 
 class DataValidationError(RuntimeError):
@@ -36,9 +35,7 @@ class Executor(base_executor.BaseExecutor):
         splits = artifact_utils.decode_split_names(statistics.split_names)
         lines, failed = [], False
         for split in splits:
-            dataset = statistics_pb2.DatasetFeatureStatisticsList.FromString(
-                io_utils.read_bytes_file(split_statistics_path(statistics.uri, split))
-            ).datasets[0]  # the whole split; TFDV's slices, if any, follow it
+            dataset = read_split_statistics(statistics.uri, split)
             anomalies = to_proto(
                 find_anomalies(dataset, schema, exec_properties.get("label_key") or ""),
                 schema,

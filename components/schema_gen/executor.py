@@ -3,14 +3,13 @@
 import os
 from typing import Any
 
-from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
 from components.schema_gen.inference import infer_schema
-from components.statistics_gen.layout import split_statistics_path
+from components.statistics_gen.layout import read_split_statistics
 from schemas import SCHEMA_FILE_NAME
 
 
@@ -26,9 +25,7 @@ class Executor(base_executor.BaseExecutor):
         self._log_startup(input_dict, output_dict, exec_properties)
         statistics = artifact_utils.get_single_instance(input_dict["statistics"])
         by_split = {
-            split: statistics_pb2.DatasetFeatureStatisticsList.FromString(
-                io_utils.read_bytes_file(split_statistics_path(statistics.uri, split))
-            ).datasets[0]  # the whole split; TFDV's slices, if any, follow it
+            split: read_split_statistics(statistics.uri, split)
             for split in artifact_utils.decode_split_names(statistics.split_names)
         }
         infer_split = exec_properties.get("infer_split") or "train"
