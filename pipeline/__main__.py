@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline run|compile|submit|schedule|stats [options]`.
+"""Command line: `python -m pipeline run|compile|submit|schedule|stats|schema [options]`.
 
 Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 `--help` answers at once.
@@ -31,11 +31,19 @@ def _add_input_options(p):
         default=_DEFAULTS.data_path,
         help="CSV file, or folder of *.csv files, to ingest.",
     )
-    p.add_argument(
+    schema = p.add_mutually_exclusive_group()
+    schema.add_argument(
         "--schema",
         dest="schema_path",
         default=_DEFAULTS.schema_path,
-        help="tensorflow_metadata Schema text proto that types the CSV columns.",
+        help="tensorflow_metadata Schema text proto that types the CSV columns and that the "
+        "data is validated against.",
+    )
+    schema.add_argument(
+        "--infer-schema",
+        action="store_true",
+        help="No schema file: type the CSV columns from the data and infer the schema from "
+        "the train split's statistics (SchemaGen).",
     )
 
 
@@ -491,6 +499,54 @@ def _add_stats_parser(subparsers):
     p.add_argument("--json", action="store_true", help="Print the statistics as JSON.")
 
 
+def _add_schema_parser(subparsers):
+    p = subparsers.add_parser(
+        "schema",
+        help="Print or save the schema the latest local run used (inferred or imported).",
+        description="Prints the Schema text proto of the latest run (with --infer-schema, the "
+        "one SchemaGen inferred), or writes it to --out: a file to edit and pass as --schema, "
+        "so later runs validate against it.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument(
+        "--pipeline-name",
+        default=_DEFAULTS.pipeline_name,
+        help="Pipeline whose latest run is read.",
+    )
+    _add_output_options(p)
+    p.add_argument("--out", default=None, help="Write the schema to this file instead.")
+
+
+def _schema_command(args):
+    from pipeline.runner import latest_output, latest_run_executions, open_store
+    from schemas import SCHEMA_FILE_NAME
+
+    metadata_path = PipelineConfig(
+        pipeline_name=args.pipeline_name,
+        output_dir=args.output_dir,
+        metadata_path=args.metadata_path,
+    ).resolved_metadata_path
+    try:
+        store = open_store(metadata_path)
+        artifact = latest_output(store, latest_run_executions(store, metadata_path), "Schema")
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if artifact is None:
+        print(f"The latest run in {metadata_path} has no schema.", file=sys.stderr)
+        return 2
+    with open(os.path.join(artifact.uri, SCHEMA_FILE_NAME)) as f:
+        text = f.read()
+    if args.out is None:
+        print(text, end="")
+        return 0
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        f.write(text)
+    print(f"{args.out}: the schema of {artifact.uri}", file=sys.stderr)
+    return 0
+
+
 def _stats_command(args):
     from pipeline import stats
 
@@ -554,6 +610,8 @@ def config_from_args(args):
     ):
         if name in values:
             values[name] = tuple(values[name])
+    if getattr(args, "infer_schema", False):
+        values["schema_path"] = None
     return PipelineConfig(**values)
 
 
@@ -569,6 +627,7 @@ def build_parser():
     _add_submit_parser(subparsers)
     _add_schedule_parser(subparsers)
     _add_stats_parser(subparsers)
+    _add_schema_parser(subparsers)
     return parser
 
 
@@ -577,6 +636,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == "stats":
         return _stats_command(args)
+    if args.command == "schema":
+        return _schema_command(args)
     if args.command in ("run", "compile"):
         try:
             config = config_from_args(args)

@@ -27,7 +27,10 @@ LOCAL_BACKENDS = ("in_process", "local")
 class PipelineConfig:
     pipeline_name: str = "taxi"
     data_path: str = str(REPO_ROOT / "data" / "taxi" / "data.csv")
-    schema_path: str = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
+    # A tensorflow_metadata Schema text proto; it types the CSV columns and is what the data
+    # is validated against. None: ExampleGen types the columns from the data and SchemaGen
+    # infers the schema from the train split's statistics (components/schema_gen).
+    schema_path: str | None = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
     # Generated output; each folder defaults to one under `output_dir`.
     output_dir: str = "."
     pipeline_root: str | None = None
@@ -142,7 +145,11 @@ class PipelineConfig:
         for name in ("drift_thresholds", "skew_thresholds"):  # a dict is taken too, as pairs
             pairs = tuple(check_thresholds(getattr(self, name), None, name).items())
             object.__setattr__(self, name, pairs)
-        if (self.drift_thresholds or self.skew_thresholds) and os.path.isfile(self.schema_path):
+        if (
+            (self.drift_thresholds or self.skew_thresholds)
+            and self.schema_path
+            and os.path.isfile(self.schema_path)
+        ):
             from google.protobuf import text_format
             from tensorflow_metadata.proto.v0 import schema_pb2
 

@@ -12,6 +12,7 @@ from components.evaluator.eval_config import build_eval_config
 from components.example_gen import ExampleGen
 from components.example_validator.component import ExampleValidator
 from components.pusher import Pusher
+from components.schema_gen import SchemaGen
 from components.schema_importer import SchemaImporter
 from components.statistics_gen.component import StatisticsGen
 from components.trainer.component import Trainer
@@ -23,17 +24,22 @@ def create_components(config):
     """Fresh component objects (a `Pipeline` cannot share them with another)."""
     from tfx.components.evaluator.component import Evaluator
 
-    schema_importer = SchemaImporter(schema_file=config.schema_path)
+    # A given schema file types the CSV columns and is the contract; without one, ExampleGen
+    # types the columns from the data and SchemaGen infers the schema from the train statistics.
+    schema_importer = SchemaImporter(schema_file=config.schema_path) if config.schema_path else None
+    given_schema = schema_importer.outputs["schema"] if schema_importer else None
     example_gen = ExampleGen(
         input_base=config.data_path,
-        schema=schema_importer.outputs["schema"],
+        schema=given_schema,
         split_key=config.split_key,
         split_ratios=config.split_ratios,
         max_bad_row_fraction=config.max_bad_row_fraction,
     )
-    statistics_gen = StatisticsGen(
-        examples=example_gen.outputs["examples"], schema=schema_importer.outputs["schema"]
+    statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"], schema=given_schema)
+    schema_gen = (
+        None if schema_importer else SchemaGen(statistics=statistics_gen.outputs["statistics"])
     )
+    schema = given_schema or schema_gen.outputs["schema"]
     latest_blessed_model = resolver.Resolver(
         strategy_class=LatestBlessedModelStrategy,
         model=channel.Channel(type=standard_artifacts.Model),
@@ -43,7 +49,7 @@ def create_components(config):
     # copies them into its Model artifact), which works wherever the stock resolver does.
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"],
-        schema=schema_importer.outputs["schema"],
+        schema=schema,
         label_key=config.raw_label_key,
         warn_only=config.warn_only_anomalies,
         baseline_model=latest_blessed_model.outputs["model"] if config.drift_thresholds else None,
@@ -52,7 +58,7 @@ def create_components(config):
     )
     transform = Transform(
         examples=example_gen.outputs["examples"],
-        schema=schema_importer.outputs["schema"],
+        schema=schema,
         preprocessing_fn=config.preprocessing_fn,
     )
     trainer = Trainer(
@@ -94,10 +100,11 @@ def create_components(config):
         model_blessing=evaluator.outputs["blessing"],
         push_destination=config.resolved_serving_model_dir,
     )
-    return [
+    nodes = [
         schema_importer,
         example_gen,
         statistics_gen,
+        schema_gen,
         example_validator,
         transform,
         latest_blessed_model,
@@ -105,6 +112,7 @@ def create_components(config):
         evaluator,
         pusher,
     ]
+    return [node for node in nodes if node is not None]
 
 
 def create_pipeline(config, metadata_connection_config=None):

@@ -62,6 +62,8 @@ class RunSummary:
     strategy: str | None = None
     blessing_gate: str | None = None
     anomalies: list[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
+    schema_path: str | None = None  # the Schema artifact's schema.pbtxt
+    schema_inferred: bool = False  # by SchemaGen, from the train statistics
 
     def format(self):
         lines = ["", "Summary"]
@@ -72,6 +74,14 @@ class RunSummary:
             )
         if self.statistics_uri:
             lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
+        if self.schema_path:
+            how = (
+                "inferred from the train statistics (`python -m pipeline schema --out FILE` "
+                "saves it to edit and pass as --schema)"
+                if self.schema_inferred
+                else "imported"
+            )
+            lines.append(f"  schema: {self.schema_path} ({how})")
         if self.anomalies:
             lines.append("  data anomalies (warn-only, the run went on):")
             lines += [f"    {line}" for line in self.anomalies]
@@ -154,6 +164,7 @@ def summarize(config):
     from ml_metadata.proto import metadata_store_pb2
 
     from components.example_validator.layout import load_anomaly_lines
+    from schemas import SCHEMA_FILE_NAME
 
     store = open_store(config.resolved_metadata_path)
     executions = latest_run_executions(store, config.resolved_metadata_path)
@@ -168,7 +179,7 @@ def summarize(config):
         if e.last_known_state == metadata_store_pb2.Execution.CACHED and e.id in node_of
     )
 
-    evaluation, blessing, pushed, model_run, statistics, anomalies = (
+    evaluation, blessing, pushed, model_run, statistics, anomalies, schema = (
         latest_output(store, executions, name)
         for name in (
             "ModelEvaluation",
@@ -177,6 +188,7 @@ def summarize(config):
             "ModelRun",
             "ExampleStatistics",
             "ExampleAnomalies",
+            "Schema",
         )
     )
 
@@ -200,6 +212,8 @@ def summarize(config):
             if custom(model_run, "strategy")
             else None
         ),
+        schema_path=os.path.join(schema.uri, SCHEMA_FILE_NAME) if schema is not None else None,
+        schema_inferred="SchemaGen" in node_of.values(),
         anomalies=(
             load_anomaly_lines(
                 anomalies.uri, json.loads(anomalies.properties["split_names"].string_value)

@@ -79,7 +79,9 @@ def vertex_config(config):
         )
     remote_beam = config.beam_runner != "direct"
     data_path = _path_in_image(config.data_path, "--data", problems, remote_beam)
-    schema_path = _path_in_image(config.schema_path, "--schema", problems, False)
+    schema_path = config.schema_path and _path_in_image(
+        config.schema_path, "--schema", problems, False
+    )
     if remote_beam and not config.beam_worker_image:
         problems.append(
             f"--beam-worker-image: {config.beam_runner} workers run the "
@@ -150,7 +152,8 @@ def compile_pipeline(config, out_path):
     job = runner.run(pipeline, write_out=False)
     tasks = job["pipelineSpec"]["root"]["dag"]["tasks"]
     for name in ALWAYS_RUN:
-        tasks[name]["cachingOptions"] = {"enableCache": False}
+        if name in tasks:  # no SchemaImporter when SchemaGen infers the schema
+            tasks[name]["cachingOptions"] = {"enableCache": False}
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:
         json.dump(job, f, indent=2, sort_keys=True)

@@ -5,6 +5,8 @@ import pathlib
 from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
+# The file in a Schema artifact's folder, as TFX's SchemaGen and ImportSchemaGen write it.
+SCHEMA_FILE_NAME = "schema.pbtxt"
 TAXI_SCHEMA_PATH = str(pathlib.Path(__file__).resolve().parent / "taxi" / "schema.pbtxt")
 
 

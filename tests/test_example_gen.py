@@ -2,6 +2,7 @@
 
 import csv
 import glob
+import json
 import os
 import pathlib
 import re
@@ -79,7 +80,7 @@ def _run(tmp_path, schema, input_base, name="examples", **exec_properties):
         make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS),
     )
     executor.Executor(context).Do(
-        {"schema": [schema]},
+        {"schema": [schema] if schema else []},
         {"examples": [examples]},
         {"input_base": str(input_base), **exec_properties},
     )
@@ -371,3 +372,101 @@ def test_rerun_notices_changed_csv_and_schema_files_at_the_same_paths(tmp_path):
     schema_path.write_text(schema_path.read_text() + "\n# reviewed\n")
     cached, _ = _ingest(tmp_path, csv_path, schema_path)
     assert "SchemaImporter" not in cached
+
+
+# Without a schema: columns typed from the data.
+
+_TYPING_HEADER = ["count", "price", "word", "empty", "mixed", "spaced", "huge", "nan", "note"]
+_TYPING_ROWS = [
+    '1,1.5,a,,7,  3 ,1,1.0,"two\nlines"',
+    "-2,,b,,7.5,+4,99999999999999999999,nan,x",
+    ",3,,,1e3,5,3,2.5,",
+    '+4,-.5e-3,"c, d",,8,6,4,,y',
+]
+
+
+def _examples_by_count(examples):
+    found = {}
+    for split in ("train", "eval"):
+        for record in _read(examples, split):
+            example = tf.train.Example.FromString(record)
+            feature = example.features.feature
+            key = feature["count"].int64_list.value[0] if "count" in feature else None
+            found[key] = feature
+    return found
+
+
+def test_without_a_schema_columns_are_typed_from_the_data(tmp_path):
+    csv_path = _write(tmp_path / "in" / "data.csv", _TYPING_ROWS, header=_TYPING_HEADER)
+    examples = _run(tmp_path, None, csv_path)
+
+    kinds = {
+        "count": "INT",  # signs allowed, an empty cell is no evidence
+        "price": "FLOAT",
+        "word": "BYTES",
+        "empty": "INT",  # no value contradicts INT
+        "mixed": "FLOAT",  # integers and decimals
+        "spaced": "INT",  # surrounding blanks are stripped, as when a schema says INT
+        "huge": "FLOAT",  # beyond int64
+        "nan": "BYTES",  # 'nan' is not a number ExampleGen parses
+        "note": "BYTES",
+    }
+    assert json.loads(examples.get_string_custom_property("column_types")) == kinds
+    assert examples.get_int_custom_property("num_rows") == 4
+    assert examples.get_int_custom_property("num_rejected") == 0
+    rows = _examples_by_count(examples)
+    assert set(rows) == {1, -2, 4, None}
+    assert rows[1]["price"].float_list.value == [1.5]
+    assert rows[1]["spaced"].int64_list.value == [3]
+    assert rows[1]["note"].bytes_list.value == [b"two\nlines"]
+    assert rows[4]["word"].bytes_list.value == [b"c, d"]
+    assert rows[4]["price"].float_list.value == pytest.approx([-0.0005])
+    assert rows[-2]["mixed"].float_list.value == [7.5]
+    assert rows[-2]["huge"].float_list.value == pytest.approx([1e20])
+    assert rows[None]["mixed"].float_list.value == [1000.0]
+    # Empty cells are absent features, in every column: nothing is required without a schema.
+    assert "price" not in rows[-2] and "word" not in rows[None]
+    assert not any("empty" in row for row in rows.values())
+
+
+def test_typing_engines_agree_and_fall_back_on_bytes_pyarrow_refuses(tmp_path):
+    csv_path = _write(tmp_path / "in" / "data.csv", _TYPING_ROWS, header=_TYPING_HEADER)
+    arrow = executor.infer_column_kinds([str(csv_path)], _TYPING_HEADER, engine="arrow")
+    assert arrow == executor.infer_column_kinds([str(csv_path)], _TYPING_HEADER, engine="csv")
+
+    latin1 = tmp_path / "in" / "latin1.csv"
+    latin1.write_bytes(b"count,word\n1,caf\xe9\n")
+    with pytest.raises(ValueError, match=re.escape(f"{latin1} line 2: not valid UTF-8")):
+        executor.infer_column_kinds([str(latin1)], ["count", "word"])
+
+
+def test_without_a_schema_a_bad_row_fails_naming_file_and_line(tmp_path):
+    text, _, reason = BAD_ROWS["wrong_field_count"]
+    csv_path = _write(tmp_path / "in" / "taxi.csv", [*TAXI_ROWS[:5], text])
+    with pytest.raises(ValueError, match=re.escape(f"{csv_path} line 7: {reason}")):
+        _run(tmp_path, None, csv_path)
+    assert not _splits_left(tmp_path)
+
+    # Values never make a row bad (the types come from them); tolerated bad rows are recorded.
+    examples = _run(tmp_path, None, csv_path, "tolerant", max_bad_row_fraction=0.5)
+    assert examples.get_int_custom_property("num_rejected") == 1
+    kinds = json.loads(examples.get_string_custom_property("column_types"))
+    assert kinds["fare"] == "FLOAT" and kinds["trip_start_hour"] == "INT"
+    assert kinds["company"] == "BYTES"
+
+
+def test_without_a_schema_every_file_needs_the_same_columns(tmp_path):
+    first = _write(tmp_path / "in" / "a.csv", TAXI_ROWS[:3])
+    second = _write(tmp_path / "in" / "b.csv", [], header=[*HEADER, "driver"])
+    with pytest.raises(
+        ValueError,
+        match=re.escape(f"{second} line 1: column 'driver' is not in the header of {first}"),
+    ):
+        _run(tmp_path, None, tmp_path / "in")
+    second.unlink()
+    reversed_rows = [",".join(reversed(row.split(","))) for row in TAXI_ROWS[3:6]]
+    _write(tmp_path / "in" / "b.csv", reversed_rows, header=list(reversed(HEADER)))
+    examples = _run(tmp_path, None, tmp_path / "in", "reordered")
+    assert examples.get_int_custom_property("num_rows") == 6
+    kinds = json.loads(examples.get_string_custom_property("column_types"))
+    assert kinds["fare"] == "FLOAT" and kinds["payment_type"] == "BYTES"

@@ -724,3 +724,33 @@ def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(
         assert pushed_again["pushed"] == 0 and versions == [
             os.path.basename(pushed["pushed_destination"])
         ]
+
+
+def test_without_a_schema_file_schema_gen_feeds_every_schema_consumer(tmp_path):
+    job = compile_pipeline(_config(tmp_path, schema_path=None), str(tmp_path / "infer.json"))
+    tasks = _tasks(job)
+    assert "SchemaImporter" not in tasks
+    args = _executor(job, "SchemaGen")["container"]["args"]
+    assert (
+        args[args.index("--executor_class_path") + 1] == "components.schema_gen.executor.Executor"
+    )
+    assert _parameters(job, "SchemaGen") == {"infer_split": "train"}
+    assert _producer(job, "SchemaGen", "statistics")["producerTask"] == "StatisticsGen"
+    for consumer in ("ExampleValidator", "Transform"):
+        assert _producer(job, consumer, "schema")["producerTask"] == "SchemaGen"
+    # ExampleGen and StatisticsGen take no schema: they type the columns from the data.
+    for task in ("ExampleGen", "StatisticsGen"):
+        assert "schema" not in tasks[task].get("inputs", {}).get("artifacts", {})
+    # ExampleGen still reads an outside file; SchemaGen caches on its input like the rest.
+    assert tasks["ExampleGen"]["cachingOptions"] == {"enableCache": False}
+    assert tasks["SchemaGen"]["cachingOptions"] == {"enableCache": True}
+
+
+def test_cli_infer_schema_flag_maps_to_no_schema_path():
+    from pipeline.__main__ import build_parser, config_from_args
+
+    parser = build_parser()
+    assert config_from_args(parser.parse_args(["run", "--infer-schema"])).schema_path is None
+    assert config_from_args(parser.parse_args(["run"])).schema_path == PipelineConfig().schema_path
+    with pytest.raises(SystemExit):
+        parser.parse_args(["compile", "--out", "x.json", "--infer-schema", "--schema", "s.pbtxt"])

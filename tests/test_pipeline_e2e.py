@@ -327,3 +327,53 @@ def test_warm_start_begins_from_the_latest_blessed_model(pipeline_run):
         assert (
             checkpoints.read_variable(step0, name) == checkpoints.read_variable(blessed, name)
         ).all(), name
+
+
+def test_without_a_schema_file_the_inferred_schema_is_used_end_to_end(
+    tmp_path, small_taxi_csv, capsys
+):
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    from pipeline.__main__ import main
+    from pipeline.runner import run_locally
+    from schemas import load_schema
+
+    config = small_pipeline_config(
+        tmp_path, small_taxi_csv, schema_path=None, train_steps=200, min_auc=0.0
+    )
+    summary = run_locally(config)
+    assert summary.schema_inferred
+    schema_root = os.path.join(config.resolved_pipeline_root, "SchemaGen", "schema", "")
+    assert summary.schema_path.startswith(schema_root)
+    assert summary.schema_path.endswith("/schema.pbtxt")
+    assert "inferred from the train statistics" in summary.format()
+    assert summary.metrics["example_count"] > 0  # trained and evaluated on the inferred schema
+    assert summary.blessed is True and summary.pushed_to
+    assert summary.anomalies == []  # and it passed validation against that schema
+    assert not os.path.exists(os.path.join(config.resolved_pipeline_root, "SchemaImporter"))
+
+    schema = load_schema(summary.schema_path)
+    features = {f.name: f for f in schema.feature}
+    assert set(features) == set(_schema_types())  # every CSV column
+    # The label as the taxi schema file has it: a required FLOAT.
+    assert features["tips"].type == schema_pb2.FLOAT
+    assert features["tips"].presence.min_fraction == 1.0
+    # No value in the slice: typed INT, may be empty, still a Transform input.
+    assert features["pickup_census_tract"].type == schema_pb2.INT
+    assert features["pickup_census_tract"].presence.min_count == 0
+    assert set(features["payment_type"].string_domain.value) >= {"Cash", "Credit Card"}
+    assert not any(f.HasField("int_domain") or f.HasField("float_domain") for f in schema.feature)
+    # The Transform used it: its raw metadata is the inferred schema, dense where required.
+    transform_graph = glob.glob(
+        os.path.join(config.resolved_pipeline_root, "Transform", "transform_graph", "*")
+    )[0]
+    raw = load_schema(os.path.join(transform_graph, "metadata", "schema.pbtxt"))
+    assert {f.name for f in raw.feature} == set(features)
+
+    # `python -m pipeline schema --out FILE` saves it as a schema file to edit and keep.
+    out = tmp_path / "kept" / "schema.pbtxt"
+    assert main(["schema", "--output-dir", str(tmp_path), "--out", str(out)]) == 0
+    assert load_schema(out) == schema
+    capsys.readouterr()
+    assert main(["schema", "--output-dir", str(tmp_path)]) == 0
+    assert 'name: "pickup_census_tract"' in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""ExampleGen component: CsvExampleGen infers types; this one enforces the schema's."""
+"""ExampleGen component: enforces the schema's types, or infers them from the data without one."""
 
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
@@ -20,7 +20,8 @@ class ExampleGenSpec(component_spec.ComponentSpec):
         "max_bad_row_fraction": component_spec.ExecutionParameter(type=float, optional=True),
     }
     INPUTS = {
-        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema),
+        # Types the columns; without it each column is typed from its values.
+        "schema": component_spec.ChannelParameter(type=standard_artifacts.Schema, optional=True),
     }
     OUTPUTS = {
         "examples": component_spec.ChannelParameter(type=standard_artifacts.Examples),
@@ -38,7 +39,10 @@ class ExampleGenDriver(InputFingerprintDriver):
 
 
 class ExampleGen(base_component.BaseComponent):
-    """Reads CSV rows, types them by `schema`, and writes split tf.Example TFRecords."""
+    """Reads CSV rows, types them by `schema` (or by their values), writes split tf.Examples.
+
+    The column types used are recorded on the Examples artifact as `column_types`.
+    """
 
     SPEC_CLASS = ExampleGenSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
@@ -47,7 +51,7 @@ class ExampleGen(base_component.BaseComponent):
     def __init__(
         self,
         input_base: str,
-        schema: channel.BaseChannel,
+        schema: channel.BaseChannel | None = None,
         split_key: str = "",
         split_ratios: str = DEFAULT_SPLIT_RATIOS,
         max_bad_row_fraction: float = 0.0,

@@ -2,6 +2,12 @@
 
 Each CSV file is parsed whole by one DoFn call: that is what keeps line numbers exact
 (quoted fields may span lines), at the cost of no parallelism inside a file.
+
+Without a schema, each column is typed from the data before the Beam pipeline starts
+(`infer_column_kinds`): INT if every non-empty value is an integer, else FLOAT if every one is
+a number, else BYTES, exactly as `_parse_value` would parse them, so typing never makes a row
+bad. That pass reads the files with pyarrow's C++ CSV reader and checks whole columns with
+Arrow's regex kernels; with a schema it does not run at all.
 """
 
 import bisect
@@ -10,12 +16,14 @@ import hashlib
 import io
 import itertools
 import json
+import logging
 import os
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import apache_beam as beam
+import pyarrow as pa
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import types
@@ -32,14 +40,21 @@ REJECTED_DIR = "rejected"
 REJECTED_HEADER = "file,line,column,reason,raw"
 
 _SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INT_PATTERN = r"[+-]?[0-9]+"
+_FLOAT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_INT = re.compile(_INT_PATTERN)
+_FLOAT = re.compile(_FLOAT_PATTERN)
+_SAFE_INT_DIGITS = 18  # an integer of at most this many digits always fits int64
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _FLOAT32_MAX = 3.4028234663852886e38
 _KINDS = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
 _LIST_FIELD = {"INT": "int64_list", "FLOAT": "float_list", "BYTES": "bytes_list"}
 _REJECTED = "rejected"
 _SUMMARY = "summary"
+# Examples custom property: JSON {column: INT|FLOAT|BYTES}, every CSV column, as written.
+COLUMN_TYPES_PROPERTY = "column_types"
+KIND_TYPES = {kind: schema_type for schema_type, kind in _KINDS.items()}
+_NARROWING = ("INT", "FLOAT", "BYTES")  # each kind accepts every value of the ones before it
 
 # (file, line, column, reason, raw text); column is '' when the whole row is wrong.
 BadRow = tuple[str, int, str, str, str]
@@ -198,24 +213,141 @@ def list_csv_files(input_base: str) -> list[str]:
     return [input_base]
 
 
-def _has_header(path: str, features: dict[str, tuple[str, bool]]) -> bool:
-    """Checks the header against the schema before any work; False for a file with no lines."""
-    first = next(_read_records(path), None)
-    if first is None:
-        return False
-    _, header, _ = first
+def _check_header(path: str, header: list[str], expected, source: str = "") -> None:
+    """`header` must name each of `expected`'s columns once and no other; `expected` comes
+    from the schema, or from the header of the file `source`."""
     for column in header:
         if header.count(column) > 1:
             raise ValueError(f"{path} line 1: column {column!r} appears more than once")
-        if column not in features:
-            raise ValueError(f"{path} line 1: column {column!r} is not in the schema")
-    missing = [name for name in features if name not in header]
+        if column not in expected:
+            where = f"the header of {source}" if source else "the schema"
+            raise ValueError(f"{path} line 1: column {column!r} is not in {where}")
+    missing = [name for name in expected if name not in header]
     if missing:
+        what = f"column(s) of {source}" if source else "schema column(s)"
         raise ValueError(
-            f"{path} line 1: header lacks schema column(s) "
-            + ", ".join(repr(name) for name in missing)
+            f"{path} line 1: header lacks {what} " + ", ".join(repr(name) for name in missing)
         )
+
+
+def _read_header(path: str) -> list[str] | None:
+    """The first record of `path`; None for a file with no lines."""
+    first = next(_read_records(path), None)
+    return None if first is None else first[1]
+
+
+def _has_header(path: str, features: dict[str, tuple[str, bool]]) -> bool:
+    """Checks the header against the schema before any work; False for a file with no lines."""
+    header = _read_header(path)
+    if header is None:
+        return False
+    _check_header(path, header, features)
     return True
+
+
+def _narrowest_kind(kind: str, values: pa.Array) -> str:
+    """The first kind from `kind` on (INT, FLOAT, BYTES) that `_parse_value` accepts for
+    every one of `values` (non-empty strings), checked by Arrow kernels on the whole array."""
+    import pyarrow.compute as pc
+
+    stripped = pc.utf8_trim_whitespace(values)
+    if kind == "INT":
+        if pc.all(pc.match_substring_regex(stripped, f"^{_INT_PATTERN}$")).as_py():
+            long = stripped.filter(pc.greater(pc.utf8_length(stripped), _SAFE_INT_DIGITS))
+            if all(_INT64_MIN <= int(text) <= _INT64_MAX for text in long.to_pylist()):
+                return "INT"
+        kind = "FLOAT"
+    if (
+        kind == "FLOAT"
+        and pc.all(pc.match_substring_regex(stripped, f"^{_FLOAT_PATTERN}$")).as_py()
+        and pc.max(pc.abs(pc.cast(stripped, pa.float64()))).as_py() <= _FLOAT32_MAX
+    ):
+        return "FLOAT"
+    return "BYTES"
+
+
+class _GFileReader(io.RawIOBase):
+    """A `tf.io.gfile.GFile` as a raw stream pyarrow can read (GFile has no `closed`)."""
+
+    def __init__(self, gfile):
+        super().__init__()
+        self._gfile = gfile
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self._gfile.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _infer_kinds_arrow(path: str, kinds: dict[str, str]) -> None:
+    """Narrows `kinds` by every value of `path`, read in blocks by pyarrow's CSV reader.
+
+    Rows with the wrong number of fields are skipped here; the parsing pass rejects them.
+    """
+    import pyarrow.csv as pa_csv
+
+    with tf.io.gfile.GFile(path, "rb") as f:
+        reader = pa_csv.open_csv(
+            io.BufferedReader(_GFileReader(f), buffer_size=1 << 20),
+            read_options=pa_csv.ReadOptions(block_size=16 << 20),
+            parse_options=pa_csv.ParseOptions(
+                newlines_in_values=True, invalid_row_handler=lambda _: "skip"
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(kinds, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        for batch in reader:
+            for name, column in zip(batch.schema.names, batch.columns, strict=True):
+                if kinds[name] != "BYTES":
+                    values = column.filter(pa.compute.not_equal(column, ""))
+                    if len(values):
+                        kinds[name] = _narrowest_kind(kinds[name], values)
+
+
+def _infer_kinds_csv(path: str, kinds: dict[str, str]) -> None:
+    """`_infer_kinds_arrow` with the csv module: slower, but fails as the parsing pass does
+    (file and line) on what pyarrow refuses, e.g. bytes that are not UTF-8."""
+    records = _read_records(path)
+    _, header, _ = next(records)
+    for _, fields, _ in records:
+        if len(fields) != len(header):
+            continue  # a bad row: the parsing pass rejects it
+        for name, text in zip(header, fields, strict=True):
+            kind = kinds[name]
+            while text and kind != "BYTES":
+                try:
+                    _parse_value(kind, text)
+                    break
+                except ValueError:
+                    kind = _NARROWING[_NARROWING.index(kind) + 1]
+            kinds[name] = kind
+
+
+def infer_column_kinds(paths: list[str], header: list[str], engine: str = "arrow") -> dict:
+    """{column: INT|FLOAT|BYTES} over every value of every file in `paths`.
+
+    INT when every non-empty value is an integer in the int64 range, else FLOAT when every
+    one is a number in the float32 range, else BYTES. A column with no value at all is INT
+    (no value contradicts it), so it stays a number; empty cells are absent features anyway.
+    """
+    if engine == "arrow":
+        kinds = dict.fromkeys(header, "INT")
+        try:
+            for path in paths:
+                _infer_kinds_arrow(path, kinds)
+            return kinds
+        except (pa.ArrowInvalid, UnicodeDecodeError) as e:
+            logging.info("ExampleGen: pyarrow cannot read the CSV (%s); typing with csv", e)
+    kinds = dict.fromkeys(header, "INT")
+    for path in paths:
+        _infer_kinds_csv(path, kinds)
+    return kinds
 
 
 def _describe(bad: BadRow) -> str:
@@ -256,20 +388,32 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         exec_properties: dict[str, Any],
     ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
-        features = _feature_specs(load_schema_artifact(input_dict["schema"]))
         input_base = exec_properties["input_base"]
         split_key = exec_properties.get("split_key") or ""
         ratios = parse_split_ratios(exec_properties.get("split_ratios") or DEFAULT_SPLIT_RATIOS)
         max_bad = float(exec_properties.get("max_bad_row_fraction") or 0.0)
-        if split_key and split_key not in features:
-            raise ValueError(f"split_key {split_key!r} is not a column of the schema")
-
-        files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
         no_rows = (
             f"input_base {input_base!r} has no data rows (every CSV file is empty or header-only)"
         )
+        if input_dict.get("schema"):
+            features = _feature_specs(load_schema_artifact(input_dict["schema"]))
+            files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
+        else:
+            files, header = [], None
+            for path in list_csv_files(input_base):
+                this_header = _read_header(path)
+                if this_header is None:
+                    continue
+                _check_header(path, this_header, header or this_header, files[0] if files else path)
+                header = header or this_header
+                files.append(path)
+            kinds = infer_column_kinds(files, header) if files else {}
+            logging.info("ExampleGen: column types inferred from the data: %s", kinds)
+            features = {name: (kind, False) for name, kind in kinds.items()}
         if not files:
             raise ValueError(no_rows)
+        if split_key and split_key not in features:
+            raise ValueError(f"split_key {split_key!r} is not a column of the CSV files")
         examples = artifact_utils.get_single_instance(output_dict["examples"])
         if exec_properties.get(FINGERPRINT_KEY):  # set by the local runner's driver
             examples.set_string_custom_property(FINGERPRINT_KEY, exec_properties[FINGERPRINT_KEY])
@@ -342,3 +486,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         examples_utils.set_payload_format(examples, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE)
         examples.set_int_custom_property("num_rows", rows)
         examples.set_int_custom_property("num_rejected", rejected)
+        examples.set_string_custom_property(
+            COLUMN_TYPES_PROPERTY,
+            json.dumps({name: kind for name, (kind, _) in features.items()}, sort_keys=True),
+        )

@@ -4,7 +4,6 @@ import json
 import logging
 from typing import Any
 
-from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx import types
 from tfx.dsl.components.base import base_executor
 from tfx.dsl.io import fileio
@@ -21,16 +20,14 @@ from components.example_validator.checks import (
 from components.example_validator.drift import check_thresholds
 from components.example_validator.layout import split_anomalies_path
 from components.schema_importer.executor import load_schema_artifact
-from components.statistics_gen.layout import model_statistics_uri, split_statistics_path
+from components.statistics_gen.layout import (
+    model_statistics_uri,
+    read_split_statistics,
+    split_statistics_path,
+)
 
 log = logging.getLogger(__name__)
 TRAIN, EVAL = "train", "eval"  # the splits the Trainer trains and evaluates on
-
-
-def _read_statistics(path: str) -> statistics_pb2.DatasetFeatureStatistics:
-    return statistics_pb2.DatasetFeatureStatisticsList.FromString(
-        io_utils.read_bytes_file(path)
-    ).datasets[0]  # the whole split; TFDV's slices, if any, follow it
 
 
 def baseline_statistics(models: list[types.Artifact]):
@@ -38,16 +35,16 @@ def baseline_statistics(models: list[types.Artifact]):
     if not models:
         log.info("ExampleValidator: no blessed model yet, so no drift check in this run.")
         return None
-    path = split_statistics_path(model_statistics_uri(models[0].uri), TRAIN)
-    if not fileio.exists(path):
+    uri = model_statistics_uri(models[0].uri)
+    if not fileio.exists(split_statistics_path(uri, TRAIN)):
         log.warning(
             "ExampleValidator: the latest blessed model %s carries no training statistics "
             "(%s; trained before models carried them?): no drift check in this run.",
             models[0].uri,
-            path,
+            uri,
         )
         return None
-    return _read_statistics(path)
+    return read_split_statistics(uri, TRAIN)
 
 
 class DataValidationError(RuntimeError):
@@ -74,10 +71,7 @@ class Executor(base_executor.BaseExecutor):
             for name in ("drift_thresholds", "skew_thresholds")
         )
         splits = artifact_utils.decode_split_names(statistics.split_names)
-        datasets = {
-            split: _read_statistics(split_statistics_path(statistics.uri, split))
-            for split in splits
-        }
+        datasets = {split: read_split_statistics(statistics.uri, split) for split in splits}
         measured = {split: [] for split in splits}
         if drift_thresholds and TRAIN in datasets:
             baseline = baseline_statistics(input_dict.get("baseline_model") or [])

@@ -8,9 +8,9 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
-from schemas import load_schema
+from schemas import SCHEMA_FILE_NAME, load_schema
 
-SCHEMA_FILE_NAME = "schema.pbtxt"
+__all__ = ["SCHEMA_FILE_NAME", "Executor", "load_schema_artifact"]
 
 
 def load_schema_artifact(artifacts: list[types.Artifact]):

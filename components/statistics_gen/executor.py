@@ -7,6 +7,7 @@ feature, not per example, and partial results merge across Beam workers.
 
 import dataclasses
 import itertools
+import json
 import os
 from typing import Any
 
@@ -284,6 +285,23 @@ class _StatisticsCombineFn(beam.CombineFn):
         return statistics_pb2.DatasetFeatureStatisticsList(datasets=[dataset])
 
 
+def _column_types_schema(examples: types.Artifact) -> schema_pb2.Schema | None:
+    """A types-only schema from ExampleGen's `column_types` property, None without one.
+
+    It makes every column ExampleGen wrote appear in every split's statistics with its type,
+    even one with no value in a split (num_non_missing 0), so SchemaGen can list it.
+    """
+    from components.example_gen.executor import COLUMN_TYPES_PROPERTY, KIND_TYPES
+
+    if not examples.has_custom_property(COLUMN_TYPES_PROPERTY):
+        return None
+    column_types = json.loads(examples.get_string_custom_property(COLUMN_TYPES_PROPERTY))
+    schema = schema_pb2.Schema()
+    for name, kind in sorted(column_types.items()):
+        schema.feature.add(name=name, type=KIND_TYPES[kind])
+    return schema
+
+
 class Executor(base_beam_executor.BaseBeamExecutor):
     """Writes `<uri>/Split-<name>/FeatureStats.pb` for every split of `examples`."""
 
@@ -302,6 +320,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         schema = None
         if input_dict.get("schema"):
             schema = load_schema_artifact(input_dict["schema"])
+        else:
+            schema = _column_types_schema(examples)
         types_by_name = {
             feature.name: _SCHEMA_TYPES[feature.type]
             for feature in (schema.feature if schema else [])

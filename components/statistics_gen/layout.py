@@ -21,6 +21,17 @@ def model_statistics_uri(model_uri: str) -> str:
     return os.path.join(model_uri, MODEL_STATISTICS_DIR)
 
 
+def read_split_statistics(
+    statistics_uri: str, split: str
+) -> statistics_pb2.DatasetFeatureStatistics:
+    """The whole-split statistics of `split` (TFDV's slices, if any, follow it); any URI."""
+    from tfx.utils import io_utils  # TFX's filesystem, for gs:// artifact stores
+
+    return statistics_pb2.DatasetFeatureStatisticsList.FromString(
+        io_utils.read_bytes_file(split_statistics_path(statistics_uri, split))
+    ).datasets[0]
+
+
 def load_statistics(path: str) -> dict[str, statistics_pb2.DatasetFeatureStatisticsList]:
     """{split: statistics} of a local statistics artifact folder or of one FeatureStats.pb."""
     if os.path.isdir(path):
