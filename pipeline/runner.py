@@ -98,8 +98,9 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def _overall_metrics(evaluation_uri):
-    """{name: value} on the overall slice; per-class ones as `precision/class_2`."""
+def overall_metrics(evaluation_uri):
+    """{name: value} of the evaluated model on the overall slice; per-class ones as
+    `precision/class_2`."""
     import tensorflow_model_analysis as tfma
 
     for metrics_for_slice in tfma.load_metrics(evaluation_uri):
@@ -107,7 +108,12 @@ def _overall_metrics(evaluation_uri):
             continue
         values = {}
         for entry in metrics_for_slice.metric_keys_and_values:
-            if entry.key.is_diff or not entry.value.HasField("double_value"):
+            # With a baseline, TFMA reports both models and their difference: keep the candidate.
+            if (
+                entry.key.is_diff
+                or entry.key.model_name not in ("", "candidate")
+                or not entry.value.HasField("double_value")
+            ):
                 continue
             name = entry.key.name
             if entry.key.sub_key.HasField("class_id"):
@@ -199,7 +205,7 @@ def summarize(config):
         return value.string_value or value.int_value
 
     return RunSummary(
-        metrics=_overall_metrics(evaluation.uri) if evaluation is not None else {},
+        metrics=overall_metrics(evaluation.uri) if evaluation is not None else {},
         blessed=bool(custom(blessing, "blessed")) if blessing is not None else None,
         pushed_to=custom(pushed, "pushed_destination") if custom(pushed, "pushed") else None,
         not_pushed_reason=custom(pushed, "reason"),

@@ -22,9 +22,10 @@ def task_metrics(task, num_classes=None):
     if task != "multiclass":
         return metrics, None
     per_class = config_pb2.MetricsSpec(
+        # top_k 1: a class is predicted when it is the most probable one (not when p > 0.5).
         metrics=[
-            config_pb2.MetricConfig(class_name="Precision"),
-            config_pb2.MetricConfig(class_name="Recall"),
+            config_pb2.MetricConfig(class_name=name, config='"top_k": 1')
+            for name in ("Precision", "Recall")
         ],
         binarize=config_pb2.BinarizationOptions(class_ids={"values": list(range(num_classes))}),
     )
