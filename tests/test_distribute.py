@@ -153,7 +153,7 @@ _TRAIN_AND_EVALUATE = _COMMON + textwrap.dedent("""
 
 _SERVER = textwrap.dedent("""
     import json, os
-    from components.trainer import server
+    from components.trainer.estimator import server
     server.run_server(json.loads(os.environ["TF_CONFIG"]))
 """)
 

@@ -14,8 +14,9 @@ from tfx.utils import path_utils
 
 from components.exporter.serving import export_serving_model
 from components.trainer import cluster as cluster_lib
-from components.trainer import estimator, launcher, server
+from components.trainer import estimator, launcher
 from components.trainer import strategy as strategy_lib
+from components.trainer.estimator import server
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ as a tf.estimator `RunConfig` without `train_distribute`.
 
 import dataclasses
 
-from components.trainer.server import tf_config_from_env
+from components.trainer.estimator.server import tf_config_from_env
 
 NAMES = (
     "auto",

@@ -22,9 +22,8 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 
-from components.trainer import server
 from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import summaries
+from components.trainer.estimator import server, summaries
 from components.trainer.estimator.hooks import HookRunner
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
 from components.trainer.estimator.run_config import RunConfig

@@ -4,7 +4,7 @@ import os
 
 import tensorflow as tf
 
-from components.trainer import server
+from components.trainer.estimator import server
 from components.trainer.estimator.ignored import warn_once
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
