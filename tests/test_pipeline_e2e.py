@@ -92,7 +92,7 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     assert summary.pushed_to and os.path.isdir(summary.pushed_to)
     assert os.path.dirname(summary.pushed_to) == config.resolved_serving_model_dir
     assert os.path.basename(summary.pushed_to).isdigit()
-    assert summary.metrics["auc"] > 0.6
+    assert summary.metrics["auc"] > 0.85  # 0.91 on this slice after 300 steps
     assert summary.strategy.startswith("default (")
     assert summary.anomalies == []  # the taxi sample passes its schema
 
@@ -120,7 +120,9 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     # The Evaluator scored every example of the eval split, a third of the 1,500 rows.
     assert summary.metrics["example_count"] == scored["eval_rows"]
     assert 400 < scored["eval_rows"] < 600
-    assert scored["auc"] > 0.6
+    # The served model ranks the eval split as the Evaluator measured (its AUC sums over
+    # 10,000 thresholds; this one is exact): 0.910 and 0.907 here.
+    assert scored["auc"] == pytest.approx(summary.metrics["auc"], abs=0.01)
 
 
 def test_second_run_with_nothing_changed_reuses_cached_outputs(pipeline_run, tmp_path):
