@@ -44,10 +44,10 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
     ]
     result, exports = estimator.train_and_evaluate(
         classifier,
-        estimator.TrainSpec(train_input_fn, max_steps=100),
+        estimator.TrainSpec(train_input_fn, max_steps=60),
         estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters, throttle_secs=0),
     )
-    assert result["global_step"] == 100
+    assert result["global_step"] == 60
     assert result["auc"] > 0.9
     model_dir = classifier.model_dir
     latest = sorted(os.listdir(os.path.join(model_dir, "export", "latest")))
@@ -57,8 +57,9 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
         os.path.join(model_dir, "export", "latest"),
         os.path.join(model_dir, "export", "final"),
     }
-    # one evaluation per checkpoint saved after training started
-    assert _eval_steps(classifier) == [20, 40, 60, 80, 100]
+    # one evaluation per checkpoint saved after training started; three latest exports, the
+    # oldest removed
+    assert _eval_steps(classifier) == [20, 40, 60]
 
 
 def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):

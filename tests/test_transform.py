@@ -159,12 +159,14 @@ def run(tmp_path_factory):
     }
 
 
+@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_fixture_has_missing_optional_values(run):
     train = run["rows"][SPLITS["train"]]
     for key in ("company", "dropoff_latitude", "pickup_census_tract"):
         assert any(r[key] == "" for r in train), key
 
 
+@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_transformed_feature_spec(run):
     import tensorflow_transform as tft
 
@@ -184,11 +186,13 @@ def test_transformed_feature_spec(run):
         assert isinstance(v, tf.io.FixedLenFeature) and v.shape == []
 
 
+@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_output_artifact_and_raw_metadata(run):
     assert artifact_utils.decode_split_names(run["artifact"].split_names) == ["train", "eval"]
     assert os.path.isfile(os.path.join(run["graph"], "metadata", "schema.pbtxt"))
 
 
+@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_both_splits_parse(run):
     for split, rows_slice in SPLITS.items():
         rows = _transformed_rows(run, split)
@@ -196,6 +200,7 @@ def test_both_splits_parse(run):
         assert all(len(v) == n for v in rows.values()), split
 
 
+@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_values(run):
     from transforms import taxi
 
@@ -257,6 +262,7 @@ print('RESULT' + json.dumps(result))
 """
 
 
+@pytest.mark.slow  # a TensorFlow subprocess, after the Transform run
 def test_transform_layer_in_fresh_process(run):
     """The saved graph alone serves raw examples, with or without the label."""
     proc = subprocess.run(
