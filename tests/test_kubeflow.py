@@ -393,6 +393,7 @@ def test_missing_setup_fails_before_loading_tensorflow_or_aiplatform(compiled, t
     assert NO_CREDENTIALS in result.stderr
 
 
+@pytest.mark.slow  # loads google-cloud-aiplatform: about 17 s of CPU
 def test_dry_runs_print_the_requests_without_credentials(
     compiled, no_credentials, no_network, capsys
 ):

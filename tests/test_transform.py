@@ -16,6 +16,10 @@ from tfx.types import artifact_utils, standard_artifacts
 
 from components.transform.executor import Executor
 
+# Every test runs the Transform executor (a Beam pipeline with tensorflow_transform) or
+# loads tensorflow_transform, which no other fast test needs.
+pytestmark = pytest.mark.slow
+
 # tensorflow_transform (also behind transforms.taxi) is imported inside the
 # tests: importing it sets TF_USE_LEGACY_KERAS=1 process-wide, which merely
 # collecting this file should not do to other test files.
@@ -159,14 +163,12 @@ def run(tmp_path_factory):
     }
 
 
-@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_fixture_has_missing_optional_values(run):
     train = run["rows"][SPLITS["train"]]
     for key in ("company", "dropoff_latitude", "pickup_census_tract"):
         assert any(r[key] == "" for r in train), key
 
 
-@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_transformed_feature_spec(run):
     import tensorflow_transform as tft
 
@@ -186,13 +188,11 @@ def test_transformed_feature_spec(run):
         assert isinstance(v, tf.io.FixedLenFeature) and v.shape == []
 
 
-@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_output_artifact_and_raw_metadata(run):
     assert artifact_utils.decode_split_names(run["artifact"].split_names) == ["train", "eval"]
     assert os.path.isfile(os.path.join(run["graph"], "metadata", "schema.pbtxt"))
 
 
-@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_both_splits_parse(run):
     for split, rows_slice in SPLITS.items():
         rows = _transformed_rows(run, split)
@@ -200,7 +200,6 @@ def test_both_splits_parse(run):
         assert all(len(v) == n for v in rows.values()), split
 
 
-@pytest.mark.slow  # the Transform executor runs a Beam pipeline (the run fixture)
 def test_values(run):
     from transforms import taxi
 
@@ -262,7 +261,6 @@ print('RESULT' + json.dumps(result))
 """
 
 
-@pytest.mark.slow  # a TensorFlow subprocess, after the Transform run
 def test_transform_layer_in_fresh_process(run):
     """The saved graph alone serves raw examples, with or without the label."""
     proc = subprocess.run(
