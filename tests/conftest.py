@@ -44,6 +44,22 @@ def pipeline_run(tmp_path_factory, small_taxi_csv):
     return config, summary
 
 
+def copy_of_run(config, output_dir, **overrides):
+    """A config for `output_dir` holding copies of `config`'s ML Metadata store and serving folder.
+
+    A run of it starts where `config`'s last run ended (the same cached executions, the same
+    latest blessed model) and leaves `config`'s store and folders as they were: new artifacts
+    go under `output_dir`, and the cached ones it reuses are only read.  Their folders are not
+    copied, as the store names them by absolute path.
+    """
+    copy = small_pipeline_config(output_dir, config.data_path, **overrides)
+    os.makedirs(os.path.dirname(copy.resolved_metadata_path))
+    shutil.copy2(config.resolved_metadata_path, copy.resolved_metadata_path)
+    if os.path.isdir(config.resolved_serving_model_dir):
+        shutil.copytree(config.resolved_serving_model_dir, copy.resolved_serving_model_dir)
+    return copy
+
+
 @pytest.fixture
 def copy_tree(tmp_path):
     def copy(source):

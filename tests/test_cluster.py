@@ -102,6 +102,7 @@ def _pools(strategy, cluster, out, mode):
     )
 
 
+@pytest.mark.slow  # a cluster of processes
 def test_local_pools_get_the_tf_config_vertex_would_give(tmp_path):
     pools = _pools("multi_worker_mirrored", TrainingCluster(workers=3), tmp_path, "ok")
     launcher.run_local_pools(pools, str(tmp_path / "logs"))
@@ -120,6 +121,7 @@ def test_local_pools_get_the_tf_config_vertex_would_give(tmp_path):
     ]
 
 
+@pytest.mark.slow  # a cluster of processes
 def test_local_pools_stop_serving_tasks_once_the_chief_is_done(tmp_path):
     pools = _pools(
         "parameter_server", TrainingCluster(workers=2, parameter_servers=1), tmp_path, "serve"
@@ -133,6 +135,7 @@ def test_local_pools_stop_serving_tasks_once_the_chief_is_done(tmp_path):
     ]
 
 
+@pytest.mark.slow  # a cluster of processes
 def test_a_failed_training_task_stops_the_job_naming_the_task_and_its_log(tmp_path):
     pools = _pools("multi_worker_mirrored", TrainingCluster(workers=3), tmp_path, "fail")
     with pytest.raises(RuntimeError) as failure:
@@ -142,6 +145,7 @@ def test_a_failed_training_task_stops_the_job_naming_the_task_and_its_log(tmp_pa
     assert str(tmp_path / "logs" / "worker-1.log") in message
 
 
+@pytest.mark.slow  # loads google-cloud-aiplatform: about 17 s of CPU
 def test_vertex_custom_job_is_built_from_the_pools_without_google_cloud():
     from google.auth.credentials import AnonymousCredentials
 

@@ -364,6 +364,13 @@ def test_multi_worker_mirrored_sums_sparse_gradients_of_a_linear_model(tmp_path)
     assert chief["accuracy"] > 0.85  # a 60% majority class to beat
 
 
+# MultiWorkerMirroredStrategy checks its peers every 30 s and gives up on one after
+# three tries of at most 10 s each, then aborts its collectives: a survivor blocked in an
+# all-reduce with a dead peer fails within 60 s; 30 s more for a loaded machine.  (Without
+# the check it would wait in that all-reduce for good.)
+_LOST_PEER_NOTICED_WITHIN_S = 90
+
+
 def test_multi_worker_mirrored_fails_fast_on_a_lost_worker_and_resumes(tmp_path):
     model_dir = tmp_path / "model"
     workers = _start_workers(str(model_dir), 400, 0.2)
@@ -374,14 +381,19 @@ def test_multi_worker_mirrored_fails_fast_on_a_lost_worker_and_resumes(tmp_path)
         assert list(model_dir.glob("model.ckpt-20.index")), "training did not start"
         workers[1].send_signal(signal.SIGKILL)
         started = time.time()
-        _, err = workers[0].communicate(timeout=180)
-        waited = time.time() - started
+        try:
+            _, err = workers[0].communicate(timeout=_LOST_PEER_NOTICED_WITHIN_S)
+        except subprocess.TimeoutExpired:
+            pytest.fail(
+                f"the surviving worker still ran {_LOST_PEER_NOTICED_WITHIN_S} s "
+                "after its peer was killed"
+            )
+        print(f"survivor failed {time.time() - started:.1f} s after the kill", file=sys.stderr)
     finally:
         for w in workers:
             w.kill()
     assert workers[0].returncode != 0
     assert "task:1" in err or "task 1" in err, err[-3000:]
-    assert waited < 180
     saved = max(int(p.name.split("-")[1].split(".")[0]) for p in model_dir.glob("*.index"))
     # Restarting the job resumes from the last checkpoint.
     restarted = _start_workers(str(model_dir), saved + 20, 0.0)
@@ -442,11 +454,14 @@ def test_parameter_server_carries_on_when_a_worker_is_killed(tmp_path):
                 int(p.name.split("-")[1].split(".")[0])
                 for p in model_dir.glob("model.ckpt-*.index")
             )
+            training_when_killed = chief.poll() is None
             out, err = chief.communicate(timeout=300)
         finally:
             chief.kill()
     assert chief.returncode == 0, err[-3000:]
     result = json.loads(out.strip().splitlines()[-1])
-    # The coordinator reschedules the lost worker's steps on the survivor.
-    assert saved_at_kill < 200
+    # The worker died with at least half of the training still to run (the kill follows
+    # the first checkpoint by a poll of 0.2 s); the coordinator rescheduled the lost
+    # worker's steps on the survivor, which ran them all.
+    assert training_when_killed and saved_at_kill <= 100, saved_at_kill
     assert result["step"] == 200

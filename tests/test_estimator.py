@@ -173,11 +173,18 @@ def wide_deep(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def exported(linear, tmp_path_factory):
-    """The linear model exported, then inspected in a fresh interpreter."""
+    """The linear model exported."""
     est, _ = linear
     base = str(tmp_path_factory.mktemp("export"))
     spec = tf.feature_column.make_parse_example_spec(linear_columns())
     path = est.export_saved_model(base, export_lib.build_parsing_serving_input_receiver_fn(spec))
+    return {"base": base, "path": path}
+
+
+@pytest.fixture(scope="module")
+def served(exported):
+    """The export loaded and called in a fresh interpreter, as a serving client would."""
+    base, path = exported["base"], exported["path"]
     rows = list(range(12))
     serialized = _serialize(FEATURES, rows)
     script = r"""
@@ -211,7 +218,7 @@ print("RESULT=" + json.dumps(out))
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT=")][-1]
-    return {"base": base, "path": path, "rows": rows, "served": json.loads(line[len("RESULT=") :])}
+    return {"rows": rows, **json.loads(line[len("RESULT=") :])}
 
 
 # ------------------------------------------------------- canned classifiers
@@ -223,8 +230,11 @@ def _check_binary_eval(results):
         else:
             assert type(value) is np.float32, (key, type(value))
             assert np.isfinite(value), key
-    assert results["auc"] > 0.8
-    assert 0.0 <= results["accuracy"] <= 1.0
+    # The label is a function of the features: both models, 200 steps in, separate the
+    # classes nearly perfectly (AUC 0.999 and 1.0, accuracy 0.98 and 0.99, where always
+    # guessing the majority class scores 0.50).
+    assert results["auc"] > 0.99
+    assert results["accuracy"] > 0.95
     np.testing.assert_allclose(results["label/mean"], LABELS.mean(), rtol=1e-5)
     np.testing.assert_allclose(
         results["accuracy_baseline"], max(LABELS.mean(), 1 - LABELS.mean()), rtol=1e-5
@@ -235,7 +245,6 @@ def test_linear_classifier_evaluate(linear):
     _, results = linear
     _check_binary_eval(results)
     assert results["global_step"] == LINEAR_STEPS
-    assert results["accuracy"] > 0.75
 
 
 def test_dnn_linear_combined_classifier_evaluate(wide_deep):
@@ -532,8 +541,9 @@ def test_export_saves_the_predict_graph_variables_not_optimizer_slots(linear, ex
     assert exported_names < set(est.get_variable_names())
 
 
-def test_export_signatures(exported):
-    signatures = exported["served"]["signatures"]
+@pytest.mark.slow  # a TensorFlow subprocess
+def test_export_signatures(served):
+    signatures = served["signatures"]
     assert set(signatures) == {"serving_default", "classification", "regression", "predict"}
     for name in ("serving_default", "classification"):
         assert signatures[name]["inputs"] == ["inputs"]
@@ -570,12 +580,12 @@ def test_export_signatures_carry_tf_estimator_method_names(exported):
     assert written.saved_model_checksum == fresh.saved_model_checksum
 
 
-def test_served_predictions_match_predict(linear, exported):
+@pytest.mark.slow  # a TensorFlow subprocess
+def test_served_predictions_match_predict(linear, served):
     est, _ = linear
-    rows = exported["rows"]
+    rows = served["rows"]
     local = list(est.predict(predict_input_fn(n=len(rows), batch_size=5)))
     probabilities = np.stack([p["probabilities"] for p in local])
-    served = exported["served"]
     np.testing.assert_allclose(served["probabilities"], probabilities, atol=1e-5)
     np.testing.assert_allclose(served["scores"], probabilities, atol=1e-5)
     np.testing.assert_allclose(served["default_scores"], probabilities, atol=1e-5)
@@ -583,6 +593,7 @@ def test_served_predictions_match_predict(linear, exported):
     assert [row[0] for row in served["classes"]] == [p["classes"][0].decode() for p in local]
 
 
+@pytest.mark.slow  # a TensorFlow subprocess
 def test_vocabulary_lookup_tables_are_exported_with_the_model(tmp_path):
     words = np.array([b"red", b"green", b"blue", b"other"] * 64)
     labels = (words == b"red").astype(np.int64)
@@ -934,7 +945,7 @@ def test_label_vocabulary_string_labels(tmp_path):
     predictions = list(est.predict(predict_input_fn(n=8)))
     assert list(predictions[0]["all_classes"]) == [b"neg", b"pos"]
     for p in predictions:
-        assert p["classes"][0] in (b"neg", b"pos")
+        assert p["classes"][0] == [b"neg", b"pos"][p["class_ids"][0]]
         assert p["classes"][0] == (b"pos" if p["class_ids"][0] == 1 else b"neg")
 
 
@@ -970,6 +981,7 @@ def test_run_config_warns_once_about_each_ignored_argument(fresh_warnings):
         estimator.RunConfig(protocol="grpc", session_creation_timeout_secs=7200)  # honoured
 
 
+@pytest.mark.slow  # a TensorFlow subprocess
 def test_session_config_threads_are_applied_in_a_fresh_process():
     script = (
         "import tensorflow as tf\n"

@@ -38,33 +38,24 @@ _TRAIN = textwrap.dedent("""
     print("global_step", classifier.get_variable_value("global_step"))
 """)
 
-_CHECK = textwrap.dedent("""
-    import sys, tensorflow as tf
-    from components.trainer.estimator import checkpoints
-    path = tf.train.latest_checkpoint(sys.argv[1])
-    step = int(checkpoints.read_variable(path, "global_step"))
-    assert path.endswith(f"-{step}"), (path, step)
-    reader = tf.train.load_checkpoint(path)
-    for name in checkpoints.variable_names(path):
-        reader.get_tensor(checkpoints.checkpoint_key(name))
-    print(step)
-""")
-
 
 def _env():
     return dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
 
 
 def _latest_step(model_dir):
-    result = subprocess.run(
-        [sys.executable, "-c", _CHECK, model_dir],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return int(result.stdout.strip().splitlines()[-1])
+    """The step of the latest checkpoint, after reading every variable it holds."""
+    import tensorflow as tf
+
+    from components.trainer.estimator import checkpoints
+
+    path = tf.train.latest_checkpoint(model_dir)
+    step = int(checkpoints.read_variable(path, "global_step"))
+    assert path.endswith(f"-{step}"), (path, step)
+    reader = tf.train.load_checkpoint(path)
+    for name in checkpoints.variable_names(path):
+        reader.get_tensor(checkpoints.checkpoint_key(name))
+    return step
 
 
 def test_sigkill_during_training_never_leaves_a_broken_checkpoint(tmp_path):
@@ -92,7 +83,11 @@ def test_sigkill_during_training_never_leaves_a_broken_checkpoint(tmp_path):
             child.kill()
             child.wait(timeout=30)
         step = _latest_step(model_dir)
-        assert step >= last
+        # A checkpoint at last + 6 or later was on disk before the kill.  Checkpoints come
+        # every 3 steps and the state file names one only once it is whole, so at most the
+        # newest (the one being written) can be missing from it: the latest good one is at
+        # least 3 steps on, never older than the progress seen.
+        assert step >= last + 3, (step, last)
         last = step
 
     finished = subprocess.run(

@@ -44,10 +44,10 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
     ]
     result, exports = estimator.train_and_evaluate(
         classifier,
-        estimator.TrainSpec(train_input_fn, max_steps=100),
+        estimator.TrainSpec(train_input_fn, max_steps=60),
         estimator.EvalSpec(eval_input_fn, steps=None, exporters=exporters, throttle_secs=0),
     )
-    assert result["global_step"] == 100
+    assert result["global_step"] == 60
     assert result["auc"] > 0.9
     model_dir = classifier.model_dir
     latest = sorted(os.listdir(os.path.join(model_dir, "export", "latest")))
@@ -57,8 +57,9 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
         os.path.join(model_dir, "export", "latest"),
         os.path.join(model_dir, "export", "final"),
     }
-    # one evaluation per checkpoint saved after training started
-    assert _eval_steps(classifier) == [20, 40, 60, 80, 100]
+    # one evaluation per checkpoint saved after training started; three latest exports, the
+    # oldest removed
+    assert _eval_steps(classifier) == [20, 40, 60]
 
 
 def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
@@ -82,18 +83,36 @@ def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
     assert len(os.listdir(export_dir)) == 2
 
 
-def test_stop_if_no_decrease_hook_stops_training_early(tmp_path):
-    classifier = estimator.LinearClassifier(COLUMNS, config=_config(tmp_path))
+def _with_eval_losses(classifier, losses):
     writer = tf.summary.create_file_writer(classifier.eval_dir())
     with writer.as_default():
-        for step, loss in ((10, 0.5), (20, 0.6), (30, 0.7)):
+        for step, loss in losses:
             tf.summary.scalar("loss", loss, step=step)
     writer.close()
+    return classifier
+
+
+@pytest.mark.parametrize(
+    "losses, stopped_at",
+    [
+        # No decrease for 20 >= 15 steps (best 0.5 at step 10, last at 30): the hook's first
+        # check stops training.  That check follows the first step, which a train() call
+        # runs alone (to summarize it), as tf.estimator's timer also fires on the first step.
+        (((10, 0.5), (20, 0.6), (30, 0.7)), 1),
+        # Still decreasing: training runs to max_steps.
+        (((10, 0.7), (20, 0.6), (30, 0.5)), 40),
+    ],
+    ids=["no-decrease", "decreasing"],
+)
+def test_stop_if_no_decrease_hook_stops_training_early(tmp_path, losses, stopped_at):
+    classifier = _with_eval_losses(
+        estimator.LinearClassifier(COLUMNS, config=_config(tmp_path)), losses
+    )
     hook = estimator.stop_if_no_decrease_hook(
         classifier, "loss", 15, run_every_secs=None, run_every_steps=5
     )
-    classifier.train(train_input_fn, hooks=[hook], max_steps=1000)
-    assert classifier.get_variable_value("global_step") < 1000
+    classifier.train(train_input_fn, hooks=[hook], max_steps=40)
+    assert classifier.get_variable_value("global_step") == stopped_at
 
 
 def test_baseline_classifier_learns_the_label_prior(tmp_path):
@@ -356,6 +375,7 @@ def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
         early, "loss", 15, run_every_secs=None, run_every_steps=5
     )
     early.train(train_input_fn, hooks=[hook], max_steps=1000)
+    # Stopped at the hook's first check, after step 1, as on a local model_dir.
     # (Not get_variable_value: tf.train.load_checkpoint takes a checkpoint prefix on ram://
     # for a directory, as that file system calls any prefix of a file name a directory.)
-    assert int(early.latest_checkpoint().rsplit("-", 1)[1]) < 1000
+    assert int(early.latest_checkpoint().rsplit("-", 1)[1]) == 1

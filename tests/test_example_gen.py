@@ -349,6 +349,7 @@ def _ingest(root, csv_path, schema_path):
     return cached, examples
 
 
+@pytest.mark.slow  # runs a pipeline (LocalDagRunner) four times
 def test_rerun_notices_changed_csv_and_schema_files_at_the_same_paths(tmp_path):
     csv_path, schema_path = tmp_path / "data.csv", tmp_path / "schema.pbtxt"
     csv_path.write_text("\n".join([_LINES[0], *TAXI_ROWS[:100]]) + "\n")

@@ -67,8 +67,13 @@ def test_taxi_schema_matches_contract_and_data():
         assert schema_pb2.FeatureType.Name(feature.type) == kind, feature.name
         assert (feature.value_count.min, feature.value_count.max) == (1, 1)
         values = sum(row[header.index(feature.name)] != "" for row in rows)
-        # A column nearly always empty may have no value in a split (ExampleValidator).
-        assert feature.presence.min_count == (0 if values < 10 else 1), feature.name
+        # A column nearly always empty may have no value in a split (ExampleValidator): only
+        # pickup_census_tract, with one value in 15,002 rows; the next emptiest column
+        # (company) has a value in two rows of three.
+        if feature.name == "pickup_census_tract":
+            assert (values, feature.presence.min_count) == (1, 0)
+        else:
+            assert values > 0.6 * len(rows) and feature.presence.min_count == 1, feature.name
         required = feature.presence.min_fraction == 1.0
         assert required == (feature.name in TAXI_REQUIRED), feature.name
         never_missing = all(row[header.index(feature.name)] != "" for row in rows)

@@ -60,6 +60,7 @@ def test_choose_here_reads_tf_config_and_builds_the_default_on_cpu(monkeypatch):
     assert build(choice) is None
 
 
+@pytest.mark.slow  # a TensorFlow subprocess
 def test_choosing_leaves_the_eager_context_unstarted_for_multi_worker_mirrored():
     # Multi-worker mirrored configures collective ops at program startup: a
     # choice that started TensorFlow's eager context would make it fail.

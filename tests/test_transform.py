@@ -16,6 +16,10 @@ from tfx.types import artifact_utils, standard_artifacts
 
 from components.transform.executor import Executor
 
+# Every test runs the Transform executor (a Beam pipeline with tensorflow_transform) or
+# loads tensorflow_transform, which no other fast test needs.
+pytestmark = pytest.mark.slow
+
 # tensorflow_transform (also behind transforms.taxi) is imported inside the
 # tests: importing it sets TF_USE_LEGACY_KERAS=1 process-wide, which merely
 # collecting this file should not do to other test files.
