@@ -52,7 +52,8 @@ def copy_of_run(config, output_dir, **overrides):
     go under `output_dir`, and the cached ones it reuses are only read.  Their folders are not
     copied, as the store names them by absolute path.
     """
-    copy = small_pipeline_config(output_dir, config.data_path, **overrides)
+    data_path = overrides.pop("data_path", config.data_path)
+    copy = small_pipeline_config(output_dir, data_path, **overrides)
     os.makedirs(os.path.dirname(copy.resolved_metadata_path))
     shutil.copy2(config.resolved_metadata_path, copy.resolved_metadata_path)
     if os.path.isdir(config.resolved_serving_model_dir):

@@ -374,7 +374,7 @@ def test_drifted_data_stops_the_next_run_before_the_trainer(pipeline_run, tmp_pa
     from components.example_validator.executor import DataValidationError
     from pipeline.__main__ import main
     from pipeline.runner import run_locally
-    from tests.conftest import small_pipeline_config
+    from tests.conftest import copy_of_run
 
     first, summary = pipeline_run
     assert summary.blessed
@@ -393,15 +393,13 @@ def test_drifted_data_stops_the_next_run_before_the_trainer(pipeline_run, tmp_pa
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    # A copy of the shared run's metadata: this run sees its blessed model, and the runs of
-    # other tests do not see this one.
-    config = small_pipeline_config(
+    # On a copy of the shared run: this run sees its blessed model, other tests not this run.
+    config = copy_of_run(
+        first,
         tmp_path / "out",
-        drifted,
+        data_path=drifted,
         drift_thresholds=(("fare", 0.1), ("payment_type", 0.1), ("trip_miles", 0.1)),
     )
-    os.makedirs(os.path.dirname(config.resolved_metadata_path))
-    shutil.copy(first.resolved_metadata_path, config.resolved_metadata_path)
     with pytest.raises(DataValidationError) as failure:
         run_locally(config)
     lines = [line.strip() for line in str(failure.value).splitlines() if ": drift (" in line]
