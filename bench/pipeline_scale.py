@@ -1,0 +1,156 @@
+"""The pipeline at scale: N taxi-like rows through every component, and stock CsvExampleGen.
+
+    .venv/bin/python bench/pipeline_scale.py --rows 1000000 [--train-steps N] [--keep DIR]
+
+1. Generates N rows (deterministic, seed 0) from the taxi sample: each row is a sample
+   row drawn at random with its numbers jittered (fare, tips, miles and seconds scaled
+   together by one factor, coordinates moved by up to ~100 m, the timestamp by up to a
+   week), so quantiles and vocabularies behave as on real data and the label keeps its
+   relation to the fare, rather than the sample repeated.
+2. Runs the whole pipeline cold (no cache) in a fresh process tree, printing per
+   component the wall time, rows per second and the peak resident memory of the process
+   and its children (Beam workers), sampled every 50 ms.
+3. Runs TFX's stock `CsvExampleGen` executor on the same file with the same Beam
+   arguments, side by side.
+
+Figures depend on the machine and its load that day: compare ratios from one run.
+"""
+
+import argparse
+import csv
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench._measure import cold_run
+from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT, PipelineConfig
+
+SAMPLE = REPO_ROOT / "data" / "taxi" / "data.csv"
+_SCALED = ("fare", "tips", "trip_miles", "trip_seconds")
+_COORDINATES = ("pickup_latitude", "pickup_longitude", "dropoff_latitude", "dropoff_longitude")
+_WEEK_S = 7 * 24 * 3600
+
+
+def generate(rows, path, seed=0):
+    """Writes `rows` taxi-like rows to `path` (see the module docstring)."""
+    with open(SAMPLE) as f:
+        reader = csv.DictReader(f)
+        header, sample = reader.fieldnames, list(reader)
+    rng = random.Random(seed)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header, lineterminator="\n")
+        writer.writeheader()
+        for _ in range(rows):
+            row = dict(rng.choice(sample))
+            factor = rng.uniform(0.8, 1.25)
+            for key in _SCALED:
+                if row[key]:
+                    value = float(row[key]) * factor
+                    row[key] = str(int(value)) if key == "trip_seconds" else f"{value:.2f}"
+            for key in _COORDINATES:
+                if row[key]:
+                    row[key] = f"{float(row[key]) + rng.uniform(-0.001, 0.001):.9f}"
+            row["trip_start_timestamp"] = str(
+                int(row["trip_start_timestamp"]) + rng.randint(-_WEEK_S, _WEEK_S)
+            )
+            writer.writerow(row)
+
+
+_STOCK_EXAMPLE_GEN = r"""
+import os, sys, time
+from tfx.components.example_gen.csv_example_gen import executor
+from tfx.dsl.components.base import base_beam_executor
+from tfx.proto import example_gen_pb2
+from tfx.types import standard_artifacts
+from google.protobuf import json_format
+import apache_beam as beam
+
+data, out, *beam_args = sys.argv[1:]
+examples = standard_artifacts.Examples()
+examples.uri = out
+output_config = example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
+    example_gen_pb2.SplitConfig.Split(name="train", hash_buckets=2),
+    example_gen_pb2.SplitConfig.Split(name="eval", hash_buckets=1)]))
+input_config = example_gen_pb2.Input(splits=[
+    example_gen_pb2.Input.Split(name="single_split", pattern=os.path.basename(data))])
+context = base_beam_executor.BaseBeamExecutor.Context(
+    tmp_dir=out + ".tmp", unique_id="stock",
+    make_beam_pipeline_fn=lambda: beam.Pipeline(argv=beam_args))
+began = time.monotonic()
+executor.Executor(context).Do(
+    {}, {"examples": [examples]},
+    {"input_base": os.path.dirname(data),
+     "input_config": json_format.MessageToJson(input_config),
+     "output_config": json_format.MessageToJson(output_config),
+     "output_data_format": example_gen_pb2.FORMAT_TF_EXAMPLE,
+     "output_file_format": example_gen_pb2.FORMAT_TFRECORDS_GZIP})
+print("WALL", time.monotonic() - began)
+"""
+
+
+def run_stock_example_gen(data, output):
+    """Wall s of TFX's CsvExampleGen executor (in a process of its own) on `data`."""
+    folder = tempfile.mkdtemp(dir=output)
+    # CsvExampleGen reads every file under input_base: give it a folder with only `data`.
+    os.symlink(data, os.path.join(folder, os.path.basename(data)))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _STOCK_EXAMPLE_GEN,
+            os.path.join(folder, os.path.basename(data)),
+            os.path.join(output, "stock_examples"),
+            *DEFAULT_BEAM_ARGS,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode:
+        raise RuntimeError(proc.stderr[-3000:])
+    return float(proc.stdout.split("WALL")[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--train-steps", type=int, default=PipelineConfig().train_steps)
+    parser.add_argument("--keep", help="Folder for the data and outputs (default: a temp one).")
+    parser.add_argument("--no-stock", action="store_true", help="Skip stock CsvExampleGen.")
+    args = parser.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    work = args.keep or tempfile.mkdtemp(prefix="pipeline-scale-")
+    os.makedirs(work, exist_ok=True)
+    data = os.path.join(work, f"taxi_{args.rows}.csv")
+    began = time.monotonic()
+    generate(args.rows, data)
+    print(f"generated {args.rows:,} rows in {time.monotonic() - began:.0f} s: {data}")
+
+    config = PipelineConfig(
+        output_dir=os.path.join(work, "run"),
+        data_path=data,
+        train_steps=args.train_steps,
+        enable_cache=False,
+    )
+    components, (total, peak), summary = cold_run(config, include_children=True)
+    print(f"\nCold local run: {args.rows:,} rows, train_steps={args.train_steps}, in {work}")
+    print(f"{'component':32} {'wall s':>8} {'rows/s':>9} {'peak RSS MiB':>13}")
+    for node, (wall, rss) in components.items():
+        print(f"{node:32} {wall:8.1f} {args.rows / wall:9.0f} {rss / 2**20:13.0f}")
+    print(f"{'total (incl. imports in run)':32} {total:8.1f} {'':9} {peak / 2**20:13.0f}")
+    if not args.no_stock:
+        stock = run_stock_example_gen(data, work)
+        ours = components["ExampleGen"][0]
+        print(
+            f"\nstock CsvExampleGen: {stock:.1f} s ({args.rows / stock:.0f} rows/s); "
+            f"ours {ours:.1f} s: {stock / ours:.2f}x"
+        )
+    print(summary.format())
+
+
+if __name__ == "__main__":
+    main()
