@@ -279,6 +279,12 @@ def test_cli_reports_a_bad_definition_naming_file_and_key(tmp_path, capsys):
     assert "diabetes.toml: with the options given: train_steps" in capsys.readouterr().err
 
 
+def test_stats_reads_the_definitions_pipeline_name(tmp_path, capsys):
+    assert main(["stats", "--definition", DIABETES, "--output-dir", str(tmp_path)]) == 2
+    expected = tmp_path / "pipelines" / "diabetes" / "metadata.sqlite"
+    assert f"No ML Metadata store at {expected}" in capsys.readouterr().err
+
+
 def test_modules_outside_the_image_are_refused_when_compiling():
     from pipeline.vertex import IMAGE_PACKAGES, SetupError, vertex_config
 
