@@ -5,7 +5,7 @@
     python3 bootstrap.py test [pytest options]    # python -m pytest ...
     python3 bootstrap.py lint                     # ruff format --check, ruff check
 
-Needs only `python3` (3.10-3.12) and access to the package index.  The
+Needs only `python3` (3.11-3.12) and access to the package index.  The
 environment is installed once; later calls reuse it unless `requirements.lock`
 or `pyproject.toml` changed.  Standard library only: it runs before anything
 is installed.

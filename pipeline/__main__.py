@@ -17,6 +17,20 @@ from components.trainer.strategy import NAMES as STRATEGY_NAMES
 from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, LOCAL_BACKENDS, PipelineConfig
 
 _DEFAULTS = PipelineConfig()
+_DEFINITION_NOTE = (
+    " With --definition, the definition's keys replace the defaults shown; options given "
+    "here replace the definition's keys."
+)
+
+
+def _add_definition_option(p, reads):
+    p.add_argument(
+        "--definition",
+        default=None,
+        metavar="FILE.toml",
+        help=f"Pipeline definition (TOML, e.g. definitions/diabetes.toml) to take {reads} "
+        "from; options given override it.",
+    )
 
 
 def _add_input_options(p):
@@ -76,9 +90,11 @@ def _add_run_parser(subparsers):
         help="Run the whole pipeline locally (LocalDagRunner, SQLite metadata, "
         "Beam in memory) and print a summary.",
         description="Run ExampleGen, Transform, Trainer, Evaluator and Pusher on this "
-        "machine. Outputs go under --output-dir unless given one by one.",
+        "machine. Outputs go under --output-dir unless given one by one. Without "
+        "--definition, the taxi example (definitions/taxi.toml)." + _DEFINITION_NOTE,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    _add_definition_option(p, "the settings")
     _add_input_options(p)
     _add_output_options(p)
     p.add_argument(
@@ -317,9 +333,13 @@ def _add_compile_parser(subparsers):
         help="Compile the pipeline for Vertex AI Pipelines into a PipelineJob JSON.",
         description="Compile the same pipeline with TFX's KubeflowV2DagRunner: every component "
         "a task in --image, Beam steps in the task's container or on "
-        "--beam-runner. Nothing is sent anywhere; `submit` and `schedule` do that.",
+        "--beam-runner. Nothing is sent anywhere; `submit` and `schedule` do that."
+        + _DEFINITION_NOTE
+        + " Its [vertex] pipeline_root and serving_dir replace [output] pipeline_root and "
+        "[serving] dir here.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    _add_definition_option(p, "the settings")
     p.add_argument(
         "--target", choices=("vertex",), default="vertex", help="Orchestrator to compile for."
     )
@@ -391,13 +411,22 @@ def _add_vertex_job_options(p):
     p.add_argument(
         "--spec", required=True, help="PipelineJob JSON written by `python -m pipeline compile`."
     )
+    _add_definition_option(
+        p,
+        "[vertex] project and region (the rest of the pipeline is in --spec: compile it "
+        "from the same definition)",
+    )
     p.add_argument(
         "--project",
         default=None,
-        help="Google Cloud project (default: $GOOGLE_CLOUD_PROJECT, then the "
-        "credentials file's project).",
+        help="Google Cloud project (default: the definition's [vertex] project, then "
+        "$GOOGLE_CLOUD_PROJECT, then the credentials file's project).",
     )
-    p.add_argument("--region", default=_DEFAULTS.gcp_region, help="Vertex AI region.")
+    p.add_argument(
+        "--region",
+        default=_DEFAULTS.gcp_region,
+        help="Vertex AI region (with --definition, default: its [vertex] region).",
+    )
     p.add_argument(
         "--pipeline-root",
         default=None,
@@ -490,6 +519,7 @@ def _add_stats_parser(subparsers):
         "the latest run, the training statistics of the blessed model it was compared with, "
         "if any; none with --artifact.",
     )
+    _add_definition_option(p, "the pipeline name and output folders")
     p.add_argument(
         "--pipeline-name",
         default=_DEFAULTS.pipeline_name,
@@ -508,6 +538,7 @@ def _add_schema_parser(subparsers):
         "so later runs validate against it.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
+    _add_definition_option(p, "the pipeline name and output folders")
     p.add_argument(
         "--pipeline-name",
         default=_DEFAULTS.pipeline_name,
@@ -517,15 +548,10 @@ def _add_schema_parser(subparsers):
     p.add_argument("--out", default=None, help="Write the schema to this file instead.")
 
 
-def _schema_command(args):
+def _schema_command(args, metadata_path):
     from pipeline.runner import latest_output, latest_run_executions, open_store
     from schemas import SCHEMA_FILE_NAME
 
-    metadata_path = PipelineConfig(
-        pipeline_name=args.pipeline_name,
-        output_dir=args.output_dir,
-        metadata_path=args.metadata_path,
-    ).resolved_metadata_path
     try:
         store = open_store(metadata_path)
         artifact = latest_output(store, latest_run_executions(store, metadata_path), "Schema")
@@ -547,7 +573,7 @@ def _schema_command(args):
     return 0
 
 
-def _stats_command(args):
+def _stats_command(args, metadata_path):
     from pipeline import stats
 
     try:
@@ -555,11 +581,6 @@ def _stats_command(args):
         if args.artifact:
             path = args.artifact
         else:
-            metadata_path = PipelineConfig(
-                pipeline_name=args.pipeline_name,
-                output_dir=args.output_dir,
-                metadata_path=args.metadata_path,
-            ).resolved_metadata_path
             path = stats.latest_statistics_uri(metadata_path)
             baseline = baseline or stats.latest_baseline_uri(metadata_path)
         report = stats.statistics_report(path, baseline)
@@ -570,13 +591,20 @@ def _stats_command(args):
     return 0
 
 
-def _vertex_command(args):
+def _vertex_command(args, explicit):
     from pipeline import vertex
 
+    project, region = args.project, args.region
+    if args.definition:  # its [vertex] project and region, under the options given
+        from pipeline.definition import build_config
+
+        config = build_config(args.definition, args.command)
+        project = explicit.get("project", config.gcp_project)
+        region = explicit.get("region", config.gcp_region)
     job = vertex.prepare_job(
         args.spec,
-        project=args.project,
-        region=args.region,
+        project=project,
+        region=region,
         pipeline_root=args.pipeline_root,
         job_id=getattr(args, "job_id", None),
         enable_caching=args.enable_caching,
@@ -598,9 +626,10 @@ def _vertex_command(args):
     return vertex.schedule(job, **settings)
 
 
-def config_from_args(args):
+def _config_fields(options):
+    """The `PipelineConfig` fields among parsed options (a dict), as the config takes them."""
     fields = {f.name for f in dataclasses.fields(PipelineConfig)}
-    values = {k: v for k, v in vars(args).items() if k in fields and v is not None}
+    values = {k: v for k, v in options.items() if k in fields and v is not None}
     for name in (
         "beam_pipeline_args",
         "warn_only_anomalies",
@@ -610,9 +639,34 @@ def config_from_args(args):
     ):
         if name in values:
             values[name] = tuple(values[name])
-    if getattr(args, "infer_schema", False):
+    if options.get("infer_schema"):
         values["schema_path"] = None
-    return PipelineConfig(**values)
+    return values
+
+
+def config_from_args(args, explicit=None):
+    """The `PipelineConfig` of parsed `args`: the options in `explicit` (those given on the
+    command line; default: every option in `args`) over `--definition`'s keys, if any, over
+    PipelineConfig's defaults."""
+    overrides = _config_fields(vars(args) if explicit is None else explicit)
+    if getattr(args, "definition", None):
+        from pipeline.definition import build_config
+
+        return build_config(args.definition, args.command, overrides)
+    return PipelineConfig(**overrides)
+
+
+def explicit_options(argv):
+    """The options `argv` gives, without argparse's defaults (which must not override a
+    definition's keys)."""
+    parser = build_parser()
+    parsers = [parser]
+    while parsers:
+        for action in parsers.pop()._actions:
+            action.default = argparse.SUPPRESS
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
+    return vars(parser.parse_args(argv))
 
 
 def build_parser():
@@ -634,13 +688,17 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "stats":
-        return _stats_command(args)
-    if args.command == "schema":
-        return _schema_command(args)
+    explicit = explicit_options(sys.argv[1:] if argv is None else argv)
+    if args.command in ("stats", "schema"):
+        try:
+            metadata_path = config_from_args(args, explicit).resolved_metadata_path
+        except ValueError as e:
+            parser.error(str(e))
+        command = _stats_command if args.command == "stats" else _schema_command
+        return command(args, metadata_path)
     if args.command in ("run", "compile"):
         try:
-            config = config_from_args(args)
+            config = config_from_args(args, explicit)
         except ValueError as e:
             parser.error(str(e))
     if args.command == "run":
@@ -659,6 +717,7 @@ def main(argv=None):
         else:
             print(summary.format())
         return 0
+    from pipeline.definition import DefinitionError
     from pipeline.vertex import SetupError
 
     try:
@@ -672,13 +731,15 @@ def main(argv=None):
             tasks = task_order(job["pipelineSpec"]["root"]["dag"]["tasks"])
             print(
                 f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "
-                f"image {args.image}, pipeline root {args.pipeline_root}"
+                f"image {config.image}, pipeline root {config.pipeline_root}"
             )
             return 0
-        result = _vertex_command(args)
+        result = _vertex_command(args, explicit)
     except SetupError as e:
         print(e, file=sys.stderr)
         return 2
+    except DefinitionError as e:
+        parser.error(str(e))
     print(json.dumps(result, indent=2, sort_keys=True) if args.dry_run else result)
     return 0
 

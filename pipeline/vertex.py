@@ -7,6 +7,7 @@ the network, that they have a project and credentials.
 """
 
 import dataclasses
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -14,7 +15,20 @@ from pathlib import Path
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 
 # Repository folders kubeflow/Dockerfile copies into the image's WORKDIR.
-IMAGE_FOLDERS = ("pipeline", "components", "transforms", "schemas", "models", "kubeflow", "data")
+IMAGE_FOLDERS = (
+    "pipeline",
+    "components",
+    "transforms",
+    "schemas",
+    "models",
+    "kubeflow",
+    "data",
+    "definitions",
+)
+# The packages among them the image also installs (pyproject.toml), so that Beam workers
+# outside the task container import them too: user modules (preprocessing_fn,
+# build_estimator) must be in one of these.
+IMAGE_PACKAGES = ("pipeline", "components", "transforms", "schemas", "models", "kubeflow")
 # These read files from outside the pipeline (the CSV, the schema file): a
 # cache key cannot see those change, so a cached run would retrain on old data.
 ALWAYS_RUN = ("SchemaImporter", "ExampleGen")
@@ -45,11 +59,8 @@ def _path_in_image(path, flag, problems, beam_workers_read_it):
     if not beam_workers_read_it:
         if path.startswith("/gcs/"):
             return path
-        resolved = Path(path).resolve()
-        if resolved.is_relative_to(REPO_ROOT):
-            relative = resolved.relative_to(REPO_ROOT)
-            if relative.parts[0] in IMAGE_FOLDERS:
-                return relative.as_posix()
+        if _in_image(path):
+            return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
         problems.append(
             f"{flag} {path} is not in the pipeline image: give a gs:// or /gcs/ "
             f"path, or one under {', '.join(IMAGE_FOLDERS)} in {REPO_ROOT}"
@@ -60,6 +71,30 @@ def _path_in_image(path, flag, problems, beam_workers_read_it):
             "so it must be a gs:// path"
         )
     return path
+
+
+def _in_image(path, folders=IMAGE_FOLDERS):
+    resolved = Path(path).resolve()
+    return resolved.is_relative_to(REPO_ROOT) and (
+        resolved.relative_to(REPO_ROOT).parts[0] in folders
+    )
+
+
+def _module_in_image(dotted_path, flag, problems):
+    """Adds a problem unless the module of `dotted_path` is in a package the image installs."""
+    module_name = dotted_path.rpartition(".")[0]
+    try:
+        spec = importlib.util.find_spec(module_name) if module_name else None
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None:
+        problems.append(f"{flag} {dotted_path}: no module {module_name!r} here to compile in")
+    elif not (spec.origin and _in_image(spec.origin, IMAGE_PACKAGES)):
+        problems.append(
+            f"{flag} {dotted_path}: {spec.origin or module_name} is not in the pipeline image: "
+            f"put the module in one of the packages it installs, {', '.join(IMAGE_PACKAGES)} "
+            f"(e.g. transforms/ or models/ in {REPO_ROOT})"
+        )
 
 
 def vertex_config(config):
@@ -82,6 +117,8 @@ def vertex_config(config):
     schema_path = config.schema_path and _path_in_image(
         config.schema_path, "--schema", problems, False
     )
+    _module_in_image(config.preprocessing_fn, "--preprocessing-fn", problems)
+    _module_in_image(config.estimator_fn, "--estimator-fn", problems)
     if remote_beam and not config.beam_worker_image:
         problems.append(
             f"--beam-worker-image: {config.beam_runner} workers run the "

@@ -1,4 +1,5 @@
-"""The regression example (data/diabetes) end to end: RMSE gate, a pushed model served raw."""
+"""The regression example (definitions/diabetes.toml) end to end: RMSE gate, a pushed model
+served raw."""
 
 import json
 import os
@@ -8,9 +9,11 @@ import textwrap
 
 import pytest
 
-from pipeline.config import REPO_ROOT, PipelineConfig
+from pipeline.config import REPO_ROOT
+from pipeline.definition import build_config
 
 pytestmark = pytest.mark.slow
+DIABETES = str(REPO_ROOT / "definitions" / "diabetes.toml")
 
 # A serving client: TensorFlow only, raw CSV rows in (label dropped), predictions out.
 _SERVE_SCRIPT = textwrap.dedent(r"""
@@ -35,24 +38,9 @@ _SERVE_SCRIPT = textwrap.dedent(r"""
 
 
 def _config(output_dir, **overrides):
-    settings = {
-        "pipeline_name": "diabetes",
-        "output_dir": str(output_dir),
-        "data_path": str(REPO_ROOT / "data" / "diabetes" / "data.csv"),
-        "schema_path": str(REPO_ROOT / "schemas" / "diabetes" / "schema.pbtxt"),
-        "preprocessing_fn": "transforms.diabetes.preprocessing_fn",
-        "estimator_fn": "models.diabetes.build_estimator",
-        "raw_label_key": "target",
-        "label_key": "target_xf",
-        "task": "regression",
-        "slice_features": ("sex",),
-        "hidden_units": (32, 16),
-        "train_steps": 400,
-        "eval_steps": 10,
-        "save_checkpoints_steps": 400,
-    }
-    settings.update(overrides)
-    return PipelineConfig(**settings)
+    """definitions/diabetes.toml, as `run --definition` reads it, with fewer eval steps."""
+    settings = {"output_dir": str(output_dir), "eval_steps": 10, "save_checkpoints_steps": 400}
+    return build_config(DIABETES, overrides={**settings, **overrides})
 
 
 def test_regression_is_blessed_on_rmse_served_raw_and_a_worse_model_is_refused(tmp_path):

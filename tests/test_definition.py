@@ -1,0 +1,370 @@
+"""Pipeline definitions (pipeline/definition.py): shipped files, errors, precedence, compile."""
+
+import dataclasses
+import json
+import os
+import re
+import tomllib
+
+import pytest
+
+from pipeline.__main__ import build_parser, config_from_args, explicit_options, main
+from pipeline.config import REPO_ROOT, PipelineConfig
+from pipeline.definition import KEYS, DefinitionError, build_config, load
+
+TAXI = str(REPO_ROOT / "definitions" / "taxi.toml")
+DIABETES = str(REPO_ROOT / "definitions" / "diabetes.toml")
+IMAGE = "europe-west4-docker.pkg.dev/proj/kit/taxi:test"
+# The diabetes command line the README gave before definitions existed.
+DIABETES_FLAGS = [
+    "--pipeline-name=diabetes",
+    "--data=data/diabetes/data.csv",
+    "--schema=schemas/diabetes/schema.pbtxt",
+    "--preprocessing-fn=transforms.diabetes.preprocessing_fn",
+    "--estimator-fn=models.diabetes.build_estimator",
+    "--label=target",
+    "--transformed-label=target_xf",
+    "--task=regression",
+    "--slice=sex",
+    "--hidden-units=32,16",
+    "--train-steps=400",
+]
+
+
+def _cli_config(argv):
+    return config_from_args(build_parser().parse_args(argv), explicit_options(argv))
+
+
+def _write(folder, text, name="model.toml"):
+    path = folder / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_shipped_definitions_give_the_configs_their_flags_gave(monkeypatch):
+    # Taxi: what `run` without a definition runs, PipelineConfig's defaults.
+    assert build_config(TAXI) == PipelineConfig() == _cli_config(["run"])
+    assert _cli_config(["run", "--definition", TAXI]) == PipelineConfig()
+
+    monkeypatch.chdir(REPO_ROOT)  # the README's relative paths
+    diabetes = PipelineConfig(
+        pipeline_name="diabetes",
+        data_path=str(REPO_ROOT / "data" / "diabetes" / "data.csv"),
+        schema_path=str(REPO_ROOT / "schemas" / "diabetes" / "schema.pbtxt"),
+        preprocessing_fn="transforms.diabetes.preprocessing_fn",
+        estimator_fn="models.diabetes.build_estimator",
+        raw_label_key="target",
+        label_key="target_xf",
+        task="regression",
+        slice_features=("sex",),
+        hidden_units=(32, 16),
+        train_steps=400,
+    )
+    flags = _cli_config(["run", *DIABETES_FLAGS])
+    flags = dataclasses.replace(
+        flags,
+        data_path=os.path.abspath(flags.data_path),
+        schema_path=os.path.abspath(flags.schema_path),
+    )
+    assert build_config(DIABETES) == diabetes == flags
+    assert _cli_config(["compile", "--out=x.json", "--definition", DIABETES]) == diabetes
+
+
+def test_every_key_sets_its_field_and_paths_resolve_against_the_definitions_folder(tmp_path):
+    folder = tmp_path / "use_case"
+    folder.mkdir()
+    path = _write(
+        folder,
+        """
+        name = "mine"
+        enable_cache = false
+        [data]
+        path = "data/rows.csv"
+        schema = "infer"
+        split_ratios = { train = 3, eval = 1 }
+        max_bad_row_fraction = 0
+        [validation]
+        warn_only = ["new_column"]
+        drift_thresholds = { "*" = 0.1, fare = 0.05 }
+        [output]
+        dir = "out"
+        pipeline_root = "gs://bucket/root"
+        metadata_path = "/abs/metadata.sqlite"
+        [serving]
+        dir = "../serving"
+        [blessing]
+        threshold = 0.7
+        max_change = inf
+        """,
+    )
+    definition = load(path)
+    assert definition.values == {
+        "pipeline_name": "mine",
+        "enable_cache": False,
+        "data_path": str(folder / "data" / "rows.csv"),
+        "schema_path": None,
+        "split_ratios": '{"train": 3, "eval": 1}',
+        "max_bad_row_fraction": 0.0,
+        "warn_only_anomalies": ("new_column",),
+        "drift_thresholds": (("*", 0.1), ("fare", 0.05)),
+        "output_dir": str(folder / "out"),
+        "pipeline_root": "gs://bucket/root",
+        "metadata_path": "/abs/metadata.sqlite",
+        "serving_model_dir": str(tmp_path / "serving"),
+        "blessing_threshold": 0.7,
+        "blessing_max_change": float("inf"),
+    }
+    config = build_config(path)
+    assert config.blessing_gate.describe() == "auc >= 0.7"
+    # Every key of the format sets a field of the config, or is refused saying why.
+    fields = set(PipelineConfig.__dataclass_fields__)
+    for key in KEYS:
+        assert key.field in fields if key.field else key.refused, key
+
+
+def test_vertex_folders_replace_the_local_ones_for_compile_only(tmp_path):
+    path = _write(
+        tmp_path,
+        """
+        [output]
+        pipeline_root = "root"
+        [serving]
+        dir = "serving"
+        [vertex]
+        project = "proj"
+        region = "europe-west4"
+        image = "IMAGE"
+        pipeline_root = "gs://bucket/root"
+        serving_dir = "/gcs/bucket/serving"
+        """,
+    )
+    local, compiled = build_config(path, "run"), build_config(path, "compile")
+    assert (local.pipeline_root, local.serving_model_dir) == (
+        str(tmp_path / "root"),
+        str(tmp_path / "serving"),
+    )
+    assert (compiled.pipeline_root, compiled.serving_model_dir) == (
+        "gs://bucket/root",
+        "/gcs/bucket/serving",
+    )
+    assert (compiled.gcp_project, compiled.gcp_region, compiled.image) == (
+        "proj",
+        "europe-west4",
+        "IMAGE",
+    )
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "[training]\nstesp = 10",
+            r"model.toml: \[training\] stesp: unknown key \(did you mean 'steps'\?\); "
+            r"\[training\] takes: steps, eval_steps, batch_size",
+        ),
+        ("[trainng]\nsteps = 10", r"\[trainng\]: unknown section \(did you mean 'training'\?\)"),
+        ("nme = 'x'", r"nme: unknown key \(did you mean 'name'\?\); top-level keys: name, "),
+        ("training = 5", r"\[training\] must be a table, got an integer \(5\)"),
+        ("[training]\nsteps = '2000'", r"\[training\] steps: must be an integer, got a string"),
+        ("[training]\nsteps = 2.5", r"\[training\] steps: must be an integer, got a number"),
+        ("[model]\nhidden_units = '32,16'", r"\[model\] hidden_units: must be a list of integers"),
+        ("[evaluation]\nslices = 'sex'", r"\[evaluation\] slices: must be a list of strings"),
+        ("[training]\nwarm_start = 1", r"\[training\] warm_start: must be true or false"),
+        ("[data]\nschema = false", r"\[data\] schema: must be a string \(a path, or 'infer'\)"),
+        (
+            "[validation]\ndrift_thresholds = { fare = 'high' }",
+            r"\[validation\] drift_thresholds: must be a table of column = number",
+        ),
+        ("[training\nsteps = 1", r"model.toml: not valid TOML"),
+    ],
+)
+def test_file_errors_name_the_key_and_what_it_takes(tmp_path, text, expected):
+    with pytest.raises(DefinitionError, match=expected):
+        load(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "[training]\nstrategy = 'fast'",
+            r'\[training\] strategy = "fast": strategy must be one of auto, default, ',
+        ),
+        (
+            "[training]\nsteps = 0",
+            r"\[training\] steps = 0: train_steps and eval_steps must be positive",
+        ),
+        ("[label]\ntask = 'ranking'", r'\[label\] task = "ranking": task must be one of binary, '),
+        (
+            "[label]\ntask = 'multiclass'",
+            r"\[label\] task = \"multiclass\": task 'multiclass' needs num_classes >= 3",
+        ),
+        (
+            "[label]\ntask = 'regression'\n[blessing]\nmetric = 'auc'",
+            r'\[label\] task = "regression", \[blessing\] metric = "auc": blessing_metric '
+            r"'auc' is not reported for task 'regression': choose one of root_mean_squared_error",
+        ),
+        (
+            "[validation]\nwarn_only = ['drfit']",
+            r'\[validation\] warn_only = \["drfit"\]: unknown anomaly kind\(s\) drfit; known: ',
+        ),
+        (
+            "[validation]\nskew_thresholds = { nope = 0.1 }",
+            r"\[validation\] skew_thresholds = \{\"nope\": 0.1\}: skew_thresholds: no column "
+            r"'nope' in the schema",
+        ),
+        (
+            "[data]\nmax_bad_row_fraction = 2",
+            r"\[data\] max_bad_row_fraction = 2: max_bad_row_fraction must be in \[0, 1\]",
+        ),
+    ],
+)
+def test_values_the_config_refuses_name_the_definitions_keys(tmp_path, text, expected):
+    with pytest.raises(DefinitionError, match=expected):
+        build_config(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[data]\nfeatures = ['fare']", r"\[data\] features: not supported yet"),
+        ("[data]\nexclude_features = ['fare']", r"\[data\] exclude_features: not supported yet"),
+        ("[label]\ntask = 'auto'", r"\[label\] task: task 'auto' .* is not supported yet"),
+        ("[preprocessing]\nfn = 'auto'", r"\[preprocessing\] fn: automatic preprocessing is not"),
+        ("[model]\nbuild_estimator = 'auto'", r"\[model\] build_estimator: an automatic model is"),
+        ("[model]\ncanned = 'DNNRegressor'", r"\[model\] canned: not supported yet"),
+        ("[model]\nargs = { hidden_units = [8] }", r"\[model\] args: not supported yet"),
+    ],
+)
+def test_what_is_not_supported_yet_is_refused_not_ignored(tmp_path, text, expected):
+    with pytest.raises(DefinitionError, match=expected):
+        load(_write(tmp_path, text))
+
+
+def test_options_given_override_the_definition_and_defaults_do_not(tmp_path):
+    base = ["run", "--definition", DIABETES]
+    assert _cli_config(base) == build_config(DIABETES)
+    # An option given wins even when it repeats PipelineConfig's default.
+    config = _cli_config([*base, "--train-steps", "2000", "--slice", "age", "--slice", "bmi"])
+    assert (config.train_steps, config.slice_features) == (2000, ("age", "bmi"))
+    assert (config.pipeline_name, config.hidden_units, config.task) == (
+        "diabetes",
+        (32, 16),
+        "regression",
+    )
+    assert _cli_config([*base, "--infer-schema"]).schema_path is None
+    assert _cli_config([*base, "--no-cache"]).enable_cache is False
+    inferred = _write(tmp_path, "[data]\nschema = 'infer'")
+    schema = _cli_config(["run", "--definition", inferred, "--schema", "s.pbtxt"]).schema_path
+    assert schema == "s.pbtxt"  # a flag's path is the command line's, as without a definition
+    # Without a definition, the options over PipelineConfig's defaults, as before.
+    assert _cli_config(["run", "--train-steps", "7"]) == PipelineConfig(train_steps=7)
+
+
+def test_cli_reports_a_bad_definition_naming_file_and_key(tmp_path, capsys):
+    path = _write(tmp_path, "[training]\nstesp = 10")
+    for argv in (
+        ["run", "--definition", path],
+        ["compile", "--out", str(tmp_path / "p.json"), "--definition", path],
+        ["stats", "--definition", path],
+        ["submit", "--spec", str(tmp_path / "p.json"), "--definition", path, "--dry-run"],
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main(argv)
+        assert exit_info.value.code == 2
+        assert "[training] stesp: unknown key (did you mean 'steps'?)" in capsys.readouterr().err
+    # A value a flag gets wrong is not blamed on the definition.
+    with pytest.raises(SystemExit):
+        main(["run", "--definition", DIABETES, "--train-steps", "0"])
+    assert "diabetes.toml: with the options given: train_steps" in capsys.readouterr().err
+
+
+def test_stats_reads_the_definitions_pipeline_name(tmp_path, capsys):
+    assert main(["stats", "--definition", DIABETES, "--output-dir", str(tmp_path)]) == 2
+    expected = tmp_path / "pipelines" / "diabetes" / "metadata.sqlite"
+    assert f"No ML Metadata store at {expected}" in capsys.readouterr().err
+
+
+def test_modules_outside_the_image_are_refused_when_compiling():
+    from pipeline.vertex import IMAGE_PACKAGES, SetupError, vertex_config
+
+    config = PipelineConfig(
+        pipeline_root="gs://b/r",
+        serving_model_dir="/gcs/b/s",
+        image=IMAGE,
+        preprocessing_fn="tests.conftest.preprocessing_fn",
+        estimator_fn="nowhere.models.build_estimator",
+    )
+    with pytest.raises(SetupError) as error:
+        vertex_config(config)
+    message = str(error.value)
+    assert re.search(
+        r"--preprocessing-fn tests.conftest.preprocessing_fn: \S+/tests/conftest.py is not in "
+        r"the pipeline image: put the module in one of the packages it installs",
+        message,
+    )
+    assert "--estimator-fn nowhere.models.build_estimator: no module 'nowhere.models'" in message
+    # The packages the image installs are the ones pyproject.toml packages.
+    with open(REPO_ROOT / "pyproject.toml", "rb") as f:
+        include = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert {name.rstrip("*") for name in include} == set(IMAGE_PACKAGES)
+
+
+@pytest.fixture(scope="module")
+def compiled_diabetes(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("compiled") / "diabetes.json")
+    argv = ["compile", "--definition", DIABETES, "--out", path, "--image", IMAGE]
+    argv += ["--pipeline-root", "gs://b/diabetes", "--serving-model-dir", "/gcs/b/serving"]
+    assert main(argv) == 0
+    with open(path) as f:
+        return path, json.load(f)
+
+
+def test_compile_from_the_diabetes_definition_gates_on_rmse(compiled_diabetes):
+    _, job = compiled_diabetes
+    tasks = job["pipelineSpec"]["root"]["dag"]["tasks"]
+
+    def parameters(task):
+        return {
+            key: value["runtimeValue"]["constant"]
+            for key, value in tasks[task]["inputs"]["parameters"].items()
+        }
+
+    eval_config = json.loads(parameters("Evaluator")["eval_config"])
+    assert eval_config["model_specs"][0]["label_key"] == "target_xf"
+    assert eval_config["slicing_specs"][1]["feature_keys"] == ["sex"]
+    metrics = {m["class_name"]: m for m in eval_config["metrics_specs"][0]["metrics"]}
+    assert "AUC" not in metrics and "MeanAbsoluteError" in metrics
+    rmse = metrics["RootMeanSquaredError"]["per_slice_thresholds"][0]["threshold"]
+    assert rmse["change_threshold"] == {"direction": "LOWER_IS_BETTER", "relative": 0.02}
+    assert parameters("ExampleGen")["input_base"] == "data/diabetes/data.csv"
+    assert parameters("SchemaImporter") == {"schema_file": "schemas/diabetes/schema.pbtxt"}
+    trainer = parameters("Trainer")
+    assert trainer["estimator_fn"] == "models.diabetes.build_estimator"
+    assert (trainer["train_steps"], trainer["label_key"]) == (400, "target_xf")
+    assert parameters("Transform")["preprocessing_fn"] == "transforms.diabetes.preprocessing_fn"
+
+
+def test_submit_takes_project_and_region_from_the_definition(
+    compiled_diabetes, tmp_path, capsys, monkeypatch
+):
+    for name in ("GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CORE_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    path = _write(tmp_path, "[vertex]\nproject = 'defproj'\nregion = 'europe-west4'")
+    spec, _ = compiled_diabetes
+    common = ["submit", "--spec", spec, "--definition", path, "--dry-run", "--job-id", "j"]
+    assert main(common) == 0
+    url = json.loads(capsys.readouterr().out)["url"]
+    assert (
+        "europe-west4-aiplatform.googleapis.com/v1/projects/defproj/locations/europe-west4" in url
+    )
+    assert main([*common, "--region", "us-east1", "--project", "other"]) == 0
+    assert "/projects/other/locations/us-east1/" in json.loads(capsys.readouterr().out)["url"]
+
+
+def test_readme_documents_every_key():
+    text = (REPO_ROOT / "README.md").read_text()
+    section = text[text.index("## Pipeline definitions") :]
+    section = section[: section.index("\n## ", 1)]
+    for key in KEYS:
+        assert f"`{key.name}`" in section, key.label
