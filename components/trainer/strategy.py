@@ -8,8 +8,6 @@ as a tf.estimator `RunConfig` without `train_distribute`.
 
 import dataclasses
 
-from components.trainer.estimator.server import tf_config_from_env
-
 NAMES = (
     "auto",
     "default",
@@ -66,6 +64,8 @@ def choose_here(requested):
     multi-worker mirrored strategy can still be built afterwards.
     """
     import tensorflow as tf
+
+    from components.trainer.estimator.server import tf_config_from_env
 
     num_tpus = len(tf.config.list_logical_devices("TPU")) if requested == "tpu" else 0
     return choose(
