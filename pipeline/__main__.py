@@ -22,7 +22,7 @@ _DEFAULTS = PipelineConfig()
 def _add_input_options(p):
     p.add_argument(
         "--pipeline-name",
-        default=None,
+        default=argparse.SUPPRESS,
         help="Name of the pipeline; also names its output folders (default: "
         f"{_DEFAULTS.pipeline_name}, or with --data the file's name).",
     )
@@ -38,7 +38,7 @@ def _add_input_options(p):
     schema.add_argument(
         "--schema",
         dest="schema_path",
-        default=None,
+        default=argparse.SUPPRESS,
         help="tensorflow_metadata Schema text proto that types the CSV columns and that the "
         f"data is validated against (default: {_DEFAULTS.schema_path}; with --data, inferred).",
     )
@@ -150,7 +150,7 @@ def _add_component_options(p):
         "--missing-value",
         dest="missing_values",
         action="append",
-        default=None,
+        default=argparse.SUPPRESS,
         metavar="TEXT",
         help="A CSV cell text that means a missing value, in every column; repeatable, "
         "replaces the defaults ("
@@ -159,14 +159,14 @@ def _add_component_options(p):
     )
     p.add_argument(
         "--preprocessing-fn",
-        default=None,
+        default=argparse.SUPPRESS,
         help="Dotted path of the tf.Transform preprocessing_fn, or auto: built from the schema "
         "(numbers z-scored, strings and small-integer columns to vocabulary ids, the label "
         f"as the task needs) (default: {_DEFAULTS.preprocessing_fn}; with --data, auto).",
     )
     p.add_argument(
         "--estimator-fn",
-        default=None,
+        default=argparse.SUPPRESS,
         help="Dotted path of build_estimator(run_config, hparams, warm_start_from), or auto: "
         "a wide-and-deep canned Estimator over the transform output, head by task "
         f"(default: {_DEFAULTS.estimator_fn}; with --data, auto).",
@@ -193,7 +193,7 @@ def _add_component_options(p):
     p.add_argument(
         "--hidden-units",
         type=lambda s: tuple(int(x) for x in s.split(",")),
-        default=None,
+        default=argparse.SUPPRESS,
         help="Widths of the DNN layers, comma-separated (default: "
         f"{','.join(map(str, _DEFAULTS.hidden_units))}; with --data, 64,32).",
     )
@@ -260,20 +260,20 @@ def _add_component_options(p):
     p.add_argument(
         "--label",
         dest="raw_label_key",
-        default=None,
+        default=argparse.SUPPRESS,
         help=f"The label's CSV column (default: {_DEFAULTS.raw_label_key}; needed with --data).",
     )
     p.add_argument(
         "--transformed-label",
         dest="label_key",
-        default=None,
+        default=argparse.SUPPRESS,
         help="The label's name among the preprocessing_fn's outputs (what the model trains "
         f"on; default: {_DEFAULTS.label_key}; with the auto preprocessing, <label>_xf).",
     )
     p.add_argument(
         "--task",
         choices=(*TASKS, "auto"),
-        default=None,
+        default=argparse.SUPPRESS,
         help="What the label is: the Evaluator's metrics and default blessing gate follow it; "
         "auto decides from the label's values (2 distinct: binary; text, or integers with at "
         "most 10 values: multiclass; other numbers: regression) "

@@ -4,9 +4,10 @@ Each CSV file is parsed whole by one DoFn call: that is what keeps line numbers 
 (quoted fields may span lines), at the cost of no parallelism inside a file.
 
 Without a schema, each column is typed from the data before the Beam pipeline starts
-(`infer_column_kinds`): INT if every non-empty value is an integer, else FLOAT if every one is
-a number, else BYTES, exactly as `_parse_value` would parse them, so typing never makes a row
-bad. That pass reads the files with pyarrow's C++ CSV reader and checks whole columns with
+(`infer_column_kinds`): INT if every value that is not missing is an integer, else FLOAT if
+every one is a number, else BYTES, exactly as `_parse_value` would parse them, so typing never
+makes a row bad. A cell whose text is one of the `missing_values` tokens (default: empty, NA,
+NaN, null; `missing.py`) is missing, with or without a schema: an absent feature. That pass reads the files with pyarrow's C++ CSV reader and checks whole columns with
 Arrow's regex kernels; with a schema it does not run at all.
 """
 
