@@ -36,22 +36,25 @@ def _add_definition_option(p, reads):
 def _add_input_options(p):
     p.add_argument(
         "--pipeline-name",
-        default=_DEFAULTS.pipeline_name,
-        help="Name of the pipeline; also names its output folders.",
+        default=argparse.SUPPRESS,
+        help="Name of the pipeline; also names its output folders (default: "
+        f"{_DEFAULTS.pipeline_name}, or with --data the file's name).",
     )
     p.add_argument(
         "--data",
         dest="data_path",
         default=_DEFAULTS.data_path,
-        help="CSV file, or folder of *.csv files, to ingest.",
+        help="CSV file, or folder of *.csv files, to ingest. Any other than the taxi sample "
+        "runs zero code: with --label, every setting not given is inferred (the schema by "
+        "SchemaGen, preprocessing_fn and estimator_fn auto, the task from the label).",
     )
     schema = p.add_mutually_exclusive_group()
     schema.add_argument(
         "--schema",
         dest="schema_path",
-        default=_DEFAULTS.schema_path,
+        default=argparse.SUPPRESS,
         help="tensorflow_metadata Schema text proto that types the CSV columns and that the "
-        "data is validated against.",
+        f"data is validated against (default: {_DEFAULTS.schema_path}; with --data, inferred).",
     )
     schema.add_argument(
         "--infer-schema",
@@ -160,14 +163,29 @@ def _add_component_options(p):
             "None given: not checked.",
         )
     p.add_argument(
+        "--missing-value",
+        dest="missing_values",
+        action="append",
+        default=argparse.SUPPRESS,
+        metavar="TEXT",
+        help="A CSV cell text that means a missing value, in every column; repeatable, "
+        "replaces the defaults ("
+        + ", ".join(repr(v) for v in _DEFAULTS.missing_values)
+        + "). --missing-value= alone: only empty cells.",
+    )
+    p.add_argument(
         "--preprocessing-fn",
-        default=_DEFAULTS.preprocessing_fn,
-        help="Dotted path of the tf.Transform preprocessing_fn.",
+        default=argparse.SUPPRESS,
+        help="Dotted path of the tf.Transform preprocessing_fn, or auto: built from the schema "
+        "(numbers z-scored, strings and small-integer columns to vocabulary ids, the label "
+        f"as the task needs) (default: {_DEFAULTS.preprocessing_fn}; with --data, auto).",
     )
     p.add_argument(
         "--estimator-fn",
-        default=_DEFAULTS.estimator_fn,
-        help="Dotted path of build_estimator(run_config, hparams, warm_start_from).",
+        default=argparse.SUPPRESS,
+        help="Dotted path of build_estimator(run_config, hparams, warm_start_from), or auto: "
+        "a wide-and-deep canned Estimator over the transform output, head by task "
+        f"(default: {_DEFAULTS.estimator_fn}; with --data, auto).",
     )
     p.add_argument("--train-steps", type=int, default=_DEFAULTS.train_steps, help="Training steps.")
     p.add_argument(
@@ -191,8 +209,9 @@ def _add_component_options(p):
     p.add_argument(
         "--hidden-units",
         type=lambda s: tuple(int(x) for x in s.split(",")),
-        default=_DEFAULTS.hidden_units,
-        help="Widths of the DNN layers, comma-separated.",
+        default=argparse.SUPPRESS,
+        help="Widths of the DNN layers, comma-separated (default: "
+        f"{','.join(map(str, _DEFAULTS.hidden_units))}; with --data, 64,32).",
     )
     p.add_argument(
         "--strategy",
@@ -257,23 +276,30 @@ def _add_component_options(p):
     p.add_argument(
         "--label",
         dest="raw_label_key",
-        default=_DEFAULTS.raw_label_key,
-        help="The label's CSV column.",
+        default=argparse.SUPPRESS,
+        help=f"The label's CSV column (default: {_DEFAULTS.raw_label_key}; needed with --data).",
     )
     p.add_argument(
         "--transformed-label",
         dest="label_key",
-        default=_DEFAULTS.label_key,
-        help="The label's name among the preprocessing_fn's outputs (what the model trains on).",
+        default=argparse.SUPPRESS,
+        help="The label's name among the preprocessing_fn's outputs (what the model trains "
+        f"on; default: {_DEFAULTS.label_key}; with the auto preprocessing, <label>_xf).",
     )
     p.add_argument(
         "--task",
-        choices=TASKS,
-        default=_DEFAULTS.task,
-        help="What the label is: the Evaluator's metrics and default blessing gate follow it.",
+        choices=(*TASKS, "auto"),
+        default=argparse.SUPPRESS,
+        help="What the label is: the Evaluator's metrics and default blessing gate follow it; "
+        "auto decides from the label's values (2 distinct: binary; text, or integers with at "
+        "most 10 values: multiclass; other numbers: regression) "
+        f"(default: {_DEFAULTS.task}; with --data, auto).",
     )
     p.add_argument(
-        "--num-classes", type=int, default=None, help="Number of label classes (multiclass)."
+        "--num-classes",
+        type=int,
+        default=None,
+        help="Number of label classes (multiclass; default: the label's distinct values).",
     )
     p.add_argument(
         "--slice",
@@ -636,6 +662,7 @@ def _config_fields(options):
         "slice_features",
         "drift_thresholds",
         "skew_thresholds",
+        "missing_values",
     ):
         if name in values:
             values[name] = tuple(values[name])
@@ -653,7 +680,17 @@ def config_from_args(args, explicit=None):
         from pipeline.definition import build_config
 
         return build_config(args.definition, args.command, overrides)
-    return PipelineConfig(**overrides)
+    if overrides.get("data_path", _DEFAULTS.data_path) == _DEFAULTS.data_path:
+        return PipelineConfig(**overrides)  # the taxi sample, as configured by default
+    # Zero code: any other data gets every setting not given inferred.
+    label = overrides.pop("raw_label_key", None)
+    if label is None:
+        from components.auto.data import csv_files, read_header
+
+        files = csv_files(overrides["data_path"])
+        columns = f": one of {', '.join(read_header(files[0]))}" if files else ""
+        raise ValueError(f"--label: name the column to predict{columns}.")
+    return PipelineConfig.for_data(overrides.pop("data_path"), label, **overrides)
 
 
 def explicit_options(argv):
@@ -699,6 +736,10 @@ def main(argv=None):
     if args.command in ("run", "compile"):
         try:
             config = config_from_args(args, explicit)
+            if args.command == "run":
+                # Before any component runs: a wrong label names the columns there are.
+                # (`compile` does it after checking its own settings.)
+                config = config.resolve_from_data()
         except ValueError as e:
             parser.error(str(e))
     if args.command == "run":
@@ -735,11 +776,11 @@ def main(argv=None):
             )
             return 0
         result = _vertex_command(args, explicit)
-    except SetupError as e:
-        print(e, file=sys.stderr)
-        return 2
     except DefinitionError as e:
         parser.error(str(e))
+    except (SetupError, ValueError) as e:
+        print(e, file=sys.stderr)
+        return 2
     print(json.dumps(result, indent=2, sort_keys=True) if args.dry_run else result)
     return 0
 

@@ -7,7 +7,11 @@ local folders, Beam's in-memory DirectRunner.
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
+
+from components.auto import AUTO, transformed_name
+from components.example_gen.missing import DEFAULT_MISSING_VALUES
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,6 +45,9 @@ class PipelineConfig:
     split_key: str = ""
     split_ratios: str = '{"train": 2, "eval": 1}'
     max_bad_row_fraction: float = 0.0
+    # CSV cells that mean "no value" (an absent feature), in every column, with or without a
+    # schema; exact texts. Without "" an empty cell is an empty string (a bad number).
+    missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
     # ExampleValidator: anomaly kinds (components/example_validator/checks.py KINDS) that are
     # recorded and shown in the summary but do not stop the run before the Trainer.
     warn_only_anomalies: tuple[str, ...] = ()
@@ -51,9 +58,10 @@ class PipelineConfig:
     # (components/example_validator/drift.py); both lie in [0, 1]. Empty: not checked.
     drift_thresholds: tuple[tuple[str, float], ...] = ()
     skew_thresholds: tuple[tuple[str, float], ...] = ()
-    # Transform
+    # Transform: a dotted path, or "auto": built from the schema (components/auto), every
+    # output `<column>_xf`; label_key is then `<raw_label_key>_xf` whatever is given.
     preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
-    # Trainer
+    # Trainer: a dotted path, or "auto": wide and deep over the transform output, by task.
     estimator_fn: str = "models.taxi.build_estimator"
     label_key: str = "tips_xf"
     raw_label_key: str = "tips"
@@ -82,8 +90,11 @@ class PipelineConfig:
     training_service_account: str | None = None  # vertex: what the CustomJob runs as
     # Evaluator (components/evaluator/tasks.py): the task sets the metrics and the
     # default blessing gate; each blessing_* setting given replaces the default's.
-    task: str = "binary"  # binary, multiclass or regression
-    num_classes: int | None = None  # multiclass only
+    # binary, multiclass, regression, or auto: decided from the label column's values when
+    # the pipeline is built (components/auto/data.py, `resolve_from_data`).
+    task: str = "binary"
+    # multiclass only; None: the label column's distinct values, counted when it is built.
+    num_classes: int | None = None
     slice_features: tuple[str, ...] = ("trip_start_hour",)
     blessing_metric: str | None = None
     blessing_threshold: float | None = None  # worst acceptable value; inf: no check
@@ -117,10 +128,18 @@ class PipelineConfig:
 
         check_kinds(self.warn_only_anomalies)
         self._check_thresholds()
+        object.__setattr__(self, "missing_values", tuple(self.missing_values))
+        if self.preprocessing_fn == AUTO:
+            object.__setattr__(self, "label_key", transformed_name(self.raw_label_key))
         from components.evaluator.tasks import check_classes
 
-        check_classes(self.task, self.num_classes)
-        _ = self.blessing_gate  # raises for a metric the task does not report
+        if self.task == AUTO:
+            if self.num_classes is not None:
+                raise ValueError("num_classes is for task 'multiclass', not 'auto'.")
+        elif not (self.task == "multiclass" and self.num_classes is None):
+            check_classes(self.task, self.num_classes)
+        if self.task != AUTO:
+            _ = self.blessing_gate  # raises for a metric the task does not report
         from components.trainer.strategy import NAMES
 
         if self.strategy not in NAMES:
@@ -136,6 +155,46 @@ class PipelineConfig:
             raise ValueError(
                 f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; got {self.beam_runner!r}."
             )
+
+    @classmethod
+    def for_data(cls, data_path, label, **overrides):
+        """Zero code: `data_path`'s CSV predicting its column `label`, everything else
+        inferred. The pipeline is named after the file (or folder); SchemaGen infers the
+        schema, the auto preprocessing and model are built from it, the task (and class
+        count) comes from the label's values, no slices; `overrides` replace any of that."""
+        name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(str(data_path).rstrip("/")).stem).strip("_")
+        settings = {
+            "pipeline_name": name or "data",
+            "data_path": str(data_path),
+            "raw_label_key": label,
+            "schema_path": None,
+            "preprocessing_fn": AUTO,
+            "estimator_fn": AUTO,
+            "task": AUTO,
+            "slice_features": (),
+            "hidden_units": (64, 32),
+        }
+        settings.update(overrides)
+        return cls(**settings)
+
+    def resolve_from_data(self):
+        """This configuration with what only the data can say filled in: task "auto" and a
+        multiclass class count from the label column (components/auto/data.py). Raises
+        ValueError, naming the columns and the closest one, when the label is not a column
+        (of data readable here), and, with the auto preprocessing, when a row lacks a label."""
+        from components.auto.data import resolve_task
+
+        task, num_classes = resolve_task(
+            self.data_path,
+            self.raw_label_key,
+            self.task,
+            self.num_classes,
+            self.missing_values,
+            require_labels=self.preprocessing_fn == AUTO,
+        )
+        if (task, num_classes) == (self.task, self.num_classes):
+            return self
+        return dataclasses.replace(self, task=task, num_classes=num_classes)
 
     def _check_thresholds(self):
         """Values in (0, 1], columns the schema has (when the schema file is readable here;

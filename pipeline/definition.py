@@ -32,22 +32,12 @@ class Key:
     kind: str = "str"  # see _TYPES; "path": relative to the definition's folder
     commands: tuple[str, ...] = ()  # only these commands read it; empty: every command
     refused: str = ""
-    # (value, why): values the format names but the pipeline does not support yet.
-    values_not_supported: tuple[tuple[str, str], ...] = ()
 
     @property
     def label(self):
         return f"[{self.section}] {self.name}" if self.section else self.name
 
 
-_AUTO_PREPROCESSING = (
-    "automatic preprocessing is not supported yet: give the dotted path of a "
-    "preprocessing_fn, e.g. 'transforms.taxi.preprocessing_fn'"
-)
-_AUTO_MODEL = (
-    "an automatic model is not supported yet: give the dotted path of a "
-    "build_estimator(run_config, hparams, warm_start_from), e.g. 'models.taxi.build_estimator'"
-)
 _FEATURES = (
     "not supported yet: the preprocessing_fn decides which columns the model reads "
     "(leave a column out there)"
@@ -69,22 +59,10 @@ KEYS = (
     Key("data", "exclude_features", None, refused=_FEATURES),
     Key("label", "column", "raw_label_key"),
     Key("label", "transformed", "label_key"),
-    Key(
-        "label",
-        "task",
-        "task",
-        values_not_supported=(
-            ("auto", "task 'auto' (from the label column) is not supported yet: name the task"),
-        ),
-    ),
+    Key("label", "task", "task"),
     Key("label", "num_classes", "num_classes", "int"),
-    Key(
-        "preprocessing",
-        "fn",
-        "preprocessing_fn",
-        values_not_supported=(("auto", _AUTO_PREPROCESSING),),
-    ),
-    Key("model", "build_estimator", "estimator_fn", values_not_supported=(("auto", _AUTO_MODEL),)),
+    Key("preprocessing", "fn", "preprocessing_fn"),
+    Key("model", "build_estimator", "estimator_fn"),
     Key("model", "hidden_units", "hidden_units", "int_list"),
     Key("model", "canned", None, refused=_CANNED),
     Key("model", "args", None, refused=_CANNED),
@@ -267,9 +245,6 @@ def _set(definition, section, name, value, folder, command):
     what, fits = _TYPES[key.kind]
     if not fits(value):
         raise definition.error(key, f"must be {what}, got {_describe(value)}")
-    for unsupported, why in key.values_not_supported:
-        if value == unsupported:
-            raise definition.error(key, why)
     if key.commands and command not in key.commands:
         return  # e.g. [vertex] pipeline_root when running locally
     definition.values[key.field] = _convert(key, value, folder)

@@ -8,6 +8,7 @@ from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 from tfx.types import channel, standard_artifacts
 
+from components.auto import AUTO
 from components.evaluator.eval_config import build_eval_config
 from components.example_gen import ExampleGen
 from components.example_validator.component import ExampleValidator
@@ -24,6 +25,10 @@ def create_components(config):
     """Fresh component objects (a `Pipeline` cannot share them with another)."""
     from tfx.components.evaluator.component import Evaluator
 
+    # The task and class count the Evaluator's configuration needs, when only the data says.
+    config = config.resolve_from_data()
+    auto_transform = config.preprocessing_fn == AUTO
+
     # A given schema file types the CSV columns and is the contract; without one, ExampleGen
     # types the columns from the data and SchemaGen infers the schema from the train statistics.
     schema_importer = SchemaImporter(schema_file=config.schema_path) if config.schema_path else None
@@ -34,6 +39,7 @@ def create_components(config):
         split_key=config.split_key,
         split_ratios=config.split_ratios,
         max_bad_row_fraction=config.max_bad_row_fraction,
+        missing_values=config.missing_values,
     )
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"], schema=given_schema)
     schema_gen = (
@@ -60,6 +66,8 @@ def create_components(config):
         examples=example_gen.outputs["examples"],
         schema=schema,
         preprocessing_fn=config.preprocessing_fn,
+        label_key=config.raw_label_key if auto_transform else None,
+        task=config.task if auto_transform else None,
     )
     trainer = Trainer(
         examples=transform.outputs["transformed_examples"],
@@ -67,6 +75,7 @@ def create_components(config):
         base_model=latest_blessed_model.outputs["model"] if config.warm_start else None,
         statistics=statistics_gen.outputs["statistics"],
         estimator_fn=config.estimator_fn,
+        task=config.task if config.estimator_fn == AUTO else None,
         label_key=config.label_key,
         raw_label_key=config.raw_label_key,
         train_steps=config.train_steps,

@@ -276,6 +276,7 @@ def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
 
     from pipeline.pipeline import create_pipeline
 
+    config = config.resolve_from_data()  # the summary names the resolved task's gate
     os.makedirs(os.path.dirname(config.resolved_metadata_path), exist_ok=True)
     absl_logging.set_verbosity(absl_logging.INFO if verbose else absl_logging.WARNING)
     if not verbose:

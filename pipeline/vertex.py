@@ -173,6 +173,8 @@ def compile_pipeline(config, out_path):
 
     from pipeline.pipeline import create_components
 
+    vertex_config(config)  # SetupError listing every problem of the settings, first
+    config = config.resolve_from_data()  # ValueError for a wrong label or an unknown task
     image_config = vertex_config(config)
     pipeline = tfx_pipeline.Pipeline(
         pipeline_name=config.pipeline_name,

@@ -4,6 +4,7 @@ import dataclasses
 import json
 import os
 import re
+import textwrap
 import tomllib
 
 import pytest
@@ -196,8 +197,8 @@ def test_file_errors_name_the_key_and_what_it_takes(tmp_path, text, expected):
         ),
         ("[label]\ntask = 'ranking'", r'\[label\] task = "ranking": task must be one of binary, '),
         (
-            "[label]\ntask = 'multiclass'",
-            r"\[label\] task = \"multiclass\": task 'multiclass' needs num_classes >= 3",
+            "[label]\ntask = 'multiclass'\nnum_classes = 2",
+            r"\[label\] num_classes = 2: task 'multiclass' needs num_classes >= 3",
         ),
         (
             "[label]\ntask = 'regression'\n[blessing]\nmetric = 'auc'",
@@ -229,9 +230,6 @@ def test_values_the_config_refuses_name_the_definitions_keys(tmp_path, text, exp
     [
         ("[data]\nfeatures = ['fare']", r"\[data\] features: not supported yet"),
         ("[data]\nexclude_features = ['fare']", r"\[data\] exclude_features: not supported yet"),
-        ("[label]\ntask = 'auto'", r"\[label\] task: task 'auto' .* is not supported yet"),
-        ("[preprocessing]\nfn = 'auto'", r"\[preprocessing\] fn: automatic preprocessing is not"),
-        ("[model]\nbuild_estimator = 'auto'", r"\[model\] build_estimator: an automatic model is"),
         ("[model]\ncanned = 'DNNRegressor'", r"\[model\] canned: not supported yet"),
         ("[model]\nargs = { hidden_units = [8] }", r"\[model\] args: not supported yet"),
     ],
@@ -239,6 +237,29 @@ def test_values_the_config_refuses_name_the_definitions_keys(tmp_path, text, exp
 def test_what_is_not_supported_yet_is_refused_not_ignored(tmp_path, text, expected):
     with pytest.raises(DefinitionError, match=expected):
         load(_write(tmp_path, text))
+
+
+def test_a_definition_can_leave_everything_to_inference_as_zero_code_does(tmp_path):
+    text = """
+        name = "mine"
+        [data]
+        path = "my.csv"
+        schema = "infer"
+        [label]
+        column = "target"
+        task = "auto"
+        [preprocessing]
+        fn = "auto"
+        [model]
+        build_estimator = "auto"
+        hidden_units = [64, 32]
+        [evaluation]
+        slices = []
+    """
+    config = build_config(_write(tmp_path, textwrap.dedent(text)))
+    assert config == PipelineConfig.for_data(
+        str(tmp_path / "my.csv"), "target", pipeline_name="mine"
+    )
 
 
 def test_options_given_override_the_definition_and_defaults_do_not(tmp_path):

@@ -110,7 +110,7 @@ def test_a_first_model_with_only_change_checks_is_blessed_by_an_infinite_bound()
     ("settings", "message"),
     [
         ({"task": "ranking"}, "task must be one of binary, multiclass, regression"),
-        ({"task": "multiclass"}, "needs num_classes >= 3"),
+        ({"task": "multiclass", "num_classes": 2}, "needs num_classes >= 3"),
         ({"num_classes": 4}, "num_classes is for task 'multiclass'"),
         (
             {"task": "regression", "blessing_metric": "auc"},

@@ -284,7 +284,9 @@ def test_files_in_the_repository_are_compiled_as_paths_in_the_image():
 
 def test_compile_lists_everything_missing(tmp_path, capsys):
     outside = str(tmp_path / "local.csv")
-    assert main(["compile", "--out", str(tmp_path / "p.json"), "--data", outside]) == 2
+    assert (
+        main(["compile", "--out", str(tmp_path / "p.json"), "--data", outside, "--label", "y"]) == 2
+    )
     message = capsys.readouterr().err
     for flag in ("--pipeline-root", "--image", "--serving-model-dir", f"--data {outside}"):
         assert flag in message
@@ -306,6 +308,8 @@ def test_compile_lists_everything_missing(tmp_path, capsys):
                 "dataflow",
                 "--data",
                 "/gcs/b/data.csv",
+                "--label",
+                "y",
             ]
         )
         == 2

@@ -386,7 +386,12 @@ def test_without_a_schema_file_the_inferred_schema_is_used_end_to_end(
     assert features["pickup_census_tract"].type == schema_pb2.INT
     assert features["pickup_census_tract"].presence.min_count == 0
     assert set(features["payment_type"].string_domain.value) >= {"Cash", "Credit Card"}
-    assert not any(f.HasField("int_domain") or f.HasField("float_domain") for f in schema.feature)
+    # No numeric ranges; small-range integer columns (the hour, day, month) are categories.
+    assert not any(f.HasField("float_domain") for f in schema.feature)
+    assert not any(
+        f.int_domain.HasField("min") or f.int_domain.HasField("max") for f in schema.feature
+    )
+    assert features["trip_start_day"].int_domain.is_categorical
     # The Transform used it: its raw metadata is the inferred schema, dense where required.
     transform_graph = glob.glob(
         os.path.join(config.resolved_pipeline_root, "Transform", "transform_graph", "*")

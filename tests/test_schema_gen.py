@@ -114,7 +114,7 @@ def test_types_presence_and_value_counts(inferred):
     assert not features["rare"].HasField("value_count")
 
 
-def test_string_domain_only_for_the_low_cardinality_column_and_no_numeric_ranges(inferred):
+def test_domains_only_for_low_cardinality_columns_and_no_numeric_ranges(inferred):
     from components.schema_importer.executor import load_schema_artifact
 
     features = _features(load_schema_artifact([inferred[0]]))
@@ -122,7 +122,9 @@ def test_string_domain_only_for_the_low_cardinality_column_and_no_numeric_ranges
     assert color.WhichOneof("domain_info") == "string_domain"
     assert sorted(color.string_domain.value) == sorted(COLORS)
     assert color.distribution_constraints.min_domain_mass == DOMAIN_MIN_MASS
-    for name in ("id", "price", "name", "rare", "label"):
+    # An integer column with two possible values is a category, without a range.
+    assert features["label"].int_domain == schema_pb2.IntDomain(is_categorical=True)
+    for name in ("id", "price", "name", "rare"):
         assert features[name].WhichOneof("domain_info") is None, name
 
 

@@ -3,6 +3,8 @@
 import tensorflow as tf
 import tensorflow_transform as tft
 
+from transforms import dense as _dense
+
 DENSE_FLOAT_FEATURE_KEYS = ["trip_miles", "fare", "trip_seconds"]
 VOCAB_FEATURE_KEYS = ["payment_type", "company"]
 VOCAB_SIZE = 1000
@@ -29,21 +31,6 @@ LABEL_KEY = "tips"
 
 def transformed_name(key: str) -> str:
     return key + "_xf"
-
-
-def _dense(x, default):
-    """Returns a [batch] tensor.
-
-    Optional features arrive as SparseTensor [batch, <=1] (missing rows get
-    `default`); required ones as dense [batch] or [batch, 1].
-    """
-    if isinstance(x, tf.SparseTensor):
-        x = tf.sparse.to_dense(
-            tf.SparseTensor(x.indices, x.values, [x.dense_shape[0], 1]), default_value=default
-        )
-    if x.shape.rank == 2:
-        x = tf.squeeze(x, axis=1)
-    return x
 
 
 def _float(x):

@@ -1,10 +1,13 @@
 """ExampleGen component: enforces the schema's types, or infers them from the data without one."""
 
+import json
+
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
 
 from components.example_gen import executor
 from components.example_gen.executor import DEFAULT_SPLIT_RATIOS, parse_split_ratios
+from components.example_gen.missing import DEFAULT_MISSING_VALUES
 from components.input_fingerprint import InputFingerprintDriver
 
 
@@ -18,6 +21,8 @@ class ExampleGenSpec(component_spec.ComponentSpec):
         "split_ratios": component_spec.ExecutionParameter(type=str, optional=True),
         # Bad rows tolerated, as a fraction of all rows; 0 fails on the first.
         "max_bad_row_fraction": component_spec.ExecutionParameter(type=float, optional=True),
+        # JSON list of the cell texts that mean "no value" (missing.DEFAULT_MISSING_VALUES).
+        "missing_values": component_spec.ExecutionParameter(type=str, optional=True),
     }
     INPUTS = {
         # Types the columns; without it each column is typed from its values.
@@ -41,6 +46,7 @@ class ExampleGenDriver(InputFingerprintDriver):
 class ExampleGen(base_component.BaseComponent):
     """Reads CSV rows, types them by `schema` (or by their values), writes split tf.Examples.
 
+    A cell whose text is one of `missing_values` is a missing value (an absent feature).
     The column types used are recorded on the Examples artifact as `column_types`.
     """
 
@@ -55,6 +61,7 @@ class ExampleGen(base_component.BaseComponent):
         split_key: str = "",
         split_ratios: str = DEFAULT_SPLIT_RATIOS,
         max_bad_row_fraction: float = 0.0,
+        missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES,
     ):
         parse_split_ratios(split_ratios)
         if not 0.0 <= max_bad_row_fraction <= 1.0:
@@ -65,6 +72,7 @@ class ExampleGen(base_component.BaseComponent):
                 split_key=split_key,
                 split_ratios=split_ratios,
                 max_bad_row_fraction=float(max_bad_row_fraction),
+                missing_values=json.dumps(list(missing_values)),
                 schema=schema,
                 examples=channel.Channel(type=standard_artifacts.Examples),
             )

@@ -4,9 +4,10 @@ Each CSV file is parsed whole by one DoFn call: that is what keeps line numbers 
 (quoted fields may span lines), at the cost of no parallelism inside a file.
 
 Without a schema, each column is typed from the data before the Beam pipeline starts
-(`infer_column_kinds`): INT if every non-empty value is an integer, else FLOAT if every one is
-a number, else BYTES, exactly as `_parse_value` would parse them, so typing never makes a row
-bad. That pass reads the files with pyarrow's C++ CSV reader and checks whole columns with
+(`infer_column_kinds`): INT if every value that is not missing is an integer, else FLOAT if
+every one is a number, else BYTES, exactly as `_parse_value` would parse them, so typing never
+makes a row bad. A cell whose text is one of the `missing_values` tokens (default: empty, NA,
+NaN, null; `missing.py`) is missing, with or without a schema: an absent feature. That pass reads the files with pyarrow's C++ CSV reader and checks whole columns with
 Arrow's regex kernels; with a schema it does not run at all.
 """
 
@@ -32,6 +33,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
+from components.example_gen.missing import parse_missing_values
 from components.input_fingerprint import FINGERPRINT_KEY
 from components.schema_importer.executor import load_schema_artifact
 
@@ -138,10 +140,17 @@ class _BadRowError(Exception):
 class _ParseCsvFile(beam.DoFn):
     """Turns one CSV file into (split index, serialized tf.Example), rejected rows and a summary."""
 
-    def __init__(self, features: dict[str, tuple[str, bool]], split_key: str, weights: list[int]):
+    def __init__(
+        self,
+        features: dict[str, tuple[str, bool]],
+        split_key: str,
+        weights: list[int],
+        missing_values: tuple[str, ...] = ("",),
+    ):
         self._features = features
         self._split_key = split_key
         self._bounds = list(itertools.accumulate(weights))
+        self._missing = frozenset(missing_values)
 
     def _to_example(self, header: list[str], fields: list[str]) -> tf.train.Example:
         if len(fields) != len(header):
@@ -149,7 +158,7 @@ class _ParseCsvFile(beam.DoFn):
         example = tf.train.Example()
         for name, text in zip(header, fields, strict=True):
             kind, required = self._features[name]
-            if text == "":
+            if text in self._missing:
                 if required:
                     raise _BadRowError(name, "missing value for required feature")
                 continue
@@ -282,13 +291,16 @@ class _GFileReader(io.RawIOBase):
         return len(data)
 
 
-def _infer_kinds_arrow(path: str, kinds: dict[str, str]) -> None:
-    """Narrows `kinds` by every value of `path`, read in blocks by pyarrow's CSV reader.
+def _infer_kinds_arrow(path: str, kinds: dict[str, str], missing: tuple[str, ...]) -> None:
+    """Narrows `kinds` by every value of `path` that is not a `missing` token, read in blocks
+    by pyarrow's CSV reader.
 
     Rows with the wrong number of fields are skipped here; the parsing pass rejects them.
     """
+    import pyarrow.compute as pc
     import pyarrow.csv as pa_csv
 
+    missing_set = pa.array(list(missing), pa.string())
     with tf.io.gfile.GFile(path, "rb") as f:
         reader = pa_csv.open_csv(
             io.BufferedReader(_GFileReader(f), buffer_size=1 << 20),
@@ -305,12 +317,12 @@ def _infer_kinds_arrow(path: str, kinds: dict[str, str]) -> None:
         for batch in reader:
             for name, column in zip(batch.schema.names, batch.columns, strict=True):
                 if kinds[name] != "BYTES":
-                    values = column.filter(pa.compute.not_equal(column, ""))
+                    values = column.filter(pc.invert(pc.is_in(column, value_set=missing_set)))
                     if len(values):
                         kinds[name] = _narrowest_kind(kinds[name], values)
 
 
-def _infer_kinds_csv(path: str, kinds: dict[str, str]) -> None:
+def _infer_kinds_csv(path: str, kinds: dict[str, str], missing: tuple[str, ...]) -> None:
     """`_infer_kinds_arrow` with the csv module: slower, but fails as the parsing pass does
     (file and line) on what pyarrow refuses, e.g. bytes that are not UTF-8."""
     records = _read_records(path)
@@ -320,7 +332,7 @@ def _infer_kinds_csv(path: str, kinds: dict[str, str]) -> None:
             continue  # a bad row: the parsing pass rejects it
         for name, text in zip(header, fields, strict=True):
             kind = kinds[name]
-            while text and kind != "BYTES":
+            while text not in missing and kind != "BYTES":
                 try:
                     _parse_value(kind, text)
                     break
@@ -329,24 +341,27 @@ def _infer_kinds_csv(path: str, kinds: dict[str, str]) -> None:
             kinds[name] = kind
 
 
-def infer_column_kinds(paths: list[str], header: list[str], engine: str = "arrow") -> dict:
+def infer_column_kinds(
+    paths: list[str], header: list[str], engine: str = "arrow", missing: tuple[str, ...] = ("",)
+) -> dict:
     """{column: INT|FLOAT|BYTES} over every value of every file in `paths`.
 
-    INT when every non-empty value is an integer in the int64 range, else FLOAT when every
-    one is a number in the float32 range, else BYTES. A column with no value at all is INT
-    (no value contradicts it), so it stays a number; empty cells are absent features anyway.
+    INT when every value that is not a `missing` token is an integer in the int64 range, else
+    FLOAT when every one is a number in the float32 range, else BYTES. A column with no value
+    at all is INT (no value contradicts it), so it stays a number; missing cells are absent
+    features anyway.
     """
     if engine == "arrow":
         kinds = dict.fromkeys(header, "INT")
         try:
             for path in paths:
-                _infer_kinds_arrow(path, kinds)
+                _infer_kinds_arrow(path, kinds, missing)
             return kinds
         except (pa.ArrowInvalid, UnicodeDecodeError) as e:
             logging.info("ExampleGen: pyarrow cannot read the CSV (%s); typing with csv", e)
     kinds = dict.fromkeys(header, "INT")
     for path in paths:
-        _infer_kinds_csv(path, kinds)
+        _infer_kinds_csv(path, kinds, missing)
     return kinds
 
 
@@ -392,6 +407,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         split_key = exec_properties.get("split_key") or ""
         ratios = parse_split_ratios(exec_properties.get("split_ratios") or DEFAULT_SPLIT_RATIOS)
         max_bad = float(exec_properties.get("max_bad_row_fraction") or 0.0)
+        missing = parse_missing_values(exec_properties.get("missing_values"))
         no_rows = (
             f"input_base {input_base!r} has no data rows (every CSV file is empty or header-only)"
         )
@@ -407,7 +423,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 _check_header(path, this_header, header or this_header, files[0] if files else path)
                 header = header or this_header
                 files.append(path)
-            kinds = infer_column_kinds(files, header) if files else {}
+            kinds = infer_column_kinds(files, header, missing=missing) if files else {}
             logging.info("ExampleGen: column types inferred from the data: %s", kinds)
             features = {name: (kind, False) for name, kind in kinds.items()}
         if not files:
@@ -427,7 +443,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 | "Files" >> beam.Create(files)
                 | "ParseCsv"
                 >> beam.ParDo(
-                    _ParseCsvFile(features, split_key, list(ratios.values()))
+                    _ParseCsvFile(features, split_key, list(ratios.values()), missing)
                 ).with_outputs(_REJECTED, _SUMMARY, main="examples")
             )
             splits = (

@@ -15,8 +15,14 @@ What a column gets, from the statistics of the inference split (`train` in the p
   average, all listed in the statistics; with `distribution_constraints {min_domain_mass:
   DOMAIN_MIN_MASS}`, so up to 5% of another split's values may be values the inference split
   never showed (the out_of_domain check's threshold) before ExampleValidator fails the run.
-- No `int_domain` or `float_domain`: a numeric range seen in one sample is not a contract
-  (the next batch of data will have a larger fare), so ranges are left to the user.
+- `int_domain { is_categorical: true }` (no range) for an INT column whose values span at
+  most `CATEGORICAL_INT_MAX_VALUES` integers (max - min + 1), each possible value seen
+  `DOMAIN_MIN_COUNT_PER_VALUE` times on average: a code, a rating, a flag, not a quantity.
+  The auto preprocessing (components/auto) makes such a column a category; a schema file
+  can mark any INT column so.
+- No numeric range (`int_domain` or `float_domain` min and max): a range seen in one sample
+  is not a contract (the next batch of data will have a larger fare), so ranges are left to
+  the user.
 """
 
 from collections.abc import Mapping
@@ -33,6 +39,7 @@ _TYPES = {
 DOMAIN_MAX_VALUES = 100  # TFDV's default max_string_domain_size
 DOMAIN_MIN_COUNT_PER_VALUE = 10  # values / distinct values: categories repeat, ids do not
 DOMAIN_MIN_MASS = 0.95
+CATEGORICAL_INT_MAX_VALUES = 20
 _NOT_UTF8 = "__BYTES_VALUE__"  # StatisticsGen's (and TFDV's) label for a value that is not UTF-8
 
 
@@ -66,6 +73,20 @@ def _string_domain(feature: _Stats) -> list[str] | None:
     ):
         return None
     return sorted(values)
+
+
+def _small_int_range(feature: _Stats) -> bool:
+    """An INT column with few possible values, each seen often enough (module doc)."""
+    if feature.type != _Stats.INT or feature.WhichOneof("stats") != "num_stats":
+        return False
+    stats = feature.num_stats
+    if not stats.common_stats.num_non_missing:
+        return False
+    span = int(stats.max) - int(stats.min) + 1
+    return (
+        span <= CATEGORICAL_INT_MAX_VALUES
+        and span * DOMAIN_MIN_COUNT_PER_VALUE <= stats.common_stats.tot_num_values
+    )
 
 
 def infer_schema(
@@ -110,4 +131,6 @@ def infer_schema(
                 feature.string_domain.name = name
                 feature.string_domain.value.extend(values)
                 feature.distribution_constraints.min_domain_mass = DOMAIN_MIN_MASS
+        if name in by_split[infer_split] and _small_int_range(by_split[infer_split][name]):
+            feature.int_domain.is_categorical = True
     return schema

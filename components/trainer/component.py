@@ -8,8 +8,11 @@ from components.trainer import executor
 
 class TrainerSpec(component_spec.ComponentSpec):
     PARAMETERS = {
-        # Dotted path of `build_estimator(run_config, hparams, warm_start_from)`.
+        # Dotted path of `build_estimator(run_config, hparams, warm_start_from)`, or "auto":
+        # a wide-and-deep Estimator over the transform output with a head for `task`
+        # (components/auto/model.py).
         "estimator_fn": component_spec.ExecutionParameter(type=str),
+        "task": component_spec.ExecutionParameter(type=str, optional=True),
         # The label as the model sees it, and the raw feature it comes from
         # (left out of the serving signature's input).
         "label_key": component_spec.ExecutionParameter(type=str),
@@ -75,6 +78,7 @@ class Trainer(base_component.BaseComponent):
         training_cluster=None,
         base_model=None,
         statistics=None,
+        task=None,
     ):
         super().__init__(
             spec=TrainerSpec(
@@ -83,6 +87,7 @@ class Trainer(base_component.BaseComponent):
                 base_model=base_model,
                 statistics=statistics,
                 estimator_fn=estimator_fn,
+                task=task,
                 label_key=label_key,
                 raw_label_key=raw_label_key,
                 train_steps=train_steps,

@@ -12,6 +12,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
+from components.auto import AUTO
 from components.exporter.serving import export_serving_model
 from components.trainer import cluster as cluster_lib
 from components.trainer import estimator, launcher
@@ -129,8 +130,23 @@ def train_in_process(input_dict, output_dict, exec_properties):
         save_checkpoints_steps=int(exec_properties["save_checkpoints_steps"]),
         train_distribute=strategy,
     )
-    build = load_estimator_fn(exec_properties["estimator_fn"])
-    model = build(run_config, json.loads(exec_properties["hparams"] or "{}"), warm_start_from)
+    hparams = json.loads(exec_properties["hparams"] or "{}")
+    if exec_properties["estimator_fn"] == AUTO:
+        from components.auto import model as auto_model
+
+        if not exec_properties.get("task"):
+            raise ValueError('Trainer: estimator_fn "auto" needs the task.')
+        model = auto_model.build_estimator(
+            run_config,
+            hparams,
+            warm_start_from,
+            tft_output=tft_output,
+            label_key=label_key,
+            task=exec_properties["task"],
+        )
+    else:
+        build = load_estimator_fn(exec_properties["estimator_fn"])
+        model = build(run_config, hparams, warm_start_from)
 
     feature_spec = tft_output.transformed_feature_spec()
 

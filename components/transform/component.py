@@ -8,8 +8,11 @@ from components.transform import executor
 
 class TransformSpec(component_spec.ComponentSpec):
     PARAMETERS = {
-        # Dotted path, e.g. 'transforms.taxi.preprocessing_fn'.
+        # Dotted path, e.g. 'transforms.taxi.preprocessing_fn', or "auto": built from the
+        # schema (components/auto/preprocessing.py) for `label_key` and `task`.
         "preprocessing_fn": component_spec.ExecutionParameter(type=str),
+        "label_key": component_spec.ExecutionParameter(type=str, optional=True),
+        "task": component_spec.ExecutionParameter(type=str, optional=True),
         # JSON lists of split names.
         "analyze_splits": component_spec.ExecutionParameter(type=str),
         "transform_splits": component_spec.ExecutionParameter(type=str, optional=True),
@@ -26,7 +29,8 @@ class TransformSpec(component_spec.ComponentSpec):
 
 class Transform(base_component.BaseComponent):
     """Analyzes `analyze_splits` (default train) and transforms
-    `transform_splits` (default: every split of `examples`)."""
+    `transform_splits` (default: every split of `examples`). With `preprocessing_fn="auto"`,
+    the raw label column `label_key` and the `task` say what the label becomes."""
 
     SPEC_CLASS = TransformSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
@@ -38,6 +42,8 @@ class Transform(base_component.BaseComponent):
         preprocessing_fn: str,
         analyze_splits: str = '["train"]',
         transform_splits: str | None = None,
+        label_key: str | None = None,
+        task: str | None = None,
     ):
         super().__init__(
             spec=TransformSpec(
@@ -46,6 +52,8 @@ class Transform(base_component.BaseComponent):
                 preprocessing_fn=preprocessing_fn,
                 analyze_splits=analyze_splits,
                 transform_splits=transform_splits,
+                label_key=label_key,
+                task=task,
                 transform_graph=channel.Channel(type=standard_artifacts.TransformGraph),
                 transformed_examples=channel.Channel(type=standard_artifacts.Examples),
             )

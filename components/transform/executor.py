@@ -13,6 +13,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
+from components.auto import AUTO
 from transforms import load_preprocessing_fn
 
 
@@ -49,6 +50,16 @@ def _split_list(value: str, name: str, available: list[str]) -> list[str]:
     return splits
 
 
+def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.Schema):
+    """preprocessing_fn "auto": built from `schema` for the label and task (components/auto)."""
+    from components.auto.preprocessing import build_preprocessing_fn
+
+    label, task = exec_properties.get("label_key"), exec_properties.get("task")
+    if not label or not task:
+        raise ValueError('Transform: preprocessing_fn "auto" needs label_key and task.')
+    return build_preprocessing_fn(schema, label, task)
+
+
 class Executor(base_beam_executor.BaseBeamExecutor):
     """Fits `preprocessing_fn` with TFT and writes the TFTransformOutput."""
 
@@ -70,7 +81,8 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         transform_graph = artifact_utils.get_single_uri(output_dict["transform_graph"])
         transformed = artifact_utils.get_single_instance(output_dict["transformed_examples"])
 
-        preprocessing_fn = load_preprocessing_fn(exec_properties["preprocessing_fn"])
+        name = exec_properties["preprocessing_fn"]
+        preprocessing_fn = None if name == AUTO else load_preprocessing_fn(name)
         available = artifact_utils.decode_split_names(examples.split_names)
         analyze_splits = _split_list(
             exec_properties.get("analyze_splits") or '["train"]', "analyze_splits", available
@@ -81,9 +93,12 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             available,
         )
 
-        schema = _raw_schema(
-            io_utils.parse_pbtxt_file(os.path.join(schema_dir, "schema.pbtxt"), schema_pb2.Schema())
+        given_schema = io_utils.parse_pbtxt_file(
+            os.path.join(schema_dir, "schema.pbtxt"), schema_pb2.Schema()
         )
+        if preprocessing_fn is None:
+            preprocessing_fn = _auto_preprocessing_fn(exec_properties, given_schema)
+        schema = _raw_schema(given_schema)
 
         def source(split):
             return tfxio.TFExampleRecord(

@@ -1,0 +1,35 @@
+"""Zero code: a preprocessing and a model built from the data's schema, for any CSV.
+
+`preprocessing_fn="auto"` (Transform) and `estimator_fn="auto"` (Trainer) select them:
+
+- `components.auto.preprocessing`: the tf.Transform preprocessing_fn built from the Schema
+  artifact (numbers z-scored, missing ones filled with the mean; strings and small-integer
+  columns to vocabulary ids with OOV buckets; the label passed through per task);
+- `components.auto.model`: a canned wide-and-deep Estimator over that output, head by task;
+- `components.auto.data`: what the pipeline reads of the CSV before it is built (the label
+  column is there; the task and class count when not given).
+
+This module holds the names both sides agree on, and imports no TensorFlow.
+"""
+
+import re
+
+AUTO = "auto"
+# Transformed feature `<name>_xf`, the name made safe for TF variable scopes.
+TRANSFORMED_SUFFIX = "_xf"
+VOCAB_TOP_K = 1000  # most frequent values kept per categorical column
+OOV_BUCKETS = 10  # ids for the values the vocabulary does not hold
+# The label's classes (classification): a vocabulary the Transform writes, sorted by the model.
+LABEL_VOCABULARY = "label_classes"
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def transformed_name(raw_name: str) -> str:
+    """The auto preprocessing's output name for the raw column `raw_name`."""
+    return _UNSAFE.sub("_", raw_name) + TRANSFORMED_SUFFIX
+
+
+def feature_vocabulary(raw_name: str) -> str:
+    """The vocabulary file of the categorical column `raw_name` in the transform graph."""
+    return "feature_" + _UNSAFE.sub("_", raw_name)

@@ -1,0 +1,170 @@
+"""What the pipeline reads of the CSV before it is built: the label column is there, and what
+it holds decides the task and the class count when the configuration does not give them.
+
+Needed at construction time because the Evaluator's configuration is fixed then (per-class
+metrics name class ids 0 .. num_classes - 1). No TensorFlow: pyarrow reads only the label
+column, all values as strings, with ExampleGen's missing-value tokens.
+
+Task "auto" from the label's values (missing ones left out):
+
+- exactly 2 distinct values: binary (whatever their type);
+- text, or integers, with 3 to `MAX_CLASSES` distinct values (integers: up to
+  `MAX_INT_CLASSES`): multiclass;
+- other numbers (decimals, or integers with more distinct values): regression;
+- one value, or text with more than `MAX_CLASSES` values: refused, naming what was seen.
+"""
+
+import csv
+import dataclasses
+import difflib
+import glob
+import os
+import re
+
+MAX_CLASSES = 100
+MAX_INT_CLASSES = 10
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelColumn:
+    """The label column of the CSV files: its distinct values (up to `MAX_CLASSES` + 1 of
+    them), how many there are (capped the same), its kind and its missing cells."""
+
+    name: str
+    values: tuple[str, ...]
+    kind: str  # INT, FLOAT or BYTES, as ExampleGen types it from the data
+    missing: int
+    rows: int
+
+    @property
+    def distinct(self) -> int:
+        return len(self.values)
+
+
+def csv_files(data_path: str) -> list[str] | None:
+    """The CSV files ExampleGen reads, or None when `data_path` is not readable here."""
+    if os.path.isdir(data_path):
+        return sorted(glob.glob(os.path.join(data_path, "*.csv"))) or None
+    return [data_path] if os.path.isfile(data_path) else None
+
+
+def read_header(path: str) -> list[str]:
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return next(csv.reader(f), [])
+
+
+def check_column(data_path: str, column: str, what: str = "label") -> list[str] | None:
+    """Raises ValueError naming the columns there are, and the closest one, when `column`
+    is not in the header; the header, or None when the data is not readable here."""
+    files = csv_files(data_path)
+    if not files:
+        return None
+    header = read_header(files[0])
+    if column not in header:
+        close = difflib.get_close_matches(column, header, n=1, cutoff=0.0)
+        hint = f" (closest: {close[0]!r})" if close else ""
+        raise ValueError(
+            f"{what} {column!r} is not a column of {files[0]}{hint}; its columns are "
+            + ", ".join(header)
+            + "."
+        )
+    return header
+
+
+def read_label(data_path: str, label: str, missing_values=("",)) -> LabelColumn:
+    """The label column of every CSV file of `data_path` (see `LabelColumn`)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+
+    files = csv_files(data_path)
+    if not files:
+        raise ValueError(
+            f"the data {data_path!r} is not readable here, so its label cannot decide the "
+            "task: give the task (and num_classes for multiclass)."
+        )
+    check_column(data_path, label)
+    distinct, missing, rows = set(), 0, 0
+    for path in files:
+        table = pa_csv.read_csv(
+            path,
+            parse_options=pa_csv.ParseOptions(
+                newlines_in_values=True, invalid_row_handler=lambda _: "skip"
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                include_columns=[label],
+                column_types={label: pa.string()},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        column = table.column(label)
+        rows += len(column)
+        is_missing = pc.is_in(column, value_set=pa.array(list(missing_values), pa.string()))
+        missing += pc.sum(is_missing).as_py() or 0
+        if len(distinct) <= MAX_CLASSES:
+            present = column.filter(pc.invert(is_missing))
+            distinct.update(pc.unique(present).to_pylist())
+    values = sorted(distinct)[: MAX_CLASSES + 1]
+    kind = "INT"
+    for value in values:
+        text = value.strip()
+        if kind == "INT" and not _INT.fullmatch(text):
+            kind = "FLOAT"
+        if kind == "FLOAT" and not _FLOAT.fullmatch(text):
+            kind = "BYTES"
+            break
+    return LabelColumn(label, tuple(values), kind, missing, rows)
+
+
+def infer_task(column: LabelColumn) -> str:
+    """binary, multiclass or regression from the label's values (module doc); ValueError
+    when none fits."""
+    seen = ", ".join(repr(v) for v in column.values[:5]) + (", ..." if column.distinct > 5 else "")
+    if column.distinct < 2:
+        raise ValueError(
+            f"label {column.name!r} has {column.distinct} distinct value(s) ({seen}): "
+            "nothing to learn."
+        )
+    if column.distinct == 2:
+        return "binary"
+    if column.kind == "BYTES":
+        if column.distinct > MAX_CLASSES:
+            raise ValueError(
+                f"label {column.name!r} is text with more than {MAX_CLASSES} distinct values "
+                f"({seen}): too many for classes; give the task if it is one."
+            )
+        return "multiclass"
+    if column.kind == "INT" and column.distinct <= MAX_INT_CLASSES:
+        return "multiclass"
+    return "regression"
+
+
+def resolve_task(data_path, label, task, num_classes, missing_values, require_labels):
+    """(task, num_classes) with "auto" and a missing multiclass class count filled in from
+    the label column; `require_labels`: a row without a label is refused."""
+    needs_data = task == "auto" or (task == "multiclass" and num_classes is None)
+    if not needs_data and not require_labels:
+        check_column(data_path, label)
+        return task, num_classes
+    if not needs_data and csv_files(data_path) is None:
+        return task, num_classes
+    column = read_label(data_path, label, missing_values)
+    if require_labels and column.missing:
+        raise ValueError(
+            f"label {column.name!r} is missing in {column.missing} of {column.rows} rows "
+            f"(empty or one of {', '.join(repr(v) for v in missing_values if v)}): drop or "
+            "fill those rows, a model cannot learn from them."
+        )
+    if task == "auto":
+        task = infer_task(column)
+    if task == "multiclass" and num_classes is None:
+        num_classes = column.distinct
+        if num_classes > MAX_CLASSES:
+            raise ValueError(
+                f"label {column.name!r} has more than {MAX_CLASSES} distinct values: give "
+                "num_classes."
+            )
+    return task, num_classes

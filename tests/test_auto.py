@@ -1,0 +1,271 @@
+"""Zero code, piece by piece: the auto preprocessing_fn on a tiny in-memory dataset (real
+tf.Transform on Beam), the auto model over its output, task inference from the label column,
+the wrong-label message, missing-value tokens in ExampleGen, and the zero-code defaults."""
+
+import os
+
+import pytest
+from google.protobuf import text_format
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from components.auto import LABEL_VOCABULARY, feature_vocabulary, transformed_name
+from components.auto.data import check_column, infer_task, read_label, resolve_task
+from pipeline.config import PipelineConfig
+
+SCHEMA = """
+feature { name: "x" type: FLOAT presence { min_count: 1 } value_count { min: 1 max: 1 } }
+feature { name: "n" type: INT presence { min_fraction: 1.0 min_count: 1 }
+          value_count { min: 1 max: 1 } }
+feature { name: "rooms" type: INT int_domain { is_categorical: true } presence { min_count: 1 }
+          value_count { min: 1 max: 1 } }
+feature { name: "city" type: BYTES presence { min_count: 1 } value_count { min: 1 max: 1 } }
+feature { name: "y" type: %s presence { min_fraction: 1.0 min_count: 1 }
+          value_count { min: 1 max: 1 } }
+"""
+ROWS = [
+    {"x": [1.0], "n": [3], "rooms": [1], "city": [b"north"], "y": [b"red"]},
+    {"x": [], "n": [5], "rooms": [], "city": [], "y": [b"blue"]},
+    {"x": [3.0], "n": [7], "rooms": [2], "city": [b"south"], "y": [b"green"]},
+    {"x": [5.0], "n": [9], "rooms": [2], "city": [b"north"], "y": [b"red"]},
+]
+
+
+def _schema(label_type="BYTES"):
+    return text_format.Parse(SCHEMA % label_type, schema_pb2.Schema())
+
+
+def _transform(tmp_path, schema, rows, label, task):
+    """(transformed rows, TFTransformOutput) of the auto preprocessing over `rows`."""
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+    from tensorflow_transform.tf_metadata import dataset_metadata
+
+    from components.auto.preprocessing import build_preprocessing_fn
+    from components.transform.executor import _raw_schema
+
+    metadata = dataset_metadata.DatasetMetadata(_raw_schema(schema))
+    out_dir = str(tmp_path / "transform")
+    with tft_beam.Context(temp_dir=str(tmp_path / "tmp"), force_tf_compat_v1=False):
+        (transformed, _), transform_fn = (
+            rows,
+            metadata,
+        ) | tft_beam.AnalyzeAndTransformDataset(build_preprocessing_fn(schema, label, task))
+        _ = transform_fn | tft_beam.WriteTransformFn(out_dir)
+    return transformed, tft.TFTransformOutput(out_dir)
+
+
+@pytest.fixture(scope="module")
+def multiclass(tmp_path_factory):
+    return _transform(tmp_path_factory.mktemp("auto"), _schema(), ROWS, "y", "multiclass")
+
+
+def test_numbers_are_z_scored_with_missing_values_at_the_mean(multiclass):
+    import numpy as np
+
+    rows, _ = multiclass
+    x = [row["x_xf"] for row in rows]
+    assert x[1] == 0.0  # missing: the mean, 0 after scaling
+    present = np.array([x[0], x[2], x[3]])
+    assert present.mean() == pytest.approx(0.0, abs=1e-6)
+    assert present.std() == pytest.approx(1.0, abs=1e-5)
+    n = np.array([row["n_xf"] for row in rows])  # an INT column not marked categorical
+    assert n.mean() == pytest.approx(0.0, abs=1e-6) and n.std() == pytest.approx(1.0, abs=1e-5)
+
+
+def test_strings_and_categorical_ints_are_vocabulary_ids_with_oov_buckets(multiclass):
+    rows, output = multiclass
+    city_vocab = [v.decode() for v in output.vocabulary_by_name(feature_vocabulary("city"))]
+    assert city_vocab == ["north", "south"]
+    ids = [row["city_xf"] for row in rows]
+    assert ids[0] == ids[3] == 0 and ids[2] == 1
+    assert 2 <= ids[1] < 12  # missing: one of the OOV ids after the vocabulary
+    rooms_vocab = [v.decode() for v in output.vocabulary_by_name(feature_vocabulary("rooms"))]
+    assert sorted(rooms_vocab) == ["1", "2"]
+    schema = {f.name: f for f in output.transformed_metadata.schema.feature}
+    # The id range TFT annotates: vocabulary size + 10 OOV buckets.
+    assert schema["city_xf"].int_domain.max == 2 + 10 - 1
+    assert schema["rooms_xf"].int_domain.is_categorical
+
+
+def test_a_classification_label_stays_text_with_its_classes_in_a_vocabulary(multiclass):
+    rows, output = multiclass
+    assert [row["y_xf"] for row in rows] == [b"red", b"blue", b"green", b"red"]
+    assert sorted(output.vocabulary_by_name(LABEL_VOCABULARY)) == [b"blue", b"green", b"red"]
+    assert set(output.transformed_feature_spec()) == {
+        transformed_name(name) for name in ("x", "n", "rooms", "city", "y")
+    }
+
+
+def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclass, tmp_path):
+    from components.auto import model
+    from components.trainer import estimator
+
+    _, output = multiclass
+    wide, deep = model.feature_columns(output, "y_xf")
+    assert sorted(c.name for c in wide) == ["city_xf", "rooms_xf"]
+    assert {c.name for c in deep} == {"x_xf", "n_xf", "city_xf_indicator", "rooms_xf_indicator"}
+    assert model.label_classes(output) == ["blue", "green", "red"]
+    classifier = model.build_estimator(
+        estimator.RunConfig(model_dir=str(tmp_path)),
+        {"hidden_units": [4]},
+        tft_output=output,
+        label_key="y_xf",
+        task="multiclass",
+    )
+    assert isinstance(classifier, estimator.DNNLinearCombinedClassifier)
+    with pytest.raises(ValueError, match="task binary but the train split's label has 3"):
+        model.build_estimator(
+            estimator.RunConfig(model_dir=str(tmp_path)),
+            {},
+            tft_output=output,
+            label_key="y_xf",
+            task="binary",
+        )
+    assert model.sort_classes(["10", "9", "-1"]) == ["-1", "9", "10"]
+
+
+def test_integer_labels_become_class_names_and_regression_labels_floats(tmp_path):
+    int_rows = [dict(row, y=[label]) for row, label in zip(ROWS, [3, 1, 2, 3], strict=True)]
+    rows, output = _transform(tmp_path / "c", _schema("INT"), int_rows, "y", "multiclass")
+    assert [row["y_xf"] for row in rows] == [b"3", b"1", b"2", b"3"]
+    rows, output = _transform(tmp_path / "r", _schema("INT"), int_rows, "y", "regression")
+    assert [row["y_xf"] for row in rows] == [3.0, 1.0, 2.0, 3.0]
+    assert LABEL_VOCABULARY not in os.listdir(
+        os.path.join(output.transform_savedmodel_dir, "assets")
+    )
+
+
+def test_the_plan_refuses_an_optional_label_and_a_text_regression_label():
+    from components.auto.preprocessing import plan
+
+    schema = _schema()
+    with pytest.raises(ValueError, match="needs the task"):
+        plan(schema, "y", "auto")
+    with pytest.raises(ValueError, match="regression needs a numeric label; 'y' is text"):
+        plan(schema, "y", "regression")
+    with pytest.raises(ValueError, match="label 'z' is not a schema column: x, n, rooms"):
+        plan(schema, "z", "binary")
+    schema.feature[4].presence.min_fraction = 0.5
+    with pytest.raises(ValueError, match="not required by the schema"):
+        plan(schema, "y", "binary")
+
+
+def _csv(tmp_path, text, name="data.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_a_wrong_label_names_the_columns_and_the_closest_one(tmp_path, capsys):
+    from pipeline.__main__ import main
+
+    path = _csv(tmp_path, "age,city,target\n1,a,yes\n2,b,no\n")
+    with pytest.raises(ValueError) as e:
+        check_column(path, "tagret")
+    assert str(e.value) == (
+        f"label 'tagret' is not a column of {path} (closest: 'target'); its columns are "
+        "age, city, target."
+    )
+    # On the command line: refused before anything runs, exit status 2.
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--data", path, "--label", "Target", "--output-dir", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert "label 'Target' is not a column" in capsys.readouterr().err
+    assert not (tmp_path / "pipelines").exists()
+    with pytest.raises(SystemExit):
+        main(["run", "--data", path])
+    assert "--label: name the column to predict: one of age, city, target" in (
+        capsys.readouterr().err
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "task", "classes"),
+    [
+        (["yes", "no", "yes"], "binary", 2),
+        (["0", "1", "1"], "binary", 2),
+        (["0.5", "2.5", "0.5"], "binary", 2),
+        (["a", "b", "c", "a"], "multiclass", 3),
+        (["1", "2", "3", "4"], "multiclass", 4),
+        ([str(i) for i in range(30)], "regression", None),
+        (["0.1", "0.2", "0.35"], "regression", None),
+    ],
+)
+def test_the_task_follows_the_label_values(tmp_path, values, task, classes):
+    path = _csv(tmp_path, "x,label\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values)))
+    assert infer_task(read_label(path, "label", ("", "NA"))) == task
+    assert resolve_task(path, "label", "auto", None, ("",), True) == (
+        task,
+        classes if task == "multiclass" else None,
+    )
+
+
+def test_task_inference_refuses_what_it_cannot_decide(tmp_path):
+    one = _csv(tmp_path, "x,label\n1,a\n2,a\n", "one.csv")
+    with pytest.raises(ValueError, match="1 distinct value"):
+        resolve_task(one, "label", "auto", None, ("",), False)
+    many = _csv(tmp_path, "x,label\n" + "".join(f"{i},v{i}\n" for i in range(120)), "many.csv")
+    with pytest.raises(ValueError, match="text with more than 100 distinct values"):
+        resolve_task(many, "label", "auto", None, ("",), False)
+    holes = _csv(tmp_path, "x,label\n1,a\n2,NA\n3,b\n4,\n", "holes.csv")
+    with pytest.raises(ValueError, match=r"label 'label' is missing in 2 of 4 rows"):
+        resolve_task(holes, "label", "auto", None, ("", "NA"), True)
+    # A given task needs no reading beyond the header, and a multiclass count is counted.
+    assert resolve_task(holes, "label", "binary", None, ("",), False) == ("binary", None)
+    with pytest.raises(ValueError, match="more than 100 distinct values: give num_classes"):
+        resolve_task(many, "label", "multiclass", None, ("",), False)
+    three = _csv(tmp_path, "x,label\n1,a\n2,b\n3,c\n", "three.csv")
+    assert resolve_task(three, "label", "multiclass", None, ("",), False) == ("multiclass", 3)
+
+
+def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
+    from pipeline.__main__ import build_parser, config_from_args
+
+    path = _csv(tmp_path, "age,city,target\n1,a,x\n2,b,y\n3,a,z\n", "My Data.csv")
+    assert config_from_args(build_parser().parse_args(["run"])) == PipelineConfig()
+    config = config_from_args(
+        build_parser().parse_args(["run", "--data", path, "--label", "target"])
+    )
+    assert (config.pipeline_name, config.schema_path, config.label_key) == (
+        "My_Data",
+        None,
+        "target_xf",
+    )
+    assert (config.preprocessing_fn, config.estimator_fn, config.task) == ("auto", "auto", "auto")
+    assert config.resolve_from_data().task == "multiclass"
+    assert config.resolve_from_data().num_classes == 3
+    given = config_from_args(
+        build_parser().parse_args(
+            ["run", "--data", path, "--label", "target", "--task", "multiclass",
+             "--missing-value=", "--missing-value=?", "--pipeline-name", "p"]
+        )
+    )  # fmt: skip
+    assert (given.task, given.missing_values, given.pipeline_name) == ("multiclass", ("", "?"), "p")
+    with pytest.raises(ValueError, match="num_classes is for task 'multiclass', not 'auto'"):
+        PipelineConfig.for_data(path, "target", num_classes=3)
+
+
+def test_example_gen_reads_missing_value_tokens_as_absent_features(tmp_path):
+    from components.example_gen.executor import _ParseCsvFile, infer_column_kinds
+
+    path = _csv(tmp_path, "a,b,c\n1,2.5,x\nNA,NaN,null\n3,,y\n")
+    assert infer_column_kinds([path], ["a", "b", "c"], missing=("", "NA", "NaN", "null")) == {
+        "a": "INT",
+        "b": "FLOAT",
+        "c": "BYTES",
+    }
+    assert infer_column_kinds([path], ["a", "b", "c"], missing=("",)) == {
+        "a": "BYTES",
+        "b": "BYTES",
+        "c": "BYTES",
+    }
+    parse = _ParseCsvFile(
+        {"a": ("INT", False), "b": ("FLOAT", False), "c": ("BYTES", False)},
+        "",
+        [1],
+        ("", "NA", "NaN", "null"),
+    )
+    example = parse._to_example(["a", "b", "c"], ["NA", "NaN", "null"])
+    assert not example.features.feature
+    example = parse._to_example(["a", "b", "c"], ["7", "1.5", "NA "])  # tokens match exactly
+    assert example.features.feature["c"].bytes_list.value == [b"NA "]

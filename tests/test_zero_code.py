@@ -1,0 +1,196 @@
+"""Zero code end to end: `PipelineConfig.for_data(csv, label)` (what `python -m pipeline run
+--data my.csv --label target` builds) on generated CSVs with missing values, one run per task
+(binary with text labels, multiclass with text labels, regression); each pushed model is
+served from raw examples in a fresh process."""
+
+import csv
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from pipeline.config import PipelineConfig
+
+pytestmark = pytest.mark.slow
+
+ROWS = 450
+CITIES = ["north", "south", "east", "west"]
+CITY_EFFECT = {"north": 2.0, "south": -1.0, "east": 1.0, "west": -2.0}
+# What a client sends: the columns' types as ExampleGen infers them from the data.
+TYPES = {"x1": "FLOAT", "x2": "FLOAT", "rooms": "INT", "city": "BYTES", "noise": "INT"}
+MISSING = ("", "NA", "NaN", "null")
+
+
+def _write(path, label_name, labels, columns):
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow([*columns, label_name])
+        for i, label in enumerate(labels):
+            writer.writerow([*(columns[name][i] for name in columns), label])
+
+
+def _generate(folder):
+    """Three CSVs over the same features, each with one label; some feature cells missing
+    as empty, NA, NaN or null."""
+    rng = np.random.default_rng(11)
+    x1 = rng.normal(0, 1, ROWS)
+    x2 = rng.uniform(0, 10, ROWS)
+    rooms = rng.integers(1, 6, ROWS)
+    city = rng.choice(CITIES, ROWS)
+    noise = rng.integers(1000, 100000, ROWS)
+    effect = np.array([CITY_EFFECT[c] for c in city])
+    columns = {
+        "x1": [
+            "" if i % 13 == 0 else "NA" if i % 17 == 0 else f"{v:.4f}" for i, v in enumerate(x1)
+        ],
+        "x2": ["NaN" if i % 19 == 0 else f"{v:.3f}" for i, v in enumerate(x2)],
+        "rooms": [str(v) for v in rooms],
+        "city": ["null" if i % 23 == 0 else c for i, c in enumerate(city)],
+        "noise": [str(v) for v in noise],
+    }
+    score = 1.5 * x1 + 0.4 * (x2 - 5) + effect + 0.3 * (rooms - 3)
+    binary = np.where(score + rng.normal(0, 0.5, ROWS) > 0, "yes", "no")
+    cuts = np.quantile(score, [1 / 3, 2 / 3])
+    multiclass = np.array(["low", "mid", "high"])[np.searchsorted(cuts, score)]
+    value = 3 * x1 + 2 * x2 + 4 * rooms + 3 * effect + 50 + rng.normal(0, 1, ROWS)
+    paths = {
+        "binary": folder / "churn.csv",
+        "multiclass": folder / "tier.csv",
+        "regression": folder / "price.csv",
+    }
+    _write(paths["binary"], "churned", binary, columns)
+    _write(paths["multiclass"], "tier", multiclass, columns)
+    _write(paths["regression"], "price", [f"{v:.3f}" for v in value], columns)
+    return paths
+
+
+LABELS = {"binary": "churned", "multiclass": "tier", "regression": "price"}
+
+# A serving client: TensorFlow only, raw CSV rows in (label dropped, missing cells left out).
+_SERVE_SCRIPT = textwrap.dedent(r"""
+    import csv, json, sys
+    import numpy as np
+    import tensorflow as tf
+
+    jobs, types, missing = json.loads(sys.argv[1])
+    def example(row, label):
+        feature = {}
+        for k, v in row.items():
+            if k == label or v in missing:
+                continue
+            if types[k] == "INT":
+                feature[k] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(v)]))
+            elif types[k] == "FLOAT":
+                feature[k] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(v)]))
+            else:
+                feature[k] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[v.encode()]))
+        return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+    results = {}
+    for task, model_path, data_path, label in jobs:
+        model = tf.saved_model.load(model_path)
+        rows = list(csv.DictReader(open(data_path)))
+        inputs = tf.constant([example(r, label) for r in rows])
+        truth = [r[label] for r in rows]
+        if task == "regression":
+            predicted = model.signatures["regression"](inputs=inputs)["outputs"].numpy().reshape(-1)
+            target = np.array([float(t) for t in truth])
+            results[task] = {"rmse": float(np.sqrt(np.mean((predicted - target) ** 2))),
+                             "std": float(target.std())}
+            continue
+        out = model.signatures["serving_default"](inputs=inputs)
+        classes = out["classes"].numpy().astype(str)
+        predicted = classes[np.arange(len(rows)), out["scores"].numpy().argmax(axis=1)]
+        results[task] = {"classes": sorted(set(classes[0])),
+                         "accuracy": float(np.mean(predicted == np.array(truth))),
+                         "majority": max(truth.count(c) for c in set(truth)) / len(truth)}
+    print(json.dumps(results))
+""")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """{task: (config, summary)}: one zero-code run per task."""
+    from pipeline.runner import run_locally
+
+    folder = tmp_path_factory.mktemp("zero_code")
+    paths = _generate(folder)
+    out = {}
+    for task, path in paths.items():
+        config = PipelineConfig.for_data(
+            path,
+            LABELS[task],
+            output_dir=str(folder / "out"),
+            train_steps=300,
+            eval_steps=5,
+            save_checkpoints_steps=300,
+        )
+        assert config.task == "auto" and config.schema_path is None
+        out[task] = (config, run_locally(config))
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(runs):
+    jobs = [
+        [task, summary.pushed_to, config.data_path, config.raw_label_key]
+        for task, (config, summary) in runs.items()
+    ]
+    result = subprocess.run(
+        [sys.executable, "-c", _SERVE_SCRIPT, json.dumps([jobs, TYPES, list(MISSING)])],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_each_task_is_inferred_trained_blessed_and_pushed(runs, task):
+    config, summary = runs[task]
+    assert config.pipeline_name == config.data_path.rsplit("/", 1)[1].removesuffix(".csv")
+    assert summary.blessed is True and summary.pushed_to, summary.not_pushed_reason
+    assert summary.schema_inferred
+    assert summary.anomalies == []
+    expected = {
+        "binary": {"auc", "binary_accuracy"},
+        "multiclass": {"accuracy", "log_loss"},
+        "regression": {"root_mean_squared_error", "mean_absolute_error"},
+    }[task]
+    assert expected <= set(summary.metrics), summary.metrics
+
+
+def test_binary_serves_the_label_names_and_separates_the_classes(runs, served):
+    _, summary = runs["binary"]
+    assert summary.metrics["auc"] > 0.8
+    assert served["binary"]["classes"] == ["no", "yes"]
+    assert served["binary"]["accuracy"] > 0.75
+
+
+def test_multiclass_serves_the_class_names_and_beats_the_majority(runs, served):
+    _, summary = runs["multiclass"]
+    assert summary.metrics["accuracy"] > 0.5
+    assert served["multiclass"]["classes"] == ["high", "low", "mid"]
+    assert served["multiclass"]["accuracy"] > served["multiclass"]["majority"] + 0.2
+
+
+def test_regression_serves_predictions_in_the_label_units(served):
+    assert served["regression"]["rmse"] < 0.5 * served["regression"]["std"]
+
+
+def test_small_integer_column_is_a_category_and_missing_tokens_are_missing(runs):
+    from google.protobuf import text_format
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    _, summary = runs["regression"]
+    with open(summary.schema_path) as f:
+        schema = text_format.Parse(f.read(), schema_pb2.Schema())
+    features = {f.name: f for f in schema.feature}
+    assert features["rooms"].int_domain.is_categorical  # 1..5
+    assert not features["noise"].HasField("int_domain")  # a wide range: a number
+    # NA, NaN and null cells are missing values, not text: the columns keep their types.
+    assert features["x1"].type == schema_pb2.FLOAT and features["x1"].presence.min_fraction < 1
+    assert features["x2"].type == schema_pb2.FLOAT
+    assert set(features["city"].string_domain.value) == set(CITIES)
