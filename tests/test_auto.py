@@ -59,6 +59,7 @@ def multiclass(tmp_path_factory):
     return _transform(tmp_path_factory.mktemp("auto"), _schema(), ROWS, "y", "multiclass")
 
 
+@pytest.mark.slow  # a tf.Transform Beam job
 def test_numbers_are_z_scored_with_missing_values_at_the_mean(multiclass):
     import numpy as np
 
@@ -72,6 +73,7 @@ def test_numbers_are_z_scored_with_missing_values_at_the_mean(multiclass):
     assert n.mean() == pytest.approx(0.0, abs=1e-6) and n.std() == pytest.approx(1.0, abs=1e-5)
 
 
+@pytest.mark.slow  # a tf.Transform Beam job
 def test_strings_and_categorical_ints_are_vocabulary_ids_with_oov_buckets(multiclass):
     rows, output = multiclass
     city_vocab = [v.decode() for v in output.vocabulary_by_name(feature_vocabulary("city"))]
@@ -87,6 +89,7 @@ def test_strings_and_categorical_ints_are_vocabulary_ids_with_oov_buckets(multic
     assert schema["rooms_xf"].int_domain.is_categorical
 
 
+@pytest.mark.slow  # a tf.Transform Beam job
 def test_a_classification_label_stays_text_with_its_classes_in_a_vocabulary(multiclass):
     rows, output = multiclass
     assert [row["y_xf"] for row in rows] == [b"red", b"blue", b"green", b"red"]
@@ -96,6 +99,7 @@ def test_a_classification_label_stays_text_with_its_classes_in_a_vocabulary(mult
     }
 
 
+@pytest.mark.slow  # a tf.Transform Beam job
 def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclass, tmp_path):
     from components.auto import model
     from components.trainer import estimator
@@ -124,6 +128,7 @@ def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclas
     assert model.sort_classes(["10", "9", "-1"]) == ["-1", "9", "10"]
 
 
+@pytest.mark.slow  # a tf.Transform Beam job
 def test_integer_labels_become_class_names_and_regression_labels_floats(tmp_path):
     int_rows = [dict(row, y=[label]) for row, label in zip(ROWS, [3, 1, 2, 3], strict=True)]
     rows, output = _transform(tmp_path / "c", _schema("INT"), int_rows, "y", "multiclass")

@@ -366,6 +366,7 @@ def test_compile_from_the_diabetes_definition_gates_on_rmse(compiled_diabetes):
     assert parameters("Transform")["preprocessing_fn"] == "transforms.diabetes.preprocessing_fn"
 
 
+@pytest.mark.slow  # loads google-cloud-aiplatform
 def test_submit_takes_project_and_region_from_the_definition(
     compiled_diabetes, tmp_path, capsys, monkeypatch
 ):

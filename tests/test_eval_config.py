@@ -35,6 +35,7 @@ def _analyze(task, labels, predictions, gate, tmp_path, num_classes=None):
     return metrics, failures
 
 
+@pytest.mark.slow  # a TFMA Beam job
 def test_regression_reports_rmse_and_mae_and_a_ceiling_on_rmse_fails_above_it(tmp_path):
     rng = np.random.default_rng(0)
     labels = rng.normal(150.0, 50.0, size=500)
@@ -50,6 +51,7 @@ def test_regression_reports_rmse_and_mae_and_a_ceiling_on_rmse_fails_above_it(tm
     assert failures == {"root_mean_squared_error": pytest.approx(rmse, rel=1e-9)}
 
 
+@pytest.mark.slow  # a TFMA Beam job
 def test_multiclass_reports_accuracy_log_loss_and_per_class_precision_recall(tmp_path):
     rng = np.random.default_rng(1)
     probabilities = rng.dirichlet([1.0, 1.0, 1.0], size=600)
