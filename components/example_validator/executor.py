@@ -22,6 +22,7 @@ from components.example_validator.layout import split_anomalies_path
 from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import (
     model_statistics_uri,
+    read_artifact_statistics,
     read_split_statistics,
     split_statistics_path,
 )
@@ -70,8 +71,8 @@ class Executor(base_executor.BaseExecutor):
             check_thresholds(json.loads(exec_properties.get(name) or "{}"), columns, name)
             for name in ("drift_thresholds", "skew_thresholds")
         )
-        splits = artifact_utils.decode_split_names(statistics.split_names)
-        datasets = {split: read_split_statistics(statistics.uri, split) for split in splits}
+        datasets = read_artifact_statistics(statistics)
+        splits = list(datasets)
         measured = {split: [] for split in splits}
         if drift_thresholds and TRAIN in datasets:
             baseline = baseline_statistics(input_dict.get("baseline_model") or [])

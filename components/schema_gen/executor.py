@@ -9,7 +9,7 @@ from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
 from components.schema_gen.inference import infer_schema
-from components.statistics_gen.layout import read_split_statistics
+from components.statistics_gen.layout import read_artifact_statistics
 from schemas import SCHEMA_FILE_NAME
 
 
@@ -24,10 +24,7 @@ class Executor(base_executor.BaseExecutor):
     ) -> None:
         self._log_startup(input_dict, output_dict, exec_properties)
         statistics = artifact_utils.get_single_instance(input_dict["statistics"])
-        by_split = {
-            split: read_split_statistics(statistics.uri, split)
-            for split in artifact_utils.decode_split_names(statistics.split_names)
-        }
+        by_split = read_artifact_statistics(statistics)
         infer_split = exec_properties.get("infer_split") or "train"
         schema = infer_schema(by_split, infer_split)
         if not schema.feature:

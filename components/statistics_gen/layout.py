@@ -32,6 +32,16 @@ def read_split_statistics(
     ).datasets[0]
 
 
+def read_artifact_statistics(artifact) -> dict[str, statistics_pb2.DatasetFeatureStatistics]:
+    """{split: whole-split statistics} of an ExampleStatistics artifact, in its split order."""
+    from tfx.types import artifact_utils
+
+    return {
+        split: read_split_statistics(artifact.uri, split)
+        for split in artifact_utils.decode_split_names(artifact.split_names)
+    }
+
+
 def load_statistics(path: str) -> dict[str, statistics_pb2.DatasetFeatureStatisticsList]:
     """{split: statistics} of a local statistics artifact folder or of one FeatureStats.pb."""
     if os.path.isdir(path):
