@@ -51,7 +51,7 @@ def _input_fn(files, feature_spec, label, batch_size, seed, train):
     return input_fn
 
 
-def _build(api, spec, model_dir, seed):
+def _build(api, spec, model_dir, seed, intra_op_threads):
     wide = [
         tf.feature_column.categorical_column_with_identity(name, num_buckets=n)
         for name, n in spec["wide"]
@@ -63,6 +63,7 @@ def _build(api, spec, model_dir, seed):
         save_checkpoints_steps=10**9,
         save_summary_steps=100,
         log_step_count_steps=100,
+        session_config=tf.compat.v1.ConfigProto(intra_op_parallelism_threads=intra_op_threads),
     )
     return api.DNNLinearCombinedClassifier(
         config=config,
@@ -142,6 +143,12 @@ def main():
     parser.add_argument("--serving-calls", type=int, default=300)
     parser.add_argument("--serving-batch", type=int, default=1024)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument(
+        "--intra-op-threads",
+        type=int,
+        default=0,
+        help="RunConfig(session_config=ConfigProto(intra_op_parallelism_threads=N)); 0: TF's default",
+    )
     args = parser.parse_args()
 
     with open(os.path.join(args.data, "spec.json")) as f:
@@ -168,7 +175,7 @@ def main():
     api = _estimator_api(args.impl)
     model_dir = tempfile.mkdtemp(prefix=f"bench-{args.impl}-")
     try:
-        model = _build(api, spec, model_dir, args.seed)
+        model = _build(api, spec, model_dir, args.seed, args.intra_op_threads)
         train_input = _input_fn(
             files["train"], feature_spec, label, args.batch_size, args.seed, train=True
         )

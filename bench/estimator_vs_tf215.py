@@ -1,6 +1,7 @@
 """This project's estimator (TF 2.21) against tf.estimator (TF 2.15) on taxi wide & deep.
 
     .venv/bin/python bench/estimator_vs_tf215.py [--train-steps N] [--batch-size B] [--repeats R]
+        [--intra-op-threads T]
 
 Both sides train, evaluate, export and serve the same `DNNLinearCombinedClassifier`
 on the same transformed data, each in its own process and environment:
@@ -187,6 +188,8 @@ def run_worker(impl, python, args):
         str(args.warmup_steps),
         "--train-steps",
         str(args.train_steps),
+        "--intra-op-threads",
+        str(args.intra_op_threads),
     ]
     log_path = os.path.join(RESULTS, f"{impl}.log")
     print(f"Running {impl} ({log_path}) ...", file=sys.stderr, flush=True)
@@ -274,6 +277,12 @@ def main():
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--warmup-steps", type=int, default=200)
     parser.add_argument(
+        "--intra-op-threads",
+        type=int,
+        default=0,
+        help="both sides' RunConfig session_config intra_op_parallelism_threads (0: TF's default)",
+    )
+    parser.add_argument(
         "--repeats",
         type=int,
         default=1,
@@ -297,6 +306,7 @@ def main():
         f"rows; batch {args.batch_size}; {args.train_steps} steps timed after "
         f"{args.warmup_steps} warm-up steps"
         + (f"; best of {args.repeats} runs each" if args.repeats > 1 else "")
+        + (f"; {args.intra_op_threads} intra-op thread(s)" if args.intra_op_threads else "")
     )
     print(table(ours, base))
     print(

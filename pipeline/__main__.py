@@ -1,4 +1,4 @@
-"""Command line: `python -m pipeline run|compile|submit|schedule|stats|schema [options]`.
+"""Command line: `python -m pipeline run|compile|submit|schedule|stats|schema|init [options]`.
 
 Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 `--help` answers at once.
@@ -9,17 +9,27 @@ import dataclasses
 import json
 import os
 import sys
+import types
 
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
 from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, LOCAL_BACKENDS, PipelineConfig
+from pipeline.definition import DEFAULT_DEFINITION
 
-_DEFAULTS = PipelineConfig()
+# PipelineConfig's defaults, for the options' help (data and label have none).
+_DEFAULTS = types.SimpleNamespace(
+    **{
+        field.name: field.default
+        for field in dataclasses.fields(PipelineConfig)
+        if field.default is not dataclasses.MISSING
+    }
+)
 _DEFINITION_NOTE = (
-    " With --definition, the definition's keys replace the defaults shown; options given "
-    "here replace the definition's keys."
+    " Without --definition and --data, the default definition "
+    f"({os.path.relpath(DEFAULT_DEFINITION)}). A definition's keys replace the defaults "
+    "shown; options given here replace the definition's keys."
 )
 
 
@@ -28,7 +38,7 @@ def _add_definition_option(p, reads):
         "--definition",
         default=None,
         metavar="FILE.toml",
-        help=f"Pipeline definition (TOML, e.g. definitions/diabetes.toml) to take {reads} "
+        help=f"Pipeline definition (TOML, e.g. definitions/<name>.toml) to take {reads} "
         "from; options given override it.",
     )
 
@@ -37,15 +47,15 @@ def _add_input_options(p):
     p.add_argument(
         "--pipeline-name",
         default=argparse.SUPPRESS,
-        help="Name of the pipeline; also names its output folders (default: "
-        f"{_DEFAULTS.pipeline_name}, or with --data the file's name).",
+        help="Name of the pipeline; also names its output folders (default: the "
+        "definition's name, or the data file's).",
     )
     p.add_argument(
         "--data",
         dest="data_path",
-        default=_DEFAULTS.data_path,
-        help="CSV file, or folder of *.csv files, to ingest. Any other than the taxi sample "
-        "runs zero code: with --label, every setting not given is inferred (the schema by "
+        default=None,
+        help="CSV file, or folder of *.csv files, to ingest. Without --definition this runs "
+        "zero code: with --label, every setting not given is inferred (the schema by "
         "SchemaGen, preprocessing_fn and estimator_fn auto, the task from the label).",
     )
     schema = p.add_mutually_exclusive_group()
@@ -54,7 +64,7 @@ def _add_input_options(p):
         dest="schema_path",
         default=argparse.SUPPRESS,
         help="tensorflow_metadata Schema text proto that types the CSV columns and that the "
-        f"data is validated against (default: {_DEFAULTS.schema_path}; with --data, inferred).",
+        "data is validated against (default: the definition's; without one, inferred).",
     )
     schema.add_argument(
         "--infer-schema",
@@ -93,8 +103,7 @@ def _add_run_parser(subparsers):
         help="Run the whole pipeline locally (LocalDagRunner, SQLite metadata, "
         "Beam in memory) and print a summary.",
         description="Run ExampleGen, Transform, Trainer, Evaluator and Pusher on this "
-        "machine. Outputs go under --output-dir unless given one by one. Without "
-        "--definition, the taxi example (definitions/taxi.toml)." + _DEFINITION_NOTE,
+        "machine. Outputs go under --output-dir unless given one by one." + _DEFINITION_NOTE,
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_definition_option(p, "the settings")
@@ -176,16 +185,18 @@ def _add_component_options(p):
     p.add_argument(
         "--preprocessing-fn",
         default=argparse.SUPPRESS,
-        help="Dotted path of the tf.Transform preprocessing_fn, or auto: built from the schema "
-        "(numbers z-scored, strings and small-integer columns to vocabulary ids, the label "
-        f"as the task needs) (default: {_DEFAULTS.preprocessing_fn}; with --data, auto).",
+        help="The tf.Transform preprocessing_fn, as package.module.function or "
+        "file.py:function, or auto: built from the schema (numbers z-scored, strings and "
+        "small-integer columns to vocabulary ids, the label as the task needs) "
+        f"(default: {_DEFAULTS.preprocessing_fn}).",
     )
     p.add_argument(
         "--estimator-fn",
         default=argparse.SUPPRESS,
-        help="Dotted path of build_estimator(run_config, hparams, warm_start_from), or auto: "
-        "a wide-and-deep canned Estimator over the transform output, head by task "
-        f"(default: {_DEFAULTS.estimator_fn}; with --data, auto).",
+        help="build_estimator(run_config, hparams, warm_start_from, [tft_output=, label_key=, "
+        "task=]) as package.module.function or file.py:function, or auto: a wide-and-deep "
+        f"canned Estimator over the transform output, head by task (default: "
+        f"{_DEFAULTS.estimator_fn}).",
     )
     p.add_argument("--train-steps", type=int, default=_DEFAULTS.train_steps, help="Training steps.")
     p.add_argument(
@@ -211,7 +222,7 @@ def _add_component_options(p):
         type=lambda s: tuple(int(x) for x in s.split(",")),
         default=argparse.SUPPRESS,
         help="Widths of the DNN layers, comma-separated (default: "
-        f"{','.join(map(str, _DEFAULTS.hidden_units))}; with --data, 64,32).",
+        f"{','.join(map(str, _DEFAULTS.hidden_units))}).",
     )
     p.add_argument(
         "--strategy",
@@ -277,14 +288,14 @@ def _add_component_options(p):
         "--label",
         dest="raw_label_key",
         default=argparse.SUPPRESS,
-        help=f"The label's CSV column (default: {_DEFAULTS.raw_label_key}; needed with --data).",
+        help="The label's CSV column (default: the definition's; needed with --data alone).",
     )
     p.add_argument(
         "--transformed-label",
         dest="label_key",
         default=argparse.SUPPRESS,
         help="The label's name among the preprocessing_fn's outputs (what the model trains "
-        f"on; default: {_DEFAULTS.label_key}; with the auto preprocessing, <label>_xf).",
+        "on; default: <label>_xf).",
     )
     p.add_argument(
         "--task",
@@ -293,7 +304,7 @@ def _add_component_options(p):
         help="What the label is: the Evaluator's metrics and default blessing gate follow it; "
         "auto decides from the label's values (2 distinct: binary; text, or integers with at "
         "most 10 values: multiclass; other numbers: regression) "
-        f"(default: {_DEFAULTS.task}; with --data, auto).",
+        f"(default: {_DEFAULTS.task}).",
     )
     p.add_argument(
         "--num-classes",
@@ -306,8 +317,7 @@ def _add_component_options(p):
         dest="slice_features",
         action="append",
         default=None,
-        help="A raw feature to slice the evaluation by, repeatable "
-        f"(default: {' '.join(_DEFAULTS.slice_features)}).",
+        help="A raw feature to slice the evaluation by, repeatable (default: none).",
     )
     p.add_argument(
         "--blessing-metric",
@@ -548,11 +558,67 @@ def _add_stats_parser(subparsers):
     _add_definition_option(p, "the pipeline name and output folders")
     p.add_argument(
         "--pipeline-name",
-        default=_DEFAULTS.pipeline_name,
-        help="Pipeline whose latest run is shown.",
+        default=None,
+        help="Pipeline whose latest run is shown (default: the definition's).",
     )
     _add_output_options(p)
     p.add_argument("--json", action="store_true", help="Print the statistics as JSON.")
+
+
+def _add_init_parser(subparsers):
+    p = subparsers.add_parser(
+        "init",
+        help="Write a pipeline project to edit: definition, inferred schema, preprocessing "
+        "and model.",
+        description="Infers the schema of --data (ExampleGen, StatisticsGen and SchemaGen run "
+        "on it) and writes DIR/pipeline.toml, DIR/schema.pbtxt, DIR/preprocessing.py and "
+        "DIR/model.py: what `run --data ... --label ...` would run, as files to edit. Then "
+        "`run --definition DIR/pipeline.toml`. For `compile`, DIR must be in the pipeline "
+        "image: under definitions/, for example.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("dir", help="Folder to write the project to (created if needed).")
+    p.add_argument("--data", dest="data_path", required=True, help="CSV file, or folder of them.")
+    p.add_argument("--label", dest="raw_label_key", required=True, help="The column to predict.")
+    p.add_argument(
+        "--pipeline-name", default=None, help="Name of the pipeline (default: DIR's name)."
+    )
+    p.add_argument(
+        "--task",
+        choices=(*TASKS, "auto"),
+        default=_DEFAULTS.task,
+        help="What the label is; auto decides from its values.",
+    )
+    p.add_argument("--num-classes", type=int, default=None, help="Classes (multiclass).")
+    p.add_argument(
+        "--missing-value",
+        dest="missing_values",
+        action="append",
+        default=None,
+        metavar="TEXT",
+        help="A CSV cell text that means a missing value; repeatable, replaces the defaults ("
+        + ", ".join(repr(v) for v in _DEFAULTS.missing_values)
+        + ").",
+    )
+
+
+def _init_command(args):
+    from pipeline.init import init_project
+
+    folder = os.path.abspath(args.dir)
+    config = PipelineConfig(
+        data_path=os.path.abspath(args.data_path),
+        raw_label_key=args.raw_label_key,
+        pipeline_name=args.pipeline_name or os.path.basename(folder),
+        task=args.task,
+        num_classes=args.num_classes,
+        **({"missing_values": tuple(args.missing_values)} if args.missing_values else {}),
+    )
+    paths = init_project(folder, config)
+    definition = os.path.relpath(paths[0])
+    print("Wrote " + ", ".join(os.path.relpath(p) for p in paths) + ".")
+    print(f"Edit them, then: python -m pipeline run --definition {definition}")
+    return 0
 
 
 def _add_schema_parser(subparsers):
@@ -567,16 +633,16 @@ def _add_schema_parser(subparsers):
     _add_definition_option(p, "the pipeline name and output folders")
     p.add_argument(
         "--pipeline-name",
-        default=_DEFAULTS.pipeline_name,
-        help="Pipeline whose latest run is read.",
+        default=None,
+        help="Pipeline whose latest run is read (default: the definition's).",
     )
     _add_output_options(p)
     p.add_argument("--out", default=None, help="Write the schema to this file instead.")
 
 
 def _schema_command(args, metadata_path):
+    from components.schema_file import SCHEMA_FILE_NAME
     from pipeline.runner import latest_output, latest_run_executions, open_store
-    from schemas import SCHEMA_FILE_NAME
 
     try:
         store = open_store(metadata_path)
@@ -622,11 +688,11 @@ def _vertex_command(args, explicit):
 
     project, region = args.project, args.region
     if args.definition:  # its [vertex] project and region, under the options given
-        from pipeline.definition import build_config
+        from pipeline.definition import load
 
-        config = build_config(args.definition, args.command)
-        project = explicit.get("project", config.gcp_project)
-        region = explicit.get("region", config.gcp_region)
+        values = load(args.definition, args.command).values
+        project = explicit.get("project", values.get("gcp_project"))
+        region = explicit.get("region", values.get("gcp_region", _DEFAULTS.gcp_region))
     job = vertex.prepare_job(
         args.spec,
         project=project,
@@ -676,21 +742,19 @@ def config_from_args(args, explicit=None):
     command line; default: every option in `args`) over `--definition`'s keys, if any, over
     PipelineConfig's defaults."""
     overrides = _config_fields(vars(args) if explicit is None else explicit)
-    if getattr(args, "definition", None):
-        from pipeline.definition import build_config
+    from pipeline.definition import build_config
 
-        return build_config(args.definition, args.command, overrides)
-    if overrides.get("data_path", _DEFAULTS.data_path) == _DEFAULTS.data_path:
-        return PipelineConfig(**overrides)  # the taxi sample, as configured by default
-    # Zero code: any other data gets every setting not given inferred.
-    label = overrides.pop("raw_label_key", None)
-    if label is None:
+    definition = getattr(args, "definition", None)
+    if definition or "data_path" not in overrides:
+        return build_config(definition or DEFAULT_DEFINITION, args.command, overrides)
+    # Zero code: every setting not given is inferred.
+    if "raw_label_key" not in overrides:
         from components.auto.data import csv_files, read_header
 
         files = csv_files(overrides["data_path"])
         columns = f": one of {', '.join(read_header(files[0]))}" if files else ""
         raise ValueError(f"--label: name the column to predict{columns}.")
-    return PipelineConfig.for_data(overrides.pop("data_path"), label, **overrides)
+    return PipelineConfig(**overrides)
 
 
 def explicit_options(argv):
@@ -719,6 +783,7 @@ def build_parser():
     _add_schedule_parser(subparsers)
     _add_stats_parser(subparsers)
     _add_schema_parser(subparsers)
+    _add_init_parser(subparsers)
     return parser
 
 
@@ -726,6 +791,11 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     explicit = explicit_options(sys.argv[1:] if argv is None else argv)
+    if args.command == "init":
+        try:
+            return _init_command(args)
+        except (ValueError, FileExistsError) as e:
+            parser.error(str(e))
     if args.command in ("stats", "schema"):
         try:
             metadata_path = config_from_args(args, explicit).resolved_metadata_path

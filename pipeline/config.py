@@ -1,7 +1,9 @@
 """All pipeline settings in one place, passed down explicitly.
 
-Defaults run the Chicago taxi sample on one machine: SQLite ML Metadata,
-local folders, Beam's in-memory DirectRunner.
+Only the data and the label column are required: every other setting defaults to zero
+code (schema inferred, preprocessing and model built from it, task from the label's values)
+on one machine (SQLite ML Metadata, local folders, Beam's in-memory runner).  A pipeline
+definition (pipeline/definition.py, definitions/*.toml) sets any of them per model.
 """
 
 import dataclasses
@@ -27,14 +29,24 @@ BEAM_RUNNERS = ("direct", "dataflow", "portable")
 LOCAL_BACKENDS = ("in_process", "local")
 
 
+def _name_of(data_path):
+    """A pipeline name from the data file's (or folder's) name."""
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(str(data_path).rstrip("/")).stem).strip("_")
+    return name or "data"
+
+
 @dataclasses.dataclass(frozen=True)
 class PipelineConfig:
-    pipeline_name: str = "taxi"
-    data_path: str = str(REPO_ROOT / "data" / "taxi" / "data.csv")
+    # A CSV file, or a folder of them.
+    data_path: str
+    # The CSV column to predict.
+    raw_label_key: str
+    # "": named after the data file (or folder).
+    pipeline_name: str = ""
     # A tensorflow_metadata Schema text proto; it types the CSV columns and is what the data
     # is validated against. None: ExampleGen types the columns from the data and SchemaGen
     # infers the schema from the train split's statistics (components/schema_gen).
-    schema_path: str | None = str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt")
+    schema_path: str | None = None
     # Generated output; each folder defaults to one under `output_dir`.
     output_dir: str = "."
     pipeline_root: str | None = None
@@ -58,19 +70,21 @@ class PipelineConfig:
     # (components/example_validator/drift.py); both lie in [0, 1]. Empty: not checked.
     drift_thresholds: tuple[tuple[str, float], ...] = ()
     skew_thresholds: tuple[tuple[str, float], ...] = ()
-    # Transform: a dotted path, or "auto": built from the schema (components/auto), every
-    # output `<column>_xf`; label_key is then `<raw_label_key>_xf` whatever is given.
-    preprocessing_fn: str = "transforms.taxi.preprocessing_fn"
-    # Trainer: a dotted path, or "auto": wide and deep over the transform output, by task.
-    estimator_fn: str = "models.taxi.build_estimator"
-    label_key: str = "tips_xf"
-    raw_label_key: str = "tips"
+    # Transform: a code reference (components/user_code.py: `package.module.function` or
+    # `file.py:function`), or "auto": built from the schema (components/auto), every output
+    # `<column>_xf`; label_key is then `<raw_label_key>_xf` whatever is given.
+    preprocessing_fn: str = AUTO
+    # Trainer: a code reference to a build_estimator, or "auto": wide and deep over the
+    # transform output, by task.
+    estimator_fn: str = AUTO
+    # The label among the preprocessing_fn's outputs; "": `<raw_label_key>_xf`.
+    label_key: str = ""
     train_steps: int = 2000
     eval_steps: int = 50
     train_batch_size: int = 64
     eval_batch_size: int = 128
     save_checkpoints_steps: int = 500
-    hidden_units: tuple[int, ...] = (100, 70, 50, 25)
+    hidden_units: tuple[int, ...] = (64, 32)
     random_seed: int = 42
     warm_start: bool = False
     # tf.distribute strategy by name (components/trainer/strategy.py); "auto"
@@ -92,10 +106,10 @@ class PipelineConfig:
     # default blessing gate; each blessing_* setting given replaces the default's.
     # binary, multiclass, regression, or auto: decided from the label column's values when
     # the pipeline is built (components/auto/data.py, `resolve_from_data`).
-    task: str = "binary"
+    task: str = AUTO
     # multiclass only; None: the label column's distinct values, counted when it is built.
     num_classes: int | None = None
-    slice_features: tuple[str, ...] = ("trip_start_hour",)
+    slice_features: tuple[str, ...] = ()
     blessing_metric: str | None = None
     blessing_threshold: float | None = None  # worst acceptable value; inf: no check
     blessing_max_change: float | None = None  # vs the latest blessed model; inf: no check
@@ -129,7 +143,11 @@ class PipelineConfig:
         check_kinds(self.warn_only_anomalies)
         self._check_thresholds()
         object.__setattr__(self, "missing_values", tuple(self.missing_values))
-        if self.preprocessing_fn == AUTO:
+        if not self.raw_label_key:
+            raise ValueError("raw_label_key: name the CSV column to predict.")
+        if not self.pipeline_name:
+            object.__setattr__(self, "pipeline_name", _name_of(self.data_path))
+        if self.preprocessing_fn == AUTO or not self.label_key:
             object.__setattr__(self, "label_key", transformed_name(self.raw_label_key))
         from components.evaluator.tasks import check_classes
 
@@ -155,27 +173,6 @@ class PipelineConfig:
             raise ValueError(
                 f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; got {self.beam_runner!r}."
             )
-
-    @classmethod
-    def for_data(cls, data_path, label, **overrides):
-        """Zero code: `data_path`'s CSV predicting its column `label`, everything else
-        inferred. The pipeline is named after the file (or folder); SchemaGen infers the
-        schema, the auto preprocessing and model are built from it, the task (and class
-        count) comes from the label's values, no slices; `overrides` replace any of that."""
-        name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(str(data_path).rstrip("/")).stem).strip("_")
-        settings = {
-            "pipeline_name": name or "data",
-            "data_path": str(data_path),
-            "raw_label_key": label,
-            "schema_path": None,
-            "preprocessing_fn": AUTO,
-            "estimator_fn": AUTO,
-            "task": AUTO,
-            "slice_features": (),
-            "hidden_units": (64, 32),
-        }
-        settings.update(overrides)
-        return cls(**settings)
 
     def resolve_from_data(self):
         """This configuration with what only the data can say filled in: task "auto" and a

@@ -13,9 +13,13 @@ import json
 import os
 import tomllib
 
-from pipeline.config import PipelineConfig
+from components.user_code import FILE_SEPARATOR, split_file_reference
+from pipeline.config import REPO_ROOT, PipelineConfig
 
 INFER_SCHEMA = "infer"
+# What `python -m pipeline run` (and compile, stats, schema) reads without --definition
+# and --data: in this repository a link to one of the examples; point it at your own.
+DEFAULT_DEFINITION = str(REPO_ROOT / "definitions" / "default.toml")
 # Commands that compile a pipeline for Vertex AI read the [vertex] folders.
 VERTEX_COMMANDS = ("compile",)
 
@@ -55,14 +59,15 @@ KEYS = (
     Key("data", "split_key", "split_key"),
     Key("data", "split_ratios", "split_ratios", "ratios"),
     Key("data", "max_bad_row_fraction", "max_bad_row_fraction", "float"),
+    Key("data", "missing_values", "missing_values", "str_list"),
     Key("data", "features", None, refused=_FEATURES),
     Key("data", "exclude_features", None, refused=_FEATURES),
     Key("label", "column", "raw_label_key"),
     Key("label", "transformed", "label_key"),
     Key("label", "task", "task"),
     Key("label", "num_classes", "num_classes", "int"),
-    Key("preprocessing", "fn", "preprocessing_fn"),
-    Key("model", "build_estimator", "estimator_fn"),
+    Key("preprocessing", "fn", "preprocessing_fn", "code"),
+    Key("model", "build_estimator", "estimator_fn", "code"),
     Key("model", "hidden_units", "hidden_units", "int_list"),
     Key("model", "canned", None, refused=_CANNED),
     Key("model", "args", None, refused=_CANNED),
@@ -107,6 +112,11 @@ KEYS = (
     Key("vertex", "pipeline_root", "pipeline_root", "path", commands=VERTEX_COMMANDS),
     Key("vertex", "serving_dir", "serving_model_dir", "path", commands=VERTEX_COMMANDS),
 )
+# (field, key, what it is) of the settings without a default.
+_REQUIRED = (
+    ("data_path", "[data] path", "the CSV file, or folder of them"),
+    ("raw_label_key", "[label] column", "the CSV column to predict"),
+)
 SECTIONS = tuple(dict.fromkeys(key.section for key in KEYS if key.section))
 _BY_LABEL = {(key.section, key.name): key for key in KEYS}
 
@@ -116,6 +126,10 @@ _TYPES = {
     "str": ("a string", lambda v: isinstance(v, str)),
     "path": ("a string (a path)", lambda v: isinstance(v, str)),
     "schema": (f"a string (a path, or {INFER_SCHEMA!r})", lambda v: isinstance(v, str)),
+    "code": (
+        '"auto", "package.module.function" or "file.py:function"',
+        lambda v: isinstance(v, str),
+    ),
     "bool": ("true or false", lambda v: isinstance(v, bool)),
     "int": ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)),
     "float": ("a number", lambda v: isinstance(v, _NUMBER) and not isinstance(v, bool)),
@@ -170,6 +184,9 @@ def _convert(key, value, folder):
         return _resolve_path(value, folder)
     if key.kind == "schema":
         return None if value == INFER_SCHEMA else _resolve_path(value, folder)
+    if key.kind == "code" and FILE_SEPARATOR in value:
+        path, function = split_file_reference(value)
+        return f"{_resolve_path(path, folder)}:{function}"
     if key.kind == "float":
         return float(value)
     if key.kind in ("str_list", "int_list"):
@@ -264,7 +281,7 @@ def _blamed_keys(definition, values, error):
     for field, key in own.items():
         try:
             PipelineConfig(**{k: v for k, v in values.items() if k != field})
-        except ValueError:
+        except (ValueError, TypeError):  # TypeError: `field` is required
             continue
         blamed.append(key)
     return blamed or [key for field, key in own.items() if field in str(error)]
@@ -275,6 +292,9 @@ def build_config(path, command="run", overrides=None):
     DefinitionError, naming the keys at fault, for values the config refuses."""
     definition = load(path, command)
     values = {**definition.values, **(overrides or {})}
+    for field, label, what in _REQUIRED:
+        if field not in values:
+            raise DefinitionError(f"{path}: {label}: required ({what})")
     try:
         return PipelineConfig(**values)
     except ValueError as e:

@@ -1,5 +1,7 @@
 """`create_pipeline`: the one place where components are wired together."""
 
+import os
+
 from tfx.dsl.components.common import resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
     LatestBlessedModelStrategy,
@@ -8,6 +10,7 @@ from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 from tfx.types import channel, standard_artifacts
 
+from components import user_code
 from components.auto import AUTO
 from components.evaluator.eval_config import build_eval_config
 from components.example_gen import ExampleGen
@@ -18,19 +21,24 @@ from components.schema_importer import SchemaImporter
 from components.statistics_gen.component import StatisticsGen
 from components.trainer.component import Trainer
 from components.transform import Transform
-from pipeline.config import LOCAL_BACKENDS
+from pipeline.config import LOCAL_BACKENDS, REPO_ROOT
 
 
-def create_components(config):
-    """Fresh component objects (a `Pipeline` cannot share them with another)."""
-    from tfx.components.evaluator.component import Evaluator
+def _code_fingerprint(reference):
+    """The hash of the code `reference` names, so that a changed module is not served from
+    the cache. A relative file reference is one in the pipeline image, relative to the
+    repository root (pipeline/vertex.py)."""
+    if user_code.is_file_reference(reference) and not os.path.isabs(reference):
+        reference = str(REPO_ROOT / reference)
+    return user_code.fingerprint(reference)
 
-    # The task and class count the Evaluator's configuration needs, when only the data says.
-    config = config.resolve_from_data()
-    auto_transform = config.preprocessing_fn == AUTO
 
-    # A given schema file types the CSV columns and is the contract; without one, ExampleGen
-    # types the columns from the data and SchemaGen infers the schema from the train statistics.
+def data_components(config):
+    """(SchemaImporter or None, ExampleGen, StatisticsGen, SchemaGen or None) for `config`.
+
+    A given schema file types the CSV columns and is the contract; without one, ExampleGen
+    types the columns from the data and SchemaGen infers the schema from the train
+    statistics."""
     schema_importer = SchemaImporter(schema_file=config.schema_path) if config.schema_path else None
     given_schema = schema_importer.outputs["schema"] if schema_importer else None
     example_gen = ExampleGen(
@@ -45,7 +53,18 @@ def create_components(config):
     schema_gen = (
         None if schema_importer else SchemaGen(statistics=statistics_gen.outputs["statistics"])
     )
-    schema = given_schema or schema_gen.outputs["schema"]
+    return schema_importer, example_gen, statistics_gen, schema_gen
+
+
+def create_components(config):
+    """Fresh component objects (a `Pipeline` cannot share them with another)."""
+    from tfx.components.evaluator.component import Evaluator
+
+    # The task and class count the Evaluator's configuration needs, when only the data says.
+    config = config.resolve_from_data()
+    auto_transform = config.preprocessing_fn == AUTO
+    schema_importer, example_gen, statistics_gen, schema_gen = data_components(config)
+    schema = (schema_importer or schema_gen).outputs["schema"]
     latest_blessed_model = resolver.Resolver(
         strategy_class=LatestBlessedModelStrategy,
         model=channel.Channel(type=standard_artifacts.Model),
@@ -66,6 +85,7 @@ def create_components(config):
         examples=example_gen.outputs["examples"],
         schema=schema,
         preprocessing_fn=config.preprocessing_fn,
+        code_fingerprint=_code_fingerprint(config.preprocessing_fn),
         label_key=config.raw_label_key if auto_transform else None,
         task=config.task if auto_transform else None,
     )
@@ -75,7 +95,8 @@ def create_components(config):
         base_model=latest_blessed_model.outputs["model"] if config.warm_start else None,
         statistics=statistics_gen.outputs["statistics"],
         estimator_fn=config.estimator_fn,
-        task=config.task if config.estimator_fn == AUTO else None,
+        code_fingerprint=_code_fingerprint(config.estimator_fn),
+        task=config.task,
         label_key=config.label_key,
         raw_label_key=config.raw_label_key,
         train_steps=config.train_steps,
@@ -124,8 +145,9 @@ def create_components(config):
     return [node for node in nodes if node is not None]
 
 
-def create_pipeline(config, metadata_connection_config=None):
-    """The pipeline `config` describes; SQLite metadata unless a connection is given."""
+def create_pipeline(config, metadata_connection_config=None, components=None):
+    """The pipeline `config` describes (or of only `components`, made for it); SQLite
+    metadata unless a connection is given."""
     if config.training_backend not in LOCAL_BACKENDS:
         raise ValueError(
             f"training_backend {config.training_backend!r} runs tasks on other machines, "
@@ -139,7 +161,7 @@ def create_pipeline(config, metadata_connection_config=None):
     return tfx_pipeline.Pipeline(
         pipeline_name=config.pipeline_name,
         pipeline_root=config.resolved_pipeline_root,
-        components=create_components(config),
+        components=create_components(config) if components is None else components,
         enable_cache=config.enable_cache,
         metadata_connection_config=metadata_connection_config,
         beam_pipeline_args=list(config.beam_pipeline_args),

@@ -170,7 +170,7 @@ def summarize(config):
     from ml_metadata.proto import metadata_store_pb2
 
     from components.example_validator.layout import load_anomaly_lines
-    from schemas import SCHEMA_FILE_NAME
+    from components.schema_file import SCHEMA_FILE_NAME
 
     store = open_store(config.resolved_metadata_path)
     executions = latest_run_executions(store, config.resolved_metadata_path)
@@ -271,17 +271,22 @@ def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
     Unless `verbose`, TFX's and TensorFlow's INFO chatter is held back:
     `stream` gets the per-component progress lines and warnings.
     """
+    config = config.resolve_from_data()  # the summary names the resolved task's gate
+    run_pipeline(config, None, stream, verbose, reporter)
+    return summarize(config)
+
+
+def run_pipeline(config, components=None, stream=sys.stderr, verbose=False, reporter=None):
+    """Runs `config`'s pipeline, or only `components` of it, on LocalDagRunner."""
     from absl import logging as absl_logging
     from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
     from pipeline.pipeline import create_pipeline
 
-    config = config.resolve_from_data()  # the summary names the resolved task's gate
     os.makedirs(os.path.dirname(config.resolved_metadata_path), exist_ok=True)
     absl_logging.set_verbosity(absl_logging.INFO if verbose else absl_logging.WARNING)
     if not verbose:
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
         logging.getLogger("absl").addFilter(_drop_known_noise)
     with (reporter or ProgressReporter(stream)).watching(), _run_temp_dir():
-        LocalDagRunner().run(create_pipeline(config))
-    return summarize(config)
+        LocalDagRunner().run(create_pipeline(config, components=components))

@@ -12,6 +12,8 @@ import json
 import os
 from pathlib import Path
 
+from components import user_code
+from components.auto import AUTO
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 
 # Repository folders kubeflow/Dockerfile copies into the image's WORKDIR.
@@ -80,6 +82,29 @@ def _in_image(path, folders=IMAGE_FOLDERS):
     )
 
 
+def _code_in_image(reference, flag, problems):
+    """`reference` (components/user_code.py) as the pipeline image sees it; adds a problem
+    unless its code is in the image: a file under IMAGE_FOLDERS, or a module in a package
+    the image installs."""
+    if reference == AUTO:
+        return reference
+    if user_code.is_file_reference(reference):
+        path, function = user_code.split_file_reference(reference)
+        if not os.path.isfile(path):
+            problems.append(f"{flag} {reference}: no file {path}")
+        elif not _in_image(path):
+            problems.append(
+                f"{flag} {reference}: {path} is not in the pipeline image: put it under "
+                f"{', '.join(IMAGE_FOLDERS)} in {REPO_ROOT} (e.g. python -m pipeline init "
+                "definitions/<name>)"
+            )
+        else:
+            return f"{Path(path).resolve().relative_to(REPO_ROOT).as_posix()}:{function}"
+        return reference
+    _module_in_image(reference, flag, problems)
+    return reference
+
+
 def _module_in_image(dotted_path, flag, problems):
     """Adds a problem unless the module of `dotted_path` is in a package the image installs."""
     module_name = dotted_path.rpartition(".")[0]
@@ -117,8 +142,8 @@ def vertex_config(config):
     schema_path = config.schema_path and _path_in_image(
         config.schema_path, "--schema", problems, False
     )
-    _module_in_image(config.preprocessing_fn, "--preprocessing-fn", problems)
-    _module_in_image(config.estimator_fn, "--estimator-fn", problems)
+    preprocessing_fn = _code_in_image(config.preprocessing_fn, "--preprocessing-fn", problems)
+    estimator_fn = _code_in_image(config.estimator_fn, "--estimator-fn", problems)
     if remote_beam and not config.beam_worker_image:
         problems.append(
             f"--beam-worker-image: {config.beam_runner} workers run the "
@@ -134,7 +159,13 @@ def vertex_config(config):
         problems.append("--beam-job-endpoint: host:port of the Flink or Spark Beam job server")
     if problems:
         raise SetupError("compile for Vertex AI", problems)
-    return dataclasses.replace(config, data_path=data_path, schema_path=schema_path)
+    return dataclasses.replace(
+        config,
+        data_path=data_path,
+        schema_path=schema_path,
+        preprocessing_fn=preprocessing_fn,
+        estimator_fn=estimator_fn,
+    )
 
 
 def beam_args(config):

@@ -5,9 +5,16 @@ import shutil
 
 import pytest
 
-from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT, PipelineConfig
+from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
+from pipeline.definition import build_config
 
 TAXI_CSV = REPO_ROOT / "data" / "taxi" / "data.csv"
+TAXI_DEFINITION = str(REPO_ROOT / "definitions" / "taxi.toml")
+
+
+def taxi_config(**overrides):
+    """The taxi example's `PipelineConfig` (definitions/taxi.toml) with `overrides`."""
+    return build_config(TAXI_DEFINITION, overrides=overrides)
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +38,7 @@ def small_pipeline_config(output_dir, data_path, **overrides):
         "save_checkpoints_steps": 100,
     }
     settings.update(overrides)
-    return PipelineConfig(**settings)
+    return taxi_config(**settings)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from components.auto import LABEL_VOCABULARY, feature_vocabulary, transformed_name
 from components.auto.data import check_column, infer_task, read_label, resolve_task
 from pipeline.config import PipelineConfig
+from tests.conftest import taxi_config
 
 SCHEMA = """
 feature { name: "x" type: FLOAT presence { min_count: 1 } value_count { min: 1 max: 1 } }
@@ -227,7 +228,7 @@ def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
     from pipeline.__main__ import build_parser, config_from_args
 
     path = _csv(tmp_path, "age,city,target\n1,a,x\n2,b,y\n3,a,z\n", "My Data.csv")
-    assert config_from_args(build_parser().parse_args(["run"])) == PipelineConfig()
+    assert config_from_args(build_parser().parse_args(["run"])) == taxi_config()
     config = config_from_args(
         build_parser().parse_args(["run", "--data", path, "--label", "target"])
     )
@@ -247,7 +248,7 @@ def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
     )  # fmt: skip
     assert (given.task, given.missing_values, given.pipeline_name) == ("multiclass", ("", "?"), "p")
     with pytest.raises(ValueError, match="num_classes is for task 'multiclass', not 'auto'"):
-        PipelineConfig.for_data(path, "target", num_classes=3)
+        PipelineConfig(data_path=path, raw_label_key="target", num_classes=3)
 
 
 def test_example_gen_reads_missing_value_tokens_as_absent_features(tmp_path):

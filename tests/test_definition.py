@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.__main__ import build_parser, config_from_args, explicit_options, main
 from pipeline.config import REPO_ROOT, PipelineConfig
-from pipeline.definition import KEYS, DefinitionError, build_config, load
+from pipeline.definition import DEFAULT_DEFINITION, KEYS, DefinitionError, build_config, load
 
 TAXI = str(REPO_ROOT / "definitions" / "taxi.toml")
 DIABETES = str(REPO_ROOT / "definitions" / "diabetes.toml")
@@ -36,6 +36,14 @@ def _cli_config(argv):
     return config_from_args(build_parser().parse_args(argv), explicit_options(argv))
 
 
+# What a definition must say, for tests of the other keys: the taxi data and label.
+TAXI_DATA = {
+    "data_path": str(REPO_ROOT / "data" / "taxi" / "data.csv"),
+    "raw_label_key": "tips",
+    "schema_path": str(REPO_ROOT / "schemas" / "taxi" / "schema.pbtxt"),
+}
+
+
 def _write(folder, text, name="model.toml"):
     path = folder / name
     path.write_text(text)
@@ -43,9 +51,9 @@ def _write(folder, text, name="model.toml"):
 
 
 def test_shipped_definitions_give_the_configs_their_flags_gave(monkeypatch):
-    # Taxi: what `run` without a definition runs, PipelineConfig's defaults.
-    assert build_config(TAXI) == PipelineConfig() == _cli_config(["run"])
-    assert _cli_config(["run", "--definition", TAXI]) == PipelineConfig()
+    # Taxi: what `run` without a definition runs (definitions/default.toml links to it).
+    assert os.path.realpath(DEFAULT_DEFINITION) == os.path.realpath(TAXI)
+    assert build_config(TAXI) == _cli_config(["run"]) == _cli_config(["run", "--definition", TAXI])
 
     monkeypatch.chdir(REPO_ROOT)  # the README's relative paths
     diabetes = PipelineConfig(
@@ -84,6 +92,9 @@ def test_every_key_sets_its_field_and_paths_resolve_against_the_definitions_fold
         schema = "infer"
         split_ratios = { train = 3, eval = 1 }
         max_bad_row_fraction = 0
+        [label]
+        column = "tips"
+        task = "binary"
         [validation]
         warn_only = ["new_column"]
         drift_thresholds = { "*" = 0.1, fare = 0.05 }
@@ -106,6 +117,8 @@ def test_every_key_sets_its_field_and_paths_resolve_against_the_definitions_fold
         "schema_path": None,
         "split_ratios": '{"train": 3, "eval": 1}',
         "max_bad_row_fraction": 0.0,
+        "raw_label_key": "tips",
+        "task": "binary",
         "warn_only_anomalies": ("new_column",),
         "drift_thresholds": (("*", 0.1), ("fare", 0.05)),
         "output_dir": str(folder / "out"),
@@ -139,7 +152,8 @@ def test_vertex_folders_replace_the_local_ones_for_compile_only(tmp_path):
         serving_dir = "/gcs/bucket/serving"
         """,
     )
-    local, compiled = build_config(path, "run"), build_config(path, "compile")
+    local = build_config(path, "run", TAXI_DATA)
+    compiled = build_config(path, "compile", TAXI_DATA)
     assert (local.pipeline_root, local.serving_model_dir) == (
         str(tmp_path / "root"),
         str(tmp_path / "serving"),
@@ -222,7 +236,7 @@ def test_file_errors_name_the_key_and_what_it_takes(tmp_path, text, expected):
 )
 def test_values_the_config_refuses_name_the_definitions_keys(tmp_path, text, expected):
     with pytest.raises(DefinitionError, match=expected):
-        build_config(_write(tmp_path, text))
+        build_config(_write(tmp_path, text), overrides=TAXI_DATA)
 
 
 @pytest.mark.parametrize(
@@ -257,9 +271,17 @@ def test_a_definition_can_leave_everything_to_inference_as_zero_code_does(tmp_pa
         slices = []
     """
     config = build_config(_write(tmp_path, textwrap.dedent(text)))
-    assert config == PipelineConfig.for_data(
-        str(tmp_path / "my.csv"), "target", pipeline_name="mine"
-    )
+    data = str(tmp_path / "my.csv")
+    assert config == PipelineConfig(data_path=data, raw_label_key="target", pipeline_name="mine")
+    # Those are the defaults: the data and the label are all a definition needs.
+    minimal = _write(tmp_path, '[data]\npath = "my.csv"\n[label]\ncolumn = "target"', "min.toml")
+    assert build_config(minimal) == dataclasses.replace(config, pipeline_name="my")
+    for text, key in (
+        ('[label]\ncolumn = "y"', "[data] path"),
+        ('[data]\npath = "a.csv"', "[label] column"),
+    ):
+        with pytest.raises(DefinitionError, match=re.escape(f"{key}: required")):
+            build_config(_write(tmp_path, text, "partial.toml"))
 
 
 def test_options_given_override_the_definition_and_defaults_do_not(tmp_path):
@@ -275,11 +297,13 @@ def test_options_given_override_the_definition_and_defaults_do_not(tmp_path):
     )
     assert _cli_config([*base, "--infer-schema"]).schema_path is None
     assert _cli_config([*base, "--no-cache"]).enable_cache is False
-    inferred = _write(tmp_path, "[data]\nschema = 'infer'")
+    inferred = _write(tmp_path, "[data]\npath = 'x.csv'\nschema = 'infer'\n[label]\ncolumn = 'y'")
     schema = _cli_config(["run", "--definition", inferred, "--schema", "s.pbtxt"]).schema_path
     assert schema == "s.pbtxt"  # a flag's path is the command line's, as without a definition
-    # Without a definition, the options over PipelineConfig's defaults, as before.
-    assert _cli_config(["run", "--train-steps", "7"]) == PipelineConfig(train_steps=7)
+    # Without a definition, the options over the default definition's keys.
+    assert _cli_config(["run", "--train-steps", "7"]) == build_config(
+        TAXI, overrides={"train_steps": 7}
+    )
 
 
 def test_cli_reports_a_bad_definition_naming_file_and_key(tmp_path, capsys):
@@ -309,12 +333,15 @@ def test_stats_reads_the_definitions_pipeline_name(tmp_path, capsys):
 def test_modules_outside_the_image_are_refused_when_compiling():
     from pipeline.vertex import IMAGE_PACKAGES, SetupError, vertex_config
 
-    config = PipelineConfig(
-        pipeline_root="gs://b/r",
-        serving_model_dir="/gcs/b/s",
-        image=IMAGE,
-        preprocessing_fn="tests.conftest.preprocessing_fn",
-        estimator_fn="nowhere.models.build_estimator",
+    config = build_config(
+        TAXI,
+        overrides={
+            "pipeline_root": "gs://b/r",
+            "serving_model_dir": "/gcs/b/s",
+            "image": IMAGE,
+            "preprocessing_fn": "tests.conftest.preprocessing_fn",
+            "estimator_fn": "nowhere.models.build_estimator",
+        },
     )
     with pytest.raises(SetupError) as error:
         vertex_config(config)

@@ -19,7 +19,7 @@ from tensorflow_metadata.proto.v0 import anomalies_pb2, statistics_pb2
 from components.example_validator import drift
 from components.example_validator.checks import KINDS, measure
 from components.statistics_gen.layout import STATS_FILE, model_statistics_uri
-from tests.conftest import run_statistics_gen, schema_artifact
+from tests.conftest import run_statistics_gen, schema_artifact, taxi_config
 
 ROWS = 4000
 THRESHOLD = 0.1
@@ -306,7 +306,6 @@ def test_executor_finds_skew_between_train_and_eval(tmp_path, statistics):
 
 def test_drift_and_skew_are_kinds_and_thresholds_come_from_config_and_command_line():
     from pipeline.__main__ import build_parser, config_from_args
-    from pipeline.config import PipelineConfig
 
     assert {"drift", "skew"} <= set(KINDS)
     args = build_parser().parse_args(
@@ -326,11 +325,11 @@ def test_drift_and_skew_are_kinds_and_thresholds_come_from_config_and_command_li
     assert config.drift_thresholds == (("fare", 0.1), ("*", 0.2))
     assert config.skew_thresholds == (("payment_type", 0.05),)
     assert config.warn_only_anomalies == ("skew",)
-    assert PipelineConfig(drift_thresholds={"fare": 0.1}).drift_thresholds == (("fare", 0.1),)
+    assert taxi_config(drift_thresholds={"fare": 0.1}).drift_thresholds == (("fare", 0.1),)
     with pytest.raises(ValueError, match=r"drift_thresholds: no column 'fair' in the schema"):
-        PipelineConfig(drift_thresholds=(("fair", 0.1),))
+        taxi_config(drift_thresholds=(("fair", 0.1),))
     with pytest.raises(ValueError, match=r"skew_thresholds\['fare'\]: 2.0 is outside"):
-        PipelineConfig(skew_thresholds=(("fare", 2),))
+        taxi_config(skew_thresholds=(("fare", 2),))
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--drift-threshold", "fare"])
 

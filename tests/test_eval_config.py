@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from components.evaluator.tasks import BlessingGate, resolve_gate
-from pipeline.config import PipelineConfig
 from pipeline.runner import overall_metrics
+from tests.conftest import taxi_config
 
 
 def _analyze(task, labels, predictions, gate, tmp_path, num_classes=None):
@@ -123,4 +123,4 @@ def test_a_first_model_with_only_change_checks_is_blessed_by_an_infinite_bound()
 )
 def test_bad_task_settings_are_refused_naming_the_setting(settings, message):
     with pytest.raises(ValueError, match=message):
-        PipelineConfig(**settings)
+        taxi_config(**settings)

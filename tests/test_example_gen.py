@@ -16,7 +16,8 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils, channel, standard_artifacts
 
 from components.example_gen import ExampleGen, executor
-from schemas import TAXI_SCHEMA_PATH, load_schema
+from components.schema_file import load_schema
+from schemas import TAXI_SCHEMA_PATH
 
 TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "taxi" / "data.csv"
 # FnApiRunner: the DirectRunner of Beam 2.77 tries to download Prism first, even in_memory.
@@ -323,8 +324,8 @@ def _ingest(root, csv_path, schema_path):
     from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
     from components.schema_importer import SchemaImporter
-    from pipeline.config import PipelineConfig
     from pipeline.runner import summarize
+    from tests.conftest import taxi_config
 
     schema_importer = SchemaImporter(schema_file=str(schema_path))
     example_gen = ExampleGen(input_base=str(csv_path), schema=schema_importer.outputs["schema"])
@@ -343,7 +344,7 @@ def _ingest(root, csv_path, schema_path):
         examples = max(store.store.get_artifacts_by_type("Examples"), key=lambda a: a.id)
     cached = set(
         summarize(
-            PipelineConfig(pipeline_name="ingest", metadata_path=str(root / "metadata.sqlite"))
+            taxi_config(pipeline_name="ingest", metadata_path=str(root / "metadata.sqlite"))
         ).cached_components
     )
     return cached, examples

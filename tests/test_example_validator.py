@@ -15,7 +15,7 @@ from components.example_validator.checks import (
     has_errors,
     to_proto,
 )
-from tests.conftest import run_statistics_gen, schema_artifact, small_pipeline_config
+from tests.conftest import run_statistics_gen, schema_artifact, small_pipeline_config, taxi_config
 
 _Type = anomalies_pb2.AnomalyInfo
 _Stats = statistics_pb2.FeatureNameStatistics
@@ -360,15 +360,14 @@ def test_bad_data_stops_the_pipeline_before_the_trainer(tmp_path, small_taxi_csv
 
 def test_warn_only_kinds_come_from_the_config_and_command_line():
     from pipeline.__main__ import build_parser, config_from_args
-    from pipeline.config import PipelineConfig
 
     args = build_parser().parse_args(
         ["run", "--warn-only-anomaly", "new_column", "--warn-only-anomaly", "out_of_domain"]
     )
     assert config_from_args(args).warn_only_anomalies == ("new_column", "out_of_domain")
-    assert PipelineConfig(warn_only_anomalies=("drift", "skew")).warn_only_anomalies == (
+    assert taxi_config(warn_only_anomalies=("drift", "skew")).warn_only_anomalies == (
         "drift",
         "skew",
     )
     with pytest.raises(ValueError, match=r"unknown anomaly kind.*drfit"):
-        PipelineConfig(warn_only_anomalies=("drfit",))
+        taxi_config(warn_only_anomalies=("drfit",))

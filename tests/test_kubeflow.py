@@ -14,7 +14,7 @@ import pytest
 
 from kubeflow.local_runner import LocalVertexRunner, task_order
 from pipeline.__main__ import main
-from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT, PipelineConfig
+from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 from pipeline.vertex import (
     IMAGE_FOLDERS,
     NO_CREDENTIALS,
@@ -24,7 +24,7 @@ from pipeline.vertex import (
     compile_pipeline,
     vertex_config,
 )
-from tests.conftest import small_pipeline_config
+from tests.conftest import small_pipeline_config, taxi_config
 
 IMAGE = "europe-west4-docker.pkg.dev/proj/kit/taxi:test"
 WORKER_IMAGE = "europe-west4-docker.pkg.dev/proj/kit/taxi-beam:test"
@@ -255,7 +255,7 @@ def test_dataflow_arguments_reach_every_beam_step(tmp_path, compiled):
 
 
 def test_portable_runner_arguments_name_the_job_server_and_worker_image():
-    config = PipelineConfig(
+    config = taxi_config(
         pipeline_root="gs://bucket/root",
         beam_runner="portable",
         beam_job_endpoint="flink-jobserver:8099",
@@ -270,7 +270,7 @@ def test_portable_runner_arguments_name_the_job_server_and_worker_image():
 
 
 def test_files_in_the_repository_are_compiled_as_paths_in_the_image():
-    config = PipelineConfig(
+    config = taxi_config(
         pipeline_root="gs://bucket/root", image=IMAGE, serving_model_dir="/gcs/bucket/serving/taxi"
     )
     in_image = vertex_config(config)
@@ -637,7 +637,8 @@ _SERVE_SCRIPT = textwrap.dedent(r"""
 def _schema_types():
     from tensorflow_metadata.proto.v0 import schema_pb2
 
-    from schemas import TAXI_SCHEMA_PATH, load_schema
+    from components.schema_file import load_schema
+    from schemas import TAXI_SCHEMA_PATH
 
     return {
         f.name: schema_pb2.FeatureType.Name(f.type) for f in load_schema(TAXI_SCHEMA_PATH).feature
@@ -766,6 +767,6 @@ def test_cli_infer_schema_flag_maps_to_no_schema_path():
 
     parser = build_parser()
     assert config_from_args(parser.parse_args(["run", "--infer-schema"])).schema_path is None
-    assert config_from_args(parser.parse_args(["run"])).schema_path == PipelineConfig().schema_path
+    assert config_from_args(parser.parse_args(["run"])).schema_path == taxi_config().schema_path
     with pytest.raises(SystemExit):
         parser.parse_args(["compile", "--out", "x.json", "--infer-schema", "--schema", "s.pbtxt"])

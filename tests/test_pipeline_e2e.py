@@ -68,7 +68,8 @@ _SCORE_SCRIPT = textwrap.dedent(r"""
 def _schema_types():
     from tensorflow_metadata.proto.v0 import schema_pb2
 
-    from schemas import TAXI_SCHEMA_PATH, load_schema
+    from components.schema_file import load_schema
+    from schemas import TAXI_SCHEMA_PATH
 
     schema = load_schema(TAXI_SCHEMA_PATH)
     return {f.name: schema_pb2.FeatureType.Name(f.type) for f in schema.feature}
@@ -358,9 +359,9 @@ def test_without_a_schema_file_the_inferred_schema_is_used_end_to_end(
 ):
     from tensorflow_metadata.proto.v0 import schema_pb2
 
+    from components.schema_file import load_schema
     from pipeline.__main__ import main
     from pipeline.runner import run_locally
-    from schemas import load_schema
 
     config = small_pipeline_config(
         tmp_path, small_taxi_csv, schema_path=None, train_steps=200, blessing_threshold=0.0

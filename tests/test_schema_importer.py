@@ -9,8 +9,9 @@ import pytest
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.types import standard_artifacts
 
+from components.schema_file import load_schema
 from components.schema_importer import SchemaImporter, executor
-from schemas import TAXI_SCHEMA_PATH, load_schema
+from schemas import TAXI_SCHEMA_PATH
 
 TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "taxi" / "data.csv"
 TAXI_REQUIRED = {

@@ -1,4 +1,4 @@
-"""Zero code end to end: `PipelineConfig.for_data(csv, label)` (what `python -m pipeline run
+"""Zero code end to end: `PipelineConfig(data_path=csv, raw_label_key=label)` (what `python -m pipeline run
 --data my.csv --label target` builds) on generated CSVs with missing values, one run per task
 (binary with text labels, multiclass with text labels, regression); each pushed model is
 served from raw examples in a fresh process."""
@@ -119,9 +119,9 @@ def runs(tmp_path_factory):
     paths = _generate(folder)
     out = {}
     for task, path in paths.items():
-        config = PipelineConfig.for_data(
-            path,
-            LABELS[task],
+        config = PipelineConfig(
+            data_path=str(path),
+            raw_label_key=LABELS[task],
             output_dir=str(folder / "out"),
             train_steps=300,
             eval_steps=5,

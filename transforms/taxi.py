@@ -3,7 +3,7 @@
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from transforms import dense as _dense
+from components.transform.tensors import dense as _dense
 
 DENSE_FLOAT_FEATURE_KEYS = ["trip_miles", "fare", "trip_seconds"]
 VOCAB_FEATURE_KEYS = ["payment_type", "company"]

@@ -33,7 +33,7 @@ from components.auto import (
     feature_vocabulary,
     transformed_name,
 )
-from transforms import dense
+from components.transform.tensors import dense
 
 NUMBER = "number"
 CATEGORY = "category"
@@ -105,32 +105,52 @@ def _as_text(x, kind):
     return convert(x)
 
 
-def preprocessing_fn(inputs, features, label):
-    """The auto preprocessing of `plan`'s (features, label); see the module doc."""
+def scaled_number(x):
+    """A number column z-scored as float32; a missing value becomes 0 (the mean)."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
+    return dense(tft.scale_to_z_score(tf.cast(x, tf.float32)), 0.0)
+
+
+def category_ids(x, name, kind):
+    """Vocabulary ids of the column `name` (of type `kind`, INT/FLOAT/BYTES): the
+    `VOCAB_TOP_K` most frequent values, `OOV_BUCKETS` more ids for the rest and for a
+    missing value."""
+    import tensorflow_transform as tft
+
+    return tft.compute_and_apply_vocabulary(
+        dense(_as_text(x, kind), b""),
+        top_k=VOCAB_TOP_K,
+        num_oov_buckets=OOV_BUCKETS,
+        vocab_filename=feature_vocabulary(name),
+    )
+
+
+def label_output(y, kind, task):
+    """The label (of type `kind`) for `task`: float32 for regression; else its text, with
+    the classes written to the `LABEL_VOCABULARY` vocabulary the model reads."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    y = dense(y, 0 if kind != "BYTES" else b"")
+    if task == "regression":
+        return tf.cast(y, tf.float32)
+    y = _as_text(y, kind)
+    tft.vocabulary(y, vocab_filename=LABEL_VOCABULARY)
+    return y
+
+
+def preprocessing_fn(inputs, features, label):
+    """The auto preprocessing of `plan`'s (features, label); see the module doc."""
     outputs = {}
     for name, treatment, kind in features:
-        x = inputs[name]
         if treatment == NUMBER:
-            scaled = tft.scale_to_z_score(tf.cast(x, tf.float32))
-            outputs[transformed_name(name)] = dense(scaled, 0.0)
+            outputs[transformed_name(name)] = scaled_number(inputs[name])
         else:
-            outputs[transformed_name(name)] = tft.compute_and_apply_vocabulary(
-                dense(_as_text(x, kind), b""),
-                top_k=VOCAB_TOP_K,
-                num_oov_buckets=OOV_BUCKETS,
-                vocab_filename=feature_vocabulary(name),
-            )
+            outputs[transformed_name(name)] = category_ids(inputs[name], name, kind)
     label_name, kind, task = label
-    y = dense(inputs[label_name], 0 if kind != "BYTES" else b"")
-    if task == "regression":
-        outputs[transformed_name(label_name)] = tf.cast(y, tf.float32)
-    else:
-        y = _as_text(y, kind)
-        tft.vocabulary(y, vocab_filename=LABEL_VOCABULARY)
-        outputs[transformed_name(label_name)] = y
+    outputs[transformed_name(label_name)] = label_output(inputs[label_name], kind, task)
     return outputs
 
 

@@ -8,9 +8,9 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
+from components.schema_file import SCHEMA_FILE_NAME
 from components.schema_gen.inference import infer_schema
 from components.statistics_gen.layout import read_artifact_statistics
-from schemas import SCHEMA_FILE_NAME
 
 
 class Executor(base_executor.BaseExecutor):

@@ -8,7 +8,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
-from schemas import SCHEMA_FILE_NAME, load_schema
+from components.schema_file import SCHEMA_FILE_NAME, load_schema
 
 __all__ = ["SCHEMA_FILE_NAME", "Executor", "load_schema_artifact"]
 

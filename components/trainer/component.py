@@ -8,10 +8,13 @@ from components.trainer import executor
 
 class TrainerSpec(component_spec.ComponentSpec):
     PARAMETERS = {
-        # Dotted path of `build_estimator(run_config, hparams, warm_start_from)`, or "auto":
-        # a wide-and-deep Estimator over the transform output with a head for `task`
-        # (components/auto/model.py).
+        # A code reference (components/user_code.py) to `build_estimator(run_config,
+        # hparams, warm_start_from)`, which may also declare keywords tft_output, label_key
+        # and task (executor.build_estimator), or "auto": a wide-and-deep Estimator over
+        # the transform output with a head for `task` (components/auto/model.py).
         "estimator_fn": component_spec.ExecutionParameter(type=str),
+        # The hash of estimator_fn's module: part of the cache key (see Transform's).
+        "code_fingerprint": component_spec.ExecutionParameter(type=str, optional=True),
         "task": component_spec.ExecutionParameter(type=str, optional=True),
         # The label as the model sees it, and the raw feature it comes from
         # (left out of the serving signature's input).
@@ -79,6 +82,7 @@ class Trainer(base_component.BaseComponent):
         base_model=None,
         statistics=None,
         task=None,
+        code_fingerprint=None,
     ):
         super().__init__(
             spec=TrainerSpec(
@@ -87,6 +91,7 @@ class Trainer(base_component.BaseComponent):
                 base_model=base_model,
                 statistics=statistics,
                 estimator_fn=estimator_fn,
+                code_fingerprint=code_fingerprint,
                 task=task,
                 label_key=label_key,
                 raw_label_key=raw_label_key,

@@ -1,7 +1,7 @@
 """Trainer executor: input pipelines, train, evaluate, export."""
 
 import hashlib
-import importlib
+import inspect
 import json
 import logging
 import os
@@ -12,6 +12,7 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
+from components import user_code
 from components.auto import AUTO
 from components.exporter.serving import export_serving_model
 from components.trainer import cluster as cluster_lib
@@ -22,12 +23,28 @@ from components.trainer.estimator import server
 log = logging.getLogger(__name__)
 
 
-def load_estimator_fn(dotted_path):
-    module_name, _, attr = dotted_path.rpartition(".")
+# estimator_fn "auto": the canned wide and deep model built from the transform output.
+AUTO_ESTIMATOR_FN = "components.auto.model.build_estimator"
+
+
+def build_estimator(reference, run_config, hparams, warm_start_from, offered):
+    """The Estimator `reference` (a user_code reference, or "auto") builds.
+
+    Called as `fn(run_config, hparams, warm_start_from, **kwargs)`, where kwargs are those of
+    `offered` (tft_output, label_key, task) that the function declares, so a model can read
+    the transform output's columns and vocabularies without the Trainer knowing which."""
+    if reference == AUTO:
+        if not offered.get("task"):
+            raise ValueError('Trainer: estimator_fn "auto" needs the task.')
+        reference = AUTO_ESTIMATOR_FN
     try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as e:
-        raise ValueError(f"Trainer: cannot load estimator_fn {dotted_path!r}: {e}") from e
+        build = user_code.load(reference, "estimator_fn")
+    except ValueError as e:
+        raise ValueError(f"Trainer: cannot load {e}") from e
+    parameters = inspect.signature(build).parameters
+    takes_any = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    kwargs = {k: v for k, v in offered.items() if takes_any or k in parameters}
+    return build(run_config, hparams, warm_start_from, **kwargs)
 
 
 def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, seed):
@@ -131,22 +148,13 @@ def train_in_process(input_dict, output_dict, exec_properties):
         train_distribute=strategy,
     )
     hparams = json.loads(exec_properties["hparams"] or "{}")
-    if exec_properties["estimator_fn"] == AUTO:
-        from components.auto import model as auto_model
-
-        if not exec_properties.get("task"):
-            raise ValueError('Trainer: estimator_fn "auto" needs the task.')
-        model = auto_model.build_estimator(
-            run_config,
-            hparams,
-            warm_start_from,
-            tft_output=tft_output,
-            label_key=label_key,
-            task=exec_properties["task"],
-        )
-    else:
-        build = load_estimator_fn(exec_properties["estimator_fn"])
-        model = build(run_config, hparams, warm_start_from)
+    model = build_estimator(
+        exec_properties["estimator_fn"],
+        run_config,
+        hparams,
+        warm_start_from,
+        {"tft_output": tft_output, "label_key": label_key, "task": exec_properties.get("task")},
+    )
 
     feature_spec = tft_output.transformed_feature_spec()
 

@@ -8,9 +8,13 @@ from components.transform import executor
 
 class TransformSpec(component_spec.ComponentSpec):
     PARAMETERS = {
-        # Dotted path, e.g. 'transforms.taxi.preprocessing_fn', or "auto": built from the
+        # A code reference (components/user_code.py), e.g.
+        # 'my_package.preprocessing.preprocessing_fn', or "auto": built from the
         # schema (components/auto/preprocessing.py) for `label_key` and `task`.
         "preprocessing_fn": component_spec.ExecutionParameter(type=str),
+        # The hash of preprocessing_fn's module (components/user_code.py): part of the
+        # cache key, so that an edited module runs again instead of reusing old output.
+        "code_fingerprint": component_spec.ExecutionParameter(type=str, optional=True),
         "label_key": component_spec.ExecutionParameter(type=str, optional=True),
         "task": component_spec.ExecutionParameter(type=str, optional=True),
         # JSON lists of split names.
@@ -44,12 +48,14 @@ class Transform(base_component.BaseComponent):
         transform_splits: str | None = None,
         label_key: str | None = None,
         task: str | None = None,
+        code_fingerprint: str | None = None,
     ):
         super().__init__(
             spec=TransformSpec(
                 examples=examples,
                 schema=schema,
                 preprocessing_fn=preprocessing_fn,
+                code_fingerprint=code_fingerprint,
                 analyze_splits=analyze_splits,
                 transform_splits=transform_splits,
                 label_key=label_key,

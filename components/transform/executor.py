@@ -13,8 +13,8 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
+from components import user_code
 from components.auto import AUTO
-from transforms import load_preprocessing_fn
 
 
 def _raw_schema(schema: schema_pb2.Schema) -> schema_pb2.Schema:
@@ -82,7 +82,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         transformed = artifact_utils.get_single_instance(output_dict["transformed_examples"])
 
         name = exec_properties["preprocessing_fn"]
-        preprocessing_fn = None if name == AUTO else load_preprocessing_fn(name)
+        preprocessing_fn = None if name == AUTO else user_code.load(name, "preprocessing_fn")
         available = artifact_utils.decode_split_names(examples.split_names)
         analyze_splits = _split_list(
             exec_properties.get("analyze_splits") or '["train"]', "analyze_splits", available
