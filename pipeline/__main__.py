@@ -11,6 +11,7 @@ import os
 import sys
 import types
 
+from components.auto.model import CANNED
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
@@ -197,6 +198,33 @@ def _add_component_options(p):
         "task=]) as package.module.function or file.py:function, or auto: a wide-and-deep "
         f"canned Estimator over the transform output, head by task (default: "
         f"{_DEFAULTS.estimator_fn}).",
+    )
+    features = p.add_mutually_exclusive_group()
+    features.add_argument(
+        "--feature",
+        dest="features",
+        action="append",
+        default=None,
+        metavar="COLUMN",
+        help="With the auto preprocessing: a column to make a feature of, repeatable "
+        "(default: every column but the label).",
+    )
+    features.add_argument(
+        "--exclude-feature",
+        dest="exclude_features",
+        action="append",
+        default=None,
+        metavar="COLUMN",
+        help="With the auto preprocessing: a column to leave out, repeatable.",
+    )
+    p.add_argument(
+        "--canned",
+        dest="canned_estimator",
+        choices=CANNED,
+        default=None,
+        help="With --estimator-fn auto: this canned Estimator over the same columns instead "
+        "of the wide and deep one (its head must fit the task; arguments: the definition's "
+        "[model] args).",
     )
     p.add_argument("--train-steps", type=int, default=_DEFAULTS.train_steps, help="Training steps.")
     p.add_argument(
@@ -726,6 +754,8 @@ def _config_fields(options):
         "beam_pipeline_args",
         "warn_only_anomalies",
         "slice_features",
+        "features",
+        "exclude_features",
         "drift_thresholds",
         "skew_thresholds",
         "missing_values",

@@ -74,9 +74,17 @@ class PipelineConfig:
     # `file.py:function`), or "auto": built from the schema (components/auto), every output
     # `<column>_xf`; label_key is then `<raw_label_key>_xf` whatever is given.
     preprocessing_fn: str = AUTO
+    # With the auto preprocessing: the raw columns it makes features of (empty: every
+    # column but the label), or those it leaves out; one of the two at most.
+    features: tuple[str, ...] = ()
+    exclude_features: tuple[str, ...] = ()
     # Trainer: a code reference to a build_estimator, or "auto": wide and deep over the
     # transform output, by task.
     estimator_fn: str = AUTO
+    # With estimator_fn "auto": another canned Estimator by class name
+    # (components/auto/model.py CANNED), and its keyword arguments as a JSON object.
+    canned_estimator: str | None = None
+    canned_args: str = "{}"
     # The label among the preprocessing_fn's outputs; "": `<raw_label_key>_xf`.
     label_key: str = ""
     train_steps: int = 2000
@@ -169,6 +177,8 @@ class PipelineConfig:
             replica_counts(self.strategy, cluster)  # raises for a layout that cannot work
         if not self.hidden_units:
             raise ValueError("hidden_units must name at least one layer.")
+        self._check_features()
+        self._check_canned()
         if self.beam_runner not in BEAM_RUNNERS:
             raise ValueError(
                 f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; got {self.beam_runner!r}."
@@ -179,8 +189,10 @@ class PipelineConfig:
         multiclass class count from the label column (components/auto/data.py). Raises
         ValueError, naming the columns and the closest one, when the label is not a column
         (of data readable here), and, with the auto preprocessing, when a row lacks a label."""
-        from components.auto.data import resolve_task
+        from components.auto.data import check_column, resolve_task
 
+        for column in self.features or self.exclude_features:
+            check_column(self.data_path, column, "feature")
         task, num_classes = resolve_task(
             self.data_path,
             self.raw_label_key,
@@ -192,6 +204,39 @@ class PipelineConfig:
         if (task, num_classes) == (self.task, self.num_classes):
             return self
         return dataclasses.replace(self, task=task, num_classes=num_classes)
+
+    def _check_features(self):
+        object.__setattr__(self, "features", tuple(self.features))
+        object.__setattr__(self, "exclude_features", tuple(self.exclude_features))
+        chosen = self.features or self.exclude_features
+        if self.features and self.exclude_features:
+            raise ValueError("features and exclude_features: give one of the two.")
+        if chosen and self.preprocessing_fn != AUTO:
+            raise ValueError(
+                "features/exclude_features choose the auto preprocessing's inputs; a "
+                "preprocessing_fn of your own decides which columns it reads."
+            )
+        if self.raw_label_key in chosen:
+            raise ValueError(f"features/exclude_features: {self.raw_label_key!r} is the label.")
+
+    def _check_canned(self):
+        if isinstance(self.canned_args, dict):  # as Python callers give it
+            object.__setattr__(self, "canned_args", json.dumps(self.canned_args, sort_keys=True))
+        args = json.loads(self.canned_args)
+        if not isinstance(args, dict):
+            raise ValueError(f"canned_args must be a JSON object, got {self.canned_args!r}.")
+        if self.canned_estimator is None:
+            if args:
+                raise ValueError("canned_args needs canned_estimator.")
+            return
+        if self.estimator_fn != AUTO:
+            raise ValueError(
+                "canned_estimator builds the model: leave estimator_fn 'auto' (or build the "
+                "canned estimator in your build_estimator)."
+            )
+        from components.auto.model import check_canned
+
+        check_canned(self.canned_estimator, args, self.task)
 
     def _check_thresholds(self):
         """Values in (0, 1], columns the schema has (when the schema file is readable here;
@@ -263,5 +308,17 @@ class PipelineConfig:
         )
 
     @property
+    def feature_selection_json(self):
+        """The auto preprocessing's column choice for the Transform; None: every column."""
+        if self.features:
+            return json.dumps({"features": list(self.features)})
+        if self.exclude_features:
+            return json.dumps({"exclude": list(self.exclude_features)})
+        return None
+
+    @property
     def hparams_json(self):
-        return json.dumps({"hidden_units": list(self.hidden_units)}, sort_keys=True)
+        hparams = {"hidden_units": list(self.hidden_units)}
+        if self.canned_estimator:
+            hparams.update(canned=self.canned_estimator, canned_args=json.loads(self.canned_args))
+        return json.dumps(hparams, sort_keys=True)

@@ -32,24 +32,14 @@ class DefinitionError(ValueError):
 class Key:
     section: str  # "" for a top-level key
     name: str
-    field: str | None  # the PipelineConfig field; None for a key refused (`refused` says why)
+    field: str  # the PipelineConfig field it sets
     kind: str = "str"  # see _TYPES; "path": relative to the definition's folder
     commands: tuple[str, ...] = ()  # only these commands read it; empty: every command
-    refused: str = ""
 
     @property
     def label(self):
         return f"[{self.section}] {self.name}" if self.section else self.name
 
-
-_FEATURES = (
-    "not supported yet: the preprocessing_fn decides which columns the model reads "
-    "(leave a column out there)"
-)
-_CANNED = (
-    "not supported yet: give [model] build_estimator, the dotted path of a function that "
-    "builds the canned estimator (models/diabetes.py builds a DNNLinearCombinedRegressor)"
-)
 
 KEYS = (
     Key("", "name", "pipeline_name"),
@@ -60,8 +50,8 @@ KEYS = (
     Key("data", "split_ratios", "split_ratios", "ratios"),
     Key("data", "max_bad_row_fraction", "max_bad_row_fraction", "float"),
     Key("data", "missing_values", "missing_values", "str_list"),
-    Key("data", "features", None, refused=_FEATURES),
-    Key("data", "exclude_features", None, refused=_FEATURES),
+    Key("data", "features", "features", "str_list"),
+    Key("data", "exclude_features", "exclude_features", "str_list"),
     Key("label", "column", "raw_label_key"),
     Key("label", "transformed", "label_key"),
     Key("label", "task", "task"),
@@ -69,8 +59,8 @@ KEYS = (
     Key("preprocessing", "fn", "preprocessing_fn", "code"),
     Key("model", "build_estimator", "estimator_fn", "code"),
     Key("model", "hidden_units", "hidden_units", "int_list"),
-    Key("model", "canned", None, refused=_CANNED),
-    Key("model", "args", None, refused=_CANNED),
+    Key("model", "canned", "canned_estimator"),
+    Key("model", "args", "canned_args", "table"),
     Key("training", "steps", "train_steps", "int"),
     Key("training", "eval_steps", "eval_steps", "int"),
     Key("training", "batch_size", "train_batch_size", "int"),
@@ -150,6 +140,7 @@ _TYPES = {
             and all(isinstance(x, _NUMBER) and not isinstance(x, bool) for x in v.values())
         ),
     ),
+    "table": ("a table", lambda v: isinstance(v, dict)),
     "ratios": (
         "a table of split name = weight, e.g. { train = 2, eval = 1 }",
         lambda v: (
@@ -195,6 +186,8 @@ def _convert(key, value, folder):
         return tuple((column, float(v)) for column, v in value.items())
     if key.kind == "ratios":
         return json.dumps(value)
+    if key.kind == "table":
+        return json.dumps(value, sort_keys=True)
     return value
 
 
@@ -257,8 +250,6 @@ def _set(definition, section, name, value, folder, command):
             f"{definition.path}: [{section}] {name}: unknown key{_closest(name, names)}; "
             f"[{section}] takes: {', '.join(names)}"
         )
-    if key.refused:
-        raise definition.error(key, key.refused)
     what, fits = _TYPES[key.kind]
     if not fits(value):
         raise definition.error(key, f"must be {what}, got {_describe(value)}")

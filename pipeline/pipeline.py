@@ -88,6 +88,7 @@ def create_components(config):
         code_fingerprint=_code_fingerprint(config.preprocessing_fn),
         label_key=config.raw_label_key if auto_transform else None,
         task=config.task if auto_transform else None,
+        feature_selection=config.feature_selection_json if auto_transform else None,
     )
     trainer = Trainer(
         examples=transform.outputs["transformed_examples"],

@@ -130,6 +130,70 @@ def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclas
 
 
 @pytest.mark.slow  # a tf.Transform Beam job
+def test_a_canned_estimator_by_name_trains_over_the_columns_its_kind_reads(multiclass, tmp_path):
+    import tensorflow as tf
+
+    from components.auto import model
+
+    transformed, output = multiclass
+    spec = output.transformed_feature_spec()
+
+    def input_fn():
+        columns = {name: [row[name] for row in transformed] for name in spec}
+        label = columns.pop("y_xf")
+        return tf.data.Dataset.from_tensors((columns, label)).repeat()
+
+    built = {}
+    for name, args in (
+        ("DNNClassifier", {"hidden_units": [3], "dropout": 0.1}),
+        ("LinearClassifier", {"optimizer": "Adam"}),
+    ):
+        model_dir = str(tmp_path / name)
+        estimator = model.build_estimator(
+            _run_config(model_dir),
+            {"hidden_units": [4], "canned": name, "canned_args": args},
+            tft_output=output,
+            label_key="y_xf",
+            task="multiclass",
+        )
+        assert type(estimator).__name__ == name
+        estimator.train(input_fn, steps=2)
+        built[name] = dict(tf.train.list_variables(model_dir))
+
+    def variable(name, key):
+        return built[name].get(f"estimator_variables/{key}/.ATTRIBUTES/VARIABLE_VALUE")
+
+    # hidden_units come from canned_args (not hparams); the DNN reads the two numbers and
+    # the indicators of the two id columns (12 ids each); the linear model reads ids and
+    # numbers, no hidden layer, with the optimizer canned_args named.
+    assert variable("DNNClassifier", "dnn.Shiddenlayer_0.Skernel") == [26, 3]
+    assert variable("DNNClassifier", "dnn.Shiddenlayer_1.Skernel") is None
+    assert variable("LinearClassifier", "linear.Slinear_model.Scity_xf.Sweights") == [12, 3]
+    assert variable("LinearClassifier", "linear.Slinear_model.Sx_xf.Sweights") == [1, 3]
+    assert variable("LinearClassifier", "Adam.Siter") == []
+    assert not any("hiddenlayer" in key for key in built["LinearClassifier"])
+
+
+def _run_config(model_dir):
+    from components.trainer import estimator
+
+    return estimator.RunConfig(model_dir=model_dir)
+
+
+def test_the_auto_preprocessing_takes_the_chosen_columns():
+    from components.auto.preprocessing import plan
+
+    def names(**choice):
+        return [name for name, _, _ in plan(_schema(), "y", "multiclass", **choice)[0]]
+
+    assert names() == ["x", "n", "rooms", "city"]
+    assert names(features=("city", "x")) == ["x", "city"]
+    assert names(exclude=("n",)) == ["x", "rooms", "city"]
+    with pytest.raises(ValueError, match=r"features \['citty'\] are not schema columns"):
+        names(exclude=("citty",))
+
+
+@pytest.mark.slow  # a tf.Transform Beam job
 def test_integer_labels_become_class_names_and_regression_labels_floats(tmp_path):
     int_rows = [dict(row, y=[label]) for row, label in zip(ROWS, [3, 1, 2, 3], strict=True)]
     rows, output = _transform(tmp_path / "c", _schema("INT"), int_rows, "y", "multiclass")

@@ -130,10 +130,10 @@ def test_every_key_sets_its_field_and_paths_resolve_against_the_definitions_fold
     }
     config = build_config(path)
     assert config.blessing_gate.describe() == "auc >= 0.7"
-    # Every key of the format sets a field of the config, or is refused saying why.
+    # Every key of the format sets a field of the config.
     fields = set(PipelineConfig.__dataclass_fields__)
     for key in KEYS:
-        assert key.field in fields if key.field else key.refused, key
+        assert key.field in fields, key
 
 
 def test_vertex_folders_replace_the_local_ones_for_compile_only(tmp_path):
@@ -242,15 +242,44 @@ def test_values_the_config_refuses_name_the_definitions_keys(tmp_path, text, exp
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("[data]\nfeatures = ['fare']", r"\[data\] features: not supported yet"),
-        ("[data]\nexclude_features = ['fare']", r"\[data\] exclude_features: not supported yet"),
-        ("[model]\ncanned = 'DNNRegressor'", r"\[model\] canned: not supported yet"),
-        ("[model]\nargs = { hidden_units = [8] }", r"\[model\] args: not supported yet"),
+        (
+            "[data]\nfeatures = ['fare']\n[preprocessing]\nfn = 'transforms.taxi.preprocessing_fn'",
+            r"\[data\] features = \[\"fare\"\], \[preprocessing\] fn = .*: features/exclude_features "
+            r"choose the auto preprocessing's inputs",
+        ),
+        (
+            "[data]\nfeatures = ['fare']\nexclude_features = ['tips_typo']",
+            r"give one of the two",
+        ),
+        (
+            "[label]\ntask = 'binary'\n[model]\ncanned = 'DNNRegressor'",
+            r"canned estimator 'DNNRegressor': task 'binary' needs a Classifier",
+        ),
+        (
+            "[model]\ncanned = 'DNNClassifer'",
+            r"\[model\] canned = \"DNNClassifer\": canned estimator 'DNNClassifer' is not one of ",
+        ),
+        (
+            "[model]\ncanned = 'DNNClassifier'\nargs = { hiden_units = [8] }",
+            r"\[model\] args = \{\"hiden_units\": \[8\]\}: canned_args 'hiden_units': "
+            r"DNNClassifier takes hidden_units, ",
+        ),
+        (
+            "[model]\ncanned = 'LinearClassifier'\nargs = { n_classes = 3 }",
+            r"canned_args 'n_classes': set by the kit",
+        ),
+        (
+            "[model]\nbuild_estimator = 'models.taxi.build_estimator'\ncanned = 'DNNClassifier'",
+            r"canned_estimator builds the model: leave estimator_fn 'auto'",
+        ),
     ],
 )
-def test_what_is_not_supported_yet_is_refused_not_ignored(tmp_path, text, expected):
+def test_features_and_canned_estimators_are_checked_naming_the_keys(tmp_path, text, expected):
     with pytest.raises(DefinitionError, match=expected):
-        load(_write(tmp_path, text))
+        build_config(
+            _write(tmp_path, text),
+            overrides={"data_path": TAXI_DATA["data_path"], "raw_label_key": "tips"},
+        )
 
 
 def test_a_definition_can_leave_everything_to_inference_as_zero_code_does(tmp_path):

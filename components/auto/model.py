@@ -13,12 +13,64 @@ any preprocessing_fn whose outputs follow the same rules:
   int64 label without that vocabulary is taken as class ids 0/1 (binary only);
   `regression` a `DNNLinearCombinedRegressor`.
 
-`hparams["hidden_units"]` sizes the deep part.
+`hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
+Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
+the deep ones; Linear: the ids and the numbers) with `hparams["canned_args"]` as its
+keyword arguments and its own defaults for the rest (hidden units from `hidden_units`).
 """
 
 import re
 
 from components.auto import LABEL_VOCABULARY
+
+CANNED = (
+    "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor",
+    "DNNClassifier",
+    "DNNRegressor",
+    "LinearClassifier",
+    "LinearRegressor",
+    "BaselineClassifier",
+    "BaselineRegressor",
+)
+# Arguments the kit sets from the transform output and the run, never from `canned_args`.
+SET_BY_THE_KIT = (
+    "config",
+    "model_dir",
+    "feature_columns",
+    "linear_feature_columns",
+    "dnn_feature_columns",
+    "n_classes",
+    "label_vocabulary",
+    "label_dimension",
+    "warm_start_from",
+)
+
+
+def check_canned(name, args, task):
+    """ValueError unless `name` is a canned Estimator whose head fits `task` (when known)
+    and `args` (a dict) are arguments it takes that the kit does not set itself."""
+    import inspect
+
+    if name not in CANNED:
+        raise ValueError(f"canned estimator {name!r} is not one of {', '.join(CANNED)}.")
+    if task in ("binary", "multiclass", "regression") and (
+        name.endswith("Regressor") != (task == "regression")
+    ):
+        family = "a Regressor" if task == "regression" else "a Classifier"
+        raise ValueError(f"canned estimator {name!r}: task {task!r} needs {family}.")
+    from components.trainer import estimator
+
+    parameters = inspect.signature(getattr(estimator, name)).parameters
+    for arg in args:
+        if arg in SET_BY_THE_KIT:
+            raise ValueError(
+                f"canned_args {arg!r}: set by the kit from the transform output and the run."
+            )
+        if arg not in parameters:
+            takes = [p for p in parameters if p not in SET_BY_THE_KIT]
+            raise ValueError(f"canned_args {arg!r}: {name} takes {', '.join(takes)}.")
+
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
@@ -74,13 +126,64 @@ def feature_columns(tft_output, label_key):
     return wide, deep
 
 
+def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from):
+    """The canned Estimator `name` over the columns its kind reads, `args` over its defaults."""
+    from components.trainer import estimator
+
+    settings = {"config": run_config, "warm_start_from": warm_start_from}
+    numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
+    hidden_units = list(hparams.get("hidden_units", [64, 32]))
+    if name.startswith("DNNLinearCombined"):
+        settings.update(
+            linear_feature_columns=wide or None,
+            dnn_feature_columns=deep,
+            dnn_hidden_units=hidden_units,
+        )
+    elif name.startswith("DNN"):
+        settings.update(feature_columns=deep, hidden_units=hidden_units)
+    elif name.startswith("Linear"):
+        settings.update(feature_columns=wide + numbers)
+    if classes is not None:
+        settings.update(n_classes=len(classes), label_vocabulary=classes)
+    return getattr(estimator, name)(**{**settings, **args})
+
+
+def _classes(tft_output, label_key, task):
+    """The label's classes for a classification `task` (None: int64 class ids 0/1)."""
+    import tensorflow as tf
+
+    classes = label_classes(tft_output)
+    if classes is None:
+        label_dtype = tft_output.transformed_feature_spec()[label_key].dtype
+        if task != "binary" or label_dtype != tf.int64:
+            raise ValueError(
+                f"auto model: no {LABEL_VOCABULARY!r} vocabulary in the transform graph; a "
+                "label without one must be int64 class ids 0/1 (binary)."
+            )
+        return None
+    if len(classes) < 2 or (task == "binary" and len(classes) != 2):
+        raise ValueError(
+            f"auto model: task {task} but the train split's label has {len(classes)} "
+            f"class(es): {classes[:10]}."
+        )
+    return classes
+
+
 def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key, task):
-    """The wide-and-deep Estimator for `task` over `tft_output` (module doc)."""
+    """The wide-and-deep Estimator for `task` over `tft_output`, or `hparams["canned"]`
+    (module doc)."""
     import tensorflow as tf
 
     from components.trainer import estimator
 
+    if task not in ("binary", "multiclass", "regression"):
+        raise ValueError(f"auto model: task must be binary, multiclass or regression: {task!r}.")
     wide, deep = feature_columns(tft_output, label_key)
+    classes = None if task == "regression" else _classes(tft_output, label_key, task)
+    if hparams.get("canned"):
+        name, args = hparams["canned"], hparams.get("canned_args", {})
+        check_canned(name, args, task)
+        return _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from)
     common = {
         "config": run_config,
         "linear_feature_columns": wide or None,
@@ -96,22 +199,8 @@ def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, la
             linear_optimizer=lambda: tf.keras.optimizers.Ftrl(0.5),
             **common,
         )
-    if task not in ("binary", "multiclass"):
-        raise ValueError(f"auto model: task must be binary, multiclass or regression: {task!r}.")
-    classes = label_classes(tft_output)
     if classes is None:
-        label_dtype = tft_output.transformed_feature_spec()[label_key].dtype
-        if task != "binary" or label_dtype != tf.int64:
-            raise ValueError(
-                f"auto model: no {LABEL_VOCABULARY!r} vocabulary in the transform graph; a "
-                "label without one must be int64 class ids 0/1 (binary)."
-            )
         return estimator.DNNLinearCombinedClassifier(n_classes=2, **common)
-    if len(classes) < 2 or (task == "binary" and len(classes) != 2):
-        raise ValueError(
-            f"auto model: task {task} but the train split's label has {len(classes)} "
-            f"class(es): {classes[:10]}."
-        )
     return estimator.DNNLinearCombinedClassifier(
         n_classes=len(classes),
         label_vocabulary=classes,

@@ -41,14 +41,15 @@ CLASSIFICATION_TASKS = ("binary", "multiclass")
 _TYPE_NAMES = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
 
 
-def plan(schema: schema_pb2.Schema, label: str, task: str) -> tuple:
-    """((column, NUMBER|CATEGORY, INT|FLOAT|BYTES), ...), (label, type, task)) for `schema`."""
+def plan(schema: schema_pb2.Schema, label: str, task: str, features=(), exclude=()) -> tuple:
+    """((column, NUMBER|CATEGORY, INT|FLOAT|BYTES), ...), (label, type, task)) for `schema`:
+    its columns but the label, only `features` when given, none of `exclude`."""
     if task not in (*CLASSIFICATION_TASKS, "regression"):
         raise ValueError(
             f"the auto preprocessing needs the task (binary, multiclass or regression), got "
             f"{task!r}."
         )
-    features, outputs = [], {}
+    features_found, outputs = [], {}
     label_feature = None
     for feature in schema.feature:
         if feature.type not in _TYPE_NAMES:
@@ -71,10 +72,18 @@ def plan(schema: schema_pb2.Schema, label: str, task: str) -> tuple:
             and feature.WhichOneof("domain_info") == "int_domain"
             and feature.int_domain.is_categorical
         )
-        features.append(
+        features_found.append(
             (feature.name, CATEGORY if categorical else NUMBER, _TYPE_NAMES[feature.type])
         )
     columns = [feature.name for feature in schema.feature]
+    unknown = [name for name in (*features, *exclude) if name not in columns]
+    if unknown:
+        raise ValueError(f"features {unknown} are not schema columns: {', '.join(columns)}.")
+    features = [
+        feature
+        for feature in features_found
+        if (not features or feature[0] in features) and feature[0] not in exclude
+    ]
     if label_feature is None:
         raise ValueError(f"label {label!r} is not a schema column: {', '.join(columns)}.")
     if label_feature.presence.min_fraction < 1.0:
@@ -154,7 +163,10 @@ def preprocessing_fn(inputs, features, label):
     return outputs
 
 
-def build_preprocessing_fn(schema: schema_pb2.Schema, label: str, task: str):
-    """The auto preprocessing_fn for `schema`, with `label` (a raw column) handled per `task`."""
-    features, label_plan = plan(schema, label, task)
+def build_preprocessing_fn(
+    schema: schema_pb2.Schema, label: str, task: str, features=(), exclude=()
+):
+    """The auto preprocessing_fn for `schema`, with `label` (a raw column) handled per `task`,
+    over `features` (or all but `exclude`)."""
+    features, label_plan = plan(schema, label, task, features, exclude)
     return functools.partial(preprocessing_fn, features=features, label=label_plan)

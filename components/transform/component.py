@@ -17,6 +17,8 @@ class TransformSpec(component_spec.ComponentSpec):
         "code_fingerprint": component_spec.ExecutionParameter(type=str, optional=True),
         "label_key": component_spec.ExecutionParameter(type=str, optional=True),
         "task": component_spec.ExecutionParameter(type=str, optional=True),
+        # "auto" only: JSON {"features": [...]} or {"exclude": [...]}, raw columns.
+        "feature_selection": component_spec.ExecutionParameter(type=str, optional=True),
         # JSON lists of split names.
         "analyze_splits": component_spec.ExecutionParameter(type=str),
         "transform_splits": component_spec.ExecutionParameter(type=str, optional=True),
@@ -49,6 +51,7 @@ class Transform(base_component.BaseComponent):
         label_key: str | None = None,
         task: str | None = None,
         code_fingerprint: str | None = None,
+        feature_selection: str | None = None,
     ):
         super().__init__(
             spec=TransformSpec(
@@ -56,6 +59,7 @@ class Transform(base_component.BaseComponent):
                 schema=schema,
                 preprocessing_fn=preprocessing_fn,
                 code_fingerprint=code_fingerprint,
+                feature_selection=feature_selection,
                 analyze_splits=analyze_splits,
                 transform_splits=transform_splits,
                 label_key=label_key,

@@ -57,7 +57,10 @@ def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.S
     label, task = exec_properties.get("label_key"), exec_properties.get("task")
     if not label or not task:
         raise ValueError('Transform: preprocessing_fn "auto" needs label_key and task.')
-    return build_preprocessing_fn(schema, label, task)
+    selection = json.loads(exec_properties.get("feature_selection") or "{}")
+    return build_preprocessing_fn(
+        schema, label, task, selection.get("features", ()), selection.get("exclude", ())
+    )
 
 
 class Executor(base_beam_executor.BaseBeamExecutor):
