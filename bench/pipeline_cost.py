@@ -17,20 +17,28 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench._measure import cold_run
-from pipeline.config import PipelineConfig
+from pipeline.config import DEFAULT_TRAIN_STEPS, REPO_ROOT
+from pipeline.definition import build_config
+
+TAXI_DEFINITION = str(REPO_ROOT / "definitions" / "taxi.toml")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    defaults = PipelineConfig()
-    parser.add_argument("--data", default=defaults.data_path)
-    parser.add_argument("--train-steps", type=int, default=defaults.train_steps)
+    parser.add_argument("--data", default=build_config(TAXI_DEFINITION).data_path)
+    parser.add_argument("--train-steps", type=int, default=DEFAULT_TRAIN_STEPS)
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
     output = tempfile.mkdtemp(prefix="pipeline-bench-")
-    config = PipelineConfig(
-        output_dir=output, data_path=args.data, train_steps=args.train_steps, enable_cache=False
+    config = build_config(
+        TAXI_DEFINITION,
+        overrides={
+            "output_dir": output,
+            "data_path": args.data,
+            "train_steps": args.train_steps,
+            "enable_cache": False,
+        },
     )
     components, (total, peak), summary = cold_run(config)
 

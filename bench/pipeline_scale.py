@@ -28,7 +28,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench._measure import cold_run
-from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT, PipelineConfig
+from pipeline.config import DEFAULT_BEAM_ARGS, DEFAULT_TRAIN_STEPS, REPO_ROOT
+from pipeline.definition import build_config
 
 SAMPLE = REPO_ROOT / "data" / "taxi" / "data.csv"
 _SCALED = ("fare", "tips", "trip_miles", "trip_seconds")
@@ -118,7 +119,7 @@ def run_stock_example_gen(data, output):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--train-steps", type=int, default=PipelineConfig().train_steps)
+    parser.add_argument("--train-steps", type=int, default=DEFAULT_TRAIN_STEPS)
     parser.add_argument("--keep", help="Folder for the data and outputs (default: a temp one).")
     parser.add_argument("--no-stock", action="store_true", help="Skip stock CsvExampleGen.")
     args = parser.parse_args()
@@ -130,11 +131,14 @@ def main():
     generate(args.rows, data)
     print(f"generated {args.rows:,} rows in {time.monotonic() - began:.0f} s: {data}")
 
-    config = PipelineConfig(
-        output_dir=os.path.join(work, "run"),
-        data_path=data,
-        train_steps=args.train_steps,
-        enable_cache=False,
+    config = build_config(
+        str(REPO_ROOT / "definitions" / "taxi.toml"),
+        overrides={
+            "output_dir": os.path.join(work, "run"),
+            "data_path": data,
+            "train_steps": args.train_steps,
+            "enable_cache": False,
+        },
     )
     components, (total, peak), summary = cold_run(config, include_children=True)
     print(f"\nCold local run: {args.rows:,} rows, train_steps={args.train_steps}, in {work}")

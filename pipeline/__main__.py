@@ -16,7 +16,13 @@ from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
-from pipeline.config import BEAM_RUNNERS, DEFAULT_BEAM_ARGS, LOCAL_BACKENDS, PipelineConfig
+from pipeline.config import (
+    BEAM_RUNNERS,
+    DEFAULT_BEAM_ARGS,
+    DEFAULT_TRAIN_STEPS,
+    LOCAL_BACKENDS,
+    PipelineConfig,
+)
 from pipeline.definition import DEFAULT_DEFINITION
 
 # PipelineConfig's defaults, for the options' help (data and label have none).
@@ -226,7 +232,19 @@ def _add_component_options(p):
         "of the wide and deep one (its head must fit the task; arguments: the definition's "
         "[model] args).",
     )
-    p.add_argument("--train-steps", type=int, default=_DEFAULTS.train_steps, help="Training steps.")
+    p.add_argument(
+        "--train-steps",
+        type=int,
+        default=None,
+        help=f"Training steps (default: {DEFAULT_TRAIN_STEPS}, unless --train-epochs).",
+    )
+    p.add_argument(
+        "--train-epochs",
+        type=float,
+        default=None,
+        help="Passes over the train split instead of --train-steps: as many steps as that "
+        "takes at the global batch size (the summary shows how many).",
+    )
     p.add_argument(
         "--eval-steps",
         type=int,

@@ -25,6 +25,7 @@ DEFAULT_BEAM_ARGS = (
     "--direct_num_workers=1",
 )
 BEAM_RUNNERS = ("direct", "dataflow", "portable")
+DEFAULT_TRAIN_STEPS = 2000
 # Training backends a local run can use; the others need artifacts on gs://.
 LOCAL_BACKENDS = ("in_process", "local")
 
@@ -87,7 +88,11 @@ class PipelineConfig:
     canned_args: str = "{}"
     # The label among the preprocessing_fn's outputs; "": `<raw_label_key>_xf`.
     label_key: str = ""
-    train_steps: int = 2000
+    # Training length, one of the two: steps (None: DEFAULT_TRAIN_STEPS unless epochs are
+    # given), or passes over the train split, as many steps as that takes at the global
+    # batch size (the summary shows the count).
+    train_steps: int | None = None
+    train_epochs: float | None = None
     eval_steps: int = 50
     train_batch_size: int = 64
     eval_batch_size: int = 128
@@ -140,7 +145,14 @@ class PipelineConfig:
     beam_job_endpoint: str | None = None
 
     def __post_init__(self):
-        if self.train_steps <= 0 or self.eval_steps <= 0:
+        if self.train_epochs is None:
+            if self.train_steps is None:
+                object.__setattr__(self, "train_steps", DEFAULT_TRAIN_STEPS)
+        elif self.train_steps is not None:
+            raise ValueError("train_steps and train_epochs: give one of the two.")
+        elif not self.train_epochs > 0:
+            raise ValueError(f"train_epochs must be positive, got {self.train_epochs}.")
+        if (self.train_steps is not None and self.train_steps <= 0) or self.eval_steps <= 0:
             raise ValueError("train_steps and eval_steps must be positive.")
         if not 0.0 <= self.max_bad_row_fraction <= 1.0:
             raise ValueError(

@@ -62,6 +62,7 @@ KEYS = (
     Key("model", "canned", "canned_estimator"),
     Key("model", "args", "canned_args", "table"),
     Key("training", "steps", "train_steps", "int"),
+    Key("training", "epochs", "train_epochs", "float"),
     Key("training", "eval_steps", "eval_steps", "int"),
     Key("training", "batch_size", "train_batch_size", "int"),
     Key("training", "eval_batch_size", "eval_batch_size", "int"),
@@ -282,7 +283,11 @@ def build_config(path, command="run", overrides=None):
     """`PipelineConfig` from the definition at `path` with `overrides` (fields) over it;
     DefinitionError, naming the keys at fault, for values the config refuses."""
     definition = load(path, command)
-    values = {**definition.values, **(overrides or {})}
+    overrides = dict(overrides or {})
+    for given, other in (("train_steps", "train_epochs"), ("train_epochs", "train_steps")):
+        if overrides.get(given) is not None:  # an override replaces the training length
+            overrides.setdefault(other, None)
+    values = {**definition.values, **overrides}
     for field, label, what in _REQUIRED:
         if field not in values:
             raise DefinitionError(f"{path}: {label}: required ({what})")

@@ -101,6 +101,7 @@ def create_components(config):
         label_key=config.label_key,
         raw_label_key=config.raw_label_key,
         train_steps=config.train_steps,
+        train_epochs=config.train_epochs,
         eval_steps=config.eval_steps,
         train_batch_size=config.train_batch_size,
         eval_batch_size=config.eval_batch_size,

@@ -60,6 +60,7 @@ class RunSummary:
     evaluation_uri: str | None
     statistics_uri: str | None = None
     strategy: str | None = None
+    training_length: str | None = None  # "2,000 steps", or steps from epochs
     blessing_gate: str | None = None
     anomalies: list[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
     schema_path: str | None = None  # the Schema artifact's schema.pbtxt
@@ -86,7 +87,8 @@ class RunSummary:
             lines.append("  data anomalies (warn-only, the run went on):")
             lines += [f"    {line}" for line in self.anomalies]
         if self.strategy:
-            lines.append(f"  trained with strategy: {self.strategy}")
+            length = f"{self.training_length} " if self.training_length else ""
+            lines.append(f"  trained {length}with strategy: {self.strategy}")
         gate = f" (gate: {self.blessing_gate})" if self.blessing_gate else ""
         lines.append(f"  blessed: {'yes' if self.blessed else 'no'}{gate}")
         if self.pushed_to:
@@ -218,6 +220,7 @@ def summarize(config):
             if custom(model_run, "strategy")
             else None
         ),
+        training_length=custom(model_run, "training_length") or None,
         schema_path=os.path.join(schema.uri, SCHEMA_FILE_NAME) if schema is not None else None,
         schema_inferred="SchemaGen" in node_of.values(),
         anomalies=(

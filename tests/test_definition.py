@@ -28,7 +28,7 @@ DIABETES_FLAGS = [
     "--task=regression",
     "--slice=sex",
     "--hidden-units=32,16",
-    "--train-steps=400",
+    "--train-epochs=90",
 ]
 
 
@@ -67,7 +67,7 @@ def test_shipped_definitions_give_the_configs_their_flags_gave(monkeypatch):
         task="regression",
         slice_features=("sex",),
         hidden_units=(32, 16),
-        train_steps=400,
+        train_epochs=90,
     )
     flags = _cli_config(["run", *DIABETES_FLAGS])
     flags = dataclasses.replace(
@@ -175,7 +175,7 @@ def test_vertex_folders_replace_the_local_ones_for_compile_only(tmp_path):
         (
             "[training]\nstesp = 10",
             r"model.toml: \[training\] stesp: unknown key \(did you mean 'steps'\?\); "
-            r"\[training\] takes: steps, eval_steps, batch_size",
+            r"\[training\] takes: steps, epochs, eval_steps, batch_size",
         ),
         ("[trainng]\nsteps = 10", r"\[trainng\]: unknown section \(did you mean 'training'\?\)"),
         ("nme = 'x'", r"nme: unknown key \(did you mean 'name'\?\); top-level keys: name, "),
@@ -418,7 +418,8 @@ def test_compile_from_the_diabetes_definition_gates_on_rmse(compiled_diabetes):
     assert parameters("SchemaImporter") == {"schema_file": "schemas/diabetes/schema.pbtxt"}
     trainer = parameters("Trainer")
     assert trainer["estimator_fn"] == "models.diabetes.build_estimator"
-    assert (trainer["train_steps"], trainer["label_key"]) == (400, "target_xf")
+    assert (trainer["train_epochs"], trainer["label_key"]) == (90.0, "target_xf")
+    assert "train_steps" not in trainer
     assert parameters("Transform")["preprocessing_fn"] == "transforms.diabetes.preprocessing_fn"
 
 

@@ -2,7 +2,9 @@
 served raw."""
 
 import json
+import math
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -48,6 +50,14 @@ def test_regression_is_blessed_on_rmse_served_raw_and_a_worse_model_is_refused(t
 
     first = run_locally(_config(tmp_path))
     assert first.blessed is True and first.pushed_to
+    # [training] epochs = 90: the steps come from the train split's row count.
+    length = re.fullmatch(
+        r"([\d,]+) steps \(90 epochs of (\d+) train rows at a global batch of 64\)",
+        first.training_length,
+    )
+    assert length, first.training_length
+    steps, rows = int(length[1].replace(",", "")), int(length[2])
+    assert 250 < rows < 340 and steps == math.ceil(90 * rows / 64)
     assert set(first.metrics) >= {"root_mean_squared_error", "mean_absolute_error", "mean_label"}
     assert "auc" not in first.metrics
     served = subprocess.run(
@@ -64,7 +74,8 @@ def test_regression_is_blessed_on_rmse_served_raw_and_a_worse_model_is_refused(t
 
     # Barely trained: its RMSE is far above the blessed model's, so the gate refuses it.
     pushed_before = sorted(os.listdir(os.path.dirname(first.pushed_to)))
-    second = run_locally(_config(tmp_path, train_steps=5))
+    second = run_locally(_config(tmp_path, train_steps=5))  # replaces the definition's epochs
+    assert second.training_length == "5 steps"
     assert second.blessed is False and second.pushed_to is None
     assert (
         second.metrics["root_mean_squared_error"] > 1.02 * first.metrics["root_mean_squared_error"]

@@ -95,6 +95,7 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     assert os.path.basename(summary.pushed_to).isdigit()
     assert summary.metrics["auc"] > 0.85  # 0.91 on this slice after 300 steps
     assert summary.strategy.startswith("default (")
+    assert summary.training_length == "300 steps"
     assert summary.anomalies == []  # the taxi sample passes its schema
 
     examples_root = os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples")

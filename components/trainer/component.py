@@ -20,7 +20,10 @@ class TrainerSpec(component_spec.ComponentSpec):
         # (left out of the serving signature's input).
         "label_key": component_spec.ExecutionParameter(type=str),
         "raw_label_key": component_spec.ExecutionParameter(type=str),
-        "train_steps": component_spec.ExecutionParameter(type=int),
+        "train_steps": component_spec.ExecutionParameter(type=int, optional=True),
+        # When given, replaces train_steps: passes over the train split (its row count from
+        # `statistics`), as steps at the global batch size.
+        "train_epochs": component_spec.ExecutionParameter(type=float, optional=True),
         "eval_steps": component_spec.ExecutionParameter(type=int),
         "train_batch_size": component_spec.ExecutionParameter(type=int),
         "eval_batch_size": component_spec.ExecutionParameter(type=int),
@@ -83,6 +86,7 @@ class Trainer(base_component.BaseComponent):
         statistics=None,
         task=None,
         code_fingerprint=None,
+        train_epochs=None,
     ):
         super().__init__(
             spec=TrainerSpec(
@@ -96,6 +100,7 @@ class Trainer(base_component.BaseComponent):
                 label_key=label_key,
                 raw_label_key=raw_label_key,
                 train_steps=train_steps,
+                train_epochs=train_epochs,
                 eval_steps=eval_steps,
                 train_batch_size=train_batch_size,
                 eval_batch_size=eval_batch_size,

@@ -1,9 +1,11 @@
 """Trainer executor: input pipelines, train, evaluate, export."""
 
+import dataclasses
 import hashlib
 import inspect
 import json
 import logging
+import math
 import os
 
 import tensorflow as tf
@@ -86,11 +88,48 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
 RUN_RECORD = "trainer_run.json"
 
 
-def _write_run_record(model_run, choice, metrics):
+@dataclasses.dataclass(frozen=True)
+class TrainingLength:
+    """How long the Trainer trains: `steps`, and the epochs they came from, if any."""
+
+    steps: int
+    epochs: float | None = None
+    train_rows: int | None = None
+    global_batch_size: int | None = None
+
+    def describe(self):
+        if self.epochs is None:
+            return f"{self.steps:,} steps"
+        return (
+            f"{self.steps:,} steps ({self.epochs:g} epochs of {self.train_rows:,} train rows "
+            f"at a global batch of {self.global_batch_size:,})"
+        )
+
+
+def training_length(input_dict, exec_properties, strategy):
+    """`train_steps`, or with `train_epochs` the steps that pass over the train split that
+    many times: its row count (from the statistics input) over the global batch (the batch
+    size per replica times the replicas)."""
+    epochs = exec_properties.get("train_epochs")
+    if not epochs:
+        return TrainingLength(int(exec_properties["train_steps"]))
+    from components.statistics_gen.layout import read_artifact_statistics
+
+    if not input_dict.get("statistics"):
+        raise ValueError("Trainer: train_epochs needs the statistics input (the train row count).")
+    rows = int(read_artifact_statistics(input_dict["statistics"][0])["train"].num_examples)
+    replicas = strategy.num_replicas_in_sync if strategy is not None else 1
+    batch = int(exec_properties["train_batch_size"]) * replicas
+    steps = max(1, math.ceil(float(epochs) * rows / batch))
+    return TrainingLength(steps, float(epochs), rows, batch)
+
+
+def _write_run_record(model_run, choice, metrics, length):
     record = {
         "strategy": choice.name,
         "strategy_reason": choice.reason,
         "eval_metrics": {k: float(v) for k, v in metrics.items()},
+        "training_length": length.describe(),
     }
     with tf.io.gfile.GFile(os.path.join(model_run.uri, RUN_RECORD), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
@@ -108,6 +147,7 @@ def _adopt_run_record(model_run):
         record = json.load(f)
     model_run.set_string_custom_property("strategy", record["strategy"])
     model_run.set_string_custom_property("strategy_reason", record["strategy_reason"])
+    model_run.set_string_custom_property("training_length", record["training_length"])
     for key in ("auc", "accuracy", "loss"):
         if key in record["eval_metrics"]:
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
@@ -177,7 +217,9 @@ def train_in_process(input_dict, output_dict, exec_properties):
         False,
         seed,
     )
-    model.train(train_input, max_steps=int(exec_properties["train_steps"]))
+    length = training_length(input_dict, exec_properties, strategy)
+    log.info("Trainer: %s", length.describe())
+    model.train(train_input, max_steps=length.steps)
     if not run_config.is_chief:
         return False  # evaluation and export are the chief's
     metrics = model.evaluate(eval_input, steps=int(exec_properties["eval_steps"]))
@@ -185,7 +227,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
     export_serving_model(
         model, tft_output, exec_properties["raw_label_key"], path_utils.serving_model_dir(model_uri)
     )
-    _write_run_record(model_run, choice, metrics)
+    _write_run_record(model_run, choice, metrics, length)
     _adopt_run_record(model_run)
     return True
 
