@@ -38,6 +38,11 @@ def _module_from_file(path, what, reference):
     name = "user_code_" + hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
+    # Its folder joins the import path (last, shadowing nothing): a project's model.py can
+    # import its preprocessing.py.
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -875,7 +875,7 @@ def main(argv=None):
             print(json.dumps(dataclasses.asdict(summary), indent=2, sort_keys=True))
         else:
             print(summary.format())
-        return 0
+        return summary.exit_code
     from pipeline.definition import DefinitionError
     from pipeline.vertex import SetupError
 

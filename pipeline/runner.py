@@ -10,6 +10,10 @@ import sys
 import tempfile
 import time
 
+# `python -m pipeline run`'s exit status when the run completed (RunSummary.exit_code).
+EXIT_PUSHED = 0
+EXIT_NOT_PUSHED = 3
+
 
 class ProgressReporter:
     """Prints one line when each component starts and finishes, with elapsed time."""
@@ -65,6 +69,13 @@ class RunSummary:
     anomalies: list[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
     schema_path: str | None = None  # the Schema artifact's schema.pbtxt
     schema_inferred: bool = False  # by SchemaGen, from the train statistics
+
+    @property
+    def exit_code(self):
+        """`python -m pipeline run`'s exit status, for cron and CI: EXIT_PUSHED when a model
+        was pushed, EXIT_NOT_PUSHED when the run completed without one (not blessed). A
+        failed run exits 1 (the component's error), bad options 2 (argparse)."""
+        return EXIT_PUSHED if self.pushed_to else EXIT_NOT_PUSHED
 
     def format(self):
         lines = ["", "Summary"]

@@ -96,6 +96,7 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     assert summary.metrics["auc"] > 0.85  # 0.91 on this slice after 300 steps
     assert summary.strategy.startswith("default (")
     assert summary.training_length == "300 steps"
+    assert summary.exit_code == 0
     assert summary.anomalies == []  # the taxi sample passes its schema
 
     examples_root = os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples")
@@ -175,6 +176,7 @@ def test_model_below_threshold_is_not_blessed_and_serving_dir_is_untouched(pipel
     )
     assert summary.blessed is False
     assert summary.pushed_to is None
+    assert summary.exit_code == 3  # what `python -m pipeline run` exits with
     assert "not bless" in summary.not_pushed_reason
     assert summary.blessing_gate == "auc >= 1.01 and at most 0.01 below the latest blessed model"
     assert (sorted(os.listdir(serving_dir)), _tree_digest(serving_dir)) == before
