@@ -670,6 +670,9 @@ def _only(result, key):
 
 
 @pytest.mark.slow
+# About 14 min alone (three runs of every task in its own process); next to the other
+# xdist worker it has taken over 15, the suite-wide limit.
+@pytest.mark.timeout(1800)
 def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(tmp_path, small_taxi_csv):
     from components.trainer.estimator import checkpoints
 
