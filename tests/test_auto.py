@@ -316,7 +316,7 @@ def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
 
 
 def test_example_gen_reads_missing_value_tokens_as_absent_features(tmp_path):
-    from components.example_gen.executor import _ParseCsvFile, infer_column_kinds
+    from components.example_gen.executor import _ParseCsvRange, infer_column_kinds
 
     path = _csv(tmp_path, "a,b,c\n1,2.5,x\nNA,NaN,null\n3,,y\n")
     assert infer_column_kinds([path], ["a", "b", "c"], missing=("", "NA", "NaN", "null")) == {
@@ -329,13 +329,13 @@ def test_example_gen_reads_missing_value_tokens_as_absent_features(tmp_path):
         "b": "BYTES",
         "c": "BYTES",
     }
-    parse = _ParseCsvFile(
+    parse = _ParseCsvRange(
         {"a": ("INT", False), "b": ("FLOAT", False), "c": ("BYTES", False)},
         "",
         [1],
+        [],
         ("", "NA", "NaN", "null"),
     )
-    example = parse._to_example(["a", "b", "c"], ["NA", "NaN", "null"])
-    assert not example.features.feature
-    example = parse._to_example(["a", "b", "c"], ["7", "1.5", "NA "])  # tokens match exactly
-    assert example.features.feature["c"].bytes_list.value == [b"NA "]
+    header = ("a", "b", "c")
+    assert parse._parse_row(header, ["NA", "NaN", "null"]) == [None, None, None]
+    assert parse._parse_row(header, ["7", "1.5", "NA "]) == [7, 1.5, b"NA "]  # exact tokens

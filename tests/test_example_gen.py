@@ -2,6 +2,7 @@
 
 import csv
 import glob
+import itertools
 import json
 import os
 import pathlib
@@ -472,3 +473,37 @@ def test_without_a_schema_every_file_needs_the_same_columns(tmp_path):
     assert examples.get_int_custom_property("num_rows") == 6
     kinds = json.loads(examples.get_string_custom_property("column_types"))
     assert kinds["fare"] == "FLOAT" and kinds["payment_type"] == "BYTES"
+
+
+def test_ranges_start_at_line_breaks_with_their_line_numbers(tmp_path):
+    path = _write(tmp_path / "in" / "taxi.csv", TAXI_ROWS)
+    data = path.read_bytes()
+    ranges = executor.plan_ranges(3, str(path), target=1000)
+
+    assert len(ranges) > 10
+    assert (ranges[0].start, ranges[0].line, ranges[-1].end) == (0, 1, None)
+    for before, after in itertools.pairwise(ranges):
+        assert before.end == after.start and data[after.start - 1 : after.start] == b"\n"
+        assert after.line == data[: after.start].count(b"\n") + 1
+    assert {(r.file, r.header) for r in ranges} == {(3, tuple(HEADER))}
+    assert [r.part for r in ranges] == list(range(len(ranges)))
+    # a quote may hide a line break inside a field: such a file is read whole
+    quoted = _write(tmp_path / "in" / "quoted.csv", [_row(company='"A, B"'), *TAXI_ROWS])
+    assert [(r.start, r.end) for r in executor.plan_ranges(0, str(quoted), 1000)] == [(0, None)]
+
+
+def test_ranges_and_the_row_at_a_time_path_write_the_same_records(tmp_path, schema, monkeypatch):
+    """Arrow batches over one range, over many small ranges, and the row-at-a-time path that
+    takes over after a bad row all write the same bytes to the same splits."""
+    whole = _run(tmp_path, schema, _write(tmp_path / "in" / "a.csv", TAXI_ROWS), "whole")
+    with_bad = _write(tmp_path / "in2" / "b.csv", [BAD_ROWS["bad_float"][0], *TAXI_ROWS])
+    row_at_a_time = _run(tmp_path, schema, with_bad, "bad", max_bad_row_fraction=0.5)
+    monkeypatch.setattr(executor, "RANGE_BYTES", 2000)
+    ranged = _run(tmp_path, schema, tmp_path / "in" / "a.csv", "ranged")
+
+    assert len(glob.glob(os.path.join(ranged.uri, "Split-train", "*.gz"))) > 10
+    for split in ("train", "eval"):
+        expected = sorted(_read(whole, split))
+        assert expected and sorted(_read(ranged, split)) == expected
+        assert sorted(_read(row_at_a_time, split)) == expected
+    assert row_at_a_time.get_int_custom_property("num_rejected") == 1
