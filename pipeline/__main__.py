@@ -1,4 +1,5 @@
-"""Command line: `python -m pipeline run|compile|submit|schedule|stats|schema|init [options]`.
+"""Command line: `python -m pipeline
+run|compile|submit|schedule|stats|schema|init|runs|models|rollback [options]`.
 
 Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 `--help` answers at once.
@@ -7,6 +8,7 @@ Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 import argparse
 import dataclasses
 import json
+import logging
 import os
 import sys
 import types
@@ -94,6 +96,15 @@ def _add_output_options(p):
     )
 
 
+def _add_serving_dir_option(p):
+    p.add_argument(
+        "--serving-model-dir",
+        default=None,
+        help="Where blessed models are pushed, one numeric version folder each "
+        "(default: <output-dir>/serving_model/<name>).",
+    )
+
+
 def _threshold_pair(text):
     column, sep, value = text.rpartition("=")
     if not sep or not column:
@@ -121,12 +132,7 @@ def _add_run_parser(subparsers):
         default=None,
         help="Where artifacts go (default: <output-dir>/pipelines/<name>/root).",
     )
-    p.add_argument(
-        "--serving-model-dir",
-        default=None,
-        help="Where blessed models are pushed, one numeric version folder each "
-        "(default: <output-dir>/serving_model/<name>).",
-    )
+    _add_serving_dir_option(p)
     _add_component_options(p)
     p.add_argument(
         "--verbose", action="store_true", help="Show TFX's, Beam's and TensorFlow's own INFO logs."
@@ -648,6 +654,110 @@ def _add_init_parser(subparsers):
     )
 
 
+def _add_history_parsers(subparsers):
+    """`runs`, `models` and `rollback`: a pipeline found as `run` finds it."""
+
+    def command(name, summary, description):
+        p = subparsers.add_parser(
+            name,
+            help=summary,
+            description=description,
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        _add_definition_option(p, "the pipeline name and output folders")
+        p.add_argument(
+            "--data",
+            dest="data_path",
+            default=None,
+            help="The data `run --data` ran on, without --definition: names the pipeline "
+            "after the file, as run does (no --label needed here).",
+        )
+        p.add_argument(
+            "--pipeline-name",
+            default=argparse.SUPPRESS,
+            help="Name of the pipeline (default: the definition's, or the data file's).",
+        )
+        _add_output_options(p)
+        _add_serving_dir_option(p)
+        return p
+
+    for name, summary, description in (
+        (
+            "runs",
+            "List the pipeline's local runs, newest first, from ML Metadata.",
+            "Each run: id, start, duration, outcome (pushed, not blessed, failed with the "
+            "failing component, incomplete), input rows and fingerprint, overall metrics, "
+            "blessed, pushed version, definition and code version.",
+        ),
+        (
+            "models",
+            "List the pushed model versions, highest first, with their lineage and which "
+            "one is served.",
+            "Each version in the serving folder or recorded as pushed: metrics, the run, data "
+            "fingerprint, definition and code version behind it, whether it is a rollback, "
+            "and whether it is served now (the highest version number).",
+        ),
+    ):
+        p = command(name, summary, description + " JSON keys: README, Operating retraining.")
+        p.add_argument("--json", action="store_true", help="Print a JSON list of objects.")
+    p = command(
+        "rollback",
+        "Serve an earlier pushed model again, as a new highest version.",
+        "Copies the chosen version into a hidden staging folder in the serving folder and "
+        "publishes it as a new, highest version with one rename (the served model changes "
+        "atomically), and records the push in ML Metadata. Exit status 0 when done (or "
+        "nothing to do), 2 when refused: a version never pushed, or never blessed without "
+        "--force.",
+    )
+    p.add_argument(
+        "--to", dest="version", type=int, required=True, help="The version to serve again."
+    )
+    p.add_argument("--dry-run", action="store_true", help="Say what would be done; change nothing.")
+    p.add_argument("--force", action="store_true", help="Serve a version that was never blessed.")
+    p.add_argument("--reason", default=None, help="Why, recorded in ML Metadata.")
+
+
+def _history_config(args, explicit):
+    """The config `runs`, `models` and `rollback` read the pipeline name and folders of: as
+    `run` resolves them, with --data alone needing no --label."""
+    if not args.definition and args.data_path and "raw_label_key" not in explicit:
+        explicit = {**explicit, "raw_label_key": "-"}  # only the name and folders are read
+    return config_from_args(args, explicit)
+
+
+def _history_command(args, config):
+    if args.command == "rollback":
+        from pipeline.rollback import rollback
+
+        return rollback(
+            config,
+            args.version,
+            dry_run=args.dry_run,
+            force=args.force,
+            reason=args.reason,
+        )
+    # The metrics are read with TFMA, whose TensorFlow warnings ask nothing of the user.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    from pipeline import history
+
+    try:
+        past = history.load(config)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if args.command == "runs":
+        records, keys, table = past.runs(), history.RUN_KEYS, history.format_runs
+    else:
+        records = past.models(config.resolved_serving_model_dir)
+        keys, table = history.MODEL_KEYS, history.format_models
+    if args.json:
+        print(json.dumps([history.public(r, keys) for r in records], indent=2))
+    else:
+        print(table(records))
+    return 0
+
+
 def _init_command(args):
     from pipeline.init import init_project
 
@@ -832,6 +942,7 @@ def build_parser():
     _add_stats_parser(subparsers)
     _add_schema_parser(subparsers)
     _add_init_parser(subparsers)
+    _add_history_parsers(subparsers)
     return parser
 
 
@@ -851,6 +962,12 @@ def main(argv=None):
             parser.error(str(e))
         command = _stats_command if args.command == "stats" else _schema_command
         return command(args, metadata_path)
+    if args.command in ("runs", "models", "rollback"):
+        try:
+            config = _history_config(args, explicit)
+        except ValueError as e:
+            parser.error(str(e))
+        return _history_command(args, config)
     if args.command in ("run", "compile"):
         try:
             config = config_from_args(args, explicit)

@@ -143,6 +143,10 @@ class PipelineConfig:
     beam_worker_image: str | None = None
     beam_temp_location: str | None = None  # Dataflow; default <pipeline_root>/beam-tmp
     beam_job_endpoint: str | None = None
+    # The pipeline definition these settings came from, if any (build_config sets it): a
+    # local run records its path and sha256 in ML Metadata (`python -m pipeline runs`).
+    # Not a setting: configs from the same settings compare equal whatever their source.
+    definition_path: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):
         if self.train_epochs is None:

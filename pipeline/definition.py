@@ -287,7 +287,7 @@ def build_config(path, command="run", overrides=None):
     for given, other in (("train_steps", "train_epochs"), ("train_epochs", "train_steps")):
         if overrides.get(given) is not None:  # an override replaces the training length
             overrides.setdefault(other, None)
-    values = {**definition.values, **overrides}
+    values = {**definition.values, **overrides, "definition_path": os.path.abspath(path)}
     for field, label, what in _REQUIRED:
         if field not in values:
             raise DefinitionError(f"{path}: {label}: required ({what})")

@@ -10,6 +10,8 @@ import sys
 import tempfile
 import time
 
+from pipeline import history
+
 # `python -m pipeline run`'s exit status when the run completed (RunSummary.exit_code).
 EXIT_PUSHED = 0
 EXIT_NOT_PUSHED = 3
@@ -302,5 +304,18 @@ def run_pipeline(config, components=None, stream=sys.stderr, verbose=False, repo
     if not verbose:
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
         logging.getLogger("absl").addFilter(_drop_known_noise)
-    with (reporter or ProgressReporter(stream)).watching(), _run_temp_dir():
-        LocalDagRunner().run(create_pipeline(config, components=components))
+    known_runs = history.run_ids(config)
+    try:
+        with (reporter or ProgressReporter(stream)).watching(), _run_temp_dir():
+            LocalDagRunner().run(create_pipeline(config, components=components))
+    finally:
+        _record_provenance(config, known_runs, stream)
+
+
+def _record_provenance(config, known_runs, stream):
+    """The definition and code version on the run's context, whether it finished or failed
+    (`python -m pipeline runs`, `models`); a failure here never hides the run's own."""
+    try:
+        history.record_provenance(config, known_runs)
+    except Exception as e:  # the run's outcome matters more than this record
+        print(f"warning: could not record the run's definition and code version: {e}", file=stream)

@@ -1,0 +1,537 @@
+"""A pipeline's history, read back from its ML Metadata store: `python -m pipeline runs` and
+`models`; and what a local run records for them (`record_provenance`).
+
+Everything here reads ML Metadata through ml_metadata alone; only the metrics (TFMA's
+`load_metrics`, `pipeline.runner.overall_metrics`) import TensorFlow, and only when asked for.
+
+What a run is made of, in the store TFX's local runner writes: a `pipeline` context named
+after the pipeline; one `pipeline_run` context per run (named by the run id, the time the run
+began), its child; per node a `node` context `<pipeline>.<node id>`. Each run's executions
+belong to all three, cached ones included (they point at the artifacts they reuse).
+"""
+
+import datetime
+import hashlib
+import math
+import os
+import subprocess
+
+from pipeline.config import REPO_ROOT
+
+# Custom properties a local run puts on its `pipeline_run` context (record_provenance).
+DEFINITION_PROPERTY = "definition"
+DEFINITION_SHA256_PROPERTY = "definition_sha256"
+CODE_VERSION_PROPERTY = "code_version"
+
+# Where a Model artifact holds its serving SavedModel (tfx.utils.path_utils.serving_model_path,
+# which would import TensorFlow).
+SERVING_SUBDIR = "Format-Serving"
+# The execution type of `python -m pipeline rollback` (pipeline/rollback.py).
+ROLLBACK_TYPE = "Rollback"
+
+# `runs --json`: one object per run, newest first, with these keys (README, "Operating
+# retraining").
+RUN_KEYS = (
+    "run_id",
+    "started",
+    "duration_s",
+    "outcome",
+    "failed_component",
+    "input_rows",
+    "input_fingerprint",
+    "metrics",
+    "blessed",
+    "pushed_version",
+    "definition",
+    "definition_sha256",
+    "code_version",
+)
+# `models --json`: one object per version, highest first.
+MODEL_KEYS = (
+    "version",
+    "serving",
+    "present",
+    "path",
+    "pushed_at",
+    "source",
+    "rollback_of",
+    "reason",
+    "run_id",
+    "blessed",
+    "metrics",
+    "input_rows",
+    "input_fingerprint",
+    "definition",
+    "definition_sha256",
+    "code_version",
+)
+OUTCOMES = ("pushed", "not_blessed", "failed", "incomplete")
+
+
+def code_version(folder=REPO_ROOT):
+    """The git commit `folder` is checked out at, `-dirty` appended when tracked files
+    differ from it; None outside a git checkout (or without git)."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        if commit.returncode != 0:
+            return None
+        changes = subprocess.run(
+            ["git", "-C", str(folder), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    dirty = "-dirty" if changes.returncode != 0 or changes.stdout.strip() else ""
+    return commit.stdout.strip() + dirty
+
+
+def file_sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def _store_or_none(metadata_path):
+    from pipeline.runner import open_store
+
+    return open_store(metadata_path) if os.path.exists(metadata_path) else None
+
+
+def _run_contexts(store, pipeline_name):
+    pipeline = store.get_context_by_type_and_name("pipeline", pipeline_name)
+    if pipeline is None:
+        return []
+    return [
+        c for c in store.get_children_contexts_by_context(pipeline.id) if c.type == "pipeline_run"
+    ]
+
+
+def run_ids(config):
+    """The ids of the `pipeline_run` contexts of `config`'s pipeline recorded so far."""
+    store = _store_or_none(config.resolved_metadata_path)
+    return set() if store is None else {c.id for c in _run_contexts(store, config.pipeline_name)}
+
+
+def record_provenance(config, known_run_ids):
+    """Puts the definition (path and sha256) and the code version (git commit) on the run
+    contexts of `config`'s pipeline that are not among `known_run_ids`: the run that just
+    ended, finished or failed. Returns the contexts updated."""
+    store = _store_or_none(config.resolved_metadata_path)
+    if store is None:
+        return []
+    new = [c for c in _run_contexts(store, config.pipeline_name) if c.id not in known_run_ids]
+    if not new:
+        return []
+    values = {CODE_VERSION_PROPERTY: code_version()}
+    if config.definition_path:
+        path = os.path.realpath(config.definition_path)
+        values[DEFINITION_PROPERTY] = path
+        values[DEFINITION_SHA256_PROPERTY] = file_sha256(path) if os.path.isfile(path) else None
+    for context in new:
+        for key, value in values.items():
+            if value:
+                context.custom_properties[key].string_value = value
+    store.put_contexts(new)
+    return new
+
+
+def _custom(item, key):
+    """A custom property's value (string or int), None when absent."""
+    if item is None or key not in item.custom_properties:
+        return None
+    value = item.custom_properties[key]
+    which = value.WhichOneof("value")
+    return getattr(value, which) if which else None
+
+
+def _iso(milliseconds):
+    moment = datetime.datetime.fromtimestamp(milliseconds / 1000, tz=datetime.UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _finite(metrics):
+    """JSON has no NaN or infinity: such a value becomes None."""
+    return {k: (v if math.isfinite(v) else None) for k, v in sorted(metrics.items())}
+
+
+class History:
+    """Everything ML Metadata holds about one pipeline's runs, pushes and rollbacks."""
+
+    def __init__(self, store, pipeline_name):
+        from ml_metadata.proto import metadata_store_pb2
+
+        self.store = store
+        self.pipeline_name = pipeline_name
+        self.pipeline_context = store.get_context_by_type_and_name("pipeline", pipeline_name)
+        self.run_contexts = sorted(
+            _run_contexts(store, pipeline_name),
+            key=lambda c: (c.create_time_since_epoch, c.id),
+            reverse=True,
+        )
+        executions = (
+            store.get_executions_by_context(self.pipeline_context.id)
+            if self.pipeline_context is not None
+            else []
+        )
+        self.executions = {e.id: e for e in executions}
+        type_ids = list({e.type_id for e in executions})
+        execution_types = {t.id: t.name for t in store.get_execution_types_by_id(type_ids)}
+        self.execution_type = {e.id: execution_types[e.type_id] for e in executions}
+        prefix = f"{pipeline_name}."
+        self.node_of = {}
+        for context in store.get_contexts_by_type("node"):
+            if context.name.startswith(prefix):
+                for execution in store.get_executions_by_context(context.id):
+                    self.node_of[execution.id] = context.name[len(prefix) :]
+        self.run_executions = {
+            run.id: sorted(
+                (e for e in store.get_executions_by_context(run.id) if e.id in self.executions),
+                key=lambda e: e.id,
+            )
+            for run in self.run_contexts
+        }
+        self.run_of = {e.id: run for run in self.run_contexts for e in self.run_executions[run.id]}
+        events = store.get_events_by_execution_ids(list(self.executions)) if executions else []
+        artifacts = store.get_artifacts_by_id(list({e.artifact_id for e in events}))
+        self.artifacts = {a.id: a for a in artifacts}
+        artifact_types = {
+            t.id: t.name
+            for t in store.get_artifact_types_by_id(list({a.type_id for a in artifacts}))
+        }
+        self.artifact_type = {a.id: artifact_types[a.type_id] for a in artifacts}
+        self.inputs, self.outputs = {}, {}  # execution id -> {key: [artifact, ...]}
+        for event in events:
+            if event.type == metadata_store_pb2.Event.OUTPUT:
+                side = self.outputs
+            elif event.type == metadata_store_pb2.Event.INPUT:
+                side = self.inputs
+            else:
+                continue
+            key = event.path.steps[0].key if event.path.steps else ""
+            side.setdefault(event.execution_id, {}).setdefault(key, []).append(
+                self.artifacts[event.artifact_id]
+            )
+        self.producer = {  # artifact id -> the execution that output it first
+            a.id: execution_id
+            for execution_id in sorted(self.outputs, reverse=True)
+            for group in self.outputs[execution_id].values()
+            for a in group
+        }
+        self._metrics = {}
+        self._failed = metadata_store_pb2.Execution.FAILED
+
+    def _output(self, run, node, key):
+        """The newest artifact `node` output under `key` in `run`, or None."""
+        found = [
+            artifact
+            for execution in self.run_executions[run.id]
+            if self.node_of.get(execution.id) == node
+            for artifact in self.outputs.get(execution.id, {}).get(key, [])
+        ]
+        return max(found, key=lambda a: a.id) if found else None
+
+    def metrics(self, evaluation):
+        """The overall metrics of a `ModelEvaluation` artifact (TFMA: imports TensorFlow)."""
+        if evaluation is None or not os.path.isdir(evaluation.uri):
+            return {}
+        if evaluation.id not in self._metrics:
+            from pipeline.runner import overall_metrics
+
+            self._metrics[evaluation.id] = _finite(overall_metrics(evaluation.uri))
+        return self._metrics[evaluation.id]
+
+    def run_record(self, run, with_metrics=True):
+        """One run as a dict of RUN_KEYS."""
+        executions = self.run_executions[run.id]
+        failed = [e for e in executions if e.last_known_state == self._failed]
+        examples = self._output(run, "ExampleGen", "examples")
+        evaluation = self._output(run, "Evaluator", "evaluation")
+        blessing = self._output(run, "Evaluator", "blessing")
+        pushed = self._output(run, "Pusher", "pushed_model")
+        blessed = (
+            None if _custom(blessing, "blessed") is None else _custom(blessing, "blessed") == 1
+        )
+        pushed_version = _custom(pushed, "pushed_version") if _custom(pushed, "pushed") else None
+        if failed:
+            outcome = "failed"
+        elif pushed_version is not None:
+            outcome = "pushed"
+        elif blessed is False or _custom(pushed, "pushed") == 0:
+            outcome = "not_blessed"
+        else:
+            outcome = "incomplete"  # still running, or stopped without a failure recorded
+        ended = max((e.last_update_time_since_epoch for e in executions), default=None)
+        return {
+            "run_id": run.name,
+            "started": _iso(run.create_time_since_epoch),
+            "duration_s": (
+                round((ended - run.create_time_since_epoch) / 1000, 1) if ended else None
+            ),
+            "outcome": outcome,
+            "failed_component": self.node_of.get(failed[0].id) if failed else None,
+            "input_rows": _custom(examples, "num_rows"),
+            "input_fingerprint": _custom(examples, "input_fingerprint"),
+            "metrics": self.metrics(evaluation) if with_metrics else {},
+            "blessed": blessed,
+            "pushed_version": int(pushed_version) if pushed_version else None,
+            "definition": _custom(run, DEFINITION_PROPERTY),
+            "definition_sha256": _custom(run, DEFINITION_SHA256_PROPERTY),
+            "code_version": _custom(run, CODE_VERSION_PROPERTY),
+        }
+
+    def runs(self, with_metrics=True):
+        """Every run of the pipeline, newest first, as RUN_KEYS dicts."""
+        return [self.run_record(run, with_metrics) for run in self.run_contexts]
+
+    def pushes(self):
+        """(PushedModel artifact, the execution that pushed it), oldest first, for every push
+        that published a version: the Pusher's and rollbacks'."""
+        found = []
+        for execution_id, outputs in self.outputs.items():
+            pusher = self.node_of.get(execution_id) == "Pusher"
+            if not (pusher or self.execution_type[execution_id] == ROLLBACK_TYPE):
+                continue
+            for artifact in outputs.get("pushed_model", []):
+                published = _custom(artifact, "pushed") and _custom(artifact, "pushed_version")
+                # A cached Pusher execution points at the artifact an earlier one made.
+                if published and self.producer.get(artifact.id) == execution_id:
+                    found.append((artifact, self.executions[execution_id]))
+        return sorted(found, key=lambda pair: pair[0].id)
+
+    def _models_by_fingerprint(self):
+        """{SavedModel fingerprint: (Model artifact, the run that trained it)} of every model
+        the pipeline's Trainer made whose export is still there."""
+        from components.serving_dir import fingerprint
+
+        found = {}
+        for execution_id in sorted(self.outputs):
+            if self.node_of.get(execution_id) != "Trainer":
+                continue
+            for model in self.outputs[execution_id].get("model", []):
+                exported = fingerprint(os.path.join(model.uri, SERVING_SUBDIR))
+                if exported is not None:
+                    found.setdefault(exported, (model, self.run_of.get(execution_id)))
+        return found
+
+    def _blessed(self, model):
+        """Whether the Evaluator blessed `model` in any run; None if it never judged it."""
+        verdicts = [
+            _custom(artifact, "blessed") == 1
+            for artifact in self.artifacts.values()
+            if self.artifact_type[artifact.id] == "ModelBlessing"
+            and _custom(artifact, "current_model_id") == model.id
+        ]
+        return any(verdicts) if verdicts else None
+
+    def models(self, serving_dir, with_metrics=True):
+        """Every version pushed to `serving_dir` (recorded in ML Metadata, or only found
+        there), highest first, as dicts of MODEL_KEYS and, for rollback, `model` (the Model
+        artifact behind the version) and `pushed_artifact` (its PushedModel artifact)."""
+        from components.serving_dir import fingerprint, versions
+
+        def blank():
+            return dict.fromkeys(MODEL_KEYS) | {
+                "metrics": {},
+                "model": None,
+                "pushed_artifact": None,
+            }
+
+        on_disk = set(versions(serving_dir))
+        records = {}
+        for artifact, execution in self.pushes():
+            version = int(_custom(artifact, "pushed_version"))
+            if version in records:
+                continue  # an identical model pushed again: the version is the first push's
+            inputs = self.inputs.get(execution.id, {})
+            if self.execution_type[execution.id] == ROLLBACK_TYPE:
+                # The same model as the version it copies: that version's lineage.
+                of = _custom(artifact, "rollback_of")
+                original = records.get(int(of)) if of else None
+                record = dict(original) if original else blank()
+                record.update(
+                    source="rollback",
+                    rollback_of=int(of) if of else None,
+                    reason=_custom(artifact, "reason") or None,
+                )
+            else:
+                record = blank()
+                run = self.run_of.get(execution.id)
+                if run is not None:
+                    shared = self.run_record(run, with_metrics=False)
+                    record.update({k: v for k, v in shared.items() if k in MODEL_KEYS})
+                    evaluation = self._output(run, "Evaluator", "evaluation")
+                    record["metrics"] = self.metrics(evaluation) if with_metrics else {}
+                blessing = (inputs.get("model_blessing") or [None])[0]
+                record.update(
+                    source="pipeline",
+                    blessed=None if blessing is None else _custom(blessing, "blessed") == 1,
+                )
+            record.update(
+                pushed_at=_iso(artifact.create_time_since_epoch),
+                model=(inputs.get("model") or [record["model"]])[0],
+                pushed_artifact=artifact,
+            )
+            records[version] = record
+        trained = self._models_by_fingerprint() if on_disk - set(records) else {}
+        for version in on_disk - set(records):
+            # Put there by hand: a model this pipeline trained, if its fingerprint says so.
+            record = blank() | {"source": "folder"}
+            model, run = trained.get(
+                fingerprint(os.path.join(serving_dir, str(version))), (None, None)
+            )
+            if model is not None:
+                if run is not None:
+                    shared = self.run_record(run, with_metrics=False)
+                    record.update({k: v for k, v in shared.items() if k in MODEL_KEYS})
+                    evaluation = self._output(run, "Evaluator", "evaluation")
+                    record["metrics"] = self.metrics(evaluation) if with_metrics else {}
+                record.update(model=model, blessed=self._blessed(model))
+            records[version] = record
+        serving = max(on_disk, default=None)
+        for version, record in records.items():
+            record.update(
+                version=version,
+                serving=version == serving,
+                present=version in on_disk,
+                path=os.path.join(serving_dir, str(version)),
+            )
+        return [records[v] for v in sorted(records, reverse=True)]
+
+
+def public(record, keys):
+    """`record` with exactly `keys`, in that order (what --json prints)."""
+    return {key: record.get(key) for key in keys}
+
+
+def load(config):
+    """The `History` of `config`'s pipeline; RuntimeError when its store does not exist."""
+    from pipeline.runner import open_store
+
+    return History(open_store(config.resolved_metadata_path), config.pipeline_name)
+
+
+def _headline(metrics):
+    """The first two metrics of the task they are of (components/evaluator/tasks.py)."""
+    from components.evaluator.tasks import TASK_METRICS
+
+    for entries in TASK_METRICS.values():
+        names = [key for _, _, key in entries[:2] if key in metrics]
+        if names and names[0] == entries[0][2]:
+            return " ".join(
+                f"{name}={metrics[name]:.4g}" if metrics[name] is not None else f"{name}=nan"
+                for name in names
+            )
+    return ""
+
+
+def _digest(text, width=12):
+    """A short stand-in for a long text (the input fingerprint) in a table."""
+    return hashlib.sha256(text.encode()).hexdigest()[:width] if text else ""
+
+
+def _commit(version):
+    """A code version shortened for a table: 12 digits of the commit, `-dirty` kept."""
+    if not version:
+        return ""
+    commit, dirty, _ = version.partition("-dirty")
+    return commit[:12] + dirty
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def format_table(header, rows):
+    """An aligned text table of `header` and `rows` (lists of strings)."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    )
+
+
+def format_runs(records):
+    """`runs` as a table, newest first."""
+    if not records:
+        return "No runs recorded."
+
+    def outcome(r):
+        failed = r["outcome"] == "failed" and r["failed_component"]
+        return f"failed ({r['failed_component']})" if failed else r["outcome"].replace("_", " ")
+
+    header = [
+        "RUN",
+        "STARTED (UTC)",
+        "DURATION",
+        "OUTCOME",
+        "ROWS",
+        "INPUT",
+        "METRICS",
+        "BLESSED",
+        "VERSION",
+        "CODE",
+    ]
+    rows = [
+        [
+            r["run_id"],
+            _cell(r["started"]).replace("T", " ").rstrip("Z"),
+            "" if r["duration_s"] is None else f"{r['duration_s']:.1f}s",
+            outcome(r),
+            _cell(r["input_rows"]),
+            _digest(r["input_fingerprint"]),
+            _headline(r["metrics"]),
+            _cell(r["blessed"]),
+            _cell(r["pushed_version"]),
+            _commit(r["code_version"]),
+        ]
+        for r in records
+    ]
+    return format_table(header, rows)
+
+
+def format_models(records):
+    """`models` as a table, highest version first; `*` marks the one served."""
+    if not records:
+        return "No model pushed yet."
+
+    def source(r):
+        return f"rollback of {r['rollback_of']}" if r["source"] == "rollback" else r["source"]
+
+    header = [
+        "VERSION",
+        "PUSHED (UTC)",
+        "SOURCE",
+        "RUN",
+        "METRICS",
+        "BLESSED",
+        "INPUT",
+        "DEFINITION",
+        "CODE",
+        "REASON",
+    ]
+    rows = [
+        [
+            f"{r['version']}{' *' if r['serving'] else ''}{'' if r['present'] else ' (gone)'}",
+            _cell(r["pushed_at"]).replace("T", " ").rstrip("Z"),
+            source(r),
+            _cell(r["run_id"]),
+            _headline(r["metrics"]),
+            _cell(r["blessed"]),
+            _digest(r["input_fingerprint"]),
+            os.path.relpath(r["definition"]) if r["definition"] else "",
+            _commit(r["code_version"]),
+            _cell(r["reason"]),
+        ]
+        for r in records
+    ]
+    return format_table(header, rows) + "\n* served now (the highest version in the folder)"

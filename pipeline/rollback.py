@@ -1,0 +1,171 @@
+"""`python -m pipeline rollback --to VERSION`: serve an earlier pushed model again.
+
+TensorFlow Serving serves the highest version under the serving folder, so a rollback
+publishes a copy of the chosen version as a new, highest version, as the Pusher publishes a
+model (components/serving_dir.py: a hidden staging folder, then one rename): a server sees
+the old model or the restored one, never a partial copy, and the versions already there stay
+as they were. ML Metadata records it as a push: a `PushedModel` artifact (`rollback_of`,
+`reason`) output by a `Rollback` execution whose inputs are the original version's
+`PushedModel` and `Model`, so `python -m pipeline models` lists it with the original's
+lineage. No TensorFlow import.
+"""
+
+import getpass
+import os
+import sys
+
+from pipeline.history import (
+    CODE_VERSION_PROPERTY,
+    ROLLBACK_TYPE,
+    SERVING_SUBDIR,
+    code_version,
+    load,
+)
+
+EXIT_DONE = 0
+EXIT_REFUSED = 2
+
+
+class Refused(Exception):
+    """A rollback that must not happen as asked; the message says why."""
+
+
+def _source_dir(record):
+    """The SavedModel folder to copy: the version's own, else its Model artifact's."""
+    if record["present"]:
+        return record["path"]
+    if record["model"] is not None:
+        from components.serving_dir import fingerprint
+
+        serving = os.path.join(record["model"].uri, SERVING_SUBDIR)
+        if fingerprint(serving) is not None or os.path.isfile(
+            os.path.join(serving, "saved_model.pb")
+        ):
+            return serving
+    raise Refused(
+        f"version {record['version']} is gone from {os.path.dirname(record['path'])} and its "
+        "Model artifact's SavedModel cannot be found either."
+    )
+
+
+def plan(history, serving_dir, version, force=False):
+    """(the chosen version's record, the folder to copy, the served version's record);
+    Refused for a version never pushed, never blessed (unless `force`) or gone."""
+    records = history.models(serving_dir, with_metrics=False)
+    by_version = {r["version"]: r for r in records}
+    if version not in by_version:
+        known = ", ".join(str(r["version"]) for r in records if r["present"])
+        there = f"the versions there are {known}" if known else "there is none yet"
+        raise Refused(f"version {version} was never pushed to {serving_dir}: {there}.")
+    record = by_version[version]
+    if record["blessed"] is not True and not force:
+        why = (
+            "its run's Evaluator did not bless it"
+            if record["blessed"] is False
+            else "ML Metadata has no record of a blessing for it (a folder put there by hand?)"
+        )
+        raise Refused(f"version {version} was never blessed: {why}. --force serves it anyway.")
+    served = next((r for r in records if r["serving"]), None)
+    return record, _source_dir(record), served
+
+
+def _record(history, record, destination, reason, forced):
+    """The rollback in ML Metadata: a `Rollback` execution in the pipeline's context, its
+    inputs the original's PushedModel and Model, its output the new PushedModel."""
+    from ml_metadata.proto import metadata_store_pb2
+
+    store = history.store
+    version = os.path.basename(destination)
+    artifact = metadata_store_pb2.Artifact(
+        type_id=store.get_artifact_type("PushedModel").id,
+        uri=destination,
+        state=metadata_store_pb2.Artifact.LIVE,
+    )
+    execution = metadata_store_pb2.Execution(
+        type_id=store.put_execution_type(metadata_store_pb2.ExecutionType(name=ROLLBACK_TYPE)),
+        last_known_state=metadata_store_pb2.Execution.COMPLETE,
+    )
+    for item in (artifact, execution):
+        item.custom_properties["rollback_of"].string_value = str(record["version"])
+        item.custom_properties["reason"].string_value = reason or ""
+        item.custom_properties["forced"].int_value = int(forced)
+    artifact.custom_properties["pushed"].int_value = 1
+    artifact.custom_properties["pushed_destination"].string_value = destination
+    artifact.custom_properties["pushed_version"].string_value = version
+    execution.custom_properties["user"].string_value = getpass.getuser()
+    execution.custom_properties[CODE_VERSION_PROPERTY].string_value = code_version() or ""
+
+    def event(kind, key):
+        step = metadata_store_pb2.Event.Path.Step
+        return metadata_store_pb2.Event(
+            type=kind, path=metadata_store_pb2.Event.Path(steps=[step(key=key), step(index=0)])
+        )
+
+    pairs = [
+        (original, event(metadata_store_pb2.Event.INPUT, key))
+        for key, original in (
+            ("pushed_model", record["pushed_artifact"]),
+            ("model", record["model"]),
+        )
+        if original is not None
+    ]
+    pairs.append((artifact, event(metadata_store_pb2.Event.OUTPUT, "pushed_model")))
+    contexts = [history.pipeline_context] if history.pipeline_context is not None else []
+    store.put_execution(execution, pairs, contexts)
+
+
+def _already_served(served, version, source):
+    """Whether the served version is `version`, or the same SavedModel (a rollback to it)."""
+    from components.serving_dir import fingerprint
+
+    if served is None:
+        return False
+    if served["version"] == version:
+        return True
+    model = fingerprint(source)
+    return model is not None and fingerprint(served["path"]) == model
+
+
+def rollback(config, version, dry_run=False, force=False, reason=None, out=None, err=None):
+    """Makes `version` the served model of `config`'s pipeline; returns the exit status:
+    EXIT_DONE (what was done, or would be, written to `out`), or EXIT_REFUSED (why, to
+    `err`). Streams default to stdout and stderr."""
+    from components.serving_dir import next_version, push
+
+    serving_dir = config.resolved_serving_model_dir
+
+    def say(text):
+        print(text, file=out or sys.stdout, flush=True)
+
+    try:
+        history = load(config)
+        record, source, served = plan(history, serving_dir, version, force)
+    except (Refused, RuntimeError) as e:
+        print(f"Refused: {e}", file=err or sys.stderr, flush=True)
+        return EXIT_REFUSED
+    if _already_served(served, version, source):
+        what = "" if served["version"] == version else f" as version {served['version']}"
+        say(f"Version {version} is already served{what}: nothing to do.")
+        return EXIT_DONE
+    forced = record["blessed"] is not True
+    if dry_run:
+        new = next_version(serving_dir)
+        say(
+            f"Would copy {source} to {os.path.join(serving_dir, f'.{new}.incomplete')}, rename "
+            f"it to {os.path.join(serving_dir, str(new))} (served instead of version "
+            f"{served['version'] if served else 'none'}), and record a Rollback of version "
+            f"{version} in {config.resolved_metadata_path}"
+            + (f" (reason: {reason})" if reason else "")
+            + (" (forced: never blessed)" if forced else "")
+            + ". Dry run: nothing changed."
+        )
+        return EXIT_DONE
+    destination = push(source, serving_dir)
+    _record(history, record, destination, reason, forced)
+    say(
+        f"Version {os.path.basename(destination)} (a copy of version {version}) is served now "
+        f"from {destination}"
+        + (f", instead of version {served['version']}" if served else "")
+        + "."
+    )
+    return EXIT_DONE
