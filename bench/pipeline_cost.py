@@ -27,6 +27,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=build_config(TAXI_DEFINITION).data_path)
     parser.add_argument("--train-steps", type=int, default=DEFAULT_TRAIN_STEPS)
+    parser.add_argument(
+        "--beam-arg",
+        action="append",
+        help="Replaces the default Beam arguments (repeat), as `run --beam-arg` does.",
+    )
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -38,6 +43,7 @@ def main():
             "data_path": args.data,
             "train_steps": args.train_steps,
             "enable_cache": False,
+            **({"beam_pipeline_args": tuple(args.beam_arg)} if args.beam_arg else {}),
         },
     )
     components, (total, peak), summary = cold_run(config)

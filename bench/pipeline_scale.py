@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench._measure import cold_run
-from pipeline.config import DEFAULT_BEAM_ARGS, DEFAULT_TRAIN_STEPS, REPO_ROOT
+from pipeline.config import DEFAULT_TRAIN_STEPS, REPO_ROOT
 from pipeline.definition import build_config
 
 SAMPLE = REPO_ROOT / "data" / "taxi" / "data.csv"
@@ -94,7 +94,7 @@ print("WALL", time.monotonic() - began)
 """
 
 
-def run_stock_example_gen(data, output):
+def run_stock_example_gen(data, output, beam_args):
     """Wall s of TFX's CsvExampleGen executor (in a process of its own) on `data`."""
     folder = tempfile.mkdtemp(dir=output)
     # CsvExampleGen reads every file under input_base: give it a folder with only `data`.
@@ -106,7 +106,7 @@ def run_stock_example_gen(data, output):
             _STOCK_EXAMPLE_GEN,
             os.path.join(folder, os.path.basename(data)),
             os.path.join(output, "stock_examples"),
-            *DEFAULT_BEAM_ARGS,
+            *beam_args,
         ],
         capture_output=True,
         text=True,
@@ -120,6 +120,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--train-steps", type=int, default=DEFAULT_TRAIN_STEPS)
+    parser.add_argument(
+        "--beam-arg",
+        action="append",
+        help="Replaces the default Beam arguments (repeat), as `run --beam-arg` does.",
+    )
     parser.add_argument("--keep", help="Folder for the data and outputs (default: a temp one).")
     parser.add_argument("--no-stock", action="store_true", help="Skip stock CsvExampleGen.")
     args = parser.parse_args()
@@ -138,6 +143,7 @@ def main():
             "data_path": data,
             "train_steps": args.train_steps,
             "enable_cache": False,
+            **({"beam_pipeline_args": tuple(args.beam_arg)} if args.beam_arg else {}),
         },
     )
     components, (total, peak), summary = cold_run(config, include_children=True)
@@ -147,7 +153,7 @@ def main():
         print(f"{node:32} {wall:8.1f} {args.rows / wall:9.0f} {rss / 2**20:13.0f}")
     print(f"{'total (incl. imports in run)':32} {total:8.1f} {'':9} {peak / 2**20:13.0f}")
     if not args.no_stock:
-        stock = run_stock_example_gen(data, work)
+        stock = run_stock_example_gen(data, work, config.beam_pipeline_args)
         ours = components["ExampleGen"][0]
         print(
             f"\nstock CsvExampleGen: {stock:.1f} s ({args.rows / stock:.0f} rows/s); "

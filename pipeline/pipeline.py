@@ -14,6 +14,7 @@ from components import user_code
 from components.auto import AUTO
 from components.evaluator.eval_config import build_eval_config
 from components.example_gen import ExampleGen
+from components.example_gen.executor import RANGE_BYTES
 from components.example_validator.component import ExampleValidator
 from components.pusher import Pusher
 from components.schema_gen import SchemaGen
@@ -21,7 +22,12 @@ from components.schema_importer import SchemaImporter
 from components.statistics_gen.component import StatisticsGen
 from components.trainer.component import Trainer
 from components.transform import Transform
-from pipeline.config import LOCAL_BACKENDS, REPO_ROOT
+from pipeline.config import (
+    DEFAULT_BEAM_ARGS,
+    EXAMPLE_GEN_THREADS_BEAM_ARGS,
+    LOCAL_BACKENDS,
+    REPO_ROOT,
+)
 
 
 def _code_fingerprint(reference):
@@ -31,6 +37,15 @@ def _code_fingerprint(reference):
     if user_code.is_file_reference(reference) and not os.path.isabs(reference):
         reference = str(REPO_ROOT / reference)
     return user_code.fingerprint(reference)
+
+
+def _local_input_bytes(path):
+    """Bytes of the CSV input at `path` when it is on this machine, else None."""
+    if os.path.isdir(path):
+        return sum(
+            entry.stat().st_size for entry in os.scandir(path) if entry.name.endswith(".csv")
+        )
+    return os.path.getsize(path) if os.path.isfile(path) else None
 
 
 def data_components(config):
@@ -49,6 +64,9 @@ def data_components(config):
         max_bad_row_fraction=config.max_bad_row_fraction,
         missing_values=config.missing_values,
     )
+    default_beam = tuple(config.beam_pipeline_args) == DEFAULT_BEAM_ARGS
+    if default_beam and (_local_input_bytes(config.data_path) or 0) > RANGE_BYTES:
+        example_gen.executor_spec.add_beam_pipeline_args(list(EXAMPLE_GEN_THREADS_BEAM_ARGS))
     statistics_gen = StatisticsGen(examples=example_gen.outputs["examples"], schema=given_schema)
     schema_gen = (
         None if schema_importer else SchemaGen(statistics=statistics_gen.outputs["statistics"])

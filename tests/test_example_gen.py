@@ -18,6 +18,7 @@ from tfx.types import artifact_utils, channel, standard_artifacts
 
 from components.example_gen import ExampleGen, executor
 from components.schema_file import load_schema
+from pipeline.config import EXAMPLE_GEN_THREADS_BEAM_ARGS
 from schemas import TAXI_SCHEMA_PATH
 
 TAXI_CSV = pathlib.Path(__file__).resolve().parents[1] / "data" / "taxi" / "data.csv"
@@ -71,7 +72,7 @@ def taxi_csv(tmp_path):
     return _write(tmp_path / "in" / "taxi.csv", TAXI_ROWS)
 
 
-def _run(tmp_path, schema, input_base, name="examples", **exec_properties):
+def _run(tmp_path, schema, input_base, name="examples", beam_args=BEAM_ARGS, **exec_properties):
     examples = standard_artifacts.Examples()
     examples.uri = str(tmp_path / name)
     # make_beam_pipeline_fn instead of beam_pipeline_args: with the latter, TFX's
@@ -79,7 +80,7 @@ def _run(tmp_path, schema, input_base, name="examples", **exec_properties):
     context = base_beam_executor.BaseBeamExecutor.Context(
         tmp_dir=str(tmp_path / "tmp" / name),
         unique_id="x",
-        make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS),
+        make_beam_pipeline_fn=lambda: beam.Pipeline(argv=beam_args),
     )
     executor.Executor(context).Do(
         {"schema": [schema] if schema else []},
@@ -492,16 +493,29 @@ def test_ranges_start_at_line_breaks_with_their_line_numbers(tmp_path):
     assert [(r.start, r.end) for r in executor.plan_ranges(0, str(quoted), 1000)] == [(0, None)]
 
 
-def test_ranges_and_the_row_at_a_time_path_write_the_same_records(tmp_path, schema, monkeypatch):
-    """Arrow batches over one range, over many small ranges, and the row-at-a-time path that
-    takes over after a bad row all write the same bytes to the same splits."""
+def test_ranges_threads_and_the_row_at_a_time_path_write_the_same_records(
+    tmp_path, schema, monkeypatch
+):
+    """Arrow batches over one range, over many small ranges on one worker and on the two
+    threads a large input gets by default (pipeline.config.EXAMPLE_GEN_THREADS_BEAM_ARGS),
+    and the row-at-a-time path that takes over after a bad row all write the same bytes to
+    the same splits."""
     whole = _run(tmp_path, schema, _write(tmp_path / "in" / "a.csv", TAXI_ROWS), "whole")
     with_bad = _write(tmp_path / "in2" / "b.csv", [BAD_ROWS["bad_float"][0], *TAXI_ROWS])
     row_at_a_time = _run(tmp_path, schema, with_bad, "bad", max_bad_row_fraction=0.5)
     monkeypatch.setattr(executor, "RANGE_BYTES", 2000)
     ranged = _run(tmp_path, schema, tmp_path / "in" / "a.csv", "ranged")
+    threads = [*BEAM_ARGS, *EXAMPLE_GEN_THREADS_BEAM_ARGS]
+    threaded = _run(tmp_path, schema, tmp_path / "in" / "a.csv", "threaded", threads)
 
-    assert len(glob.glob(os.path.join(ranged.uri, "Split-train", "*.gz"))) > 10
+    shards = sorted(os.listdir(os.path.join(ranged.uri, "Split-train")))
+    assert len(shards) > 10
+    for split in ("Split-train", "Split-eval"):  # the same files, byte for byte
+        names = sorted(os.listdir(os.path.join(ranged.uri, split)))
+        assert sorted(os.listdir(os.path.join(threaded.uri, split))) == names
+        for shard in names:
+            ours = pathlib.Path(ranged.uri, split, shard).read_bytes()
+            assert pathlib.Path(threaded.uri, split, shard).read_bytes() == ours
     for split in ("train", "eval"):
         expected = sorted(_read(whole, split))
         assert expected and sorted(_read(ranged, split)) == expected

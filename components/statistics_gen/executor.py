@@ -1,14 +1,13 @@
 """StatisticsGen executor: TFDV-format statistics of every split, one Beam pass each.
 
-Examples are decoded by tfx_bsl into Arrow RecordBatches and each batch is summarized column
-by column with numpy and tfx_bsl's mergeable sketches, so the cost is per batch and per
-feature, not per example, and partial results merge across Beam workers.
+Examples are read as Arrow RecordBatches (components/examples_reader.py) and each batch is
+summarized column by column with numpy and tfx_bsl's mergeable sketches, so the cost is per
+batch and per feature, not per example, and partial results merge across Beam workers.
 """
 
 import dataclasses
 import itertools
 import json
-import os
 from typing import Any
 
 import apache_beam as beam
@@ -21,6 +20,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils
 from tfx_bsl import sketches
 
+from components.examples_reader import ReadSplit, split_files
 from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import split_statistics_path
 
@@ -311,8 +311,6 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         output_dict: dict[str, list[types.Artifact]],
         exec_properties: dict[str, Any],
     ) -> None:
-        from tfx_bsl.public import tfxio  # imports TensorFlow: not at module import
-
         self._log_startup(input_dict, output_dict, exec_properties)
         examples = artifact_utils.get_single_instance(input_dict["examples"])
         statistics = artifact_utils.get_single_instance(output_dict["statistics"])
@@ -330,14 +328,9 @@ class Executor(base_beam_executor.BaseBeamExecutor):
 
         with self._make_beam_pipeline() as pipeline:
             for split in splits:
-                source = tfxio.TFExampleRecord(
-                    file_pattern=os.path.join(artifact_utils.get_split_uri([examples], split), "*"),
-                    schema=schema,
-                    telemetry_descriptors=["StatisticsGen"],
-                )
                 _ = (
                     pipeline
-                    | f"Read[{split}]" >> source.BeamSource()
+                    | f"Read[{split}]" >> ReadSplit(split_files(examples, split), schema)
                     | f"Statistics[{split}]"
                     >> beam.CombineGlobally(_StatisticsCombineFn(types_by_name))
                     | f"Write[{split}]"

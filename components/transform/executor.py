@@ -15,6 +15,8 @@ from tfx.utils import io_utils
 
 from components import user_code
 from components.auto import AUTO
+from components.examples_reader import ReadSplit, split_files
+from components.tfrecord_files import WriteTFRecordBatches
 
 
 def _raw_schema(schema: schema_pb2.Schema) -> schema_pb2.Schema:
@@ -77,6 +79,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         import tensorflow_transform as tft
         import tensorflow_transform.beam as tft_beam
         from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
+        from tfx_bsl.coders import example_coder
         from tfx_bsl.public import tfxio
 
         examples = artifact_utils.get_single_instance(input_dict["examples"])
@@ -103,15 +106,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             preprocessing_fn = _auto_preprocessing_fn(exec_properties, given_schema)
         schema = _raw_schema(given_schema)
 
-        def source(split):
-            return tfxio.TFExampleRecord(
-                file_pattern=os.path.join(artifact_utils.get_split_uri([examples], split), "*"),
-                schema=schema,
-                telemetry_descriptors=["Transform"],
-            )
-
         transformed.split_names = artifact_utils.encode_split_names(transform_splits)
-        adapter_config = source(analyze_splits[0]).TensorAdapterConfig()
+        # the TensorAdapterConfig of the RecordBatches ReadSplit decodes with this schema
+        adapter_config = tfxio.TFExampleRecord(
+            file_pattern=split_files(examples, analyze_splits[0]), schema=schema
+        ).TensorAdapterConfig()
         with (
             self._make_beam_pipeline() as p,
             tft_beam.Context(
@@ -119,7 +118,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             ),
         ):
             raw = {
-                split: p | f"Read[{split}]" >> source(split).BeamSource()
+                split: p | f"Read[{split}]" >> ReadSplit(split_files(examples, split), schema)
                 for split in set(analyze_splits) | set(transform_splits)
             }
             transform_fn = (
@@ -129,13 +128,24 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
             for split in transform_splits:
                 out_dir = artifact_utils.get_split_uri([transformed], split)
+                data, metadata = ((raw[split], adapter_config), transform_fn) | (
+                    f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True)
+                )
+                encoder = metadata.deferred_metadata | f"Encoder[{split}]" >> beam.Map(
+                    lambda metadata: example_coder.RecordBatchToExamplesEncoder(metadata.schema)
+                )
                 _ = (
-                    ((raw[split], adapter_config), transform_fn)
-                    | f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True)
-                    | f"Encode[{split}]" >> tft_beam.EncodeTransformedDataset()
+                    data
+                    | f"Encode[{split}]"
+                    >> beam.Map(
+                        lambda batch, encoder: encoder.encode(batch[0]),  # passthrough dropped
+                        encoder=beam.pvalue.AsSingleton(encoder),
+                    )
                     | f"Write[{split}]"
-                    >> beam.io.WriteToTFRecord(
-                        os.path.join(out_dir, "transformed_examples"), file_name_suffix=".gz"
+                    >> WriteTFRecordBatches(
+                        out_dir,
+                        "transformed_examples",
+                        os.path.join(self._get_tmp_dir(), "write", split),
                     )
                 )
 

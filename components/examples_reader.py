@@ -1,0 +1,54 @@
+"""An Examples artifact's split as Arrow RecordBatches, in Beam, a TFRecord file at a time.
+
+Each file is read by tf.data and decoded by tfx_bsl `READ_BATCH` examples at a time, so the
+Beam pipeline handles one element per batch. TFXIO's `BeamSource`, which StatisticsGen and
+Transform used before, passes every record through Beam on its own: on a million rows
+StatisticsGen took 52 s with it.
+"""
+
+import os
+
+import apache_beam as beam
+from tensorflow_metadata.proto.v0 import schema_pb2
+from tfx import types
+from tfx.types import artifact_utils
+
+READ_BATCH = 4096  # examples decoded at once
+
+
+def split_files(examples: types.Artifact, split: str) -> list[str]:
+    import tensorflow as tf  # not at module import
+
+    pattern = os.path.join(artifact_utils.get_split_uri([examples], split), "*")
+    return sorted(tf.io.gfile.glob(pattern))
+
+
+def record_batches(path: str, schema: schema_pb2.Schema | None):
+    """The examples of one TFRecord file (gzipped when named *.gz) as RecordBatches of the
+    schema's features (without a schema, of every feature, typed by the values)."""
+    import tensorflow as tf
+    from tfx_bsl.coders import example_coder
+
+    decoder = example_coder.ExamplesToRecordBatchDecoder(
+        schema.SerializeToString() if schema else None
+    )
+    records = tf.data.TFRecordDataset(path, compression_type="GZIP" if path.endswith(".gz") else "")
+    for batch in records.batch(READ_BATCH).as_numpy_iterator():
+        yield decoder.DecodeBatch(list(batch))
+
+
+class ReadSplit(beam.PTransform):
+    """PCollection[pa.RecordBatch] of one split's `files` (`split_files`)."""
+
+    def __init__(self, files: list[str], schema: schema_pb2.Schema | None):
+        super().__init__()
+        self._files = files
+        self._schema = schema
+
+    def expand(self, pipeline):
+        return (
+            pipeline
+            | "Files" >> beam.Create(self._files)
+            | "Spread" >> beam.Reshuffle()
+            | "Decode" >> beam.FlatMap(record_batches, self._schema)
+        )
