@@ -138,6 +138,7 @@ def _add_run_parser(subparsers):
         "--verbose", action="store_true", help="Show TFX's, Beam's and TensorFlow's own INFO logs."
     )
     p.add_argument("--json", action="store_true", help="Print the summary as JSON on stdout.")
+    _add_wait_option(p)
 
 
 def _add_component_options(p):
@@ -707,7 +708,7 @@ def _add_history_parsers(subparsers):
         "publishes it as a new, highest version with one rename (the served model changes "
         "atomically), and records the push in ML Metadata. Exit status 0 when done (or "
         "nothing to do), 2 when refused: a version never pushed, or never blessed without "
-        "--force.",
+        "--force; 4 when a run of the pipeline holds its lock.",
     )
     p.add_argument(
         "--to", dest="version", type=int, required=True, help="The version to serve again."
@@ -715,6 +716,16 @@ def _add_history_parsers(subparsers):
     p.add_argument("--dry-run", action="store_true", help="Say what would be done; change nothing.")
     p.add_argument("--force", action="store_true", help="Serve a version that was never blessed.")
     p.add_argument("--reason", default=None, help="Why, recorded in ML Metadata.")
+    _add_wait_option(p)
+
+
+def _add_wait_option(p):
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="When another run or rollback of this pipeline holds its lock, wait for it "
+        "(default: exit at once with status 4, naming the holder).",
+    )
 
 
 def _history_config(args, explicit):
@@ -727,15 +738,21 @@ def _history_config(args, explicit):
 
 def _history_command(args, config):
     if args.command == "rollback":
+        from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
         from pipeline.rollback import rollback
 
-        return rollback(
-            config,
-            args.version,
-            dry_run=args.dry_run,
-            force=args.force,
-            reason=args.reason,
-        )
+        try:
+            with pipeline_lock(config.resolved_metadata_path, "rollback", wait=args.wait):
+                return rollback(
+                    config,
+                    args.version,
+                    dry_run=args.dry_run,
+                    force=args.force,
+                    reason=args.reason,
+                )
+        except Locked as e:
+            print(f"Not rolled back: {e}", file=sys.stderr)
+            return EXIT_LOCKED
     # The metrics are read with TFMA, whose TensorFlow warnings ask nothing of the user.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     logging.getLogger("tensorflow").setLevel(logging.ERROR)
@@ -985,9 +1002,15 @@ def main(argv=None):
             )
         if not args.verbose:
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
         from pipeline.runner import run_locally
 
-        summary = run_locally(config, verbose=args.verbose)
+        try:
+            with pipeline_lock(config.resolved_metadata_path, "run", wait=args.wait):
+                summary = run_locally(config, verbose=args.verbose)
+        except Locked as e:
+            print(f"Not run: {e}", file=sys.stderr)
+            return EXIT_LOCKED
         if args.json:
             print(json.dumps(dataclasses.asdict(summary), indent=2, sort_keys=True))
         else:
