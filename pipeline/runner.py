@@ -260,7 +260,7 @@ def _drop_known_noise(record):
 
 
 @contextlib.contextmanager
-def _run_temp_dir():
+def run_temp_dir():
     """Points temporary files of the run at one folder, removed when the run ends.
 
     TFX's Beam executors copy TFX into a fresh temp folder to stage it for
@@ -306,7 +306,7 @@ def run_pipeline(config, components=None, stream=sys.stderr, verbose=False, repo
         logging.getLogger("absl").addFilter(_drop_known_noise)
     known_runs = history.run_ids(config)
     try:
-        with (reporter or ProgressReporter(stream)).watching(), _run_temp_dir():
+        with (reporter or ProgressReporter(stream)).watching(), run_temp_dir():
             LocalDagRunner().run(create_pipeline(config, components=components))
     finally:
         _record_provenance(config, known_runs, stream)

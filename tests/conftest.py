@@ -92,6 +92,7 @@ def schema_artifact(folder, text):
 
 def run_statistics_gen(folder, examples, schema=None):
     """The ExampleStatistics artifact StatisticsGen's executor writes under `folder`."""
+    import apache_beam as beam
     from tfx.dsl.components.base import base_beam_executor
     from tfx.types import standard_artifacts
 
@@ -100,8 +101,12 @@ def run_statistics_gen(folder, examples, schema=None):
     statistics = standard_artifacts.ExampleStatistics()
     statistics.uri = str(folder / "statistics")
     Executor(
+        # make_beam_pipeline_fn, not beam_pipeline_args: with the latter TFX stages a copy
+        # of itself in the system temp folder and leaves it there.
         base_beam_executor.BaseBeamExecutor.Context(
-            beam_pipeline_args=list(DEFAULT_BEAM_ARGS), tmp_dir=str(folder / "tmp"), unique_id="x"
+            make_beam_pipeline_fn=lambda: beam.Pipeline(argv=list(DEFAULT_BEAM_ARGS)),
+            tmp_dir=str(folder / "tmp"),
+            unique_id="x",
         )
     ).Do(
         {"examples": [examples], "schema": [schema] if schema else []},

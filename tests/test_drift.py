@@ -407,7 +407,10 @@ def test_drifted_data_stops_the_next_run_before_the_trainer(pipeline_run, tmp_pa
         "train: fare: drift (error): the train split moved away from the latest blessed "
         "model's training data: observed Jensen-Shannon divergence "
     )
-    assert "L-infinity distance" in lines[1] and "'Cash'" in lines[1]
+    # the payments that left Cash went to Credit Card: both moved by the same share, and
+    # the message names one of the two
+    assert "L-infinity distance" in lines[1]
+    assert "'Cash'" in lines[1] or "'Credit Card'" in lines[1]
     assert all(line.endswith("expected at most 0.1") for line in lines)
     assert not os.path.exists(os.path.join(config.resolved_pipeline_root, "Trainer"))
 

@@ -326,22 +326,23 @@ def _ingest(root, csv_path, schema_path):
     from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
     from components.schema_importer import SchemaImporter
-    from pipeline.runner import summarize
+    from pipeline.runner import run_temp_dir, summarize
     from tests.conftest import taxi_config
 
     schema_importer = SchemaImporter(schema_file=str(schema_path))
     example_gen = ExampleGen(input_base=str(csv_path), schema=schema_importer.outputs["schema"])
     config = metadata.sqlite_metadata_connection_config(str(root / "metadata.sqlite"))
-    LocalDagRunner().run(
-        pipeline.Pipeline(
-            pipeline_name="ingest",
-            pipeline_root=str(root / "root"),
-            components=[schema_importer, example_gen],
-            enable_cache=True,
-            metadata_connection_config=config,
-            beam_pipeline_args=BEAM_ARGS,
+    with run_temp_dir():  # where TFX's staged copy of itself goes; removed after
+        LocalDagRunner().run(
+            pipeline.Pipeline(
+                pipeline_name="ingest",
+                pipeline_root=str(root / "root"),
+                components=[schema_importer, example_gen],
+                enable_cache=True,
+                metadata_connection_config=config,
+                beam_pipeline_args=BEAM_ARGS,
+            )
         )
-    )
     with metadata.Metadata(config) as store:
         examples = max(store.store.get_artifacts_by_type("Examples"), key=lambda a: a.id)
     cached = set(

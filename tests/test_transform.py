@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import apache_beam as beam
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -127,7 +128,10 @@ def _artifacts(tmp):
 def _executor(tmp):
     return Executor(
         base_beam_executor.BaseBeamExecutor.Context(
-            beam_pipeline_args=BEAM_ARGS, tmp_dir=str(tmp / "tmp"), unique_id="x"
+            # not beam_pipeline_args: TFX would leave a staged copy of itself in /tmp
+            make_beam_pipeline_fn=lambda: beam.Pipeline(argv=BEAM_ARGS),
+            tmp_dir=str(tmp / "tmp"),
+            unique_id="x",
         )
     )
 
