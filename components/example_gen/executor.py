@@ -53,11 +53,9 @@ _INT_PATTERN = r"[+-]?[0-9]+"
 _FLOAT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _INT = re.compile(_INT_PATTERN)
 _FLOAT = re.compile(_FLOAT_PATTERN)
-_SAFE_INT_DIGITS = 18  # an integer of at most this many digits always fits int64
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _FLOAT32_MAX = 3.4028234663852886e38
 _KINDS = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
-_LIST_FIELD = {"INT": "int64_list", "FLOAT": "float_list", "BYTES": "bytes_list"}
 _REJECTED = "rejected"
 # A CSV file is read in ranges of about RANGE_BYTES, in parallel (see `plan_ranges`).
 RANGE_BYTES = 32 << 20
@@ -325,30 +323,21 @@ class _ParseCsvRange(beam.DoFn):
             values = text.filter(present)
             if kind == "BYTES":
                 values = values.cast(pa.binary())
-            elif len(values):
-                stripped = pc.utf8_trim_whitespace(values)
-                pattern = _INT_PATTERN if kind == "INT" else _FLOAT_PATTERN
-                if not pc.all(pc.match_substring_regex(stripped, f"^{pattern}$")).as_py():
-                    raise _NotClean(name)
-                stripped = pc.replace_substring_regex(stripped, r"^\+", "")
-                if kind == "INT":
-                    values = pc.cast(stripped, pa.int64())  # out of range: ArrowInvalid
-                else:
-                    values = pc.cast(stripped, pa.float64())
-                    if pc.max(pc.abs(values)).as_py() > _FLOAT32_MAX:
-                        raise _NotClean(name)
-                    values = pc.cast(values, pa.float32(), safe=False)
             else:
-                values = pa.array([], _ARROW_TYPES[kind])
+                values = _arrow_numbers(kind, values)
+                if values is None:
+                    raise _NotClean(name)
+                if kind == "FLOAT":
+                    values = pc.cast(values, pa.float32(), safe=False)
             columns[name] = (kind, present, values)
         return columns
 
-    def _arrow_batches(self, part: CsvRange):
-        """Yields (records, split indices, rows) for each Arrow batch of `part`, until one
-        is not clean (_NotClean) or Arrow cannot read on (pa.ArrowException)."""
+    def _arrow_batches(self, part: CsvRange, key: int | None):
+        """Yields (records, split indices, rows) for each Arrow batch of `part` (split key:
+        column `key`, or the whole row), until one is not clean (_NotClean) or Arrow cannot
+        read on (pa.ArrowException)."""
         import pyarrow.csv as pa_csv
 
-        key = None if not self._split_key else part.header.index(self._split_key)
         with tf.io.gfile.GFile(part.path, "rb") as f:
             f.seek(part.start)
             limit = None if part.end is None else part.end - part.start
@@ -384,11 +373,12 @@ class _ParseCsvRange(beam.DoFn):
         writers = _SplitWriters(
             self._split_dirs, f"data_tfrecord-{part.file:05d}-{part.part:05d}.gz"
         )
+        key = None if not self._split_key else part.header.index(self._split_key)
         rows = rejected = 0
         first_bad = None
         try:
             try:
-                for records, splits, count in self._arrow_batches(part):
+                for records, splits, count in self._arrow_batches(part, key):
                     writers.write(records, splits)
                     rows += count
                 clean = True
@@ -396,7 +386,6 @@ class _ParseCsvRange(beam.DoFn):
                 clean = False
             if not clean:  # the rest of the range, a row at a time
                 records = _read_records(part.path, part.start, part.end, part.line)
-                key = None if not self._split_key else part.header.index(self._split_key)
                 good, keys = [], []
                 skip = rows + (1 if part.start == 0 else 0)  # the header
                 for line, fields, raw in itertools.islice(records, skip, None):
@@ -477,24 +466,30 @@ def _has_header(path: str, features: dict[str, tuple[str, bool]]) -> bool:
     return True
 
 
+def _arrow_numbers(kind: str, values: pa.Array) -> pa.Array | None:
+    """`values` (text, none of it missing) as int64 for INT or float64 for FLOAT when
+    `_parse_value` accepts every one of them, else None; checked by Arrow kernels on the
+    whole array: the same patterns, the int64 and float32 ranges."""
+    stripped = pc.utf8_trim_whitespace(values)
+    pattern = _INT_PATTERN if kind == "INT" else _FLOAT_PATTERN
+    if not pc.all(pc.match_substring_regex(stripped, f"^{pattern}$")).as_py():
+        return None
+    stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # Arrow's casts refuse '+'
+    try:
+        numbers = pc.cast(stripped, pa.int64() if kind == "INT" else pa.float64())
+    except pa.ArrowInvalid:  # an integer out of the int64 range
+        return None
+    if kind == "FLOAT" and (pc.max(pc.abs(numbers)).as_py() or 0.0) > _FLOAT32_MAX:
+        return None
+    return numbers
+
+
 def _narrowest_kind(kind: str, values: pa.Array) -> str:
     """The first kind from `kind` on (INT, FLOAT, BYTES) that `_parse_value` accepts for
-    every one of `values` (non-empty strings), checked by Arrow kernels on the whole array."""
-    import pyarrow.compute as pc
-
-    stripped = pc.utf8_trim_whitespace(values)
-    if kind == "INT":
-        if pc.all(pc.match_substring_regex(stripped, f"^{_INT_PATTERN}$")).as_py():
-            long = stripped.filter(pc.greater(pc.utf8_length(stripped), _SAFE_INT_DIGITS))
-            if all(_INT64_MIN <= int(text) <= _INT64_MAX for text in long.to_pylist()):
-                return "INT"
-        kind = "FLOAT"
-    if (
-        kind == "FLOAT"
-        and pc.all(pc.match_substring_regex(stripped, f"^{_FLOAT_PATTERN}$")).as_py()
-        and pc.max(pc.abs(pc.cast(stripped, pa.float64()))).as_py() <= _FLOAT32_MAX
-    ):
-        return "FLOAT"
+    every one of `values` (non-empty strings)."""
+    for candidate in _NARROWING[_NARROWING.index(kind) : -1]:
+        if _arrow_numbers(candidate, values) is not None:
+            return candidate
     return "BYTES"
 
 
@@ -504,7 +499,6 @@ def _infer_kinds_arrow(path: str, kinds: dict[str, str], missing: tuple[str, ...
 
     Rows with the wrong number of fields are skipped here; the parsing pass rejects them.
     """
-    import pyarrow.compute as pc
     import pyarrow.csv as pa_csv
 
     missing_set = pa.array(list(missing), pa.string())
