@@ -103,7 +103,10 @@ def source_file(reference):
 def fingerprint(reference):
     """sha256 of the source file behind `reference` ("" when there is none to read here)."""
     path = source_file(reference)
-    if path is None:
-        return ""
+    return "" if path is None else file_sha256(path)
+
+
+def file_sha256(path):
+    """The sha256 of the file's bytes, in hex."""
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()

@@ -16,6 +16,7 @@ import math
 import os
 import subprocess
 
+from components.user_code import file_sha256
 from pipeline.config import REPO_ROOT
 
 # Custom properties a local run puts on its `pipeline_run` context (record_provenance).
@@ -92,11 +93,6 @@ def code_version(folder=REPO_ROOT):
     return commit.stdout.strip() + dirty
 
 
-def file_sha256(path):
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
-
-
 def _store_or_none(metadata_path):
     from pipeline.runner import open_store
 
@@ -141,7 +137,7 @@ def record_provenance(config, known_run_ids):
     return new
 
 
-def _custom(item, key):
+def custom_property(item, key):
     """A custom property's value (string or int), None when absent."""
     if item is None or key not in item.custom_properties:
         return None
@@ -255,14 +251,18 @@ class History:
         blessing = self._output(run, "Evaluator", "blessing")
         pushed = self._output(run, "Pusher", "pushed_model")
         blessed = (
-            None if _custom(blessing, "blessed") is None else _custom(blessing, "blessed") == 1
+            None
+            if custom_property(blessing, "blessed") is None
+            else custom_property(blessing, "blessed") == 1
         )
-        pushed_version = _custom(pushed, "pushed_version") if _custom(pushed, "pushed") else None
+        pushed_version = (
+            custom_property(pushed, "pushed_version") if custom_property(pushed, "pushed") else None
+        )
         if failed:
             outcome = "failed"
         elif pushed_version is not None:
             outcome = "pushed"
-        elif blessed is False or _custom(pushed, "pushed") == 0:
+        elif blessed is False or custom_property(pushed, "pushed") == 0:
             outcome = "not_blessed"
         else:
             outcome = "incomplete"  # still running, or stopped without a failure recorded
@@ -275,14 +275,14 @@ class History:
             ),
             "outcome": outcome,
             "failed_component": self.node_of.get(failed[0].id) if failed else None,
-            "input_rows": _custom(examples, "num_rows"),
-            "input_fingerprint": _custom(examples, "input_fingerprint"),
+            "input_rows": custom_property(examples, "num_rows"),
+            "input_fingerprint": custom_property(examples, "input_fingerprint"),
             "metrics": self.metrics(evaluation) if with_metrics else {},
             "blessed": blessed,
             "pushed_version": int(pushed_version) if pushed_version else None,
-            "definition": _custom(run, DEFINITION_PROPERTY),
-            "definition_sha256": _custom(run, DEFINITION_SHA256_PROPERTY),
-            "code_version": _custom(run, CODE_VERSION_PROPERTY),
+            "definition": custom_property(run, DEFINITION_PROPERTY),
+            "definition_sha256": custom_property(run, DEFINITION_SHA256_PROPERTY),
+            "code_version": custom_property(run, CODE_VERSION_PROPERTY),
         }
 
     def runs(self, with_metrics=True):
@@ -298,7 +298,9 @@ class History:
             if not (pusher or self.execution_type[execution_id] == ROLLBACK_TYPE):
                 continue
             for artifact in outputs.get("pushed_model", []):
-                published = _custom(artifact, "pushed") and _custom(artifact, "pushed_version")
+                published = custom_property(artifact, "pushed") and custom_property(
+                    artifact, "pushed_version"
+                )
                 # A cached Pusher execution points at the artifact an earlier one made.
                 if published and self.producer.get(artifact.id) == execution_id:
                     found.append((artifact, self.executions[execution_id]))
@@ -322,10 +324,10 @@ class History:
     def _blessed(self, model):
         """Whether the Evaluator blessed `model` in any run; None if it never judged it."""
         verdicts = [
-            _custom(artifact, "blessed") == 1
+            custom_property(artifact, "blessed") == 1
             for artifact in self.artifacts.values()
             if self.artifact_type[artifact.id] == "ModelBlessing"
-            and _custom(artifact, "current_model_id") == model.id
+            and custom_property(artifact, "current_model_id") == model.id
         ]
         return any(verdicts) if verdicts else None
 
@@ -345,19 +347,19 @@ class History:
         on_disk = set(versions(serving_dir))
         records = {}
         for artifact, execution in self.pushes():
-            version = int(_custom(artifact, "pushed_version"))
+            version = int(custom_property(artifact, "pushed_version"))
             if version in records:
                 continue  # an identical model pushed again: the version is the first push's
             inputs = self.inputs.get(execution.id, {})
             if self.execution_type[execution.id] == ROLLBACK_TYPE:
                 # The same model as the version it copies: that version's lineage.
-                of = _custom(artifact, "rollback_of")
+                of = custom_property(artifact, "rollback_of")
                 original = records.get(int(of)) if of else None
                 record = dict(original) if original else blank()
                 record.update(
                     source="rollback",
                     rollback_of=int(of) if of else None,
-                    reason=_custom(artifact, "reason") or None,
+                    reason=custom_property(artifact, "reason") or None,
                 )
             else:
                 record = blank()
@@ -370,7 +372,7 @@ class History:
                 blessing = (inputs.get("model_blessing") or [None])[0]
                 record.update(
                     source="pipeline",
-                    blessed=None if blessing is None else _custom(blessing, "blessed") == 1,
+                    blessed=None if blessing is None else custom_property(blessing, "blessed") == 1,
                 )
             record.update(
                 pushed_at=_iso(artifact.create_time_since_epoch),

@@ -213,12 +213,7 @@ def summarize(config):
         )
     )
 
-    def custom(artifact, key):
-        if artifact is None or key not in artifact.custom_properties:
-            return None
-        value = artifact.custom_properties[key]
-        return value.string_value or value.int_value
-
+    custom = history.custom_property
     return RunSummary(
         metrics=overall_metrics(evaluation.uri) if evaluation is not None else {},
         blessed=bool(custom(blessing, "blessed")) if blessing is not None else None,
