@@ -26,15 +26,22 @@ def split_files(examples: types.Artifact, split: str) -> list[str]:
 def record_batches(path: str, schema: schema_pb2.Schema | None):
     """The examples of one TFRecord file (gzipped when named *.gz) as RecordBatches of the
     schema's features (without a schema, of every feature, typed by the values)."""
-    import tensorflow as tf
     from tfx_bsl.coders import example_coder
 
     decoder = example_coder.ExamplesToRecordBatchDecoder(
         schema.SerializeToString() if schema else None
     )
-    records = tf.data.TFRecordDataset(path, compression_type="GZIP" if path.endswith(".gz") else "")
-    for batch in records.batch(READ_BATCH).as_numpy_iterator():
+    for batch in serialized_batches(path):
         yield decoder.DecodeBatch(list(batch))
+
+
+def serialized_batches(path: str):
+    """The records of one TFRecord file (gzipped when named *.gz), `READ_BATCH` at a time,
+    as numpy arrays of bytes."""
+    import tensorflow as tf
+
+    records = tf.data.TFRecordDataset(path, compression_type="GZIP" if path.endswith(".gz") else "")
+    yield from records.batch(READ_BATCH).as_numpy_iterator()
 
 
 class ReadSplit(beam.PTransform):

@@ -12,7 +12,7 @@ from tfx.types import channel, standard_artifacts
 
 from components import user_code
 from components.auto import AUTO
-from components.evaluator.eval_config import build_eval_config
+from components.evaluator.component import Evaluator
 from components.example_gen import ExampleGen
 from components.example_gen.executor import RANGE_BYTES
 from components.example_validator.component import ExampleValidator
@@ -76,8 +76,6 @@ def data_components(config):
 
 def create_components(config):
     """Fresh component objects (a `Pipeline` cannot share them with another)."""
-    from tfx.components.evaluator.component import Evaluator
-
     # The task and class count the Evaluator's configuration needs, when only the data says.
     config = config.resolve_from_data()
     auto_transform = config.preprocessing_fn == AUTO
@@ -136,14 +134,11 @@ def create_components(config):
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
         baseline_model=latest_blessed_model.outputs["model"],
-        eval_config=build_eval_config(
-            task=config.task,
-            label_key=config.label_key,
-            slice_features=config.slice_features,
-            gate=config.blessing_gate,
-            num_classes=config.num_classes,
-        ),
-        example_splits=["eval"],
+        task=config.task,
+        label_key=config.label_key,
+        gate=config.blessing_gate,
+        slice_features=tuple(config.slice_features),
+        num_classes=config.num_classes,
     )
     pusher = Pusher(
         model=trainer.outputs["model"],

@@ -407,13 +407,15 @@ def test_compile_from_the_diabetes_definition_gates_on_rmse(compiled_diabetes):
             for key, value in tasks[task]["inputs"]["parameters"].items()
         }
 
-    eval_config = json.loads(parameters("Evaluator")["eval_config"])
-    assert eval_config["model_specs"][0]["label_key"] == "target_xf"
-    assert eval_config["slicing_specs"][1]["feature_keys"] == ["sex"]
-    metrics = {m["class_name"]: m for m in eval_config["metrics_specs"][0]["metrics"]}
-    assert "AUC" not in metrics and "MeanAbsoluteError" in metrics
-    rmse = metrics["RootMeanSquaredError"]["per_slice_thresholds"][0]["threshold"]
-    assert rmse["change_threshold"] == {"direction": "LOWER_IS_BETTER", "relative": 0.02}
+    evaluator = parameters("Evaluator")
+    assert (evaluator["task"], evaluator["label_key"]) == ("regression", "target_xf")
+    assert json.loads(evaluator["slice_features"]) == ["sex"]
+    assert json.loads(evaluator["blessing_gate"]) == {
+        "metric": "root_mean_squared_error",
+        "threshold": None,
+        "max_change": None,
+        "max_relative_change": 0.02,
+    }
     assert parameters("ExampleGen")["input_base"] == "data/diabetes/data.csv"
     assert parameters("SchemaImporter") == {"schema_file": "schemas/diabetes/schema.pbtxt"}
     trainer = parameters("Trainer")

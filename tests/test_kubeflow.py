@@ -39,7 +39,7 @@ EXECUTORS = {
     "ExampleValidator": "components.example_validator.executor.Executor",
     "Transform": "components.transform.executor.Executor",
     "Trainer": "components.trainer.executor.Executor",
-    "Evaluator": "tfx.components.evaluator.executor.Executor",
+    "Evaluator": "components.evaluator.executor.Executor",
     "Pusher": "components.pusher.executor.Executor",
 }
 
@@ -183,11 +183,14 @@ def test_parameters_come_from_the_config(compiled):
     assert (trainer["train_steps"], trainer["eval_steps"], trainer["warm_start"]) == (300, 10, 1)
     assert trainer["estimator_fn"] == config.estimator_fn
     assert json.loads(trainer["hparams"]) == {"hidden_units": list(config.hidden_units)}
-    auc = json.loads(_parameters(job, "Evaluator")["eval_config"])["metrics_specs"][0]["metrics"]
-    threshold = next(m for m in auc if m["class_name"] == "AUC")["per_slice_thresholds"][0]
     gate = config.blessing_gate
-    assert threshold["threshold"]["value_threshold"]["lower_bound"] == gate.threshold == 0.6
-    assert threshold["threshold"]["change_threshold"]["absolute"] == -gate.max_change == -0.01
+    assert json.loads(_parameters(job, "Evaluator")["blessing_gate"]) == {
+        "metric": "auc",
+        "threshold": gate.threshold,
+        "max_change": gate.max_change,
+        "max_relative_change": None,
+    }
+    assert (gate.threshold, gate.max_change) == (0.6, 0.01)
     assert _parameters(job, "Pusher") == {"push_destination": "/gcs/bucket/serving/taxi"}
     # Incremental retraining: start from, and compare with, the latest blessed model.
     assert _producer(job, "Trainer", "base_model")["producerTask"] == MODEL_RESOLVER

@@ -13,6 +13,7 @@ import pytest
 
 from pipeline.config import REPO_ROOT
 from tests.conftest import copy_of_run, small_pipeline_config
+from tests.tfma_parity import assert_agrees_with_stock_tfma
 
 pytestmark = pytest.mark.slow
 
@@ -149,6 +150,12 @@ def test_second_run_with_nothing_changed_reuses_cached_outputs(pipeline_run, tmp
     # Same model and data; a rerun Evaluator may sum in another order (Beam sizes batches by
     # elapsed time), so the last digits can differ.
     assert second.metrics == pytest.approx(first.metrics, rel=1e-6, nan_ok=True)
+    # Candidate, baseline and their difference, per hour of the day, as stock TFMA has them.
+    # The examples are the first run's, reused from the cache.
+    (examples,) = glob.glob(
+        os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples", "*")
+    )
+    assert_agrees_with_stock_tfma(second.evaluation_uri, examples, tmp_path / "tfma")
     # The same model is not pushed twice: the version already there is the pushed one.
     assert second.pushed_to == os.path.join(
         rerun.resolved_serving_model_dir, os.path.basename(first.pushed_to)

@@ -1,1 +1,1 @@
-"""Evaluator: TFX's stock TFMA Evaluator with a task-aware EvalConfig (eval_config.py)."""
+"""Evaluator: the task's metrics overall and per slice, a batch at a time, in TFMA's format."""

@@ -32,7 +32,8 @@ def task_metrics(task, num_classes=None):
     return metrics, per_class
 
 
-def _threshold(gate):
+def gate_threshold(gate):
+    """The TFMA `MetricThreshold` of `gate`."""
     direction = (
         config_pb2.MetricDirection.HIGHER_IS_BETTER
         if gate.higher_is_better
@@ -64,7 +65,7 @@ def build_eval_config(task, label_key, slice_features, gate, num_classes=None):
     """The task's metrics overall and per slice; blessing by `gate` on the overall slice
     (small slices can hold one class)."""
     metrics, per_class = task_metrics(task, num_classes)
-    threshold = _threshold(gate)
+    threshold = gate_threshold(gate)
     for metric, (_, _, key) in zip(metrics, TASK_METRICS[task], strict=True):
         if key == gate.metric and threshold.ByteSize():
             metric.per_slice_thresholds.append(

@@ -1,0 +1,240 @@
+"""The task's metrics from per-slice totals that are summed a batch at a time with numpy.
+
+TFMA's metric combiners take each example on its own in Python, which made the stock
+Evaluator the slowest step of a run (1,000 rows/s). Here a batch of labels and predictions
+becomes, for every slice it touches, a dict of sums (`Totals`); totals of any two parts of
+the data merge by adding them, so Beam can combine them in any order on any worker; the
+metric values come from the merged totals at the end. The definitions are TFMA's, so the
+numbers agree with the stock Evaluator (tests/test_evaluator.py compares them):
+
+- binary: as TFMA does, a prediction is first rounded down to a multiple of 1/10,000 (its
+  calibration histogram's bucket); AUC comes from the counts above each of TFMA's 10,000
+  thresholds, summed by the midpoint rule; accuracy, precision and recall count the rounded
+  prediction > 0.5 as positive; calibration is mean prediction / mean label;
+- multiclass: accuracy of the most probable class, log loss of the true class's probability,
+  precision and recall per class with the most probable class as the prediction;
+- regression: root mean squared and mean absolute error.
+
+A ratio with a zero denominator is NaN, as in TFMA.
+"""
+
+import numpy as np
+
+AUC_THRESHOLDS = 10_000  # TFMA's default for AUC, so the values agree with it
+_EDGE = 1e-7  # TFMA's fence posts below 0 and above 1
+# Thresholds t_j; a prediction p counts as positive at t_j when p > t_j.
+THRESHOLDS = np.concatenate(
+    [
+        [-_EDGE],
+        np.arange(1, AUC_THRESHOLDS - 1, dtype=np.float64) / (AUC_THRESHOLDS - 1),
+        [1.0 + _EDGE],
+    ]
+)
+HISTOGRAM_BUCKETS = 10_000  # TFMA's calibration histogram, which predictions are binned by
+DECISION_THRESHOLD = 0.5  # a binary prediction is positive when it is > 0.5 once binned
+LOG_LOSS_EPSILON = 1e-15  # probabilities are clipped so one confident miss costs a finite loss
+
+# Totals: {name: float, numpy array or Histogram}, merged by adding entry by entry.
+Totals = dict
+
+
+class Histogram:
+    """Sparse weights of positives and negatives per threshold bucket: a slice with few
+    examples stays small however many slices there are."""
+
+    def __init__(self, buckets, positives, negatives):
+        self.buckets = buckets  # sorted unique bucket ids
+        self.positives = positives
+        self.negatives = negatives
+
+    def __add__(self, other):
+        buckets, index = np.unique(
+            np.concatenate([self.buckets, other.buckets]), return_inverse=True
+        )
+        n = len(buckets)
+        return Histogram(
+            buckets,
+            np.bincount(index, np.concatenate([self.positives, other.positives]), n),
+            np.bincount(index, np.concatenate([self.negatives, other.negatives]), n),
+        )
+
+    def dense(self, weights):
+        full = np.zeros(len(THRESHOLDS) + 1)
+        full[self.buckets] = weights
+        return full
+
+
+def merge(totals: list[Totals]) -> Totals:
+    """The sum of `totals`, entry by entry."""
+    merged = dict(totals[0])
+    for other in totals[1:]:
+        for name, value in other.items():
+            merged[name] = merged[name] + value
+    return merged
+
+
+def _per_group(values, groups, n_groups):
+    """Sum of `values` per group id."""
+    return np.bincount(groups, weights=values, minlength=n_groups)
+
+
+def _ratio(numerator, denominator):
+    return float(numerator / denominator) if denominator > 0 else float("nan")
+
+
+def _rates(numerator, denominator):
+    """numerator / denominator element-wise, 0 where the denominator is 0 (TFMA's curves)."""
+    return np.divide(numerator, denominator, out=np.zeros_like(numerator), where=denominator != 0)
+
+
+class BinaryTask:
+    """Labels 0/1 (or a probability of the positive class); predictions P(positive)."""
+
+    name = "binary"
+
+    @staticmethod
+    def totals(labels, predictions, weights, groups, n_groups) -> list[Totals]:
+        binned = np.floor(np.clip(predictions, 0.0, 1.0) * HISTOGRAM_BUCKETS) / HISTOGRAM_BUCKETS
+        buckets = np.searchsorted(THRESHOLDS, binned, side="left")  # thresholds below it
+        n_buckets = len(THRESHOLDS) + 1
+        positive = weights * labels
+        negative = weights * (1.0 - labels)
+        cells, index = np.unique(groups * n_buckets + buckets, return_inverse=True)
+        cell_positives = np.bincount(index, weights=positive, minlength=len(cells))
+        cell_negatives = np.bincount(index, weights=negative, minlength=len(cells))
+        # The cells are sorted by group: group g's are those between these bounds.
+        bounds = np.searchsorted(cells // n_buckets, np.arange(n_groups + 1))
+        predicted = (binned > DECISION_THRESHOLD).astype(np.float64)
+        sums = {
+            "count": _per_group(np.ones_like(weights), groups, n_groups),
+            "weight": _per_group(weights, groups, n_groups),
+            "label": _per_group(positive, groups, n_groups),
+            "prediction": _per_group(weights * predictions, groups, n_groups),
+            "tp": _per_group(positive * predicted, groups, n_groups),
+            "fp": _per_group(negative * predicted, groups, n_groups),
+            "fn": _per_group(positive * (1.0 - predicted), groups, n_groups),
+            "tn": _per_group(negative * (1.0 - predicted), groups, n_groups),
+        }
+        return [
+            {
+                **{name: float(column[g]) for name, column in sums.items()},
+                "histogram": Histogram(
+                    cells[bounds[g] : bounds[g + 1]] % n_buckets,
+                    cell_positives[bounds[g] : bounds[g + 1]],
+                    cell_negatives[bounds[g] : bounds[g + 1]],
+                ),
+            }
+            for g in range(n_groups)
+        ]
+
+    @staticmethod
+    def values(t: Totals) -> dict[str, float]:
+        # Positives and negatives above threshold j: those in buckets past j.
+        histogram = t["histogram"]
+        positives = histogram.dense(histogram.positives)
+        negatives = histogram.dense(histogram.negatives)
+        tp = np.cumsum(positives[::-1])[::-1][1:]
+        fp = np.cumsum(negatives[::-1])[::-1][1:]
+        recall = _rates(tp, np.full_like(tp, positives.sum()))
+        fall_out = _rates(fp, np.full_like(fp, negatives.sum()))
+        auc = np.nansum((fall_out[:-1] - fall_out[1:]) * (recall[:-1] + recall[1:]) / 2.0)
+        return {
+            "example_count": t["count"],
+            "auc": float(auc),
+            "binary_accuracy": _ratio(t["tp"] + t["tn"], t["weight"]),
+            "precision": _ratio(t["tp"], t["tp"] + t["fp"]),
+            "recall": _ratio(t["tp"], t["tp"] + t["fn"]),
+            "calibration": _ratio(t["prediction"], t["label"]),
+            "mean_label": _ratio(t["label"], t["weight"]),
+            "mean_prediction": _ratio(t["prediction"], t["weight"]),
+        }
+
+
+class MulticlassTask:
+    """Labels are class ids; predictions a probability per class."""
+
+    name = "multiclass"
+
+    def __init__(self, num_classes: int):
+        self.num_classes = num_classes
+
+    def totals(self, labels, predictions, weights, groups, n_groups) -> list[Totals]:
+        labels = labels.astype(np.int64)
+        rows = np.arange(len(labels))
+        predicted = np.argmax(predictions, axis=1)
+        hit = (predicted == labels).astype(np.float64)
+        true_probability = np.clip(predictions[rows, labels], LOG_LOSS_EPSILON, 1.0)
+        k = self.num_classes
+
+        def per_class(classes, values):
+            return np.bincount(groups * k + classes, weights=values, minlength=n_groups * k)
+
+        hits = per_class(labels, weights * hit).reshape(n_groups, k)
+        by_label = per_class(labels, weights).reshape(n_groups, k)
+        by_prediction = per_class(predicted, weights).reshape(n_groups, k)
+        sums = {
+            "count": _per_group(np.ones_like(weights), groups, n_groups),
+            "weight": _per_group(weights, groups, n_groups),
+            "log_loss": _per_group(-weights * np.log(true_probability), groups, n_groups),
+        }
+        return [
+            {
+                **{name: float(column[g]) for name, column in sums.items()},
+                "hits": hits[g],
+                "labelled": by_label[g],
+                "predicted": by_prediction[g],
+            }
+            for g in range(n_groups)
+        ]
+
+    def values(self, t: Totals) -> dict[str, float]:
+        values = {
+            "example_count": t["count"],
+            "accuracy": _ratio(t["hits"].sum(), t["weight"]),
+            "log_loss": _ratio(t["log_loss"], t["weight"]),
+        }
+        for c in range(self.num_classes):
+            values[f"precision/class_{c}"] = _ratio(t["hits"][c], t["predicted"][c])
+            values[f"recall/class_{c}"] = _ratio(t["hits"][c], t["labelled"][c])
+        return values
+
+
+class RegressionTask:
+    """Labels and predictions are numbers."""
+
+    name = "regression"
+
+    @staticmethod
+    def totals(labels, predictions, weights, groups, n_groups) -> list[Totals]:
+        error = predictions - labels
+        sums = {
+            "count": _per_group(np.ones_like(weights), groups, n_groups),
+            "weight": _per_group(weights, groups, n_groups),
+            "squared_error": _per_group(weights * error * error, groups, n_groups),
+            "absolute_error": _per_group(weights * np.abs(error), groups, n_groups),
+            "label": _per_group(weights * labels, groups, n_groups),
+            "prediction": _per_group(weights * predictions, groups, n_groups),
+        }
+        return [{name: float(column[g]) for name, column in sums.items()} for g in range(n_groups)]
+
+    @staticmethod
+    def values(t: Totals) -> dict[str, float]:
+        mean_squared_error = _ratio(t["squared_error"], t["weight"])
+        return {
+            "example_count": t["count"],
+            "root_mean_squared_error": float(np.sqrt(mean_squared_error)),
+            "mean_absolute_error": _ratio(t["absolute_error"], t["weight"]),
+            "mean_label": _ratio(t["label"], t["weight"]),
+            "mean_prediction": _ratio(t["prediction"], t["weight"]),
+        }
+
+
+def task_for(task: str, num_classes: int | None = None):
+    """The metric maker for `task` ('binary', 'multiclass' or 'regression')."""
+    if task == "binary":
+        return BinaryTask()
+    if task == "multiclass":
+        return MulticlassTask(num_classes)
+    if task == "regression":
+        return RegressionTask()
+    raise ValueError(f"task must be binary, multiclass or regression; got {task!r}.")

@@ -1,0 +1,155 @@
+"""The Evaluator's metrics against numpy, a batch at a time and per slice, and its gate.
+
+Whole runs compare every metric with stock TFMA's (tests/tfma_parity.py, used by
+test_zero_code.py for each task and test_pipeline_e2e.py with a baseline and slices)."""
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from components.evaluator import totals as totals_lib
+from components.evaluator.executor import gate_failures, slice_groups, validation_result
+from components.evaluator.tasks import BlessingGate
+
+
+def _values(task, labels, predictions, batches=3):
+    """The overall metrics with the rows cut into `batches` parts merged afterwards, as
+    Beam merges them."""
+    parts = []
+    for rows in np.array_split(np.arange(len(labels)), batches):
+        n = len(rows)
+        (part,) = task.totals(labels[rows], predictions[rows], np.ones(n), np.zeros(n, int), 1)
+        parts.append(part)
+    return task.values(totals_lib.merge(parts))
+
+
+def _exact_auc(labels, scores):
+    """P(score of a positive > score of a negative), ties counted half."""
+    positives, negatives = scores[labels == 1], scores[labels == 0]
+    above = (positives[:, None] > negatives[None, :]).sum()
+    ties = (positives[:, None] == negatives[None, :]).sum()
+    return (above + 0.5 * ties) / (len(positives) * len(negatives))
+
+
+def test_binary_metrics_equal_numpy_s_and_auc_the_exact_one_to_the_bucket_width():
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 3000).astype(float)
+    scores = np.clip(0.35 * labels + rng.uniform(0, 0.65, 3000), 0, 1)
+    values = _values(totals_lib.BinaryTask(), labels, scores)
+    predicted = scores > 0.5
+    assert values["example_count"] == 3000
+    assert values["auc"] == pytest.approx(_exact_auc(labels, scores), abs=1e-3)
+    assert values["binary_accuracy"] == pytest.approx(np.mean(predicted == labels))
+    assert values["precision"] == pytest.approx(labels[predicted].mean())
+    assert values["recall"] == pytest.approx(predicted[labels == 1].mean())
+    assert values["calibration"] == pytest.approx(scores.sum() / labels.sum())
+    assert values["mean_label"] == pytest.approx(labels.mean())
+    assert values["mean_prediction"] == pytest.approx(scores.mean())
+
+
+def test_binary_with_no_predicted_positive_has_nan_precision_as_tfma():
+    values = _values(totals_lib.BinaryTask(), np.array([0.0, 1.0]), np.array([0.1, 0.2]), 1)
+    assert math.isnan(values["precision"]) and values["recall"] == 0.0
+
+
+def test_multiclass_metrics_equal_numpy_s():
+    rng = np.random.default_rng(1)
+    probabilities = rng.dirichlet([1.0, 1.0, 1.0], size=600)
+    labels = np.array([rng.choice(3, p=p) for p in probabilities])
+    values = _values(totals_lib.MulticlassTask(3), labels.astype(float), probabilities)
+    predicted = probabilities.argmax(axis=1)
+    assert values["accuracy"] == pytest.approx(np.mean(predicted == labels))
+    log_loss = -np.mean(np.log(probabilities[np.arange(600), labels]))
+    assert values["log_loss"] == pytest.approx(log_loss, rel=1e-12)
+    for c in range(3):
+        assert values[f"precision/class_{c}"] == pytest.approx(np.mean(labels[predicted == c] == c))
+        assert values[f"recall/class_{c}"] == pytest.approx(np.mean(predicted[labels == c] == c))
+
+
+def test_regression_metrics_equal_numpy_s():
+    rng = np.random.default_rng(2)
+    labels = rng.normal(150.0, 50.0, size=500)
+    predictions = labels + rng.normal(0.0, 20.0, size=500)
+    values = _values(totals_lib.RegressionTask(), labels, predictions)
+    rmse = math.sqrt(np.mean((labels - predictions) ** 2))
+    assert values["root_mean_squared_error"] == pytest.approx(rmse, rel=1e-12)
+    assert values["mean_absolute_error"] == pytest.approx(np.mean(abs(labels - predictions)))
+    assert values["mean_label"] == pytest.approx(labels.mean())
+    assert values["mean_prediction"] == pytest.approx(predictions.mean())
+
+
+def test_slices_are_one_per_value_held_and_skip_examples_without_one():
+    batch = pa.RecordBatch.from_arrays(
+        [
+            pa.array([[b"a"], [b"b"], None, [b"a", b"b"]], pa.list_(pa.binary())),
+            pa.array([[7], [7], [8], [8]], pa.list_(pa.int64())),
+        ],
+        ["company", "hour"],
+    )
+    rows, groups, keys = slice_groups(batch, ["company", "hour", "absent"])
+    members = {keys[g]: sorted(rows[groups == g].tolist()) for g in range(len(keys))}
+    assert members == {
+        (): [0, 1, 2, 3],
+        (("company", b"a"),): [0, 3],
+        (("company", b"b"),): [1, 3],
+        (("hour", 7),): [0, 1],
+        (("hour", 8),): [2, 3],
+    }
+
+
+def test_per_slice_totals_equal_each_slice_scored_alone():
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 2, 400).astype(float)
+    scores = rng.uniform(0, 1, 400)
+    groups = rng.integers(0, 5, 400)
+    task = totals_lib.BinaryTask()
+    per_slice = task.totals(labels, scores, np.ones(400), groups, 5)
+    for g in range(5):
+        alone = _values(task, labels[groups == g], scores[groups == g], 1)
+        assert task.values(per_slice[g]) == pytest.approx(alone)
+
+
+@pytest.mark.parametrize(
+    ("gate", "candidate", "baseline", "failures"),
+    [
+        (BlessingGate("auc", threshold=0.6), 0.7, None, []),
+        (BlessingGate("auc", threshold=0.6), 0.55, None, ["auc = 0.55 is below the threshold 0.6"]),
+        # A first model: the change check needs a baseline and is left out.
+        (BlessingGate("auc", max_change=0.01), 0.5, None, []),
+        (BlessingGate("auc", max_change=0.01), 0.795, 0.8, []),
+        (
+            BlessingGate("auc", max_change=0.01),
+            0.78,
+            0.8,
+            ["auc = 0.78 is 0.02 below the baseline's 0.8 (at most 0.01 allowed)"],
+        ),
+        (
+            BlessingGate("root_mean_squared_error", max_relative_change=0.02),
+            10.5,
+            10.0,
+            [
+                "root_mean_squared_error = 10.5 is 5.00% above the baseline's 10 "
+                "(at most 2.00% allowed)"
+            ],
+        ),
+        (BlessingGate("root_mean_squared_error", max_relative_change=0.02), 9.0, 10.0, []),
+        (BlessingGate("auc"), float("nan"), None, ["auc is NaN"]),
+    ],
+)
+def test_the_gate_judges_the_metric_in_its_direction(gate, candidate, baseline, failures):
+    assert gate_failures(gate, candidate, baseline) == failures
+
+
+def test_a_failed_gate_is_a_validation_result_naming_metric_value_and_reason():
+    gate = BlessingGate("auc", threshold=0.6, max_change=0.01)
+    result = validation_result(gate, {"candidate": {"auc": 0.5}, "baseline": {"auc": 0.7}})
+    assert not result.validation_ok
+    (per_slice,) = result.metric_validations_per_slice
+    assert [f.metric_key.model_name for f in per_slice.failures] == ["candidate"] * 2
+    assert [f.metric_value.double_value.value for f in per_slice.failures] == [0.5, 0.5]
+    assert per_slice.failures[1].message == (
+        "auc = 0.5 is 0.2 below the baseline's 0.7 (at most 0.01 allowed)"
+    )
+    assert validation_result(gate, {"": {"auc": 0.9}}).validation_ok
