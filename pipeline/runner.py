@@ -298,6 +298,8 @@ def run_pipeline(config, components=None, stream=sys.stderr, verbose=False, repo
     if not verbose:
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
         logging.getLogger("absl").addFilter(_drop_known_noise)
+    for line in recovery.recover_interrupted(config):
+        print(line, file=stream, flush=True)
     known_runs = history.run_ids(config)
     try:
         with (reporter or ProgressReporter(stream)).watching(), run_temp_dir():
