@@ -4,15 +4,18 @@ TensorFlow Serving serves the highest version number under `<destination>`. A ne
 is copied under `.<version>.incomplete`, which no serving system treats as a version, and
 published with one `os.rename` (atomic on one file system): readers see either no new
 version or a complete one. The Pusher pushes through `push`, `python -m pipeline rollback`
-republishes an earlier version through it.
+republishes an earlier version through it. A push killed mid-copy leaves its staging
+folder; the next run removes it (`remove_stale_staging`, pipeline/recovery.py).
 """
 
 import logging
 import os
+import re
 import shutil
 import time
 
 log = logging.getLogger(__name__)
+_STAGING = re.compile(r"\.\d+\.incomplete")  # the folders `push` copies into
 
 
 def versions(destination):
@@ -35,6 +38,17 @@ def fingerprint(model_dir):
         return None
     with open(path, "rb") as f:
         return f.read()
+
+
+def remove_stale_staging(destination):
+    """Removes the staging folders a push killed mid-copy left (a finished or failed push
+    removes its own); returns their names. Only while nothing pushes to `destination`."""
+    if not os.path.isdir(destination):
+        return []
+    stale = [name for name in os.listdir(destination) if _STAGING.fullmatch(name)]
+    for name in stale:
+        shutil.rmtree(os.path.join(destination, name), ignore_errors=True)
+    return stale
 
 
 def next_version(destination):

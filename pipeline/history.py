@@ -220,7 +220,8 @@ class History:
             for a in group
         }
         self._metrics = {}
-        self._failed = metadata_store_pb2.Execution.FAILED
+        self._canceled = metadata_store_pb2.Execution.CANCELED
+        self._failed = (metadata_store_pb2.Execution.FAILED, self._canceled)
 
     def _output(self, run, node, key):
         """The newest artifact `node` output under `key` in `run`, or None."""
@@ -245,7 +246,8 @@ class History:
     def run_record(self, run, with_metrics=True):
         """One run as a dict of RUN_KEYS."""
         executions = self.run_executions[run.id]
-        failed = [e for e in executions if e.last_known_state == self._failed]
+        # Canceled: found RUNNING by a later run, its process killed (pipeline/recovery.py).
+        failed = [e for e in executions if e.last_known_state in self._failed]
         examples = self._output(run, "ExampleGen", "examples")
         evaluation = self._output(run, "Evaluator", "evaluation")
         blessing = self._output(run, "Evaluator", "blessing")
@@ -265,8 +267,17 @@ class History:
         elif blessed is False or custom_property(pushed, "pushed") == 0:
             outcome = "not_blessed"
         else:
-            outcome = "incomplete"  # still running, or stopped without a failure recorded
-        ended = max((e.last_update_time_since_epoch for e in executions), default=None)
+            outcome = "incomplete"  # running, or killed and not yet found by a later run
+        # A canceled execution was last updated by the run that found it: it ran from its start.
+        ended = max(
+            (
+                e.create_time_since_epoch
+                if e.last_known_state == self._canceled
+                else e.last_update_time_since_epoch
+                for e in executions
+            ),
+            default=None,
+        )
         return {
             "run_id": run.name,
             "started": _iso(run.create_time_since_epoch),

@@ -5,12 +5,11 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
 import sys
 import tempfile
 import time
 
-from pipeline import history
+from pipeline import history, recovery
 
 # `python -m pipeline run`'s exit status when the run completed (RunSummary.exit_code).
 EXIT_PUSHED = 0
@@ -260,20 +259,20 @@ def run_temp_dir():
 
     TFX's Beam executors copy TFX into a fresh temp folder to stage it for
     remote Beam workers, even for the in-memory runner, and never remove it
-    (about 40 MB per Beam component per run).
+    (about 40 MB per Beam component per run). A run killed before it could remove
+    its folder leaves it; the next run removes it (pipeline/recovery.py).
     """
-    folder = tempfile.mkdtemp(prefix="tfx-kit-run-")
     saved = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir = os.environ["TMPDIR"] = folder
-    try:
-        yield folder
-    finally:
-        tempfile.tempdir = saved[0]
-        if saved[1] is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved[1]
-        shutil.rmtree(folder, ignore_errors=True)
+    with recovery.owned_temp_dir() as folder:
+        tempfile.tempdir = os.environ["TMPDIR"] = folder
+        try:
+            yield folder
+        finally:
+            tempfile.tempdir = saved[0]
+            if saved[1] is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = saved[1]
 
 
 def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
@@ -299,6 +298,8 @@ def run_pipeline(config, components=None, stream=sys.stderr, verbose=False, repo
     if not verbose:
         logging.getLogger("tensorflow").setLevel(logging.ERROR)
         logging.getLogger("absl").addFilter(_drop_known_noise)
+    for line in recovery.recover_interrupted(config):
+        print(line, file=stream, flush=True)
     known_runs = history.run_ids(config)
     try:
         with (reporter or ProgressReporter(stream)).watching(), run_temp_dir():
