@@ -493,7 +493,39 @@ def _add_compile_parser(subparsers):
         default=None,
         help="host:port of the Flink or Spark Beam job server (--beam-runner portable).",
     )
+    _add_registry_options(p)
     _add_component_options(p)
+
+
+def _add_registry_options(p):
+    """The Vertex AI Model Registry: where `compile`'s Pusher uploads."""
+    p.add_argument(
+        "--model-registry",
+        default=None,
+        metavar="MODEL",
+        help="Vertex AI Model Registry model, projects/P/locations/R/models/ID or an ID in "
+        "--project and --region: the Pusher also uploads each model it pushes as its new "
+        "default version (the first push creates it), pointing at the pushed folder on Cloud "
+        "Storage.",
+    )
+    p.add_argument(
+        "--serving-container-image",
+        default=_DEFAULTS.serving_container_image,
+        help="The uploaded model's serving container (--model-registry).",
+    )
+    p.add_argument(
+        "--vertex-endpoint",
+        default=None,
+        metavar="ENDPOINT",
+        help="Vertex AI endpoint, projects/P/locations/R/endpoints/ID or an ID: deploy each "
+        "uploaded version there with all of its traffic (--model-registry; the models "
+        "deployed before stay deployed, with none).",
+    )
+    p.add_argument(
+        "--endpoint-machine-type",
+        default=_DEFAULTS.endpoint_machine_type,
+        help="Machine type of the deployed model's one replica (--vertex-endpoint).",
+    )
 
 
 def _add_vertex_job_options(p):
