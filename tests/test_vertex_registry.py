@@ -1,12 +1,17 @@
-"""The Vertex AI Model Registry destination, against a stand-in Vertex AI API.
+"""The Vertex AI Model Registry destination and rollback, against a stand-in Vertex AI API.
 
 google-cloud-aiplatform runs unchanged, pointed at tests/fake_vertex.py on 127.0.0.1 over
-REST; every other connection fails the test. Each write the Pusher describes (what it logs) is
-checked against the request aiplatform sent, and the requests against the REST reference's form.
+REST; every other connection fails the test. Each write the code describes (what the Pusher
+logs, what `rollback --dry-run` prints) is checked against the request aiplatform sent, and the
+requests against the REST reference's form.
 """
 
+import base64
 import json
+import os
 import socket
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -22,8 +27,11 @@ from components.model_registry import (
     resource_name,
     version_labels,
 )
+from pipeline.__main__ import main
+from pipeline.config import REPO_ROOT
+from pipeline.vertex import NO_CREDENTIALS
 from tests.conftest import taxi_config
-from tests.fake_vertex import FakeVertex
+from tests.fake_vertex import TOKEN, FakeVertex
 
 REGION = "europe-west4"
 PARENT = f"projects/proj/locations/{REGION}"
@@ -32,6 +40,7 @@ ENDPOINT = f"{PARENT}/endpoints/1234"
 RUN_ID = "taxi-20261201031137"  # what Vertex puts for {{$.pipeline_job_name}}
 MODEL_ARTIFACT = f"{PARENT}/metadataStores/default/artifacts/5150"
 FINGERPRINT = "gs://bucket/data/taxi.csv 1048576 1796094770000000000"
+SERVICE_ACCOUNT = "rollback@proj.iam.gserviceaccount.com"
 DESTINATION = RegistryDestination(model=MODEL, pipeline_name="taxi", endpoint=ENDPOINT)
 
 
@@ -343,3 +352,181 @@ def test_a_serving_folder_off_cloud_storage_is_refused_before_any_copy(vertex, t
         _push(tmp_path, {"saved_model.pb": b"one"})
     assert not (tmp_path / "gcs").exists()
     assert vertex.requests == []
+
+
+# -- rollback --------------------------------------------------------------------------------
+
+
+def _version(number, default=False, blessed=True):
+    return {
+        "name": MODEL,
+        "versionId": str(number),
+        "versionAliases": ["default"] if default else [],
+        "displayName": "taxi",
+        "artifactUri": f"gs://bucket/serving/taxi/179609477{number}",
+        "labels": {**LABELS, **({} if blessed else {"blessed": "no"})},
+        "supportedDeploymentResourcesTypes": ["DEDICATED_RESOURCES"],
+    }
+
+
+@pytest.fixture
+def registry_with_three_versions(vertex, tmp_path, monkeypatch):
+    """Versions 1 and 2 pushed (2 the default, deployed with all traffic), 3 put there by
+    other means; a credentials file whose token comes from the stand-in."""
+    vertex.models[MODEL] = [_version(1), _version(2, default=True), _version(3, blessed=False)]
+    vertex.add_endpoint(ENDPOINT)
+    vertex.endpoints[ENDPOINT]["deployedModels"] = [
+        {"id": "77", "model": MODEL, "modelVersionId": "2", "displayName": "taxi-v2"}
+    ]
+    vertex.endpoints[ENDPOINT]["trafficSplit"] = {"77": 100}
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", _service_account_key(tmp_path, vertex))
+    return vertex
+
+
+def _service_account_key(folder, vertex):
+    """A service-account key file (a fresh RSA key) whose tokens come from the stand-in."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+    path = folder / "key.json"
+    path.write_text(
+        json.dumps(
+            {
+                "type": "service_account",
+                "project_id": "proj",
+                "private_key_id": "1",
+                "private_key": pem,
+                "client_email": SERVICE_ACCOUNT,
+                "client_id": "1",
+                "token_uri": f"{vertex.url}/token",
+            }
+        )
+    )
+    return str(path)
+
+
+def _bearer_of(vertex):
+    """Who signed the calls to the API: the token the stand-in issued, or the issuer of a
+    self-signed JWT (the client libraries sign their own for a service account)."""
+    signers = set()
+    for _, path, _, auth in vertex.requests:
+        if path.startswith("/v1/"):
+            token = (auth or "").removeprefix("Bearer ")
+            if token.count(".") == 2:
+                payload = token.split(".")[1]
+                token = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+                token = token["iss"]
+            signers.add(token)
+    return signers
+
+
+def _rollback(tmp_path, *args):
+    return main(
+        [
+            "rollback",
+            "--model-registry",
+            MODEL,
+            "--vertex-endpoint",
+            ENDPOINT,
+            "--output-dir",
+            str(tmp_path),
+            *args,
+        ]
+    )
+
+
+def test_rollback_moves_the_default_alias_and_traffic_exactly_as_the_dry_run_prints(
+    registry_with_three_versions, tmp_path, capsys
+):
+    vertex = registry_with_three_versions
+    assert _rollback(tmp_path, "--to", "1", "--dry-run") == 0
+    said, _, printed = capsys.readouterr().out.partition("\n")
+    assert said == (
+        f"Would make version 1 the default version of {MODEL} (instead of version 2) and "
+        f"deploy version 1 of {MODEL} to {ENDPOINT} with all of its traffic. Dry run: nothing "
+        "changed. The calls it would make:"
+    )
+    calls = json.loads(printed)
+    assert [_sent(call) for call in calls] == [
+        ("POST", f"/v1/{MODEL}@1:mergeVersionAliases", {"versionAliases": ["default"]}),
+        ("POST", f"/v1/{ENDPOINT}:deployModel", _deploy_body(1)),
+    ]
+    assert vertex.api_calls("POST") == []  # a dry run only reads
+    assert _bearer_of(vertex) <= {TOKEN, SERVICE_ACCOUNT} and _bearer_of(vertex)
+
+    vertex.requests.clear()
+    assert _rollback(tmp_path, "--to", "1") == 0
+    assert capsys.readouterr().out == (
+        f"Version 1 of {MODEL} is served now: the default version (instead of version 2), "
+        f"deployed to {ENDPOINT} with all of its traffic.\n"
+    )
+    assert vertex.api_calls("POST") == [_sent(call) for call in calls]
+    assert [v["versionAliases"] for v in vertex.models[MODEL]] == [["default"], [], []]
+    deployed = vertex.endpoints[ENDPOINT]
+    assert deployed["trafficSplit"] == {"1001": 100}
+    assert deployed["deployedModels"][-1]["modelVersionId"] == "1"
+
+    vertex.requests.clear()
+    assert _rollback(tmp_path, "--to", "1") == 0
+    assert capsys.readouterr().out == (
+        f"Version 1 is already served: {MODEL}@1 is the default version, with all of "
+        f"{ENDPOINT}'s traffic. Nothing to do.\n"
+    )
+    assert vertex.api_calls("POST") == []
+
+
+def test_rollback_refuses_a_version_never_blessed_or_absent_and_a_reason(
+    registry_with_three_versions, tmp_path, capsys
+):
+    vertex = registry_with_three_versions
+    assert _rollback(tmp_path, "--to", "3") == 2
+    assert "version 3 was never blessed: it has no blessed=true label" in capsys.readouterr().err
+    assert _rollback(tmp_path, "--to", "3", "--force", "--dry-run") == 0
+    assert "(forced: never blessed)" in capsys.readouterr().out
+    assert _rollback(tmp_path, "--to", "9") == 2
+    assert f"version 9 is not a version of {MODEL}" in capsys.readouterr().err
+    assert _rollback(tmp_path, "--to", "1", "--reason", "worse on live traffic") == 2
+    assert "--reason is recorded in the local ML Metadata store" in capsys.readouterr().err
+    assert vertex.api_calls("POST") == []
+
+
+def test_rollback_without_credentials_is_refused_before_any_call(
+    vertex, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    assert _rollback(tmp_path, "--to", "1", "--dry-run") == 2
+    assert NO_CREDENTIALS in capsys.readouterr().err
+    assert vertex.requests == []
+
+
+def test_registry_rollback_imports_no_tensorflow(registry_with_three_versions, tmp_path):
+    vertex = registry_with_three_versions
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from google.cloud.aiplatform import initializer
+        from pipeline.__main__ import main
+        initializer.global_config.init(api_endpoint={vertex.url!r}, api_transport="rest")
+        rc = main(sys.argv[1:])
+        print(rc, "tensorflow" in sys.modules)
+        """
+    )
+    command = ["rollback", "--model-registry", MODEL, "--to", "1", "--dry-run"]
+    result = subprocess.run(
+        [sys.executable, "-c", code, *command, "--output-dir", str(tmp_path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        env={**os.environ},
+        timeout=120,
+    )
+    assert result.stdout.strip().splitlines()[-1] == "0 False", result.stderr
+    assert vertex.api_calls("POST") == []
