@@ -493,7 +493,46 @@ def _add_compile_parser(subparsers):
         default=None,
         help="host:port of the Flink or Spark Beam job server (--beam-runner portable).",
     )
+    _add_registry_options(p)
     _add_component_options(p)
+
+
+def _add_registry_options(p, upload=True):
+    """The Vertex AI Model Registry: where `compile`'s Pusher uploads, what `rollback` moves."""
+    p.add_argument(
+        "--model-registry",
+        default=None,
+        metavar="MODEL",
+        help="Vertex AI Model Registry model, projects/P/locations/R/models/ID or an ID in "
+        "--project and --region: "
+        + (
+            "the Pusher also uploads each model it pushes as its new default version (the "
+            "first push creates it), pointing at the pushed folder on Cloud Storage."
+            if upload
+            else "roll back there, moving its default version alias, instead of in the "
+            "serving folder (as a definition's [vertex] model_registry does)."
+        ),
+    )
+    if upload:
+        p.add_argument(
+            "--serving-container-image",
+            default=_DEFAULTS.serving_container_image,
+            help="The uploaded model's serving container (--model-registry).",
+        )
+    p.add_argument(
+        "--vertex-endpoint",
+        default=None,
+        metavar="ENDPOINT",
+        help="Vertex AI endpoint, projects/P/locations/R/endpoints/ID or an ID: deploy "
+        + ("each uploaded version" if upload else "the version rolled back to")
+        + " there with all of its traffic (--model-registry; the models deployed before "
+        "stay deployed, with none).",
+    )
+    p.add_argument(
+        "--endpoint-machine-type",
+        default=_DEFAULTS.endpoint_machine_type,
+        help="Machine type of the deployed model's one replica (--vertex-endpoint).",
+    )
 
 
 def _add_vertex_job_options(p):
@@ -706,17 +745,33 @@ def _add_history_parsers(subparsers):
         "Serve an earlier pushed model again, as a new highest version.",
         "Copies the chosen version into a hidden staging folder in the serving folder and "
         "publishes it as a new, highest version with one rename (the served model changes "
-        "atomically), and records the push in ML Metadata. Exit status 0 when done (or "
-        "nothing to do), 2 when refused: a version never pushed, or never blessed without "
-        "--force; 4 when a run of the pipeline holds its lock.",
+        "atomically), and records the push in ML Metadata. With a Model Registry "
+        "(--model-registry, or the definition's [vertex] model_registry), moves its default "
+        "version alias to the chosen version instead (and, with an endpoint, deploys it there "
+        "with all of the traffic). Exit status 0 when done (or nothing to do), 2 when "
+        "refused: a version never pushed, or never blessed without --force; 1 when a Model "
+        "Registry call failed; 4 when a run of the pipeline holds its lock.",
     )
     p.add_argument(
         "--to", dest="version", type=int, required=True, help="The version to serve again."
     )
     p.add_argument("--dry-run", action="store_true", help="Say what would be done; change nothing.")
     p.add_argument("--force", action="store_true", help="Serve a version that was never blessed.")
-    p.add_argument("--reason", default=None, help="Why, recorded in ML Metadata.")
+    p.add_argument(
+        "--reason", default=None, help="Why, recorded in ML Metadata (not with a registry)."
+    )
     _add_wait_option(p)
+    _add_registry_options(p, upload=False)
+    for flag, field, what in (
+        ("--project", "gcp_project", "project"),
+        ("--region", "gcp_region", "region"),
+    ):
+        p.add_argument(
+            flag,
+            dest=field,
+            default=getattr(_DEFAULTS, field),
+            help=f"Google Cloud {what} of a --model-registry or --vertex-endpoint given as an ID.",
+        )
 
 
 def _add_wait_option(p):

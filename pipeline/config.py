@@ -14,6 +14,12 @@ from pathlib import Path
 
 from components.auto import AUTO, transformed_name
 from components.example_gen.missing import DEFAULT_MISSING_VALUES
+from components.model_registry import (
+    DEFAULT_MACHINE_TYPE,
+    DEFAULT_SERVING_CONTAINER,
+    RegistryDestination,
+    resource_name,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -149,6 +155,16 @@ class PipelineConfig:
     beam_worker_image: str | None = None
     beam_temp_location: str | None = None  # Dataflow; default <pipeline_root>/beam-tmp
     beam_job_endpoint: str | None = None
+    # Vertex AI Model Registry (components/model_registry.py): a model, as
+    # projects/P/locations/R/models/ID or an ID in gcp_project and gcp_region. The Pusher
+    # uploads each model it pushes (to serving_model_dir on /gcs/) as that model's new
+    # default version, served by serving_container_image, and deploys it to vertex_endpoint
+    # (an endpoint's resource name or ID), if given, on one endpoint_machine_type replica
+    # with all of its traffic; `rollback` moves the default version (and the traffic) back.
+    model_registry: str | None = None
+    serving_container_image: str = DEFAULT_SERVING_CONTAINER
+    vertex_endpoint: str | None = None
+    endpoint_machine_type: str = DEFAULT_MACHINE_TYPE
     # The pipeline definition these settings came from, if any (build_config sets it): a
     # local run records its path and sha256 in ML Metadata (`python -m pipeline runs`).
     # Not a setting: configs from the same settings compare equal whatever their source.
@@ -205,6 +221,7 @@ class PipelineConfig:
             raise ValueError(
                 f"beam_runner must be one of {', '.join(BEAM_RUNNERS)}; got {self.beam_runner!r}."
             )
+        _ = self.registry_destination  # raises for a model or endpoint it cannot name
 
     def resolve_from_data(self):
         """This configuration with what only the data can say filled in: task "auto" and a
@@ -316,6 +333,29 @@ class PipelineConfig:
             region=self.gcp_region,
             service_account=self.training_service_account,
         )
+
+    @property
+    def registry_destination(self):
+        """Where the Pusher uploads (components/model_registry.py), or None."""
+        if self.model_registry is None:
+            if self.vertex_endpoint is not None:
+                raise ValueError("vertex_endpoint: deploys a model_registry version; give both.")
+            return None
+        try:
+            return RegistryDestination(
+                model=resource_name(
+                    self.model_registry, "models", self.gcp_project, self.gcp_region
+                ),
+                pipeline_name=self.pipeline_name,
+                serving_container_image=self.serving_container_image,
+                endpoint=self.vertex_endpoint
+                and resource_name(
+                    self.vertex_endpoint, "endpoints", self.gcp_project, self.gcp_region
+                ),
+                machine_type=self.endpoint_machine_type,
+            )
+        except ValueError as e:
+            raise ValueError(f"model_registry/vertex_endpoint: {e}") from None
 
     @property
     def blessing_gate(self):

@@ -22,6 +22,9 @@ INFER_SCHEMA = "infer"
 DEFAULT_DEFINITION = str(REPO_ROOT / "definitions" / "default.toml")
 # Commands that compile a pipeline for Vertex AI read the [vertex] folders.
 VERTEX_COMMANDS = ("compile",)
+# The Model Registry keys: where a compiled pipeline's Pusher uploads, and what `rollback`
+# acts on instead of the local serving folder.
+REGISTRY_COMMANDS = ("compile", "rollback")
 
 
 class DefinitionError(ValueError):
@@ -102,6 +105,10 @@ KEYS = (
     # [serving] dir for `compile`; `run` keeps its local folders.
     Key("vertex", "pipeline_root", "pipeline_root", "path", commands=VERTEX_COMMANDS),
     Key("vertex", "serving_dir", "serving_model_dir", "path", commands=VERTEX_COMMANDS),
+    Key("vertex", "model_registry", "model_registry", commands=REGISTRY_COMMANDS),
+    Key("vertex", "serving_container_image", "serving_container_image", commands=REGISTRY_COMMANDS),
+    Key("vertex", "endpoint", "vertex_endpoint", commands=REGISTRY_COMMANDS),
+    Key("vertex", "endpoint_machine_type", "endpoint_machine_type", commands=REGISTRY_COMMANDS),
 )
 # (field, key, what it is) of the settings without a default.
 _REQUIRED = (

@@ -11,11 +11,11 @@ belong to all three, cached ones included (they point at the artifacts they reus
 """
 
 import datetime
-import hashlib
 import math
 import os
 import subprocess
 
+from components.model_registry import fingerprint_digest
 from components.user_code import file_sha256
 from pipeline.config import REPO_ROOT
 
@@ -443,11 +443,6 @@ def _headline(metrics):
     return ""
 
 
-def _digest(text, width=12):
-    """A short stand-in for a long text (the input fingerprint) in a table."""
-    return hashlib.sha256(text.encode()).hexdigest()[:width] if text else ""
-
-
 def _commit(version):
     """A code version shortened for a table: 12 digits of the commit, `-dirty` kept."""
     if not version:
@@ -501,7 +496,7 @@ def format_runs(records):
             "" if r["duration_s"] is None else f"{r['duration_s']:.1f}s",
             outcome(r),
             _cell(r["input_rows"]),
-            _digest(r["input_fingerprint"]),
+            fingerprint_digest(r["input_fingerprint"]),
             _headline(r["metrics"]),
             _cell(r["blessed"]),
             _cell(r["pushed_version"]),
@@ -540,7 +535,7 @@ def format_models(records):
             _cell(r["run_id"]),
             _headline(r["metrics"]),
             _cell(r["blessed"]),
-            _digest(r["input_fingerprint"]),
+            fingerprint_digest(r["input_fingerprint"]),
             os.path.relpath(r["definition"]) if r["definition"] else "",
             _commit(r["code_version"]),
             _cell(r["reason"]),

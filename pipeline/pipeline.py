@@ -16,6 +16,7 @@ from components.evaluator.component import Evaluator
 from components.example_gen import ExampleGen
 from components.example_gen.executor import RANGE_BYTES
 from components.example_validator.component import ExampleValidator
+from components.model_registry import gcs_uri
 from components.pusher import Pusher
 from components.schema_gen import SchemaGen
 from components.schema_importer import SchemaImporter
@@ -140,10 +141,15 @@ def create_components(config):
         slice_features=tuple(config.slice_features),
         num_classes=config.num_classes,
     )
+    registry = config.registry_destination
+    if registry is not None:
+        gcs_uri(config.resolved_serving_model_dir)  # the registry reads only Cloud Storage
     pusher = Pusher(
         model=trainer.outputs["model"],
         model_blessing=evaluator.outputs["blessing"],
         push_destination=config.resolved_serving_model_dir,
+        model_registry=registry and registry.to_json(),
+        examples=registry and example_gen.outputs["examples"],
     )
     nodes = [
         schema_importer,

@@ -7,10 +7,13 @@ the old model or the restored one, never a partial copy, and the versions alread
 as they were. ML Metadata records it as a push: a `PushedModel` artifact (`rollback_of`,
 `reason`) output by a `Rollback` execution whose inputs are the original version's
 `PushedModel` and `Model`, so `python -m pipeline models` lists it with the original's
-lineage. No TensorFlow import.
+lineage. With a Vertex AI Model Registry (`model_registry`), the registry is what serves:
+there a rollback moves the model's `default` version alias (components/model_registry.py).
+No TensorFlow import.
 """
 
 import getpass
+import json
 import os
 import sys
 
@@ -23,6 +26,7 @@ from pipeline.history import (
 )
 
 EXIT_DONE = 0
+EXIT_FAILED = 1  # a Model Registry call failed
 EXIT_REFUSED = 2
 
 
@@ -126,10 +130,88 @@ def _already_served(served, version, source):
     return model is not None and fingerprint(served["path"]) == model
 
 
+def _registry_rollback(config, version, dry_run, force, reason, say):
+    """`rollback` in the Vertex AI Model Registry: the `default` alias moves to `version` (and,
+    with an endpoint, that version is deployed there with all of its traffic). Reads the
+    registry even in a dry run, which prints the calls it would make instead of making them.
+    Refused for a version the registry lacks or one the Pusher never uploaded (unless
+    `force`)."""
+    from components.model_registry import (
+        BLESSED_LABEL,
+        DEFAULT_ALIAS,
+        Registry,
+        send,
+        versioned,
+    )
+    from pipeline.vertex import find_credentials
+
+    destination = config.registry_destination
+    if reason:
+        raise Refused(
+            "--reason is recorded in the local ML Metadata store, which a rollback in the "
+            f"Model Registry ({destination.model}) does not write to; leave it out."
+        )
+    credentials, _, problem = find_credentials()
+    if problem:
+        raise Refused(f"cannot reach the Vertex AI Model Registry: {problem}.")
+    registry = Registry(destination, credentials)
+    chosen = registry.get(str(version))
+    if chosen is None:
+        raise Refused(f"version {version} is not a version of {destination.model}.")
+    forced = chosen.get("labels", {}).get(BLESSED_LABEL) != "true"
+    if forced and not force:
+        raise Refused(
+            f"version {version} was never blessed: it has no {BLESSED_LABEL}=true label, which "
+            "the Pusher puts on every version it uploads (all blessed). --force serves it anyway."
+        )
+    calls = []
+    if DEFAULT_ALIAS not in chosen.get("versionAliases", []):
+        calls.append((registry.set_default_request(version), registry.set_default))
+    if destination.endpoint and registry.endpoint_version() != str(version):
+        calls.append((registry.deploy_request(version), registry.deploy))
+    if not calls:
+        traffic = f", with all of {destination.endpoint}'s traffic" if destination.endpoint else ""
+        say(
+            f"Version {version} is already served: {versioned(destination.model, version)} is "
+            f"the default version{traffic}. Nothing to do."
+        )
+        return EXIT_DONE
+    served = (registry.get() or {}).get("versionId")
+    instead = f" (instead of version {served})" if served and served != str(version) else ""
+    phrases = {
+        registry.set_default: (
+            f"make version {version} the default version of {destination.model}{instead}",
+            f"the default version{instead}",
+        ),
+        registry.deploy: (
+            f"deploy version {version} of {destination.model} to {destination.endpoint} "
+            "with all of its traffic",
+            f"deployed to {destination.endpoint} with all of its traffic",
+        ),
+    }
+    if dry_run:
+        say(
+            f"Would {' and '.join(phrases[call][0] for _, call in calls)}"
+            + (" (forced: never blessed)" if forced else "")
+            + ". Dry run: nothing changed. The calls it would make:"
+        )
+        say(json.dumps([description for description, _ in calls], indent=2, sort_keys=True))
+        return EXIT_DONE
+    for description, call in calls:
+        send(description, call, str(version))
+    say(
+        f"Version {version} of {destination.model} is served now: "
+        + ", ".join(phrases[call][1] for _, call in calls)
+        + "."
+    )
+    return EXIT_DONE
+
+
 def rollback(config, version, dry_run=False, force=False, reason=None, out=None, err=None):
-    """Makes `version` the served model of `config`'s pipeline; returns the exit status:
-    EXIT_DONE (what was done, or would be, written to `out`), or EXIT_REFUSED (why, to
-    `err`). Streams default to stdout and stderr."""
+    """Makes `version` the served model of `config`'s pipeline (in its serving folder, or in
+    the Model Registry when it has one); returns the exit status: EXIT_DONE (what was done,
+    or would be, written to `out`), EXIT_REFUSED (why, to `err`) or, for a registry call
+    that failed, EXIT_FAILED. Streams default to stdout and stderr."""
     from components.serving_dir import next_version, push
 
     serving_dir = config.resolved_serving_model_dir
@@ -137,12 +219,26 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
     def say(text):
         print(text, file=out or sys.stdout, flush=True)
 
+    def refuse(e):
+        print(f"Refused: {e}", file=err or sys.stderr, flush=True)
+        return EXIT_REFUSED
+
+    if config.model_registry is not None:
+        from google.api_core.exceptions import GoogleAPIError
+        from google.auth.exceptions import GoogleAuthError
+
+        try:
+            return _registry_rollback(config, version, dry_run, force, reason, say)
+        except Refused as e:
+            return refuse(e)
+        except (GoogleAPIError, GoogleAuthError) as e:
+            print(f"Not rolled back: {e}", file=err or sys.stderr, flush=True)
+            return EXIT_FAILED
     try:
         history = load(config)
         record, source, served = plan(history, serving_dir, version, force)
     except (Refused, RuntimeError) as e:
-        print(f"Refused: {e}", file=err or sys.stderr, flush=True)
-        return EXIT_REFUSED
+        return refuse(e)
     if _already_served(served, version, source):
         what = "" if served["version"] == version else f" as version {served['version']}"
         say(f"Version {version} is already served{what}: nothing to do.")

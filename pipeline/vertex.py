@@ -14,6 +14,7 @@ from pathlib import Path
 
 from components import user_code
 from components.auto import AUTO
+from components.model_registry import api_url
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 
 # Repository folders kubeflow/Dockerfile copies into the image's WORKDIR.
@@ -317,10 +318,7 @@ def prepare_job(
 
 
 def _endpoint(job):
-    return (
-        f"https://{job.location}-aiplatform.googleapis.com/v1/"
-        f"projects/{job.project}/locations/{job.location}"
-    )
+    return api_url(job.location, f"projects/{job.project}/locations/{job.location}")
 
 
 def submit_request(job, service_account=None):

@@ -17,6 +17,7 @@ from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils, channel, standard_artifacts
 
 from components.example_gen import ExampleGen, executor
+from components.input_fingerprint import files_fingerprint
 from components.schema_file import load_schema
 from pipeline.config import EXAMPLE_GEN_THREADS_BEAM_ARGS
 from schemas import TAXI_SCHEMA_PATH
@@ -116,6 +117,10 @@ def test_splits_are_about_two_to_one_and_deterministic(tmp_path, schema, taxi_cs
     assert first.get_int_custom_property("num_rows") == N_ROWS
     assert first.get_int_custom_property("num_rejected") == 0
     assert not os.path.exists(os.path.join(first.uri, "rejected"))
+    # No driver ran, as on Vertex: the executor fingerprints the input files itself.
+    assert first.get_string_custom_property("input_fingerprint") == files_fingerprint(
+        [str(taxi_csv)]
+    )
 
 
 def test_typed_values_round_trip_and_missing_optionals_are_absent(tmp_path, schema):

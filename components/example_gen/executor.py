@@ -41,7 +41,7 @@ from tfx.types import artifact_utils
 
 from components.example_gen.encode import serialize_examples, split_indices
 from components.example_gen.missing import parse_missing_values
-from components.input_fingerprint import FINGERPRINT_KEY
+from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
 from components.schema_importer.executor import load_schema_artifact
 
 DEFAULT_SPLIT_RATIOS = '{"train": 2, "eval": 1}'
@@ -651,8 +651,11 @@ class Executor(base_beam_executor.BaseBeamExecutor):
         if split_key and split_key not in features:
             raise ValueError(f"split_key {split_key!r} is not a column of the CSV files")
         examples = artifact_utils.get_single_instance(output_dict["examples"])
-        if exec_properties.get(FINGERPRINT_KEY):  # set by the local runner's driver
-            examples.set_string_custom_property(FINGERPRINT_KEY, exec_properties[FINGERPRINT_KEY])
+        # The local runner's driver sets it; on Vertex, which runs no driver, the same here.
+        examples.set_string_custom_property(
+            FINGERPRINT_KEY,
+            exec_properties.get(FINGERPRINT_KEY) or files_fingerprint(list_csv_files(input_base)),
+        )
         split_dirs = [os.path.join(examples.uri, f"Split-{name}") for name in ratios]
         rejected_dir = os.path.join(examples.uri, REJECTED_DIR)
         summary_path = os.path.join(self._get_tmp_dir(), "example_gen_summary.jsonl")

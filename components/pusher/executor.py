@@ -1,9 +1,12 @@
-"""Pusher executor: copy to a hidden folder, then rename into place.
+"""Pusher executor: copy to a hidden folder, then rename into place; then, if configured,
+upload that version to the Vertex AI Model Registry.
 
 TensorFlow Serving and any reader of `<push_destination>` see either no new
 version or a complete one: the copy happens under `.<version>.incomplete`,
 which no serving system treats as a version, and `os.rename` on one file
 system is atomic (components/serving_dir.py, which rollback uses too).
+The registry version points at the published folder, so it never sees a partial copy
+(components/model_registry.py). A model that is not blessed goes nowhere.
 """
 
 import logging
@@ -13,11 +16,15 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
+from components import model_registry
+from components.input_fingerprint import FINGERPRINT_KEY
 from components.serving_dir import push
 
 log = logging.getLogger(__name__)
 
 NOT_BLESSED = "the Evaluator did not bless the model"
+# The ModelBlessing's link to the model it judged (on Vertex: that artifact's resource name).
+CURRENT_MODEL_ID = "current_model_id"
 
 
 def _is_blessed(blessing):
@@ -37,6 +44,10 @@ class Executor(base_executor.BaseExecutor):
             pushed.set_int_custom_property("pushed", 0)
             pushed.set_string_custom_property("reason", NOT_BLESSED)
             return
+        registry = exec_properties.get("model_registry")
+        if registry:  # before any copy: ValueError unless the folder is on Cloud Storage
+            registry = model_registry.RegistryDestination.from_json(registry)
+            model_registry.gcs_uri(exec_properties["push_destination"])
         destination = push(
             path_utils.serving_model_path(model.uri), exec_properties["push_destination"]
         )
@@ -44,3 +55,36 @@ class Executor(base_executor.BaseExecutor):
         pushed.set_int_custom_property("pushed", 1)
         pushed.set_string_custom_property("pushed_destination", destination)
         pushed.set_string_custom_property("pushed_version", os.path.basename(destination))
+        if registry:
+            self._publish(registry, destination, input_dict, exec_properties, pushed)
+
+    def _run_id(self, exec_properties):
+        """The local runner's run ID, else the one Vertex put in the `run_id` parameter."""
+        if self._context is not None and self._context.pipeline_run_id:
+            return self._context.pipeline_run_id
+        run_id = exec_properties.get("run_id") or ""
+        return None if run_id.startswith("{{") else run_id
+
+    def _publish(self, destination, folder, input_dict, exec_properties, pushed):
+        model = artifact_utils.get_single_instance(input_dict["model"])
+        blessing = artifact_utils.get_single_instance(input_dict["model_blessing"])
+        examples = input_dict.get("examples") or []
+        judged = (
+            blessing.get_custom_property(CURRENT_MODEL_ID)
+            if blessing.has_custom_property(CURRENT_MODEL_ID)
+            else model.id
+        )
+        labels = model_registry.version_labels(
+            destination.pipeline_name,
+            self._run_id(exec_properties),
+            str(judged).rsplit("/", 1)[-1] if judged else None,
+            examples[0].get_string_custom_property(FINGERPRINT_KEY) if examples else None,
+        )
+        version = model_registry.publish(destination, model_registry.gcs_uri(folder), labels)
+        log.info("Model Registry: %s version %s", destination.model, version)
+        pushed.set_string_custom_property(
+            "registry_model", model_registry.versioned(destination.model, version)
+        )
+        pushed.set_string_custom_property("registry_version", str(version))
+        if destination.endpoint:
+            pushed.set_string_custom_property("endpoint", destination.endpoint)
