@@ -419,7 +419,8 @@ def _add_component_options(p):
 def _add_compile_parser(subparsers):
     p = subparsers.add_parser(
         "compile",
-        help="Compile the pipeline for Vertex AI Pipelines into a PipelineJob JSON.",
+        help="Compile the pipeline for Vertex AI Pipelines (a PipelineJob JSON) or a "
+        "self-hosted Kubeflow Pipelines (a pipeline YAML).",
         description="Compile the same pipeline with TFX's KubeflowV2DagRunner: every component "
         "a task in --image, Beam steps in the task's container or on "
         "--beam-runner. Nothing is sent anywhere; `submit` and `schedule` do that."
@@ -429,20 +430,27 @@ def _add_compile_parser(subparsers):
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_definition_option(p, "the settings")
+    _add_target_option(p, "Orchestrator to compile for.")
     p.add_argument(
-        "--target", choices=("vertex",), default="vertex", help="Orchestrator to compile for."
+        "--out",
+        required=True,
+        help="The file to write: a PipelineJob JSON (vertex), a pipeline .yaml (kubeflow).",
     )
-    p.add_argument("--out", required=True, help="The PipelineJob JSON file to write.")
     _add_input_options(p)
     p.add_argument(
-        "--pipeline-root", default=None, help="gs:// folder where Vertex writes the artifacts."
+        "--pipeline-root",
+        default=None,
+        help="Where the artifacts go: a gs:// folder (vertex); a minio://, s3:// or gs:// "
+        "folder (kubeflow).",
     )
     p.add_argument(
         "--serving-model-dir",
         default=None,
-        help="/gcs/<bucket>/... folder (Vertex's Cloud Storage mount) where blessed "
-        "models are pushed, one numeric version folder each.",
+        help="Where blessed models are pushed, one numeric version folder each: a "
+        "/gcs/<bucket>/... folder, Vertex's Cloud Storage mount (vertex); a folder under "
+        "--serving-volume's mount (kubeflow; default: <mount>/<pipeline name>).",
     )
+    _add_kubeflow_cluster_options(p)
     p.add_argument(
         "--image",
         default=None,
@@ -535,10 +543,75 @@ def _add_registry_options(p, upload=True):
     )
 
 
+def _add_target_option(p, help):
+    p.add_argument(
+        "--target",
+        choices=("vertex", "kubeflow"),
+        default="vertex",
+        help=help + " kubeflow: a self-hosted (open-source) Kubeflow Pipelines 2.x.",
+    )
+
+
+def _add_kubeflow_cluster_options(p):
+    """What a file compiled for a self-hosted Kubeflow Pipelines asks of the cluster."""
+    p.add_argument(
+        "--serving-volume",
+        default=None,
+        metavar="PVC:MOUNTPATH",
+        help="kubeflow: the PersistentVolumeClaim the Pusher writes blessed models to, and "
+        "where it is mounted in the Pusher's pod.",
+    )
+    p.add_argument(
+        "--image-pull-policy",
+        default=None,
+        choices=("Always", "IfNotPresent", "Never"),
+        help="kubeflow: when the tasks' pods pull --image (default: the cluster's).",
+    )
+    p.add_argument(
+        "--image-pull-secret",
+        action="append",
+        default=None,
+        metavar="SECRET",
+        help="kubeflow: a Secret (kubernetes.io/dockerconfigjson) in the run's namespace to "
+        "pull --image with; repeatable.",
+    )
+
+
+def _add_kubeflow_host_options(p):
+    p.add_argument(
+        "--host",
+        default=None,
+        help="kubeflow: URL of the Kubeflow Pipelines API (default: $KF_PIPELINES_ENDPOINT).",
+    )
+    p.add_argument(
+        "--namespace",
+        default=None,
+        help="kubeflow: your profile's namespace on a multi-user deployment (default: the "
+        "kfp client's context, ~/.config/kfp/context.json).",
+    )
+    p.add_argument(
+        "--experiment",
+        default=None,
+        help="kubeflow: the experiment the runs go to, created if new (default: the "
+        "pipeline's name).",
+    )
+    p.add_argument(
+        "--token",
+        default=None,
+        help="kubeflow: bearer token for the host (default: $KF_PIPELINES_TOKEN, else the "
+        "service-account token of a pod in the cluster, $KF_PIPELINES_SA_TOKEN_PATH).",
+    )
+
+
 def _add_vertex_job_options(p):
     p.add_argument(
-        "--spec", required=True, help="PipelineJob JSON written by `python -m pipeline compile`."
+        "--spec",
+        required=True,
+        help="File written by `python -m pipeline compile`: a PipelineJob JSON (vertex), a "
+        "pipeline YAML (kubeflow).",
     )
+    _add_target_option(p, "Where to run it.")
+    _add_kubeflow_host_options(p)
     _add_definition_option(
         p,
         "[vertex] project and region (the rest of the pipeline is in --spec: compile it "
@@ -558,13 +631,14 @@ def _add_vertex_job_options(p):
     p.add_argument(
         "--pipeline-root",
         default=None,
-        help="gs:// folder for the artifacts (default: the one compiled in).",
+        help="Folder for the artifacts, gs:// (vertex) or minio://, s3://, gs:// (kubeflow) "
+        "(default: the one compiled in).",
     )
     p.add_argument(
         "--service-account",
         default=None,
-        help="Service account the tasks run as (default: the project's Compute "
-        "Engine default service account).",
+        help="Service account the tasks run as (default: vertex, the project's Compute "
+        "Engine default service account; kubeflow, the namespace's pipeline runner).",
     )
     p.add_argument(
         "--no-cache",
@@ -577,38 +651,51 @@ def _add_vertex_job_options(p):
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="Print the request as JSON instead of sending it; needs no credentials.",
+        help="Print the requests as JSON (method, url, body) instead of sending them; needs "
+        "no credentials.",
     )
 
 
 def _add_submit_parser(subparsers):
     p = subparsers.add_parser(
         "submit",
-        help="Run a compiled pipeline on Vertex AI Pipelines.",
-        description="Create a Vertex AI PipelineJob from a compiled spec. Credentials come "
-        "from GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file.",
+        help="Run a compiled pipeline on Vertex AI Pipelines or Kubeflow Pipelines.",
+        description="vertex: create a Vertex AI PipelineJob from a compiled spec; credentials "
+        "come from GOOGLE_APPLICATION_CREDENTIALS or gcloud's application-default file. "
+        "kubeflow: create a run in --experiment with the kfp client, after checking that "
+        "--host answers.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_vertex_job_options(p)
     p.add_argument(
-        "--job-id", default=None, help="ID of the run (default: <pipeline name>-<timestamp>)."
+        "--job-id",
+        default=None,
+        help="vertex: ID of the run (default: <pipeline name>-<timestamp>).",
+    )
+    p.add_argument(
+        "--display-name",
+        default=None,
+        help="kubeflow: name of the run (default: the pipeline's name).",
     )
 
 
 def _add_schedule_parser(subparsers):
     p = subparsers.add_parser(
         "schedule",
-        help="Schedule a compiled pipeline on Vertex AI Pipelines (retraining).",
-        description="Create a Vertex AI schedule that runs the compiled spec at each --cron "
-        "time. Compile with --warm-start for incremental retraining.",
+        help="Schedule a compiled pipeline on Vertex AI Pipelines or Kubeflow Pipelines "
+        "(retraining).",
+        description="Create a schedule (vertex) or recurring run (kubeflow) that runs the "
+        "compiled spec at each --cron time. On Vertex, compile with --warm-start for "
+        "incremental retraining.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     _add_vertex_job_options(p)
     p.add_argument(
         "--cron",
         required=True,
-        help='Cron expression, e.g. "0 3 * * 1" (Mondays 03:00 UTC); prefix '
-        '"TZ=Europe/Berlin " for another time zone.',
+        help='Cron expression, e.g. "0 3 * * 1" (Mondays 03:00 UTC); vertex: prefix '
+        '"TZ=Europe/Berlin " for another time zone; kubeflow: always UTC, and six fields '
+        "(seconds first) are taken as they are.",
     )
     p.add_argument(
         "--display-name",
@@ -911,6 +998,78 @@ def _stats_command(args, metadata_path):
     return 0
 
 
+def _compile_command(args, config):
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from kubeflow.local_runner import task_order
+
+    if args.target == "kubeflow":
+        from pipeline.kubeflow_pipelines import Cluster, compile_pipeline
+
+        cluster = Cluster(
+            args.image_pull_policy, tuple(args.image_pull_secret or ()), args.serving_volume
+        )
+        spec, _ = compile_pipeline(config, args.out, cluster)
+    else:
+        from pipeline.vertex import compile_pipeline
+
+        spec = compile_pipeline(config, args.out)["pipelineSpec"]
+    tasks = task_order(spec["root"]["dag"]["tasks"])
+    print(
+        f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "
+        f"image {config.image}, pipeline root {config.pipeline_root}"
+    )
+    if args.target == "kubeflow":
+        print(
+            "No latest blessed model on Kubeflow Pipelines (it runs no resolver task): the "
+            "Evaluator blesses by the absolute thresholds alone.",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _kubeflow_command(args):
+    from pipeline import kubeflow_pipelines
+
+    host = kubeflow_pipelines.find_host(args.host, args.namespace, args.token)
+    submission = kubeflow_pipelines.Submission(
+        spec_path=args.spec,
+        experiment=args.experiment,
+        name=args.display_name,
+        pipeline_root=args.pipeline_root,
+        enable_caching=args.enable_caching,
+        service_account=args.service_account,
+        cron=getattr(args, "cron", None),
+        max_concurrent_runs=getattr(args, "max_concurrent_runs", 1),
+    )
+    if args.dry_run:
+        return kubeflow_pipelines.plan(host, submission)
+    return kubeflow_pipelines.send(host, submission)
+
+
+# Options that mean something for one --target only (their dests), by command.
+_TARGET_ONLY = {
+    "kubeflow": {
+        "compile": ("serving_volume", "image_pull_policy", "image_pull_secret"),
+        "submit": ("host", "namespace", "experiment", "token", "display_name"),
+        "schedule": ("host", "namespace", "experiment", "token"),
+    },
+    "vertex": {
+        "submit": ("definition", "project", "region", "job_id"),
+        "schedule": ("definition", "project", "region"),
+    },
+}
+
+
+def _check_target_options(parser, args, explicit):
+    for target, by_command in _TARGET_ONLY.items():
+        if args.target == target:
+            continue
+        wrong = [name for name in by_command.get(args.command, ()) if name in explicit]
+        if wrong:
+            flags = ", ".join("--" + name.replace("_", "-") for name in wrong)
+            parser.error(f"{flags}: only with --target {target}")
+
+
 def _vertex_command(args, explicit):
     from pipeline import vertex
 
@@ -1071,24 +1230,17 @@ def main(argv=None):
         else:
             print(summary.format())
         return summary.exit_code
+    _check_target_options(parser, args, explicit)
     from pipeline.definition import DefinitionError
     from pipeline.vertex import SetupError
 
     try:
         if args.command == "compile":
-            os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-            from pipeline.vertex import compile_pipeline
-
-            job = compile_pipeline(config, args.out)
-            from kubeflow.local_runner import task_order
-
-            tasks = task_order(job["pipelineSpec"]["root"]["dag"]["tasks"])
-            print(
-                f"{args.out}: {len(tasks)} tasks ({', '.join(tasks)}); "
-                f"image {config.image}, pipeline root {config.pipeline_root}"
-            )
-            return 0
-        result = _vertex_command(args, explicit)
+            return _compile_command(args, config)
+        if args.target == "kubeflow":
+            result = _kubeflow_command(args)
+        else:
+            result = _vertex_command(args, explicit)
     except DefinitionError as e:
         parser.error(str(e))
     except (SetupError, ValueError) as e:

@@ -2,7 +2,7 @@
 
 import os
 
-from tfx.dsl.components.common import resolver
+from tfx.dsl.components.common.resolver import Resolver
 from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
     LatestBlessedModelStrategy,
 )
@@ -75,18 +75,28 @@ def data_components(config):
     return schema_importer, example_gen, statistics_gen, schema_gen
 
 
-def create_components(config):
-    """Fresh component objects (a `Pipeline` cannot share them with another)."""
+def create_components(config, resolver=True):
+    """Fresh component objects (a `Pipeline` cannot share them with another).
+
+    `resolver=False` is for orchestrators that cannot run TFX's resolver (open-source
+    Kubeflow Pipelines): no latest blessed model, so no warm start, no drift baseline and
+    an Evaluator without a baseline, whose change thresholds then do not apply."""
     # The task and class count the Evaluator's configuration needs, when only the data says.
     config = config.resolve_from_data()
     auto_transform = config.preprocessing_fn == AUTO
     schema_importer, example_gen, statistics_gen, schema_gen = data_components(config)
     schema = (schema_importer or schema_gen).outputs["schema"]
-    latest_blessed_model = resolver.Resolver(
-        strategy_class=LatestBlessedModelStrategy,
-        model=channel.Channel(type=standard_artifacts.Model),
-        model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
-    ).with_id("latest_blessed_model_resolver")
+    if not resolver and (config.warm_start or config.drift_thresholds):
+        raise ValueError("warm_start and drift_thresholds need the latest blessed model.")
+    latest_blessed_model = (
+        Resolver(
+            strategy_class=LatestBlessedModelStrategy,
+            model=channel.Channel(type=standard_artifacts.Model),
+            model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
+        ).with_id("latest_blessed_model_resolver")
+        if resolver
+        else None
+    )
     # Drift baseline: the training statistics the latest blessed model carries (the Trainer
     # copies them into its Model artifact), which works wherever the stock resolver does.
     example_validator = ExampleValidator(
@@ -134,7 +144,7 @@ def create_components(config):
     evaluator = Evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
-        baseline_model=latest_blessed_model.outputs["model"],
+        baseline_model=latest_blessed_model.outputs["model"] if resolver else None,
         task=config.task,
         label_key=config.label_key,
         gate=config.blessing_gate,

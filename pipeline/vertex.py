@@ -50,22 +50,24 @@ class SetupError(Exception):
         super().__init__(f"cannot {action}:\n" + "\n".join(f"  - {p}" for p in problems))
 
 
-def _path_in_image(path, flag, problems, beam_workers_read_it):
+def _path_in_image(path, flag, problems, beam_workers_read_it, mounts=("/gcs/",)):
     """`path` as a task container sees it.
 
     Files in IMAGE_FOLDERS are in the image, so they become paths relative to
-    its WORKDIR.  Dataflow or Flink/Spark workers see neither the image's files
-    nor the /gcs mount.
+    its WORKDIR; `mounts` are folders the orchestrator mounts into every task
+    (Vertex: its Cloud Storage mount).  Dataflow or Flink/Spark workers see
+    neither the image's files nor the mounts.
     """
     if path.startswith("gs://"):
         return path
     if not beam_workers_read_it:
-        if path.startswith("/gcs/"):
+        if mounts and path.startswith(mounts):
             return path
         if _in_image(path):
             return Path(path).resolve().relative_to(REPO_ROOT).as_posix()
+        forms = " or ".join(("gs://", *mounts))
         problems.append(
-            f"{flag} {path} is not in the pipeline image: give a gs:// or /gcs/ "
+            f"{flag} {path} is not in the pipeline image: give a {forms} "
             f"path, or one under {', '.join(IMAGE_FOLDERS)} in {REPO_ROOT}"
         )
     else:
@@ -123,6 +125,22 @@ def _module_in_image(dotted_path, flag, problems):
         )
 
 
+def image_paths(config, problems, mounts=("/gcs/",)):
+    """The settings of `config` that name files or code, as the pipeline image sees them
+    (a dict of replacements); adds a problem for each one a task could not reach, and
+    for a missing image."""
+    if not config.image:
+        problems.append("--image: the pipeline image built from kubeflow/Dockerfile")
+    remote_beam = config.beam_runner != "direct"
+    return {
+        "data_path": _path_in_image(config.data_path, "--data", problems, remote_beam, mounts),
+        "schema_path": config.schema_path
+        and _path_in_image(config.schema_path, "--schema", problems, False, mounts),
+        "preprocessing_fn": _code_in_image(config.preprocessing_fn, "--preprocessing-fn", problems),
+        "estimator_fn": _code_in_image(config.estimator_fn, "--estimator-fn", problems),
+    }
+
+
 def vertex_config(config):
     """`config` with paths as the pipeline image sees them; SetupError lists every problem."""
     problems = []
@@ -130,21 +148,14 @@ def vertex_config(config):
         problems.append(
             "--pipeline-root must be a gs:// folder: Vertex writes every artifact under it"
         )
-    if not config.image:
-        problems.append("--image: the pipeline image built from kubeflow/Dockerfile")
     if not (config.serving_model_dir or "").startswith("/gcs/"):
         problems.append(
             "--serving-model-dir must be a /gcs/<bucket>/... folder: the Pusher "
             "copies with file-system calls, which reach Cloud Storage through "
             "the /gcs mount of Vertex AI Pipelines"
         )
+    in_image = image_paths(config, problems)
     remote_beam = config.beam_runner != "direct"
-    data_path = _path_in_image(config.data_path, "--data", problems, remote_beam)
-    schema_path = config.schema_path and _path_in_image(
-        config.schema_path, "--schema", problems, False
-    )
-    preprocessing_fn = _code_in_image(config.preprocessing_fn, "--preprocessing-fn", problems)
-    estimator_fn = _code_in_image(config.estimator_fn, "--estimator-fn", problems)
     if remote_beam and not config.beam_worker_image:
         problems.append(
             f"--beam-worker-image: {config.beam_runner} workers run the "
@@ -160,13 +171,7 @@ def vertex_config(config):
         problems.append("--beam-job-endpoint: host:port of the Flink or Spark Beam job server")
     if problems:
         raise SetupError("compile for Vertex AI", problems)
-    return dataclasses.replace(
-        config,
-        data_path=data_path,
-        schema_path=schema_path,
-        preprocessing_fn=preprocessing_fn,
-        estimator_fn=estimator_fn,
-    )
+    return dataclasses.replace(config, **in_image)
 
 
 def beam_args(config):
@@ -198,26 +203,30 @@ def beam_args(config):
     return runner + extra
 
 
-def compile_pipeline(config, out_path):
-    """Writes the PipelineJob JSON (`pipelineSpec`, `runtimeConfig`) for `config`; returns it."""
+def compile_job(config, target_config=vertex_config, resolver=True, command=None):
+    """The PipelineJob dict (`pipelineSpec`, `runtimeConfig`) of `config`, compiled by TFX's
+    KubeflowV2DagRunner for an orchestrator whose settings `target_config` checks (a
+    SetupError listing every problem) and puts as its tasks see them.  `resolver`: whether
+    the orchestrator runs the latest-blessed-model resolver tasks; `command`: what each task
+    runs (default: TFX's entry point, as Vertex runs it)."""
+    target_config(config)  # SetupError listing every problem of the settings, first
     from tfx.orchestration import pipeline as tfx_pipeline
     from tfx.orchestration.kubeflow.v2 import kubeflow_v2_dag_runner
 
     from pipeline.pipeline import create_components
 
-    vertex_config(config)  # SetupError listing every problem of the settings, first
     config = config.resolve_from_data()  # ValueError for a wrong label or an unknown task
-    image_config = vertex_config(config)
+    image_config = target_config(config)
     pipeline = tfx_pipeline.Pipeline(
         pipeline_name=config.pipeline_name,
         pipeline_root=config.pipeline_root,
-        components=create_components(image_config),
+        components=create_components(image_config, resolver=resolver),
         enable_cache=config.enable_cache,
         beam_pipeline_args=beam_args(image_config),
     )
     runner = kubeflow_v2_dag_runner.KubeflowV2DagRunner(
         kubeflow_v2_dag_runner.KubeflowV2DagRunnerConfig(
-            default_image=config.image, use_pipeline_spec_2_1=True
+            default_image=config.image, default_commands=command, use_pipeline_spec_2_1=True
         )
     )
     job = runner.run(pipeline, write_out=False)
@@ -225,9 +234,20 @@ def compile_pipeline(config, out_path):
     for name in ALWAYS_RUN:
         if name in tasks:  # no SchemaImporter when SchemaGen infers the schema
             tasks[name]["cachingOptions"] = {"enableCache": False}
+    return job
+
+
+def write_file(out_path, write):
+    """Calls `write(f)` on `out_path` opened for text, its folder made first."""
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:
-        json.dump(job, f, indent=2, sort_keys=True)
+        write(f)
+
+
+def compile_pipeline(config, out_path):
+    """Writes the PipelineJob JSON (`pipelineSpec`, `runtimeConfig`) for `config`; returns it."""
+    job = compile_job(config)
+    write_file(out_path, lambda f: json.dump(job, f, indent=2, sort_keys=True))
     return job
 
 

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import socket
 
 import pytest
 
@@ -114,3 +115,15 @@ def run_statistics_gen(folder, examples, schema=None):
         {},
     )
     return statistics
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to resolve a name or open a connection fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network call: {args}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)

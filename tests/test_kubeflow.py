@@ -5,7 +5,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -91,16 +90,6 @@ def _parameters(job, task):
 
 def _producer(job, task, key):
     return _tasks(job)[task]["inputs"]["artifacts"][key]["taskOutputArtifact"]
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network call: {args}")
-
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket.socket, "connect", refuse)
 
 
 @pytest.fixture
