@@ -31,6 +31,8 @@ _EVENTS_PREFIX = "events.out.tfevents"
 _NONE = "\N{EN DASH}"  # in a table: no value
 # Metrics in the order the tasks list them, the example count first.
 _METRIC_ORDER = ["example_count"] + [key for rows in TASK_METRICS.values() for _, _, key in rows]
+# Metrics that describe rather than score: no change of theirs is better or worse.
+_UNRANKED = frozenset({"example_count", "calibration", "mean_label", "mean_prediction"})
 # TFMA metric class -> the key it reports under (components/evaluator/tasks.py).
 _METRIC_KEYS = {name: key for rows in TASK_METRICS.values() for name, _, key in rows}
 
@@ -475,7 +477,10 @@ def _number(value, digits=4):
 
 
 def _tick_labels(values):
-    """Tick labels, as short as they can be while telling the ticks apart."""
+    """Tick labels, as short as they can be while telling the ticks apart; whole numbers below
+    a million in full (steps: 1,000, not 1e+03)."""
+    if all(float(v).is_integer() and abs(v) < 1e6 for v in values):
+        return [f"{int(v):,}" for v in values]
     for digits in range(3, 12):
         labels = [f"{v:.{digits}g}" for v in values]
         if len(set(labels)) == len(labels):
@@ -490,16 +495,17 @@ def _compact(value):
     return _number(value)
 
 
-def _ticks(low, high, count=4):
+def _ticks(low, high, count=4, cover=False):
     """About `count` round values from `low` to `high` (steps of 1, 2, 2.5 or 5 times a power
-    of ten)."""
+    of ten); with `cover`, up to the first one at or above `high` (a value axis's top)."""
     if not (math.isfinite(low) and math.isfinite(high)) or high <= low:
         return [low]
     raw = (high - low) / count
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     first = math.ceil(low / step - 1e-9)
-    return [round(i * step, 12) for i in range(first, math.floor(high / step + 1e-9) + 1)]
+    last = (math.ceil if cover else math.floor)(high / step - (1e-9 if cover else -1e-9))
+    return [round(i * step, 12) for i in range(first, last + 1)]
 
 
 def _ordered_metrics(names):
@@ -632,16 +638,17 @@ def histogram_svg(name, series):
         return _empty_chart("histogram", name, "no values")
     low = min(b[0] for _, _, buckets in series for b in buckets)
     high = max(b[1] for _, _, buckets in series for b in buckets)
-    if high <= low:  # one value: a bar around it
-        low, high = low - 0.5, high + 0.5
+    x_ticks = _ticks(low, high, 4)
+    if high <= low:  # one value: its bar in the middle, its one tick under it
+        low, high = low - 1, high + 1
     top = max(b[2] for _, _, buckets in series for b in buckets)
-    y_ticks = _ticks(0, top, 3)
-    plot = _Plot(320, 150, (low, high), (0, max(top, y_ticks[-1])))
-    parts = plot.axes(_ticks(low, high, 4), y_ticks, name, "% of values")
+    y_ticks = _ticks(0, top, 3, cover=True)
+    plot = _Plot(320, 150, (low, high), (0, y_ticks[-1]))
+    parts = plot.axes(x_ticks, y_ticks, name, "% of values")
     for split, color, buckets in series:
         for lo, hi, share in buckets:
-            if hi <= lo:
-                lo, hi = low, high
+            if hi <= lo:  # a bucket of one value: a narrow bar at it
+                lo, hi = lo - (high - low) / 40, hi + (high - low) / 40
             x0, x1 = plot.x(lo), plot.x(hi)
             y = plot.y(share)
             parts.append(
@@ -668,8 +675,8 @@ def values_svg(name, series):
     group = bar * len(series) + gap
     height = 10 + group * len(ranked) + 34
     top = max(shares.get(v, 0.0) for _, _, shares in series for v in ranked)
-    x_ticks = _ticks(0, top, 3)
-    plot = _Plot(320, height, (0, max(top, x_ticks[-1])), (0, 1), left=112, top=10, bottom=34)
+    x_ticks = _ticks(0, top, 3, cover=True)
+    plot = _Plot(320, height, (0, x_ticks[-1]), (0, 1), left=112, right=16, top=10, bottom=34)
     parts = plot.axes(x_ticks, [], f"% of values of {name}", "")
     for i, value in enumerate(ranked):
         y0 = plot.top + i * group
@@ -702,7 +709,7 @@ def line_svg(title, series, x_label="step"):
     y_low, y_high = y_low - pad, y_high + pad
     if min(ys) >= 0 > y_low:
         y_low = 0.0
-    plot = _Plot(360, 190, (x_low, x_high), (y_low, y_high), left=56)
+    plot = _Plot(360, 190, (x_low, x_high), (y_low, y_high), left=56, right=20)
     parts = plot.axes(_ticks(x_low, x_high, 4), _ticks(y_low, y_high, 4), x_label)
     for name, color, pts in series:
         pts = sorted(p for p in pts if math.isfinite(p[1]))
@@ -732,8 +739,8 @@ def slices_svg(metric, slices):
     width = max(420, 52 + 12 + step * len(shown))
     values = [v for _, c, b in shown for v in (c, b) if v is not None and math.isfinite(v)]
     low = min(0.0, min(values))
-    y_ticks = _ticks(low, max(values), 4)
-    plot = _Plot(width, 210, (0, len(shown)), (low, max(max(values), y_ticks[-1])), left=52)
+    y_ticks = _ticks(low, max(values), 4, cover=True)
+    plot = _Plot(width, 210, (0, len(shown)), (low, y_ticks[-1]), left=52)
     parts = plot.axes([], y_ticks, "", metric)
     bar = (step - 8) / per
     for i, (label, candidate, baseline) in enumerate(shown):
@@ -828,7 +835,10 @@ def _feature_card(name, feature, colors):
         if compared:
             found = row.get("drift")
             cells.append(
-                f"{found['value']:.3g} {drift.SHORT_NAMES[found['metric']]}" if found else _NONE
+                # Rounding noise (1e-17) reads as no drift.
+                f"{round(found['value'], 6):.3g} {drift.SHORT_NAMES[found['metric']]}"
+                if found
+                else _NONE
             )
         rows.append(cells)
     return (
@@ -952,10 +962,13 @@ def _training_section(data):
 
 
 def _change_cell(name, change):
+    """The candidate's change from the baseline, green when better, red when worse; counts,
+    means and calibration (best at 1) have no better side."""
     if change is None or math.isnan(change):
         return _NONE
-    better = change > 0 if name.split("/")[0] not in LOWER_IS_BETTER else change < 0
-    css = "same" if change == 0 else ("better" if better else "worse")
+    metric = name.split("/")[0]
+    better = change > 0 if metric not in LOWER_IS_BETTER else change < 0
+    css = "same" if change == 0 or metric in _UNRANKED else ("better" if better else "worse")
     return (f'<span class="{css}">{"+" if change > 0 else ""}{_e(_number(change))}</span>', change)
 
 
