@@ -29,8 +29,6 @@ _TOP_VALUES_SHOWN = 6
 _SLICES_CHARTED = 40
 _EVENTS_PREFIX = "events.out.tfevents"
 _NONE = "\N{EN DASH}"  # in a table: no value
-# Metrics in the order the tasks list them, the example count first.
-_METRIC_ORDER = ["example_count"] + [key for rows in TASK_METRICS.values() for _, _, key in rows]
 # Metrics that describe rather than score: no change of theirs is better or worse.
 _UNRANKED = frozenset({"example_count", "calibration", "mean_label", "mean_prediction"})
 # TFMA metric class -> the key it reports under (components/evaluator/tasks.py).
@@ -509,7 +507,15 @@ def _ticks(low, high, count=4, cover=False):
 
 
 def _ordered_metrics(names):
-    rank = {name: i for i, name in reversed(list(enumerate(_METRIC_ORDER)))}
+    """The example count, then the metrics in the order their task lists them (the task whose
+    first metric is there: its headline first), then the others by name."""
+    names = list(names)
+    order = ["example_count"]
+    for rows in TASK_METRICS.values():
+        if rows[0][2] in names:
+            order += [key for _, _, key in rows]
+            break
+    rank = {name: i for i, name in enumerate(order)}
     return sorted(names, key=lambda n: (rank.get(n.split("/")[0], len(rank)), n))
 
 
