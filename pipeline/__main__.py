@@ -1,5 +1,5 @@
 """Command line: `python -m pipeline
-run|compile|submit|schedule|stats|schema|init|runs|models|rollback [options]`.
+run|compile|submit|schedule|stats|schema|init|runs|models|rollback|report [options]`.
 
 Heavy imports (TensorFlow, TFX) happen only once a command runs, so
 `--help` answers at once.
@@ -782,7 +782,7 @@ def _add_init_parser(subparsers):
 
 
 def _add_history_parsers(subparsers):
-    """`runs`, `models` and `rollback`: a pipeline found as `run` finds it."""
+    """`runs`, `models`, `rollback` and `report`: a pipeline found as `run` finds it."""
 
     def command(name, summary, description):
         p = subparsers.add_parser(
@@ -859,6 +859,30 @@ def _add_history_parsers(subparsers):
             default=getattr(_DEFAULTS, field),
             help=f"Google Cloud {what} of a --model-registry or --vertex-endpoint given as an ID.",
         )
+    p = command(
+        "report",
+        "Write one self-contained HTML report of a run: data, training, evaluation, blessing, "
+        "push and lineage.",
+        "One HTML file with everything inline (no server, no network): data statistics per "
+        "split as charts and the data anomalies, training curves from the Trainer's event "
+        "files, the evaluation overall and per slice beside the baseline model, the blessing "
+        "decision against its gate, what was pushed where, and the run's lineage. Prints the "
+        "file's path. Exit status 2 when there is no such run.",
+    )
+    p.add_argument(
+        "run_id",
+        nargs="?",
+        default=None,
+        metavar="RUN",
+        help="A run id as `runs` lists it (default: the latest run).",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE.html",
+        help="Where to write it (default: <the ML Metadata store's folder>/reports/<run>.html, "
+        "e.g. pipelines/<name>/reports/).",
+    )
 
 
 def _add_wait_option(p):
@@ -878,7 +902,57 @@ def _history_config(args, explicit):
     return config_from_args(args, explicit)
 
 
+def _quiet_tensorflow():
+    """TFMA and TensorBoard's readers print TensorFlow warnings that ask nothing of the user."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+
+
+def _report_command(args, config):
+    _quiet_tensorflow()
+    from pipeline.report import write_report
+
+    try:
+        path = write_report(config, args.run_id, args.out)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(path)
+    return 0
+
+
+def _run_with_report(config, verbose):
+    """`run`'s summary, with the run's report written at the end (also when a component
+    failed: its path is printed before the error). Writing the report never changes the
+    run's outcome: a failure there is a warning."""
+    from pipeline.history import run_ids
+    from pipeline.runner import run_locally
+
+    known = run_ids(config)
+    try:
+        summary = run_locally(config, verbose=verbose)
+    except Exception:
+        path = _new_run_report(config, known)
+        if path:
+            print(f"Run report: {path}", file=sys.stderr)
+        raise
+    summary.report_path = _new_run_report(config, known)
+    return summary
+
+
+def _new_run_report(config, known):
+    try:
+        from pipeline.report import write_new_run_report
+
+        return write_new_run_report(config, known)
+    except Exception as e:  # the run's outcome matters more than its report
+        print(f"warning: could not write the run report: {e}", file=sys.stderr)
+        return None
+
+
 def _history_command(args, config):
+    if args.command == "report":
+        return _report_command(args, config)
     if args.command == "rollback":
         from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
         from pipeline.rollback import rollback
@@ -895,9 +969,7 @@ def _history_command(args, config):
         except Locked as e:
             print(f"Not rolled back: {e}", file=sys.stderr)
             return EXIT_LOCKED
-    # The metrics are read with TFMA, whose TensorFlow warnings ask nothing of the user.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    _quiet_tensorflow()  # the metrics are read with TFMA
     from pipeline import history
 
     try:
@@ -1193,7 +1265,7 @@ def main(argv=None):
             parser.error(str(e))
         command = _stats_command if args.command == "stats" else _schema_command
         return command(args, metadata_path)
-    if args.command in ("runs", "models", "rollback"):
+    if args.command in ("runs", "models", "rollback", "report"):
         try:
             config = _history_config(args, explicit)
         except ValueError as e:
@@ -1217,11 +1289,10 @@ def main(argv=None):
         if not args.verbose:
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
-        from pipeline.runner import run_locally
 
         try:
             with pipeline_lock(config.resolved_metadata_path, "run", wait=args.wait):
-                summary = run_locally(config, verbose=args.verbose)
+                summary = _run_with_report(config, args.verbose)
         except Locked as e:
             print(f"Not run: {e}", file=sys.stderr)
             return EXIT_LOCKED

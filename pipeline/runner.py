@@ -70,6 +70,7 @@ class RunSummary:
     anomalies: list[str] = dataclasses.field(default_factory=list)  # warn-only, one a line
     schema_path: str | None = None  # the Schema artifact's schema.pbtxt
     schema_inferred: bool = False  # by SchemaGen, from the train statistics
+    report_path: str | None = None  # the run report (`python -m pipeline run` writes it)
 
     @property
     def exit_code(self):
@@ -109,6 +110,8 @@ class RunSummary:
             lines.append(f"  not pushed: {self.not_pushed_reason or 'no push recorded'}")
         if self.cached_components:
             lines.append("  reused from cache: " + ", ".join(self.cached_components))
+        if self.report_path:
+            lines.append(f"  report: {self.report_path} (`python -m pipeline report`)")
         return "\n".join(lines)
 
 

@@ -10,7 +10,13 @@ import pyarrow as pa
 import pytest
 
 from components.evaluator import totals as totals_lib
-from components.evaluator.executor import gate_failures, slice_groups, validation_result
+from components.evaluator.executor import (
+    CHANGE_CHECK,
+    VALUE_CHECK,
+    gate_failures,
+    slice_groups,
+    validation_result,
+)
 from components.evaluator.tasks import BlessingGate
 
 
@@ -115,7 +121,12 @@ def test_per_slice_totals_equal_each_slice_scored_alone():
     ("gate", "candidate", "baseline", "failures"),
     [
         (BlessingGate("auc", threshold=0.6), 0.7, None, []),
-        (BlessingGate("auc", threshold=0.6), 0.55, None, ["auc = 0.55 is below the threshold 0.6"]),
+        (
+            BlessingGate("auc", threshold=0.6),
+            0.55,
+            None,
+            [(VALUE_CHECK, "auc = 0.55 is below the threshold 0.6")],
+        ),
         # A first model: the change check needs a baseline and is left out.
         (BlessingGate("auc", max_change=0.01), 0.5, None, []),
         (BlessingGate("auc", max_change=0.01), 0.795, 0.8, []),
@@ -123,19 +134,29 @@ def test_per_slice_totals_equal_each_slice_scored_alone():
             BlessingGate("auc", max_change=0.01),
             0.78,
             0.8,
-            ["auc = 0.78 is 0.02 below the baseline's 0.8 (at most 0.01 allowed)"],
+            [(CHANGE_CHECK, "auc = 0.78 is 0.02 below the baseline's 0.8 (at most 0.01 allowed)")],
         ),
         (
             BlessingGate("root_mean_squared_error", max_relative_change=0.02),
             10.5,
             10.0,
             [
-                "root_mean_squared_error = 10.5 is 5.00% above the baseline's 10 "
-                "(at most 2.00% allowed)"
+                (
+                    CHANGE_CHECK,
+                    "root_mean_squared_error = 10.5 is 5.00% above the baseline's 10 "
+                    "(at most 2.00% allowed)",
+                )
             ],
         ),
         (BlessingGate("root_mean_squared_error", max_relative_change=0.02), 9.0, 10.0, []),
-        (BlessingGate("auc"), float("nan"), None, ["auc is NaN"]),
+        (
+            BlessingGate("auc", threshold=0.6),
+            float("nan"),
+            None,
+            [(VALUE_CHECK, "auc = nan is below the threshold 0.6")],
+        ),
+        # No check at all: every model is blessed.
+        (BlessingGate("auc"), float("nan"), 0.8, []),
     ],
 )
 def test_the_gate_judges_the_metric_in_its_direction(gate, candidate, baseline, failures):
@@ -147,9 +168,14 @@ def test_a_failed_gate_is_a_validation_result_naming_metric_value_and_reason():
     result = validation_result(gate, {"candidate": {"auc": 0.5}, "baseline": {"auc": 0.7}})
     assert not result.validation_ok
     (per_slice,) = result.metric_validations_per_slice
-    assert [f.metric_key.model_name for f in per_slice.failures] == ["candidate"] * 2
-    assert [f.metric_value.double_value.value for f in per_slice.failures] == [0.5, 0.5]
-    assert per_slice.failures[1].message == (
-        "auc = 0.5 is 0.2 below the baseline's 0.7 (at most 0.01 allowed)"
-    )
+    value, change = per_slice.failures
+    assert (value.metric_key.model_name, value.metric_key.is_diff) == ("candidate", False)
+    assert value.metric_value.double_value.value == 0.5
+    assert value.metric_threshold.value_threshold.lower_bound.value == 0.6
+    assert not value.metric_threshold.HasField("change_threshold")
+    # A change check fails on the difference, as TFMA reports it.
+    assert (change.metric_key.model_name, change.metric_key.is_diff) == ("candidate", True)
+    assert change.metric_value.double_value.value == pytest.approx(-0.2)
+    assert change.metric_threshold.change_threshold.absolute.value == -0.01
+    assert change.message == ("auc = 0.5 is 0.2 below the baseline's 0.7 (at most 0.01 allowed)")
     assert validation_result(gate, {"": {"auc": 0.9}}).validation_ok

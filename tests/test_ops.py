@@ -322,7 +322,7 @@ def test_tables_are_aligned_and_name_each_run_and_version(scenario, capsys):
 
 
 def test_history_commands_answer_help_without_tensorflow():
-    for command in ("runs", "models", "rollback"):
+    for command in ("runs", "models", "rollback", "report"):
         result = subprocess.run(
             [
                 sys.executable,

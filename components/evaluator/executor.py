@@ -254,41 +254,57 @@ def metrics_for_slice(key, values_by_model):
     return proto
 
 
-def gate_failures(gate: BlessingGate, candidate: float, baseline: float | None) -> list[str]:
-    """Why `candidate` (the gate metric on the overall slice) fails the gate; [] if it passes.
+VALUE_CHECK, CHANGE_CHECK = "value_threshold", "change_threshold"  # TFMA's threshold kinds
+
+
+def gate_failures(gate: BlessingGate, candidate: float, baseline: float | None):
+    """[(check, why)]: how `candidate` (the gate metric on the overall slice) fails the gate,
+    check being VALUE_CHECK or CHANGE_CHECK; [] if it passes.
 
     The change checks need a baseline: a first model is judged by the threshold alone.
     """
     failures = []
     name = gate.metric
     worse = "below" if gate.higher_is_better else "above"
-    if math.isnan(candidate):
-        return [f"{name} is NaN"]
     if gate.threshold is not None:
         beyond = candidate < gate.threshold if gate.higher_is_better else candidate > gate.threshold
-        if beyond:
-            failures.append(f"{name} = {candidate:.6g} is {worse} the threshold {gate.threshold:g}")
-    if baseline is None:
+        if beyond or math.isnan(candidate):
+            failures.append(
+                (
+                    VALUE_CHECK,
+                    f"{name} = {candidate:.6g} is {worse} the threshold {gate.threshold:g}",
+                )
+            )
+    if baseline is None or (gate.max_change is None and gate.max_relative_change is None):
         return failures
     # Positive when the candidate is worse than the baseline.
     loss = baseline - candidate if gate.higher_is_better else candidate - baseline
+    if math.isnan(loss):
+        return [*failures, (CHANGE_CHECK, f"{name} = {candidate:.6g}: no change to judge")]
     if gate.max_change is not None and loss > gate.max_change:
         failures.append(
-            f"{name} = {candidate:.6g} is {loss:.6g} {worse} the baseline's {baseline:.6g} "
-            f"(at most {gate.max_change:g} allowed)"
+            (
+                CHANGE_CHECK,
+                f"{name} = {candidate:.6g} is {loss:.6g} {worse} the baseline's {baseline:.6g} "
+                f"(at most {gate.max_change:g} allowed)",
+            )
         )
     if gate.max_relative_change is not None and loss > 0:
         relative = loss / abs(baseline) if baseline else math.inf
         if relative > gate.max_relative_change:
             failures.append(
-                f"{name} = {candidate:.6g} is {relative:.2%} {worse} the baseline's "
-                f"{baseline:.6g} (at most {gate.max_relative_change:.2%} allowed)"
+                (
+                    CHANGE_CHECK,
+                    f"{name} = {candidate:.6g} is {relative:.2%} {worse} the baseline's "
+                    f"{baseline:.6g} (at most {gate.max_relative_change:.2%} allowed)",
+                )
             )
     return failures
 
 
 def validation_result(gate, overall_by_model):
-    """The `ValidationResult` of the gate on the overall slice."""
+    """The `ValidationResult` of the gate on the overall slice, as TFMA reports it: a value
+    check fails on the candidate's value, a change check on its difference (`is_diff`)."""
     candidate_name = CANDIDATE if BASELINE in overall_by_model else ""
     candidate = overall_by_model[candidate_name][gate.metric]
     baseline = overall_by_model.get(BASELINE, {}).get(gate.metric)
@@ -300,13 +316,17 @@ def validation_result(gate, overall_by_model):
     result.validation_ok = not failures
     if failures:
         per_slice = result.metric_validations_per_slice.add(slice_key=_slice_key_proto(()))
-        for message in failures:
+        for check, message in failures:
+            threshold = config_pb2.MetricThreshold()
+            getattr(threshold, check).CopyFrom(getattr(gate_threshold(gate), check))
+            is_change = check == CHANGE_CHECK
             failure = per_slice.failures.add(
-                metric_key=_metric_key(gate.metric, candidate_name),
-                metric_threshold=gate_threshold(gate),
+                metric_key=_metric_key(gate.metric, candidate_name, is_diff=is_change),
+                metric_threshold=threshold,
                 message=message,
             )
-            failure.metric_value.double_value.value = candidate
+            value = candidate - baseline if is_change else candidate
+            failure.metric_value.double_value.value = value
     return result
 
 

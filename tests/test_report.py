@@ -1,0 +1,290 @@
+"""The run report (`python -m pipeline report`), opened in headless Chromium as a reader would.
+
+One module fixture makes three runs of the taxi pipeline: the shared first run (blessed and
+pushed, no baseline), then, on a copy of its store, `python -m pipeline run` with an AUC floor
+no model reaches (not blessed, compared with the first model), then one that fails in
+ExampleGen. `run` writes the report of the last two itself; `report RUN` writes the first's.
+Each page is loaded from its file in Chromium (Debian's package, which .ci/run installs) with
+the network cut off, and checked for script errors and for charts and tables with the run's
+own figures.
+"""
+
+import contextlib
+import io
+import os
+import pathlib
+import re
+
+import pytest
+
+from tests.conftest import TAXI_DEFINITION, copy_of_run
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+_IMPOSSIBLE_AUC = 1.01
+
+
+def _main(*args, output_dir):
+    """`python -m pipeline ARGS` for the copy's pipeline, in this process: (exit status,
+    stdout, stderr)."""
+    from pipeline.__main__ import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            code = main(
+                [*map(str, args), "--definition", TAXI_DEFINITION, "--output-dir", str(output_dir)]
+            )
+        except Exception as e:
+            code = e  # a failed run: its error, as `python -m pipeline run` would end with it
+    return code, stdout.getvalue(), stderr.getvalue()
+
+
+@pytest.fixture(scope="module")
+def runs(pipeline_run, tmp_path_factory):
+    from pipeline import history
+
+    first_config, first = pipeline_run
+    out = tmp_path_factory.mktemp("report")
+    config = copy_of_run(first_config, out)
+    strict = ["--train-steps", "200", "--eval-steps", "10"]
+    strict += ["--blessing-threshold", str(_IMPOSSIBLE_AUC)]
+    code, stdout, stderr = _main("run", "--data", config.data_path, *strict, output_dir=out)
+    # A run that fails in ExampleGen: one field too many on line 4.
+    lines = pathlib.Path(config.data_path).read_text().splitlines()
+    lines[3] = lines[3].replace(",", ",,", 1)
+    bad = out / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    error, _, failed_stderr = _main("run", "--data", bad, *strict, output_dir=out)
+    first_id = history.load(config).run_contexts[-1].name
+    first_page = out / "first.html"
+    return {
+        "config": config,
+        "first": first,
+        "first_id": first_id,
+        "first_page": first_page,
+        "report": _main("report", first_id, "--out", first_page, output_dir=out),
+        "unknown": _main("report", "no-such-run", output_dir=out),
+        "strict_code": code,
+        "strict_stdout": stdout,
+        "strict_stderr": stderr,
+        "failed_error": error,
+        "failed_stderr": failed_stderr,
+        "records": history.load(config).runs(),
+    }
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian Chromium, driven by Playwright."""
+    if not os.path.exists(CHROMIUM):
+        pytest.fail(
+            f"Chromium is not installed at {CHROMIUM}: install Debian's package "
+            "(`apt-get install chromium`, as .ci/run does) to check the report renders."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Page:
+    """A report opened in Chromium, with every error and request it made."""
+
+    def __init__(self, browser, path):
+        self.path = os.path.abspath(path)
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.errors, self.requests = [], []
+        self.page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+        self.page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.goto(f"file://{self.path}")
+        self.page.wait_for_load_state("load")
+
+    def count(self, selector):
+        return self.page.locator(selector).count()
+
+    def texts(self, selector):
+        return [t.strip() for t in self.page.locator(selector).all_inner_texts()]
+
+    def row(self, table, first_cell):
+        """The cells of the row of `table` (a selector) whose first cell is `first_cell`."""
+        for row in self.page.locator(f"{table} tbody tr").all():
+            cells = [c.strip() for c in row.locator("td").all_inner_texts()]
+            if cells and cells[0] == first_cell:
+                return cells
+        raise AssertionError(f"no row {first_cell!r} in {table}: {self.texts(table)}")
+
+    def check_renders_alone(self):
+        """No script error, and nothing loaded but the file itself."""
+        assert self.errors == []
+        assert self.requests == [f"file://{self.path}"]
+
+
+def _fmt(value):
+    return f"{value:.4g}"
+
+
+def _report_path(text):
+    """The report path the run summary's `  report: PATH (...)` line names, or, for a failed
+    run, its `Run report: PATH` line."""
+    found = re.search(r"^(?:  report|Run report): (\S+)", text, re.MULTILINE)
+    assert found, f"no report line in: {text}"
+    return found.group(1)
+
+
+def test_run_prints_where_its_report_is_and_keeps_its_exit_status(runs):
+    from pipeline.report import default_path
+
+    assert runs["strict_code"] == 3  # ran, not blessed: what it was without a report
+    assert "warning" not in runs["strict_stderr"]
+    strict, failed = runs["records"][1], runs["records"][0]
+    assert (strict["outcome"], failed["outcome"]) == ("not_blessed", "failed")
+    path = _report_path(runs["strict_stdout"])
+    assert path == default_path(runs["config"], strict["run_id"])
+    assert path.startswith(os.path.join(runs["config"].output_dir, "pipelines", "taxi", "reports"))
+    assert os.path.isfile(path)
+    # A failed run has its report too, named before its error, which still ends the run.
+    assert "line 4" in str(runs["failed_error"])
+    failed_path = _report_path(runs["failed_stderr"])
+    assert failed_path == default_path(runs["config"], failed["run_id"])
+    assert os.path.isfile(failed_path)
+
+
+def test_report_command_writes_the_run_asked_for_and_names_the_runs_there_are(runs):
+    code, stdout, _ = runs["report"]
+    assert code == 0 and stdout.strip() == str(runs["first_page"])
+    code, stdout, stderr = runs["unknown"]
+    assert code == 2 and stdout == ""
+    assert "No run 'no-such-run' of pipeline 'taxi'" in stderr
+    for record in runs["records"]:
+        assert record["run_id"] in stderr
+
+
+def test_first_run_report_shows_data_training_evaluation_and_push(runs, browser, tmp_path):
+    from components.statistics_gen.layout import load_statistics
+    from pipeline.history import code_version
+    from pipeline.runner import overall_metrics
+
+    first = runs["first"]
+    page = Page(browser, runs["first_page"])
+    page.check_renders_alone()
+    assert page.texts("header h1")[0].startswith("taxi")
+    assert page.texts("header .badge") == ["pushed"]
+
+    # Data: a card per feature with a chart that has bars, the anomalies' verdict.
+    features = load_statistics(first.statistics_uri)["train"].datasets[0].features
+    assert page.count("#data .card.feature") == len(features)
+    assert page.count("#data svg[data-chart=histogram] rect.bar") > len(features)
+    assert page.count("#data svg[data-chart=values] rect.bar") > 0
+    assert page.texts("#data .legend span") == ["train", "eval"]
+    assert "no anomalies" in page.texts("#data")[0]
+
+    # Training: curves from the event files, loss first, with points.
+    assert page.texts("#training .card h4")[0] == "loss"
+    assert page.count("#training svg[data-chart=line] circle.point") >= 3
+    assert page.count("#training svg[data-chart=line] polyline") > 0
+
+    # Evaluation: TFMA's own figures, no baseline for a first model.
+    metrics = overall_metrics(first.evaluation_uri)
+    assert page.row("#evaluation table.overall", "auc") == ["auc", _fmt(metrics["auc"])]
+    assert "No baseline" in page.texts("#evaluation")[0]
+    assert page.count("#evaluation svg[data-chart=slices] rect.bar[data-model=candidate]") > 0
+    assert page.count("#evaluation svg[data-chart=slices] rect.bar[data-model=baseline]") == 0
+
+    # Blessing against the gate, and where the model went.
+    assert page.texts("#blessing .verdict .badge") == ["blessed"]
+    assert "auc >= 0.6" in page.texts("#blessing .verdict")[0]
+    assert page.row("#blessing table.checks", "auc >= 0.6")[-1] == "passed"
+    assert page.row("#blessing table.checks", "at most 0.01 below the baseline")[-1] == (
+        "not checked: no baseline"
+    )
+    push = page.texts("#push")[0]
+    assert os.path.basename(first.pushed_to) in push and first.pushed_to in push
+
+    # Lineage: the run, its input, definition and code.
+    lineage = page.texts("#lineage")[0]
+    assert runs["first_id"] in lineage
+    assert str(runs["config"].data_path) in lineage  # the input fingerprint's file
+    assert os.path.realpath(TAXI_DEFINITION) in lineage
+    assert code_version() in lineage
+    assert page.row("#lineage table.components", "Trainer")[1] == "complete"
+
+    shot = tmp_path / "report.png"
+    page.page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 50_000  # a page of charts, not a blank one
+
+
+def test_unblessed_run_report_compares_with_the_baseline_and_shows_the_failed_check(runs, browser):
+    from pipeline.runner import overall_metrics
+
+    strict = runs["records"][1]
+    page = Page(browser, _report_path(runs["strict_stdout"]))
+    page.check_renders_alone()
+    assert page.texts("header .badge") == ["not blessed"]
+
+    # The evaluation beside the baseline: the first run's model, with TFMA's figures for both.
+    history_evaluation = _evaluation_uri(runs["config"], strict["run_id"])
+    metrics = overall_metrics(history_evaluation)
+    first_metrics = overall_metrics(runs["first"].evaluation_uri)
+    auc = page.row("#evaluation table.overall", "auc")
+    assert auc[:3] == ["auc", _fmt(metrics["auc"]), _fmt(first_metrics["auc"])]
+    assert f"trained in run {runs['first_id']}" in page.texts("#evaluation")[0]
+    candidates = page.count("#evaluation svg[data-chart=slices] rect.bar[data-model=candidate]")
+    baselines = page.count("#evaluation svg[data-chart=slices] rect.bar[data-model=baseline]")
+    assert candidates > 0 and baselines > 0
+
+    # The per-slice table sorts by a column when its header is clicked (the page's script).
+    page.page.locator("#evaluation details summary").click()
+    page.page.locator("#evaluation table.slices th", has_text="example_count").click()
+    counts = [
+        int(cells.split("\n")[0].replace(",", ""))
+        for cells in page.page.locator(
+            "#evaluation table.slices tbody td:nth-child(2)"
+        ).all_inner_texts()
+    ]
+    assert len(counts) > 1 and counts == sorted(counts)
+    page.check_renders_alone()
+
+    # Not blessed: the floor it missed, TFMA's verdict, nothing pushed.
+    assert page.texts("#blessing .verdict .badge") == ["not blessed"]
+    floor = page.row("#blessing table.checks", f"auc >= {_IMPOSSIBLE_AUC:g}")
+    assert floor[1] == _fmt(metrics["auc"]) and floor[-1] == "failed"
+    assert re.search(r"TFMA validation\s+failed", page.texts("#blessing")[0])
+    assert "not pushed" in page.texts("#push")[0]
+
+
+def test_failed_run_report_names_the_failing_component(runs, browser):
+    page = Page(browser, _report_path(runs["failed_stderr"]))
+    page.check_renders_alone()
+    assert page.texts("header .badge") == ["failed in ExampleGen"]
+    row = page.row("#lineage table.components", "ExampleGen")
+    assert row[1] == "failed"
+    for section in ("#training", "#evaluation", "#push"):
+        assert "did not run in this run" in page.texts(section)[0]
+
+
+def _evaluation_uri(config, run_id):
+    from pipeline import history
+
+    past = history.load(config)
+    run = next(r for r in past.run_contexts if r.name == run_id)
+    return past._output(run, "Evaluator", "evaluation").uri
