@@ -10,14 +10,16 @@
 2. Runs the whole pipeline cold (no cache) in a fresh process tree, printing per
    component the wall time, rows per second and the peak resident memory of the process
    and its children (Beam workers), sampled every 50 ms.
-3. Runs TFX's stock `CsvExampleGen` executor on the same file with the same Beam
-   arguments, side by side.
+3. Runs TFX's stock `CsvExampleGen` executor on the same file, and TFX's stock (TFMA)
+   Evaluator executor on the run's eval split and model with the same metrics and slices
+   (this kit's `eval_config.json`), each with the same Beam arguments, side by side.
 
 Figures depend on the machine and its load that day: compare ratios from one run.
 """
 
 import argparse
 import csv
+import glob
 import os
 import random
 import subprocess
@@ -116,6 +118,60 @@ def run_stock_example_gen(data, output, beam_args):
     return float(proc.stdout.split("WALL")[-1])
 
 
+_STOCK_EVALUATOR = r"""
+import json, sys, time
+from tfx.components.evaluator import executor
+from tfx.dsl.components.base import base_beam_executor
+from tfx.types import standard_artifacts
+import apache_beam as beam
+
+examples_uri, model_uri, eval_config_path, out, *beam_args = sys.argv[1:]
+examples = standard_artifacts.Examples()
+examples.uri, examples.split_names = examples_uri, json.dumps(["train", "eval"])
+model = standard_artifacts.Model()
+model.uri = model_uri
+evaluation, blessing = standard_artifacts.ModelEvaluation(), standard_artifacts.ModelBlessing()
+evaluation.uri, blessing.uri = out + "/evaluation", out + "/blessing"
+with open(eval_config_path) as f:
+    eval_config = json.load(f)["evalConfig"]
+context = base_beam_executor.BaseBeamExecutor.Context(
+    tmp_dir=out + "/tmp", unique_id="stock",
+    make_beam_pipeline_fn=lambda: beam.Pipeline(argv=beam_args))
+began = time.monotonic()
+executor.Executor(context).Do(
+    {"examples": [examples], "model": [model]},
+    {"evaluation": [evaluation], "blessing": [blessing]},
+    {"eval_config": json.dumps(eval_config), "example_splits": json.dumps(["eval"])})
+print("WALL", time.monotonic() - began)
+"""
+
+
+def run_stock_evaluator(config, evaluation_uri, output, beam_args):
+    """Wall s of TFX's stock Evaluator executor (in a process of its own) on the run's eval
+    split and model, configured by the eval_config.json our Evaluator wrote."""
+    root = config.resolved_pipeline_root
+    (examples,) = glob.glob(os.path.join(root, "ExampleGen", "examples", "*"))
+    (model,) = glob.glob(os.path.join(root, "Trainer", "model", "*"))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _STOCK_EVALUATOR,
+            examples,
+            model,
+            os.path.join(evaluation_uri, "eval_config.json"),
+            tempfile.mkdtemp(dir=output, prefix="stock-evaluator-"),
+            *beam_args,
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    if proc.returncode:
+        raise RuntimeError(proc.stderr[-3000:])
+    return float(proc.stdout.split("WALL")[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -126,7 +182,9 @@ def main():
         help="Replaces the default Beam arguments (repeat), as `run --beam-arg` does.",
     )
     parser.add_argument("--keep", help="Folder for the data and outputs (default: a temp one).")
-    parser.add_argument("--no-stock", action="store_true", help="Skip stock CsvExampleGen.")
+    parser.add_argument(
+        "--no-stock", action="store_true", help="Skip stock CsvExampleGen and Evaluator."
+    )
     args = parser.parse_args()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     work = args.keep or tempfile.mkdtemp(prefix="pipeline-scale-")
@@ -158,6 +216,14 @@ def main():
         print(
             f"\nstock CsvExampleGen: {stock:.1f} s ({args.rows / stock:.0f} rows/s); "
             f"ours {ours:.1f} s: {stock / ours:.2f}x"
+        )
+        stock = run_stock_evaluator(config, summary.evaluation_uri, work, config.beam_pipeline_args)
+        ours = components["Evaluator"][0]
+        rows = summary.metrics["example_count"]
+        print(
+            f"stock (TFMA) Evaluator on {rows:,.0f} eval rows: {stock:.1f} s "
+            f"({rows / stock:.0f} rows/s); ours {ours:.1f} s ({rows / ours:.0f} rows/s): "
+            f"{stock / ours:.2f}x"
         )
     print(summary.format())
 
