@@ -1,6 +1,8 @@
-"""The `EvalConfig` for TFMA per task (binary, multiclass, regression), from explicit settings.
+"""The TFMA `EvalConfig` of what the Evaluator computes, per task, from explicit settings.
 
-The model is scored through its `predict` signature and the label comes out of the
+The Evaluator writes it as its `eval_config.json`, as TFMA does, so TFMA's readers find the
+metrics' configuration and stock TFMA can compute the same evaluation again
+(tests/tfma_parity.py). The model is scored through its `predict` signature and the label comes out of the
 model's own `transform_features` signature, so TFMA sees exactly what training saw.
 No prediction key is named: TFMA picks the head's output (`logistic`, `probabilities`
 or `predictions`) and maps string labels to class ids through `all_classes`.

@@ -33,7 +33,7 @@ from tensorflow_model_analysis.proto import (
 )
 from tfx import types
 from tfx.components.evaluator import constants
-from tfx.dsl.components.base import base_beam_executor
+from tfx.components.evaluator import executor as stock_evaluator
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
@@ -341,6 +341,8 @@ def _slice_order(key, slice_features):
 def _write_records(path, protos):
     import tensorflow as tf
 
+    # On Vertex (and its local stand-in) no one creates an output artifact's folder.
+    tf.io.gfile.makedirs(os.path.dirname(path))
     with tf.io.TFRecordWriter(path) as writer:
         for proto in protos:
             writer.write(proto.SerializeToString())
@@ -411,9 +413,14 @@ class _MergeTotals(beam.CombineFn):
         return accumulator
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(stock_evaluator.Executor):
     """Scores the eval split of `examples` with `model` (and `baseline_model`), writes the
-    evaluation, and blesses `model` when the gate passes."""
+    evaluation, and blesses `model` when the gate passes.
+
+    A subclass of TFX's Evaluator executor only so that TFX's Vertex entry point treats it
+    as one: that entry point turns the blessing's model ids into Vertex resource names only
+    for Evaluator executors, and the latest-blessed-model resolver needs those names there.
+    Nothing of the stock executor's is used."""
 
     def Do(
         self,
@@ -484,6 +491,7 @@ class Executor(base_beam_executor.BaseBeamExecutor):
             )
         blessed = result.validation_ok
         name = constants.BLESSED_FILE_NAME if blessed else constants.NOT_BLESSED_FILE_NAME
+        tf.io.gfile.makedirs(blessing.uri)
         with tf.io.gfile.GFile(os.path.join(blessing.uri, name), "w") as f:
             f.write("")
         blessing.set_int_custom_property(

@@ -5,7 +5,9 @@
   the head's `probabilities`; TFMA's `CategoricalCrossEntropy` wants one-hot labels, and
   its top-k precision reports under a sub key that a blessing threshold does not match.
 
-The Evaluator finds them by `MetricConfig(class_name=..., module="components.evaluator.metrics")`.
+The `eval_config.json` the Evaluator writes names them by
+`MetricConfig(class_name=..., module="components.evaluator.metrics")`, so that stock TFMA
+computes the same metrics from it (the Evaluator itself computes them in totals.py).
 """
 
 import dataclasses
