@@ -117,20 +117,25 @@ class Executor(base_beam_executor.BaseBeamExecutor):
                 temp_dir=os.path.join(self._get_tmp_dir(), "tft"), force_tf_compat_v1=False
             ),
         ):
-            raw = {
-                split: p | f"Read[{split}]" >> ReadSplit(split_files(examples, split), schema)
-                for split in set(analyze_splits) | set(transform_splits)
-            }
+            # A split is read once to analyze and again to transform. Had one read fed both,
+            # the in-memory runner would hold the whole decoded split until the analysis
+            # ended. (An analysis of several phases, an analyzer's result feeding another
+            # analyzer, holds it too: that is TFT's and the preprocessing_fn's.)
+            def read(stage, split):
+                return p | f"{stage}[{split}]" >> ReadSplit(split_files(examples, split), schema)
+
             transform_fn = (
-                [raw[s] for s in analyze_splits] | "FlattenAnalyze" >> beam.Flatten(),
+                [read("ReadToAnalyze", s) for s in analyze_splits]
+                | "FlattenAnalyze" >> beam.Flatten(),
                 adapter_config,
             ) | tft_beam.AnalyzeDataset(preprocessing_fn)
             _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
             for split in transform_splits:
                 out_dir = artifact_utils.get_split_uri([transformed], split)
-                data, metadata = ((raw[split], adapter_config), transform_fn) | (
-                    f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True)
-                )
+                data, metadata = (
+                    (read("ReadToTransform", split), adapter_config),
+                    transform_fn,
+                ) | (f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True))
                 encoder = metadata.deferred_metadata | f"Encoder[{split}]" >> beam.Map(
                     lambda metadata: example_coder.RecordBatchToExamplesEncoder(metadata.schema)
                 )
