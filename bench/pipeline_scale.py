@@ -96,26 +96,31 @@ print("WALL", time.monotonic() - began)
 """
 
 
+def _timed_script(script, *args):
+    """The WALL seconds `script` prints, run in a Python process of its own with `args`
+    (the repository importable, for the kit's TFMA metrics)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )
+    if proc.returncode:
+        raise RuntimeError(proc.stderr[-3000:])
+    return float(proc.stdout.split("WALL")[-1])
+
+
 def run_stock_example_gen(data, output, beam_args):
     """Wall s of TFX's CsvExampleGen executor (in a process of its own) on `data`."""
     folder = tempfile.mkdtemp(dir=output)
     # CsvExampleGen reads every file under input_base: give it a folder with only `data`.
     os.symlink(data, os.path.join(folder, os.path.basename(data)))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _STOCK_EXAMPLE_GEN,
-            os.path.join(folder, os.path.basename(data)),
-            os.path.join(output, "stock_examples"),
-            *beam_args,
-        ],
-        capture_output=True,
-        text=True,
+    return _timed_script(
+        _STOCK_EXAMPLE_GEN,
+        os.path.join(folder, os.path.basename(data)),
+        os.path.join(output, "stock_examples"),
+        *beam_args,
     )
-    if proc.returncode:
-        raise RuntimeError(proc.stderr[-3000:])
-    return float(proc.stdout.split("WALL")[-1])
 
 
 _STOCK_EVALUATOR = r"""
@@ -152,24 +157,14 @@ def run_stock_evaluator(config, evaluation_uri, output, beam_args):
     root = config.resolved_pipeline_root
     (examples,) = glob.glob(os.path.join(root, "ExampleGen", "examples", "*"))
     (model,) = glob.glob(os.path.join(root, "Trainer", "model", "*"))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            _STOCK_EVALUATOR,
-            examples,
-            model,
-            os.path.join(evaluation_uri, "eval_config.json"),
-            tempfile.mkdtemp(dir=output, prefix="stock-evaluator-"),
-            *beam_args,
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    return _timed_script(
+        _STOCK_EVALUATOR,
+        examples,
+        model,
+        os.path.join(evaluation_uri, "eval_config.json"),
+        tempfile.mkdtemp(dir=output, prefix="stock-evaluator-"),
+        *beam_args,
     )
-    if proc.returncode:
-        raise RuntimeError(proc.stderr[-3000:])
-    return float(proc.stdout.split("WALL")[-1])
 
 
 def main():

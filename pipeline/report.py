@@ -20,7 +20,7 @@ from components.example_validator import drift
 from components.example_validator.layout import split_anomalies_path
 from components.serving_dir import versions
 from components.statistics_gen.layout import load_statistics, model_statistics_uri
-from pipeline import history, stats
+from pipeline import history, runner, stats
 
 REPORTS_DIR = "reports"  # next to the pipeline's ML Metadata store
 SPLIT_COLORS = ("#3b6fb6", "#e8892b", "#4f9a4a", "#c9483f", "#7a5cb0", "#3d9a9a")
@@ -314,13 +314,6 @@ def _slice_name(slice_key):
     return parts
 
 
-def _metric_name(key):
-    """The metric's name, per-class ones as `precision/class_2` (as the run summary names them)."""
-    if key.sub_key.HasField("class_id"):
-        return f"{key.name}/class_{key.sub_key.class_id.value}"
-    return key.name
-
-
 def _eval_config(uri, configured):
     """The `EvalConfig` the Evaluator was given (its `eval_config` execution property, as TFX
     records it), else the one TFMA wrote with its output, which has no change thresholds when
@@ -363,7 +356,7 @@ def _evaluation(uri, gate_json=None, eval_config_json=None):
                 side = "change"
             else:
                 side = "baseline" if entry.key.model_name == "baseline" else "candidate"
-            values[side][_metric_name(entry.key)] = entry.value.double_value.value
+            values[side][runner.metric_name(entry.key)] = entry.value.double_value.value
         slices.append({"keys": _slice_name(metrics_for_slice.slice_key), **values})
     slices.sort(key=lambda s: (len(s["keys"]), [(c, _sortable(v)) for c, v in s["keys"]]))
     validation = tfma.load_validation_result(uri)

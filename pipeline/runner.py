@@ -115,6 +115,13 @@ class RunSummary:
         return "\n".join(lines)
 
 
+def metric_name(key):
+    """A TFMA `MetricKey`'s name, per-class ones as `precision/class_2`."""
+    if key.sub_key.HasField("class_id"):
+        return f"{key.name}/class_{key.sub_key.class_id.value}"
+    return key.name
+
+
 def overall_metrics(evaluation_uri):
     """{name: value} of the evaluated model on the overall slice; per-class ones as
     `precision/class_2`."""
@@ -132,10 +139,7 @@ def overall_metrics(evaluation_uri):
                 or not entry.value.HasField("double_value")
             ):
                 continue
-            name = entry.key.name
-            if entry.key.sub_key.HasField("class_id"):
-                name += f"/class_{entry.key.sub_key.class_id.value}"
-            values[name] = entry.value.double_value.value
+            values[metric_name(entry.key)] = entry.value.double_value.value
         return values
     return {}
 

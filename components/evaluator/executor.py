@@ -398,21 +398,6 @@ def write_eval_config(output_uri, eval_config, models):
         f.write(json.dumps(document, indent=2))
 
 
-class _MergeTotals(beam.CombineFn):
-    def create_accumulator(self):
-        return None
-
-    def add_input(self, accumulator, element):
-        return element if accumulator is None else totals_lib.merge([accumulator, element])
-
-    def merge_accumulators(self, accumulators):
-        present = [a for a in accumulators if a is not None]
-        return totals_lib.merge(present) if present else None
-
-    def extract_output(self, accumulator):
-        return accumulator
-
-
 class Executor(stock_evaluator.Executor):
     """Scores the eval split of `examples` with `model` (and `baseline_model`), writes the
     evaluation, and blesses `model` when the gate passes.
@@ -458,7 +443,7 @@ class Executor(stock_evaluator.Executor):
                 | "Read" >> beam.FlatMap(serialized_batches)
                 | "Score"
                 >> beam.ParDo(_ScoreBatch(models, task, num_classes, label_key, slice_features))
-                | "Merge" >> beam.CombinePerKey(_MergeTotals())
+                | "Merge" >> beam.CombinePerKey(lambda parts: totals_lib.merge(list(parts)))
                 | "Metrics" >> beam.MapTuple(lambda key, totals: (key, metrics.values(totals)))
                 | "Gather" >> beam.combiners.ToList()
                 | "Write" >> beam.Map(write_evaluation, evaluation.uri, list(slice_features), gate)
