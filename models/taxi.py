@@ -22,7 +22,7 @@ def wide_and_deep_columns():
     ]
     wide += [
         tf.feature_column.categorical_column_with_identity(
-            taxi.transformed_name(key), num_buckets=taxi.FEATURE_BUCKET_COUNT
+            taxi.transformed_name(key), num_buckets=taxi.MISSING_BUCKET + 1
         )
         for key in taxi.BUCKET_FEATURE_KEYS
     ]

@@ -527,3 +527,19 @@ def test_ranges_threads_and_the_row_at_a_time_path_write_the_same_records(
         assert expected and sorted(_read(ranged, split)) == expected
         assert sorted(_read(row_at_a_time, split)) == expected
     assert row_at_a_time.get_int_custom_property("num_rejected") == 1
+
+
+def test_clean_batches_stay_on_the_arrow_path_when_a_column_has_no_value(
+    tmp_path, schema, monkeypatch
+):
+    """A batch where an optional column is missing in every row is clean: the whole range
+    goes through Arrow's kernels (`_arrow_batches` reads on to its end), none of it through
+    the row-at-a-time parser."""
+    rows = [_row(pickup_census_tract="", trip_start_hour=str(i % 24)) for i in range(50)]
+    path = _write(tmp_path / "in" / "sparse.csv", [*rows, _row(pickup_census_tract="17031")])
+    monkeypatch.setattr(executor, "_ARROW_BLOCK", 2000)  # batches of a few rows
+    features = executor._feature_specs(load_schema(TAXI_SCHEMA_PATH))
+    parse = executor._ParseCsvRange(features, "", [2, 1], [str(tmp_path / "out")] * 2)
+    (whole,) = executor.plan_ranges(0, str(path))
+    counts = [count for _, _, count in parse._arrow_batches(whole, None)]
+    assert len(counts) > 1 and sum(counts) == 51

@@ -213,10 +213,14 @@ def test_values(run):
     for k in taxi.VOCAB_FEATURE_KEYS:
         v = train[taxi.transformed_name(k)]
         assert v.min() >= 0 and v.max() < taxi.VOCAB_SIZE + taxi.OOV_SIZE
+    raw_train = run["rows"][SPLITS["train"]]
     for k in taxi.BUCKET_FEATURE_KEYS:
         v = train[taxi.transformed_name(k)]
-        assert v.min() >= 0 and v.max() < taxi.FEATURE_BUCKET_COUNT
+        assert v.min() >= 0 and v.max() <= taxi.MISSING_BUCKET
         assert len(np.unique(v)) > 3, k
+        # Exactly the rows without the coordinate land in the missing bucket.
+        missing = sum(r[k] == "" for r in raw_train)
+        assert (v == taxi.MISSING_BUCKET).sum() == missing, k
     for k, m in zip(
         taxi.CATEGORICAL_FEATURE_KEYS, taxi.MAX_CATEGORICAL_FEATURE_VALUES, strict=True
     ):

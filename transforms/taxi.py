@@ -16,6 +16,8 @@ BUCKET_FEATURE_KEYS = [
     "dropoff_longitude",
 ]
 FEATURE_BUCKET_COUNT = 10
+# A missing coordinate gets a bucket of its own, after the quantile buckets.
+MISSING_BUCKET = FEATURE_BUCKET_COUNT
 CATEGORICAL_FEATURE_KEYS = [
     "trip_start_hour",
     "trip_start_day",
@@ -49,8 +51,11 @@ def preprocessing_fn(inputs):
             _dense(inputs[key], b""), top_k=VOCAB_SIZE, num_oov_buckets=OOV_SIZE, vocab_filename=key
         )
     for key in BUCKET_FEATURE_KEYS:
-        x = _float(inputs[key])
-        outputs[transformed_name(key)] = tft.bucketize(_dense(x, tft.mean(x)), FEATURE_BUCKET_COUNT)
+        # Quantiles of the values present, then missing ones apart: one analysis phase
+        # (filling with an analyzer's result first, e.g. tft.mean, would make two, and
+        # Beam's in-memory runner then holds the whole train split; see README, Scale).
+        buckets = tft.bucketize(_float(inputs[key]), FEATURE_BUCKET_COUNT)
+        outputs[transformed_name(key)] = _dense(buckets, MISSING_BUCKET)
     for key, max_value in zip(
         CATEGORICAL_FEATURE_KEYS, MAX_CATEGORICAL_FEATURE_VALUES, strict=True
     ):

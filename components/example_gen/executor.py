@@ -472,7 +472,10 @@ def _arrow_numbers(kind: str, values: pa.Array) -> pa.Array | None:
     whole array: the same patterns, the int64 and float32 ranges."""
     stripped = pc.utf8_trim_whitespace(values)
     pattern = _INT_PATTERN if kind == "INT" else _FLOAT_PATTERN
-    if not pc.all(pc.match_substring_regex(stripped, f"^{pattern}$")).as_py():
+    # min_count=0: a batch where the column has no value at all is clean (Arrow's
+    # default would say null, and send the rest of the range a row at a time).
+    matches = pc.match_substring_regex(stripped, f"^{pattern}$")
+    if not pc.all(matches, min_count=0).as_py():
         return None
     stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # Arrow's casts refuse '+'
     try:
