@@ -142,9 +142,12 @@ class _FeatureAccumulator:
         if len(lengths):
             self.num_non_missing += len(lengths)
             self.num_values += pc.sum(lengths).as_py()
-            self.min_num_values = min(self.min_num_values, pc.min(lengths).as_py())
-            self.max_num_values = max(self.max_num_values, pc.max(lengths).as_py())
-            self.num_values_sketch.AddValues(lengths)
+            # Value counts repeat (a univalent feature's are all 1): each distinct count once,
+            # weighted by how often it occurs, gives the sketch the same distribution.
+            counts, times = np.unique(lengths.to_numpy(), return_counts=True)
+            self.min_num_values = min(self.min_num_values, int(counts[0]))
+            self.max_num_values = max(self.max_num_values, int(counts[-1]))
+            self.num_values_sketch.AddValues(pa.array(counts), pa.array(times))
         if feature_type is None:
             return
         self.set_type(feature_type)
