@@ -231,6 +231,26 @@ class _GFileReader(io.RawIOBase):
         return len(data)
 
 
+def _open_text_csv(raw, columns, block_size: int, column_names=None, skip_bad_rows=False):
+    """pyarrow's streaming CSV reader over the raw stream `raw`, every one of `columns` as
+    text exactly as written (an empty cell is "", not null; a line break may be quoted)."""
+    import pyarrow.csv as pa_csv
+
+    return pa_csv.open_csv(
+        io.BufferedReader(raw, buffer_size=1 << 20),
+        read_options=pa_csv.ReadOptions(block_size=block_size, column_names=column_names),
+        parse_options=pa_csv.ParseOptions(
+            newlines_in_values=True,
+            invalid_row_handler=(lambda _: "skip") if skip_bad_rows else None,
+        ),
+        convert_options=pa_csv.ConvertOptions(
+            column_types=dict.fromkeys(columns, pa.string()),
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+
+
 class _SplitWriters:
     """One gzipped TFRecord file per split, `name` in each split's folder, opened on first use."""
 
@@ -336,23 +356,14 @@ class _ParseCsvRange(beam.DoFn):
         """Yields (records, split indices, rows) for each Arrow batch of `part` (split key:
         column `key`, or the whole row), until one is not clean (_NotClean) or Arrow cannot
         read on (pa.ArrowException)."""
-        import pyarrow.csv as pa_csv
-
         with tf.io.gfile.GFile(part.path, "rb") as f:
             f.seek(part.start)
             limit = None if part.end is None else part.end - part.start
-            reader = pa_csv.open_csv(
-                io.BufferedReader(_GFileReader(f, limit), buffer_size=1 << 20),
-                read_options=pa_csv.ReadOptions(
-                    block_size=_ARROW_BLOCK,
-                    column_names=None if part.start == 0 else list(part.header),
-                ),
-                parse_options=pa_csv.ParseOptions(newlines_in_values=True),
-                convert_options=pa_csv.ConvertOptions(
-                    column_types=dict.fromkeys(part.header, pa.string()),
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                ),
+            reader = _open_text_csv(
+                _GFileReader(f, limit),
+                part.header,
+                _ARROW_BLOCK,
+                column_names=None if part.start == 0 else list(part.header),
             )
             for batch in reader:
                 if tuple(batch.schema.names) != part.header:
@@ -502,22 +513,9 @@ def _infer_kinds_arrow(path: str, kinds: dict[str, str], missing: tuple[str, ...
 
     Rows with the wrong number of fields are skipped here; the parsing pass rejects them.
     """
-    import pyarrow.csv as pa_csv
-
     missing_set = pa.array(list(missing), pa.string())
     with tf.io.gfile.GFile(path, "rb") as f:
-        reader = pa_csv.open_csv(
-            io.BufferedReader(_GFileReader(f), buffer_size=1 << 20),
-            read_options=pa_csv.ReadOptions(block_size=16 << 20),
-            parse_options=pa_csv.ParseOptions(
-                newlines_in_values=True, invalid_row_handler=lambda _: "skip"
-            ),
-            convert_options=pa_csv.ConvertOptions(
-                column_types=dict.fromkeys(kinds, pa.string()),
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
+        reader = _open_text_csv(_GFileReader(f), kinds, 16 << 20, skip_bad_rows=True)
         for batch in reader:
             for name, column in zip(batch.schema.names, batch.columns, strict=True):
                 if kinds[name] != "BYTES":
