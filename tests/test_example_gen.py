@@ -529,9 +529,7 @@ def test_ranges_threads_and_the_row_at_a_time_path_write_the_same_records(
     assert row_at_a_time.get_int_custom_property("num_rejected") == 1
 
 
-def test_clean_batches_stay_on_the_arrow_path_when_a_column_has_no_value(
-    tmp_path, schema, monkeypatch
-):
+def test_clean_batches_stay_on_the_arrow_path_when_a_column_has_no_value(tmp_path, monkeypatch):
     """A batch where an optional column is missing in every row is clean: the whole range
     goes through Arrow's kernels (`_arrow_batches` reads on to its end), none of it through
     the row-at-a-time parser."""

@@ -39,8 +39,8 @@ def test_batches_come_in_file_order_and_equal_one_decoder(tmp_path, monkeypatch)
     batches = list(examples_reader.record_batches(path, SCHEMA))
 
     assert len(batches) == 28 and all(b.num_rows <= 37 for b in batches)
-    expected = example_coder.ExamplesToRecordBatchDecoder(SCHEMA.SerializeToString())
-    whole = pa.Table.from_batches([expected.DecodeBatch(records)])
-    assert pa.Table.from_batches(batches).equals(whole)
-    assert pa.Table.from_batches(batches).column("row").to_pylist() == [[r] for r in range(1000)]
-    assert pa.Table.from_batches(batches).column("word").null_count == 334
+    one_decoder = example_coder.ExamplesToRecordBatchDecoder(SCHEMA.SerializeToString())
+    table = pa.Table.from_batches(batches)
+    assert table.equals(pa.Table.from_batches([one_decoder.DecodeBatch(records)]))
+    assert table.column("row").to_pylist() == [[r] for r in range(1000)]
+    assert table.column("word").null_count == 334
