@@ -24,6 +24,23 @@ import tensorflow as tf
 
 HIDDEN_UNITS = [100, 70, 50, 25]
 SHUFFLE_BUFFER = 10_000
+LOG_EVERY = 100  # steps per logged steps/s window
+
+
+def _logged_step_rates(model_dir, after_step):
+    """The steps/s that both estimators log (`global_step/sec`) every `LOG_EVERY` steps, of
+    the windows that start after `after_step`: per-step speed, free of any train() call's
+    fixed cost, without subtracting one noisy timing from another."""
+    rates = []
+    for path in glob.glob(os.path.join(model_dir, "events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.tag == "global_step/sec" and event.step > after_step + LOG_EVERY:
+                    if value.HasField("simple_value"):  # tf.estimator's
+                        rates.append(value.simple_value)
+                    else:  # a TF2 summary's tensor: ours
+                        rates.append(float(tf.make_ndarray(value.tensor)))
+    return rates
 
 
 def _estimator_api(impl):
@@ -51,7 +68,7 @@ def _input_fn(files, feature_spec, label, batch_size, seed, train):
     return input_fn
 
 
-def _build(api, spec, model_dir, seed, intra_op_threads):
+def _build(api, spec, model_dir, seed, intra_op_threads, inter_op_threads):
     wide = [
         tf.feature_column.categorical_column_with_identity(name, num_buckets=n)
         for name, n in spec["wide"]
@@ -62,8 +79,11 @@ def _build(api, spec, model_dir, seed, intra_op_threads):
         tf_random_seed=seed,
         save_checkpoints_steps=10**9,
         save_summary_steps=100,
-        log_step_count_steps=100,
-        session_config=tf.compat.v1.ConfigProto(intra_op_parallelism_threads=intra_op_threads),
+        log_step_count_steps=LOG_EVERY,
+        session_config=tf.compat.v1.ConfigProto(
+            intra_op_parallelism_threads=intra_op_threads,
+            inter_op_parallelism_threads=inter_op_threads,
+        ),
     )
     return api.DNNLinearCombinedClassifier(
         config=config,
@@ -149,6 +169,12 @@ def main():
         default=0,
         help="RunConfig(session_config=ConfigProto(intra_op_parallelism_threads=N)); 0: TF's default",
     )
+    parser.add_argument(
+        "--inter-op-threads",
+        type=int,
+        default=0,
+        help="RunConfig(session_config=ConfigProto(inter_op_parallelism_threads=N)); 0: TF's default",
+    )
     args = parser.parse_args()
 
     with open(os.path.join(args.data, "spec.json")) as f:
@@ -175,7 +201,9 @@ def main():
     api = _estimator_api(args.impl)
     model_dir = tempfile.mkdtemp(prefix=f"bench-{args.impl}-")
     try:
-        model = _build(api, spec, model_dir, args.seed, args.intra_op_threads)
+        model = _build(
+            api, spec, model_dir, args.seed, args.intra_op_threads, args.inter_op_threads
+        )
         train_input = _input_fn(
             files["train"], feature_spec, label, args.batch_size, args.seed, train=True
         )
@@ -186,6 +214,7 @@ def main():
         # buffer): one step's call estimates it, to separate it from per-step speed.
         _, call_s = _timed(lambda: model.train(train_input, steps=1))
         _, train_s = _timed(lambda: model.train(train_input, steps=args.train_steps))
+        window_rates = _logged_step_rates(model_dir, after_step=args.warmup_steps + 1)
 
         eval_input = _input_fn(
             files["eval"], feature_spec, label, args.batch_size, args.seed, train=False
@@ -225,9 +254,8 @@ def main():
         "train_seconds": train_s,
         "train_examples_per_sec": args.train_steps * args.batch_size / train_s,
         "train_call_seconds": call_s,
-        "train_steady_examples_per_sec": args.train_steps
-        * args.batch_size
-        / max(train_s - call_s, 1e-9),
+        "train_step_examples_per_sec": statistics.median(window_rates) * args.batch_size,
+        "train_step_windows": len(window_rates),
         "global_step": int(metrics["global_step"]),
         "eval_auc": float(metrics["auc"]),
         "eval_loss": float(metrics["loss"]),
