@@ -4,6 +4,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import os
 import sys
 import tempfile
@@ -84,8 +85,16 @@ class RunSummary:
         if self.metrics:
             lines.append(
                 "  eval metrics (overall slice): "
-                + ", ".join(f"{k} = {v:.4g}" for k, v in sorted(self.metrics.items()))
+                + ", ".join(
+                    f"{k} = {'undefined' if math.isnan(v) else format(v, '.4g')}"
+                    for k, v in sorted(self.metrics.items())
+                )
             )
+            if any(math.isnan(v) for v in self.metrics.values()):
+                lines.append(
+                    "    (undefined: a ratio with nothing to divide by on this data, such as "
+                    "precision when no example is predicted positive)"
+                )
         if self.statistics_uri:
             lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
         if self.schema_path:

@@ -420,3 +420,23 @@ def test_without_a_schema_file_the_inferred_schema_is_used_end_to_end(
     capsys.readouterr()
     assert main(["schema", "--output-dir", str(tmp_path)]) == 0
     assert 'name: "pickup_census_tract"' in capsys.readouterr().out
+
+
+def test_summary_says_why_a_metric_is_undefined():
+    """A model that predicts no positive has no precision: 'undefined', with the reason,
+    not a bare nan next to the other metrics."""
+    from pipeline.runner import RunSummary
+
+    summary = RunSummary(
+        metrics={"auc": 0.93, "precision": float("nan"), "recall": 0.0},
+        blessed=True,
+        pushed_to=None,
+        not_pushed_reason=None,
+        cached_components=[],
+        evaluation_uri=None,
+    )
+
+    lines = summary.format().splitlines()
+    assert "  eval metrics (overall slice): auc = 0.93, precision = undefined, recall = 0" in lines
+    assert any("precision when no example is predicted positive" in line for line in lines)
+    assert "nan" not in summary.format()
