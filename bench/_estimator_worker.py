@@ -176,6 +176,11 @@ def main():
         help="RunConfig(session_config=ConfigProto(inter_op_parallelism_threads=N)); 0: TF's default",
     )
     args = parser.parse_args()
+    if args.train_steps < 2 * LOG_EVERY:
+        parser.error(
+            f"--train-steps must be at least {2 * LOG_EVERY}: per-step speed comes from the "
+            f"{LOG_EVERY}-step windows after the first"
+        )
 
     with open(os.path.join(args.data, "spec.json")) as f:
         spec = json.load(f)
