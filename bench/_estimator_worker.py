@@ -29,8 +29,9 @@ LOG_EVERY = 100  # steps per logged steps/s window
 
 def _logged_step_rates(model_dir, after_step):
     """The steps/s that both estimators log (`global_step/sec`) every `LOG_EVERY` steps, of
-    the windows that start after `after_step`: per-step speed, free of any train() call's
-    fixed cost, without subtracting one noisy timing from another."""
+    the windows after the first one past `after_step` (that one holds the call's start-up):
+    per-step speed, free of any train() call's fixed cost, without subtracting one noisy
+    timing from another."""
     rates = []
     for path in glob.glob(os.path.join(model_dir, "events.out.tfevents.*")):
         for event in tf.compat.v1.train.summary_iterator(path):
@@ -216,7 +217,8 @@ def main():
         _, warmup_s = _timed(lambda: model.train(train_input, steps=args.warmup_steps))
         # Every train() call also pays a fixed cost (tf.estimator rebuilds its graph
         # and session; both restore and save a checkpoint and refill the shuffle
-        # buffer): one step's call estimates it, to separate it from per-step speed.
+        # buffer): one step's call shows it. Per-step speed comes from the logged
+        # step rates instead (`_logged_step_rates`).
         _, call_s = _timed(lambda: model.train(train_input, steps=1))
         _, train_s = _timed(lambda: model.train(train_input, steps=args.train_steps))
         window_rates = _logged_step_rates(model_dir, after_step=args.warmup_steps + 1)
