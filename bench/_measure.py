@@ -1,4 +1,4 @@
-"""Peak resident memory over time, for the pipeline benchmarks."""
+"""Peak resident memory and CPU time over time, for the pipeline benchmarks."""
 
 import contextlib
 import threading
@@ -7,9 +7,11 @@ import time
 import psutil
 
 
-class MemorySampler(threading.Thread):
-    """Samples the resident memory of this process (and, if asked, of its children:
-    multi-process Beam workers) every `interval` seconds until stopped."""
+class ResourceSampler(threading.Thread):
+    """Samples the resident memory and the CPU seconds used so far of this process (and,
+    if asked, of its children: multi-process Beam workers) every `interval` seconds until
+    stopped.  CPU seconds show what a component costs apart from how well it spreads over
+    the cores, and move less than wall time when other work shares the machine."""
 
     def __init__(self, interval=0.05, include_children=False):
         super().__init__(daemon=True)
@@ -27,9 +29,20 @@ class MemorySampler(threading.Thread):
                     total += child.memory_info().rss
         return total
 
+    def _cpu(self):
+        times = self._process.cpu_times()
+        # children_*: children that ended and were waited for; live ones are added below.
+        total = times.user + times.system + times.children_user + times.children_system
+        if self._include_children:
+            for child in self._process.children(recursive=True):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child_times = child.cpu_times()
+                    total += child_times.user + child_times.system
+        return total
+
     def run(self):
         while not self._stopped.is_set():
-            self.samples.append((time.monotonic(), self._rss()))
+            self.samples.append((time.monotonic(), self._rss(), self._cpu()))
             time.sleep(self._interval)
 
     def stop(self):
@@ -38,18 +51,23 @@ class MemorySampler(threading.Thread):
 
     def peak(self, start, end):
         """The largest sample taken between `start` and `end` (time.monotonic())."""
-        inside = [rss for t, rss in self.samples if start <= t <= end]
+        inside = [rss for t, rss, _ in self.samples if start <= t <= end]
         return max(inside) if inside else 0
+
+    def cpu_seconds(self, start, end):
+        """CPU seconds used between the samples nearest `start` and `end`."""
+        inside = [cpu for t, _, cpu in self.samples if start <= t <= end]
+        return inside[-1] - inside[0] if inside else 0.0
 
 
 def cold_run(config, include_children=False):
-    """Runs `config`'s pipeline in this process; returns ({component: (wall s, peak RSS)},
-    (total wall s, peak RSS), summary)."""
+    """Runs `config`'s pipeline in this process; returns ({component: (wall s, peak RSS,
+    CPU s)}, (total wall s, peak RSS, CPU s), summary)."""
     import sys
 
     from pipeline.runner import ProgressReporter, run_locally
 
-    sampler = MemorySampler(include_children=include_children)
+    sampler = ResourceSampler(include_children=include_children)
     sampler.start()
     reporter = ProgressReporter(sys.stderr)
     began = time.monotonic()
@@ -57,7 +75,8 @@ def cold_run(config, include_children=False):
     ended = time.monotonic()
     sampler.stop()
     components = {
-        node: (end - start, sampler.peak(start, end))
+        node: (end - start, sampler.peak(start, end), sampler.cpu_seconds(start, end))
         for node, (start, end) in reporter.windows.items()
     }
-    return components, (ended - began, sampler.peak(began, ended)), summary
+    whole = (ended - began, sampler.peak(began, ended), sampler.cpu_seconds(began, ended))
+    return components, whole, summary

@@ -46,13 +46,13 @@ def main():
             **({"beam_pipeline_args": tuple(args.beam_arg)} if args.beam_arg else {}),
         },
     )
-    components, (total, peak), summary = cold_run(config)
+    components, (total, peak, cpu), summary = cold_run(config)
 
     print(f"\nCold local run: {args.data}, train_steps={args.train_steps}, output {output}")
-    print(f"{'component':32} {'wall s':>8} {'peak RSS MiB':>13}")
-    for node, (wall, rss) in components.items():
-        print(f"{node:32} {wall:8.1f} {rss / 2**20:13.0f}")
-    print(f"{'total (incl. imports in run)':32} {total:8.1f} {peak / 2**20:13.0f}")
+    print(f"{'component':32} {'wall s':>8} {'CPU s':>7} {'peak RSS MiB':>13}")
+    for node, (wall, rss, node_cpu) in components.items():
+        print(f"{node:32} {wall:8.1f} {node_cpu:7.1f} {rss / 2**20:13.0f}")
+    print(f"{'total (incl. imports in run)':32} {total:8.1f} {cpu:7.1f} {peak / 2**20:13.0f}")
     print(summary.format())
 
 

@@ -8,8 +8,9 @@
    week), so quantiles and vocabularies behave as on real data and the label keeps its
    relation to the fare, rather than the sample repeated.
 2. Runs the whole pipeline cold (no cache) in a fresh process tree, printing per
-   component the wall time, rows per second and the peak resident memory of the process
-   and its children (Beam workers), sampled every 50 ms.
+   component the wall time, rows per second, CPU seconds (and cores: CPU s / wall s) and
+   the peak resident memory of the process and its children (Beam workers), sampled
+   every 50 ms.
 3. Runs TFX's stock `CsvExampleGen` executor on the same file, and TFX's stock (TFMA)
    Evaluator executor on the run's eval split and model with the same metrics and slices
    (this kit's `eval_config.json`), each with the same Beam arguments, side by side.
@@ -199,12 +200,20 @@ def main():
             **({"beam_pipeline_args": tuple(args.beam_arg)} if args.beam_arg else {}),
         },
     )
-    components, (total, peak), summary = cold_run(config, include_children=True)
+    components, (total, peak, cpu), summary = cold_run(config, include_children=True)
     print(f"\nCold local run: {args.rows:,} rows, train_steps={args.train_steps}, in {work}")
-    print(f"{'component':32} {'wall s':>8} {'rows/s':>9} {'peak RSS MiB':>13}")
-    for node, (wall, rss) in components.items():
-        print(f"{node:32} {wall:8.1f} {args.rows / wall:9.0f} {rss / 2**20:13.0f}")
-    print(f"{'total (incl. imports in run)':32} {total:8.1f} {'':9} {peak / 2**20:13.0f}")
+    print(
+        f"{'component':32} {'wall s':>8} {'rows/s':>9} {'CPU s':>7} {'cores':>5} {'peak RSS MiB':>13}"
+    )
+    for node, (wall, rss, node_cpu) in components.items():
+        print(
+            f"{node:32} {wall:8.1f} {args.rows / wall:9.0f} {node_cpu:7.1f} "
+            f"{node_cpu / wall:5.2f} {rss / 2**20:13.0f}"
+        )
+    print(
+        f"{'total (incl. imports in run)':32} {total:8.1f} {'':9} {cpu:7.1f} "
+        f"{cpu / total:5.2f} {peak / 2**20:13.0f}"
+    )
     if not args.no_stock:
         stock = run_stock_example_gen(data, work, config.beam_pipeline_args)
         ours = components["ExampleGen"][0]
