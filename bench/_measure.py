@@ -55,7 +55,8 @@ class ResourceSampler(threading.Thread):
         return max(inside) if inside else 0
 
     def cpu_seconds(self, start, end):
-        """CPU seconds used between the samples nearest `start` and `end`."""
+        """CPU seconds used between the first and the last sample taken within `start` and
+        `end`: up to one interval short at each end, and 0 for a window shorter than one."""
         inside = [cpu for t, _, cpu in self.samples if start <= t <= end]
         return inside[-1] - inside[0] if inside else 0.0
 
