@@ -1,22 +1,25 @@
 """An Examples artifact's split as Arrow RecordBatches, in Beam, a TFRecord file at a time.
 
-Each file is read by tf.data and decoded by tfx_bsl `READ_BATCH` examples at a time, so the
-Beam pipeline handles one element per batch. TFXIO's `BeamSource`, which StatisticsGen and
+Each file is read by `components.tfrecord_files.read_records` and decoded by tfx_bsl
+`READ_BATCH` examples at a time, so the Beam pipeline handles one element per batch. TFXIO's `BeamSource`, which StatisticsGen and
 Transform used before, passes every record through Beam on its own: on a million rows
 StatisticsGen took 52 s with it. tfx_bsl's decoder releases the GIL, so a file's batches are
-decoded on `DECODE_THREADS` threads while tf.data reads on: decoding was most of
+decoded on `DECODE_THREADS` threads while the next are read: decoding was most of
 StatisticsGen's time, and the Beam workers these components run with are single threads.
 """
 
 import collections
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import apache_beam as beam
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import types
 from tfx.types import artifact_utils
+
+from components.tfrecord_files import read_records
 
 READ_BATCH = 4096  # examples decoded at once
 # Threads decoding one file's batches. A few at most: a Beam runner may run several
@@ -42,7 +45,7 @@ def record_batches(path: str, schema: schema_pb2.Schema | None):
     def decode(batch):
         if not hasattr(decoders, "decoder"):
             decoders.decoder = example_coder.ExamplesToRecordBatchDecoder(serialized_schema)
-        return decoders.decoder.DecodeBatch(list(batch))
+        return decoders.decoder.DecodeBatch(batch)
 
     # In order, with at most one batch per thread waiting beyond those being decoded.
     with ThreadPoolExecutor(DECODE_THREADS) as pool:
@@ -55,13 +58,9 @@ def record_batches(path: str, schema: schema_pb2.Schema | None):
             yield pending.popleft().result()
 
 
-def serialized_batches(path: str):
-    """The records of one TFRecord file (gzipped when named *.gz), `READ_BATCH` at a time,
-    as numpy arrays of bytes."""
-    import tensorflow as tf
-
-    records = tf.data.TFRecordDataset(path, compression_type="GZIP" if path.endswith(".gz") else "")
-    yield from records.batch(READ_BATCH).as_numpy_iterator()
+def serialized_batches(path: str) -> Iterator[list[bytes]]:
+    """The records of one TFRecord file (gzipped when named *.gz), `READ_BATCH` at a time."""
+    return read_records(path, READ_BATCH)
 
 
 class ReadSplit(beam.PTransform):

@@ -1,4 +1,8 @@
-"""Gzipped TFRecord files written from Beam a batch of records at a time.
+"""TFRecord files read, and written from Beam, a batch of records at a time.
+
+`read_records` reads a file's records in Python rather than through tf.data: on a million
+examples (62 MB gzipped) 2.5 s of CPU against 5 to 6 s, and zlib inflates without holding
+the GIL, so the threads that decode the records run meanwhile.
 
 Beam's `WriteToTFRecord` takes each record as an element of its own, and frames and
 compresses it on its own: on a million rows that was 40 s of the Transform's 190.
@@ -9,6 +13,7 @@ them into place when the pipeline's writes are complete.
 
 import struct
 import zlib
+from collections.abc import Iterator
 
 import apache_beam as beam
 import google_crc32c
@@ -17,12 +22,94 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.options.value_provider import StaticValueProvider
 
 _CRC_MASK_DELTA = 0xA282EAD8
+_HEADER = struct.Struct("<QI")  # a record's length and the masked CRC of those 8 bytes
+_FOOTER = struct.Struct("<I")  # the masked CRC of the record
+_FRAMING = _HEADER.size + _FOOTER.size
+_READ_CHUNK = 1 << 20  # bytes read from the file at a time (before inflating)
+
+
+def _masked_crc_value(data) -> int:
+    crc = google_crc32c.value(data)
+    return (((crc >> 15) | (crc << 17)) + _CRC_MASK_DELTA) & 0xFFFFFFFF
 
 
 def _masked_crc(data: bytes) -> bytes:
     """The TFRecord format's masked CRC-32C of `data`, little-endian."""
-    crc = google_crc32c.value(data)
-    return struct.pack("<I", (((crc >> 15) | (crc << 17)) + _CRC_MASK_DELTA) & 0xFFFFFFFF)
+    return _FOOTER.pack(_masked_crc_value(data))
+
+
+def read_records(path: str, batch_size: int) -> Iterator[list[bytes]]:
+    """The records of one TFRecord file (gzipped when named *.gz), `batch_size` at a time.
+
+    A plain file's records are checked against their CRCs, as TensorFlow's reader does; a
+    gzipped file is checked as a whole by gzip's own CRC, which zlib verifies at its end.
+    A truncated or corrupt file raises ValueError naming it and the byte offset (in the
+    uncompressed stream) of the record at fault.
+    """
+    import tensorflow as tf  # gfile: the file systems TensorFlow reads (gs://, ram://)
+
+    check_crcs = not path.endswith(".gz")
+    buffer, start, offset = b"", 0, 0  # unread bytes from `start`; `offset`: of `buffer`
+    batch = []
+    with tf.io.gfile.GFile(path, "rb") as file:
+        for chunk in _file_bytes(file, path, gzipped=not check_crcs):
+            offset += start
+            buffer, start = buffer[start:] + chunk, 0
+            while len(buffer) - start >= _HEADER.size:
+                length, length_crc = _HEADER.unpack_from(buffer, start)
+                if check_crcs and _masked_crc_value(buffer[start : start + 8]) != length_crc:
+                    raise ValueError(_corrupt(path, offset + start, "length"))
+                end = start + _FRAMING + length
+                if end > len(buffer):
+                    break
+                record = buffer[start + _HEADER.size : end - _FOOTER.size]
+                if (
+                    check_crcs
+                    and _masked_crc_value(record) != _FOOTER.unpack_from(buffer, end - 4)[0]
+                ):
+                    raise ValueError(_corrupt(path, offset + start, "data"))
+                batch.append(record)
+                start = end
+                if len(batch) == batch_size:
+                    yield batch
+                    batch = []
+    if start < len(buffer):
+        raise ValueError(
+            f"{path}: truncated TFRecord file: the record at byte {offset + start} is cut off "
+            f"after {len(buffer) - start} bytes."
+        )
+    if batch:
+        yield batch
+
+
+def _file_bytes(file, path: str, gzipped: bool) -> Iterator[bytes]:
+    """The bytes of an open file, inflated when `gzipped`, a chunk at a time. Gzip members
+    that follow one another are read in turn, as gzip itself does."""
+    if not gzipped:
+        while chunk := file.read(_READ_CHUNK):
+            yield chunk
+        return
+    inflater, compressed_bytes = zlib.decompressobj(16 + zlib.MAX_WBITS), 0
+    try:
+        while compressed := file.read(_READ_CHUNK):
+            compressed_bytes += len(compressed)
+            while compressed:
+                yield inflater.decompress(compressed)
+                compressed = inflater.unused_data if inflater.eof else b""
+                if compressed:  # another member follows
+                    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        yield inflater.flush()
+    except zlib.error as error:
+        raise ValueError(f"{path}: not a valid gzip file ({error}).") from error
+    if compressed_bytes and not inflater.eof:
+        raise ValueError(f"{path}: truncated gzip file: it ends before its gzip trailer.")
+
+
+def _corrupt(path: str, offset: int, part: str) -> str:
+    return (
+        f"{path}: corrupt TFRecord file: the {part} CRC of the record at byte {offset} "
+        "does not match."
+    )
 
 
 def framed(records: list[bytes]) -> bytes:

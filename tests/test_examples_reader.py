@@ -1,12 +1,17 @@
-"""The examples reader: a TFRecord file's examples as RecordBatches, decoded on threads."""
+"""The examples reader: a TFRecord file's records, and its examples as RecordBatches decoded
+on threads."""
+
+import pathlib
 
 import pyarrow as pa
+import pytest
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx_bsl.coders import example_coder
 
 from components import examples_reader
+from components.tfrecord_files import read_records
 
 SCHEMA = text_format.Parse(
     """
@@ -44,3 +49,68 @@ def test_batches_come_in_file_order_and_equal_one_decoder(tmp_path, monkeypatch)
     assert table.equals(pa.Table.from_batches([one_decoder.DecodeBatch(records)]))
     assert table.column("row").to_pylist() == [[r] for r in range(1000)]
     assert table.column("word").null_count == 334
+
+
+def _write(path: pathlib.Path, records: list[bytes], compression: str = "") -> str:
+    with tf.io.TFRecordWriter(str(path), compression) as writer:
+        for record in records:
+            writer.write(record)
+    return str(path)
+
+
+@pytest.mark.parametrize("name, compression", [("data.gz", "GZIP"), ("data", "")])
+def test_read_records_gives_what_tensorflow_reads(tmp_path, name, compression):
+    """Batches of `batch_size`, in order, the same bytes as tf.data; records larger than
+    the read chunk and empty ones included."""
+    records = [_example(row) for row in range(300)] + [b"", b"x" * (3 << 20), b"tail"]
+    path = _write(tmp_path / name, records, compression)
+
+    batches = list(read_records(path, 64))
+
+    assert [len(b) for b in batches] == [64, 64, 64, 64, 47]
+    expected = [r.numpy() for r in tf.data.TFRecordDataset(path, compression_type=compression)]
+    assert [record for batch in batches for record in batch] == expected == records
+
+
+def test_read_records_reads_gzip_members_one_after_another(tmp_path):
+    """A gzipped file made of two gzip streams (two writers appended) reads as gzip does."""
+    first = _write(tmp_path / "first.gz", [b"a", b"b"], "GZIP")
+    second = _write(tmp_path / "second.gz", [b"c"], "GZIP")
+    joined = tmp_path / "joined.gz"
+    joined.write_bytes(pathlib.Path(first).read_bytes() + pathlib.Path(second).read_bytes())
+
+    assert list(read_records(str(joined), 10)) == [[b"a", b"b", b"c"]]
+
+
+def test_read_records_names_the_file_and_byte_of_damage(tmp_path):
+    records = [_example(row) for row in range(20)]
+    plain = _write(tmp_path / "plain", records)
+    data = bytearray(pathlib.Path(plain).read_bytes())
+    second = 16 + len(records[0])  # where the second record starts
+    data[second + 12 + 5] ^= 0xFF  # a byte of the second record's data
+    (tmp_path / "flipped").write_bytes(bytes(data))
+    (tmp_path / "cut").write_bytes(bytes(data[: second + 20]))
+    gzipped = pathlib.Path(_write(tmp_path / "data.gz", records, "GZIP")).read_bytes()
+    (tmp_path / "cut.gz").write_bytes(gzipped[:-10])
+
+    with pytest.raises(
+        ValueError,
+        match=f"flipped: corrupt TFRecord file: the data CRC of the record at byte {second} ",
+    ):
+        list(read_records(str(tmp_path / "flipped"), 8))
+    with pytest.raises(
+        ValueError,
+        match=f"cut: truncated TFRecord file: the record at byte {second} is cut off after 20 bytes",
+    ):
+        list(read_records(str(tmp_path / "cut"), 8))
+    with pytest.raises(ValueError, match=r"cut\.gz: truncated gzip file"):
+        list(read_records(str(tmp_path / "cut.gz"), 8))
+
+
+def test_read_records_reads_any_tensorflow_file_system(tmp_path):
+    """Paths go through tf.io.gfile, as tf.data's did: here TensorFlow's in-memory one."""
+    records = [_example(row) for row in range(5)]
+    local = _write(tmp_path / "data.gz", records, "GZIP")
+    tf.io.gfile.copy(local, "ram://reader/data.gz", overwrite=True)
+
+    assert list(read_records("ram://reader/data.gz", 10)) == [records]
