@@ -440,7 +440,9 @@ class Executor(stock_evaluator.Executor):
                 pipeline
                 | "Files" >> beam.Create(files)
                 | "Spread" >> beam.Reshuffle()
-                | "Read" >> beam.FlatMap(serialized_batches)
+                # Typed, so that Beam sizes a batch by its records' lengths (its counters'
+                # estimate) rather than by pickling it
+                | "Read" >> beam.FlatMap(serialized_batches).with_output_types(list[bytes])
                 | "Score"
                 >> beam.ParDo(_ScoreBatch(models, task, num_classes, label_key, slice_features))
                 | "Merge" >> beam.CombinePerKey(lambda parts: totals_lib.merge(list(parts)))
