@@ -436,11 +436,13 @@ def _headline(metrics):
     for entries in TASK_METRICS.values():
         names = [key for _, _, key in entries[:2] if key in metrics]
         if names and names[0] == entries[0][2]:
-            return " ".join(
-                f"{name}={metrics[name]:.4g}" if metrics[name] is not None else f"{name}=nan"
-                for name in names
-            )
+            return " ".join(f"{name}={format_metric(metrics[name])}" for name in names)
     return ""
+
+
+def format_metric(value: float | None) -> str:
+    """A metric for people: four significant digits, `undefined` for NaN (null in records)."""
+    return "undefined" if value is None or math.isnan(value) else format(value, ".4g")
 
 
 def _commit(version):

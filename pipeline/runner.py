@@ -86,8 +86,7 @@ class RunSummary:
             lines.append(
                 "  eval metrics (overall slice): "
                 + ", ".join(
-                    f"{k} = {'undefined' if math.isnan(v) else format(v, '.4g')}"
-                    for k, v in sorted(self.metrics.items())
+                    f"{k} = {history.format_metric(v)}" for k, v in sorted(self.metrics.items())
                 )
             )
             if any(math.isnan(v) for v in self.metrics.values()):

@@ -113,6 +113,20 @@ def scenario(tmp_path_factory, small_taxi_csv):
     }
 
 
+def test_runs_table_says_undefined_for_a_metric_that_is_nan():
+    """As the run summary does: a NaN metric is recorded as null and shown as `undefined`."""
+    from pipeline.history import RUN_KEYS, format_runs
+
+    record = dict.fromkeys(RUN_KEYS) | {
+        "run_id": "r1",
+        "outcome": "pushed",
+        "metrics": {"auc": None, "binary_accuracy": 0.75},
+    }
+
+    assert "auc=undefined binary_accuracy=0.75" in format_runs([record])
+
+
+@pytest.mark.slow
 @pytest.mark.slow
 def test_runs_lists_every_run_newest_first_with_its_outcome(scenario):
     from pipeline.history import RUN_KEYS, code_version, file_sha256
