@@ -1,18 +1,21 @@
 """TFRecord files read, and written from Beam, a batch of records at a time.
 
 `read_records` reads a file's records in Python rather than through tf.data: on a million
-examples (62 MB gzipped) 2.5 s of CPU against 5 to 6 s, and zlib inflates without holding
-the GIL, so the threads that decode the records run meanwhile.
+examples (62 MB gzipped) 2.5 s of CPU against 5 to 6 s with zlib, and inflating does not
+hold the GIL, so the threads that decode the records run meanwhile.
+
+Gzip is ISA-L's (the `isal` package), which writes and reads the same format as zlib at
+about 4x its speed here: inflating the million examples took 0.35 s of CPU against
+zlib's 1.5 to 1.7 s, compressing at level 1 0.18 s against 0.73 s (files about 4% larger).
 
 Beam's `WriteToTFRecord` takes each record as an element of its own, and frames and
 compresses it on its own: on a million rows that was 40 s of the Transform's 190.
 `WriteTFRecordBatches` takes lists of serialized records and compresses a list at a time
-(zlib level 1), through `fileio.WriteToFiles`, which writes to temporary files and moves
+(level 1), through `fileio.WriteToFiles`, which writes to temporary files and moves
 them into place when the pipeline's writes are complete.
 """
 
 import struct
-import zlib
 from collections.abc import Iterator
 
 import apache_beam as beam
@@ -20,12 +23,14 @@ import google_crc32c
 from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.options.value_provider import StaticValueProvider
+from isal import isal_zlib
 
 _CRC_MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")  # a record's length and the masked CRC of those 8 bytes
 _FOOTER = struct.Struct("<I")  # the masked CRC of the record
 _FRAMING = _HEADER.size + _FOOTER.size
 _READ_CHUNK = 1 << 20  # bytes read from the file at a time (before inflating)
+_GZIP_WBITS = 16 + isal_zlib.MAX_WBITS  # gzip's header and trailer around the deflate stream
 
 
 def _masked_crc_value(data) -> int:
@@ -42,7 +47,7 @@ def read_records(path: str, batch_size: int) -> Iterator[list[bytes]]:
     """The records of one TFRecord file (gzipped when named *.gz), `batch_size` at a time.
 
     A plain file's records are checked against their CRCs, as TensorFlow's reader does; a
-    gzipped file is checked as a whole by gzip's own CRC, which zlib verifies at its end.
+    gzipped file is checked as a whole by gzip's own CRC, verified at its end.
     A truncated or corrupt file raises ValueError naming it and the byte offset (in the
     uncompressed stream) of the record at fault.
     """
@@ -89,7 +94,7 @@ def _file_bytes(file, path: str, gzipped: bool) -> Iterator[bytes]:
         while chunk := file.read(_READ_CHUNK):
             yield chunk
         return
-    inflater, compressed_bytes = zlib.decompressobj(16 + zlib.MAX_WBITS), 0
+    inflater, compressed_bytes = isal_zlib.decompressobj(_GZIP_WBITS), 0
     try:
         while compressed := file.read(_READ_CHUNK):
             compressed_bytes += len(compressed)
@@ -97,9 +102,9 @@ def _file_bytes(file, path: str, gzipped: bool) -> Iterator[bytes]:
                 yield inflater.decompress(compressed)
                 compressed = inflater.unused_data if inflater.eof else b""
                 if compressed:  # another member follows
-                    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    inflater = isal_zlib.decompressobj(_GZIP_WBITS)
         yield inflater.flush()
-    except zlib.error as error:
+    except isal_zlib.error as error:
         raise ValueError(f"{path}: not a valid gzip file ({error}).") from error
     if compressed_bytes and not inflater.eof:
         raise ValueError(f"{path}: truncated gzip file: it ends before its gzip trailer.")
@@ -130,7 +135,7 @@ class _GzipTFRecordSink(fileio.FileSink):
 
     def open(self, fh):
         self._fh = fh
-        self._compressor = zlib.compressobj(1, zlib.DEFLATED, 16 + zlib.MAX_WBITS)  # gzip
+        self._compressor = isal_zlib.compressobj(1, isal_zlib.DEFLATED, _GZIP_WBITS)
 
     def write(self, records):
         self._fh.write(self._compressor.compress(framed(records)))
