@@ -1,11 +1,12 @@
 """An Examples artifact's split as Arrow RecordBatches, in Beam, a TFRecord file at a time.
 
 Each file is read by `components.tfrecord_files.read_records` and decoded by tfx_bsl
-`READ_BATCH` examples at a time, so the Beam pipeline handles one element per batch. TFXIO's `BeamSource`, which StatisticsGen and
-Transform used before, passes every record through Beam on its own: on a million rows
-StatisticsGen took 52 s with it. tfx_bsl's decoder releases the GIL, so a file's batches are
-decoded on `DECODE_THREADS` threads while the next are read: decoding was most of
-StatisticsGen's time, and the Beam workers these components run with are single threads.
+`READ_BATCH` examples at a time, so the Beam pipeline handles one element per batch.
+TFXIO's `BeamSource`, which StatisticsGen and Transform used before, passes every record
+through Beam on its own: on a million rows StatisticsGen took 52 s with it. tfx_bsl's
+decoder releases the GIL, so a file's batches are decoded on `DECODE_THREADS` threads while
+the next are read: decoding is most of StatisticsGen's time, and the Beam workers these
+components run with are single threads.
 """
 
 import collections
