@@ -37,6 +37,7 @@ from tfx.components.evaluator import executor as stock_evaluator
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
+from components.beam_executor import BeamExecutor
 from components.evaluator import totals as totals_lib
 from components.evaluator.eval_config import build_eval_config, gate_threshold
 from components.evaluator.tasks import BlessingGate
@@ -398,7 +399,7 @@ def write_eval_config(output_uri, eval_config, models):
         f.write(json.dumps(document, indent=2))
 
 
-class Executor(stock_evaluator.Executor):
+class Executor(BeamExecutor, stock_evaluator.Executor):
     """Scores the eval split of `examples` with `model` (and `baseline_model`), writes the
     evaluation, and blesses `model` when the gate passes.
 

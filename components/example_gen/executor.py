@@ -35,10 +35,10 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import types
 from tfx.components.util import examples_utils
-from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
+from components.beam_executor import BeamExecutor
 from components.example_gen.encode import serialize_examples, split_indices
 from components.example_gen.missing import parse_missing_values
 from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
@@ -613,7 +613,7 @@ def _read_summary(path: str) -> tuple[int, int, BadRow | None]:
     )
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(BeamExecutor):
     """Reads `input_base`, writes `<uri>/Split-<name>/data_tfrecord-*.gz` (and `<uri>/rejected/`).
 
     The whole input is read before deciding to fail, so the error always names the same first

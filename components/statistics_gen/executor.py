@@ -17,10 +17,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tensorflow_metadata.proto.v0 import schema_pb2, statistics_pb2
 from tfx import types
-from tfx.dsl.components.base import base_beam_executor
 from tfx.types import artifact_utils
 from tfx_bsl import sketches
 
+from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
 from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import split_statistics_path
@@ -299,7 +299,7 @@ def _column_types_schema(examples: types.Artifact) -> schema_pb2.Schema | None:
     return schema
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(BeamExecutor):
     """Writes `<uri>/Split-<name>/FeatureStats.pb` for every split of `examples`."""
 
     def Do(

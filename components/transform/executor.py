@@ -8,13 +8,13 @@ import apache_beam as beam
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import types
 from tfx.components.util import examples_utils
-from tfx.dsl.components.base import base_beam_executor
 from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
 from components import user_code
 from components.auto import AUTO
+from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
 from components.tfrecord_files import WriteTFRecordBatches
 
@@ -65,7 +65,7 @@ def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.S
     )
 
 
-class Executor(base_beam_executor.BaseBeamExecutor):
+class Executor(BeamExecutor):
     """Fits `preprocessing_fn` with TFT and writes the TFTransformOutput."""
 
     def Do(
