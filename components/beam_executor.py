@@ -6,8 +6,9 @@ builds an sdist of it for Beam's workers, before every Beam component
 (`tfx.utils.dependency_utils.build_ephemeral_package`): 1.5 to 2 s each, and the copy is
 left behind, four of them per pipeline run. This kit never needs it: a local runner starts
 no workers that would install it, the remote ones (`beam_runner` "dataflow" or "portable")
-get the pipeline's worker image through `--sdk_container_image`, and an sdist of TFX alone
-would not hold this kit's components anyway.
+run the pipeline's worker image, which holds TFX (`--sdk_container_image` on Dataflow,
+`--environment_config` on Flink or Spark; pipeline/vertex.py `beam_args`), and an sdist of
+TFX alone would not hold this kit's components anyway.
 """
 
 from tfx.dsl.components.base import base_beam_executor
