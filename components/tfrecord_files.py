@@ -1,4 +1,4 @@
-"""TFRecord files read, and written from Beam, a batch of records at a time.
+"""TFRecord files read and written a batch of records at a time.
 
 `read_records` reads a file's records in Python rather than through tf.data: on a million
 examples (62 MB gzipped) 2.5 s of CPU against 5 to 6 s with zlib, and inflating does not
@@ -126,6 +126,21 @@ def framed(records: list[bytes]) -> bytes:
     return b"".join(parts)
 
 
+class GzipTFRecordWriter:
+    """Batches of records written to an open binary file as one gzipped TFRecord stream
+    (level 1); `finish` ends the stream, the caller closes the file."""
+
+    def __init__(self, file):
+        self._file = file
+        self._compressor = isal_zlib.compressobj(1, isal_zlib.DEFLATED, _GZIP_WBITS)
+
+    def write(self, records: list[bytes]) -> None:
+        self._file.write(self._compressor.compress(framed(records)))
+
+    def finish(self) -> None:
+        self._file.write(self._compressor.flush())
+
+
 class _GzipTFRecordSink(fileio.FileSink):
     def create_metadata(self, destination, full_file_name):
         return fileio.FileMetadata(
@@ -135,13 +150,13 @@ class _GzipTFRecordSink(fileio.FileSink):
 
     def open(self, fh):
         self._fh = fh
-        self._compressor = isal_zlib.compressobj(1, isal_zlib.DEFLATED, _GZIP_WBITS)
+        self._writer = GzipTFRecordWriter(fh)
 
     def write(self, records):
-        self._fh.write(self._compressor.compress(framed(records)))
+        self._writer.write(records)
 
     def flush(self):
-        self._fh.write(self._compressor.flush())
+        self._writer.finish()
         self._fh.flush()
 
 

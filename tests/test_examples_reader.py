@@ -11,7 +11,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx_bsl.coders import example_coder
 
 from components import examples_reader
-from components.tfrecord_files import read_records
+from components.tfrecord_files import GzipTFRecordWriter, read_records
 
 SCHEMA = text_format.Parse(
     """
@@ -128,3 +128,18 @@ def test_record_batches_cross_beam_workers_whole_and_are_sized_by_their_buffers(
 
     assert coder.decode(coder.encode(batch)).equals(batch)
     assert coder.estimate_size(batch) == batch.nbytes
+
+
+def test_the_kit_s_gzipped_tfrecords_read_as_tensorflow_s(tmp_path):
+    """What ExampleGen and Transform write (ISA-L's gzip, our framing) is what
+    TensorFlow's reader, and so the Trainer and stock TFX tooling, read."""
+    records = [_example(row) for row in range(100)]
+    path = tmp_path / "data.gz"
+    with path.open("wb") as file:
+        writer = GzipTFRecordWriter(file)
+        writer.write(records[:60])
+        writer.write(records[60:])
+        writer.finish()
+
+    read = [r.numpy() for r in tf.data.TFRecordDataset(str(path), compression_type="GZIP")]
+    assert read == records == next(read_records(str(path), 1000))

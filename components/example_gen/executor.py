@@ -43,6 +43,7 @@ from components.example_gen.encode import serialize_examples, split_indices
 from components.example_gen.missing import parse_missing_values
 from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
 from components.schema_importer.executor import load_schema_artifact
+from components.tfrecord_files import GzipTFRecordWriter
 
 DEFAULT_SPLIT_RATIOS = '{"train": 2, "eval": 1}'
 REJECTED_DIR = "rejected"
@@ -64,8 +65,6 @@ _ARROW_BLOCK = 4 << 20  # bytes of CSV per Arrow batch
 _ROW_BATCH = 4096  # rows the row-at-a-time path encodes at once
 # The split key of a row without --split-key: its fields joined by the unit separator.
 _KEY_SEPARATOR = "\x1f"
-# Level 1 compresses 3x faster than zlib's default and writes files about 25% larger.
-_TFRECORD_OPTIONS = tf.io.TFRecordOptions(compression_type="GZIP", compression_level=1)
 _ARROW_TYPES = {"INT": pa.int64(), "FLOAT": pa.float32(), "BYTES": pa.binary()}
 # Examples custom property: JSON {column: INT|FLOAT|BYTES}, every CSV column, as written.
 COLUMN_TYPES_PROPERTY = "column_types"
@@ -256,20 +255,20 @@ class _SplitWriters:
 
     def __init__(self, split_dirs: list[str], name: str):
         self._paths = [os.path.join(split_dir, name) for split_dir in split_dirs]
-        self._writers = {}
+        self._files = {}  # split -> (open file, its GzipTFRecordWriter)
 
     def write(self, records: pa.Array, splits: np.ndarray) -> None:
         for split in np.unique(splits).tolist():
-            if split not in self._writers:
+            if split not in self._files:
                 tf.io.gfile.makedirs(os.path.dirname(self._paths[split]))
-                self._writers[split] = tf.io.TFRecordWriter(self._paths[split], _TFRECORD_OPTIONS)
-            write = self._writers[split].write
-            for record in records.filter(pa.array(splits == split)).to_pylist():
-                write(record)
+                file = tf.io.gfile.GFile(self._paths[split], "wb")
+                self._files[split] = (file, GzipTFRecordWriter(file))
+            self._files[split][1].write(records.filter(pa.array(splits == split)).to_pylist())
 
     def close(self) -> None:
-        for writer in self._writers.values():
-            writer.close()
+        for file, writer in self._files.values():
+            writer.finish()
+            file.close()
 
 
 class _ParseCsvRange(beam.DoFn):
@@ -697,9 +696,9 @@ class Executor(BeamExecutor):
             for staged, split_dir in zip(staged_dirs, split_dirs, strict=True):
                 if not tf.io.gfile.glob(os.path.join(staged, "*")):  # a split with no rows
                     tf.io.gfile.makedirs(staged)
-                    tf.io.TFRecordWriter(
-                        os.path.join(staged, "data_tfrecord-00000-00000.gz"), _TFRECORD_OPTIONS
-                    ).close()
+                    empty = os.path.join(staged, "data_tfrecord-00000-00000.gz")
+                    with tf.io.gfile.GFile(empty, "wb") as file:
+                        GzipTFRecordWriter(file).finish()
                 tf.io.gfile.rename(staged, split_dir, overwrite=True)
         finally:
             if tf.io.gfile.exists(staging):
