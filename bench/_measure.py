@@ -4,6 +4,7 @@ import contextlib
 import threading
 import time
 
+import numpy as np
 import psutil
 
 
@@ -21,28 +22,24 @@ class ResourceSampler(threading.Thread):
         self._process = psutil.Process()
         self._stopped = threading.Event()
 
-    def _rss(self):
-        total = self._process.memory_info().rss
-        if self._include_children:
-            for child in self._process.children(recursive=True):
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    total += child.memory_info().rss
-        return total
-
-    def _cpu(self):
+    def _sample(self):
+        """(resident bytes, CPU seconds so far) of this process and, if asked, its live
+        children, in one walk over them."""
         times = self._process.cpu_times()
+        rss = self._process.memory_info().rss
         # children_*: children that ended and were waited for; live ones are added below.
-        total = times.user + times.system + times.children_user + times.children_system
+        cpu = times.user + times.system + times.children_user + times.children_system
         if self._include_children:
             for child in self._process.children(recursive=True):
                 with contextlib.suppress(psutil.NoSuchProcess):
-                    child_times = child.cpu_times()
-                    total += child_times.user + child_times.system
-        return total
+                    child_rss, child_times = child.memory_info().rss, child.cpu_times()
+                    rss += child_rss
+                    cpu += child_times.user + child_times.system
+        return rss, cpu
 
     def run(self):
         while not self._stopped.is_set():
-            self.samples.append((time.monotonic(), self._rss(), self._cpu()))
+            self.samples.append((time.monotonic(), *self._sample()))
             time.sleep(self._interval)
 
     def stop(self):
@@ -55,10 +52,14 @@ class ResourceSampler(threading.Thread):
         return max(inside) if inside else 0
 
     def cpu_seconds(self, start, end):
-        """CPU seconds used between the first and the last sample taken within `start` and
-        `end`: up to one interval short at each end, and 0 for a window shorter than one."""
-        inside = [cpu for t, _, cpu in self.samples if start <= t <= end]
-        return inside[-1] - inside[0] if inside else 0.0
+        """CPU seconds used between `start` and `end`, the CPU time at each read off the
+        samples either side of it (linearly), so a window's edges are not lost between
+        samples."""
+        if len(self.samples) < 2:
+            return 0.0
+        times = [t for t, _, _ in self.samples]
+        cpu = [c for _, _, c in self.samples]
+        return float(np.interp(end, times, cpu) - np.interp(start, times, cpu))
 
 
 def cold_run(config, include_children=False):
