@@ -379,9 +379,11 @@ def test_train_argument_errors(kwargs, tmp_path):
 @pytest.mark.parametrize("default_value", [None, 2])
 @pytest.mark.parametrize("rank", [1, 2])
 @pytest.mark.parametrize("combiner", ["sum", "mean", "sqrtn"])
-def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combiner):
-    """Dense single ids take a gather; values, gradients and the rows the
-    gradient touches must equal the SparseTensor lookup's."""
+@pytest.mark.parametrize("every_id_kept", [False, True])
+def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combiner, every_id_kept):
+    """Dense single ids take a gather (a batch without missing ids, a plain one);
+    values, gradients and the rows the gradient touches must equal the
+    SparseTensor lookup's, in a traced function as in training."""
     from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
     from components.trainer.estimator.canned.linear import LinearModel
@@ -390,6 +392,8 @@ def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combi
         "c", N_BUCKETS, default_value=default_value
     )
     raw = np.array([0, 3, -1, 1, 3, -2, 2, 0], np.int64)
+    if every_id_kept:
+        raw[raw < 0] = 1
     if default_value is not None:
         raw[1] = N_BUCKETS + 1  # out of range: takes the default
     dense = tf.constant(raw if rank == 1 else raw[:, None])
@@ -399,11 +403,16 @@ def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combi
     weights = layer.trainable_weights[0]
     weights.assign(np.arange(N_BUCKETS * 2, dtype=np.float32).reshape(N_BUCKETS, 2) + 1)
 
+    @tf.function
+    def forward_and_gradient(features):
+        out = layer(features)
+        loss = tf.reduce_sum(
+            out * tf.range(1.0, 1.0 + tf.cast(tf.shape(out)[0], tf.float32))[:, None]
+        )
+        return out, tf.gradients(loss, weights)[0]
+
     def run(features):
-        with tf.GradientTape() as tape:
-            out = layer(features)
-            loss = tf.reduce_sum(out * tf.range(1.0, 1.0 + out.shape[0])[:, None])
-        grad = tape.gradient(loss, weights)
+        out, grad = forward_and_gradient(features)
         touched = sorted(set(grad.indices.numpy().tolist()))
         return out.numpy(), tf.convert_to_tensor(grad).numpy(), touched
 
