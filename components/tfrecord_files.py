@@ -26,7 +26,8 @@ from apache_beam.options.value_provider import StaticValueProvider
 from isal import isal_zlib
 
 _CRC_MASK_DELTA = 0xA282EAD8
-_HEADER = struct.Struct("<QI")  # a record's length and the masked CRC of those 8 bytes
+_LENGTH = struct.Struct("<Q")  # a record's length
+_HEADER = struct.Struct("<QI")  # the length and the masked CRC of its 8 bytes
 _FOOTER = struct.Struct("<I")  # the masked CRC of the record
 _FRAMING = _HEADER.size + _FOOTER.size
 _READ_CHUNK = 1 << 20  # bytes read from the file at a time (before inflating)
@@ -62,7 +63,10 @@ def read_records(path: str, batch_size: int) -> Iterator[list[bytes]]:
             buffer, start = buffer[start:] + chunk, 0
             while len(buffer) - start >= _HEADER.size:
                 length, length_crc = _HEADER.unpack_from(buffer, start)
-                if check_crcs and _masked_crc_value(buffer[start : start + 8]) != length_crc:
+                if (
+                    check_crcs
+                    and _masked_crc_value(buffer[start : start + _LENGTH.size]) != length_crc
+                ):
                     raise ValueError(_corrupt(path, offset + start, "length"))
                 end = start + _FRAMING + length
                 if end > len(buffer):
@@ -70,7 +74,8 @@ def read_records(path: str, batch_size: int) -> Iterator[list[bytes]]:
                 record = buffer[start + _HEADER.size : end - _FOOTER.size]
                 if (
                     check_crcs
-                    and _masked_crc_value(record) != _FOOTER.unpack_from(buffer, end - 4)[0]
+                    and _masked_crc_value(record)
+                    != _FOOTER.unpack_from(buffer, end - _FOOTER.size)[0]
                 ):
                     raise ValueError(_corrupt(path, offset + start, "data"))
                 batch.append(record)
@@ -121,7 +126,7 @@ def framed(records: list[bytes]) -> bytes:
     """`records` in the TFRecord format: length, its CRC, the data, its CRC, for each."""
     parts = []
     for record in records:
-        length = struct.pack("<Q", len(record))
+        length = _LENGTH.pack(len(record))
         parts += (length, _masked_crc(length), record, _masked_crc(record))
     return b"".join(parts)
 
