@@ -238,17 +238,29 @@ class Estimator:
                 strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None), []
             )
 
-        @tf.function
+        # The mode functions are traced without AutoGraph: model_fn then runs as
+        # plain graph code, as under tf.estimator (Keras layers still convert
+        # their own `call`), and converting it cost seconds per trace.
+        @tf.function(autograph=False)
         def run_steps(iterator, max_steps):
-            loss = tf.constant(math.nan, tf.float32)
-            done = tf.constant(0, tf.int64)
-            for _ in tf.range(max_steps):
+            def more(done, _loss, exhausted):
+                return tf.logical_and(tf.logical_not(exhausted), done < max_steps)
+
+            def next_step(done, loss, _exhausted):
                 optional = iterator.get_next_as_optional()
-                if not optional.has_value():
-                    break
-                features, labels = _split_element(optional.get_value())
-                loss = step(features, labels)
-                done += 1
+
+                def train():
+                    features, labels = _split_element(optional.get_value())
+                    return done + 1, step(features, labels), tf.constant(False)
+
+                return tf.cond(optional.has_value(), train, lambda: (done, loss, tf.constant(True)))
+
+            start = (
+                tf.constant(0, tf.int64),
+                tf.constant(math.nan, tf.float32),
+                tf.constant(False),
+            )
+            done, loss, _ = tf.while_loop(more, next_step, start)
             return done, loss
 
         self._functions["train"] = run_steps
@@ -377,7 +389,7 @@ class Estimator:
         if "eval" in self._functions:
             return self._functions["eval"]
 
-        @tf.function
+        @tf.function(autograph=False)
         def eval_step(features, labels):
             with self._store.scope():
                 spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
@@ -456,7 +468,7 @@ class Estimator:
     def _predict_function(self):
         if "predict" not in self._functions:
 
-            @tf.function
+            @tf.function(autograph=False)
             def predict_step(features):
                 return self._call_model_fn(features, None, ModeKeys.PREDICT).predictions
 
