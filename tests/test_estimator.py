@@ -781,6 +781,49 @@ def _custom_model_fn(features, labels, mode, params):
     )
 
 
+class _ClippedWhenLarge(tf_keras.layers.Layer):
+    """A subclassed layer whose `call` branches on a tensor in Python, which
+    works only when Keras converts it with AutoGraph."""
+
+    def call(self, inputs):
+        if tf.reduce_max(tf.abs(inputs)) > 100.0:
+            return tf.clip_by_value(inputs, -100.0, 100.0)
+        return inputs
+
+
+def _model_fn_with_a_subclassed_layer(features, labels, mode):
+    # Python control flow on Python values, as tf.estimator-era model_fns have.
+    dense = tf_keras.layers.Dense(1)
+    logits = dense(_ClippedWhenLarge()(tf.reshape(tf.cast(features["x"], tf.float32), [-1, 1])))
+    if mode == ModeKeys.PREDICT:
+        return estimator.EstimatorSpec(mode, predictions={"logit": logits})
+    y = tf.cast(tf.reshape(labels, [-1, 1]), tf.float32)
+    loss = tf.reduce_mean(tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=logits))
+    if mode == ModeKeys.EVAL:
+        return estimator.EstimatorSpec(mode, loss=loss)
+    variables = dense.trainable_variables
+    train_op = tf_keras.optimizers.legacy.SGD(0.1).apply_gradients(
+        zip(tf.gradients(loss, variables), variables, strict=True)
+    )
+    return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_model_fn_runs_as_in_tf_estimator_graph_with_keras_layers_converted(tmp_path):
+    """tf.estimator called model_fn in a graph without AutoGraph, where Keras still
+    converted a subclassed layer's `call`: code relying on that trains, evaluates,
+    predicts and exports here too."""
+    est = estimator.Estimator(_model_fn_with_a_subclassed_layer, model_dir=str(tmp_path))
+    est.train(train_input_fn, steps=5)
+    assert est.get_variable_value("global_step") == 5
+    assert np.isfinite(est.evaluate(eval_input_fn, steps=1)["loss"])
+    assert len(list(est.predict(predict_input_fn(n=3)))) == 3
+    spec = {"x": tf.io.FixedLenFeature([], tf.float32)}
+    path = est.export_saved_model(
+        str(tmp_path / "export"), export_lib.build_parsing_serving_input_receiver_fn(spec)
+    )
+    assert os.path.isdir(path)
+
+
 def test_custom_model_fn_train_evaluate_predict(tmp_path):
     params = {"hidden": 8, "learning_rate": 0.05}
     _SEEN_GLOBAL_STEPS.clear()

@@ -21,6 +21,7 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 import tf_keras
+from tensorflow.python.autograph.core import ag_ctx
 
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import server, summaries
@@ -148,7 +149,9 @@ class Estimator:
         for name, value in (("mode", mode), ("params", self.params), ("config", self._config)):
             if name in self._model_fn_args:
                 kwargs[name] = value
-        with self._store.scope():
+        # As in tf.estimator's graph: model_fn's own Python runs as it is, and
+        # subclassed Keras layers convert their `call` with AutoGraph.
+        with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
             spec = self._model_fn(**kwargs)
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec).__name__}.")
@@ -238,9 +241,8 @@ class Estimator:
                 strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None), []
             )
 
-        # The mode functions are traced without AutoGraph: model_fn then runs as
-        # plain graph code, as under tf.estimator (Keras layers still convert
-        # their own `call`), and converting it cost seconds per trace.
+        # The mode functions are traced without AutoGraph (see _call_model_fn):
+        # converting model_fn and the canned models cost seconds per trace.
         @tf.function(autograph=False)
         def run_steps(iterator, max_steps):
             def more(done, _loss, exhausted):
