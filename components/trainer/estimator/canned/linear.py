@@ -102,12 +102,11 @@ class LinearModel(tf_keras.layers.Layer):
         )
         super().build(None)
 
-    def _should_use_autograph(self):
-        # tf_keras converts a subclassed layer's `call` with AutoGraph; this one
-        # branches only on Python values, and converting it cost 0.7 s per process.
-        return False
-
-    def call(self, features):
+    # tf_keras converts a subclassed layer's `call` with AutoGraph; this one
+    # branches only on Python values, and converting it cost 0.7 s per process.
+    # (`training` is Keras's flag: nothing here behaves differently in training.)
+    @tf.autograph.experimental.do_not_convert
+    def call(self, features, training=None):
         cache = fc_lib.FeatureTransformationCache(features)
         terms, single_id_lookups = [], []
         for column in self._columns:
