@@ -1,6 +1,7 @@
-"""One side of `estimator_vs_tf215.py`: train, evaluate, export and serve the taxi model.
+"""One side of `estimator_vs_tf215.py`: train, evaluate, export and serve a taxi model.
 
-    python bench/_estimator_worker.py --impl {ours,tf215} --data DIR [--train-steps N] ...
+    python bench/_estimator_worker.py --impl {ours,tf215} --model {wide_deep,tf1} --data DIR
+        [--train-steps N] ...
 
 Needs only the standard library and TensorFlow, so that it runs unchanged
 under TF 2.21 with this project's estimator (`--impl ours`, repo root on
@@ -69,7 +70,40 @@ def _input_fn(files, feature_spec, label, batch_size, seed, train):
     return input_fn
 
 
-def _build(api, spec, model_dir, seed, intra_op_threads, inter_op_threads):
+def _tf1_model_fn(api, wide, deep):
+    """A custom TF1-style model_fn as teams wrote them: feature columns through
+    `input_layer`, `tf.compat.v1.layers`, a TF1 optimizer and metric."""
+    v1 = tf.compat.v1
+    columns = deep + [tf.feature_column.embedding_column(c, dimension=8) for c in wide]
+
+    def model_fn(features, labels, mode):
+        net = v1.feature_column.input_layer(features, columns)
+        for units in HIDDEN_UNITS:
+            net = v1.layers.dense(net, units, activation=tf.nn.relu)
+        logits = v1.layers.dense(net, 1)
+        probabilities = tf.sigmoid(logits)
+        if mode == api.ModeKeys.PREDICT:
+            predictions = {"logistic": probabilities, "logits": logits}
+            output = api.export.PredictOutput(predictions)
+            return api.EstimatorSpec(
+                mode,
+                predictions=predictions,
+                export_outputs={"serving_default": output, "predict": output},
+            )
+        labels = tf.cast(tf.reshape(labels, [-1, 1]), tf.float32)
+        loss = v1.losses.sigmoid_cross_entropy(labels, logits)
+        if mode == api.ModeKeys.EVAL:
+            return api.EstimatorSpec(
+                mode, loss=loss, eval_metric_ops={"auc": v1.metrics.auc(labels, probabilities)}
+            )
+        optimizer = v1.train.AdagradOptimizer(0.05)
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return api.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def _build(api, model, spec, model_dir, seed, intra_op_threads, inter_op_threads):
     wide = [
         tf.feature_column.categorical_column_with_identity(name, num_buckets=n)
         for name, n in spec["wide"]
@@ -86,6 +120,8 @@ def _build(api, spec, model_dir, seed, intra_op_threads, inter_op_threads):
             inter_op_parallelism_threads=inter_op_threads,
         ),
     )
+    if model == "tf1":
+        return api.Estimator(_tf1_model_fn(api, wide, deep), config=config)
     return api.DNNLinearCombinedClassifier(
         config=config,
         linear_feature_columns=wide,
@@ -157,6 +193,12 @@ def _serving(export_dir, records, calls, batch, rounds=5, calls_per_round=10):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", choices=["ours", "tf215"], required=True)
+    parser.add_argument(
+        "--model",
+        choices=["wide_deep", "tf1"],
+        default="wide_deep",
+        help="the canned DNNLinearCombinedClassifier, or a custom TF1-style model_fn",
+    )
     parser.add_argument("--data", required=True, help="folder with spec.json (bench/_taxi_data.py)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--warmup-steps", type=int, default=200)
@@ -208,7 +250,13 @@ def main():
     model_dir = tempfile.mkdtemp(prefix=f"bench-{args.impl}-")
     try:
         model = _build(
-            api, spec, model_dir, args.seed, args.intra_op_threads, args.inter_op_threads
+            api,
+            args.model,
+            spec,
+            model_dir,
+            args.seed,
+            args.intra_op_threads,
+            args.inter_op_threads,
         )
         train_input = _input_fn(
             files["train"], feature_spec, label, args.batch_size, args.seed, train=True
@@ -254,6 +302,7 @@ def main():
 
     result = {
         "impl": args.impl,
+        "model": args.model,
         "tf_version": tf.__version__,
         "batch_size": args.batch_size,
         "train_steps": args.train_steps,

@@ -161,16 +161,16 @@ def test_a_canned_estimator_by_name_trains_over_the_columns_its_kind_reads(multi
         built[name] = dict(tf.train.list_variables(model_dir))
 
     def variable(name, key):
-        return built[name].get(f"estimator_variables/{key}/.ATTRIBUTES/VARIABLE_VALUE")
+        return built[name].get(key)
 
     # hidden_units come from canned_args (not hparams); the DNN reads the two numbers and
     # the indicators of the two id columns (12 ids each); the linear model reads ids and
     # numbers, no hidden layer, with the optimizer canned_args named.
-    assert variable("DNNClassifier", "dnn.Shiddenlayer_0.Skernel") == [26, 3]
-    assert variable("DNNClassifier", "dnn.Shiddenlayer_1.Skernel") is None
-    assert variable("LinearClassifier", "linear.Slinear_model.Scity_xf.Sweights") == [12, 3]
-    assert variable("LinearClassifier", "linear.Slinear_model.Sx_xf.Sweights") == [1, 3]
-    assert variable("LinearClassifier", "Adam.Siter") == []
+    assert variable("DNNClassifier", "dnn/hiddenlayer_0/kernel") == [26, 3]
+    assert variable("DNNClassifier", "dnn/hiddenlayer_1/kernel") is None
+    assert variable("LinearClassifier", "linear/linear_model/city_xf/weights") == [12, 3]
+    assert variable("LinearClassifier", "linear/linear_model/x_xf/weights") == [1, 3]
+    assert variable("LinearClassifier", "training/Adam/iter") == []
     assert not any("hiddenlayer" in key for key in built["LinearClassifier"])
 
 

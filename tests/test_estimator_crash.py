@@ -54,7 +54,7 @@ def _latest_step(model_dir):
     assert path.endswith(f"-{step}"), (path, step)
     reader = tf.train.load_checkpoint(path)
     for name in checkpoints.variable_names(path):
-        reader.get_tensor(checkpoints.checkpoint_key(name))
+        reader.get_tensor(name)
     return step
 
 

@@ -232,9 +232,22 @@ def test_scaffold_checkpoint_saves_the_users_objects_and_resumes(tmp_path):
     assert second.evaluate(eval_input_fn, steps=1)["global_step"] == 25
 
 
-def test_scaffold_rejects_tf1_session_fields():
-    with pytest.raises(ValueError, match="init_fn"):
-        estimator.Scaffold(init_fn=lambda scaffold, session: None)
+def test_a_scaffold_with_session_fields_runs_model_fn_in_a_graph(tmp_path):
+    """TF1's init fields need a session: the Estimator gives model_fn one, and runs them."""
+    ran = []
+
+    def model_fn(features, labels, mode):
+        weight = tf.Variable(0.0, name="weight")
+        loss = tf.reduce_mean(tf.square(tf.cast(features["x"], tf.float32) * weight - 1.0))
+        gradient = tf.gradients(loss, [weight])[0]
+        train_op = tf_keras.optimizers.legacy.SGD(0.1).apply_gradients([(gradient, weight)])
+        scaffold = estimator.Scaffold(init_fn=lambda scaffold, session: ran.append(session))
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)
+
+    model = estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    model.train(train_input_fn, steps=2)
+    assert len(ran) == 1 and isinstance(ran[0], tf.compat.v1.Session)
+    assert model.get_variable_value("global_step") == 2
 
 
 def test_training_summaries_include_loss_and_learning_rate(tmp_path):
@@ -328,14 +341,15 @@ def test_eval_spec_start_delay_secs_warns_that_it_is_not_used(monkeypatch):
         estimator.EvalSpec(eval_input_fn, start_delay_secs=0)
 
 
-def test_model_to_estimator_warns_that_saver_checkpoints_are_not_written(tmp_path, monkeypatch):
-    from components.trainer.estimator import ignored
-
-    monkeypatch.setattr(ignored, "_warned", set())
-    with pytest.warns(UserWarning, match="checkpoint_format='saver' is ignored"):
-        estimator.model_to_estimator(
-            keras_model=_keras_model(), checkpoint_format="saver", config=_config(tmp_path)
-        )
+def test_model_to_estimator_writes_saver_checkpoints_and_refuses_other_formats(tmp_path):
+    model = estimator.model_to_estimator(
+        keras_model=_keras_model(), checkpoint_format="saver", config=_config(tmp_path)
+    )
+    model.train(train_input_fn, steps=1)
+    names = [name for name, _ in tf.train.list_variables(model.model_dir)]
+    assert "global_step" in names and not any(".ATTRIBUTES" in n for n in names)
+    with pytest.raises(ValueError, match="checkpoint_format must be 'checkpoint' or 'saver'"):
+        estimator.model_to_estimator(keras_model=_keras_model(), checkpoint_format="h5")
 
 
 def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):

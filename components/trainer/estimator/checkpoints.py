@@ -1,21 +1,30 @@
-"""Name-keyed, object-based checkpoints and warm starting from them.
+"""Name-based checkpoints, as tf.estimator 2.15 wrote them, and warm starting.
 
-Checkpoints hold one `tf.train.Checkpoint(estimator_variables={name: var})`,
-so a variable's key is derived from the tf.estimator-style name it was
-created under, and the exported SavedModel tracks the same dict: a warm start
-can read either.
+`model.ckpt-<step>` holds each variable under the name tf.estimator gave it
+(`dnn/hiddenlayer_0/kernel`, `global_step`,
+`training/Adagrad/dnn/hiddenlayer_0/kernel/accumulator`) in
+`tf.compat.v1.train.Saver`'s format, next to Saver's `checkpoint` state file:
+`tf.train.load_variable` reads it, tf.estimator 2.15 resumes from it, and a
+2.15 model_dir resumes here.  Until 2026-12-02 this kit wrote object-based
+checkpoints, one `tf.train.Checkpoint(estimator_variables={name: var})`; those
+are still read, and exported SavedModels still track that dict.
 """
 
 import collections
 import logging
 import os
 import re
+import time
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.checkpoint import checkpoint_management
+
+from components.trainer.estimator.variables import tf_estimator_name
 
 ROOT_ATTRIBUTE = "estimator_variables"
 _KEY_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
+_OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 CHECKPOINT_NAME = "model.ckpt"
 
 log = logging.getLogger(__name__)
@@ -30,16 +39,13 @@ def _unescape(key):
 
 
 def checkpoint_key(name):
+    """The key of variable `name` in an object-based checkpoint of this kit."""
     return f"{ROOT_ATTRIBUTE}/{_escape(name)}{_KEY_SUFFIX}"
 
 
 def checkpoint_step(checkpoint_path):
     """The global step a `model.ckpt-<step>` prefix was saved at."""
     return int(checkpoint_path.rsplit("-", 1)[1])
-
-
-def make_checkpoint(variables):
-    return tf.train.Checkpoint(**{ROOT_ATTRIBUTE: dict(variables)})
 
 
 def resolve_checkpoint(path):
@@ -49,46 +55,186 @@ def resolve_checkpoint(path):
         path = path.decode()
     if tf.io.gfile.exists(os.path.join(path, "saved_model.pb")):
         return os.path.join(path, "variables", "variables")
+    if tf.io.gfile.exists(path + ".index"):
+        return path
     if tf.io.gfile.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
             raise ValueError(f"No checkpoint found in {path!r}.")
         return latest
-    if tf.io.gfile.exists(path + ".index"):
-        return path
     raise ValueError(f"No checkpoint or SavedModel at {path!r}.")
 
 
+def _reader(checkpoint_path):
+    # Not tf.train.load_checkpoint: on ram:// a prefix with files below it is a directory.
+    return tf.compat.v1.train.NewCheckpointReader(checkpoint_path)
+
+
+def _object_names(keys):
+    """{estimator variable name: key} of an object-based checkpoint's keys."""
+    prefix = ROOT_ATTRIBUTE + "/"
+    return {
+        _unescape(key[len(prefix) : -len(_KEY_SUFFIX)]): key
+        for key in keys
+        if key.startswith(prefix) and key.endswith(_KEY_SUFFIX)
+    }
+
+
 def variable_names(checkpoint_path):
-    """The estimator variable names stored in a checkpoint.
+    """The variable names stored in a checkpoint.
 
     A checkpoint written through a user's `Scaffold(saver=tf.train.Checkpoint)`
     has its own object paths; those keys are listed as they are.
     """
-    names, other = [], []
-    prefix = ROOT_ATTRIBUTE + "/"
-    for key, _ in tf.train.list_variables(checkpoint_path):
-        if key.startswith(prefix) and key.endswith(_KEY_SUFFIX):
-            names.append(_unescape(key[len(prefix) : -len(_KEY_SUFFIX)]))
-        elif key != "_CHECKPOINTABLE_OBJECT_GRAPH":
-            other.append(key)
-    return sorted(names or other)
+    keys = [
+        key for key in _reader(checkpoint_path).get_variable_to_shape_map() if key != _OBJECT_GRAPH
+    ]
+    return sorted(_object_names(keys) or keys)
 
 
 def read_variable(checkpoint_path, name):
-    reader = tf.train.load_checkpoint(checkpoint_path)
-    key = checkpoint_key(name)
-    if (
-        not reader.has_tensor(key)
-        and name == "global_step"
-        and reader.has_tensor("global_step" + _KEY_SUFFIX)
-    ):
-        key = "global_step" + _KEY_SUFFIX
-    elif not reader.has_tensor(key) and reader.has_tensor(name):
-        key = name
-    if not reader.has_tensor(key):
-        raise ValueError(f"Variable {name!r} is not in checkpoint {checkpoint_path!r}.")
-    return reader.get_tensor(key)
+    """Variable `name`'s value, from a name-based or an object-based checkpoint."""
+    reader = _reader(checkpoint_path)
+    for key in (name, checkpoint_key(name), name + _KEY_SUFFIX):
+        if reader.has_tensor(key):
+            return reader.get_tensor(key)
+    raise ValueError(f"Variable {name!r} is not in checkpoint {checkpoint_path!r}.")
+
+
+def _saved_value(variable):
+    # A variable synced on read (batch norm's moving statistics) saves this task's first
+    # copy: its whole value is a reduction across workers, which the chief, saving alone
+    # under a multi-worker strategy, would wait in forever.
+    if variable.synchronization == tf.VariableSynchronization.ON_READ:
+        variable = tf.distribute.get_strategy().experimental_local_results(variable)[0]
+    return variable.read_value()
+
+
+def write(variables, prefix):
+    """Saves {name: variable} at `prefix` in one SaveV2, as `tf.compat.v1.train.Saver` does."""
+    names = sorted(variables)
+    tensors = [_saved_value(variables[name]) for name in names]
+    with tf.device("CPU:0"):
+        tf.raw_ops.SaveV2(
+            prefix=prefix,
+            tensor_names=names,
+            shape_and_slices=[""] * len(names),
+            tensors=tensors,
+        )
+    return prefix
+
+
+def _read(prefix, keys, dtypes):
+    with tf.device("CPU:0"):
+        return tf.raw_ops.RestoreV2(
+            prefix=prefix, tensor_names=keys, shape_and_slices=[""] * len(keys), dtypes=dtypes
+        )
+
+
+def restore(store, checkpoint_path, warn_unused=False):
+    """Sets the store's model variables from a name-based or object-based checkpoint.
+
+    A model variable the checkpoint lacks, or holds with another shape or dtype,
+    is an error naming it.  Missing optimizer state starts afresh, with one
+    warning naming it (a step counter that tf.estimator 2.15 kept in
+    `global_step` is set from it); with `warn_unused` that warning also names
+    what the checkpoint holds and this model does not use.
+    """
+    reader = _reader(checkpoint_path)
+    shapes = reader.get_variable_to_shape_map()
+    dtypes = reader.get_variable_to_dtype_map()
+    variables = store.model_variables()
+    if _OBJECT_GRAPH in shapes:
+        keys = {checkpoint_key(name): name for name in variables}
+    else:
+        keys = {store.checkpoint_name(name): name for name in variables}
+    found, missing, afresh, counters, mismatched = {}, [], [], [], []
+    for key, name in sorted(keys.items()):
+        variable = variables[name]
+        role = store.optimizer_role(name)
+        if key not in shapes:
+            if role == "iterations":
+                counters.append(variable)
+            else:
+                (afresh if role else missing).append(key)
+        elif shapes[key] != variable.shape.as_list() or dtypes[key] != variable.dtype.base_dtype:
+            mismatched.append(
+                f"{key}: {dtypes[key].name}{shapes[key]} in the checkpoint, "
+                f"{variable.dtype.base_dtype.name}{variable.shape.as_list()} here"
+            )
+        else:
+            found[key] = variable
+    problems = []
+    if missing:
+        problems.append(f"it lacks {missing}")
+    if mismatched:
+        problems.append(f"it holds {mismatched}")
+    if problems:
+        raise ValueError(
+            f"Checkpoint {checkpoint_path!r} does not match this model: {'; '.join(problems)}. "
+            "Train in a fresh model_dir, or warm-start from the checkpoint."
+        )
+    values = _read(checkpoint_path, list(found), [v.dtype.base_dtype for v in found.values()])
+    for variable, value in zip(found.values(), values, strict=True):
+        variable.assign(value)
+    for counter in counters:
+        counter.assign(tf.cast(store.global_step, counter.dtype))
+    notes = []
+    if afresh:
+        notes.append(f"this optimizer state is not in it and starts afresh: {afresh}")
+    unused = sorted(set(shapes) - set(keys) - {_OBJECT_GRAPH, "save_counter" + _KEY_SUFFIX})
+    if warn_unused and unused:
+        notes.append(f"it holds variables this model does not use: {unused}")
+    if notes:
+        log.warning("Resuming from %s: %s.", checkpoint_path, "; ".join(notes))
+
+
+class CheckpointManager:
+    """Writes `model.ckpt-<step>` and the `checkpoint` state file as tf.estimator's
+    Saver did, keeping the newest `max_to_keep` (all if None) and, of the older
+    ones, one every `keep_checkpoint_every_n_hours`.  The state file is updated
+    before old files go, so it never names a deleted checkpoint."""
+
+    def __init__(self, directory, write_fn, max_to_keep, keep_checkpoint_every_n_hours):
+        self._directory = directory
+        self._write = write_fn
+        self._max_to_keep = max_to_keep
+        self._keep_secs = (keep_checkpoint_every_n_hours or 0) * 3600
+        state = tf.train.get_checkpoint_state(directory)
+        self._last_preserved = (state.last_preserved_timestamp if state else 0) or time.time()
+        self._active = []  # [(path, timestamp)], oldest first
+        if state is not None:
+            paths = list(state.all_model_checkpoint_paths)
+            stamps = list(state.all_model_checkpoint_timestamps)
+            if len(stamps) != len(paths):  # tf.estimator's Saver kept none
+                stamps = [self._last_preserved] * len(paths)
+            self._active = list(zip(paths, stamps, strict=True))
+
+    def save(self, step):
+        path = os.path.join(self._directory, f"{CHECKPOINT_NAME}-{step}")
+        self._write(path)
+        now = time.time()
+        self._active = [(p, t) for p, t in self._active if p != path] + [(path, now)]
+        removed = []
+        while self._max_to_keep and len(self._active) > self._max_to_keep:
+            old, stamp = self._active.pop(0)
+            if self._keep_secs and stamp - self._last_preserved >= self._keep_secs:
+                self._last_preserved = stamp
+            else:
+                removed.append(old)
+        # Relative paths, as tf.estimator's Saver wrote them: the model_dir can move.
+        checkpoint_management.update_checkpoint_state_internal(
+            self._directory,
+            path,
+            [p for p, _ in self._active],
+            save_relative_paths=True,
+            all_model_checkpoint_timestamps=[t for _, t in self._active],
+            last_preserved_timestamp=self._last_preserved,
+        )
+        for old in removed:
+            for file in tf.io.gfile.glob(old + ".*"):
+                tf.io.gfile.remove(file)
+        return path
 
 
 class VocabInfo(
@@ -169,14 +315,14 @@ def _remap_rows(current, previous, info):
     """Rows of `previous` moved to where their vocabulary words now are.
 
     The other rows (new words, OOV buckets) come from `info.backup_initializer`
-    when it is given, else they keep the variable's own initial values."""
+    when it is given, else they are zeros, as tf.estimator's warm start left them."""
     new_vocab = _read_vocab(info.new_vocab)[: info.new_vocab_size]
     old_vocab = _read_vocab(info.old_vocab)
     if info.old_vocab_size > 0:
         old_vocab = old_vocab[: info.old_vocab_size]
     old_index = {word: i for i, word in enumerate(old_vocab)}
     if info.backup_initializer is None:
-        result = current.copy()
+        result = np.zeros_like(current)
     else:
         result = np.array(info.backup_initializer(current.shape, dtype=tf.as_dtype(current.dtype)))
     for new_i, word in enumerate(new_vocab):
@@ -189,39 +335,84 @@ def _remap_rows(current, previous, info):
     return result
 
 
+def _matches(pattern, name):
+    # tf.estimator matched against the graph's `<name>:0`; `$`-anchored patterns match too.
+    return re.match(pattern, name) or re.match(pattern, name + ":0")
+
+
+def _chosen(variables, settings):
+    """The {name: variable} `settings.vars_to_warm_start` selects, as tf.estimator read it: a
+    regex over trainable variables, a list of regexes over all, a list of variables, or
+    None for the trainable ones with a `VocabInfo`."""
+    wanted = settings.vars_to_warm_start
+    if wanted is None:
+        return {
+            n: v
+            for n, v in variables.items()
+            if v.trainable and n in settings.var_name_to_vocab_info
+        }
+    if isinstance(wanted, str):
+        return {n: v for n, v in variables.items() if v.trainable and _matches(wanted, n)}
+    wanted = list(wanted)
+    if all(isinstance(w, str) for w in wanted):
+        return {n: v for n, v in variables.items() if any(_matches(w, n) for w in wanted)}
+    if all(isinstance(w, tf.Variable) for w in wanted):
+        ids = {id(w) for w in wanted}
+        return {n: v for n, v in variables.items() if id(v) in ids}
+    raise ValueError(
+        "vars_to_warm_start must be a regex, a list of regexes or of variables, or None; "
+        f"got {wanted!r}."
+    )
+
+
 def warm_start(variables, settings):
-    """Initializes `variables` ({name: var}) from `settings`; returns the names set."""
+    """Initializes `variables` ({name: var}, tf.estimator's names) from `settings`.
+
+    As tf.estimator's warm start, a chosen variable that the checkpoint lacks, or
+    holds with another shape, and a `var_name_to_prev_var_name` or
+    `var_name_to_vocab_info` entry for no chosen variable, are errors naming them;
+    nothing is set then.  Returns the names set."""
     if isinstance(settings, (str, bytes, os.PathLike)):
         settings = WarmStartSettings(settings)
     path = resolve_checkpoint(settings.ckpt_to_initialize_from)
-    reader = tf.train.load_checkpoint(path)
-    if isinstance(settings.vars_to_warm_start, str):
-        pattern = re.compile(settings.vars_to_warm_start)
-        chosen = [n for n, v in variables.items() if v.trainable and pattern.match(n)]
+    reader = _reader(path)
+    shapes = reader.get_variable_to_shape_map()
+    if _OBJECT_GRAPH in shapes:
+        source = {tf_estimator_name(name): key for name, key in _object_names(shapes).items()}
     else:
-        wanted = list(settings.vars_to_warm_start or [])
-        chosen = [n for n in variables if any(re.match(w, n) for w in wanted)]
-    warmed = []
-    for name in chosen:
-        previous_name = settings.var_name_to_prev_var_name.get(name, name)
-        key = checkpoint_key(previous_name)
-        if not reader.has_tensor(key):
-            if name in settings.var_name_to_prev_var_name:
-                raise ValueError(
-                    f"Warm start: {previous_name!r} (for {name!r}) is not in {path!r}."
-                )
-            continue
-        value = reader.get_tensor(key)
-        variable = variables[name]
+        source = {key: key for key in shapes}
+    chosen = _chosen(variables, settings)
+    problems, plan = [], []
+    for name, variable in sorted(chosen.items()):
+        previous = settings.var_name_to_prev_var_name.get(name, name)
         info = settings.var_name_to_vocab_info.get(name)
+        key = source.get(previous)
+        if key is None:
+            problems.append(f"{previous!r} (for {name!r}) is not in the checkpoint")
+        elif info is None and shapes[key] != variable.shape.as_list():
+            problems.append(
+                f"{name!r} has shape {variable.shape.as_list()} but {previous!r} has {shapes[key]}"
+            )
+        else:
+            plan.append((name, variable, key, info))
+    for field in ("var_name_to_prev_var_name", "var_name_to_vocab_info"):
+        unused = sorted(set(getattr(settings, field)) - set(chosen))
+        if unused:
+            problems.append(
+                f"{field} names {unused}, which vars_to_warm_start does not choose "
+                f"(chosen: {sorted(chosen)})"
+            )
+    if problems:
+        raise ValueError(f"Warm start from {path!r}: " + "; ".join(problems) + ".")
+    for name, variable, key, info in plan:
+        value = reader.get_tensor(key)
         if info is not None:
             value = _remap_rows(variable.numpy(), value, info)
-        if tuple(value.shape) != tuple(variable.shape):
-            raise ValueError(
-                f"Warm start: {name!r} has shape {tuple(variable.shape)} but "
-                f"{previous_name!r} in {path!r} has shape {tuple(value.shape)}."
-            )
+            if tuple(value.shape) != tuple(variable.shape):
+                raise ValueError(
+                    f"Warm start: {name!r} has shape {tuple(variable.shape)}; remapped "
+                    f"through its VocabInfo, {key!r} in {path!r} has {tuple(value.shape)}."
+                )
         variable.assign(value)
-        warmed.append(name)
-    log.info("Warm-started %d variables from %s", len(warmed), path)
-    return warmed
+    log.info("Warm-started %d variables from %s", len(plan), path)
+    return [name for name, *_ in plan]

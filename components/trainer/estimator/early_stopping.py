@@ -1,8 +1,9 @@
-"""Early stopping from evaluation results, as `tf.estimator.experimental.stop_if_*`.
+"""Early stopping, as `tf.estimator.experimental.stop_if_*` and `make_*_hook`.
 
-Each hook periodically reads the eval metrics the Estimator wrote to
-`eval_dir` (through `tf.io.gfile`, so a `gs://` model_dir works too) and asks
-training to stop when its condition holds.
+Each `stop_if_*` hook periodically reads the eval metrics the Estimator wrote
+to `eval_dir` (through `tf.io.gfile`, so a `gs://` model_dir works too) and
+asks training to stop when its condition holds; `make_early_stopping_hook`
+asks a function of the user's instead.
 """
 
 import logging
@@ -13,7 +14,7 @@ import time
 import tensorflow as tf
 
 from components.trainer.estimator import summaries
-from components.trainer.estimator.hooks import Hook
+from components.trainer.estimator.hooks import Hook, StopAtStepHook
 
 log = logging.getLogger(__name__)
 
@@ -183,3 +184,129 @@ def stop_if_no_increase_hook(
         run_every_secs,
         run_every_steps,
     )
+
+
+class _PredicateStopHook(Hook):
+    """Calls `should_stop_fn()` on a schedule and stops training when it returns True.
+
+    As tf.estimator's timer, the schedule is on the global step a step starts
+    from: the first step, then every `run_every_steps` (or `run_every_secs`).
+    Under a MultiWorkerMirroredStrategy every worker asks at the same steps and
+    all stop when any says so (`agree` sums their answers)."""
+
+    def __init__(self, should_stop_fn, run_every_secs, run_every_steps, agree=None):
+        if not callable(should_stop_fn):
+            raise TypeError("`should_stop_fn` must be callable.")
+        self._should_stop_fn = should_stop_fn
+        self._every_secs = run_every_secs
+        self._every_steps = run_every_steps
+        self._agree = agree
+        self._last_step = None  # the start step of the last asked-at step
+        self._last_time = None
+        self._step = None
+
+    @property
+    def max_steps_per_call(self):
+        if self._every_steps is None:
+            return None
+        if self._last_step is None or self._step is None:
+            return 1
+        return max(1, self._last_step + self._every_steps + 1 - self._step)
+
+    def _due(self, start_step):
+        if self._last_step is None:
+            return True
+        if start_step == self._last_step:
+            return False
+        if self._every_steps is not None:
+            return start_step >= self._last_step + self._every_steps
+        return time.time() - self._last_time >= (self._every_secs or 0)
+
+    def after_step(self, context, logs):
+        self._step = logs["global_step"]
+        start_step = self._step - 1
+        if not self._due(start_step):
+            return
+        self._last_step, self._last_time = start_step, time.time()
+        stop = bool(self._should_stop_fn())
+        if self._agree is not None:
+            stop = self._agree(stop)
+        if stop:
+            log.info("Requesting early stopping at global step %d.", start_step)
+            context.request_stop()
+
+
+def _is_multi_worker_mirrored(strategy):
+    return isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+
+
+def _any_worker(strategy):
+    def agree(stop):
+        votes = strategy.run(lambda: tf.constant(int(stop), tf.int32))
+        return int(strategy.reduce(tf.distribute.ReduceOp.SUM, votes, axis=None)) > 0
+
+    return agree
+
+
+def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_every_steps=None):
+    """A training hook that stops when `should_stop_fn()` returns True.
+
+    The chief asks; under a MultiWorkerMirroredStrategy every worker asks (at
+    the same steps: `run_every_steps` is then required) and all stop together.
+    Another non-chief task trains its own copy of the model here (this kit
+    shares variables only through a strategy), so it is not asked."""
+    from components.trainer.estimator.estimator import Estimator
+
+    if not isinstance(estimator, Estimator):
+        raise TypeError(
+            f"`estimator` must have type `tf.estimator.Estimator`. Got: {type(estimator)}"
+        )
+    if run_every_secs is not None and run_every_steps is not None:
+        raise ValueError("Only one of `run_every_secs` and `run_every_steps` must be set.")
+    strategy = estimator.config.train_distribute
+    if _is_multi_worker_mirrored(strategy):
+        if run_every_secs is not None:
+            raise ValueError(
+                "run_every_secs should not be set when using MultiWorkerMirroredStrategy: "
+                "the workers must ask at the same steps; set run_every_steps."
+            )
+        return _PredicateStopHook(should_stop_fn, None, run_every_steps, _any_worker(strategy))
+    if estimator.config.is_chief:
+        return _PredicateStopHook(should_stop_fn, run_every_secs, run_every_steps)
+    return _NotAsked()
+
+
+class _NotAsked(Hook):
+    """What a non-chief outside MultiWorkerMirroredStrategy gets: no question, no stop."""
+
+    max_steps_per_call = None
+
+
+class _StopAtCheckpointStepHook(Hook):
+    """A non-chief's stop at `last_step`: once there, it waits for the chief's checkpoint
+    of that step (reading it at most every `wait_after_file_check_secs`)."""
+
+    def __init__(self, estimator, last_step, wait_after_file_check_secs):
+        self._estimator = estimator
+        self._last_step = last_step
+        self._wait = wait_after_file_check_secs
+
+    def after_step(self, context, logs):
+        if logs["global_step"] < self._last_step:
+            return
+        latest = self._estimator.latest_checkpoint()
+        saved = 0 if latest is None else int(self._estimator.get_variable_value("global_step"))
+        if saved >= self._last_step:
+            context.request_stop()
+        else:
+            time.sleep(self._wait)
+
+
+def make_stop_at_checkpoint_step_hook(estimator, last_step, wait_after_file_check_secs=30):
+    """Stops at global step `last_step`: the chief by its own step, another worker once
+    the chief's checkpoint has reached it."""
+    if last_step is None:
+        raise ValueError("last_step must be specified.")
+    if estimator.config.is_chief:
+        return StopAtStepHook(last_step=last_step)
+    return _StopAtCheckpointStepHook(estimator, last_step, wait_after_file_check_secs)

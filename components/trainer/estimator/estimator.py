@@ -2,7 +2,7 @@
 
 One shared core for every canned estimator.  `model_fn` is traced into
 `tf.function`s (one per mode); a `VariableStore` makes every trace see the
-same variables; checkpoints are object-based (`tf.train.Checkpoint`).
+same variables; checkpoints are name-based, as tf.estimator's (checkpoints.py).
 Training runs many steps per `tf.function` call between the points where
 the host has work to do (summaries, logging, checkpoints, hooks).  Against
 tf.estimator 2.15 each `train()` call saves the graph rebuild and session
@@ -26,7 +26,13 @@ from tensorflow.python.autograph.core import ag_ctx
 from components.trainer.estimator import checkpoints as ckpt_lib
 from components.trainer.estimator import server, summaries
 from components.trainer.estimator.hooks import HookRunner
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, metric_value
+from components.trainer.estimator.model_fn import (
+    EstimatorSpec,
+    ModeKeys,
+    metric_value,
+    selected_predictions,
+    yielded_predictions,
+)
 from components.trainer.estimator.run_config import RunConfig
 from components.trainer.estimator.variables import VariableStore
 
@@ -90,9 +96,10 @@ def _outside_strategy(fn):
     `train_and_evaluate` calls them from inside `train`, in its strategy's
     scope.  There, a variable the chief alone creates (a metric) would be
     broadcast to workers that never create it.  Strategy scopes are per
-    thread, so the call runs in a thread of its own.
+    thread, so the call runs in a thread of its own; so do calls from a
+    graph-mode training session (see graph_mode), which must run eagerly.
     """
-    if not tf.distribute.has_strategy():
+    if not tf.distribute.has_strategy() and tf.executing_eagerly():
         return fn()
     with concurrent.futures.ThreadPoolExecutor(1, "estimator-outside-strategy") as pool:
         return pool.submit(fn).result()
@@ -102,6 +109,13 @@ def _split_element(element):
     if isinstance(element, (tuple, list)) and len(element) == 2:
         return element[0], element[1]
     return element, None
+
+
+def _is_kit_model_fn(model_fn):
+    """A canned estimator's (or model_to_estimator's) model_fn: TF2 code of this package."""
+    while hasattr(model_fn, "func"):  # functools.partial
+        model_fn = model_fn.func
+    return getattr(model_fn, "__module__", "").startswith(__package__ + ".")
 
 
 class Estimator:
@@ -133,6 +147,9 @@ class Estimator:
         self._functions = {}
         self._traced_specs = {}
         self._written_graph = None  # the training trace last written as graph.pbtxt
+        # Whether model_fn runs in a graph with a session (graph_mode): None until
+        # its first build tells.
+        self._graph_mode = None
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
@@ -140,7 +157,7 @@ class Estimator:
     model_fn = property(lambda self: self._model_fn)
 
     # ----------------------------------------------------------- plumbing
-    def _call_model_fn(self, features, labels, mode):
+    def _model_fn_kwargs(self, features, labels, mode):
         kwargs = {"features": features}
         if "labels" in self._model_fn_args:
             kwargs["labels"] = labels
@@ -149,10 +166,9 @@ class Estimator:
         for name, value in (("mode", mode), ("params", self.params), ("config", self._config)):
             if name in self._model_fn_args:
                 kwargs[name] = value
-        # As in tf.estimator's graph: model_fn's own Python runs as it is, and
-        # subclassed Keras layers convert their `call` with AutoGraph.
-        with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
-            spec = self._model_fn(**kwargs)
+        return kwargs
+
+    def _checked_spec(self, spec, mode):
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec).__name__}.")
         if spec.mode == ModeKeys.TRAIN and spec.loss is None:
@@ -160,7 +176,67 @@ class Estimator:
         self._traced_specs[mode] = spec
         return spec
 
-    def _call_input_fn(self, input_fn, mode, input_context=None):
+    def _call_model_fn(self, features, labels, mode):
+        kwargs = self._model_fn_kwargs(features, labels, mode)
+        # As in tf.estimator's graph: model_fn's own Python runs as it is, and
+        # subclassed Keras layers convert their `call` with AutoGraph.
+        with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
+            spec = self._model_fn(**kwargs)
+        from components.trainer.estimator import graph_mode
+
+        if spec.scaffold is not None and graph_mode.scaffold_has_session_fields(spec.scaffold):
+            raise ValueError(
+                "model_fn's Scaffold has TF1 session fields (init_fn, init_op, local_init_op, "
+                "ready_op, summary_op or a Saver), but model_fn does not build in a graph, so "
+                "it runs as TF2 code, where nothing runs them: make model_fn build in a "
+                "tf.Graph, or initialize with initializers or warm_start_from instead."
+            )
+        return self._checked_spec(spec, mode)
+
+    def _call_model_fn_in_graph(self, features, labels, mode):
+        """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode)."""
+        spec = self._model_fn(**self._model_fn_kwargs(features, labels, mode))
+        return self._checked_spec(spec, mode)
+
+    def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None):
+        """The `graph_mode.ModeGraph` to run `mode` in, or None for the TF2 path.
+
+        This kit's own model_fns are TF2 code and skip the check, unless the
+        call brings TF1 `SessionRunHook`s, which only a session runs."""
+        from components.trainer.estimator import graph_mode
+
+        forced = any(graph_mode.is_session_run_hook(h) for h in hooks or ())
+        if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
+            return None
+        try:
+            built = graph_mode.ModeGraph(self, mode, input_fn=input_fn, receiver_fn=receiver_fn)
+        except Exception:
+            # Code that only runs in a tf.function (TF2-style) lands here: the TF2
+            # path runs it, unless what it did in the graph was TF1 already.
+            if (
+                forced
+                or self._graph_mode
+                or graph_mode.tf1_collections(tf.compat.v1.get_default_graph())
+            ):
+                raise
+            log.debug("model_fn does not build in a graph; using the TF2 path.", exc_info=True)
+            self._graph_mode = False
+            return None
+        if self._graph_mode is None and not forced:
+            markers = built.markers()
+            if markers:
+                why = f"model_fn uses {', '.join(markers)}"
+            elif graph_mode.written_by_a_graph(self.latest_checkpoint()):
+                # (A model_dir of tf.estimator's: its variables have graph names.)
+                why = "model_dir's checkpoint was written by a graph (as tf.estimator's are)"
+            else:
+                self._graph_mode = False
+                return None
+            self._graph_mode = True
+            log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
+        return built
+
+    def _input_fn_result(self, input_fn, mode, input_context=None):
         args = _accepted_args(input_fn)
         kwargs = {
             name: value
@@ -169,7 +245,10 @@ class Estimator:
         }
         if "input_context" in args:
             kwargs["input_context"] = input_context
-        result = input_fn(**kwargs)
+        return input_fn(**kwargs)
+
+    def _call_input_fn(self, input_fn, mode, input_context=None):
+        result = self._input_fn_result(input_fn, mode, input_context)
         if isinstance(result, tf.data.Dataset):
             return result
         # tensors (or a (features, labels) pair of them): the same batch forever.
@@ -198,20 +277,30 @@ class Estimator:
     def _initialize_fresh_variables(self, variables):
         """Called instead of a restore when there is no checkpoint yet."""
         if self._warm_start_from is not None:
-            ckpt_lib.warm_start(variables, self._warm_start_from)
+            ckpt_lib.warm_start(self._store.checkpoint_names(variables), self._warm_start_from)
 
-    def _checkpoint(self, mode):
-        """The object checkpoints are written and read with for `mode`'s variables."""
+    def _scaffold_saver(self, mode):
+        """The `tf.train.Checkpoint` a `model_fn`'s Scaffold gives for `mode`, if any."""
         spec = self._traced_specs.get(mode) or self._traced_specs.get(ModeKeys.TRAIN)
         saver = spec.scaffold.saver if spec is not None and spec.scaffold is not None else None
-        if saver is None:
-            return ckpt_lib.make_checkpoint(self._store.model_variables())
-        if not hasattr(saver, "global_step"):
+        if saver is not None and not hasattr(saver, "global_step"):
             saver.global_step = self._store.global_step
         return saver
 
+    def _checkpoint(self, mode):
+        """What writes `mode`'s checkpoint at a prefix: the Scaffold's saver in its own
+        object structure, else name-based under tf.estimator's names (ckpt_lib)."""
+        saver = self._scaffold_saver(mode)
+        if saver is not None:
+            return saver.write
+        return lambda prefix: ckpt_lib.write(self._store.checkpoint_names(), prefix)
+
     def _restore(self, checkpoint_path, mode):
-        self._checkpoint(mode).read(checkpoint_path).expect_partial()
+        saver = self._scaffold_saver(mode)
+        if saver is not None:
+            saver.read(checkpoint_path).expect_partial()
+        else:
+            ckpt_lib.restore(self._store, checkpoint_path, warn_unused=mode == ModeKeys.TRAIN)
 
     # ---------------------------------------------------------------- train
     def _train_function(self):
@@ -276,6 +365,14 @@ class Estimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        built = self._mode_graph(ModeKeys.TRAIN, hooks, input_fn=input_fn)
+        if built is not None and self._max_steps_reached(max_steps):
+            return self
+        if built is not None:
+            from components.trainer.estimator import graph_mode
+
+            graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
+            return self
         if self._config.tf_random_seed is not None and not self._store.variables:
             # As tf.estimator seeded each graph: initial values and dropout
             # repeat from run to run.  tf_keras initializers draw their seeds
@@ -284,6 +381,20 @@ class Estimator:
         self._take_cluster_role()
         with _scope(self._config.train_distribute):
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def _max_steps_reached(self, max_steps):
+        """True (and logged) when the latest checkpoint is at `max_steps` or beyond."""
+        latest = self.latest_checkpoint()
+        if latest is None or max_steps is None:
+            return False
+        try:
+            stored = ckpt_lib.read_variable(latest, "global_step")
+        except ValueError:
+            return False
+        if int(stored) < max_steps:
+            return False
+        log.info("Skipping training since max_steps has already saved.")
+        return True
 
     def _take_cluster_role(self):
         """This task's part in a `TF_CONFIG` cluster, before training.
@@ -324,17 +435,9 @@ class Estimator:
 
         global_step = self._global_step()
         latest = self.latest_checkpoint()
-        if latest is not None and max_steps is not None:
-            # Read the step cheaply before tracing anything.  A checkpoint written
-            # through a user's Scaffold saver keeps the step under the user's own
-            # name: the training loop then compares after restoring instead.
-            try:
-                stored = ckpt_lib.read_variable(latest, "global_step")
-            except ValueError:
-                stored = None
-            if stored is not None and int(stored) >= max_steps:
-                log.info("Skipping training since max_steps has already saved.")
-                return self
+        # The step read cheaply, before tracing anything.
+        if self._max_steps_reached(max_steps):
+            return self
         strategy = self._config.train_distribute
         run_steps = self._train_function()
         if strategy is None:
@@ -414,6 +517,13 @@ class Estimator:
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
+        if built is not None:
+            from components.trainer.estimator import graph_mode
+
+            results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
+            self._write_eval_summaries(results, name)
+            return results
         global_step = self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.EVAL)
         if steps is not None:
@@ -487,6 +597,14 @@ class Estimator:
     ):
         """Yields predictions, one example at a time or one batch at a time."""
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
+        if built is not None:
+            from components.trainer.estimator import graph_mode
+
+            yield from graph_mode.predict(
+                built, predict_keys, hooks or (), checkpoint_path, yield_single_examples
+            )
+            return
         if checkpoint_path is None:
             log.warning("No trained model in %s; predicting with initial values.", self._model_dir)
         self._global_step()
@@ -509,32 +627,9 @@ class Estimator:
                 )
             if runner.hooks and runner.before_step(step):
                 break
-            predictions = predict_step(features)
-            single = not isinstance(predictions, dict)
-            if single:
-                predictions = {"predictions": predictions}
-            if predict_keys is not None:
-                keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
-                missing = [k for k in keys if k not in predictions]
-                if missing:
-                    raise ValueError(
-                        f"predict_keys {missing} not in predictions {sorted(predictions)}."
-                    )
-                predictions = {k: predictions[k] for k in keys}
+            predictions, single = selected_predictions(predict_step(features), predict_keys)
             arrays = {k: v.numpy() for k, v in predictions.items()}
-            if not yield_single_examples:
-                yield arrays["predictions"] if single else arrays
-            else:
-                sizes = {v.shape[0] if v.ndim else None for v in arrays.values()}
-                if len(sizes) != 1 or None in sizes:
-                    raise ValueError(
-                        "Batch length of predictions should be same; got "
-                        f"{ {k: v.shape for k, v in arrays.items()} }."
-                    )
-                for i in range(sizes.pop()):
-                    yield (
-                        arrays["predictions"][i] if single else {k: v[i] for k, v in arrays.items()}
-                    )
+            yield from yielded_predictions(arrays, single, yield_single_examples)
             if runner.hooks and runner.after_step({"predictions": arrays, "global_step": step}):
                 break
         if runner is not None:
@@ -570,7 +665,18 @@ class Estimator:
         """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes.
 
         `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
-        from components.trainer.estimator import serving
+        from components.trainer.estimator import graph_mode, serving
+
+        if experimental_mode == ModeKeys.PREDICT:
+            built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)
+            if built is not None:
+                return graph_mode.export_saved_model(
+                    built,
+                    export_dir_base,
+                    assets_extra,
+                    as_text,
+                    checkpoint_path or self._require_checkpoint(),
+                )
 
         def export():
             module, signatures = self.build_serving_module(
@@ -587,8 +693,15 @@ class Estimator:
     def experimental_export_all_saved_models(
         self, export_dir_base, input_receiver_fn_map, **kwargs
     ):
-        if ModeKeys.PREDICT not in input_receiver_fn_map:
-            raise ValueError("Only PREDICT-mode exports are supported.")
+        """tf.estimator's multi-mode export, for the PREDICT mode: a SavedModel holds one
+        meta graph here, so a TRAIN or EVAL receiver is refused rather than dropped."""
+        others = sorted(set(input_receiver_fn_map) - {ModeKeys.PREDICT})
+        if others or ModeKeys.PREDICT not in input_receiver_fn_map:
+            raise ValueError(
+                f"experimental_export_all_saved_models: only a {ModeKeys.PREDICT!r} receiver "
+                f"is exported (TFMA 0.52 has no EvalSavedModel); got {sorted(input_receiver_fn_map)}. "
+                "Pass {ModeKeys.PREDICT: receiver_fn}, or use export_saved_model."
+            )
         return self.export_saved_model(
             export_dir_base, input_receiver_fn_map[ModeKeys.PREDICT], **kwargs
         )

@@ -9,6 +9,7 @@ one signature maps the model's tensors to its outputs.
 import collections
 
 import tensorflow as tf
+from tensorflow.python.saved_model.model_utils import export_output as core_export_output
 
 from components.trainer.estimator.ignored import warn_once
 
@@ -43,6 +44,88 @@ class ServingInputReceiver(
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
+class TensorServingInputReceiver(ServingInputReceiver):
+    """A receiver whose `features` is one tensor, handed to `model_fn` as it is (not in a dict).
+
+    (A subclass here, so every export path accepts it; in tf.estimator it was a
+    sibling class.)"""
+
+    def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        if features is None:
+            raise ValueError("TensorServingInputReceiver: features must be defined.")
+        if not isinstance(features, (tf.Tensor, tf.SparseTensor)):
+            raise ValueError(
+                f"TensorServingInputReceiver: features must be one Tensor or SparseTensor, "
+                f"got {type(features).__name__}."
+            )
+        checked = ServingInputReceiver(features, receiver_tensors, receiver_tensors_alternatives)
+        return tuple.__new__(
+            cls, (features, checked.receiver_tensors, checked.receiver_tensors_alternatives)
+        )
+
+
+def _check_input_tensors(value, what):
+    tensors = value.values() if isinstance(value, dict) else [value]
+    for tensor in tensors:
+        if not isinstance(tensor, (tf.Tensor, tf.SparseTensor)):
+            raise ValueError(
+                f"SupervisedInputReceiver: {what} must be Tensors or a dict of them, "
+                f"got {type(tensor).__name__}."
+            )
+
+
+class SupervisedInputReceiver(
+    collections.namedtuple("SupervisedInputReceiver", ["features", "labels", "receiver_tensors"])
+):
+    """Features and labels for a TRAIN or EVAL graph, plus the tensors a request feeds."""
+
+    def __new__(cls, features, labels, receiver_tensors):
+        _check_input_tensors(features, "features")
+        _check_input_tensors(labels, "labels")
+        if not isinstance(receiver_tensors, dict):
+            receiver_tensors = {"input": receiver_tensors}
+        _check_input_tensors(receiver_tensors, "receiver_tensors")
+        return super().__new__(cls, features, labels, receiver_tensors)
+
+
+def _placeholder_like(tensor, default_batch_size, name=None):
+    """A placeholder of `tensor`'s dtype and shape, the batch dimension `default_batch_size`."""
+    shape = [default_batch_size, *list(tensor.shape[1:])] if tensor.shape.rank else []
+    return tf.compat.v1.placeholder(tensor.dtype, shape=shape, name=name)
+
+
+def build_raw_supervised_input_receiver_fn(features, labels, default_batch_size=None):
+    """A receiver feeding features and labels directly, one input per tensor.
+
+    A single features tensor is fed as `input`, a single labels tensor as `label`."""
+    feature_keys = set(features) if isinstance(features, dict) else {"input"}
+    label_keys = set(labels) if isinstance(labels, dict) else {"label"}
+    overlap = feature_keys & label_keys
+    if overlap:
+        raise ValueError(
+            f"Features and labels must have distinct keys; both have {sorted(overlap)}."
+        )
+
+    def placeholders(tensors, single_name):
+        if not isinstance(tensors, dict):
+            placeholder = _placeholder_like(tensors, default_batch_size)
+            return placeholder, {single_name: placeholder}
+        fed = {
+            name: _placeholder_like(tensor, default_batch_size, name)
+            for name, tensor in tensors.items()
+        }
+        return fed, fed
+
+    def supervised_input_receiver_fn():
+        feature_tensors, feature_inputs = placeholders(features, "input")
+        label_tensors, label_inputs = placeholders(labels, "label")
+        return SupervisedInputReceiver(
+            feature_tensors, label_tensors, {**feature_inputs, **label_inputs}
+        )
+
+    return supervised_input_receiver_fn
+
+
 def build_parsing_serving_input_receiver_fn(feature_spec, default_batch_size=None):
     """A receiver taking serialized `tf.Example`s under the input name `examples`."""
 
@@ -60,10 +143,10 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
     """A receiver feeding each feature directly, one input per feature."""
 
     def serving_input_receiver_fn():
-        receiver_tensors = {}
-        for name, tensor in features.items():
-            shape = [default_batch_size, *list(tensor.shape[1:])] if tensor.shape.rank else []
-            receiver_tensors[name] = tf.compat.v1.placeholder(tensor.dtype, shape=shape, name=name)
+        receiver_tensors = {
+            name: _placeholder_like(tensor, default_batch_size, name)
+            for name, tensor in features.items()
+        }
         return ServingInputReceiver(dict(receiver_tensors), receiver_tensors)
 
     return serving_input_receiver_fn
@@ -84,7 +167,52 @@ def _single_string_input(receiver_tensors, signature_kind):
     return {"inputs": tensor}
 
 
-class ClassificationOutput:
+class ExportOutput(core_export_output.ExportOutput):
+    """Base class of export outputs: how one signature maps inputs and model tensors.
+
+    A subclass gives `signature_io(receiver_tensors)` -> (inputs, outputs), dicts
+    of tensors, and its SignatureDef `method_name`; or, as for tf.estimator,
+    `as_signature_def(receiver_tensors)`, from whose tensor names the graph's
+    tensors are then looked up."""
+
+    method_name = None
+
+    def signature_io(self, receiver_tensors):
+        if type(self).as_signature_def is ExportOutput.as_signature_def:
+            raise NotImplementedError(
+                f"{type(self).__name__} must define signature_io(receiver_tensors) or "
+                "as_signature_def(receiver_tensors)."
+            )
+        graph = next(iter(receiver_tensors.values())).graph
+        with graph.as_default():  # as_signature_def may add ops, as under tf.estimator
+            signature = self.as_signature_def(receiver_tensors)
+        self.method_name = signature.method_name
+
+        def tensors(infos):
+            for key, info in infos.items():
+                if not info.name:
+                    raise ValueError(
+                        f"{type(self).__name__}: signature entry {key!r} is not a dense "
+                        "tensor; only dense tensors can be looked up by name."
+                    )
+            return {key: graph.get_tensor_by_name(info.name) for key, info in infos.items()}
+
+        return tensors(signature.inputs), tensors(signature.outputs)
+
+    def as_signature_def(self, receiver_tensors):
+        """The SignatureDef (built in the graph that holds the tensors)."""
+        if not isinstance(receiver_tensors, dict):
+            receiver_tensors = {"input": receiver_tensors}
+        inputs, outputs = self.signature_io(receiver_tensors)
+        info = tf.compat.v1.saved_model.build_tensor_info
+        return tf.compat.v1.saved_model.build_signature_def(
+            {k: info(v) for k, v in inputs.items()},
+            {k: info(v) for k, v in outputs.items()},
+            self.method_name,
+        )
+
+
+class ClassificationOutput(ExportOutput):
     """`classes` (strings) and/or `scores` (floats), input `inputs`."""
 
     method_name = "tensorflow/serving/classify"
@@ -106,7 +234,7 @@ class ClassificationOutput:
         return _single_string_input(receiver_tensors, "classification"), outputs
 
 
-class RegressionOutput:
+class RegressionOutput(ExportOutput):
     """One float tensor `outputs`, input `inputs`."""
 
     method_name = "tensorflow/serving/regress"
@@ -120,7 +248,7 @@ class RegressionOutput:
         return _single_string_input(receiver_tensors, "regression"), {"outputs": self.value}
 
 
-class PredictOutput:
+class PredictOutput(ExportOutput):
     """Any named outputs; the inputs are all receiver tensors by name."""
 
     method_name = "tensorflow/serving/predict"
@@ -132,3 +260,20 @@ class PredictOutput:
 
     def signature_io(self, receiver_tensors):
         return dict(receiver_tensors), dict(self.outputs)
+
+
+class EvalOutput(ExportOutput, core_export_output.EvalOutput):
+    """Loss, predictions and metrics of an EVAL graph, keyed as tf.estimator keyed them:
+    `loss`, `predictions[/<key>]`, `metrics/<name>/value` and `metrics/<name>/update_op`.
+
+    Only a PREDICT-mode SavedModel is exported here, so this is for code that
+    builds or inspects such outputs (its SignatureDef is tf.estimator's)."""
+
+    method_name = "tensorflow/supervised/eval"
+    as_signature_def = core_export_output.EvalOutput.as_signature_def
+
+    def signature_io(self, receiver_tensors):
+        outputs = {}
+        for part in (self.loss, self.predictions, self.metrics):
+            outputs.update(part or {})
+        return dict(receiver_tensors), outputs

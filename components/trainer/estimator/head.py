@@ -1,28 +1,186 @@
 """Heads own what depends on the problem type: loss, predictions, metrics, export.
 
-A canned estimator computes logits and hands them to its head, which returns
-the `EstimatorSpec`.  Keys, dtypes and shapes follow tf.estimator 2.15.
+A model computes logits and hands them to its head, which returns the
+`EstimatorSpec`: canned estimators do, and so can a user's `model_fn`.  The
+public heads are tf.estimator 2.15's, with its keys, dtypes and shapes:
+metric keys carry a named head's name (`accuracy/<name>`), and `MultiHead`
+keys predictions by `(head name, key)`.
 """
+
+import abc
+import inspect
 
 import tensorflow as tf
 import tf_keras
+from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
 from components.trainer.estimator import export as export_lib
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
-_REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM)
+# tf.losses.Reduction's AUTO means SUM_OVER_BATCH_SIZE here, as in tf.estimator.
+_REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM, "auto")
+
+# Metric keys (tf.estimator's MetricKeys).
+AVERAGE_LOSS = "average_loss"
+REGULARIZATION_LOSS = "regularization_loss"
+ACCURACY = "accuracy"
+LABEL_MEAN = "label/mean"
+PREDICTION_MEAN = "prediction/mean"
+
+_LABELS_NONE = (
+    "You must provide a labels Tensor. Given: None. Check that your data contains your "
+    "label feature and that your input_fn returns labels."
+)
 
 
-def _weights(features, weight_column, batch_like):
+def _validate_reduction(loss_reduction):
+    reduction = getattr(loss_reduction, "value", loss_reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(
+            f"Invalid loss_reduction: {loss_reduction!r}; use one of {_REDUCTIONS} "
+            "(tf.losses.Reduction.SUM or SUM_OVER_BATCH_SIZE)."
+        )
+    return reduction
+
+
+def _validate_loss_fn(loss_fn):
+    if loss_fn is None:
+        return None
+    args = set(inspect.signature(loss_fn).parameters)
+    for required in ("labels", "logits"):
+        if required not in args:
+            raise ValueError(f"loss_fn must take argument {required!r}; it takes {sorted(args)}.")
+    unexpected = args - {"labels", "logits", "features", "loss_reduction"}
+    if unexpected:
+        raise ValueError(f"loss_fn has unexpected args: {sorted(unexpected)}")
+    return loss_fn
+
+
+def _call_loss_fn(loss_fn, labels, logits, features, loss_dimension):
+    kwargs = {"features": features} if "features" in inspect.signature(loss_fn).parameters else {}
+    loss = tf.convert_to_tensor(loss_fn(labels=labels, logits=logits, **kwargs))
+    if loss.shape.rank is not None and (
+        loss.shape.rank != 2 or loss.shape[-1] not in (None, loss_dimension)
+    ):
+        raise ValueError(
+            f"loss_fn must return a Tensor of shape [batch_size, {loss_dimension}]; "
+            f"got shape {loss.shape}."
+        )
+    return loss
+
+
+def _logits(logits, dimension):
+    """Float32 logits [batch_size, dimension]; [batch_size] is taken for dimension 1."""
+    logits = tf.cast(logits, tf.float32)
+    rank = logits.shape.rank
+    if rank is not None and (
+        (rank < 2 and dimension != 1) or (rank >= 2 and logits.shape[-1] not in (None, dimension))
+    ):
+        raise ValueError(
+            f"logits shape must be [batch_size, {dimension}] (the head's logits_dimension), "
+            f"got {logits.shape}."
+        )
+    return tf.reshape(logits, [-1, dimension])
+
+
+def _dense_labels(labels, dimension):
+    """Labels as a [batch_size, dimension] tensor; [batch_size] is taken for dimension 1."""
+    if labels is None:
+        raise ValueError(_LABELS_NONE)
+    if isinstance(labels, tf.SparseTensor):
+        raise ValueError(
+            f"SparseTensor labels are not supported by this head; labels must be a dense "
+            f"[batch_size, {dimension}] Tensor (tf.sparse.to_dense turns them into one)."
+        )
+    labels = tf.convert_to_tensor(labels)
+    rank = labels.shape.rank
+    if rank is not None and rank >= 2 and labels.shape[-1] not in (None, dimension):
+        raise ValueError(
+            f"Mismatched label shape. Expected labels dimension={dimension}. Received "
+            f"{labels.shape[-1]}. If your classifier expects one-hot labels, check n_classes."
+        )
+    return tf.reshape(labels, [-1, dimension])
+
+
+def _check_range(labels, n_classes, message=None):
+    """`labels`, asserted to lie in [0, n_classes).  (The asserts are control
+    dependencies, so that a graph-mode run, see graph_mode, checks them too.)"""
+    checks = [
+        tf.debugging.assert_greater_equal(
+            labels, tf.zeros([], labels.dtype), message=message or "Labels must be >= 0"
+        ),
+        tf.debugging.assert_less_equal(
+            labels,
+            tf.constant(n_classes - 1, labels.dtype),
+            message=message or f"Labels must be <= n_classes - 1 ({n_classes - 1})",
+        ),
+    ]
+    with tf.control_dependencies([c for c in checks if c is not None]):
+        return tf.identity(labels)
+
+
+def _ids_in_vocabulary(values, vocabulary):
+    """int64 ids of string `values` (any shape) in `vocabulary`, asserted to be in it."""
+    flat = tf.reshape(values, [-1, 1])
+    matches = tf.equal(flat, tf.constant(list(vocabulary))[None, :])
+    check = tf.debugging.assert_equal(
+        tf.reduce_any(matches, axis=1),
+        True,
+        message=f"Labels must be in label_vocabulary {list(vocabulary)}",
+    )
+    with tf.control_dependencies([check] if check is not None else []):
+        ids = tf.argmax(tf.cast(matches, tf.int32), axis=1)
+    return tf.reshape(ids, tf.shape(values, out_type=tf.int64))
+
+
+def _check_vocabulary(label_vocabulary, n_classes):
+    if label_vocabulary is None:
+        return None
+    if not isinstance(label_vocabulary, (list, tuple)):
+        raise ValueError(
+            f"label_vocabulary should be a list or a tuple. Given type: {type(label_vocabulary)}"
+        )
+    if len(label_vocabulary) != n_classes:
+        raise ValueError(
+            f"label_vocabulary has {len(label_vocabulary)} entries; n_classes is {n_classes}."
+        )
+    return list(label_vocabulary)
+
+
+def _check_thresholds(thresholds):
+    thresholds = tuple(thresholds or ())
+    for threshold in thresholds:
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"thresholds must be in (0, 1); given {thresholds}.")
+    return thresholds
+
+
+def _weights(features, weight_column, logits, per_logit=False):
+    """Example weights, [batch_size, 1] (or [batch_size, logits_dimension] if `per_logit`)."""
     if weight_column is None:
-        return tf.ones_like(batch_like[:, :1], dtype=tf.float32)
-    key = weight_column if isinstance(weight_column, str) else weight_column.key
-    if key not in features:
-        raise ValueError(f"Weight column {key!r} is not among the features {sorted(features)}.")
-    weights = tf.cast(features[key], tf.float32)
-    return tf.reshape(weights, [-1, 1])
+        return tf.ones_like(logits[:, :1])
+    if isinstance(weight_column, str):
+        weight_column = tf.feature_column.numeric_column(weight_column, shape=(1,))
+    if not isinstance(weight_column, fc_lib.NumericColumn):
+        raise TypeError(
+            "weight_column must be a string or a NumericColumn; "
+            f"got {type(weight_column).__name__}."
+        )
+    if weight_column.key not in (features or {}):
+        raise ValueError(
+            f"Weight column {weight_column.key!r} is not among the features {sorted(features or {})}."
+        )
+    weights = weight_column.get_dense_tensor(fc_lib.FeatureTransformationCache(features), None)
+    weights = tf.cast(weights, tf.float32)
+    allowed = (1, logits.shape[-1]) if per_logit else (1,)
+    if weights.shape[-1] not in allowed:
+        raise ValueError(
+            f"weights shape must be [batch_size, n] with n in {allowed}; "
+            f"the weight column gives {weights.shape}."
+        )
+    return weights
 
 
 def _reduce(unreduced, weights, reduction):
@@ -38,108 +196,302 @@ def _reduce(unreduced, weights, reduction):
     return total / replicas if replicas > 1 else total
 
 
-class _Head:
-    """Shared plumbing: the spec for each mode from logits and labels."""
+def _with_regularization(loss, regularization_losses):
+    if regularization_losses is None:
+        return loss
+    return loss + tf.math.add_n(list(regularization_losses))
 
-    logits_dimension = 1
 
-    def __init__(self, weight_column=None, loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
-        reduction = getattr(loss_reduction, "value", loss_reduction)
-        if reduction not in _REDUCTIONS:
+def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
+    """The TRAIN spec's op: `optimizer` on `trainable_variables`, or `train_op_fn(loss)`."""
+    # Imported here: the canned package imports this module.
+    from components.trainer.estimator.canned import optimizers
+
+    if update_ops is not None and not isinstance(update_ops, (list, tuple)):
+        raise ValueError(f"update_ops should be a list or a tuple. Given type: {type(update_ops)}.")
+    if optimizer is not None:
+        if train_op_fn is not None:
+            raise ValueError("train_op_fn and optimizer cannot both be set.")
+        if not hasattr(optimizer, "apply_gradients"):
             raise ValueError(
-                f"loss_reduction must be one of {_REDUCTIONS}, got {loss_reduction!r}."
+                f"The given optimizer is not a Keras optimizer instance. Received {type(optimizer)}."
             )
-        self._weight_column = weight_column
-        self._reduction = reduction
-        self.name = name
+        if not isinstance(trainable_variables, (list, tuple)):
+            raise ValueError(
+                "trainable_variables must be a list or a tuple of the variables to train "
+                f"with optimizer; given {trainable_variables!r}."
+            )
+        train_op = optimizers.apply(optimizer, loss, trainable_variables)
+    elif train_op_fn is not None:
+        train_op = train_op_fn(loss)
+    else:
+        raise ValueError("train_op_fn and optimizer cannot both be None.")
+    if update_ops:
+        train_op = tf.group(train_op, *update_ops)
+    return train_op
 
-    def create_estimator_spec(self, features, mode, logits, labels=None, train_op_fn=None):
-        logits = tf.reshape(tf.cast(logits, tf.float32), [-1, self.logits_dimension])
+
+class _AccuracyBaseline(tf_keras.metrics.Mean):
+    """The accuracy of always predicting the majority class: max(mean, 1 - mean) of the labels."""
+
+    def result(self):
+        mean = super().result()
+        return tf.maximum(mean, 1.0 - mean)
+
+
+class Head(abc.ABC):
+    """tf.estimator's `Head`: loss, predictions and metrics from logits.
+
+    A subclass implements the properties and the four methods; this base then
+    builds the `EstimatorSpec` for each mode from them (tf.estimator 2.15 left
+    `create_estimator_spec` to each subclass), exporting the predictions under
+    `serving_default` unless `_export_outputs` says otherwise.
+    """
+
+    @property
+    @abc.abstractmethod
+    def name(self):
+        """The head's name, or None; it suffixes the head's metric keys."""
+
+    @property
+    @abc.abstractmethod
+    def logits_dimension(self):
+        """The size of the logits' last dimension."""
+
+    @property
+    @abc.abstractmethod
+    def loss_reduction(self):
+        """How the training loss is reduced over the batch (a tf.losses.Reduction)."""
+
+    @abc.abstractmethod
+    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+        """The scalar training loss, regularization included."""
+
+    @abc.abstractmethod
+    def predictions(self, logits, keys=None):
+        """A dict of prediction tensors, all of them or those in `keys`."""
+
+    @abc.abstractmethod
+    def metrics(self, regularization_losses=None):
+        """A dict of fresh metric objects, by metric key."""
+
+    @abc.abstractmethod
+    def update_metrics(
+        self, eval_metrics, features, logits, labels, regularization_losses=None, mode=None
+    ):
+        """Updates `eval_metrics` (from `metrics()`) with one batch; returns them."""
+
+    def _summary_key(self, key):
+        return f"{key}/{self.name}" if self.name else key
+
+    def _export_outputs(self, predictions):
+        return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
+
+    def _predict_spec(self, features, logits):
         predictions = self.predictions(logits)
-        if mode == ModeKeys.PREDICT:
-            return EstimatorSpec(
-                mode, predictions=predictions, export_outputs=self.export_outputs(predictions)
+        return EstimatorSpec(
+            ModeKeys.PREDICT,
+            predictions=predictions,
+            export_outputs=self._export_outputs(predictions),
+        )
+
+    def create_estimator_spec(
+        self,
+        features,
+        mode,
+        logits,
+        labels=None,
+        optimizer=None,
+        trainable_variables=None,
+        train_op_fn=None,
+        update_ops=None,
+        regularization_losses=None,
+    ):
+        """The `EstimatorSpec` a `model_fn` returns.  In TRAIN mode, `optimizer` (with
+        `trainable_variables`) or `train_op_fn(loss)` makes the train op.
+
+        The head's ops are built in a name scope of its own, as in tf.estimator: an
+        export output fetched from an unscoped op named like another (a `strided_slice`)
+        can be saved with that op's shape and then fail to load.  The train op is built
+        outside it, so the optimizer's slots are named after the variables alone.
+        """
+        with tf.name_scope(self.name or "head"):
+            if mode == ModeKeys.PREDICT:
+                return self._predict_spec(features, logits)
+            predictions = self.predictions(logits)
+            loss = self.loss(
+                labels,
+                logits,
+                features=features,
+                mode=mode,
+                regularization_losses=regularization_losses,
             )
-        if labels is None:
-            raise ValueError(f"Labels are required in {mode} mode but input_fn gave none.")
-        label_ids = self.prepare_labels(labels)
-        unreduced = self.unreduced_loss(logits, label_ids)
-        weights = _weights(features, self._weight_column, logits)
-        loss = _reduce(unreduced, weights, self._reduction)
-        if mode == ModeKeys.EVAL:
-            return EstimatorSpec(
-                mode,
-                predictions=predictions,
-                loss=loss,
-                eval_metric_ops=self.metrics(label_ids, predictions, unreduced, weights),
-            )
-        if train_op_fn is None:
-            raise ValueError("train_op_fn is required in TRAIN mode.")
-        return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op_fn(loss))
+            if mode == ModeKeys.EVAL:
+                eval_metrics = self.update_metrics(
+                    self.metrics(regularization_losses=regularization_losses),
+                    features,
+                    logits,
+                    labels,
+                    regularization_losses=regularization_losses,
+                )
+                return EstimatorSpec(
+                    mode, predictions=predictions, loss=loss, eval_metric_ops=eval_metrics
+                )
+        train_op = _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
+        return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
 
-class _ClassHead(_Head):
+class _SingleHead(Head):
+    """What the stock heads share: weights, reduction, an optional `loss_fn`, the loss."""
+
+    # Whether a weight column may give one weight per logit (regression only).
+    _per_logit_weights = False
+
+    def __init__(self, logits_dimension, weight_column, loss_reduction, loss_fn, name):
+        self._logits_dimension = logits_dimension
+        self._weight_column = weight_column
+        self._loss_reduction = loss_reduction
+        self._reduction = _validate_reduction(loss_reduction)
+        self._loss_fn = _validate_loss_fn(loss_fn)
+        self._name = name
+
+    name = property(lambda self: self._name)
+    logits_dimension = property(lambda self: self._logits_dimension)
+    loss_reduction = property(lambda self: self._loss_reduction)
+
+    @abc.abstractmethod
+    def _processed_labels(self, labels):
+        """Labels as the loss and the metrics take them, [batch_size, ...]."""
+
+    @abc.abstractmethod
+    def _default_loss(self, labels, logits):
+        """The unweighted loss per example when no `loss_fn` is given."""
+
+    @abc.abstractmethod
+    def _metric_objects(self):
+        """Fresh metrics by unsuffixed key (`metrics` appends the head's name)."""
+
+    @abc.abstractmethod
+    def _update(self, metric, labels, logits, unweighted_loss, weights):
+        """Updates the head's metrics with one batch; `metric(key)` is the one for `key`."""
+
+    def _loss_dimension(self):
+        return 1
+
+    def _unweighted_loss_and_weights(self, labels, logits, features):
+        if self._loss_fn is not None:
+            unweighted = _call_loss_fn(
+                self._loss_fn, labels, logits, features, self._loss_dimension()
+            )
+        else:
+            unweighted = self._default_loss(labels, logits)
+        return unweighted, _weights(features, self._weight_column, logits, self._per_logit_weights)
+
+    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+        logits = _logits(logits, self.logits_dimension)
+        labels = self._processed_labels(labels)
+        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features)
+        return _with_regularization(
+            _reduce(unweighted, weights, self._reduction), regularization_losses
+        )
+
+    def metrics(self, regularization_losses=None):
+        metrics = {self._summary_key(key): metric for key, metric in self._metric_objects().items()}
+        if regularization_losses is not None:
+            metrics[self._summary_key(REGULARIZATION_LOSS)] = tf_keras.metrics.Mean(
+                name=REGULARIZATION_LOSS
+            )
+        return metrics
+
+    def update_metrics(
+        self, eval_metrics, features, logits, labels, regularization_losses=None, mode=None
+    ):
+        logits = _logits(logits, self.logits_dimension)
+        labels = self._processed_labels(labels)
+        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features)
+        self._update(
+            lambda key: eval_metrics[self._summary_key(key)], labels, logits, unweighted, weights
+        )
+        if regularization_losses is not None:
+            eval_metrics[self._summary_key(REGULARIZATION_LOSS)].update_state(
+                tf.math.add_n(list(regularization_losses))
+            )
+        return eval_metrics
+
+
+def _threshold_metrics(thresholds):
+    metrics = {}
+    for t in thresholds:
+        metrics[f"accuracy/positive_threshold_{t:g}"] = tf_keras.metrics.BinaryAccuracy(threshold=t)
+        metrics[f"precision/positive_threshold_{t:g}"] = tf_keras.metrics.Precision(thresholds=t)
+        metrics[f"recall/positive_threshold_{t:g}"] = tf_keras.metrics.Recall(thresholds=t)
+    return metrics
+
+
+def _update_threshold_metrics(metric, thresholds, labels, probabilities, weights):
+    for t in thresholds:
+        for kind in ("accuracy", "precision", "recall"):
+            metric(f"{kind}/positive_threshold_{t:g}").update_state(
+                labels, probabilities, sample_weight=weights
+            )
+
+
+def _auc_metrics():
+    return {
+        "auc": tf_keras.metrics.AUC(name="auc"),
+        "auc_precision_recall": tf_keras.metrics.AUC(curve="PR", name="auc_precision_recall"),
+    }
+
+
+class _ClassHead(_SingleHead):
+    """Class ids from integer labels, or from strings through `label_vocabulary`."""
+
     def __init__(
         self,
         n_classes,
-        weight_column=None,
-        label_vocabulary=None,
-        loss_reduction=SUM_OVER_BATCH_SIZE,
-        name=None,
+        logits_dimension,
+        weight_column,
+        label_vocabulary,
+        loss_reduction,
+        loss_fn,
+        name,
     ):
-        super().__init__(weight_column, loss_reduction, name)
-        if label_vocabulary is not None:
-            label_vocabulary = list(label_vocabulary)
-            if len(label_vocabulary) != n_classes:
-                raise ValueError(
-                    f"label_vocabulary has {len(label_vocabulary)} entries; n_classes is {n_classes}."
-                )
+        super().__init__(logits_dimension, weight_column, loss_reduction, loss_fn, name)
         self._n_classes = n_classes
-        self._vocabulary = label_vocabulary
-        self._class_names = label_vocabulary or [str(i) for i in range(n_classes)]
+        self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
+        self._class_names = self._vocabulary or [str(i) for i in range(n_classes)]
 
-    def prepare_labels(self, labels):
-        """Labels as int64 class ids [batch, 1], checked to lie in range."""
-        labels = tf.reshape(labels, [-1, 1])
+    def _class_ids(self, labels, dtype=tf.int64):
+        """Labels as class ids [batch_size, 1] of `dtype`, checked to lie in range."""
+        labels = _dense_labels(labels, 1)
         if self._vocabulary is not None:
             if labels.dtype != tf.string:
-                raise ValueError("With label_vocabulary, labels must be strings.")
-            matches = tf.equal(labels, tf.constant(self._vocabulary))
-            tf.debugging.assert_equal(
-                tf.reduce_any(matches, axis=1),
-                True,
-                message=f"Labels must be in label_vocabulary {self._vocabulary}",
-            )
-            return tf.reshape(tf.argmax(tf.cast(matches, tf.int32), axis=1), [-1, 1])
+                raise ValueError(
+                    f"Labels dtype should be string if there is a vocabulary. Instead got {labels.dtype}"
+                )
+            return tf.cast(_ids_in_vocabulary(labels, self._vocabulary), dtype)
         if labels.dtype == tf.string:
             raise ValueError("String labels need label_vocabulary.")
-        ids = tf.cast(labels, tf.int64)
-        tf.debugging.assert_greater_equal(
-            ids, tf.constant(0, tf.int64), message="Labels must be >= 0"
-        )
-        tf.debugging.assert_less(
-            ids,
-            tf.constant(self._n_classes, tf.int64),
-            message=f"Labels must be <= n_classes - 1 ({self._n_classes - 1})",
-        )
-        return ids
+        return _check_range(tf.cast(labels, dtype), self._n_classes)
 
-    def _class_predictions(self, logits, probabilities):
-        class_ids = tf.argmax(probabilities, axis=1)[:, None]
-        names = tf.constant(self._class_names)
+    def _all_classes(self, logits):
+        batch = tf.shape(logits)[0]
+        return tf.tile(tf.constant(self._class_names)[None, :], [batch, 1])
+
+    def _class_predictions(self, logits, probabilities, class_ids):
         batch = tf.shape(logits)[0]
         return {
             "logits": logits,
             "probabilities": probabilities,
             "class_ids": class_ids,
-            "classes": tf.gather(names, class_ids),
+            "classes": tf.gather(tf.constant(self._class_names), class_ids),
             "all_class_ids": tf.tile(
                 tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1]
             ),
-            "all_classes": tf.tile(names[None, :], [batch, 1]),
+            "all_classes": self._all_classes(logits),
         }
 
-    def export_outputs(self, predictions):
+    def _export_outputs(self, predictions):
         classification = export_lib.ClassificationOutput(
             scores=predictions["probabilities"], classes=predictions["all_classes"]
         )
@@ -150,80 +502,82 @@ class _ClassHead(_Head):
         }
 
 
+def _selected(predictions, keys):
+    if not keys:
+        return predictions
+    for key in keys:
+        if key not in predictions:
+            raise ValueError(
+                f"Prediction key must be in PredictionKeys, given: {key}. "
+                f"Valid prediction keys include {sorted(predictions)}."
+            )
+    return {key: predictions[key] for key in keys}
+
+
 class BinaryClassHead(_ClassHead):
-    """Sigmoid cross-entropy over one logit."""
+    """Two classes: sigmoid cross-entropy over one logit."""
 
     def __init__(
         self,
         weight_column=None,
+        thresholds=None,
         label_vocabulary=None,
         loss_reduction=SUM_OVER_BATCH_SIZE,
+        loss_fn=None,
         name=None,
     ):
-        super().__init__(2, weight_column, label_vocabulary, loss_reduction, name)
+        super().__init__(2, 1, weight_column, label_vocabulary, loss_reduction, loss_fn, name)
+        self._thresholds = _check_thresholds(thresholds)
 
-    def predictions(self, logits):
-        logistic = tf.sigmoid(logits)
-        probabilities = tf.concat([1.0 - logistic, logistic], axis=1)
-        result = self._class_predictions(logits, probabilities)
-        result["logistic"] = logistic
-        return result
+    def _processed_labels(self, labels):
+        # Float labels stay as they are (in [0, 1]), as tf.estimator took them.
+        return self._class_ids(labels, tf.float32)
 
-    def unreduced_loss(self, logits, label_ids):
-        return tf.nn.sigmoid_cross_entropy_with_logits(
-            labels=tf.cast(label_ids, tf.float32), logits=logits
-        )
+    def _default_loss(self, labels, logits):
+        return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
-    def metrics(self, label_ids, predictions, unreduced, weights):
-        labels = tf.cast(label_ids, tf.float32)
-        logistic = predictions["logistic"]
-        accuracy = tf_keras.metrics.Accuracy(name="accuracy")
-        accuracy.update_state(label_ids, predictions["class_ids"], sample_weight=weights)
-        average_loss = tf_keras.metrics.Mean(name="average_loss")
-        average_loss.update_state(unreduced, sample_weight=weights)
-        label_mean = tf_keras.metrics.Mean(name="label/mean")
-        label_mean.update_state(labels, sample_weight=weights)
-        prediction_mean = tf_keras.metrics.Mean(name="prediction/mean")
-        prediction_mean.update_state(logistic, sample_weight=weights)
-        auc = tf_keras.metrics.AUC(num_thresholds=200, curve="ROC", name="auc")
-        auc.update_state(labels, logistic, sample_weight=weights)
-        auc_pr = tf_keras.metrics.AUC(
-            num_thresholds=200,
-            curve="PR",
-            summation_method="interpolation",
-            name="auc_precision_recall",
-        )
-        auc_pr.update_state(labels, logistic, sample_weight=weights)
-        precision = tf_keras.metrics.Precision(name="precision")
-        precision.update_state(
-            labels, tf.cast(predictions["class_ids"], tf.float32), sample_weight=weights
-        )
-        recall = tf_keras.metrics.Recall(name="recall")
-        recall.update_state(
-            labels, tf.cast(predictions["class_ids"], tf.float32), sample_weight=weights
-        )
-        mean = label_mean.result()
-        baseline = tf.maximum(mean, 1.0 - mean)
+    def predictions(self, logits, keys=None):
+        logits = _logits(logits, 1)
+        two_class_logits = tf.concat([tf.zeros_like(logits), logits], axis=-1)
+        class_ids = tf.argmax(two_class_logits, axis=-1)[:, None]
+        predictions = self._class_predictions(logits, tf.nn.softmax(two_class_logits), class_ids)
+        predictions["logistic"] = tf.sigmoid(logits)
+        return _selected(predictions, keys)
+
+    def _metric_objects(self):
         return {
-            "accuracy": accuracy,
-            "accuracy_baseline": (baseline, baseline),
-            "auc": auc,
-            "auc_precision_recall": auc_pr,
-            "average_loss": average_loss,
-            "label/mean": label_mean,
-            "precision": precision,
-            "prediction/mean": prediction_mean,
-            "recall": recall,
+            AVERAGE_LOSS: tf_keras.metrics.Mean(name=AVERAGE_LOSS),
+            ACCURACY: tf_keras.metrics.Accuracy(name=ACCURACY),
+            "precision": tf_keras.metrics.Precision(name="precision"),
+            "recall": tf_keras.metrics.Recall(name="recall"),
+            PREDICTION_MEAN: tf_keras.metrics.Mean(name=PREDICTION_MEAN),
+            LABEL_MEAN: tf_keras.metrics.Mean(name=LABEL_MEAN),
+            "accuracy_baseline": _AccuracyBaseline(name="accuracy_baseline"),
+            **_auc_metrics(),
+            **_threshold_metrics(self._thresholds),
         }
 
-    def export_outputs(self, predictions):
-        outputs = super().export_outputs(predictions)
+    def _update(self, metric, labels, logits, unweighted_loss, weights):
+        logistic = tf.sigmoid(logits)
+        class_ids = tf.cast(logits > 0.0, tf.float32)
+        metric(AVERAGE_LOSS).update_state(unweighted_loss, sample_weight=weights)
+        for key in (ACCURACY, "precision", "recall"):
+            metric(key).update_state(labels, class_ids, sample_weight=weights)
+        metric(PREDICTION_MEAN).update_state(logistic, sample_weight=weights)
+        for key in (LABEL_MEAN, "accuracy_baseline"):
+            metric(key).update_state(labels, sample_weight=weights)
+        for key in ("auc", "auc_precision_recall"):
+            metric(key).update_state(labels, logistic, sample_weight=weights)
+        _update_threshold_metrics(metric, self._thresholds, labels, logistic, weights)
+
+    def _export_outputs(self, predictions):
+        outputs = super()._export_outputs(predictions)
         outputs[export_lib.REGRESS] = export_lib.RegressionOutput(predictions["logistic"])
         return outputs
 
 
 class MultiClassHead(_ClassHead):
-    """Softmax cross-entropy over `n_classes` logits."""
+    """More than two classes: softmax cross-entropy over `n_classes` logits."""
 
     def __init__(
         self,
@@ -231,69 +585,238 @@ class MultiClassHead(_ClassHead):
         weight_column=None,
         label_vocabulary=None,
         loss_reduction=SUM_OVER_BATCH_SIZE,
+        loss_fn=None,
         name=None,
     ):
-        if n_classes is None or n_classes <= 2:
-            raise ValueError(f"MultiClassHead needs n_classes > 2, got {n_classes}.")
-        super().__init__(n_classes, weight_column, label_vocabulary, loss_reduction, name)
-        self.logits_dimension = n_classes
-
-    def predictions(self, logits):
-        return self._class_predictions(logits, tf.nn.softmax(logits))
-
-    def unreduced_loss(self, logits, label_ids):
-        return tf.nn.sparse_softmax_cross_entropy_with_logits(
-            labels=label_ids[:, 0], logits=logits
-        )[:, None]
-
-    def metrics(self, label_ids, predictions, unreduced, weights):
-        accuracy = tf_keras.metrics.Accuracy(name="accuracy")
-        accuracy.update_state(label_ids, predictions["class_ids"], sample_weight=weights)
-        average_loss = tf_keras.metrics.Mean(name="average_loss")
-        average_loss.update_state(unreduced, sample_weight=weights)
-        return {"accuracy": accuracy, "average_loss": average_loss}
-
-
-class RegressionHead(_Head):
-    """Squared error over `label_dimension` outputs."""
-
-    def __init__(
-        self, label_dimension=1, weight_column=None, loss_reduction=SUM_OVER_BATCH_SIZE, name=None
-    ):
-        super().__init__(weight_column, loss_reduction, name)
-        if label_dimension < 1:
-            raise ValueError(f"label_dimension must be >= 1, got {label_dimension}.")
-        self.logits_dimension = label_dimension
-
-    def prepare_labels(self, labels):
-        if labels.dtype == tf.string:
-            raise ValueError("Regression labels must be numeric.")
-        return tf.reshape(tf.cast(labels, tf.float32), [-1, self.logits_dimension])
-
-    def predictions(self, logits):
-        return {"predictions": logits}
-
-    def unreduced_loss(self, logits, labels):
-        return tf.square(logits - labels)
-
-    def metrics(self, labels, predictions, unreduced, weights):
-        average_loss = tf_keras.metrics.Mean(name="average_loss")
-        average_loss.update_state(
-            unreduced, sample_weight=tf.broadcast_to(weights, tf.shape(unreduced))
+        if n_classes is None:
+            raise ValueError("n_classes cannot be None")
+        if n_classes <= 2:
+            raise ValueError(f"n_classes must be > 2: {n_classes}.")
+        super().__init__(
+            n_classes, n_classes, weight_column, label_vocabulary, loss_reduction, loss_fn, name
         )
-        label_mean = tf_keras.metrics.Mean(name="label/mean")
-        label_mean.update_state(labels, sample_weight=tf.broadcast_to(weights, tf.shape(labels)))
-        prediction_mean = tf_keras.metrics.Mean(name="prediction/mean")
-        prediction_mean.update_state(
-            predictions["predictions"], sample_weight=tf.broadcast_to(weights, tf.shape(labels))
-        )
+
+    def _processed_labels(self, labels):
+        return self._class_ids(labels)
+
+    def _default_loss(self, labels, logits):
+        return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels[:, 0], logits=logits)[
+            :, None
+        ]
+
+    def predictions(self, logits, keys=None):
+        logits = _logits(logits, self.logits_dimension)
+        class_ids = tf.argmax(logits, axis=-1)[:, None]
+        return _selected(self._class_predictions(logits, tf.nn.softmax(logits), class_ids), keys)
+
+    def _metric_objects(self):
         return {
-            "average_loss": average_loss,
-            "label/mean": label_mean,
-            "prediction/mean": prediction_mean,
+            AVERAGE_LOSS: tf_keras.metrics.Mean(name=AVERAGE_LOSS),
+            ACCURACY: tf_keras.metrics.Accuracy(name=ACCURACY),
         }
 
-    def export_outputs(self, predictions):
+    def _update(self, metric, labels, logits, unweighted_loss, weights):
+        metric(AVERAGE_LOSS).update_state(unweighted_loss, sample_weight=weights)
+        metric(ACCURACY).update_state(
+            labels, tf.argmax(logits, axis=-1)[:, None], sample_weight=weights
+        )
+
+
+class MultiLabelHead(_ClassHead):
+    """Any subset of `n_classes` labels per example: a sigmoid cross-entropy per class.
+
+    Labels are multi-hot [batch_size, n_classes], or a SparseTensor of class ids
+    (strings with `label_vocabulary`).
+    """
+
+    def __init__(
+        self,
+        n_classes,
+        weight_column=None,
+        thresholds=None,
+        label_vocabulary=None,
+        loss_reduction=SUM_OVER_BATCH_SIZE,
+        loss_fn=None,
+        classes_for_class_based_metrics=None,
+        name=None,
+    ):
+        if n_classes is None or n_classes < 2:
+            raise ValueError(
+                f"n_classes must be > 1 for multi-label classification. Given: {n_classes}"
+            )
+        super().__init__(
+            n_classes, n_classes, weight_column, label_vocabulary, loss_reduction, loss_fn, name
+        )
+        self._thresholds = _check_thresholds(thresholds)
+        self._metric_classes = self._class_ids_for_metrics(classes_for_class_based_metrics)
+
+    def _class_ids_for_metrics(self, classes):
+        ids = []
+        for cls in classes or ():
+            if isinstance(cls, str):
+                if self._vocabulary is None:
+                    raise ValueError(
+                        "label_vocabulary must be provided when classes_for_class_based_metrics "
+                        "are strings."
+                    )
+                ids.append(self._vocabulary.index(cls))
+            elif not 0 <= cls < self._n_classes:
+                raise ValueError(
+                    f"All classes_for_class_based_metrics must be in range "
+                    f"[0, {self._n_classes - 1}]. Given: {cls}"
+                )
+            else:
+                ids.append(int(cls))
+        return tuple(ids)
+
+    def _processed_labels(self, labels):
+        """Multi-hot int64 labels [batch_size, n_classes]."""
+        if labels is None:
+            raise ValueError(_LABELS_NONE)
+        if isinstance(labels, tf.compat.v1.SparseTensorValue):
+            labels = tf.SparseTensor.from_value(labels)
+        if isinstance(labels, tf.SparseTensor):
+            if labels.dtype == tf.string:
+                if self._vocabulary is None:
+                    raise ValueError("String labels need label_vocabulary.")
+                ids = _ids_in_vocabulary(labels.values, self._vocabulary)
+            elif labels.dtype.is_integer:
+                ids = _check_range(
+                    tf.cast(labels.values, tf.int64),
+                    self._n_classes,
+                    f"labels must be an integer SparseTensor with values in [0, {self._n_classes})",
+                )
+            else:
+                raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
+            indicator = tf.sparse.to_indicator(
+                tf.SparseTensor(labels.indices, ids, labels.dense_shape), self._n_classes
+            )
+            return tf.reshape(tf.cast(indicator, tf.int64), [-1, self._n_classes])
+        labels = _dense_labels(labels, self._n_classes)
+        if labels.dtype == tf.string:
+            raise ValueError(
+                "String labels must come as a SparseTensor of class names (with label_vocabulary)."
+            )
+        return _check_range(
+            labels, 2, "labels must be an integer indicator Tensor with values in [0, 1]"
+        )
+
+    def _default_loss(self, labels, logits):
+        per_class = tf.nn.sigmoid_cross_entropy_with_logits(
+            labels=tf.cast(labels, tf.float32), logits=logits
+        )
+        return tf.reduce_mean(per_class, axis=-1, keepdims=True)
+
+    def predictions(self, logits, keys=None):
+        logits = _logits(logits, self.logits_dimension)
+        predictions = {
+            "logits": logits,
+            "probabilities": tf.sigmoid(logits),
+            "classes": self._all_classes(logits),
+        }
+        return _selected(predictions, keys)
+
+    def _class_key(self, pattern, class_id):
+        name = f"class{class_id}" if self._vocabulary is None else self._vocabulary[class_id]
+        return f"{pattern}/{name}"
+
+    def _metric_objects(self):
+        metrics = {AVERAGE_LOSS: tf_keras.metrics.Mean(name=AVERAGE_LOSS), **_auc_metrics()}
+        metrics.update(_threshold_metrics(self._thresholds))
+        for class_id in self._metric_classes:
+            metrics[self._class_key("probability_mean", class_id)] = tf_keras.metrics.Mean()
+            metrics[self._class_key("auc", class_id)] = tf_keras.metrics.AUC()
+            metrics[self._class_key("auc_precision_recall", class_id)] = tf_keras.metrics.AUC(
+                curve="PR"
+            )
+        return metrics
+
+    def _update(self, metric, labels, logits, unweighted_loss, weights):
+        probabilities = tf.sigmoid(logits)
+        metric(AVERAGE_LOSS).update_state(unweighted_loss, sample_weight=weights)
+        for key in ("auc", "auc_precision_recall"):
+            metric(key).update_state(labels, probabilities, sample_weight=weights)
+        _update_threshold_metrics(metric, self._thresholds, labels, probabilities, weights)
+        for class_id in self._metric_classes:
+            class_probabilities = probabilities[:, class_id : class_id + 1]
+            class_labels = labels[:, class_id : class_id + 1]
+            metric(self._class_key("probability_mean", class_id)).update_state(
+                class_probabilities, sample_weight=weights
+            )
+            for pattern in ("auc", "auc_precision_recall"):
+                metric(self._class_key(pattern, class_id)).update_state(
+                    class_labels, class_probabilities, sample_weight=weights
+                )
+
+    def _export_outputs(self, predictions):
+        classification = export_lib.ClassificationOutput(
+            scores=predictions["probabilities"], classes=predictions["classes"]
+        )
+        return {
+            export_lib.SERVING_DEFAULT: classification,
+            export_lib.CLASSIFY: classification,
+            export_lib.PREDICT: export_lib.PredictOutput(predictions),
+        }
+
+
+class RegressionHead(_SingleHead):
+    """Real-valued labels, `label_dimension` of them: squared error by default.
+
+    With `inverse_link_fn`, `predictions` is that function of the logits and the
+    logits are predicted too (a generalized linear model's mean).
+    """
+
+    _per_logit_weights = True
+
+    def __init__(
+        self,
+        label_dimension=1,
+        weight_column=None,
+        loss_reduction=SUM_OVER_BATCH_SIZE,
+        loss_fn=None,
+        inverse_link_fn=None,
+        name=None,
+    ):
+        if label_dimension < 1:
+            raise ValueError(f"Invalid label_dimension {label_dimension}.")
+        super().__init__(label_dimension, weight_column, loss_reduction, loss_fn, name)
+        self._inverse_link_fn = inverse_link_fn
+
+    def _loss_dimension(self):
+        return self.logits_dimension
+
+    def _processed_labels(self, labels):
+        labels = _dense_labels(labels, self.logits_dimension)
+        if labels.dtype == tf.string:
+            raise ValueError("Regression labels must be numeric.")
+        return tf.cast(labels, tf.float32)
+
+    def _default_loss(self, labels, logits):
+        return tf.square(logits - labels)
+
+    def predictions(self, logits, keys=None):
+        logits = _logits(logits, self.logits_dimension)
+        if self._inverse_link_fn is None:
+            return _selected({"predictions": logits}, keys)
+        return _selected({"predictions": self._inverse_link_fn(logits), "logits": logits}, keys)
+
+    def _metric_objects(self):
+        return {
+            AVERAGE_LOSS: tf_keras.metrics.Mean(name=AVERAGE_LOSS),
+            PREDICTION_MEAN: tf_keras.metrics.Mean(name=PREDICTION_MEAN),
+            LABEL_MEAN: tf_keras.metrics.Mean(name=LABEL_MEAN),
+        }
+
+    def _update(self, metric, labels, logits, unweighted_loss, weights):
+        predicted = self.predictions(logits)["predictions"]
+        metric(AVERAGE_LOSS).update_state(
+            unweighted_loss, sample_weight=tf.broadcast_to(weights, tf.shape(unweighted_loss))
+        )
+        full_weights = tf.broadcast_to(weights, tf.shape(labels))
+        metric(LABEL_MEAN).update_state(labels, sample_weight=full_weights)
+        metric(PREDICTION_MEAN).update_state(predicted, sample_weight=full_weights)
+
+    def _export_outputs(self, predictions):
         regression = export_lib.RegressionOutput(predictions["predictions"])
         return {
             export_lib.SERVING_DEFAULT: regression,
@@ -302,9 +825,207 @@ class RegressionHead(_Head):
         }
 
 
-def classification_head(
+class PoissonRegressionHead(RegressionHead):
+    """Counts: Poisson loss on log-rate logits; `predictions` is the rate exp(logits)."""
+
+    def __init__(
+        self,
+        label_dimension=1,
+        weight_column=None,
+        loss_reduction=SUM_OVER_BATCH_SIZE,
+        compute_full_loss=True,
+        name=None,
+    ):
+        super().__init__(
+            label_dimension,
+            weight_column,
+            loss_reduction,
+            inverse_link_fn=tf.math.exp,
+            name=name,
+        )
+        self._compute_full_loss = compute_full_loss
+
+    def _default_loss(self, labels, logits):
+        return tf.nn.log_poisson_loss(
+            targets=labels, log_input=logits, compute_full_loss=self._compute_full_loss
+        )
+
+
+class LogisticRegressionHead(RegressionHead):
+    """Labels in [0, 1]: sigmoid cross-entropy; `predictions` is sigmoid(logits)."""
+
+    def __init__(self, weight_column=None, loss_reduction=SUM_OVER_BATCH_SIZE, name=None):
+        super().__init__(
+            1, weight_column, loss_reduction, inverse_link_fn=tf.math.sigmoid, name=name
+        )
+
+    def _default_loss(self, labels, logits):
+        labels = _check_range(labels, 2, "Labels must be in range [0, 1]")
+        return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
+
+
+class MultiHead(Head):
+    """Several named heads over one model: one logits slice and one label per head.
+
+    Logits come as a dict by head name or as one tensor, split in head order;
+    labels as a dict by head name.  The loss is the (`head_weights`-weighted) sum
+    of the heads' losses.  Predictions are keyed `(head name, key)`; metric keys
+    are the heads' own (suffixed by their names) plus `loss/<head name>`.  The
+    first head's default export output is the default one; each head's outputs
+    are exported as `<head name>` and `<head name>/<output>`, and `predict`
+    merges all the heads' predictions as `<head name>/<key>`.
+    """
+
+    def __init__(self, heads, head_weights=None):
+        if not heads:
+            raise ValueError(f"Must specify heads. Given: {heads}")
+        if head_weights and len(head_weights) != len(heads):
+            raise ValueError(
+                f"heads and head_weights must have the same size. Given len(heads): "
+                f"{len(heads)}. Given len(head_weights): {len(head_weights)}."
+            )
+        for head in heads:
+            if head.name is None:
+                raise ValueError(f"All given heads must have name specified. Given: {head}")
+        self._heads = tuple(heads)
+        self._head_weights = tuple(head_weights) if head_weights else ()
+
+    @property
+    def name(self):
+        return "_".join(head.name for head in self._heads)
+
+    @property
+    def logits_dimension(self):
+        return sum(head.logits_dimension for head in self._heads)
+
+    @property
+    def loss_reduction(self):
+        reductions = [head.loss_reduction for head in self._heads]
+        if len(set(reductions)) > 1:
+            raise ValueError(
+                f"The loss_reduction must be the same for different heads. Given: {reductions}"
+            )
+        return reductions[0]
+
+    def _split_logits(self, logits):
+        if isinstance(logits, dict):
+            missing = sorted({head.name for head in self._heads} - set(logits))
+            if missing:
+                raise ValueError(f"logits has missing values for head(s): {missing}")
+            return logits
+        logits = tf.convert_to_tensor(logits)
+        dimensions = [head.logits_dimension for head in self._heads]
+        if logits.shape[-1] is not None and logits.shape[-1] != sum(dimensions):
+            raise ValueError(
+                f"Could not split logits of shape {logits.shape} among the heads with logits "
+                f"dimensions {dimensions}: the last dimension should be {sum(dimensions)}."
+            )
+        parts = tf.split(logits, dimensions, axis=-1)
+        return {head.name: part for head, part in zip(self._heads, parts, strict=True)}
+
+    def _check_labels(self, labels):
+        if not isinstance(labels, dict):
+            raise ValueError(f"labels must be a dict. Given: {labels}")
+        missing = sorted({head.name for head in self._heads} - set(labels))
+        if missing:
+            raise ValueError(f"labels has missing values for head(s): {missing}")
+        return labels
+
+    def _head_losses(self, labels, logits, features, mode):
+        logits = self._split_logits(logits)
+        labels = self._check_labels(labels)
+        return [
+            head.loss(labels[head.name], logits[head.name], features=features, mode=mode)
+            for head in self._heads
+        ]
+
+    def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+        losses = self._head_losses(labels, logits, features, mode)
+        if self._head_weights:
+            losses = [
+                loss * weight for loss, weight in zip(losses, self._head_weights, strict=True)
+            ]
+        return _with_regularization(tf.math.add_n(losses), regularization_losses)
+
+    def predictions(self, logits, keys=None):
+        logits = self._split_logits(logits)
+        return {
+            (head.name, key): value
+            for head in self._heads
+            for key, value in head.predictions(logits[head.name]).items()
+        }
+
+    def metrics(self, regularization_losses=None):
+        """The multi-head metrics only: `update_metrics` adds each head's own."""
+        metrics = {f"loss/{head.name}": tf_keras.metrics.Mean() for head in self._heads}
+        if regularization_losses is not None:
+            metrics[self._summary_key(REGULARIZATION_LOSS)] = tf_keras.metrics.Mean()
+        return metrics
+
+    def update_metrics(
+        self, eval_metrics, features, logits, labels, regularization_losses=None, mode=None
+    ):
+        head_losses = self._head_losses(labels, logits, features, mode)
+        logits = self._split_logits(logits)
+        if regularization_losses is not None:
+            eval_metrics[self._summary_key(REGULARIZATION_LOSS)].update_state(
+                tf.math.add_n(list(regularization_losses))
+            )
+        for head, head_loss in zip(self._heads, head_losses, strict=True):
+            eval_metrics[f"loss/{head.name}"].update_state(head_loss)
+            eval_metrics.update(
+                head.update_metrics(head.metrics(), features, logits[head.name], labels[head.name])
+            )
+        return eval_metrics
+
+    def _predict_spec(self, features, logits):
+        """Each head's PREDICT spec, merged: the heads may be anyone's subclasses."""
+        logits = self._split_logits(logits)
+        specs = [
+            head.create_estimator_spec(features, ModeKeys.PREDICT, logits[head.name])
+            for head in self._heads
+        ]
+        predictions = {
+            (head.name, key): value
+            for head, spec in zip(self._heads, specs, strict=True)
+            for key, value in spec.predictions.items()
+        }
+        return EstimatorSpec(
+            ModeKeys.PREDICT,
+            predictions=predictions,
+            export_outputs=self._merged_export_outputs(specs),
+        )
+
+    def _merged_export_outputs(self, specs):
+        first = dict(specs[0].export_outputs or {})
+        if len(first) != 1 and export_lib.SERVING_DEFAULT not in first:
+            raise ValueError(
+                f"Head {self._heads[0].name!r} did not specify a default export output "
+                f"({export_lib.SERVING_DEFAULT!r}); given {sorted(first)}."
+            )
+        outputs = {
+            export_lib.SERVING_DEFAULT: first.get(export_lib.SERVING_DEFAULT)
+            or next(iter(first.values()))
+        }
+        merged_predictions = {}
+        for head, spec in zip(self._heads, specs, strict=True):
+            for key, output in (spec.export_outputs or {}).items():
+                outputs[
+                    head.name if key == export_lib.SERVING_DEFAULT else f"{head.name}/{key}"
+                ] = output
+                if key == export_lib.PREDICT and isinstance(output, export_lib.PredictOutput):
+                    for name, tensor in output.outputs.items():
+                        merged_predictions[f"{head.name}/{name}"] = tensor
+        outputs[export_lib.PREDICT] = export_lib.PredictOutput(merged_predictions)
+        return outputs
+
+
+def binary_or_multi_class_head(
     n_classes, weight_column=None, label_vocabulary=None, loss_reduction=SUM_OVER_BATCH_SIZE
 ):
+    """The head of a canned classifier with `n_classes`."""
     if n_classes == 2:
-        return BinaryClassHead(weight_column, label_vocabulary, loss_reduction)
+        return BinaryClassHead(
+            weight_column, label_vocabulary=label_vocabulary, loss_reduction=loss_reduction
+        )
     return MultiClassHead(n_classes, weight_column, label_vocabulary, loss_reduction)

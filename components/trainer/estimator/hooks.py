@@ -57,7 +57,23 @@ class Hook:
         pass
 
 
-SessionRunHook = Hook
+# TF1's hook protocol, as tf.estimator exported it: such hooks run the Estimator in
+# a graph with a session (graph_mode), where this kit's own hooks run too.
+SessionRunHook = tf.compat.v1.train.SessionRunHook
+SessionRunArgs = tf.compat.v1.train.SessionRunArgs
+SessionRunContext = tf.compat.v1.train.SessionRunContext
+SessionRunValues = tf.compat.v1.train.SessionRunValues
+CheckpointSaverHook = tf.compat.v1.train.CheckpointSaverHook
+SummarySaverHook = tf.compat.v1.train.SummarySaverHook
+ProfilerHook = tf.compat.v1.train.ProfilerHook
+FeedFnHook = tf.compat.v1.train.FeedFnHook
+FinalOpsHook = tf.compat.v1.train.FinalOpsHook
+GlobalStepWaiterHook = tf.compat.v1.train.GlobalStepWaiterHook
+SecondOrStepTimer = tf.compat.v1.train.SecondOrStepTimer
+# Called as tf.estimator called them, `before_save(session, global_step_value)` and so
+# on; on the TF2 path `session` is None.
+CheckpointSaverListener = tf.compat.v1.train.CheckpointSaverListener
+NanLossDuringTrainingError = tf.compat.v1.train.NanLossDuringTrainingError
 
 
 class HookRunner:
@@ -106,9 +122,8 @@ class StopAtStepHook(Hook):
         if logs["global_step"] >= self._last_step:
             context.request_stop()
 
-
-class NanLossDuringTrainingError(RuntimeError):
-    pass
+    def session_run_hook(self, built, tensors):
+        return tf.compat.v1.train.StopAtStepHook(self._num_steps, self._last_step)
 
 
 class NanTensorHook(Hook):
@@ -140,6 +155,12 @@ class NanTensorHook(Hook):
             log.error(message)
             context.request_stop()
 
+    def session_run_hook(self, built, tensors):
+        loss = self._loss_tensor
+        if not (tf.is_tensor(loss) and getattr(loss, "graph", None) is built.graph):
+            loss = tensors["loss"]
+        return tf.compat.v1.train.NanTensorHook(loss, self._fail)
+
 
 class LoggingTensorHook(Hook):
     """Logs named values from the step's logs every `every_n_iter` steps."""
@@ -154,6 +175,14 @@ class LoggingTensorHook(Hook):
         self._count = 0
         self._last_time = None
         self.logged = []
+
+    def session_run_hook(self, built, tensors):
+        """TF1's LoggingTensorHook: a name is a log's (`loss`, `global_step`) or a graph
+        tensor's, as tf.estimator's hook took it."""
+        named = {name: tensors.get(name, name) for name in self._names}
+        return tf.compat.v1.train.LoggingTensorHook(
+            named, self._every_n_iter, self._every_n_secs, formatter=self._formatter
+        )
 
     def after_step(self, context, logs):
         self._count += 1
@@ -196,6 +225,19 @@ class StepCounterHook(Hook):
         self.max_steps_per_call = every_n_steps
         self.rates = []
 
+    def session_run_hook(self, built, tensors):
+        if self._summary_writer is not None:
+            warn_once(
+                "StepCounterHook.summary_writer",
+                "StepCounterHook: in a graph-mode run summary_writer (a tf.summary writer) "
+                "is not used; the rate goes to output_dir, else model_dir.",
+            )
+        return tf.compat.v1.train.StepCounterHook(
+            self._every_n_steps,
+            self._every_n_secs,
+            output_dir=self._output_dir or built.estimator.model_dir,
+        )
+
     def begin(self):
         self._last = None
         self._writer = self._summary_writer
@@ -230,17 +272,51 @@ class StepCounterHook(Hook):
             self._writer.close()
 
 
-class CheckpointSaverListener:
-    """Called around every checkpoint save; `after_save` returning True stops training."""
+class _SessionAdapter(tf.compat.v1.train.SessionRunHook):
+    """Runs one of this kit's hooks in a session: its logs are fetched with every step."""
+
+    def __init__(self, hook, estimator, logs):
+        self._hook = hook
+        self._estimator = estimator
+        self._logs = logs
+        self._last = {}
 
     def begin(self):
-        pass
+        self._hook.begin()
+        self._fetches = self._logs()
+        self._context = StepContext(self._estimator, None)
 
-    def before_save(self, global_step_value):
-        pass
+    def after_create_session(self, session, coord):
+        self._context.global_step = int(session.run(self._fetches["global_step"]))
 
-    def after_save(self, global_step_value):
-        pass
+    def before_run(self, run_context):
+        self._hook.before_step(self._context)
+        if self._context.stop_requested:
+            run_context.request_stop()
+        return tf.compat.v1.train.SessionRunArgs(self._fetches)
 
-    def end(self, global_step_value):
-        pass
+    def after_run(self, run_context, run_values):
+        logs = {
+            k: v if isinstance(v, dict) else (v.item() if getattr(v, "ndim", 1) == 0 else v)
+            for k, v in run_values.results.items()
+        }
+        # The step the run ended at (a fetch in the run itself may read it before the
+        # train op moved it), as this protocol's logs give it.
+        logs["global_step"] = int(run_context.session.run(self._fetches["global_step"]))
+        self._last = logs
+        self._context.global_step = int(logs["global_step"])
+        self._hook.after_step(self._context, logs)
+        if self._context.stop_requested:
+            run_context.request_stop()
+
+    def end(self, session):
+        self._hook.end(self._last)
+
+
+def as_session_run_hook(hook, built, logs):
+    """`hook` (this kit's protocol) for a graph-mode run; `logs()` gives the tensors
+    its logs are read from, by log name (`loss`, `global_step`, ...)."""
+    convert = getattr(hook, "session_run_hook", None)
+    if convert is not None:
+        return convert(built, logs())
+    return _SessionAdapter(hook, built.estimator, logs)

@@ -12,7 +12,6 @@ import tf_keras
 
 from components.trainer.estimator import export as export_lib
 from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.ignored import warn_once
 from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
 
 
@@ -114,10 +113,11 @@ def model_to_estimator(
         )
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
-    if checkpoint_format != "checkpoint":
-        warn_once(
-            "model_to_estimator.checkpoint_format",
-            f"model_to_estimator: checkpoint_format={checkpoint_format!r} is ignored: "
-            "checkpoints are object-based ('checkpoint').",
+    # Checkpoints are tf.estimator's name-based ones (its 'saver' format) either way;
+    # 2.15's default 'checkpoint' (object-based) is not written (README, Differences).
+    if checkpoint_format not in ("checkpoint", "saver"):
+        raise ValueError(
+            "model_to_estimator: checkpoint_format must be 'checkpoint' or 'saver', got "
+            f"{checkpoint_format!r}."
         )
     return _KerasEstimator(keras_model, model_dir, config, metric_names_map, export_outputs)

@@ -2,9 +2,8 @@
 
 import collections
 
+import numpy as np
 import tensorflow as tf
-
-from components.trainer.estimator.ignored import warn_once
 
 
 class ModeKeys:
@@ -100,58 +99,49 @@ def metric_value(metric):
     return tf.convert_to_tensor(update_op)
 
 
-class Scaffold:
-    """How a `model_fn` wants its state saved.
+class Scaffold(tf.compat.v1.train.Scaffold):
+    """How a `model_fn` wants its state initialized and saved: tf.estimator's Scaffold.
 
-    Only `saver` is honoured: a `tf.train.Checkpoint` over the model's own
-    objects makes checkpoints object-based in the user's structure (the
-    Estimator adds `global_step` to it).  The TF1 session fields are kept for
-    signature compatibility and must stay None; `summary_op` and
-    `copy_from_scaffold` are ignored with a warning.
+    Every field works as in TF1 for a `model_fn` that runs in a graph with a
+    session (see graph_mode): `init_fn`, `local_init_op`, a `Saver`, ...  A
+    TF2-style `model_fn` may instead give `saver=tf.train.Checkpoint(...)`, which
+    makes checkpoints object-based in the user's structure (the Estimator adds
+    `global_step` to it); the session fields have no meaning there and are
+    refused.
     """
 
-    def __init__(
-        self,
-        init_op=None,
-        init_feed_dict=None,
-        init_fn=None,
-        ready_op=None,
-        ready_for_local_init_op=None,
-        local_init_op=None,
-        summary_op=None,
-        saver=None,
-        copy_from_scaffold=None,
-        local_init_feed_dict=None,
-    ):
-        unsupported = {
-            name: value
-            for name, value in (
-                ("init_op", init_op),
-                ("init_feed_dict", init_feed_dict),
-                ("init_fn", init_fn),
-                ("ready_op", ready_op),
-                ("ready_for_local_init_op", ready_for_local_init_op),
-                ("local_init_op", local_init_op),
-                ("local_init_feed_dict", local_init_feed_dict),
-            )
-            if value is not None
-        }
-        if unsupported:
-            raise ValueError(
-                f"Scaffold: {sorted(unsupported)} are TF1 session hooks with no TF2 meaning; "
-                "initialize variables with initializers or warm_start_from instead."
-            )
-        if saver is not None and not isinstance(saver, tf.train.Checkpoint):
-            raise TypeError("Scaffold(saver=...) must be a tf.train.Checkpoint.")
-        for name, value, instead in (
-            (
-                "summary_op",
-                summary_op,
-                "only the loss, learning rates and eval metrics are summarized",
-            ),
-            ("copy_from_scaffold", copy_from_scaffold, "pass its saver instead"),
-        ):
-            if value is not None:
-                warn_once(f"Scaffold.{name}", f"Scaffold: {name} is ignored: {instead}.")
-        self.saver = saver
-        self.summary_op = summary_op
+    def __init__(self, *args, saver=None, **kwargs):
+        checkpoint = saver if isinstance(saver, tf.train.Checkpoint) else None
+        super().__init__(*args, saver=None if checkpoint else saver, **kwargs)
+        if checkpoint is not None:
+            self._saver = checkpoint
+
+
+def selected_predictions(predictions, predict_keys):
+    """`(predictions as a dict, whether model_fn returned a single tensor)`, narrowed to
+    `predict_keys` when given, as `Estimator.predict` yields them."""
+    single = not isinstance(predictions, dict)
+    if single:
+        predictions = {"predictions": predictions}
+    if predict_keys is not None:
+        keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
+        missing = [k for k in keys if k not in predictions]
+        if missing:
+            raise ValueError(f"predict_keys {missing} not in predictions {sorted(predictions)}.")
+        predictions = {k: predictions[k] for k in keys}
+    return predictions, single
+
+
+def yielded_predictions(arrays, single, yield_single_examples):
+    """One batch's numpy predictions as `Estimator.predict` yields them."""
+    if not yield_single_examples:
+        yield arrays["predictions"] if single else arrays
+        return
+    sizes = {v.shape[0] if np.ndim(v) else None for v in arrays.values()}
+    if len(sizes) != 1 or None in sizes:
+        raise ValueError(
+            "Batch length of predictions should be same; got "
+            f"{ {k: np.shape(v) for k, v in arrays.items()} }."
+        )
+    for i in range(sizes.pop()):
+        yield arrays["predictions"][i] if single else {k: v[i] for k, v in arrays.items()}

@@ -16,17 +16,16 @@ def tf_config_from_env():
     return json.loads(os.environ.get("TF_CONFIG") or "{}")
 
 
-def run_server(tf_config):
-    """Serves this task of the cluster until the process is stopped."""
+def start_server(tf_config):
+    """Starts this task's server of the cluster (in process); returns it."""
     import tensorflow as tf
 
     cluster = tf_config["cluster"]
     task = tf_config["task"]
     workers = len(cluster.get("worker", []))
-    log.info("Serving as %s %s of the parameter-server cluster", task["type"], task.get("index", 0))
     # Fewer inter-op threads than workers + 1 makes a ps task hang silently.
     config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=max(workers + 2, 4))
-    server = tf.distribute.Server(
+    return tf.distribute.Server(
         tf.train.ClusterSpec(cluster),
         job_name=task["type"],
         task_index=int(task.get("index", 0)),
@@ -34,4 +33,10 @@ def run_server(tf_config):
         config=config,
         start=True,
     )
-    server.join()
+
+
+def run_server(tf_config):
+    """Serves this task of the cluster until the process is stopped."""
+    task = tf_config["task"]
+    log.info("Serving as %s %s of the parameter-server cluster", task["type"], task.get("index", 0))
+    start_server(tf_config).join()

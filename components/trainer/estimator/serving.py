@@ -36,7 +36,8 @@ class ServingModule(tf.Module):
         self.signature_methods = data_structures.NoDependency(dict(signature_methods))
 
 
-def _export_outputs(spec):
+def export_outputs(spec):
+    """The spec's export outputs by signature key, `serving_default` always among them."""
     if spec.export_outputs:
         outputs = dict(spec.export_outputs)
         if export_lib.SERVING_DEFAULT not in outputs:
@@ -80,7 +81,7 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
                 raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
             spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
         traced["receiver"] = receiver
-        traced["outputs"] = _export_outputs(spec)
+        traced["outputs"] = export_outputs(spec)
         traced["variables"] = estimator._store.requested_in_last_call()
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
@@ -148,15 +149,15 @@ def _set_method_names(export_dir, methods, as_text):
         tf.io.gfile.remove(path)
 
 
-def save(module, signatures, target_dir, assets_extra=None, as_text=False):
-    """Saves into a hidden sibling, then renames: a half-written export is never visible.
+def write_atomically(write, target_dir, assets_extra=None):
+    """Calls `write(temp_dir)` on a hidden sibling of `target_dir`, adds `assets_extra`,
+    then renames: a half-written export is never visible.
 
     (The temporary name does not start with `target_dir`'s: TensorFlow's `ram://`
     file system refuses a rename onto a prefix of an existing name.)"""
     parent, name = os.path.split(target_dir)
     temp_dir = os.path.join(parent, f".tmp-{name}-{int(time.time() * 1e6)}")
-    tf.saved_model.save(module, temp_dir, signatures=signatures)
-    _set_method_names(temp_dir, module.signature_methods, as_text)
+    write(temp_dir)
     for dest, source in (assets_extra or {}).items():
         target = os.path.join(temp_dir, "assets.extra", dest)
         tf.io.gfile.makedirs(os.path.dirname(target))
@@ -165,8 +166,18 @@ def save(module, signatures, target_dir, assets_extra=None, as_text=False):
     return target_dir
 
 
-def save_timestamped(module, signatures, export_dir_base, assets_extra=None, as_text=False):
-    """Saves to `<export_dir_base>/<unix seconds>` (tf.estimator's layout)."""
+def save(module, signatures, target_dir, assets_extra=None, as_text=False):
+    """Saves `module` with its signatures (and their method names) to `target_dir`."""
+
+    def write(temp_dir):
+        tf.saved_model.save(module, temp_dir, signatures=signatures)
+        _set_method_names(temp_dir, module.signature_methods, as_text)
+
+    return write_atomically(write, target_dir, assets_extra)
+
+
+def timestamped_dir(export_dir_base):
+    """A new `<export_dir_base>/<unix seconds>` path (tf.estimator's layout)."""
     export_dir_base = os.fspath(export_dir_base)
     if isinstance(export_dir_base, bytes):
         export_dir_base = export_dir_base.decode()
@@ -174,5 +185,10 @@ def save_timestamped(module, signatures, export_dir_base, assets_extra=None, as_
     timestamp = int(time.time())
     while tf.io.gfile.exists(os.path.join(export_dir_base, str(timestamp))):
         timestamp += 1
-    final_dir = os.path.join(export_dir_base, str(timestamp))
-    return save(module, signatures, final_dir, assets_extra, as_text).encode()
+    return os.path.join(export_dir_base, str(timestamp))
+
+
+def save_timestamped(module, signatures, export_dir_base, assets_extra=None, as_text=False):
+    """`save` to a `timestamped_dir`; returns that path as bytes."""
+    target_dir = timestamped_dir(export_dir_base)
+    return save(module, signatures, target_dir, assets_extra, as_text).encode()

@@ -137,7 +137,7 @@ class _EvaluateAfterSave(CheckpointSaverListener):
         self._max_steps = max_steps
         self._last_time = None
 
-    def after_save(self, global_step_value):
+    def after_save(self, session, global_step_value):
         if global_step_value <= self._start_step:
             return  # nothing trained since
         is_final = self._max_steps is not None and global_step_value >= self._max_steps

@@ -35,15 +35,10 @@ def run(
     config = estimator.config
     model_dir = estimator.model_dir
     variables = estimator._store.model_variables()
-    checkpoint = estimator._checkpoint(ModeKeys.TRAIN)
-    # Created now, by every worker: under a multi-worker strategy a variable
-    # created by the chief alone would wait forever for its peers.
-    checkpoint.save_counter  # noqa: B018
-    manager = tf.train.CheckpointManager(
-        checkpoint,
+    manager = ckpt_lib.CheckpointManager(
         model_dir,
+        estimator._checkpoint(ModeKeys.TRAIN),
         max_to_keep=config.keep_checkpoint_max or None,
-        checkpoint_name=ckpt_lib.CHECKPOINT_NAME,
         keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
     )
     is_chief = config.is_chief
@@ -51,15 +46,15 @@ def run(
     def save():
         step = int(global_step.numpy())
         for listener in saving_listeners:
-            listener.before_save(step)
-        manager.save(checkpoint_number=step)
+            listener.before_save(None, step)
+        manager.save(step)
         stop = False
         for listener in saving_listeners:
-            stop = bool(listener.after_save(step)) or stop
+            stop = bool(listener.after_save(None, step)) or stop
         return stop
 
     if latest_checkpoint is not None:
-        checkpoint.read(latest_checkpoint).expect_partial()
+        estimator._restore(latest_checkpoint, ModeKeys.TRAIN)
         log.info("Restored from %s", latest_checkpoint)
     else:
         estimator._initialize_fresh_variables(variables)
@@ -153,5 +148,5 @@ def run(
         writer.close()
     runner.end({"loss": loss, "global_step": step})
     for listener in saving_listeners:
-        listener.end(step)
+        listener.end(None, step)
     log.info("Loss for final step: %g.", loss)

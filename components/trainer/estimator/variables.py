@@ -16,6 +16,13 @@ import tensorflow as tf
 
 GLOBAL_STEP_NAME = "global_step"
 
+# tf.estimator 2.15's canned estimators applied their optimizers in this name scope.
+CANNED_TRAINING_SCOPE = "training"
+# Its DNNs read features through a layer `input_layer` inside this scope, which
+# here is the DenseFeatures layer itself.
+_DNN_INPUT_SCOPE = "dnn/input_from_feature_columns/"
+_DNN_INPUT_LAYER = _DNN_INPUT_SCOPE + "input_layer/"
+
 _active = threading.local()
 
 
@@ -26,12 +33,23 @@ def _strip_suffix(name):
     return re.sub(r":\d+$", "", name)
 
 
+def tf_estimator_name(name):
+    """The name tf.estimator 2.15 gave the model variable this store calls `name`."""
+    if name.startswith(_DNN_INPUT_SCOPE) and not name.startswith(_DNN_INPUT_LAYER):
+        return _DNN_INPUT_LAYER + name[len(_DNN_INPUT_SCOPE) :]
+    return name
+
+
 class VariableStore:
     """Name -> variable map, filled through a variable creator scope."""
 
     def __init__(self):
         self.variables = {}
         self.global_step = None
+        # Optimizer state named as tf.estimator 2.15's canned estimators named it:
+        # {store name: checkpoint name}, and the store names of step counters.
+        self._optimizer_state = {}
+        self._iterations = set()
         # Per thread: MirroredStrategy calls model_fn once per replica, each
         # in its own thread and name scope, and each must get the same names.
         self._call = threading.local()
@@ -103,6 +121,7 @@ class VariableStore:
             return
         _active.store = self
         self._call.names = set()
+        self._call.optimizer_scopes = set()
         self._call.scope_prefix = tf.get_current_name_scope()
         try:
             with tf.variable_creator_scope(self._creator):
@@ -126,6 +145,59 @@ class VariableStore:
             self.variables[name] = variable
             known.add(id(variable))
 
+    def name_optimizer_state(self, optimizer, variables):
+        """Records the checkpoint names tf.estimator 2.15's canned estimators gave a
+        `tf_keras` legacy optimizer's state: `training/<optimizer>/<variable>/<slot>`,
+        `training/<optimizer>/<hyperparameter>`; the second optimizer of a name in
+        one `model_fn` call is `<optimizer>_1`, as in a TF1 graph."""
+        if not hasattr(optimizer, "get_slot_names"):
+            return
+        scope, i = optimizer._name, 0
+        while scope in self._call.optimizer_scopes:
+            i += 1
+            scope = f"{optimizer._name}_{i}"
+        self._call.optimizer_scopes.add(scope)
+        prefix = f"{CANNED_TRAINING_SCOPE}/{scope}"
+        names = {id(v): name for name, v in self.variables.items()}
+
+        def record(variable, checkpoint_name):
+            if id(variable) not in names:  # made before model_fn ran
+                self.adopt([variable])
+                names.update({id(v): name for name, v in self.variables.items()})
+            self._optimizer_state[names[id(variable)]] = checkpoint_name
+            return names[id(variable)]
+
+        for variable in variables:
+            for slot in optimizer.get_slot_names():
+                try:
+                    slot_variable = optimizer.get_slot(variable, slot)
+                except KeyError:  # no gradient reached it
+                    continue
+                primary = tf_estimator_name(names[id(variable)])
+                record(slot_variable, f"{prefix}/{primary}/{slot}")
+        for hyper, value in optimizer._hyper.items():
+            if isinstance(value, tf.Variable):
+                record(value, f"{prefix}/{hyper}")
+        self._iterations.add(record(optimizer.iterations, f"{prefix}/iter"))
+
+    def checkpoint_name(self, name):
+        """The name the variable this store calls `name` has in name-based checkpoints."""
+        return self._optimizer_state.get(name) or tf_estimator_name(name)
+
+    def optimizer_role(self, name):
+        """'iterations' for an optimizer's step counter, 'state' for its other
+        variables, None for the model's own."""
+        if name in self._iterations:
+            return "iterations"
+        return "state" if name in self._optimizer_state else None
+
+    def checkpoint_names(self, variables=None):
+        """{checkpoint name: variable} of `variables` ({store name: variable}; by
+        default the model variables)."""
+        if variables is None:
+            variables = self.model_variables()
+        return {self.checkpoint_name(name): v for name, v in variables.items()}
+
     def requested_in_last_call(self):
         """Names the latest `scope()` in this thread asked for (created or reused)."""
         return set(getattr(self._call, "names", ()))
@@ -139,14 +211,27 @@ class VariableStore:
 
 
 def is_metric_variable(variable):
-    # Keras metrics keep their accumulators as ON_READ variables; they are
-    # per-evaluation state, like tf.estimator's local variables.
-    return variable.synchronization == tf.VariableSynchronization.ON_READ
+    # Keras metrics keep their accumulators as ON_READ variables summed over
+    # replicas; they are per-evaluation state, like tf.estimator's local
+    # variables.  Batch norm's moving statistics are ON_READ too, but averaged:
+    # model state, checkpointed as tf.estimator did.
+    return (
+        variable.synchronization == tf.VariableSynchronization.ON_READ
+        and variable.aggregation != tf.VariableAggregation.MEAN
+    )
+
+
+def name_optimizer_state(optimizer, variables):
+    """`VariableStore.name_optimizer_state` for the store whose `model_fn` is running."""
+    store = getattr(_active, "store", None)
+    if store is not None:
+        store.name_optimizer_state(optimizer, variables)
 
 
 def get_global_step():
-    """The global step variable of the Estimator whose `model_fn` is running."""
+    """The global step variable of the Estimator whose `model_fn` is running (in a
+    graph-mode run, the graph's, as `tf.compat.v1.train.get_global_step()`)."""
     store = getattr(_active, "store", None)
     if store is None:
-        return None
+        return None if tf.executing_eagerly() else tf.compat.v1.train.get_global_step()
     return store.global_step

@@ -1,20 +1,33 @@
 """Canned estimators: thin front doors over `Estimator` and a head."""
 
-from components.trainer.estimator.canned.baseline import BaselineClassifier, BaselineRegressor
-from components.trainer.estimator.canned.dnn import DNNClassifier, DNNRegressor
+from components.trainer.estimator.canned.baseline import (
+    BaselineClassifier,
+    BaselineEstimator,
+    BaselineRegressor,
+)
+from components.trainer.estimator.canned.dnn import DNNClassifier, DNNEstimator, DNNRegressor
 from components.trainer.estimator.canned.dnn_linear_combined import (
     DNNLinearCombinedClassifier,
+    DNNLinearCombinedEstimator,
     DNNLinearCombinedRegressor,
 )
-from components.trainer.estimator.canned.linear import LinearClassifier, LinearRegressor
+from components.trainer.estimator.canned.linear import (
+    LinearClassifier,
+    LinearEstimator,
+    LinearRegressor,
+)
 
 __all__ = [
     "BaselineClassifier",
+    "BaselineEstimator",
     "BaselineRegressor",
     "DNNClassifier",
+    "DNNEstimator",
     "DNNLinearCombinedClassifier",
+    "DNNLinearCombinedEstimator",
     "DNNLinearCombinedRegressor",
     "DNNRegressor",
     "LinearClassifier",
+    "LinearEstimator",
     "LinearRegressor",
 ]

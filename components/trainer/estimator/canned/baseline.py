@@ -1,4 +1,5 @@
-"""`BaselineClassifier` and `BaselineRegressor`: a learned bias only, Ftrl by default.
+"""`BaselineEstimator` (any head), `BaselineClassifier`, `BaselineRegressor`: a learned
+bias only, Ftrl by default.
 
 They predict the label distribution (or mean) seen in training, which is the
 number any real model has to beat.
@@ -23,8 +24,10 @@ def _batch_size(features):
     raise ValueError("Baseline estimators need at least one feature to size the batch.")
 
 
-class _BaselineEstimator(Estimator):
-    def __init__(self, head, model_dir, optimizer, config):
+class BaselineEstimator(Estimator):
+    """A learned bias under any head (`BaselineClassifier` and `BaselineRegressor` pick theirs)."""
+
+    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
         def model_fn(features, labels, mode):
             with tf.name_scope("baseline"):
                 bias = tf.Variable(
@@ -37,12 +40,14 @@ class _BaselineEstimator(Estimator):
                     optimizers.get_optimizer(optimizer, LEARNING_RATE), loss, [bias]
                 )
 
-            return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+            return head.create_estimator_spec(
+                features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+            )
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
 
 
-class BaselineClassifier(_BaselineEstimator):
+class BaselineClassifier(BaselineEstimator):
     def __init__(
         self,
         model_dir=None,
@@ -53,13 +58,13 @@ class BaselineClassifier(_BaselineEstimator):
         config=None,
         loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
     ):
-        head = head_lib.classification_head(
+        head = head_lib.binary_or_multi_class_head(
             n_classes, weight_column, label_vocabulary, loss_reduction
         )
         super().__init__(head, model_dir, optimizer, config)
 
 
-class BaselineRegressor(_BaselineEstimator):
+class BaselineRegressor(BaselineEstimator):
     def __init__(
         self,
         model_dir=None,

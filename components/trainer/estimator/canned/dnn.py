@@ -1,4 +1,4 @@
-"""`DNNClassifier` and `DNNRegressor`: a feed-forward net, Adagrad by default."""
+"""`DNNEstimator` (any head), `DNNClassifier`, `DNNRegressor`: a feed-forward net, Adagrad by default."""
 
 import tensorflow as tf
 import tf_keras
@@ -66,22 +66,26 @@ def _model_fn(
         opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
         return optimizers.apply(opt, loss, trainable)
 
-    return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+    return head.create_estimator_spec(
+        features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+    )
 
 
-class _DNNEstimator(Estimator):
+class DNNEstimator(Estimator):
+    """A feed-forward net under any head (`DNNClassifier` and `DNNRegressor` pick theirs)."""
+
     def __init__(
         self,
         head,
         hidden_units,
         feature_columns,
-        model_dir,
-        optimizer,
-        activation_fn,
-        dropout,
-        config,
-        warm_start_from,
-        batch_norm,
+        model_dir=None,
+        optimizer="Adagrad",
+        activation_fn=tf.nn.relu,
+        dropout=None,
+        config=None,
+        warm_start_from=None,
+        batch_norm=False,
     ):
         if not hidden_units:
             raise ValueError("hidden_units must be a non-empty list of layer widths.")
@@ -106,7 +110,7 @@ class _DNNEstimator(Estimator):
         )
 
 
-class DNNClassifier(_DNNEstimator):
+class DNNClassifier(DNNEstimator):
     def __init__(
         self,
         hidden_units,
@@ -123,24 +127,23 @@ class DNNClassifier(_DNNEstimator):
         loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
         batch_norm=False,
     ):
-        head = head_lib.classification_head(
-            n_classes, weight_column, label_vocabulary, loss_reduction
-        )
         super().__init__(
-            head,
+            head_lib.binary_or_multi_class_head(
+                n_classes, weight_column, label_vocabulary, loss_reduction
+            ),
             hidden_units,
             feature_columns,
-            model_dir,
-            optimizer,
-            activation_fn,
-            dropout,
-            config,
-            warm_start_from,
-            batch_norm,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
         )
 
 
-class DNNRegressor(_DNNEstimator):
+class DNNRegressor(DNNEstimator):
     def __init__(
         self,
         hidden_units,
@@ -156,16 +159,15 @@ class DNNRegressor(_DNNEstimator):
         loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
         batch_norm=False,
     ):
-        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(
-            head,
+            head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
             hidden_units,
             feature_columns,
-            model_dir,
-            optimizer,
-            activation_fn,
-            dropout,
-            config,
-            warm_start_from,
-            batch_norm,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            activation_fn=activation_fn,
+            dropout=dropout,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
         )

@@ -1,4 +1,4 @@
-"""Wide & deep: a linear part and a DNN part whose logits are added."""
+"""Wide & deep: a linear part and a DNN part whose logits are added, under any head."""
 
 import math
 
@@ -18,22 +18,28 @@ def linear_learning_rate(num_linear_feature_columns):
     return min(LINEAR_LEARNING_RATE, 1.0 / math.sqrt(num_linear_feature_columns))
 
 
-class _DNNLinearCombinedEstimator(Estimator):
+class DNNLinearCombinedEstimator(Estimator):
+    """Wide & deep under any head (`DNNLinearCombinedClassifier` and `...Regressor` pick theirs).
+
+    `warm_start_from` is the kit's addition: tf.estimator 2.15 gave it only to the
+    classifier and the regressor.
+    """
+
     def __init__(
         self,
         head,
-        model_dir,
-        linear_feature_columns,
-        linear_optimizer,
-        dnn_feature_columns,
-        dnn_optimizer,
-        dnn_hidden_units,
-        dnn_activation_fn,
-        dnn_dropout,
-        config,
-        warm_start_from,
-        batch_norm,
-        linear_sparse_combiner,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=tf.nn.relu,
+        dnn_dropout=None,
+        config=None,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+        warm_start_from=None,
     ):
         linear_columns = list(linear_feature_columns or [])
         dnn_columns = list(dnn_feature_columns or [])
@@ -81,14 +87,16 @@ class _DNNLinearCombinedEstimator(Estimator):
                 ]
                 return tf.group(ops)
 
-            return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+            return head.create_estimator_spec(
+                features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+            )
 
         super().__init__(
             model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
         )
 
 
-class DNNLinearCombinedClassifier(_DNNLinearCombinedEstimator):
+class DNNLinearCombinedClassifier(DNNLinearCombinedEstimator):
     def __init__(
         self,
         model_dir=None,
@@ -108,11 +116,10 @@ class DNNLinearCombinedClassifier(_DNNLinearCombinedEstimator):
         batch_norm=False,
         linear_sparse_combiner="sum",
     ):
-        head = head_lib.classification_head(
-            n_classes, weight_column, label_vocabulary, loss_reduction
-        )
         super().__init__(
-            head,
+            head_lib.binary_or_multi_class_head(
+                n_classes, weight_column, label_vocabulary, loss_reduction
+            ),
             model_dir,
             linear_feature_columns,
             linear_optimizer,
@@ -122,13 +129,13 @@ class DNNLinearCombinedClassifier(_DNNLinearCombinedEstimator):
             dnn_activation_fn,
             dnn_dropout,
             config,
-            warm_start_from,
             batch_norm,
             linear_sparse_combiner,
+            warm_start_from,
         )
 
 
-class DNNLinearCombinedRegressor(_DNNLinearCombinedEstimator):
+class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
     def __init__(
         self,
         model_dir=None,
@@ -147,9 +154,8 @@ class DNNLinearCombinedRegressor(_DNNLinearCombinedEstimator):
         batch_norm=False,
         linear_sparse_combiner="sum",
     ):
-        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(
-            head,
+            head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
             model_dir,
             linear_feature_columns,
             linear_optimizer,
@@ -159,7 +165,7 @@ class DNNLinearCombinedRegressor(_DNNLinearCombinedEstimator):
             dnn_activation_fn,
             dnn_dropout,
             config,
-            warm_start_from,
             batch_norm,
             linear_sparse_combiner,
+            warm_start_from,
         )

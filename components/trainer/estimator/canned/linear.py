@@ -1,4 +1,5 @@
-"""`LinearClassifier` and `LinearRegressor`: one weight per feature value, Ftrl by default."""
+"""`LinearEstimator` (any head), `LinearClassifier`, `LinearRegressor`: one weight per
+feature value, Ftrl by default."""
 
 import tensorflow as tf
 import tf_keras
@@ -8,6 +9,7 @@ from tf_keras.src.feature_column.dense_features_v2 import _StateManagerImplV2
 from components.trainer.estimator import head as head_lib
 from components.trainer.estimator.canned import optimizers
 from components.trainer.estimator.estimator import Estimator
+from components.trainer.estimator.sdca import LinearSDCA
 
 LEARNING_RATE = 0.2
 
@@ -164,17 +166,32 @@ def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_c
     logits, layer = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
 
     def train_op_fn(loss):
+        if isinstance(optimizer, LinearSDCA):
+            return optimizer.train_op(layer, features, labels, head)
         opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
         return optimizers.apply(opt, loss, layer.trainable_weights)
 
-    return head.create_estimator_spec(features, mode, logits, labels, train_op_fn)
+    return head.create_estimator_spec(
+        features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+    )
 
 
-class _LinearEstimator(Estimator):
+class LinearEstimator(Estimator):
+    """A linear model under any head (`LinearClassifier` and `LinearRegressor` pick theirs)."""
+
     def __init__(
-        self, head, feature_columns, model_dir, optimizer, config, warm_start_from, sparse_combiner
+        self,
+        head,
+        feature_columns,
+        model_dir=None,
+        optimizer="Ftrl",
+        config=None,
+        sparse_combiner="sum",
+        warm_start_from=None,
     ):
         feature_columns = list(feature_columns)
+        if isinstance(optimizer, LinearSDCA):
+            optimizer.check_head(head, sparse_combiner)
 
         def model_fn(features, labels, mode):
             return _model_fn(
@@ -186,7 +203,7 @@ class _LinearEstimator(Estimator):
         )
 
 
-class LinearClassifier(_LinearEstimator):
+class LinearClassifier(LinearEstimator):
     def __init__(
         self,
         feature_columns,
@@ -200,15 +217,20 @@ class LinearClassifier(_LinearEstimator):
         loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
         sparse_combiner="sum",
     ):
-        head = head_lib.classification_head(
-            n_classes, weight_column, label_vocabulary, loss_reduction
-        )
         super().__init__(
-            head, feature_columns, model_dir, optimizer, config, warm_start_from, sparse_combiner
+            head_lib.binary_or_multi_class_head(
+                n_classes, weight_column, label_vocabulary, loss_reduction
+            ),
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
         )
 
 
-class LinearRegressor(_LinearEstimator):
+class LinearRegressor(LinearEstimator):
     def __init__(
         self,
         feature_columns,
@@ -221,7 +243,12 @@ class LinearRegressor(_LinearEstimator):
         loss_reduction=head_lib.SUM_OVER_BATCH_SIZE,
         sparse_combiner="sum",
     ):
-        head = head_lib.RegressionHead(label_dimension, weight_column, loss_reduction)
         super().__init__(
-            head, feature_columns, model_dir, optimizer, config, warm_start_from, sparse_combiner
+            head_lib.RegressionHead(label_dimension, weight_column, loss_reduction),
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=optimizer,
+            config=config,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
         )

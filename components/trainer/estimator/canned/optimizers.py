@@ -2,6 +2,8 @@
 
 import tf_keras
 
+from components.trainer.estimator import variables as variables_lib
+
 # tf_keras's legacy optimizers, as tf.estimator 2.15's canned estimators used:
 # each update is one fused kernel, and Ftrl keeps sparse gradients sparse.
 _BY_NAME = {
@@ -46,4 +48,13 @@ def apply(optimizer, loss, variables):
             tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in gradients
         ]
     pairs = [(g, v) for g, v in zip(gradients, variables, strict=True) if g is not None]
-    return optimizer.apply_gradients(pairs)
+    if tf.executing_eagerly() or tf.inside_function():
+        train_op = optimizer.apply_gradients(pairs)
+    else:
+        # In a graph (a run with TF1 hooks, see graph_mode) the variables keep their
+        # graph names: the optimizer's state lands under tf.estimator 2.15's scope.
+        with tf.compat.v1.name_scope(variables_lib.CANNED_TRAINING_SCOPE + "/"):
+            train_op = optimizer.apply_gradients(pairs)
+    # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
+    variables_lib.name_optimizer_state(optimizer, variables)
+    return train_op

@@ -1,0 +1,92 @@
+"""`experimental.InMemoryEvaluatorHook`: evaluation inside `train()`, without a checkpoint.
+
+As with tf.estimator, the model is evaluated as training leaves it: before the
+first step, every `every_n_iter` steps and once more at the end, each result
+written to `eval_dir(name)` under the global step of the moment.  On the TF2
+path evaluation and training share their variables, so nothing is copied.
+"""
+
+import contextlib
+
+import tensorflow as tf
+
+from components.trainer.estimator.hooks import Hook
+
+
+@contextlib.contextmanager
+def _current_variables(estimator):
+    """Makes `estimator.evaluate` read the variables as they are: only the metrics
+    start afresh (no restore from a checkpoint)."""
+
+    def reset_metrics(checkpoint_path):
+        for variable in estimator._store.metric_variables():
+            variable.assign(tf.zeros_like(variable))
+
+    estimator._prepare_eval = reset_metrics
+    try:
+        yield
+    finally:
+        del estimator._prepare_eval
+
+
+class InMemoryEvaluatorHook(Hook):
+    """Evaluates `input_fn` (for `steps` batches, or all of it) with the model being trained.
+
+    The results of the latest evaluation are kept in `results` too."""
+
+    def __init__(self, estimator, input_fn, steps=None, hooks=None, name=None, every_n_iter=100):
+        from components.trainer.estimator import graph_mode
+
+        if every_n_iter is None or every_n_iter <= 0:
+            raise ValueError(f"invalid every_n_iter={every_n_iter}.")
+        config = estimator.config
+        if config.num_ps_replicas > 0 or config.num_worker_replicas > 1:
+            raise ValueError("InMemoryEvaluator supports only single machine (aka Local) setting.")
+        hooks = list(hooks or ())
+        tf1_hooks = [type(h).__name__ for h in hooks if graph_mode.is_session_run_hook(h)]
+        if tf1_hooks:
+            raise ValueError(
+                f"InMemoryEvaluatorHook: hooks {tf1_hooks} are TF1 SessionRunHooks, which run "
+                "only in a graph-mode evaluation, and that reads a checkpoint, not the model "
+                "in memory. Pass this kit's Hooks, or evaluate from checkpoints "
+                "(train_and_evaluate)."
+            )
+        self._estimator = estimator
+        self._input_fn = input_fn
+        self._steps = steps
+        self._hooks = hooks
+        self._name = name
+        self._every_n_iter = every_n_iter
+        self.results = None
+
+    @property
+    def max_steps_per_call(self):
+        return self._every_n_iter - self._iterations % self._every_n_iter
+
+    def begin(self):
+        self._iterations = 0
+        self._evaluate()
+        self._start_step = int(self.results["global_step"])
+
+    def after_step(self, context, logs):
+        done = int(logs["global_step"]) - self._start_step
+        due = done // self._every_n_iter > self._iterations // self._every_n_iter
+        self._iterations = done
+        if due:
+            self._evaluate()
+
+    def end(self, logs):
+        self._evaluate()
+
+    def _evaluate(self):
+        with _current_variables(self._estimator):
+            self.results = self._estimator.evaluate(
+                self._input_fn, steps=self._steps, hooks=self._hooks, name=self._name
+            )
+
+    def session_run_hook(self, built, tensors):
+        raise ValueError(
+            "InMemoryEvaluatorHook: this model_fn trains in a graph with a session (it uses "
+            "TF1 APIs), whose variables an in-process evaluation here cannot read. Evaluate "
+            "from checkpoints instead: train_and_evaluate(), or evaluate() after train()."
+        )

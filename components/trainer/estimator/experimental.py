@@ -1,0 +1,30 @@
+"""`estimator.experimental`: what tf.estimator 2.15 had under `tf.estimator.experimental`."""
+
+from components.trainer.estimator.canned.rnn import RNNClassifier, RNNEstimator
+from components.trainer.estimator.early_stopping import (
+    make_early_stopping_hook,
+    make_stop_at_checkpoint_step_hook,
+    stop_if_higher_hook,
+    stop_if_lower_hook,
+    stop_if_no_decrease_hook,
+    stop_if_no_increase_hook,
+)
+from components.trainer.estimator.evaluator_hook import InMemoryEvaluatorHook
+from components.trainer.estimator.export import build_raw_supervised_input_receiver_fn
+from components.trainer.estimator.extenders import call_logit_fn
+from components.trainer.estimator.sdca import LinearSDCA
+
+__all__ = [
+    "InMemoryEvaluatorHook",
+    "LinearSDCA",
+    "RNNClassifier",
+    "RNNEstimator",
+    "build_raw_supervised_input_receiver_fn",
+    "call_logit_fn",
+    "make_early_stopping_hook",
+    "make_stop_at_checkpoint_step_hook",
+    "stop_if_higher_hook",
+    "stop_if_lower_hook",
+    "stop_if_no_decrease_hook",
+    "stop_if_no_increase_hook",
+]

@@ -1,0 +1,523 @@
+"""The graph-mode path: TF1-style `model_fn`s run as tf.estimator 2.15 ran them.
+
+tf.estimator built a `tf.Graph` for every call, called `model_fn` in it once
+and drove a `MonitoredSession` with `SessionRunHook`s, saving name-based
+`Saver` checkpoints.  TF 2.21 still ships that machinery, so code written for
+it (`tf.compat.v1` layers, variables, optimizers, metrics, summaries and
+collections, `Scaffold`, `SessionRunHook`s) runs here on it, unchanged.
+
+The `Estimator` chooses this path by itself: a `model_fn` of its own (not a
+canned one) is first built in a graph, and `tf1_markers` lists what in that
+graph only a session can run; a model_dir whose checkpoint a graph wrote
+(tf.estimator's) also takes this path, since its variables have graph names.
+Neither: the TF2 path (one `tf.function` per mode) takes over.  The choice is
+logged once and kept for the Estimator's later calls.
+"""
+
+import logging
+import os
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.training import training_util
+
+from components.trainer.estimator import checkpoints as ckpt_lib
+from components.trainer.estimator import hooks as hooks_lib
+from components.trainer.estimator import server as server_lib
+from components.trainer.estimator.model_fn import (
+    ModeKeys,
+    selected_predictions,
+    yielded_predictions,
+)
+
+log = logging.getLogger(__name__)
+
+_V1 = tf.compat.v1
+_KEYS = _V1.GraphKeys
+
+# Collections that only TF1 APIs fill: `get_variable` (so `tf.compat.v1.layers`),
+# TF1 optimizers' `minimize`, `UPDATE_OPS`, `tf.compat.v1.summary`.
+# (`tf.compat.v1.metrics` work in a tf.function too: they decide nothing.)
+_VARIABLE_STORE = ("__variable_store",)
+_TF1_COLLECTIONS = {
+    _VARIABLE_STORE: "tf.compat.v1.get_variable (or tf.compat.v1.layers)",
+    _KEYS.TRAIN_OP: "a tf.compat.v1.train optimizer",
+    _KEYS.UPDATE_OPS: "the UPDATE_OPS collection",
+    _KEYS.SUMMARIES: "tf.compat.v1.summary",
+}
+
+
+def is_session_run_hook(hook):
+    """A hook of TF1's protocol (`before_run`/`after_run`), not of this kit's."""
+    return isinstance(hook, _V1.train.SessionRunHook) and not isinstance(hook, hooks_lib.Hook)
+
+
+def _variable_store_names(graph):
+    # The store of `get_variable` (its `_vars`); the global step is this path's own.
+    stores = graph.get_collection(_VARIABLE_STORE)
+    return {name for store in stores for name in store._vars} - {"global_step"}
+
+
+def tf1_collections(graph):
+    """The TF1 APIs whose collections `graph` holds."""
+    return [
+        what
+        for key, what in _TF1_COLLECTIONS.items()
+        if (_variable_store_names(graph) if key == _VARIABLE_STORE else graph.get_collection(key))
+    ]
+
+
+def written_by_a_graph(checkpoint_path):
+    """Whether a checkpoint comes with a MetaGraph, as every one that tf.estimator or
+    this path saved does (the TF2 path's have none): its variables have graph names."""
+    return checkpoint_path is not None and tf.io.gfile.exists(checkpoint_path + ".meta")
+
+
+def tf1_markers(graph, spec, hooks=()):
+    """What in `model_fn`'s graph, spec and the call's hooks needs a session."""
+    found = tf1_collections(graph)
+    spec_hooks = (
+        *spec.training_hooks,
+        *spec.training_chief_hooks,
+        *spec.evaluation_hooks,
+        *spec.prediction_hooks,
+    )
+    found += sorted(
+        {
+            f"a SessionRunHook ({type(h).__name__})"
+            for h in (*hooks, *spec_hooks)
+            if is_session_run_hook(h)
+        }
+    )
+    if spec.scaffold is not None and scaffold_has_session_fields(spec.scaffold):
+        found.append("a Scaffold with session fields")
+    return found
+
+
+def scaffold_has_session_fields(scaffold):
+    return any(
+        getattr(scaffold, name, None) is not None
+        for name in (
+            "init_op",
+            "init_feed_dict",
+            "init_fn",
+            "ready_op",
+            "ready_for_local_init_op",
+            "local_init_op",
+            "local_init_feed_dict",
+            "summary_op",
+        )
+    ) or isinstance(scaffold.saver, _V1.train.Saver)
+
+
+# ----------------------------------------------------------------- the graph
+class _IteratorInitializerHook(_V1.train.SessionRunHook):
+    """Starts the input's iterator once the session exists (before any hook runs)."""
+
+    def __init__(self, initializer):
+        self._initializer = initializer
+
+    def after_create_session(self, session, coord):
+        session.run(self._initializer)
+
+
+class ModeGraph:
+    """One mode's graph: the input's (or receiver's) tensors and `model_fn`'s spec."""
+
+    def __init__(self, estimator, mode, input_fn=None, receiver_fn=None):
+        self.estimator = estimator
+        self.mode = mode
+        self.graph = tf.Graph()
+        self.input_hooks = []
+        self.receiver = None
+        with self.graph.as_default(), self.graph.device(_device_fn(estimator.config, mode)):
+            seed = estimator.config.tf_random_seed
+            if seed is not None:
+                _V1.set_random_seed(seed)
+            self.global_step = _V1.train.get_or_create_global_step()
+            # The guarded read TF1 optimizers and tf.estimator's graphs start with; it
+            # also keeps op ids (the seeds of seeded initializers) as under tf.estimator.
+            training_util._get_or_create_global_step_read(self.graph)
+            if receiver_fn is not None:
+                self.receiver = receiver_fn()
+                features, labels = self.receiver.features, None
+            else:
+                features, labels = self._input(input_fn)
+            self.spec = estimator._call_model_fn_in_graph(features, labels, mode)
+
+    def _input(self, input_fn):
+        result = self.estimator._input_fn_result(input_fn, self.mode)
+        if isinstance(result, tf.data.Dataset):
+            iterator = _V1.data.make_initializable_iterator(result)
+            self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
+            result = iterator.get_next()
+        # (features, labels), or features alone: tensors as input_fn built them.
+        if isinstance(result, (tuple, list)) and len(result) == 2:
+            return result[0], result[1]
+        return result, None
+
+    def scaffold(self):
+        """The spec's Scaffold, with the Estimator's default Saver when it names none."""
+        config = self.estimator.config
+        user = self.spec.scaffold
+        if isinstance(getattr(user, "saver", None), tf.train.Checkpoint):
+            raise ValueError(
+                "Scaffold(saver=tf.train.Checkpoint(...)) is for TF2-style model_fns, but this "
+                f"model_fn uses {', '.join(self.markers())}, which run in a graph with a "
+                "tf.compat.v1.train.Saver: leave the saver out or pass a Saver."
+            )
+        saver = getattr(user, "saver", None) or _V1.train.Saver(
+            sharded=True,
+            max_to_keep=config.keep_checkpoint_max,
+            keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
+            defer_build=True,
+            save_relative_paths=True,
+        )
+        with self.graph.as_default():
+            return _V1.train.Scaffold(saver=saver, copy_from_scaffold=_as_v1_scaffold(user))
+
+    def markers(self):
+        return tf1_markers(self.graph, self.spec)
+
+    def session_config(self):
+        session_config = self.estimator.config.session_config
+        return session_config if isinstance(session_config, _V1.ConfigProto) else None
+
+
+def _as_v1_scaffold(scaffold):
+    if scaffold is None or isinstance(scaffold, _V1.train.Scaffold):
+        return scaffold
+    # This kit's own Scaffold on the TF2 path carries a tf.train.Checkpoint only.
+    return None
+
+
+def _hooks_for_graph(hooks, built, logs_fn):
+    """TF1 hooks as they are; this kit's hooks through their graph equivalent."""
+    converted = []
+    for hook in hooks:
+        if is_session_run_hook(hook):
+            converted.append(hook)
+        else:
+            converted.append(hooks_lib.as_session_run_hook(hook, built, logs_fn))
+    return converted
+
+
+def _device_fn(config, mode):
+    """Where a TRAIN graph's ops go on a cluster with ps tasks: tf.estimator's
+    between-graph replication, variables on the ps tasks, the rest on this task."""
+    if mode != ModeKeys.TRAIN or not config.num_ps_replicas or config.train_distribute:
+        return None
+    return _V1.train.replica_device_setter(
+        ps_tasks=config.num_ps_replicas,
+        worker_device=f"/job:{config.task_type}/task:{config.task_id}",
+        cluster=config.cluster_spec,
+    )
+
+
+def _session_target(built):
+    """The session's master: '' on one machine; on a cluster with ps tasks, the server
+    this task starts (a ps task serves here until the job is stopped).  Layouts TF1
+    graphs cannot train in are refused, naming why the model_fn runs in a graph."""
+    config = built.estimator.config
+    why = ", ".join(built.markers()) or "TF1 session hooks"
+    if config.train_distribute is not None:
+        raise ValueError(
+            f"This model_fn uses {why}, so it runs as tf.estimator ran it, in a graph "
+            "with a session, which no tf.distribute strategy drives: remove "
+            "RunConfig(train_distribute=...) (a TF_CONFIG cluster with ps tasks trains it "
+            "as tf.estimator did), or port model_fn to TF2 (Keras layers and optimizers)."
+        )
+    cluster = config.cluster_spec.as_dict()
+    if not config.num_ps_replicas:
+        if config.num_worker_replicas > 1:
+            raise ValueError(
+                f"This model_fn uses {why}, so it runs in a graph with a session, which "
+                f"shares variables through ps tasks; TF_CONFIG's cluster ({sorted(cluster)}) "
+                "has none. Add ps tasks, run it without TF_CONFIG, or port model_fn to TF2."
+            )
+        return ""
+    if config.task_type not in ("chief", "worker", "ps"):
+        raise ValueError(
+            f"TF_CONFIG makes this a {config.task_type!r} task, which trains nothing here: "
+            "the chief evaluates and exports after its checkpoints (train_and_evaluate)."
+        )
+    tf_config = {"cluster": cluster, "task": {"type": config.task_type, "index": config.task_id}}
+    if config.task_type == "ps":
+        server_lib.run_server(tf_config)
+    server = server_lib.start_server(tf_config)
+    return server.target
+
+
+def _cluster_session_config(built):
+    """As tf.estimator's: a task talks to the ps tasks and itself, never waiting for
+    the other workers."""
+    config = built.estimator.config
+    session_config = _V1.ConfigProto()
+    if built.session_config() is not None:
+        session_config.CopyFrom(built.session_config())
+    session_config.device_filters[:] = ["/job:ps", f"/job:{config.task_type}/task:{config.task_id}"]
+    return session_config
+
+
+# ---------------------------------------------------------------------- train
+def train(built, hooks, steps, max_steps, saving_listeners):
+    """`Estimator.train` on `built`, a TRAIN `ModeGraph`."""
+    master = _session_target(built)
+    estimator, spec, config = built.estimator, built.spec, built.estimator.config
+    model_dir = estimator.model_dir
+    with built.graph.as_default():
+        scaffold = built.scaffold()
+        if estimator._warm_start_from is not None and estimator.latest_checkpoint() is None:
+            settings = estimator._warm_start_from
+            if isinstance(settings, (str, bytes, os.PathLike)):
+                settings = ckpt_lib.WarmStartSettings(settings)
+            _V1.train.warm_start(
+                ckpt_lib.resolve_checkpoint(settings.ckpt_to_initialize_from),
+                settings.vars_to_warm_start,
+                settings.var_name_to_vocab_info or None,
+                settings.var_name_to_prev_var_name or None,
+            )
+        loss = tf.convert_to_tensor(spec.loss)
+        _V1.summary.scalar("loss", loss)
+        train_op = _counting_steps(built)
+        step_logs = {"loss": loss, "global_step": built.global_step}
+        worker_hooks = [
+            *built.input_hooks,
+            *_hooks_for_graph(list(hooks) + list(spec.training_hooks), built, lambda: step_logs),
+            _V1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)
+            if (steps or max_steps)
+            else None,
+            _V1.train.NanTensorHook(loss),
+        ]
+        if config.log_step_count_steps:
+            worker_hooks.append(
+                _V1.train.LoggingTensorHook(
+                    {"loss": loss, "step": built.global_step},
+                    every_n_iter=config.log_step_count_steps,
+                )
+            )
+        chief_hooks = _hooks_for_graph(spec.training_chief_hooks, built, lambda: step_logs)
+        if config.is_chief:
+            chief_hooks += _saving_hooks(
+                built, scaffold, saving_listeners, given=worker_hooks + chief_hooks
+            )
+        final_loss = None
+        with _V1.train.MonitoredTrainingSession(
+            master=master,
+            is_chief=config.is_chief,
+            checkpoint_dir=model_dir,
+            scaffold=scaffold,
+            hooks=[h for h in worker_hooks if h is not None],
+            chief_only_hooks=chief_hooks,
+            save_checkpoint_secs=None,
+            save_checkpoint_steps=None,
+            save_summaries_steps=None,
+            save_summaries_secs=None,
+            log_step_count_steps=None,
+            config=_cluster_session_config(built) if master else built.session_config(),
+        ) as session:
+            while not session.should_stop():
+                _, final_loss = session.run([train_op, loss])
+    log.info("Loss for final step: %s.", final_loss)
+
+
+# Op types that write a resource variable (reads, `Switch`es of control flow do not).
+_WRITE_OP_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
+
+
+def _counting_steps(built):
+    """The spec's train op, made to step the global step when nothing in the graph does
+    (a Keras optimizer's `apply_gradients`, a TF1 `minimize` without `global_step`):
+    tf.estimator then trained forever, its StopAtStepHook never reached."""
+    handle = built.global_step.handle
+    writes = [
+        op
+        for op in built.graph.get_operations()
+        if handle in op.inputs
+        and op.type.startswith(_WRITE_OP_PREFIXES)
+        and op is not built.global_step.initializer
+    ]
+    if writes:
+        return built.spec.train_op
+    with tf.control_dependencies([built.spec.train_op]):
+        return built.global_step.assign_add(1).op
+
+
+def _saving_hooks(built, scaffold, saving_listeners, given):
+    """The chief's checkpoint, summary and step-rate hooks.  A `CheckpointSaverHook`
+    among the `given` hooks saves instead of the Estimator's, with the saving
+    listeners, as under tf.estimator."""
+    config, model_dir = built.estimator.config, built.estimator.model_dir
+    # A user's CheckpointSaverHook without a saver finds the Estimator's here.
+    if not built.graph.get_collection(_KEYS.SAVERS):
+        built.graph.add_to_collection(_KEYS.SAVERS, scaffold.saver)
+    savers = [h for h in given if isinstance(h, _V1.train.CheckpointSaverHook)]
+    saving = []
+    if savers:
+        savers[0]._listeners.extend(saving_listeners)
+    else:
+        saving.append(
+            _V1.train.CheckpointSaverHook(
+                model_dir,
+                save_secs=config.save_checkpoints_secs,
+                save_steps=config.save_checkpoints_steps,
+                scaffold=scaffold,
+                checkpoint_basename=ckpt_lib.CHECKPOINT_NAME,
+                listeners=list(saving_listeners),
+                save_graph_def=config.checkpoint_save_graph_def,
+            )
+        )
+    if config.save_summary_steps:
+        saving.append(
+            _V1.train.SummarySaverHook(
+                save_steps=config.save_summary_steps, output_dir=model_dir, scaffold=scaffold
+            )
+        )
+    if config.log_step_count_steps:
+        saving.append(
+            _V1.train.StepCounterHook(
+                every_n_steps=config.log_step_count_steps, output_dir=model_dir
+            )
+        )
+    return saving
+
+
+# ------------------------------------------------------------------- evaluate
+def _metric_pair(name, metric):
+    """`(value, update_op)` of an `eval_metric_ops` entry: a pair or a Keras metric."""
+    if isinstance(metric, tuple):
+        value, update = metric
+        return tf.convert_to_tensor(value), update
+    updates = list(getattr(metric, "updates", None) or [])
+    if not updates:
+        raise ValueError(
+            f"eval_metric_ops[{name!r}]: this Keras metric was never updated in model_fn "
+            "(call its update_state there, or return a (value, update_op) pair)."
+        )
+    # Keras metrics keep their variables out of every collection: as local variables
+    # the session initializes them, and no checkpoint holds them.
+    for variable in metric.variables:
+        if variable not in _V1.local_variables():
+            _V1.add_to_collection(_KEYS.LOCAL_VARIABLES, variable)
+    return tf.convert_to_tensor(metric.result()), tf.group(*updates)
+
+
+def _session_creator(built, scaffold, checkpoint_path):
+    return _V1.train.ChiefSessionCreator(
+        scaffold=scaffold,
+        config=built.session_config(),
+        checkpoint_filename_with_path=checkpoint_path,
+    )
+
+
+def evaluate(built, steps, hooks, checkpoint_path):
+    """`Estimator.evaluate` on `built`, an EVAL `ModeGraph`: the metric values."""
+    estimator, spec = built.estimator, built.spec
+    if checkpoint_path is None:
+        log.warning("No trained model in %s; evaluating initial values.", estimator.model_dir)
+    with built.graph.as_default():
+        scaffold = built.scaffold()
+        values, updates = {}, []
+        for name, metric in spec.eval_metric_ops.items():
+            values[name], update = _metric_pair(name, metric)
+            updates.append(update)
+        if "loss" not in values:
+            values["loss"], update = _V1.metrics.mean(spec.loss)
+            updates.append(update)
+        update_op = tf.group(*updates)
+        final = _V1.train.FinalOpsHook({**values, "global_step": built.global_step})
+        every_hook = [
+            *built.input_hooks,
+            *_hooks_for_graph(
+                list(hooks) + list(spec.evaluation_hooks),
+                built,
+                lambda: {**values, "global_step": built.global_step},
+            ),
+            final,
+        ]
+        with _V1.train.MonitoredSession(
+            session_creator=_session_creator(built, scaffold, checkpoint_path), hooks=every_hook
+        ) as session:
+            done = 0
+            while not session.should_stop() and (steps is None or done < steps):
+                session.run(update_op)
+                done += 1
+    if final.final_ops_values is None:
+        raise ValueError("evaluate: input_fn produced no data.")
+    results = {k: np.float32(v) for k, v in final.final_ops_values.items() if k != "global_step"}
+    results["global_step"] = np.int64(final.final_ops_values["global_step"])
+    return results
+
+
+# -------------------------------------------------------------------- predict
+def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
+    """`Estimator.predict` on `built`, a PREDICT `ModeGraph`: yields predictions."""
+    estimator, spec = built.estimator, built.spec
+    if checkpoint_path is None:
+        log.warning("No trained model in %s; predicting with initial values.", estimator.model_dir)
+    predictions, single = selected_predictions(spec.predictions, predict_keys)
+    with built.graph.as_default():
+        scaffold = built.scaffold()
+        every_hook = [
+            *built.input_hooks,
+            *_hooks_for_graph(
+                list(hooks) + list(spec.prediction_hooks),
+                built,
+                lambda: {"predictions": predictions, "global_step": built.global_step},
+            ),
+        ]
+        with _V1.train.MonitoredSession(
+            session_creator=_session_creator(built, scaffold, checkpoint_path), hooks=every_hook
+        ) as session:
+            while not session.should_stop():
+                arrays = session.run(predictions)
+                yield from yielded_predictions(arrays, single, yield_single_examples)
+
+
+# --------------------------------------------------------------------- export
+def _signature_defs(spec, receiver):
+    """tf.estimator's signatures: one per export output, by the outputs' own rules."""
+    from components.trainer.estimator import serving
+
+    signatures = {}
+    for key, output in serving.export_outputs(spec).items():
+        inputs, outputs = output.signature_io(receiver.receiver_tensors)
+        signatures[key] = _V1.saved_model.build_signature_def(
+            inputs={k: _V1.saved_model.build_tensor_info(t) for k, t in inputs.items()},
+            outputs={k: _V1.saved_model.build_tensor_info(t) for k, t in outputs.items()},
+            method_name=output.method_name,
+        )
+    return signatures
+
+
+def export_saved_model(built, export_dir_base, assets_extra, as_text, checkpoint_path):
+    """`Estimator.export_saved_model` on `built`, a PREDICT `ModeGraph` over a receiver."""
+    from components.trainer.estimator import serving
+
+    with built.graph.as_default():
+        signatures = _signature_defs(built.spec, built.receiver)
+        scaffold = built.scaffold()
+        saver = scaffold.saver
+        if hasattr(saver, "build"):
+            saver.build()
+        # What a server runs after restoring: the spec's own local init op, else the
+        # lookup tables' initializers.
+        init_op = scaffold.local_init_op or _V1.tables_initializer()
+
+        def write(temp_dir):
+            with _V1.Session(config=built.session_config()) as session:
+                saver.restore(session, checkpoint_path)
+                builder = _V1.saved_model.Builder(temp_dir)
+                builder.add_meta_graph_and_variables(
+                    session,
+                    [tf.saved_model.SERVING],
+                    signature_def_map=signatures,
+                    assets_collection=_V1.get_collection(_KEYS.ASSET_FILEPATHS),
+                    main_op=init_op,
+                    strip_default_attrs=True,
+                    saver=saver,
+                )
+                builder.save(as_text=as_text)
+
+        target_dir = serving.timestamped_dir(export_dir_base)
+        return serving.write_atomically(write, target_dir, assets_extra).encode()

@@ -1,0 +1,130 @@
+"""`inputs.numpy_input_fn` and `inputs.pandas_input_fn`, as `tf.compat.v1.estimator.inputs`.
+
+tf.estimator fed arrays and DataFrames through queues; here the returned
+`input_fn` returns a `tf.data.Dataset` with the same batches: rows in order
+(or shuffled through a buffer of `queue_capacity` rows), epochs back to back,
+the last batch short unless the data repeats forever (`num_epochs=None`).
+`num_threads` only sized tf.estimator's queue runners: the dataset's order is
+always deterministic without `shuffle`.
+"""
+
+import numpy as np
+import tensorflow as tf
+
+
+def _check_shuffle(shuffle):
+    if not isinstance(shuffle, bool):
+        raise ValueError(
+            "shuffle must be provided and explicitly set as boolean (it is recommended to "
+            f"set it as True for training); got {shuffle}"
+        )
+
+
+def _dataset(features, labels, batch_size, num_epochs, shuffle, queue_capacity):
+    element = features if labels is None else (features, labels)
+    dataset = tf.data.Dataset.from_tensor_slices(element).repeat(num_epochs)
+    if shuffle:
+        dataset = dataset.shuffle(queue_capacity)
+    return dataset.batch(batch_size, drop_remainder=num_epochs is None)
+
+
+def _as_dict(value, what):
+    if isinstance(value, dict):
+        if not value:
+            raise ValueError(f"{what} cannot be an empty dict")
+        return dict(value)
+    if isinstance(value, np.ndarray):
+        if value.size == 0:
+            raise ValueError(f"{what} cannot be an empty array")
+        return None
+    raise TypeError(f"{what} must be a dict or array; got {type(value).__name__}")
+
+
+def numpy_input_fn(
+    x, y=None, batch_size=128, num_epochs=1, shuffle=None, queue_capacity=1000, num_threads=1
+):
+    """An input_fn yielding batches of `x` (an array or a dict of arrays) and of `y`.
+
+    Features (and labels) keep `x`'s (and `y`'s) form: a dict stays a dict,
+    an array is one tensor."""
+    del num_threads  # see the module docstring
+    _check_shuffle(shuffle)
+
+    def input_fn():
+        x_arrays = _as_dict(x, "x") or {"": x}
+        if isinstance(y, dict):
+            if not y:
+                raise ValueError("y cannot be empty dict, use None instead.")
+            duplicates = set(x_arrays) & set(y)
+            if duplicates:
+                raise ValueError(
+                    f"{len(duplicates)} duplicate keys are found in both x and y: {duplicates}"
+                )
+        y_arrays = y if isinstance(y, dict) else {} if y is None else {"": y}
+        if len({len(v) for v in [*x_arrays.values(), *y_arrays.values()]}) != 1:
+            if isinstance(y, dict):
+                y_shapes = {k: v.shape for k, v in y.items()}
+            else:
+                y_shapes = None if y is None else y.shape
+            raise ValueError(
+                "Length of tensors in x and y is mismatched. All elements in x and y must "
+                f"have the same length.\nShapes in x: { {k: v.shape for k, v in x_arrays.items()} }"
+                f"\nShapes in y: {y_shapes}\n"
+            )
+        return _dataset(x, y, batch_size, num_epochs, shuffle, queue_capacity)
+
+    return input_fn
+
+
+def pandas_input_fn(
+    x,
+    y=None,
+    batch_size=128,
+    num_epochs=1,
+    shuffle=None,
+    queue_capacity=1000,
+    num_threads=1,
+    target_column="target",
+):
+    """An input_fn yielding batches of DataFrame `x`'s columns and of `y`.
+
+    `y` (a Series, or a DataFrame giving a dict of labels) must have `x`'s
+    index; `target_column` is its name, which must not be one of `x`'s columns."""
+    import pandas as pd
+
+    del num_threads  # see the module docstring
+    _check_shuffle(shuffle)
+    if not isinstance(target_column, str):
+        raise TypeError("target_column must be a string type")
+    features = {name: _column_values(x[name]) for name in x.columns}
+    labels = None
+    if y is not None:
+        if target_column in x:
+            raise ValueError(
+                f"Cannot use name {target_column} for target column: DataFrame already has a "
+                f"column with that name: {x.columns}"
+            )
+        if not np.array_equal(x.index, y.index):
+            raise ValueError(
+                f"Index for x and y are mismatched.\nIndex for x: {x.index}\n"
+                f"Index for y: {y.index}\n"
+            )
+        if isinstance(y, pd.DataFrame):
+            labels = {name: _column_values(y[name]) for name in y.columns}
+        else:
+            labels = _column_values(y)
+    if queue_capacity is None:
+        queue_capacity = 4 * len(x) if shuffle else len(x)
+
+    def input_fn():
+        return _dataset(features, labels, batch_size, num_epochs, shuffle, queue_capacity)
+
+    return input_fn
+
+
+def _column_values(series):
+    """A column as a numpy array; text (object or string dtype) as Python strings."""
+    values = series.to_numpy()
+    if values.dtype == object or series.dtype.kind in "OSU":
+        return values.astype(str)
+    return values
