@@ -345,3 +345,13 @@ def test_a_canned_estimator_given_a_tf1_hook_runs_that_call_in_a_graph(tmp_path)
     # The head's label checks run in the graph too.
     with pytest.raises(tf.errors.InvalidArgumentError, match="Labels must be <= n_classes - 1"):
         classifier.train(input_fn(np.full(64, 5, np.int64)), steps=1, hooks=[GlobalSteps()])
+
+
+def test_a_serving_module_of_a_tf1_model_fn_is_refused_pointing_to_export(tmp_path):
+    model = _line_estimator(str(tmp_path))
+    model.train(_line_input_fn, steps=1)
+    receiver = estimator.export.build_parsing_serving_input_receiver_fn(
+        {"x": tf.io.FixedLenFeature([1], tf.float32)}
+    )
+    with pytest.raises(ValueError, match="export it with export_saved_model"):
+        model.build_serving_module(receiver)

@@ -648,6 +648,14 @@ class Estimator:
         from components.trainer.estimator import serving
 
         checkpoint_path = checkpoint_path or self._require_checkpoint()
+        if self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn):
+            raise ValueError(
+                "This model_fn runs in a graph with a session (TF1-style), whose variables "
+                "no tf.Module holds: export it with export_saved_model (a TF1 SavedModel); "
+                "a serving module, as the pipeline's Trainer builds with the transform "
+                "graph, needs a TF2-style model_fn (Keras layers and optimizers) or a "
+                "canned estimator."
+            )
         self._global_step()
         return _outside_strategy(
             lambda: serving.build(self, serving_input_receiver_fn, checkpoint_path, mode)
