@@ -24,7 +24,7 @@ import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 
 from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import server, summaries
+from components.trainer.estimator import graph_mode, server, summaries
 from components.trainer.estimator.hooks import HookRunner
 from components.trainer.estimator.model_fn import (
     EstimatorSpec,
@@ -182,8 +182,6 @@ class Estimator:
         # subclassed Keras layers convert their `call` with AutoGraph.
         with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
             spec = self._model_fn(**kwargs)
-        from components.trainer.estimator import graph_mode
-
         if spec.scaffold is not None and graph_mode.scaffold_has_session_fields(spec.scaffold):
             raise ValueError(
                 "model_fn's Scaffold has TF1 session fields (init_fn, init_op, local_init_op, "
@@ -203,8 +201,6 @@ class Estimator:
 
         This kit's own model_fns are TF2 code and skip the check, unless the
         call brings TF1 `SessionRunHook`s, which only a session runs."""
-        from components.trainer.estimator import graph_mode
-
         forced = any(graph_mode.is_session_run_hook(h) for h in hooks or ())
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             return None
@@ -366,12 +362,9 @@ class Estimator:
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         built = self._mode_graph(ModeKeys.TRAIN, hooks, input_fn=input_fn)
-        if built is not None and self._max_steps_reached(max_steps):
-            return self
         if built is not None:
-            from components.trainer.estimator import graph_mode
-
-            graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
+            if not self._max_steps_reached(max_steps):
+                graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
             return self
         if self._config.tf_random_seed is not None and not self._store.variables:
             # As tf.estimator seeded each graph: initial values and dropout
@@ -519,8 +512,6 @@ class Estimator:
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
         if built is not None:
-            from components.trainer.estimator import graph_mode
-
             results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
             self._write_eval_summaries(results, name)
             return results
@@ -599,8 +590,6 @@ class Estimator:
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
         if built is not None:
-            from components.trainer.estimator import graph_mode
-
             yield from graph_mode.predict(
                 built, predict_keys, hooks or (), checkpoint_path, yield_single_examples
             )
@@ -673,7 +662,7 @@ class Estimator:
         """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes.
 
         `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
-        from components.trainer.estimator import graph_mode, serving
+        from components.trainer.estimator import serving
 
         if experimental_mode == ModeKeys.PREDICT:
             built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)

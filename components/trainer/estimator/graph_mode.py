@@ -174,7 +174,7 @@ class ModeGraph:
             save_relative_paths=True,
         )
         with self.graph.as_default():
-            return _V1.train.Scaffold(saver=saver, copy_from_scaffold=_as_v1_scaffold(user))
+            return _V1.train.Scaffold(saver=saver, copy_from_scaffold=user)
 
     def markers(self):
         return tf1_markers(self.graph, self.spec)
@@ -184,22 +184,13 @@ class ModeGraph:
         return session_config if isinstance(session_config, _V1.ConfigProto) else None
 
 
-def _as_v1_scaffold(scaffold):
-    if scaffold is None or isinstance(scaffold, _V1.train.Scaffold):
-        return scaffold
-    # This kit's own Scaffold on the TF2 path carries a tf.train.Checkpoint only.
-    return None
-
-
-def _hooks_for_graph(hooks, built, logs_fn):
-    """TF1 hooks as they are; this kit's hooks through their graph equivalent."""
-    converted = []
-    for hook in hooks:
-        if is_session_run_hook(hook):
-            converted.append(hook)
-        else:
-            converted.append(hooks_lib.as_session_run_hook(hook, built, logs_fn))
-    return converted
+def _hooks_for_graph(hooks, built, logs):
+    """TF1 hooks as they are; this kit's hooks through their graph equivalent, their
+    logs fetched from `logs` ({log name: tensor})."""
+    return [
+        hook if is_session_run_hook(hook) else hooks_lib.as_session_run_hook(hook, built, logs)
+        for hook in hooks
+    ]
 
 
 def _device_fn(config, mode):
@@ -283,7 +274,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         step_logs = {"loss": loss, "global_step": built.global_step}
         worker_hooks = [
             *built.input_hooks,
-            *_hooks_for_graph(list(hooks) + list(spec.training_hooks), built, lambda: step_logs),
+            *_hooks_for_graph(list(hooks) + list(spec.training_hooks), built, step_logs),
             _V1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)
             if (steps or max_steps)
             else None,
@@ -296,7 +287,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
                     every_n_iter=config.log_step_count_steps,
                 )
             )
-        chief_hooks = _hooks_for_graph(spec.training_chief_hooks, built, lambda: step_logs)
+        chief_hooks = _hooks_for_graph(spec.training_chief_hooks, built, step_logs)
         if config.is_chief:
             chief_hooks += _saving_hooks(
                 built, scaffold, saving_listeners, given=worker_hooks + chief_hooks
@@ -431,7 +422,7 @@ def evaluate(built, steps, hooks, checkpoint_path):
             *_hooks_for_graph(
                 list(hooks) + list(spec.evaluation_hooks),
                 built,
-                lambda: {**values, "global_step": built.global_step},
+                {**values, "global_step": built.global_step},
             ),
             final,
         ]
@@ -463,7 +454,7 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
             *_hooks_for_graph(
                 list(hooks) + list(spec.prediction_hooks),
                 built,
-                lambda: {"predictions": predictions, "global_step": built.global_step},
+                {"predictions": predictions, "global_step": built.global_step},
             ),
         ]
         with _V1.train.MonitoredSession(

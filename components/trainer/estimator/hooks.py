@@ -275,15 +275,14 @@ class StepCounterHook(Hook):
 class _SessionAdapter(tf.compat.v1.train.SessionRunHook):
     """Runs one of this kit's hooks in a session: its logs are fetched with every step."""
 
-    def __init__(self, hook, estimator, logs):
+    def __init__(self, hook, estimator, tensors):
         self._hook = hook
         self._estimator = estimator
-        self._logs = logs
+        self._fetches = tensors
         self._last = {}
 
     def begin(self):
         self._hook.begin()
-        self._fetches = self._logs()
         self._context = StepContext(self._estimator, None)
 
     def after_create_session(self, session, coord):
@@ -313,10 +312,10 @@ class _SessionAdapter(tf.compat.v1.train.SessionRunHook):
         self._hook.end(self._last)
 
 
-def as_session_run_hook(hook, built, logs):
-    """`hook` (this kit's protocol) for a graph-mode run; `logs()` gives the tensors
-    its logs are read from, by log name (`loss`, `global_step`, ...)."""
+def as_session_run_hook(hook, built, tensors):
+    """`hook` (this kit's protocol) for a graph-mode run; its logs (`loss`,
+    `global_step`, ...) are fetched from `tensors`, by log name."""
     convert = getattr(hook, "session_run_hook", None)
     if convert is not None:
-        return convert(built, logs())
-    return _SessionAdapter(hook, built.estimator, logs)
+        return convert(built, tensors)
+    return _SessionAdapter(hook, built.estimator, tensors)
