@@ -161,6 +161,52 @@ def test_this_kits_hooks_run_in_a_graph_mode_train(tmp_path):
     assert model.get_variable_value("global_step") == 5
 
 
+def test_hooks_whose_fetches_and_feeds_change_between_steps_get_each_steps_values(tmp_path):
+    # The graph path reuses one compiled fetch per structure of fetches: a hook
+    # fetching by tensor name on some steps, and feeding on one, must see every
+    # step's own values and its feed must count.
+    def model_fn(features, labels, mode):
+        weight = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+        scale = v1.placeholder_with_default(1.0, [], name="scale")
+        loss = tf.reduce_mean(features["x"]) * 0.0 + weight
+        step = v1.train.get_global_step()
+        train_op = tf.group(v1.assign_add(weight, scale), v1.assign_add(step, 1))
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    class Changing(v1.train.SessionRunHook):
+        def begin(self):
+            self.seen = []
+
+        def before_run(self, run_context):
+            call = len(self.seen) + 1
+            scale = tf.compat.v1.get_default_graph().get_tensor_by_name("scale:0")
+            if call == 3:
+                return v1.train.SessionRunArgs([scale], feed_dict={scale: 10.0})
+            if call % 2:
+                return v1.train.SessionRunArgs({"scale": "scale:0"})
+            return v1.train.SessionRunArgs([scale])
+
+        def after_run(self, run_context, run_values):
+            results = run_values.results
+            if isinstance(results, dict):
+                self.seen.append(("by name", float(results["scale"])))
+            else:
+                self.seen.append(("listed", float(results[0])))
+
+    hook = Changing()
+    model = estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    model.train(_line_input_fn, steps=6, hooks=[hook])
+    assert hook.seen == [
+        ("by name", 1.0),
+        ("listed", 1.0),
+        ("listed", 10.0),
+        ("listed", 1.0),
+        ("by name", 1.0),
+        ("listed", 1.0),
+    ]
+    assert model.get_variable_value("w") == 15.0
+
+
 def test_a_diverging_tf1_model_fn_fails_with_nan_loss(tmp_path):
     def model_fn(features, labels, mode):
         weight = v1.get_variable("w", [1], initializer=v1.ones_initializer())
