@@ -65,6 +65,11 @@ def _module_from_dotted(module_name, what, reference):
         raise ValueError(f"{what} {reference!r}: module {module_name!r} not found") from e
 
 
+def load_file_module(path, what):
+    """The module in file `path`; ValueError naming `what` (the setting) if there is none."""
+    return _module_from_file(path, what, path)
+
+
 def load(reference, what):
     """The callable `reference` names; ValueError naming `what` (the setting) if there is
     none."""

@@ -21,6 +21,7 @@ from components.example_validator.drift import check_thresholds
 from components.example_validator.layout import split_anomalies_path
 from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import (
+    kept_splits,
     model_statistics_uri,
     read_artifact_statistics,
     read_split_statistics,
@@ -72,7 +73,7 @@ class Executor(base_executor.BaseExecutor):
             for name in ("drift_thresholds", "skew_thresholds")
         )
         datasets = read_artifact_statistics(statistics)
-        splits = list(datasets)
+        splits = kept_splits(list(datasets), exec_properties)
         measured = {split: [] for split in splits}
         if drift_thresholds and TRAIN in datasets:
             baseline = baseline_statistics(input_dict.get("baseline_model") or [])

@@ -30,18 +30,41 @@ def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key):
 
 def export_serving_model(estimator, tft_output, label_key, export_dir):
     """Writes the serving SavedModel to `export_dir` atomically; returns the path."""
-    tft_layer = tft_output.transform_features_layer()
     raw_spec = tft_output.raw_feature_spec()
     if label_key not in raw_spec:
         raise ValueError(f"Label {label_key!r} is not a raw feature: {sorted(raw_spec)}.")
-    module, signatures = estimator.build_serving_module(
-        raw_example_receiver_fn(tft_layer, raw_spec, label_key)
+    receiver_fn = raw_example_receiver_fn(
+        tft_output.transform_features_layer(), raw_spec, label_key
     )
-    module.tft_layer = tft_layer
+    return export_with_transform_features(estimator, receiver_fn, tft_output, export_dir)
+
+
+def _transform_features_function(module, tft_output):
+    """Raw examples, label included, to the transformed features; `module` keeps the layer."""
+    module.tft_layer = tft_output.transform_features_layer()
+    raw_spec = tft_output.raw_feature_spec()
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
     def transform_features(examples):
         return module.tft_layer(tf.io.parse_example(examples, raw_spec))
 
-    signatures[TRANSFORM_FEATURES] = transform_features.get_concrete_function()
+    return transform_features.get_concrete_function()
+
+
+def export_with_transform_features(estimator, receiver_fn, tft_output, export_dir):
+    """The Estimator's signatures over `receiver_fn`'s inputs, and `transform_features`;
+    written to `export_dir` atomically.  Returns the path."""
+    module, signatures = estimator.build_serving_module(receiver_fn)
+    signatures[TRANSFORM_FEATURES] = _transform_features_function(module, tft_output)
     return serving.save(module, signatures, export_dir)
+
+
+def add_transform_features(saved_model_dir, tft_output, export_dir):
+    """The SavedModel in `saved_model_dir` (an Estimator's TF2 export) with the
+    `transform_features` signature added, written to `export_dir` atomically: its own
+    signatures, variables and method names unchanged."""
+    loaded = tf.saved_model.load(saved_model_dir)
+    signatures = dict(loaded.signatures)
+    signatures[TRANSFORM_FEATURES] = _transform_features_function(loaded, tft_output)
+    loaded.signature_methods = serving.signature_methods(saved_model_dir)
+    return serving.save(loaded, signatures, export_dir)

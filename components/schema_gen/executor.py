@@ -9,8 +9,8 @@ from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
 from components.schema_file import SCHEMA_FILE_NAME
-from components.schema_gen.inference import infer_schema
-from components.statistics_gen.layout import read_artifact_statistics
+from components.schema_gen.inference import infer_schema, with_fixed_shapes
+from components.statistics_gen.layout import kept_splits, read_artifact_statistics
 
 
 class Executor(base_executor.BaseExecutor):
@@ -25,8 +25,13 @@ class Executor(base_executor.BaseExecutor):
         self._log_startup(input_dict, output_dict, exec_properties)
         statistics = artifact_utils.get_single_instance(input_dict["statistics"])
         by_split = read_artifact_statistics(statistics)
+        by_split = {
+            split: by_split[split] for split in kept_splits(list(by_split), exec_properties)
+        }
         infer_split = exec_properties.get("infer_split") or "train"
         schema = infer_schema(by_split, infer_split)
+        if exec_properties.get("infer_feature_shape"):
+            schema = with_fixed_shapes(schema)
         if not schema.feature:
             raise ValueError(
                 f"the {infer_split!r} statistics in {statistics.uri} have no feature to infer "

@@ -89,6 +89,25 @@ def _small_int_range(feature: _Stats) -> bool:
     )
 
 
+def with_fixed_shapes(schema: schema_pb2.Schema) -> schema_pb2.Schema:
+    """A copy of `schema` where required single-valued features have the fixed shape [1]
+    (TFDV's `infer_feature_shape`).
+
+    TFT parses a feature without a shape as a VarLenFeature (a SparseTensor); with the
+    shape, required features parse as dense FixedLenFeature([1]) while optional ones
+    (presence.min_fraction < 1) stay sparse.
+    """
+    schema = schema_pb2.Schema.FromString(schema.SerializeToString())
+    for feature in schema.feature:
+        if (
+            feature.presence.min_fraction == 1.0
+            and feature.WhichOneof("shape_type") == "value_count"
+            and feature.value_count.min == feature.value_count.max == 1
+        ):
+            feature.shape.dim.add(size=1)
+    return schema
+
+
 def infer_schema(
     statistics: Mapping[str, statistics_pb2.DatasetFeatureStatistics], infer_split: str
 ) -> schema_pb2.Schema:

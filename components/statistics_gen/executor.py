@@ -23,7 +23,7 @@ from tfx_bsl import sketches
 from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
 from components.schema_importer.executor import load_schema_artifact
-from components.statistics_gen.layout import split_statistics_path
+from components.statistics_gen.layout import kept_splits, split_statistics_path
 
 HISTOGRAM_BUCKETS = 10  # TFDV's default for the standard, quantiles and num-values histograms
 TOP_VALUES = 20  # TFDV's default
@@ -261,6 +261,8 @@ class _StatisticsCombineFn(beam.CombineFn):
     def add_input(self, accumulator, batch: pa.RecordBatch):
         accumulator[0] += batch.num_rows
         for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            if pa.types.is_null(column.type):
+                continue  # no example of this batch holds it (decoded without a schema)
             feature_type = self._types.get(name, _arrow_type(column.type.value_type))
             accumulator[1].setdefault(name, _FeatureAccumulator()).add_column(column, feature_type)
         return accumulator
@@ -311,7 +313,9 @@ class Executor(BeamExecutor):
         self._log_startup(input_dict, output_dict, exec_properties)
         examples = artifact_utils.get_single_instance(input_dict["examples"])
         statistics = artifact_utils.get_single_instance(output_dict["statistics"])
-        splits = artifact_utils.decode_split_names(examples.split_names)
+        splits = kept_splits(
+            artifact_utils.decode_split_names(examples.split_names), exec_properties
+        )
         schema = None
         if input_dict.get("schema"):
             schema = load_schema_artifact(input_dict["schema"])

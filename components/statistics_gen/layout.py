@@ -1,6 +1,7 @@
 """Where StatisticsGen's output lies, as TFX lays it out; readable without TensorFlow."""
 
 import glob
+import json
 import os
 import re
 
@@ -11,6 +12,13 @@ _SPLIT_DIR = re.compile(r"Split-(.+)")
 # In a Model artifact, the statistics of the data it was trained on (the Trainer copies the
 # train split's there), laid out as a statistics artifact: a model carries its own baseline.
 MODEL_STATISTICS_DIR = "DataStatistics"
+
+
+def kept_splits(splits: list[str], exec_properties: dict) -> list[str]:
+    """`splits` less those that `exec_properties["exclude_splits"]` (TFX's parameter, a
+    JSON list) names."""
+    excluded = set(json.loads(exec_properties.get("exclude_splits") or "[]"))
+    return [split for split in splits if split not in excluded]
 
 
 def split_statistics_path(statistics_uri: str, split: str) -> str:

@@ -16,25 +16,8 @@ from components import user_code
 from components.auto import AUTO
 from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
+from components.schema_gen.inference import with_fixed_shapes
 from components.tfrecord_files import WriteTFRecordBatches
-
-
-def _raw_schema(schema: schema_pb2.Schema) -> schema_pb2.Schema:
-    """Gives required single-valued features a fixed shape [1].
-
-    TFT turns a feature without a shape into a VarLenFeature (SparseTensor);
-    with the shape, required features parse as dense FixedLenFeature([1]) while
-    optional ones (presence.min_fraction < 1) stay sparse.
-    """
-    schema = schema_pb2.Schema.FromString(schema.SerializeToString())
-    for feature in schema.feature:
-        if (
-            feature.presence.min_fraction == 1.0
-            and feature.WhichOneof("shape_type") == "value_count"
-            and feature.value_count.min == feature.value_count.max == 1
-        ):
-            feature.shape.dim.add(size=1)
-    return schema
 
 
 def _split_list(value: str, name: str, available: list[str]) -> list[str]:
@@ -66,7 +49,19 @@ def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.S
 
 
 class Executor(BeamExecutor):
-    """Fits `preprocessing_fn` with TFT and writes the TFTransformOutput."""
+    """Fits `preprocessing_fn` with TFT and writes the TFTransformOutput, and the
+    transformed examples when the component asks for them."""
+
+    def raw_schema(self, schema: schema_pb2.Schema) -> schema_pb2.Schema:
+        """The schema the raw examples are parsed with: required single-valued features
+        dense, whatever shapes the given schema has."""
+        return with_fixed_shapes(schema)
+
+    def load_preprocessing_fn(self, exec_properties: dict[str, Any], schema: schema_pb2.Schema):
+        name = exec_properties["preprocessing_fn"]
+        if name == AUTO:
+            return _auto_preprocessing_fn(exec_properties, schema)
+        return user_code.load(name, "preprocessing_fn")
 
     def Do(
         self,
@@ -85,28 +80,29 @@ class Executor(BeamExecutor):
         examples = artifact_utils.get_single_instance(input_dict["examples"])
         schema_dir = artifact_utils.get_single_uri(input_dict["schema"])
         transform_graph = artifact_utils.get_single_uri(output_dict["transform_graph"])
-        transformed = artifact_utils.get_single_instance(output_dict["transformed_examples"])
-
-        name = exec_properties["preprocessing_fn"]
-        preprocessing_fn = None if name == AUTO else user_code.load(name, "preprocessing_fn")
+        # None: only the transform graph is asked for (TFX's materialize=False).
+        transformed = (output_dict.get("transformed_examples") or [None])[0]
         available = artifact_utils.decode_split_names(examples.split_names)
         analyze_splits = _split_list(
             exec_properties.get("analyze_splits") or '["train"]', "analyze_splits", available
         )
-        transform_splits = _split_list(
-            exec_properties.get("transform_splits") or json.dumps(available),
-            "transform_splits",
-            available,
+        transform_splits = (
+            _split_list(
+                exec_properties.get("transform_splits") or json.dumps(available),
+                "transform_splits",
+                available,
+            )
+            if transformed is not None
+            else []
         )
 
         given_schema = io_utils.parse_pbtxt_file(
             os.path.join(schema_dir, "schema.pbtxt"), schema_pb2.Schema()
         )
-        if preprocessing_fn is None:
-            preprocessing_fn = _auto_preprocessing_fn(exec_properties, given_schema)
-        schema = _raw_schema(given_schema)
-
-        transformed.split_names = artifact_utils.encode_split_names(transform_splits)
+        preprocessing_fn = self.load_preprocessing_fn(exec_properties, given_schema)
+        schema = self.raw_schema(given_schema)
+        if transformed is not None:
+            transformed.split_names = artifact_utils.encode_split_names(transform_splits)
         # the TensorAdapterConfig of the RecordBatches ReadSplit decodes with this schema
         adapter_config = tfxio.TFExampleRecord(
             file_pattern=split_files(examples, analyze_splits[0]), schema=schema
@@ -114,7 +110,8 @@ class Executor(BeamExecutor):
         with (
             self._make_beam_pipeline() as p,
             tft_beam.Context(
-                temp_dir=os.path.join(self._get_tmp_dir(), "tft"), force_tf_compat_v1=False
+                temp_dir=os.path.join(self._get_tmp_dir(), "tft"),
+                force_tf_compat_v1=bool(exec_properties.get("force_tf_compat_v1")),
             ),
         ):
             # A split is read once to analyze and again to transform. Had one read fed both,
@@ -160,6 +157,8 @@ class Executor(BeamExecutor):
             dataset_metadata.DatasetMetadata(schema),
             os.path.join(transform_graph, tft.TFTransformOutput.RAW_METADATA_DIR),
         )
+        if transformed is None:
+            return
         examples_utils.set_file_format(transformed, "tfrecords_gzip")
         examples_utils.set_payload_format(
             transformed, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE

@@ -625,6 +625,11 @@ class Estimator:
             runner.end({"global_step": step})
 
     # --------------------------------------------------------------- export
+    def runs_in_a_graph(self, serving_input_receiver_fn):
+        """Whether the model serves from a graph with a session (a TF1-style model_fn):
+        such a model exports only with `export_saved_model`, not as a serving module."""
+        return bool(self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn))
+
     def build_serving_module(
         self, serving_input_receiver_fn, checkpoint_path=None, mode=ModeKeys.PREDICT
     ):
@@ -637,7 +642,7 @@ class Estimator:
         from components.trainer.estimator import serving
 
         checkpoint_path = checkpoint_path or self._require_checkpoint()
-        if self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn):
+        if self.runs_in_a_graph(serving_input_receiver_fn):
             raise ValueError(
                 "This model_fn runs in a graph with a session (TF1-style), whose variables "
                 "no tf.Module holds: export it with export_saved_model (a TF1 SavedModel); "

@@ -61,6 +61,10 @@ class _SavedModelExporter(Exporter):
     def name(self):
         return self._name
 
+    @property
+    def serving_input_receiver_fn(self):
+        return self._receiver_fn
+
     def _save(self, estimator, export_path, checkpoint_path):
         path = estimator.export_saved_model(
             export_path,

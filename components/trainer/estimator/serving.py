@@ -126,6 +126,14 @@ def _serving_variables(estimator, wrapped, requested):
     }
 
 
+def signature_methods(export_dir):
+    """{signature name: method name} of the SavedModel in `export_dir`."""
+    saved = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    return {name: sig.method_name for name, sig in saved.meta_graphs[0].signature_def.items()}
+
+
 def _set_method_names(export_dir, methods, as_text):
     """Gives signatures tf.estimator's method names (TF2 saves every one as predict):
     TensorFlow Serving's Classify and Regress APIs accept only classify and
