@@ -97,6 +97,19 @@ def _imported(module, attribute):
         return STAND_INS.get((module, attribute)) or Unavailable(name, module, e)
 
 
+def _tfma_config_names():
+    """TFMA's configuration messages as `tfma.<Name>`, all of them, as TFMA <= 0.4x (which
+    TFX 1.15 pipelines were written against) exported them: TFMA 0.52 exports none, and
+    TFX 1.21 puts back only nine (`EvalConfig`, `MetricThreshold`, ...), so a pipeline's
+    `tfma.PerSliceMetricThreshold(...)` would fail."""
+    import tensorflow_model_analysis as tfma
+    from tensorflow_model_analysis.proto import config_pb2
+
+    for name, message in config_pb2.DESCRIPTOR.message_types_by_name.items():
+        if not hasattr(tfma, name):
+            setattr(tfma, name, getattr(config_pb2, message.name))
+
+
 components = _namespace("components")
 dsl = _namespace("dsl")
 extensions = _namespace("extensions")
@@ -106,3 +119,4 @@ testing = _namespace("testing")
 types = _namespace("types")
 utils = _namespace("utils")
 __version__ = tfx.__version__
+_tfma_config_names()

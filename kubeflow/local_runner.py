@@ -135,6 +135,17 @@ class LocalVertexRunner:
                     return os.path.join(self.gcs_dir, value[len(prefix) :])
         return value
 
+    def _local_parameter(self, key, value):
+        """`local(value)`; for TFX's own Pusher, whose destination is a PushDestination
+        proto (as JSON), the folder inside it."""
+        if key == "push_destination" and isinstance(value, str) and value.startswith("{"):
+            destination = json.loads(value)
+            filesystem = destination.get("filesystem", {})
+            if "base_directory" in filesystem:
+                filesystem["base_directory"] = self.local(filesystem["base_directory"])
+            return json.dumps(destination)
+        return self.local(value)
+
     def run(self, job, job_id=None):
         """Runs every task of `job` (a dict or a file); returns {task: {"inputs", "outputs"}}."""
         if not isinstance(job, dict):
@@ -199,7 +210,7 @@ class LocalVertexRunner:
         for key, spec in task.get("inputs", {}).get("parameters", {}).items():
             if "runtimeValue" not in spec:
                 raise ValueError(f"task {name}: parameter {key} is not a constant: {spec}")
-            values[key] = self.local(spec["runtimeValue"]["constant"])
+            values[key] = self._local_parameter(key, spec["runtimeValue"]["constant"])
         return values
 
     def _run_container(self, name, task, component, container, inputs, task_root):

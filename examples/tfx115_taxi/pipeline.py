@@ -17,7 +17,7 @@ import tensorflow_model_analysis as tfma
 from components import tfx_v1 as tfx  # was: from tfx import v1 as tfx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BEAM_ARGS = ["--runner=FnApiRunner", "--direct_running_mode=in_memory", "--direct_num_workers=1"]
+BEAM_ARGS = ("--runner=FnApiRunner", "--direct_running_mode=in_memory", "--direct_num_workers=1")
 
 
 def create_pipeline(
@@ -76,13 +76,21 @@ def create_pipeline(
                     tfma.MetricConfig(class_name="AUC"),
                     tfma.MetricConfig(
                         class_name="BinaryAccuracy",
-                        threshold=tfma.MetricThreshold(
-                            value_threshold=tfma.GenericValueThreshold(lower_bound={"value": 0.5}),
-                            change_threshold=tfma.GenericChangeThreshold(
-                                direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-                                absolute={"value": -0.05},
-                            ),
-                        ),
+                        # Blessing looks at the overall slice: an hour's slice is small.
+                        per_slice_thresholds=[
+                            tfma.PerSliceMetricThreshold(
+                                slicing_specs=[tfma.SlicingSpec()],
+                                threshold=tfma.MetricThreshold(
+                                    value_threshold=tfma.GenericValueThreshold(
+                                        lower_bound={"value": 0.5}
+                                    ),
+                                    change_threshold=tfma.GenericChangeThreshold(
+                                        direction=tfma.MetricDirection.HIGHER_IS_BETTER,
+                                        absolute={"value": -0.05},
+                                    ),
+                                ),
+                            )
+                        ],
                     ),
                 ]
             )
@@ -116,10 +124,13 @@ def create_pipeline(
             pusher,
         ],
         enable_cache=True,
-        metadata_connection_config=tfx.orchestration.metadata.sqlite_metadata_connection_config(
-            metadata_path
+        # None on Vertex AI, which keeps its own.
+        metadata_connection_config=(
+            tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path)
+            if metadata_path
+            else None
         ),
-        beam_pipeline_args=beam_pipeline_args,
+        beam_pipeline_args=list(beam_pipeline_args),
     )
 
 
