@@ -137,6 +137,8 @@ def _eval_input_receiver_fn(tf_transform_output, schema):
 
 
 def _input_fn(filenames, tf_transform_output, batch_size=200):
+    """Transformed features and the label, as TFX 1.15's taxi module read them: the next
+    element of a one-shot iterator (a new batch each step, on a graph)."""
     transformed_feature_spec = tf_transform_output.transformed_feature_spec().copy()
     dataset = tf.data.experimental.make_batched_features_dataset(
         filenames,
@@ -144,7 +146,8 @@ def _input_fn(filenames, tf_transform_output, batch_size=200):
         transformed_feature_spec,
         reader=lambda files: tf.data.TFRecordDataset(files, compression_type="GZIP"),
     )
-    return dataset.map(lambda features: (features, features.pop(transformed_name(LABEL_KEY))))
+    transformed_features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+    return transformed_features, transformed_features.pop(transformed_name(LABEL_KEY))
 
 
 def trainer_fn(trainer_fn_args, schema):

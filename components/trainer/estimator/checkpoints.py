@@ -80,6 +80,11 @@ def _object_names(keys):
     }
 
 
+def is_object_based(checkpoint_path):
+    """Whether a TF2 `tf.train.Checkpoint` (object names) wrote `checkpoint_path`."""
+    return _OBJECT_GRAPH in _reader(checkpoint_path).get_variable_to_shape_map()
+
+
 def variable_names(checkpoint_path):
     """The variable names stored in a checkpoint.
 

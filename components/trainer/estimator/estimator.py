@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import tempfile
+import weakref
 
 import numpy as np
 import tensorflow as tf
@@ -150,6 +151,7 @@ class Estimator:
         # Whether model_fn runs in a graph with a session (graph_mode): None until
         # its first build tells.
         self._graph_mode = None
+        self._iterator_input_fns = weakref.WeakKeyDictionary()
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
@@ -200,10 +202,13 @@ class Estimator:
         """The `graph_mode.ModeGraph` to run `mode` in, or None for the TF2 path.
 
         This kit's own model_fns are TF2 code and skip the check, unless the
-        call brings TF1 `SessionRunHook`s, which only a session runs."""
+        call brings what only a session runs: TF1 `SessionRunHook`s, or an
+        input_fn that returns a TF1 iterator's next element."""
         forced = any(graph_mode.is_session_run_hook(h) for h in hooks or ())
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
-            return None
+            if input_fn is None or not self._input_fn_reads_an_iterator(input_fn, mode):
+                return None
+            forced = True
         try:
             built = graph_mode.ModeGraph(self, mode, input_fn=input_fn, receiver_fn=receiver_fn)
         except Exception:
@@ -231,6 +236,39 @@ class Estimator:
             self._graph_mode = True
             log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
         return built
+
+    def _input_fn_reads_an_iterator(self, input_fn, mode):
+        """Whether `input_fn` returns the next element of a TF1 iterator
+        (`make_one_shot_iterator(dataset).get_next()`): a new batch per session run,
+        which only a graph gives (run eagerly it would be one batch, forever).  Found by
+        calling it once in a scratch graph, per input_fn."""
+        try:
+            return self._iterator_input_fns[input_fn]
+        except (KeyError, TypeError):
+            pass
+        graph = tf.Graph()
+        try:
+            with graph.as_default():
+                result = self._input_fn_result(input_fn, mode)
+        except Exception:  # code that builds only eagerly: not a TF1 iterator's
+            log.debug("input_fn does not build in a graph.", exc_info=True)
+            result = None
+        reads = (
+            result is not None
+            and not isinstance(result, tf.data.Dataset)
+            and any(
+                op.type in ("IteratorGetNext", "IteratorGetNextSync")
+                for op in graph.get_operations()
+            )
+        )
+        if reads:
+            log.info(
+                "input_fn returns an iterator's next element (TF1 style): this call runs in "
+                "a graph with a session, as tf.estimator ran it."
+            )
+        with contextlib.suppress(TypeError):  # not weakly referable: asked again next time
+            self._iterator_input_fns[input_fn] = reads
+        return reads
 
     def _input_fn_result(self, input_fn, mode, input_context=None):
         args = _accepted_args(input_fn)

@@ -16,6 +16,7 @@ logged once and kept for the Estimator's later calls.
 
 import logging
 import os
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -331,21 +332,27 @@ def train(built, hooks, steps, max_steps, saving_listeners):
     model_dir = estimator.model_dir
     with built.graph.as_default():
         scaffold = built.scaffold()
+        warm_start_hooks = []
         if estimator._warm_start_from is not None and estimator.latest_checkpoint() is None:
             settings = estimator._warm_start_from
             if isinstance(settings, (str, bytes, os.PathLike)):
                 settings = ckpt_lib.WarmStartSettings(settings)
-            _V1.train.warm_start(
-                ckpt_lib.resolve_checkpoint(settings.ckpt_to_initialize_from),
-                settings.vars_to_warm_start,
-                settings.var_name_to_vocab_info or None,
-                settings.var_name_to_prev_var_name or None,
-            )
+            path = ckpt_lib.resolve_checkpoint(settings.ckpt_to_initialize_from)
+            if ckpt_lib.is_object_based(path):  # this kit's TF2 checkpoint or export
+                warm_start_hooks.append(_WarmStartHook(settings, built.graph))
+            else:
+                _V1.train.warm_start(
+                    path,
+                    settings.vars_to_warm_start,
+                    settings.var_name_to_vocab_info or None,
+                    settings.var_name_to_prev_var_name or None,
+                )
         loss = tf.convert_to_tensor(spec.loss)
         _V1.summary.scalar("loss", loss)
         train_op = _counting_steps(built)
         step_logs = {"loss": loss, "global_step": built.global_step}
         worker_hooks = [
+            *warm_start_hooks,
             *built.input_hooks,
             *_hooks_for_graph(list(hooks) + list(spec.training_hooks), built, step_logs),
             _V1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)
@@ -382,6 +389,46 @@ def train(built, hooks, steps, max_steps, saving_listeners):
             while not session.should_stop():
                 _, final_loss = session.run([train_op, loss])
     log.info("Loss for final step: %s.", final_loss)
+
+
+class _SessionVariable:
+    """A graph variable as `ckpt_lib.warm_start` handles variables, through a session."""
+
+    def __init__(self, variable, trainable, session):
+        self._variable, self.trainable, self._session = variable, trainable, session
+        self.shape = variable.shape
+
+    def numpy(self):
+        return self._session.run(self._variable)
+
+    def assign(self, value):
+        self._variable.load(value, self._session)  # feeds the initializer: no new op
+
+
+class _WarmStartHook(_V1.train.SessionRunHook):
+    """Warm-starts the graph's variables from this kit's (object-based) checkpoints and
+    exports, which TF1's `warm_start` cannot read, once the session exists; under the
+    same rules as the TF2 path's (ckpt_lib.warm_start)."""
+
+    def __init__(self, settings, graph):
+        wanted = settings.vars_to_warm_start
+        if isinstance(wanted, (list, tuple)) and wanted and not isinstance(wanted[0], str):
+            # Graph variables, chosen by their names (the session's stand-ins are others).
+            wanted = [re.escape(v.op.name) + "$" for v in wanted]
+            settings = settings._replace(vars_to_warm_start=wanted)
+        self._settings = settings
+        with graph.as_default():
+            trainable = {id(v) for v in _V1.trainable_variables()}
+            self._variables = [(v, id(v) in trainable) for v in _V1.global_variables()]
+
+    def after_create_session(self, session, coord):
+        ckpt_lib.warm_start(
+            {
+                v.op.name: _SessionVariable(v, trainable, session)
+                for v, trainable in self._variables
+            },
+            self._settings,
+        )
 
 
 # Op types that write a resource variable (reads, `Switch`es of control flow do not).
