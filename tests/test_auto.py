@@ -42,9 +42,9 @@ def _transform(tmp_path, schema, rows, label, task):
     from tensorflow_transform.tf_metadata import dataset_metadata
 
     from components.auto.preprocessing import build_preprocessing_fn
-    from components.transform.executor import _raw_schema
+    from components.schema_gen.inference import with_fixed_shapes
 
-    metadata = dataset_metadata.DatasetMetadata(_raw_schema(schema))
+    metadata = dataset_metadata.DatasetMetadata(with_fixed_shapes(schema))
     out_dir = str(tmp_path / "transform")
     with tft_beam.Context(temp_dir=str(tmp_path / "tmp"), force_tf_compat_v1=False):
         (transformed, _), transform_fn = (

@@ -68,7 +68,7 @@ class TransformExecutor(transform_executor.Executor):
     def raw_schema(self, schema):
         return schema  # TFX's: the schema's shapes (SchemaGen's infer_feature_shape) decide
 
-    def load_preprocessing_fn(self, exec_properties, schema):
+    def load_preprocessing_fn(self, exec_properties, schema_path):
         preprocessing_fn = _module_function(exec_properties, "preprocessing_fn")
         if preprocessing_fn is None:
             raise ValueError(

@@ -20,6 +20,10 @@ from components.schema_gen.inference import with_fixed_shapes
 from components.tfrecord_files import WriteTFRecordBatches
 
 
+def _read_schema(path: str) -> schema_pb2.Schema:
+    return io_utils.parse_pbtxt_file(path, schema_pb2.Schema())
+
+
 def _split_list(value: str, name: str, available: list[str]) -> list[str]:
     try:
         splits = json.loads(value)
@@ -57,10 +61,12 @@ class Executor(BeamExecutor):
         dense, whatever shapes the given schema has."""
         return with_fixed_shapes(schema)
 
-    def load_preprocessing_fn(self, exec_properties: dict[str, Any], schema: schema_pb2.Schema):
+    def load_preprocessing_fn(self, exec_properties: dict[str, Any], schema_path: str):
+        """The user's function (loaded before any data is read, so a wrong name fails
+        first), or "auto"'s, built from the schema at `schema_path`."""
         name = exec_properties["preprocessing_fn"]
         if name == AUTO:
-            return _auto_preprocessing_fn(exec_properties, schema)
+            return _auto_preprocessing_fn(exec_properties, _read_schema(schema_path))
         return user_code.load(name, "preprocessing_fn")
 
     def Do(
@@ -96,11 +102,9 @@ class Executor(BeamExecutor):
             else []
         )
 
-        given_schema = io_utils.parse_pbtxt_file(
-            os.path.join(schema_dir, "schema.pbtxt"), schema_pb2.Schema()
-        )
-        preprocessing_fn = self.load_preprocessing_fn(exec_properties, given_schema)
-        schema = self.raw_schema(given_schema)
+        schema_path = os.path.join(schema_dir, "schema.pbtxt")
+        preprocessing_fn = self.load_preprocessing_fn(exec_properties, schema_path)
+        schema = self.raw_schema(_read_schema(schema_path))
         if transformed is not None:
             transformed.split_names = artifact_utils.encode_split_names(transform_splits)
         # the TensorAdapterConfig of the RecordBatches ReadSplit decodes with this schema
