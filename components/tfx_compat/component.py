@@ -3,8 +3,10 @@ ImportSchemaGen: TFX's own component specs (so their parameters and outputs are 
 as TFX keys them) and TFX 1.15's constructors, run by this kit's executors, since
 TFX's import TensorFlow Data Validation, which cannot install here.
 
-An argument that means nothing here is refused, naming it; `stats_options_updater_fn`
-in a Transform module is the one that is only warned about (executor.py).
+An argument that cannot be honoured here is refused, naming it; what is honoured only
+in part gets a warning: a Transform module's `stats_options_updater_fn` (never called),
+a `custom_config` its `preprocessing_fn` does not take (executor.py), and a Trainer's
+`custom_executor_spec` (used, though a `trainer_fn` does not need it).
 """
 
 import logging
