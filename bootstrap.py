@@ -3,6 +3,7 @@
 
     python3 bootstrap.py run [pipeline options]   # python -m pipeline run ...
     python3 bootstrap.py test [pytest options]    # python -m pytest -n 2 --dist loadfile ...
+                                                  # (and Debian's chromium, if missing)
     python3 bootstrap.py lint                     # ruff format --check, ruff check
 
 Needs only `python3` (3.11-3.12) and access to the package index.  The
@@ -12,6 +13,8 @@ is installed.
 """
 
 import hashlib
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +26,8 @@ STAMP = VENV / ".installed-lock-sha256"
 UV_VERSION = "0.13.9"
 # Part of the stamp: a change in how the environment is set up refreshes existing ones.
 SETUP_VERSION = b"2: bytecode compiled"
+# tests/test_report.py opens the run report in Debian's Chromium.
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 def _lock_digest():
@@ -55,6 +60,26 @@ def ensure_environment():
     )
     _run(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", "-e", ".")
     STAMP.write_text(wanted + "\n")
+
+
+def ensure_chromium():
+    """Installs Debian's chromium when it is missing and apt-get is there (as root, or
+    through sudo); otherwise says what the report tests then need."""
+    if CHROMIUM.exists():
+        return
+    apt = shutil.which("apt-get")
+    sudo = [] if os.geteuid() == 0 else [shutil.which("sudo")]
+    if apt is None or None in sudo:
+        print(
+            f"{CHROMIUM} is missing and cannot be installed here (no apt-get, or not root "
+            "and no sudo): tests/test_report.py will fail until Debian's chromium is installed.",
+            file=sys.stderr,
+        )
+        return
+    print("Installing Debian's chromium for tests/test_report.py ...", file=sys.stderr, flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for args in (["update", "-qq"], ["install", "-y", "-qq", "chromium"]):
+        subprocess.run([*sudo, apt, *args], check=True, env=env, stdout=subprocess.DEVNULL)
 
 
 def lint():
@@ -92,6 +117,7 @@ def main(argv):
     if command == "run":
         cmd = [str(PYTHON), "-m", "pipeline", "run", *rest]
     else:
+        ensure_chromium()
         cmd = [str(PYTHON), "-m", "pytest", *_parallel(rest), *rest]
     return subprocess.run(cmd, cwd=ROOT).returncode
 

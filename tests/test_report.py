@@ -4,7 +4,7 @@ One module fixture makes three runs of the taxi pipeline: the shared first run (
 pushed, no baseline), then, on a copy of its store, `python -m pipeline run` with an AUC floor
 no model reaches (not blessed, compared with the first model), then one that fails in
 ExampleGen. `run` writes the report of the last two itself; `report RUN` writes the first's.
-Each page is loaded from its file in Chromium (Debian's package, which .ci/run installs) with
+Each page is loaded from its file in Chromium (Debian's package, which bootstrap.py test installs) with
 the network cut off, and checked for script errors and for charts and tables with the run's
 own figures.
 """
@@ -89,7 +89,7 @@ def browser():
     if not os.path.exists(CHROMIUM):
         pytest.fail(
             f"Chromium is not installed at {CHROMIUM}: install Debian's package "
-            "(`apt-get install chromium`, as .ci/run does) to check the report renders."
+            "(`apt-get install chromium`, as `python3 bootstrap.py test` does) to check the report renders."
         )
     from playwright.sync_api import sync_playwright
 
