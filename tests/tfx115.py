@@ -5,10 +5,8 @@ import importlib.util
 import subprocess
 import sys
 
-from ml_metadata.metadata_store import metadata_store
-from ml_metadata.proto import metadata_store_pb2
-
 from pipeline.config import REPO_ROOT
+from pipeline.runner import open_store
 
 EXAMPLE = REPO_ROOT / "examples" / "tfx115_taxi"
 MODULE_FILE = str(EXAMPLE / "taxi_utils.py")
@@ -24,16 +22,9 @@ def example_pipeline():
     return module
 
 
-def store(metadata_path):
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = str(metadata_path)
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-    return metadata_store.MetadataStore(config)
-
-
 def executions(metadata_path, component_type):
     """[(execution, {input or output key: [artifact]})] of `component_type`, oldest first."""
-    mlmd = store(metadata_path)
+    mlmd = open_store(str(metadata_path))
     found = []
     for execution in mlmd.get_executions_by_type(component_type):
         events = mlmd.get_events_by_execution_ids([execution.id])

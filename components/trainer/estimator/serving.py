@@ -126,11 +126,16 @@ def _serving_variables(estimator, wrapped, requested):
     }
 
 
+def _read_saved_model(path):
+    saved = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(path, "rb") as f:
+        saved.ParseFromString(f.read())
+    return saved
+
+
 def signature_methods(export_dir):
     """{signature name: method name} of the SavedModel in `export_dir`."""
-    saved = saved_model_pb2.SavedModel()
-    with tf.io.gfile.GFile(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
-        saved.ParseFromString(f.read())
+    saved = _read_saved_model(os.path.join(export_dir, "saved_model.pb"))
     return {name: sig.method_name for name, sig in saved.meta_graphs[0].signature_def.items()}
 
 
@@ -141,9 +146,7 @@ def _set_method_names(export_dir, methods, as_text):
     With `as_text` the graph is then kept as `saved_model.pbtxt` instead, which
     the SavedModel loader reads when there is no `saved_model.pb`."""
     path = os.path.join(export_dir, "saved_model.pb")
-    saved = saved_model_pb2.SavedModel()
-    with tf.io.gfile.GFile(path, "rb") as f:
-        saved.ParseFromString(f.read())
+    saved = _read_saved_model(path)
     for meta_graph in saved.meta_graphs:
         for name, method in methods.items():
             if name in meta_graph.signature_def:
