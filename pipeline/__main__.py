@@ -18,6 +18,7 @@ from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
+from pipeline import exit_codes
 from pipeline.config import (
     BEAM_RUNNERS,
     DEFAULT_BEAM_ARGS,
@@ -954,7 +955,7 @@ def _history_command(args, config):
     if args.command == "report":
         return _report_command(args, config)
     if args.command == "rollback":
-        from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
+        from pipeline.lock import Locked, pipeline_lock
         from pipeline.rollback import rollback
 
         try:
@@ -968,7 +969,7 @@ def _history_command(args, config):
                 )
         except Locked as e:
             print(f"Not rolled back: {e}", file=sys.stderr)
-            return EXIT_LOCKED
+            return exit_codes.LOCKED
     _quiet_tensorflow()  # the metrics are read with TFMA
     from pipeline import history
 
@@ -1288,14 +1289,14 @@ def main(argv=None):
             )
         if not args.verbose:
             os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-        from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
+        from pipeline.lock import Locked, pipeline_lock
 
         try:
             with pipeline_lock(config.resolved_metadata_path, "run", wait=args.wait):
                 summary = _run_with_report(config, args.verbose)
         except Locked as e:
             print(f"Not run: {e}", file=sys.stderr)
-            return EXIT_LOCKED
+            return exit_codes.LOCKED
         if args.json:
             print(json.dumps(dataclasses.asdict(summary), indent=2, sort_keys=True))
         else:

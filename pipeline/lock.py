@@ -2,7 +2,7 @@
 
 Two runs of one pipeline at once would interleave their writes to its ML Metadata store and
 serving folder. `python -m pipeline run` and `rollback` hold `run.lock` in the store's folder
-while they work; a second one exits at once naming the holder (EXIT_LOCKED), or with `--wait`
+while they work; a second one exits at once naming the holder (exit_codes.LOCKED), or with `--wait`
 waits for it. The lock is the kernel's (`flock`): it goes with the holder's process however
 that ends, SIGKILL included, so a killed run never leaves a stale lock. No TensorFlow import.
 """
@@ -16,7 +16,6 @@ import sys
 import time
 
 LOCK_FILE = "run.lock"
-EXIT_LOCKED = 4  # the exit status of a run or rollback that found the lock held
 
 
 class Locked(RuntimeError):

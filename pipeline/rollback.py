@@ -17,6 +17,7 @@ import json
 import os
 import sys
 
+from pipeline import exit_codes
 from pipeline.history import (
     CODE_VERSION_PROPERTY,
     ROLLBACK_TYPE,
@@ -24,10 +25,6 @@ from pipeline.history import (
     code_version,
     load,
 )
-
-EXIT_DONE = 0
-EXIT_FAILED = 1  # a Model Registry call failed
-EXIT_REFUSED = 2
 
 
 class Refused(Exception):
@@ -175,7 +172,7 @@ def _registry_rollback(config, version, dry_run, force, reason, say):
             f"Version {version} is already served: {versioned(destination.model, version)} is "
             f"the default version{traffic}. Nothing to do."
         )
-        return EXIT_DONE
+        return exit_codes.OK
     served = (registry.get() or {}).get("versionId")
     instead = f" (instead of version {served})" if served and served != str(version) else ""
     phrases = {
@@ -196,7 +193,7 @@ def _registry_rollback(config, version, dry_run, force, reason, say):
             + ". Dry run: nothing changed. The calls it would make:"
         )
         say(json.dumps([description for description, _ in calls], indent=2, sort_keys=True))
-        return EXIT_DONE
+        return exit_codes.OK
     for description, call in calls:
         send(description, call, str(version))
     say(
@@ -204,14 +201,14 @@ def _registry_rollback(config, version, dry_run, force, reason, say):
         + ", ".join(phrases[call][1] for _, call in calls)
         + "."
     )
-    return EXIT_DONE
+    return exit_codes.OK
 
 
 def rollback(config, version, dry_run=False, force=False, reason=None, out=None, err=None):
     """Makes `version` the served model of `config`'s pipeline (in its serving folder, or in
-    the Model Registry when it has one); returns the exit status: EXIT_DONE (what was done,
-    or would be, written to `out`), EXIT_REFUSED (why, to `err`) or, for a registry call
-    that failed, EXIT_FAILED. Streams default to stdout and stderr."""
+    the Model Registry when it has one); returns the exit status: exit_codes.OK (what was done,
+    or would be, written to `out`), exit_codes.REFUSED (why, to `err`) or, for a registry call
+    that failed, exit_codes.FAILED. Streams default to stdout and stderr."""
     from components.serving_dir import next_version, push
 
     serving_dir = config.resolved_serving_model_dir
@@ -221,7 +218,7 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
 
     def refuse(e):
         print(f"Refused: {e}", file=err or sys.stderr, flush=True)
-        return EXIT_REFUSED
+        return exit_codes.REFUSED
 
     if config.model_registry is not None:
         from google.api_core.exceptions import GoogleAPIError
@@ -233,7 +230,7 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
             return refuse(e)
         except (GoogleAPIError, GoogleAuthError) as e:
             print(f"Not rolled back: {e}", file=err or sys.stderr, flush=True)
-            return EXIT_FAILED
+            return exit_codes.FAILED
     try:
         history = load(config)
         record, source, served = plan(history, serving_dir, version, force)
@@ -242,7 +239,7 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
     if _already_served(served, version, source):
         what = "" if served["version"] == version else f" as version {served['version']}"
         say(f"Version {version} is already served{what}: nothing to do.")
-        return EXIT_DONE
+        return exit_codes.OK
     forced = record["blessed"] is not True
     if dry_run:
         new = next_version(serving_dir)
@@ -255,7 +252,7 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
             + (" (forced: never blessed)" if forced else "")
             + ". Dry run: nothing changed."
         )
-        return EXIT_DONE
+        return exit_codes.OK
     destination = push(source, serving_dir)
     _record(history, record, destination, reason, forced)
     say(
@@ -264,4 +261,4 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
         + (f", instead of version {served['version']}" if served else "")
         + "."
     )
-    return EXIT_DONE
+    return exit_codes.OK

@@ -10,11 +10,7 @@ import sys
 import tempfile
 import time
 
-from pipeline import history, recovery
-
-# `python -m pipeline run`'s exit status when the run completed (RunSummary.exit_code).
-EXIT_PUSHED = 0
-EXIT_NOT_PUSHED = 3
+from pipeline import exit_codes, history, recovery
 
 
 class ProgressReporter:
@@ -75,10 +71,10 @@ class RunSummary:
 
     @property
     def exit_code(self):
-        """`python -m pipeline run`'s exit status, for cron and CI: EXIT_PUSHED when a model
-        was pushed, EXIT_NOT_PUSHED when the run completed without one (not blessed). A
+        """`python -m pipeline run`'s exit status, for cron and CI: exit_codes.OK when a model
+        was pushed, exit_codes.NOT_PUSHED when the run completed without one (not blessed). A
         failed run exits 1 (the component's error), bad options 2 (argparse)."""
-        return EXIT_PUSHED if self.pushed_to else EXIT_NOT_PUSHED
+        return exit_codes.OK if self.pushed_to else exit_codes.NOT_PUSHED
 
     def format(self):
         lines = ["", "Summary"]

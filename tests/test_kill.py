@@ -26,9 +26,9 @@ import time
 
 import pytest
 
+from pipeline import exit_codes
 from pipeline.config import REPO_ROOT
 from pipeline.recovery import owned_temp_dir
-from pipeline.runner import EXIT_PUSHED
 from tests.conftest import TAXI_DEFINITION
 
 NODES = (
@@ -242,7 +242,7 @@ def test_a_run_killed_in_any_component_leaves_nothing_half_written(tmp_path, sma
     process = pipeline.start_run()
     process.wait(timeout=600)
     output = _output(process)
-    assert process.returncode == EXIT_PUSHED, output
+    assert process.returncode == exit_codes.OK, output
     assert "was interrupted in Pusher (its process ended mid-run)" in output
     reused = output.split("reused from cache: ")[1].splitlines()[0].split(", ")
     assert {"ExampleGen", "StatisticsGen", "SchemaGen", "Transform", "Trainer"} <= set(reused)

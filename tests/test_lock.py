@@ -7,8 +7,9 @@ import sys
 
 import pytest
 
+from pipeline import exit_codes
 from pipeline.config import REPO_ROOT
-from pipeline.lock import EXIT_LOCKED, Locked, pipeline_lock
+from pipeline.lock import Locked, pipeline_lock
 
 TAXI_CSV = str(REPO_ROOT / "data" / "taxi" / "data.csv")
 # Holds the lock of the pipeline whose store is argv[1] until its stdin closes.
@@ -55,7 +56,7 @@ def test_a_second_run_exits_at_once_naming_the_holder(tmp_path, holder):
     run = _cli(tmp_path, "run", "--label", "tips")
     _, err = run.communicate(timeout=120)
 
-    assert run.returncode == EXIT_LOCKED
+    assert run.returncode == exit_codes.LOCKED
     assert f"held by pid {process.pid} on " in err and "(run, since " in err
     assert "another run of this pipeline is in progress (--wait waits for it)" in err
     assert not os.path.exists(tmp_path / "pipelines" / "p" / "root")  # nothing ran
