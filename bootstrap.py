@@ -5,6 +5,7 @@
     python3 bootstrap.py test [pytest options]    # python -m pytest -n 2 --dist loadfile ...
                                                   # (and Debian's chromium, if missing)
     python3 bootstrap.py lint                     # ruff format --check, ruff check
+    python3 bootstrap.py docs                     # mkdocs build --strict into build/site
 
 Needs only `python3` (3.11-3.12) and access to the package index.  The
 environment is installed once; later calls reuse it unless `requirements.lock`
@@ -28,6 +29,8 @@ UV_VERSION = "0.13.9"
 SETUP_VERSION = b"2: bytecode compiled"
 # tests/test_report.py opens the run report in Debian's Chromium.
 CHROMIUM = Path("/usr/bin/chromium")
+# `python3 bootstrap.py docs` writes the site here (under build/, which git ignores).
+DOCS_SITE = ROOT / "build" / "site"
 
 
 def _lock_digest():
@@ -96,10 +99,22 @@ def lint():
     return 0
 
 
+def docs():
+    """Builds the docs site (`mkdocs.yml`, pages under `docs/`) into `build/site`, in strict
+    mode: a broken link, a page missing from the nav or any other warning fails the build."""
+    mkdocs = VENV / "bin" / "mkdocs"
+    cmd = [mkdocs, "build", "--strict", "--clean", "--site-dir", DOCS_SITE]
+    if subprocess.run([str(c) for c in cmd], cwd=ROOT).returncode != 0:
+        print("\nDocs build failed: fix the warnings above (mkdocs, strict mode).", file=sys.stderr)
+        return 1
+    print(f"Docs site: {DOCS_SITE}/index.html", file=sys.stderr)
+    return 0
+
+
 def _parallel(pytest_args):
     """Two pytest-xdist workers, one test file at a time each, unless the arguments choose
     (`-n ...`, `-p no:xdist`): on this project's 2-core machines the whole suite took 27
-    minutes so, against 42 serially (README, Testing)."""
+    minutes so, against 42 serially (docs/testing.md)."""
     for arg in pytest_args:
         if arg.startswith(("-n", "--numprocesses")) or "no:xdist" in arg:
             return []
@@ -107,13 +122,15 @@ def _parallel(pytest_args):
 
 
 def main(argv):
-    if not argv or argv[0] not in ("run", "test", "lint"):
+    if not argv or argv[0] not in ("run", "test", "lint", "docs"):
         print(__doc__, file=sys.stderr)
         return 2
     ensure_environment()
     command, rest = argv[0], argv[1:]
     if command == "lint":
         return lint()
+    if command == "docs":
+        return docs()
     if command == "run":
         cmd = [str(PYTHON), "-m", "pipeline", "run", *rest]
     else:

@@ -18,6 +18,10 @@ import os
 import sys
 
 FILE_SEPARATOR = ".py:"
+# The setting that asks for the kit's zero-code functions (components/auto) instead of a
+# user's: a component loads them by dotted path like any reference, so that it does not
+# import the auto package, which builds on the components' own libraries.
+AUTO = "auto"
 
 
 def is_file_reference(reference):

@@ -1,6 +1,7 @@
 """Pipeline definitions: one TOML file per model, read into a `PipelineConfig`.
 
-`KEYS` is the whole format: each key of a definition and the `PipelineConfig` field it sets.
+`KEYS` is the whole format: each key of a definition and the `PipelineConfig` field it sets,
+made from the fields' `Setting`s (pipeline/settings.py).
 This module checks only what the file itself can get wrong (unknown sections and keys, a
 value of the wrong TOML type, a setting not supported yet) and resolves relative paths
 against the definition's folder; `PipelineConfig.__post_init__` validates the values, and
@@ -11,20 +12,18 @@ import dataclasses
 import difflib
 import json
 import os
+import re
 import tomllib
 
 from components.user_code import FILE_SEPARATOR, split_file_reference
 from pipeline.config import REPO_ROOT, PipelineConfig
+from pipeline.settings import SECTIONS as SETTING_SECTIONS
+from pipeline.settings import declared, default_text
 
 INFER_SCHEMA = "infer"
 # What `python -m pipeline run` (and compile, stats, schema) reads without --definition
 # and --data: in this repository a link to one of the examples; point it at your own.
 DEFAULT_DEFINITION = str(REPO_ROOT / "definitions" / "default.toml")
-# Commands that compile a pipeline for Vertex AI read the [vertex] folders.
-VERTEX_COMMANDS = ("compile",)
-# The Model Registry keys: where a compiled pipeline's Pusher uploads, and what `rollback`
-# acts on instead of the local serving folder.
-REGISTRY_COMMANDS = ("compile", "rollback")
 
 
 class DefinitionError(ValueError):
@@ -44,72 +43,21 @@ class Key:
         return f"[{self.section}] {self.name}" if self.section else self.name
 
 
-KEYS = (
-    Key("", "name", "pipeline_name"),
-    Key("", "enable_cache", "enable_cache", "bool"),
-    Key("data", "path", "data_path", "path"),
-    Key("data", "schema", "schema_path", "schema"),
-    Key("data", "split_key", "split_key"),
-    Key("data", "split_ratios", "split_ratios", "ratios"),
-    Key("data", "max_bad_row_fraction", "max_bad_row_fraction", "float"),
-    Key("data", "missing_values", "missing_values", "str_list"),
-    Key("data", "features", "features", "str_list"),
-    Key("data", "exclude_features", "exclude_features", "str_list"),
-    Key("label", "column", "raw_label_key"),
-    Key("label", "transformed", "label_key"),
-    Key("label", "task", "task"),
-    Key("label", "num_classes", "num_classes", "int"),
-    Key("preprocessing", "fn", "preprocessing_fn", "code"),
-    Key("model", "build_estimator", "estimator_fn", "code"),
-    Key("model", "hidden_units", "hidden_units", "int_list"),
-    Key("model", "canned", "canned_estimator"),
-    Key("model", "args", "canned_args", "table"),
-    Key("training", "steps", "train_steps", "int"),
-    Key("training", "epochs", "train_epochs", "float"),
-    Key("training", "eval_steps", "eval_steps", "int"),
-    Key("training", "batch_size", "train_batch_size", "int"),
-    Key("training", "eval_batch_size", "eval_batch_size", "int"),
-    Key("training", "save_checkpoints_steps", "save_checkpoints_steps", "int"),
-    Key("training", "random_seed", "random_seed", "int"),
-    Key("training", "warm_start", "warm_start", "bool"),
-    Key("training", "strategy", "strategy"),
-    Key("training", "backend", "training_backend"),
-    Key("training", "workers", "workers", "int"),
-    Key("training", "parameter_servers", "parameter_servers", "int"),
-    Key("training", "machine_type", "machine_type"),
-    Key("training", "accelerator_type", "accelerator_type"),
-    Key("training", "accelerator_count", "accelerator_count", "int"),
-    Key("training", "ps_machine_type", "ps_machine_type"),
-    Key("training", "service_account", "training_service_account"),
-    Key("evaluation", "slices", "slice_features", "str_list"),
-    Key("blessing", "metric", "blessing_metric"),
-    Key("blessing", "threshold", "blessing_threshold", "float"),
-    Key("blessing", "max_change", "blessing_max_change", "float"),
-    Key("blessing", "max_relative_change", "blessing_max_relative_change", "float"),
-    Key("validation", "warn_only", "warn_only_anomalies", "str_list"),
-    Key("validation", "drift_thresholds", "drift_thresholds", "thresholds"),
-    Key("validation", "skew_thresholds", "skew_thresholds", "thresholds"),
-    Key("output", "dir", "output_dir", "path"),
-    Key("output", "pipeline_root", "pipeline_root", "path"),
-    Key("output", "metadata_path", "metadata_path", "path"),
-    Key("serving", "dir", "serving_model_dir", "path"),
-    Key("beam", "args", "beam_pipeline_args", "str_list"),
-    Key("beam", "runner", "beam_runner"),
-    Key("beam", "worker_image", "beam_worker_image"),
-    Key("beam", "temp_location", "beam_temp_location"),
-    Key("beam", "job_endpoint", "beam_job_endpoint"),
-    Key("vertex", "project", "gcp_project"),
-    Key("vertex", "region", "gcp_region"),
-    Key("vertex", "image", "image"),
-    # Where a compiled pipeline writes: these replace [output] pipeline_root and
-    # [serving] dir for `compile`; `run` keeps its local folders.
-    Key("vertex", "pipeline_root", "pipeline_root", "path", commands=VERTEX_COMMANDS),
-    Key("vertex", "serving_dir", "serving_model_dir", "path", commands=VERTEX_COMMANDS),
-    Key("vertex", "model_registry", "model_registry", commands=REGISTRY_COMMANDS),
-    Key("vertex", "serving_container_image", "serving_container_image", commands=REGISTRY_COMMANDS),
-    Key("vertex", "endpoint", "vertex_endpoint", commands=REGISTRY_COMMANDS),
-    Key("vertex", "endpoint_machine_type", "endpoint_machine_type", commands=REGISTRY_COMMANDS),
-)
+def _definition_keys():
+    """Every key of the format, from the settings' declarations, section by section."""
+    keys = []
+    for field, declared_setting in declared(PipelineConfig):
+        labels = [(declared_setting.key, declared_setting.key_commands)]
+        if declared_setting.command_key:
+            labels.append(declared_setting.command_key)
+        for label, commands in labels:
+            if label:
+                section, _, name = label.rpartition(".")
+                keys.append(Key(section, name, field.name, declared_setting.kind, commands))
+    return tuple(sorted(keys, key=lambda key: SETTING_SECTIONS.index(key.section)))
+
+
+KEYS = _definition_keys()
 # (field, key, what it is) of the settings without a default.
 _REQUIRED = (
     ("data_path", "[data] path", "the CSV file, or folder of them"),
@@ -304,3 +252,69 @@ def build_config(path, command="run", overrides=None):
         keys = _blamed_keys(definition, values, e)
         where = ", ".join(f"{key.label} = {json.dumps(definition.raw[key.field])}" for key in keys)
         raise DefinitionError(f"{path}: {where or 'with the options given'}: {e}") from None
+
+
+def _label(dotted):
+    section, _, name = dotted.rpartition(".")
+    return f"[{section}] {name}" if section else name
+
+
+def _cell(text):
+    """Markdown table cell text: pipes escaped, and angle brackets outside code spans (where
+    Markdown would read `<name>` as HTML)."""
+    parts = re.split(r"(`[^`]*`)", text.replace("|", "\\|"))
+    return "".join(
+        part if part.startswith("`") else part.replace("<", "&lt;").replace(">", "&gt;")
+        for part in parts
+    )
+
+
+def reference_table():
+    """The docs' table of every setting (docs/reference/settings.md), made from the
+    declarations: its definition key, flag and the commands that take it, type, default."""
+    rows = ["| key | flag | type | default | what it is |", "|---|---|---|---|---|"]
+    fields = {
+        field.name: (field, declared_setting)
+        for field, declared_setting in declared(PipelineConfig)
+    }
+    for key in KEYS:
+        field, declared_setting = fields[key.field]
+        flag = ""
+        command_key = declared_setting.command_key
+        if declared_setting.flag and not (command_key and key.label == _label(command_key[0])):
+            flag = f"`{declared_setting.flag}` ({', '.join(declared_setting.commands)})"
+        default = default_text(field, declared_setting)
+        if default and declared_setting.default_text is None and default != "required":
+            default = f"`{default}`"  # a value, not words
+        kind = _TYPES[key.kind][0]
+        if declared_setting.choices:
+            kind += ": " + ", ".join(f"`{choice}`" for choice in declared_setting.choices)
+        what = declared_setting.help
+        if key.commands:
+            what = f"`{'`, `'.join(key.commands)}` only. " + what
+        rows.append(
+            f"| `{key.label}` | {flag} | {_cell(kind)} | {_cell(default or 'none')} | "
+            f"{_cell(what)} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+GENERATED = ("<!-- BEGIN GENERATED: settings -->\n", "<!-- END GENERATED: settings -->")
+
+
+def write_reference(path):
+    """Replaces the table between the GENERATED markers of the docs page at `path`."""
+    with open(path) as f:
+        text = f.read()
+    begin, end = GENERATED
+    start, stop = text.index(begin) + len(begin), text.index(end)
+    with open(path, "w") as f:
+        f.write(text[:start] + reference_table() + text[stop:])
+
+
+if __name__ == "__main__":  # python -m pipeline.definition --write-docs
+    import sys
+
+    if sys.argv[1:] != ["--write-docs"]:
+        sys.exit("usage: python -m pipeline.definition --write-docs")
+    write_reference(REPO_ROOT / "docs" / "reference" / "settings.md")

@@ -1,13 +1,8 @@
 """A pipeline's history, read back from its ML Metadata store: `python -m pipeline runs` and
 `models`; and what a local run records for them (`record_provenance`).
 
-Everything here reads ML Metadata through ml_metadata alone; only the metrics (TFMA's
-`load_metrics`, `pipeline.runner.overall_metrics`) import TensorFlow, and only when asked for.
-
-What a run is made of, in the store TFX's local runner writes: a `pipeline` context named
-after the pipeline; one `pipeline_run` context per run (named by the run id, the time the run
-began), its child; per node a `node` context `<pipeline>.<node id>`. Each run's executions
-belong to all three, cached ones included (they point at the artifacts they reuse).
+Reads ML Metadata through pipeline/metadata.py (which describes what a run is made of
+there), metrics included: no TensorFlow import.
 """
 
 import datetime
@@ -17,7 +12,9 @@ import subprocess
 
 from components.model_registry import fingerprint_digest
 from components.user_code import file_sha256
+from pipeline import metadata
 from pipeline.config import REPO_ROOT
+from pipeline.metadata import custom_property
 
 # Custom properties a local run puts on its `pipeline_run` context (record_provenance).
 DEFINITION_PROPERTY = "definition"
@@ -30,8 +27,8 @@ SERVING_SUBDIR = "Format-Serving"
 # The execution type of `python -m pipeline rollback` (pipeline/rollback.py).
 ROLLBACK_TYPE = "Rollback"
 
-# `runs --json`: one object per run, newest first, with these keys (README, "Operating
-# retraining").
+# `runs --json`: one object per run, newest first, with these keys (docs/guide/operating.md;
+# its table).
 RUN_KEYS = (
     "run_id",
     "started",
@@ -93,35 +90,30 @@ def code_version(folder=REPO_ROOT):
     return commit.stdout.strip() + dirty
 
 
-def _store_or_none(metadata_path):
-    from pipeline.runner import open_store
-
-    return open_store(metadata_path) if os.path.exists(metadata_path) else None
-
-
-def _run_contexts(store, pipeline_name):
-    pipeline = store.get_context_by_type_and_name("pipeline", pipeline_name)
-    if pipeline is None:
-        return []
-    return [
-        c for c in store.get_children_contexts_by_context(pipeline.id) if c.type == "pipeline_run"
-    ]
+def _store_or_none(metadata_path, writable=False):
+    return metadata.open_store(metadata_path, writable) if os.path.exists(metadata_path) else None
 
 
 def run_ids(config):
     """The ids of the `pipeline_run` contexts of `config`'s pipeline recorded so far."""
     store = _store_or_none(config.resolved_metadata_path)
-    return set() if store is None else {c.id for c in _run_contexts(store, config.pipeline_name)}
+    return (
+        set()
+        if store is None
+        else {c.id for c in metadata.run_contexts(store, config.pipeline_name)}
+    )
 
 
 def record_provenance(config, known_run_ids):
     """Puts the definition (path and sha256) and the code version (git commit) on the run
     contexts of `config`'s pipeline that are not among `known_run_ids`: the run that just
     ended, finished or failed. Returns the contexts updated."""
-    store = _store_or_none(config.resolved_metadata_path)
+    store = _store_or_none(config.resolved_metadata_path, writable=True)
     if store is None:
         return []
-    new = [c for c in _run_contexts(store, config.pipeline_name) if c.id not in known_run_ids]
+    new = [
+        c for c in metadata.run_contexts(store, config.pipeline_name) if c.id not in known_run_ids
+    ]
     if not new:
         return []
     values = {CODE_VERSION_PROPERTY: code_version()}
@@ -135,15 +127,6 @@ def record_provenance(config, known_run_ids):
                 context.custom_properties[key].string_value = value
     store.put_contexts(new)
     return new
-
-
-def custom_property(item, key):
-    """A custom property's value (string or int), None when absent."""
-    if item is None or key not in item.custom_properties:
-        return None
-    value = item.custom_properties[key]
-    which = value.WhichOneof("value")
-    return getattr(value, which) if which else None
 
 
 def _iso(milliseconds):
@@ -165,11 +148,7 @@ class History:
         self.store = store
         self.pipeline_name = pipeline_name
         self.pipeline_context = store.get_context_by_type_and_name("pipeline", pipeline_name)
-        self.run_contexts = sorted(
-            _run_contexts(store, pipeline_name),
-            key=lambda c: (c.create_time_since_epoch, c.id),
-            reverse=True,
-        )
+        self.run_contexts = metadata.run_contexts(store, pipeline_name)  # newest first
         executions = (
             store.get_executions_by_context(self.pipeline_context.id)
             if self.pipeline_context is not None
@@ -234,13 +213,11 @@ class History:
         return max(found, key=lambda a: a.id) if found else None
 
     def metrics(self, evaluation):
-        """The overall metrics of a `ModelEvaluation` artifact (TFMA: imports TensorFlow)."""
+        """The overall metrics of a `ModelEvaluation` artifact."""
         if evaluation is None or not os.path.isdir(evaluation.uri):
             return {}
         if evaluation.id not in self._metrics:
-            from pipeline.runner import overall_metrics
-
-            self._metrics[evaluation.id] = _finite(overall_metrics(evaluation.uri))
+            self._metrics[evaluation.id] = _finite(metadata.overall_metrics(evaluation.uri))
         return self._metrics[evaluation.id]
 
     def run_record(self, run, with_metrics=True):
@@ -422,11 +399,12 @@ def public(record, keys):
     return {key: record.get(key) for key in keys}
 
 
-def load(config):
-    """The `History` of `config`'s pipeline; RuntimeError when its store does not exist."""
-    from pipeline.runner import open_store
-
-    return History(open_store(config.resolved_metadata_path), config.pipeline_name)
+def load(config, writable=False):
+    """The `History` of `config`'s pipeline, its store read-only unless `writable`;
+    RuntimeError when the store does not exist."""
+    return History(
+        metadata.open_store(config.resolved_metadata_path, writable), config.pipeline_name
+    )
 
 
 def _headline(metrics):

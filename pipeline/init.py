@@ -27,7 +27,7 @@ FILES = (DEFINITION, SCHEMA, PREPROCESSING, MODEL)
 _DEFINITION = string.Template("""\
 # $name: written by `python -m pipeline init` on $date from $data.
 # Edit freely. Paths are relative to this file's folder; keys left out take their defaults
-# (README, "Pipeline definitions"); command-line options override any key.
+# (docs/reference/settings.md); command-line options override any key.
 name = "$name"
 
 [data]
@@ -148,8 +148,9 @@ def infer_schema(config, work_dir, stream=None):
     """The schema SchemaGen infers for `config`'s data (ExampleGen, StatisticsGen and
     SchemaGen run in `work_dir`)."""
     from components.schema_file import SCHEMA_FILE_NAME, load_schema
+    from pipeline.metadata import latest_output
     from pipeline.pipeline import data_components
-    from pipeline.runner import latest_output, latest_run_executions, open_store, run_pipeline
+    from pipeline.runner import run_pipeline
 
     config = dataclasses.replace(
         config,
@@ -162,10 +163,7 @@ def infer_schema(config, work_dir, stream=None):
     _, example_gen, statistics_gen, schema_gen = data_components(config)
     kwargs = {} if stream is None else {"stream": stream}
     run_pipeline(config, [example_gen, statistics_gen, schema_gen], **kwargs)
-    store = open_store(config.resolved_metadata_path)
-    artifact = latest_output(
-        store, latest_run_executions(store, config.resolved_metadata_path), "Schema"
-    )
+    artifact = latest_output(config.resolved_metadata_path, config.pipeline_name, "Schema")
     return load_schema(os.path.join(artifact.uri, SCHEMA_FILE_NAME))
 
 

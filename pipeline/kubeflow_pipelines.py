@@ -21,6 +21,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import posixpath
 import sys
 import urllib.error
 import urllib.request
@@ -85,8 +86,8 @@ def kubeflow_config(config, cluster):
     volume = cluster.volume(problems)
     if volume:
         mount = volume[1]
-        serving_dir = serving_dir or f"{mount.rstrip('/')}/{config.pipeline_name}"
-        if not os.path.normpath(serving_dir).startswith(mount.rstrip("/") + "/"):
+        serving_dir = posixpath.normpath(serving_dir or f"{mount}/{config.pipeline_name}")
+        if not serving_dir.startswith(mount.rstrip("/") + "/"):
             problems.append(
                 f"--serving-model-dir {serving_dir} must be under the --serving-volume mount "
                 f"{mount}: the Pusher copies with file-system calls and publishes each version "

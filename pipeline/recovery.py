@@ -23,6 +23,8 @@ import os
 import shutil
 import tempfile
 
+from pipeline import metadata
+
 # Set on an execution `recover_interrupted` found left RUNNING: why it was canceled.
 INTERRUPTED_PROPERTY = "interrupted"
 TEMP_PREFIX = "tfx-kit-run-"
@@ -66,7 +68,6 @@ def recover_interrupted(config):
     from ml_metadata.proto import metadata_store_pb2
 
     from components.serving_dir import remove_stale_staging
-    from pipeline.runner import open_store
 
     found = []
     serving = config.resolved_serving_model_dir
@@ -77,7 +78,7 @@ def recover_interrupted(config):
         ]
     if not os.path.exists(config.resolved_metadata_path):
         return found
-    store = open_store(config.resolved_metadata_path)
+    store = metadata.open_store(config.resolved_metadata_path, writable=True)
     pipeline = store.get_context_by_type_and_name("pipeline", config.pipeline_name)
     if pipeline is None:
         return found

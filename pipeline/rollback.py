@@ -232,7 +232,7 @@ def rollback(config, version, dry_run=False, force=False, reason=None, out=None,
             print(f"Not rolled back: {e}", file=err or sys.stderr, flush=True)
             return exit_codes.FAILED
     try:
-        history = load(config)
+        history = load(config, writable=not dry_run)
         record, source, served = plan(history, serving_dir, version, force)
     except (Refused, RuntimeError) as e:
         return refuse(e)

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from pipeline import exit_codes, history, recovery
+from pipeline import exit_codes, history, metadata, recovery
 
 
 class ProgressReporter:
@@ -119,77 +119,6 @@ class RunSummary:
         return "\n".join(lines)
 
 
-def metric_name(key):
-    """A TFMA `MetricKey`'s name, per-class ones as `precision/class_2`."""
-    if key.sub_key.HasField("class_id"):
-        return f"{key.name}/class_{key.sub_key.class_id.value}"
-    return key.name
-
-
-def overall_metrics(evaluation_uri):
-    """{name: value} of the evaluated model on the overall slice; per-class ones as
-    `precision/class_2`."""
-    import tensorflow_model_analysis as tfma
-
-    for metrics_for_slice in tfma.load_metrics(evaluation_uri):
-        if metrics_for_slice.slice_key.single_slice_keys:
-            continue
-        values = {}
-        for entry in metrics_for_slice.metric_keys_and_values:
-            # With a baseline, TFMA reports both models and their difference: keep the candidate.
-            if (
-                entry.key.is_diff
-                or entry.key.model_name not in ("", "candidate")
-                or not entry.value.HasField("double_value")
-            ):
-                continue
-            values[metric_name(entry.key)] = entry.value.double_value.value
-        return values
-    return {}
-
-
-def open_store(metadata_path):
-    """The SQLite ML Metadata store at `metadata_path`, which must exist.
-
-    Connects through ml_metadata alone: TFX's config helper would import TensorFlow.
-    """
-    from ml_metadata.metadata_store import metadata_store
-    from ml_metadata.proto import metadata_store_pb2
-
-    if not os.path.exists(metadata_path):
-        raise RuntimeError(f"No ML Metadata store at {metadata_path}: run the pipeline first.")
-    config = metadata_store_pb2.ConnectionConfig()
-    config.sqlite.filename_uri = metadata_path
-    config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READWRITE
-    return metadata_store.MetadataStore(config)
-
-
-def latest_run_executions(store, metadata_path):
-    """The executions of the newest pipeline run in `store`, cached ones included."""
-    runs = store.get_contexts_by_type("pipeline_run")
-    if not runs:
-        raise RuntimeError(f"No pipeline run recorded in {metadata_path}.")
-    run = max(runs, key=lambda c: (c.create_time_since_epoch, c.id))
-    return store.get_executions_by_context(run.id)
-
-
-def latest_output(store, executions, type_name):
-    """The newest artifact of `type_name` that `executions` output, or None."""
-    from ml_metadata.proto import metadata_store_pb2
-
-    ids = {
-        event.artifact_id
-        for event in store.get_events_by_execution_ids([e.id for e in executions])
-        if event.type == metadata_store_pb2.Event.OUTPUT
-    }
-    artifacts = [
-        a
-        for a in store.get_artifacts_by_id(list(ids))
-        if store.get_artifact_types_by_id([a.type_id])[0].name == type_name
-    ]
-    return max(artifacts, key=lambda a: a.id) if artifacts else None
-
-
 def summarize(config):
     """What the latest run produced, read back from ML Metadata."""
     from ml_metadata.proto import metadata_store_pb2
@@ -197,8 +126,9 @@ def summarize(config):
     from components.example_validator.layout import load_anomaly_lines
     from components.schema_file import SCHEMA_FILE_NAME
 
-    store = open_store(config.resolved_metadata_path)
-    executions = latest_run_executions(store, config.resolved_metadata_path)
+    store = metadata.open_store(config.resolved_metadata_path)
+    run = metadata.latest_run(store, config.pipeline_name)
+    executions = store.get_executions_by_context(run.id)
     node_of = {}
     for execution in executions:
         for context in store.get_contexts_by_execution(execution.id):
@@ -211,7 +141,7 @@ def summarize(config):
     )
 
     evaluation, blessing, pushed, model_run, statistics, anomalies, schema = (
-        latest_output(store, executions, name)
+        metadata.output(store, run, name)
         for name in (
             "ModelEvaluation",
             "ModelBlessing",
@@ -223,9 +153,9 @@ def summarize(config):
         )
     )
 
-    custom = history.custom_property
+    custom = metadata.custom_property
     return RunSummary(
-        metrics=overall_metrics(evaluation.uri) if evaluation is not None else {},
+        metrics=metadata.overall_metrics(evaluation.uri) if evaluation is not None else {},
         blessed=bool(custom(blessing, "blessed")) if blessing is not None else None,
         pushed_to=custom(pushed, "pushed_destination") if custom(pushed, "pushed") else None,
         not_pushed_reason=custom(pushed, "reason"),

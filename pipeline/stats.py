@@ -16,40 +16,30 @@ from components.statistics_gen.layout import (
     model_statistics_uri,
     split_statistics_path,
 )
+from pipeline import metadata
 
 _SHOWN_TOP_VALUES = 3
 
 
-def latest_statistics_uri(metadata_path: str) -> str:
-    """The `ExampleStatistics` artifact of the newest run recorded at `metadata_path`."""
-    from pipeline.runner import latest_output, latest_run_executions, open_store
-
-    store = open_store(metadata_path)
-    artifact = latest_output(
-        store, latest_run_executions(store, metadata_path), "ExampleStatistics"
-    )
+def latest_statistics_uri(metadata_path: str, pipeline_name: str) -> str:
+    """The `ExampleStatistics` artifact of the newest run of `pipeline_name` recorded at
+    `metadata_path`."""
+    artifact = metadata.latest_output(metadata_path, pipeline_name, "ExampleStatistics")
     if artifact is None:
-        raise RuntimeError(f"The latest run in {metadata_path} has no statistics.")
+        raise RuntimeError(
+            f"The latest run of {pipeline_name!r} in {metadata_path} has no statistics."
+        )
     return artifact.uri
 
 
-def latest_baseline_uri(metadata_path: str) -> str | None:
-    """The training statistics of the baseline model the newest run was given (the latest
-    blessed model, input of its ExampleValidator or Evaluator as `baseline_model`), or None."""
-    from ml_metadata.proto import metadata_store_pb2
-
-    from pipeline.runner import latest_run_executions, open_store
-
-    store = open_store(metadata_path)
-    executions = latest_run_executions(store, metadata_path)
-    ids = {
-        event.artifact_id
-        for event in store.get_events_by_execution_ids([e.id for e in executions])
-        if event.type == metadata_store_pb2.Event.INPUT
-        and event.path.steps
-        and event.path.steps[0].key == "baseline_model"
-    }
-    for artifact in sorted(store.get_artifacts_by_id(list(ids)), key=lambda a: -a.id):
+def latest_baseline_uri(metadata_path: str, pipeline_name: str) -> str | None:
+    """The training statistics of the baseline model the newest run of `pipeline_name` was
+    given (the latest blessed model, input of its ExampleValidator or Evaluator as
+    `baseline_model`), or None."""
+    store = metadata.open_store(metadata_path)
+    for artifact in metadata.inputs(
+        store, metadata.latest_run(store, pipeline_name), "baseline_model"
+    ):
         uri = model_statistics_uri(artifact.uri)
         if os.path.isfile(split_statistics_path(uri, "train")):
             return uri

@@ -10,6 +10,7 @@ import dataclasses
 import importlib.util
 import json
 import os
+import posixpath
 from pathlib import Path
 
 from components import user_code
@@ -60,6 +61,7 @@ def _path_in_image(path, flag, problems, beam_workers_read_it, mounts=("/gcs/",)
     """
     if path.startswith("gs://"):
         return path
+    path = posixpath.normpath(path)  # a mount's "/gcs/../x" is not under it
     if not beam_workers_read_it:
         if mounts and path.startswith(mounts):
             return path
@@ -148,7 +150,9 @@ def vertex_config(config):
         problems.append(
             "--pipeline-root must be a gs:// folder: Vertex writes every artifact under it"
         )
-    if not (config.serving_model_dir or "").startswith("/gcs/"):
+    # Checked as the Pusher will see it: /gcs/../etc is /etc.
+    serving_dir = posixpath.normpath(config.serving_model_dir or ".")
+    if not serving_dir.startswith("/gcs/"):
         problems.append(
             "--serving-model-dir must be a /gcs/<bucket>/... folder: the Pusher "
             "copies with file-system calls, which reach Cloud Storage through "
@@ -171,7 +175,7 @@ def vertex_config(config):
         problems.append("--beam-job-endpoint: host:port of the Flink or Spark Beam job server")
     if problems:
         raise SetupError("compile for Vertex AI", problems)
-    return dataclasses.replace(config, **in_image)
+    return dataclasses.replace(config, serving_model_dir=serving_dir, **in_image)
 
 
 def beam_args(config):

@@ -227,7 +227,7 @@ def _csv(tmp_path, text, name="data.csv"):
 
 
 def test_a_wrong_label_names_the_columns_and_the_closest_one(tmp_path, capsys):
-    from pipeline.__main__ import main
+    from pipeline.cli import main
 
     path = _csv(tmp_path, "age,city,target\n1,a,yes\n2,b,no\n")
     with pytest.raises(ValueError) as e:
@@ -289,13 +289,11 @@ def test_task_inference_refuses_what_it_cannot_decide(tmp_path):
 
 
 def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
-    from pipeline.__main__ import build_parser, config_from_args
+    from pipeline.cli import config_from_argv
 
     path = _csv(tmp_path, "age,city,target\n1,a,x\n2,b,y\n3,a,z\n", "My Data.csv")
-    assert config_from_args(build_parser().parse_args(["run"])) == taxi_config()
-    config = config_from_args(
-        build_parser().parse_args(["run", "--data", path, "--label", "target"])
-    )
+    assert config_from_argv(["run"]) == taxi_config()
+    config = config_from_argv(["run", "--data", path, "--label", "target"])
     assert (config.pipeline_name, config.schema_path, config.label_key) == (
         "My_Data",
         None,
@@ -304,11 +302,9 @@ def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
     assert (config.preprocessing_fn, config.estimator_fn, config.task) == ("auto", "auto", "auto")
     assert config.resolve_from_data().task == "multiclass"
     assert config.resolve_from_data().num_classes == 3
-    given = config_from_args(
-        build_parser().parse_args(
-            ["run", "--data", path, "--label", "target", "--task", "multiclass",
-             "--missing-value=", "--missing-value=?", "--pipeline-name", "p"]
-        )
+    given = config_from_argv(
+        ["run", "--data", path, "--label", "target", "--task", "multiclass",
+         "--missing-value=", "--missing-value=?", "--pipeline-name", "p"]
     )  # fmt: skip
     assert (given.task, given.missing_values, given.pipeline_name) == ("multiclass", ("", "?"), "p")
     with pytest.raises(ValueError, match="num_classes is for task 'multiclass', not 'auto'"):

@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from pipeline.__main__ import build_parser, config_from_args, explicit_options, main
+from pipeline.cli import config_from_argv, main
 from pipeline.config import REPO_ROOT, PipelineConfig
 from pipeline.definition import DEFAULT_DEFINITION, KEYS, DefinitionError, build_config, load
 
@@ -33,7 +33,7 @@ DIABETES_FLAGS = [
 
 
 def _cli_config(argv):
-    return config_from_args(build_parser().parse_args(argv), explicit_options(argv))
+    return config_from_argv(argv)
 
 
 # What a definition must say, for tests of the other keys: the taxi data and label.
@@ -443,9 +443,9 @@ def test_submit_takes_project_and_region_from_the_definition(
     assert "/projects/other/locations/us-east1/" in json.loads(capsys.readouterr().out)["url"]
 
 
-def test_readme_documents_every_key():
-    text = (REPO_ROOT / "README.md").read_text()
-    section = text[text.index("## Pipeline definitions") :]
-    section = section[: section.index("\n## ", 1)]
+def test_settings_reference_documents_every_key():
+    text = (REPO_ROOT / "docs" / "reference" / "settings.md").read_text()
+    section = text[text.index("<!-- BEGIN GENERATED: settings -->") :]
+    section = section[: section.index("<!-- END GENERATED: settings -->")]
     for key in KEYS:
         assert f"`{key.name}`" in section, key.label

@@ -305,10 +305,10 @@ def test_executor_finds_skew_between_train_and_eval(tmp_path, statistics):
 
 
 def test_drift_and_skew_are_kinds_and_thresholds_come_from_config_and_command_line():
-    from pipeline.__main__ import build_parser, config_from_args
+    from pipeline.cli import config_from_argv
 
     assert {"drift", "skew"} <= set(KINDS)
-    args = build_parser().parse_args(
+    config = config_from_argv(
         [
             "run",
             "--drift-threshold",
@@ -321,7 +321,6 @@ def test_drift_and_skew_are_kinds_and_thresholds_come_from_config_and_command_li
             "skew",
         ]
     )
-    config = config_from_args(args)
     assert config.drift_thresholds == (("fare", 0.1), ("*", 0.2))
     assert config.skew_thresholds == (("payment_type", 0.05),)
     assert config.warn_only_anomalies == ("skew",)
@@ -331,11 +330,11 @@ def test_drift_and_skew_are_kinds_and_thresholds_come_from_config_and_command_li
     with pytest.raises(ValueError, match=r"skew_thresholds\['fare'\]: 2.0 is outside"):
         taxi_config(skew_thresholds=(("fare", 2),))
     with pytest.raises(SystemExit):
-        build_parser().parse_args(["run", "--drift-threshold", "fare"])
+        config_from_argv(["run", "--drift-threshold", "fare"])
 
 
 def test_stats_command_shows_drift_against_a_baseline(statistics, tmp_path, capsys):
-    from pipeline.__main__ import main
+    from pipeline.cli import main
 
     _, folder = statistics
     current = _statistics_artifact(tmp_path / "now", folder, {"train": "shifted", "eval": "fresh"})
@@ -371,7 +370,7 @@ def test_drifted_data_stops_the_next_run_before_the_trainer(pipeline_run, tmp_pa
     import csv
 
     from components.example_validator.executor import DataValidationError
-    from pipeline.__main__ import main
+    from pipeline.cli import main
     from pipeline.runner import run_locally
     from tests.conftest import copy_of_run
 

@@ -359,12 +359,12 @@ def test_bad_data_stops_the_pipeline_before_the_trainer(tmp_path, small_taxi_csv
 
 
 def test_warn_only_kinds_come_from_the_config_and_command_line():
-    from pipeline.__main__ import build_parser, config_from_args
+    from pipeline.cli import config_from_argv
 
-    args = build_parser().parse_args(
+    config = config_from_argv(
         ["run", "--warn-only-anomaly", "new_column", "--warn-only-anomaly", "out_of_domain"]
     )
-    assert config_from_args(args).warn_only_anomalies == ("new_column", "out_of_domain")
+    assert config.warn_only_anomalies == ("new_column", "out_of_domain")
     assert taxi_config(warn_only_anomalies=("drift", "skew")).warn_only_anomalies == (
         "drift",
         "skew",

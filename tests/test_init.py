@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from pipeline.__main__ import main
+from pipeline.cli import main
 from pipeline.config import REPO_ROOT
 from pipeline.definition import build_config
 from tests.test_zero_code import _SERVE_SCRIPT, MISSING, TYPES, _generate

@@ -176,7 +176,7 @@ def _check_store(pipeline, node, written):
     was output by a completed execution and is on disk, no staging folder in it."""
     from ml_metadata.proto import metadata_store_pb2
 
-    from pipeline.runner import open_store
+    from pipeline.metadata import open_store
 
     store = open_store(pipeline.store)
     context = store.get_context_by_type_and_name("node", f"taxi.{node}")
@@ -267,7 +267,7 @@ def test_a_run_killed_in_any_component_leaves_nothing_half_written(tmp_path, sma
 
     # Nothing the killed runs were writing is left: no output folder ML Metadata does not
     # name, no executor or stateful working folder of theirs, no temporary folder.
-    from pipeline.runner import open_store
+    from pipeline.metadata import open_store
 
     uris = {a.uri for a in open_store(pipeline.store).get_artifacts()}
     assert pipeline.output_dirs() <= uris, sorted(pipeline.output_dirs() - uris)

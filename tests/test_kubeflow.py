@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 from kubeflow.local_runner import LocalVertexRunner, task_order
-from pipeline.__main__ import main
+from pipeline.cli import main
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 from pipeline.vertex import (
     IMAGE_FOLDERS,
@@ -396,7 +396,7 @@ def test_missing_setup_fails_before_loading_tensorflow_or_aiplatform(compiled, t
     }
     env["CLOUDSDK_CONFIG"] = str(tmp_path)
     code = (
-        "import sys; from pipeline.__main__ import main; rc = main(sys.argv[1:]); "
+        "import sys; from pipeline.cli import main; rc = main(sys.argv[1:]); "
         "print(rc, [m for m in ('tensorflow', 'google.cloud.aiplatform') if m in sys.modules])"
     )
     result = subprocess.run(
@@ -758,10 +758,9 @@ def test_without_a_schema_file_schema_gen_feeds_every_schema_consumer(tmp_path):
 
 
 def test_cli_infer_schema_flag_maps_to_no_schema_path():
-    from pipeline.__main__ import build_parser, config_from_args
+    from pipeline.cli import config_from_argv
 
-    parser = build_parser()
-    assert config_from_args(parser.parse_args(["run", "--infer-schema"])).schema_path is None
-    assert config_from_args(parser.parse_args(["run"])).schema_path == taxi_config().schema_path
+    assert config_from_argv(["run", "--infer-schema"]).schema_path is None
+    assert config_from_argv(["run"]).schema_path == taxi_config().schema_path
     with pytest.raises(SystemExit):
-        parser.parse_args(["compile", "--out", "x.json", "--infer-schema", "--schema", "s.pbtxt"])
+        config_from_argv(["compile", "--out", "x.json", "--infer-schema", "--schema", "s.pbtxt"])

@@ -16,7 +16,7 @@ import yaml
 
 from kubeflow import kfp_executor
 from pipeline import kubeflow_pipelines
-from pipeline.__main__ import main
+from pipeline.cli import main
 from pipeline.config import REPO_ROOT
 from pipeline.kubeflow_pipelines import (
     EXECUTOR_COMMAND,
@@ -435,7 +435,7 @@ def test_options_of_the_other_target_are_refused(kfp_env, tiny_yaml, capsys):
 
 def test_submit_and_schedule_import_no_tensorflow(kfp_env, tiny_yaml):
     code = (
-        "import sys; from pipeline.__main__ import main; rc = main(sys.argv[1:]); "
+        "import sys; from pipeline.cli import main; rc = main(sys.argv[1:]); "
         "print(rc, [m for m in ('tensorflow', 'tfx', 'google.cloud.aiplatform') "
         "if m in sys.modules], file=sys.stderr)"
     )

@@ -55,7 +55,7 @@ def _cli(*args, output_dir):
 
 def _main(capsys, *args, output_dir):
     """`python -m pipeline ARGS` in this process: (exit status, stdout, stderr)."""
-    from pipeline.__main__ import main
+    from pipeline.cli import main
 
     capsys.readouterr()
     code = main([*args, "--definition", TAXI_DEFINITION, "--output-dir", str(output_dir)])
@@ -65,7 +65,7 @@ def _main(capsys, *args, output_dir):
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory, small_taxi_csv):
-    from pipeline.__main__ import main
+    from pipeline.cli import main
     from pipeline.runner import run_locally
 
     out = tmp_path_factory.mktemp("ops")
@@ -203,7 +203,7 @@ def test_rollback_is_recorded_in_ml_metadata_as_a_push(scenario):
     from ml_metadata.proto import metadata_store_pb2
 
     from pipeline.history import ROLLBACK_TYPE
-    from pipeline.runner import open_store
+    from pipeline.metadata import open_store
 
     store = open_store(scenario["config"].resolved_metadata_path)
     (execution,) = store.get_executions_by_type(ROLLBACK_TYPE)
@@ -230,7 +230,7 @@ def test_rollback_is_recorded_in_ml_metadata_as_a_push(scenario):
 
 @pytest.mark.slow
 def test_dry_run_changes_nothing(scenario, capsys):
-    from pipeline.runner import open_store
+    from pipeline.metadata import open_store
 
     out = scenario["out"]
     serving_dir = scenario["config"].resolved_serving_model_dir
@@ -335,13 +335,38 @@ def test_tables_are_aligned_and_name_each_run_and_version(scenario, capsys):
     assert lines[-1].startswith("* served now")
 
 
+def test_runs_models_and_rollback_answer_without_tensorflow(scenario):
+    """The three commands read a SQLite store and the serving folder: TensorFlow's import
+    (seconds of CPU) is not needed, and not done."""
+    code = (
+        "import sys\n"
+        "from pipeline.cli import main\n"
+        "rc = main(sys.argv[1:])\n"
+        "print(rc, 'tensorflow' in sys.modules, 'tensorflow_model_analysis' in sys.modules)\n"
+    )
+    common = ["--definition", TAXI_DEFINITION, "--output-dir", str(scenario["out"])]
+    for argv in (
+        ["runs"],
+        ["models", "--json"],
+        ["rollback", "--to", str(scenario["v2"]), "--dry-run"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", code, *argv, *common],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+        )
+        assert done.stdout.splitlines()[-1] == "0 False False", (argv, done.stdout, done.stderr)
+        assert done.stdout.count("\n") > 1, argv  # the table, list or plan came first
+
+
 def test_history_commands_answer_help_without_tensorflow():
     for command in ("runs", "models", "rollback", "report"):
         result = subprocess.run(
             [
                 sys.executable,
                 "-c",
-                "import sys; from pipeline.__main__ import main\n"
+                "import sys; from pipeline.cli import main\n"
                 "try:\n    main([sys.argv[1], '--help'])\nexcept SystemExit:\n    pass\n"
                 "print('tensorflow' in sys.modules, 'tfx' in sys.modules)",
                 command,

@@ -300,7 +300,7 @@ def test_a_failed_cluster_task_fails_the_trainer_naming_the_task_and_pushes_noth
 
 
 def test_run_refuses_a_backend_whose_machines_cannot_read_local_artifacts(capsys):
-    from pipeline.__main__ import main
+    from pipeline.cli import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["run", "--training-backend", "vertex"])
@@ -373,7 +373,7 @@ def test_without_a_schema_file_the_inferred_schema_is_used_end_to_end(
     from tensorflow_metadata.proto.v0 import schema_pb2
 
     from components.schema_file import load_schema
-    from pipeline.__main__ import main
+    from pipeline.cli import main
     from pipeline.runner import run_locally
 
     config = small_pipeline_config(

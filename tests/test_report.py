@@ -36,7 +36,7 @@ _IMPOSSIBLE_AUC = 1.01
 def _main(*args, output_dir):
     """`python -m pipeline ARGS` for the copy's pipeline, in this process: (exit status,
     stdout, stderr)."""
-    from pipeline.__main__ import main
+    from pipeline.cli import main
 
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
@@ -116,6 +116,9 @@ class Page:
             ),
         )
         self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on(
+            "dialog", lambda d: (self.errors.append(f"dialog {d.type}: {d.message}"), d.dismiss())
+        )
         self.page.goto(f"file://{self.path}")
         self.page.wait_for_load_state("load")
 
@@ -124,6 +127,10 @@ class Page:
 
     def texts(self, selector):
         return [t.strip() for t in self.page.locator(selector).all_inner_texts()]
+
+    def svg_texts(self, selector):
+        """The text of SVG elements, which have no inner text."""
+        return self.page.locator(selector).all_text_contents()
 
     def row(self, table, first_cell):
         """The cells of the row of `table` (a selector) whose first cell is `first_cell`."""
@@ -134,7 +141,7 @@ class Page:
         raise AssertionError(f"no row {first_cell!r} in {table}: {self.texts(table)}")
 
     def check_renders_alone(self):
-        """No script error, and nothing loaded but the file itself."""
+        """No script error or dialog, and nothing loaded but the file itself."""
         assert self.errors == []
         assert self.requests == [f"file://{self.path}"]
 
@@ -182,7 +189,7 @@ def test_report_command_writes_the_run_asked_for_and_names_the_runs_there_are(ru
 def test_first_run_report_shows_data_training_evaluation_and_push(runs, browser, tmp_path):
     from components.statistics_gen.layout import load_statistics
     from pipeline.history import code_version
-    from pipeline.runner import overall_metrics
+    from pipeline.metadata import overall_metrics
 
     first = runs["first"]
     page = Page(browser, runs["first_page"])
@@ -234,7 +241,7 @@ def test_first_run_report_shows_data_training_evaluation_and_push(runs, browser,
 
 
 def test_unblessed_run_report_compares_with_the_baseline_and_shows_the_failed_check(runs, browser):
-    from pipeline.runner import overall_metrics
+    from pipeline.metadata import overall_metrics
 
     strict = runs["records"][1]
     page = Page(browser, _report_path(runs["strict_stdout"]))
@@ -280,6 +287,179 @@ def test_failed_run_report_names_the_failing_component(runs, browser):
     assert row[1] == "failed"
     for section in ("#training", "#evaluation", "#push"):
         assert "did not run in this run" in page.texts(section)[0]
+
+
+def test_report_out_writes_over_its_own_report_and_refuses_any_other_path(runs):
+    config, first_page = runs["config"], runs["first_page"]
+    earlier = first_page.read_bytes()
+    code, stdout, _ = _main(
+        "report", runs["first_id"], "--out", first_page, output_dir=config.output_dir
+    )
+    assert code == 0 and stdout.strip() == str(first_page)
+    assert first_page.read_bytes() != earlier  # written again (its time in the footer)
+    folder = os.path.dirname(config.resolved_metadata_path)
+    for path, why in (
+        (config.resolved_metadata_path, "is the pipeline's ML Metadata store"),
+        (config.data_path, "is the pipeline's input data"),
+        (folder, "is a folder"),
+    ):
+        around = (folder, os.path.dirname(os.path.abspath(path)))
+        before = [_files_in(f) for f in around]
+        code, stdout, stderr = _main(
+            "report", "--data", config.data_path, "--out", path, output_dir=config.output_dir
+        )
+        assert (code, stdout) == (2, "")
+        assert f"--out {os.path.abspath(path)}: {why}" in stderr and "Nothing was written" in stderr
+        assert [_files_in(f) for f in around] == before  # nothing written, nothing left behind
+
+
+def _files_in(folder):
+    """{name: bytes} of the files in `folder`, None for its folders."""
+    return {
+        entry.name: entry.read_bytes() if entry.is_file() else None
+        for entry in pathlib.Path(folder).iterdir()
+    }
+
+
+HOSTILE = "<script>alert(1)</script>"
+QUOTES = "\"&'<>"
+
+
+def _hostile_data():
+    """What `collect` reads, with a script and every character HTML treats specially wherever
+    the run puts text of its own: names of features, slices, splits, nodes, messages."""
+    from components.evaluator.tasks import BlessingGate
+
+    statistics_row = {"count": 10, "missing_pct": 0.0, "unique": 2}
+    numeric_row = {"count": 10, "missing_pct": 10.0, "mean": 1.5, "std_dev": 0.5}
+    metrics = {"auc": 0.7, "example_count": 10}
+    return {
+        "pipeline": HOSTILE,
+        "record": {
+            "run_id": QUOTES,
+            "started": "2026-12-01T03:13:24Z",
+            "duration_s": 12.5,
+            "outcome": "not_blessed",
+            "failed_component": None,
+            "input_rows": 10,
+            "input_fingerprint": HOSTILE,
+            "definition": QUOTES,
+            "definition_sha256": HOSTILE,
+            "code_version": QUOTES,
+        },
+        "generated": HOSTILE,
+        "components": [
+            {
+                "node": HOSTILE,
+                "state": "complete",
+                "start_s": 0.0,
+                "duration_s": 1.0,
+                "error": QUOTES,
+            }
+        ],
+        "artifacts": [(HOSTILE, QUOTES, HOSTILE, "/tmp/" + QUOTES)],
+        "baseline_model": {"uri": HOSTILE, "run_id": QUOTES},
+        "statistics": {
+            "uri": HOSTILE,
+            "baseline": QUOTES,
+            "splits": {HOSTILE: 10},
+            "features": {
+                HOSTILE: {
+                    "type": QUOTES,
+                    "splits": {
+                        HOSTILE: {
+                            "row": statistics_row,
+                            "chart": {"kind": "values", "shares": {HOSTILE: 60.0, QUOTES: 40.0}},
+                        }
+                    },
+                },
+                QUOTES: {
+                    "type": "FLOAT",
+                    "splits": {
+                        HOSTILE: {
+                            "row": numeric_row,
+                            "chart": {
+                                "kind": "histogram",
+                                "buckets": [(0.0, 1.0, 40.0), (1.0, 2.0, 60.0)],
+                            },
+                        }
+                    },
+                },
+            },
+        },
+        "anomalies": {
+            "uri": HOSTILE,
+            "found": [
+                {
+                    "split": HOSTILE,
+                    "column": QUOTES,
+                    "kind": HOSTILE,
+                    "severity": "error",
+                    "description": QUOTES,
+                }
+            ],
+        },
+        "training": {
+            "uri": HOSTILE,
+            "strategy": HOSTILE,
+            "strategy_reason": QUOTES,
+            "training_length": HOSTILE,
+            "curves": {HOSTILE: {QUOTES: [(1, 0.5), (2, 0.4)]}, QUOTES: {QUOTES: [(2, 0.9)]}},
+        },
+        "evaluation": {
+            "uri": HOSTILE,
+            "slices": [
+                {
+                    "keys": [],
+                    "candidate": metrics,
+                    "baseline": {"auc": 0.8},
+                    "change": {"auc": -0.1},
+                },
+                {"keys": [(HOSTILE, QUOTES)], "candidate": metrics, "baseline": {}, "change": {}},
+                {"keys": [(HOSTILE, HOSTILE)], "candidate": metrics, "baseline": {}, "change": {}},
+            ],
+            "gates": [BlessingGate("auc", threshold=0.6, max_change=0.01)],
+            "validation_ok": False,
+            "failures": [
+                {"metric": "auc", "change": True, "kind": "change_threshold", "message": HOSTILE}
+            ],
+        },
+        "blessing": {
+            "blessed": False,
+            "uri": HOSTILE,
+            "current_model": QUOTES,
+            "baseline_model": HOSTILE,
+        },
+        "push": {"pushed": False, "version": None, "destination": None, "reason": HOSTILE},
+    }
+
+
+def test_the_runs_own_text_is_shown_as_text_and_never_run(browser, tmp_path):
+    from pipeline.report.render import render
+
+    page_html = render(_hostile_data())
+    assert HOSTILE not in page_html and QUOTES not in page_html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page_html
+    assert "&#34;&amp;&#39;&lt;&gt;" in page_html
+    path = tmp_path / "hostile.html"
+    path.write_text(page_html)
+    page = Page(browser, path)
+    page.check_renders_alone()
+    assert page.count("script") == 1  # the page's own sorting script
+    assert page.texts("header h1")[0].startswith(HOSTILE)
+    assert page.page.title() == f"{HOSTILE}: run {QUOTES}"
+    assert page.page.locator("#data .card.feature").first.get_attribute("data-feature") == HOSTILE
+    assert page.texts("#data .card.feature h4") == [f"{HOSTILE} {QUOTES}", f"{QUOTES} FLOAT"]
+    assert page.row("#data table.anomalies", HOSTILE)[1:] == [QUOTES, HOSTILE, "error", QUOTES]
+    assert HOSTILE in page.svg_texts("#data svg[data-chart=values] text.tick title")
+    assert page.texts("#training .card h4") == [HOSTILE]
+    page.page.locator("#evaluation details summary").click()
+    assert page.texts("#evaluation table.slices tbody td:first-child") == [QUOTES, HOSTILE]
+    assert page.svg_texts("#evaluation svg[data-chart=slices] text.tick")[-2:] == [QUOTES, HOSTILE]
+    assert page.row("#blessing table.checks", "at most 0.01 below the baseline")[-1] == "failed"
+    assert HOSTILE in page.texts("#blessing dl.facts dd")
+    assert HOSTILE in page.texts("#push")[0]
+    assert page.row("#lineage table.components", HOSTILE)[-1] == QUOTES
 
 
 def _evaluation_uri(config, run_id):

@@ -13,7 +13,7 @@ from tfx.types import artifact_utils, standard_artifacts
 
 from components.statistics_gen.executor import QUANTILES_EPSILON, _StatisticsCombineFn
 from components.statistics_gen.layout import STATS_FILE
-from pipeline.__main__ import main
+from pipeline.cli import main
 from pipeline.stats import feature_rows, format_report
 from tests.conftest import run_statistics_gen, schema_artifact
 
@@ -275,12 +275,11 @@ def test_a_feature_with_no_values_shows_no_figures():
 
 @pytest.mark.slow
 def test_pipeline_run_records_statistics_in_ml_metadata(pipeline_run, capsys):
-    from pipeline.runner import latest_output, latest_run_executions, open_store
+    from pipeline.metadata import latest_output
 
     config, summary = pipeline_run
-    store = open_store(config.resolved_metadata_path)
     artifact = latest_output(
-        store, latest_run_executions(store, config.resolved_metadata_path), "ExampleStatistics"
+        config.resolved_metadata_path, config.pipeline_name, "ExampleStatistics"
     )
     assert artifact is not None and artifact.uri == summary.statistics_uri
     assert artifact.properties["split_names"].string_value == '["train", "eval"]'

@@ -1,4 +1,4 @@
-"""Strategy selection rules (the README's table) and their refusals."""
+"""Strategy selection rules (the table in docs/guide/distributed-training.md) and their refusals."""
 
 import json
 

@@ -27,7 +27,7 @@ from components.model_registry import (
     resource_name,
     version_labels,
 )
-from pipeline.__main__ import main
+from pipeline.cli import main
 from pipeline.config import REPO_ROOT
 from pipeline.vertex import NO_CREDENTIALS
 from tests.conftest import taxi_config
@@ -512,7 +512,7 @@ def test_registry_rollback_imports_no_tensorflow(registry_with_three_versions, t
         f"""
         import sys
         from google.cloud.aiplatform import initializer
-        from pipeline.__main__ import main
+        from pipeline.cli import main
         initializer.global_config.init(api_endpoint={vertex.url!r}, api_transport="rest")
         rc = main(sys.argv[1:])
         print(rc, "tensorflow" in sys.modules)

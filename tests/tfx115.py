@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from pipeline.config import REPO_ROOT
-from pipeline.runner import open_store
+from pipeline.metadata import open_store
 
 EXAMPLE = REPO_ROOT / "examples" / "tfx115_taxi"
 MODULE_FILE = str(EXAMPLE / "taxi_utils.py")

@@ -14,7 +14,9 @@ This module holds the names both sides agree on, and imports no TensorFlow.
 
 import re
 
-AUTO = "auto"
+# The setting that selects these functions; user_code defines it, the configuration reads it here.
+from components.user_code import AUTO as AUTO
+
 # Transformed feature `<name>_xf`, the name made safe for TF variable scopes.
 TRANSFORMED_SUFFIX = "_xf"
 VOCAB_TOP_K = 1000  # most frequent values kept per categorical column

@@ -2,8 +2,11 @@
 it holds decides the task and the class count when the configuration does not give them.
 
 Needed at construction time because the Evaluator's configuration is fixed then (per-class
-metrics name class ids 0 .. num_classes - 1). No TensorFlow: pyarrow reads only the label
-column, all values as strings, with ExampleGen's missing-value tokens.
+metrics name class ids 0 .. num_classes - 1). No TensorFlow: the files are read as ExampleGen
+reads them (`components.example_gen.csv_text`: pyarrow, and where it refuses a file the csv
+module), so what ExampleGen would refuse (bytes that are not UTF-8, a header naming a column
+twice, files whose headers differ) is refused here with its message, before any component
+runs; values are typed as ExampleGen types them, with its missing-value tokens.
 
 Task "auto" from the label's values (missing ones left out):
 
@@ -14,17 +17,20 @@ Task "auto" from the label's values (missing ones left out):
 - one value, or text with more than `MAX_CLASSES` values: refused, naming what was seen.
 """
 
-import csv
 import dataclasses
 import difflib
 import glob
 import os
-import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from components.example_gen.csv_text import data_rows, headed_files, text_batches
+from components.example_gen.kinds import narrowest_kind
 
 MAX_CLASSES = 100
 MAX_INT_CLASSES = 10
-_INT = re.compile(r"[+-]?[0-9]+")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_CSV_CHUNK = 1 << 16  # values per array where the csv module reads a file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,76 +52,74 @@ class LabelColumn:
 def csv_files(data_path: str) -> list[str] | None:
     """The CSV files ExampleGen reads, or None when `data_path` is not readable here."""
     if os.path.isdir(data_path):
-        return sorted(glob.glob(os.path.join(data_path, "*.csv"))) or None
+        pattern = os.path.join(data_path, "*.csv")
+        return sorted(glob.glob(pattern, include_hidden=True)) or None
     return [data_path] if os.path.isfile(data_path) else None
 
 
 def read_header(path: str) -> list[str]:
-    with open(path, newline="", encoding="utf-8-sig") as f:
-        return next(csv.reader(f), [])
+    """The header of `path` as ExampleGen reads it; [] for a file with no lines."""
+    return headed_files([path])[1] or []
 
 
 def check_column(data_path: str, column: str, what: str = "label") -> list[str] | None:
     """Raises ValueError naming the columns there are, and the closest one, when `column`
-    is not in the header; the header, or None when the data is not readable here."""
+    is not in the header, and ExampleGen's error when it would refuse a header; the
+    header, or None when the data is not readable here."""
     files = csv_files(data_path)
     if not files:
         return None
-    header = read_header(files[0])
+    headed, header = headed_files(files)
+    if header is None:
+        return None  # no lines at all: ExampleGen says so
     if column not in header:
         close = difflib.get_close_matches(column, header, n=1, cutoff=0.0)
         hint = f" (closest: {close[0]!r})" if close else ""
         raise ValueError(
-            f"{what} {column!r} is not a column of {files[0]}{hint}; its columns are "
+            f"{what} {column!r} is not a column of {headed[0]}{hint}; its columns are "
             + ", ".join(header)
             + "."
         )
     return header
 
 
+def _text_column(path: str, header: list[str], column: str):
+    """Every value of `column` in the rows of `path` ExampleGen parses (its columns are
+    `header`'s), as text, in arrays: read by pyarrow, or where it refuses the file by the
+    csv module, which raises naming the file and line of what it cannot read."""
+    try:
+        return [batch.column(column) for batch in text_batches(path, header)]
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        file_header, rows = data_rows(path)
+        index = file_header.index(column)
+        values = [fields[index] for fields in rows]
+        return [
+            pa.array(values[i : i + _CSV_CHUNK], pa.string())
+            for i in range(0, len(values), _CSV_CHUNK)
+        ]
+
+
 def read_label(data_path: str, label: str, missing_values=("",)) -> LabelColumn:
     """The label column of every CSV file of `data_path` (see `LabelColumn`)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pa_csv
-
     files = csv_files(data_path)
     if not files:
         raise ValueError(
             f"the data {data_path!r} is not readable here, so its label cannot decide the "
             "task: give the task (and num_classes for multiclass)."
         )
-    check_column(data_path, label)
+    header = check_column(data_path, label)
+    missing_set = pa.array(list(missing_values), pa.string())
     distinct, missing, rows = set(), 0, 0
-    for path in files:
-        table = pa_csv.read_csv(
-            path,
-            parse_options=pa_csv.ParseOptions(
-                newlines_in_values=True, invalid_row_handler=lambda _: "skip"
-            ),
-            convert_options=pa_csv.ConvertOptions(
-                include_columns=[label],
-                column_types={label: pa.string()},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-        column = table.column(label)
-        rows += len(column)
-        is_missing = pc.is_in(column, value_set=pa.array(list(missing_values), pa.string()))
-        missing += pc.sum(is_missing).as_py() or 0
-        if len(distinct) <= MAX_CLASSES:
-            present = column.filter(pc.invert(is_missing))
-            distinct.update(pc.unique(present).to_pylist())
+    for path in headed_files(files)[0]:
+        for column in _text_column(path, header, label):
+            rows += len(column)
+            is_missing = pc.is_in(column, value_set=missing_set)
+            missing += pc.sum(is_missing).as_py() or 0
+            if len(distinct) <= MAX_CLASSES:
+                present = column.filter(pc.invert(is_missing))
+                distinct.update(pc.unique(present).to_pylist())
     values = sorted(distinct)[: MAX_CLASSES + 1]
-    kind = "INT"
-    for value in values:
-        text = value.strip()
-        if kind == "INT" and not _INT.fullmatch(text):
-            kind = "FLOAT"
-        if kind == "FLOAT" and not _FLOAT.fullmatch(text):
-            kind = "BYTES"
-            break
+    kind = narrowest_kind("INT", pa.array(values, pa.string()))
     return LabelColumn(label, tuple(values), kind, missing, rows)
 
 

@@ -40,7 +40,7 @@ from tfx.utils import path_utils
 from components.beam_executor import BeamExecutor
 from components.evaluator import totals as totals_lib
 from components.evaluator.eval_config import build_eval_config, gate_threshold
-from components.evaluator.tasks import BlessingGate
+from components.evaluator.tasks import CHANGE_CHECK, VALUE_CHECK, BlessingGate, gate_checks
 from components.examples_reader import serialized_batches, split_files
 
 EVAL_SPLIT = "eval"
@@ -255,51 +255,36 @@ def metrics_for_slice(key, values_by_model):
     return proto
 
 
-VALUE_CHECK, CHANGE_CHECK = "value_threshold", "change_threshold"  # TFMA's threshold kinds
-
-
 def gate_failures(gate: BlessingGate, candidate: float, baseline: float | None):
-    """[(check, why)]: how `candidate` (the gate metric on the overall slice) fails the gate,
-    check being VALUE_CHECK or CHANGE_CHECK; [] if it passes.
+    """[(check, why)]: how `candidate` (the gate metric on the overall slice) fails the gate's
+    checks (`gate_checks`), check being VALUE_CHECK or CHANGE_CHECK; [] if it passes.
 
     The change checks need a baseline: a first model is judged by the threshold alone.
     """
     failures = []
     name = gate.metric
-    worse = "below" if gate.higher_is_better else "above"
-    if gate.threshold is not None:
-        beyond = candidate < gate.threshold if gate.higher_is_better else candidate > gate.threshold
-        if beyond or math.isnan(candidate):
-            failures.append(
-                (
-                    VALUE_CHECK,
-                    f"{name} = {candidate:.6g} is {worse} the threshold {gate.threshold:g}",
-                )
-            )
-    if baseline is None or (gate.max_change is None and gate.max_relative_change is None):
-        return failures
-    # Positive when the candidate is worse than the baseline.
-    loss = baseline - candidate if gate.higher_is_better else candidate - baseline
-    if math.isnan(loss):
-        return [*failures, (CHANGE_CHECK, f"{name} = {candidate:.6g}: no change to judge")]
-    if gate.max_change is not None and loss > gate.max_change:
-        failures.append(
-            (
-                CHANGE_CHECK,
-                f"{name} = {candidate:.6g} is {loss:.6g} {worse} the baseline's {baseline:.6g} "
-                f"(at most {gate.max_change:g} allowed)",
-            )
-        )
-    if gate.max_relative_change is not None and loss > 0:
-        relative = loss / abs(baseline) if baseline else math.inf
-        if relative > gate.max_relative_change:
-            failures.append(
-                (
-                    CHANGE_CHECK,
-                    f"{name} = {candidate:.6g} is {relative:.2%} {worse} the baseline's "
-                    f"{baseline:.6g} (at most {gate.max_relative_change:.2%} allowed)",
-                )
-            )
+    for check in gate_checks(gate):
+        if check.kind == VALUE_CHECK:
+            beyond = candidate < check.limit if gate.higher_is_better else candidate > check.limit
+            if beyond or math.isnan(candidate):
+                why = f"{name} = {candidate:.6g} is {check.worse} the threshold {check.limit:g}"
+                failures.append((VALUE_CHECK, why))
+            continue
+        if baseline is None:
+            break
+        # Positive when the candidate is worse than the baseline.
+        loss = baseline - candidate if gate.higher_is_better else candidate - baseline
+        if math.isnan(loss):
+            return [*failures, (CHANGE_CHECK, f"{name} = {candidate:.6g}: no change to judge")]
+        against = f"{check.worse} the baseline's {baseline:.6g}"
+        if check.relative:
+            relative = loss / abs(baseline) if baseline else math.inf
+            if loss > 0 and relative > check.limit:
+                why = f"is {relative:.2%} {against} (at most {check.limit:.2%} allowed)"
+                failures.append((CHANGE_CHECK, f"{name} = {candidate:.6g} {why}"))
+        elif loss > check.limit:
+            why = f"is {loss:.6g} {against} (at most {check.limit:g} allowed)"
+            failures.append((CHANGE_CHECK, f"{name} = {candidate:.6g} {why}"))
     return failures
 
 

@@ -55,18 +55,44 @@ class BlessingGate:
 
     def describe(self):
         """One line, e.g. 'auc >= 0.6 and at most 0.01 below the latest blessed model'."""
-        parts = []
-        if self.threshold is not None:
-            parts.append(
-                f"{self.metric} {'>=' if self.higher_is_better else '<='} {self.threshold:g}"
-            )
-        side = "below" if self.higher_is_better else "above"
-        if self.max_change is not None:
-            parts.append(f"at most {self.max_change:g} {side} the latest blessed model")
-        if self.max_relative_change is not None:
-            parts.append(f"at most {self.max_relative_change:.0%} {side} the latest blessed model")
-        checks = " and ".join(parts) or "no check (every model is blessed)"
+        checks = " and ".join(c.text for c in gate_checks(self))
+        checks = checks or "no check (every model is blessed)"
         return checks if self.threshold is not None else f"{self.metric}: {checks}"
+
+
+VALUE_CHECK, CHANGE_CHECK = "value_threshold", "change_threshold"  # TFMA's threshold kinds
+
+
+@dataclasses.dataclass(frozen=True)
+class GateCheck:
+    """One check of a gate: `kind` is VALUE_CHECK (the value against `limit`) or CHANGE_CHECK
+    (how much worse than the baseline it may be: `limit` in the metric's units, or, when
+    `relative`, as a fraction of the baseline's value); `worse` says which side fails."""
+
+    kind: str
+    limit: float
+    relative: bool
+    worse: str  # "below" or "above"
+    text: str  # e.g. "auc >= 0.6", "at most 0.01 below the latest blessed model"
+
+
+def gate_checks(gate, baseline="the latest blessed model"):
+    """The checks `gate` makes, in the order the Evaluator applies them, each with its words
+    (`baseline`: what the change checks compare with): the one description of a gate that
+    the Evaluator, the run summary and the run report share."""
+    worse = "below" if gate.higher_is_better else "above"
+    checks = []
+    if gate.threshold is not None:
+        sign = ">=" if gate.higher_is_better else "<="
+        text = f"{gate.metric} {sign} {gate.threshold:g}"
+        checks.append(GateCheck(VALUE_CHECK, gate.threshold, False, worse, text))
+    if gate.max_change is not None:
+        text = f"at most {gate.max_change:g} {worse} {baseline}"
+        checks.append(GateCheck(CHANGE_CHECK, gate.max_change, False, worse, text))
+    if gate.max_relative_change is not None:
+        text = f"at most {100 * gate.max_relative_change:g}% {worse} {baseline}"  # 2.5%, not 2%
+        checks.append(GateCheck(CHANGE_CHECK, gate.max_relative_change, True, worse, text))
+    return checks
 
 
 # The gate a task gets unless the configuration says otherwise.  Regression has no

@@ -9,12 +9,10 @@ writes one gzipped TFRecord file per split under a staging folder that becomes t
 only when the whole input was read and the bad rows are within bounds.
 
 Without a schema, each column is typed from the data before the Beam pipeline starts
-(`infer_column_kinds`): INT if every value that is not missing is an integer, else FLOAT if
-every one is a number, else BYTES, exactly as `_parse_value` would parse them, so typing never
-makes a row bad. A cell whose text is one of the `missing_values` tokens (default: empty, NA,
-NaN, null; `missing.py`) is missing, with or without a schema: an absent feature. That pass
-reads the files with pyarrow's C++ CSV reader and checks whole columns with Arrow's regex
-kernels; with a schema it does not run at all.
+(`infer_column_kinds`, `kinds.py`), so typing never makes a row bad. A cell whose text is one
+of the `missing_values` tokens (default: empty, NA, NaN, null; `missing.py`) is missing, with
+or without a schema: an absent feature. How the text is read (records, headers, pyarrow's
+reader) is `csv_text.py`, which the pipeline's pre-check shares.
 """
 
 import csv
@@ -24,7 +22,6 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -39,7 +36,16 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
 from components.beam_executor import BeamExecutor
+from components.example_gen.csv_text import (
+    RawReader,
+    check_header,
+    headed_files,
+    open_text_csv,
+    read_header,
+    read_records,
+)
 from components.example_gen.encode import serialize_examples, split_indices
+from components.example_gen.kinds import arrow_numbers, infer_column_kinds, parse_value
 from components.example_gen.missing import parse_missing_values
 from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
 from components.schema_importer.executor import load_schema_artifact
@@ -50,12 +56,6 @@ REJECTED_DIR = "rejected"
 REJECTED_HEADER = "file,line,column,reason,raw"
 
 _SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
-_INT_PATTERN = r"[+-]?[0-9]+"
-_FLOAT_PATTERN = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-_INT = re.compile(_INT_PATTERN)
-_FLOAT = re.compile(_FLOAT_PATTERN)
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-_FLOAT32_MAX = 3.4028234663852886e38
 _KINDS = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
 _REJECTED = "rejected"
 # A CSV file is read in ranges of about RANGE_BYTES, in parallel (see `plan_ranges`).
@@ -69,7 +69,6 @@ _ARROW_TYPES = {"INT": pa.int64(), "FLOAT": pa.float32(), "BYTES": pa.binary()}
 # Examples custom property: JSON {column: INT|FLOAT|BYTES}, every CSV column, as written.
 COLUMN_TYPES_PROPERTY = "column_types"
 KIND_TYPES = {kind: schema_type for schema_type, kind in _KINDS.items()}
-_NARROWING = ("INT", "FLOAT", "BYTES")  # each kind accepts every value of the ones before it
 
 # (file, line, column, reason, raw text); column is '' when the whole row is wrong.
 BadRow = tuple[str, int, str, str, str]
@@ -91,64 +90,6 @@ def parse_split_ratios(text: str) -> dict[str, int]:
                 f"split_ratios {text!r}: weight of {name!r} must be a positive integer"
             )
     return ratios
-
-
-def _read_records(
-    path: str, start: int = 0, end: int | None = None, first_line: int = 1
-) -> Iterator[tuple[int, list[str], str]]:
-    """Yields (line where the record starts, fields, raw text) for each non-blank CSV record
-    of `path` from byte `start` (a record's first byte, on line `first_line`) to `end`."""
-    consumed = []
-
-    def lines():
-        with tf.io.gfile.GFile(path, "rb") as f:
-            f.seek(start)
-            position = start
-            for number, data in enumerate(f, start=first_line):
-                if end is not None and position >= end:
-                    return
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"{path} line {number}: not valid UTF-8 ({e})") from e
-                consumed.append(text.removeprefix("\ufeff") if position == 0 else text)
-                position += len(data)
-                yield consumed[-1]
-
-    reader = csv.reader(lines())
-    line = first_line
-    while True:
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as e:
-            raise ValueError(f"{path} line {line}: {e}") from e
-        raw = "".join(consumed).rstrip("\r\n")
-        consumed.clear()
-        if fields:
-            yield line, fields, raw
-        line = first_line + reader.line_num
-
-
-def _parse_value(kind: str, text: str):
-    """Strict parsing: a value TF would silently round or wrap is a bad value, not a number."""
-    if kind == "BYTES":
-        return text.encode("utf-8")
-    stripped = text.strip()
-    if kind == "INT":
-        if not _INT.fullmatch(stripped):
-            raise ValueError(f"{text!r} is not a valid INT")
-        value = int(stripped)
-        if not _INT64_MIN <= value <= _INT64_MAX:
-            raise ValueError(f"{text!r} is out of the int64 range")
-        return value
-    if not _FLOAT.fullmatch(stripped):
-        raise ValueError(f"{text!r} is not a valid FLOAT")
-    value = float(stripped)
-    if abs(value) > _FLOAT32_MAX:
-        raise ValueError(f"{text!r} is out of the float32 range")
-    return value
 
 
 class _BadRowError(Exception):
@@ -183,7 +124,7 @@ def plan_ranges(file: int, path: str, target: int | None = None) -> list[CsvRang
     inside a field, which only reading from the start can tell, so it is one range.
     """
     target = target or RANGE_BYTES
-    header = tuple(_read_header(path) or ())
+    header = tuple(read_header(path) or ())
     starts = [(0, 1)]  # (byte offset, line number) where each range starts
     offset = lines = 0
     wanted = target
@@ -207,47 +148,6 @@ def plan_ranges(file: int, path: str, target: int | None = None) -> list[CsvRang
         CsvRange(path, file, part, start, end, line, header)
         for part, ((start, line), end) in enumerate(zip(starts, ends, strict=True))
     ]
-
-
-class _GFileReader(io.RawIOBase):
-    """A `tf.io.gfile.GFile` as a raw stream pyarrow can read (GFile has no `closed`),
-    ending after `limit` bytes when given."""
-
-    def __init__(self, gfile, limit: int | None = None):
-        super().__init__()
-        self._gfile = gfile
-        self._left = limit
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        size = len(buffer) if self._left is None else min(len(buffer), self._left)
-        data = self._gfile.read(size)
-        buffer[: len(data)] = data
-        if self._left is not None:
-            self._left -= len(data)
-        return len(data)
-
-
-def _open_text_csv(raw, columns, block_size: int, column_names=None, skip_bad_rows=False):
-    """pyarrow's streaming CSV reader over the raw stream `raw`, every one of `columns` as
-    text exactly as written (an empty cell is "", not null; a line break may be quoted)."""
-    import pyarrow.csv as pa_csv
-
-    return pa_csv.open_csv(
-        io.BufferedReader(raw, buffer_size=1 << 20),
-        read_options=pa_csv.ReadOptions(block_size=block_size, column_names=column_names),
-        parse_options=pa_csv.ParseOptions(
-            newlines_in_values=True,
-            invalid_row_handler=(lambda _: "skip") if skip_bad_rows else None,
-        ),
-        convert_options=pa_csv.ConvertOptions(
-            column_types=dict.fromkeys(columns, pa.string()),
-            strings_can_be_null=False,
-            quoted_strings_can_be_null=False,
-        ),
-    )
 
 
 class _SplitWriters:
@@ -308,7 +208,7 @@ class _ParseCsvRange(beam.DoFn):
                 values.append(None)
                 continue
             try:
-                values.append(_parse_value(kind, text))
+                values.append(parse_value(kind, text))
             except ValueError as e:
                 raise _BadRowError(name, str(e)) from None
         return values
@@ -331,7 +231,7 @@ class _ParseCsvRange(beam.DoFn):
 
     def _arrow_columns(self, batch: pa.RecordBatch) -> dict:
         """`serialize_examples`' columns of a batch of text columns; _NotClean unless every
-        value parses exactly as `_parse_value` would parse it."""
+        value parses exactly as `parse_value` would parse it."""
         missing = pa.array(sorted(self._missing), pa.string())
         columns = {}
         for name, text in zip(batch.schema.names, batch.columns, strict=True):
@@ -343,7 +243,7 @@ class _ParseCsvRange(beam.DoFn):
             if kind == "BYTES":
                 values = values.cast(pa.binary())
             else:
-                values = _arrow_numbers(kind, values)
+                values = arrow_numbers(kind, values)
                 if values is None:
                     raise _NotClean(name)
                 if kind == "FLOAT":
@@ -358,8 +258,8 @@ class _ParseCsvRange(beam.DoFn):
         with tf.io.gfile.GFile(part.path, "rb") as f:
             f.seek(part.start)
             limit = None if part.end is None else part.end - part.start
-            reader = _open_text_csv(
-                _GFileReader(f, limit),
+            reader = open_text_csv(
+                RawReader(f, limit),
                 part.header,
                 _ARROW_BLOCK,
                 column_names=None if part.start == 0 else list(part.header),
@@ -395,7 +295,7 @@ class _ParseCsvRange(beam.DoFn):
             except (_NotClean, pa.ArrowException):
                 clean = False
             if not clean:  # the rest of the range, a row at a time
-                records = _read_records(part.path, part.start, part.end, part.line)
+                records = read_records(part.path, part.start, part.end, part.line)
                 good, keys = [], []
                 skip = rows + (1 if part.start == 0 else 0)  # the header
                 for line, fields, raw in itertools.islice(records, skip, None):
@@ -444,126 +344,13 @@ def list_csv_files(input_base: str) -> list[str]:
     return [input_base]
 
 
-def _check_header(path: str, header: list[str], expected, source: str = "") -> None:
-    """`header` must name each of `expected`'s columns once and no other; `expected` comes
-    from the schema, or from the header of the file `source`."""
-    for column in header:
-        if header.count(column) > 1:
-            raise ValueError(f"{path} line 1: column {column!r} appears more than once")
-        if column not in expected:
-            where = f"the header of {source}" if source else "the schema"
-            raise ValueError(f"{path} line 1: column {column!r} is not in {where}")
-    missing = [name for name in expected if name not in header]
-    if missing:
-        what = f"column(s) of {source}" if source else "schema column(s)"
-        raise ValueError(
-            f"{path} line 1: header lacks {what} " + ", ".join(repr(name) for name in missing)
-        )
-
-
-def _read_header(path: str) -> list[str] | None:
-    """The first record of `path`; None for a file with no lines."""
-    first = next(_read_records(path), None)
-    return None if first is None else first[1]
-
-
 def _has_header(path: str, features: dict[str, tuple[str, bool]]) -> bool:
     """Checks the header against the schema before any work; False for a file with no lines."""
-    header = _read_header(path)
+    header = read_header(path)
     if header is None:
         return False
-    _check_header(path, header, features)
+    check_header(path, header, features)
     return True
-
-
-def _arrow_numbers(kind: str, values: pa.Array) -> pa.Array | None:
-    """`values` (text, none of it missing) as int64 for INT or float64 for FLOAT when
-    `_parse_value` accepts every one of them, else None; checked by Arrow kernels on the
-    whole array: the same patterns, the int64 and float32 ranges."""
-    stripped = pc.utf8_trim_whitespace(values)
-    pattern = _INT_PATTERN if kind == "INT" else _FLOAT_PATTERN
-    # min_count=0: a batch where the column has no value at all is clean (Arrow's
-    # default would say null, and send the rest of the range a row at a time).
-    matches = pc.match_substring_regex(stripped, f"^{pattern}$")
-    if not pc.all(matches, min_count=0).as_py():
-        return None
-    stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # Arrow's casts refuse '+'
-    try:
-        numbers = pc.cast(stripped, pa.int64() if kind == "INT" else pa.float64())
-    except pa.ArrowInvalid:  # an integer out of the int64 range
-        return None
-    if kind == "FLOAT" and (pc.max(pc.abs(numbers)).as_py() or 0.0) > _FLOAT32_MAX:
-        return None
-    return numbers
-
-
-def _narrowest_kind(kind: str, values: pa.Array) -> str:
-    """The first kind from `kind` on (INT, FLOAT, BYTES) that `_parse_value` accepts for
-    every one of `values` (non-empty strings)."""
-    for candidate in _NARROWING[_NARROWING.index(kind) : -1]:
-        if _arrow_numbers(candidate, values) is not None:
-            return candidate
-    return "BYTES"
-
-
-def _infer_kinds_arrow(path: str, kinds: dict[str, str], missing: tuple[str, ...]) -> None:
-    """Narrows `kinds` by every value of `path` that is not a `missing` token, read in blocks
-    by pyarrow's CSV reader.
-
-    Rows with the wrong number of fields are skipped here; the parsing pass rejects them.
-    """
-    missing_set = pa.array(list(missing), pa.string())
-    with tf.io.gfile.GFile(path, "rb") as f:
-        reader = _open_text_csv(_GFileReader(f), kinds, 16 << 20, skip_bad_rows=True)
-        for batch in reader:
-            for name, column in zip(batch.schema.names, batch.columns, strict=True):
-                if kinds[name] != "BYTES":
-                    values = column.filter(pc.invert(pc.is_in(column, value_set=missing_set)))
-                    if len(values):
-                        kinds[name] = _narrowest_kind(kinds[name], values)
-
-
-def _infer_kinds_csv(path: str, kinds: dict[str, str], missing: tuple[str, ...]) -> None:
-    """`_infer_kinds_arrow` with the csv module: slower, but fails as the parsing pass does
-    (file and line) on what pyarrow refuses, e.g. bytes that are not UTF-8."""
-    records = _read_records(path)
-    _, header, _ = next(records)
-    for _, fields, _ in records:
-        if len(fields) != len(header):
-            continue  # a bad row: the parsing pass rejects it
-        for name, text in zip(header, fields, strict=True):
-            kind = kinds[name]
-            while text not in missing and kind != "BYTES":
-                try:
-                    _parse_value(kind, text)
-                    break
-                except ValueError:
-                    kind = _NARROWING[_NARROWING.index(kind) + 1]
-            kinds[name] = kind
-
-
-def infer_column_kinds(
-    paths: list[str], header: list[str], engine: str = "arrow", missing: tuple[str, ...] = ("",)
-) -> dict:
-    """{column: INT|FLOAT|BYTES} over every value of every file in `paths`.
-
-    INT when every value that is not a `missing` token is an integer in the int64 range, else
-    FLOAT when every one is a number in the float32 range, else BYTES. A column with no value
-    at all is INT (no value contradicts it), so it stays a number; missing cells are absent
-    features anyway.
-    """
-    if engine == "arrow":
-        kinds = dict.fromkeys(header, "INT")
-        try:
-            for path in paths:
-                _infer_kinds_arrow(path, kinds, missing)
-            return kinds
-        except (pa.ArrowInvalid, UnicodeDecodeError) as e:
-            logging.info("ExampleGen: pyarrow cannot read the CSV (%s); typing with csv", e)
-    kinds = dict.fromkeys(header, "INT")
-    for path in paths:
-        _infer_kinds_csv(path, kinds, missing)
-    return kinds
 
 
 def _describe(bad: BadRow) -> str:
@@ -635,14 +422,7 @@ class Executor(BeamExecutor):
             features = _feature_specs(load_schema_artifact(input_dict["schema"]))
             files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
         else:
-            files, header = [], None
-            for path in list_csv_files(input_base):
-                this_header = _read_header(path)
-                if this_header is None:
-                    continue
-                _check_header(path, this_header, header or this_header, files[0] if files else path)
-                header = header or this_header
-                files.append(path)
+            files, header = headed_files(list_csv_files(input_base))
             kinds = infer_column_kinds(files, header, missing=missing) if files else {}
             logging.info("ExampleGen: column types inferred from the data: %s", kinds)
             features = {name: (kind, False) for name, kind in kinds.items()}

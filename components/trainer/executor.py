@@ -15,7 +15,6 @@ from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
 from components import user_code
-from components.auto import AUTO
 from components.exporter.serving import export_serving_model
 from components.trainer import cluster as cluster_lib
 from components.trainer import estimator, launcher
@@ -35,7 +34,7 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     Called as `fn(run_config, hparams, warm_start_from, **kwargs)`, where kwargs are those of
     `offered` (tft_output, label_key, task) that the function declares, so a model can read
     the transform output's columns and vocabularies without the Trainer knowing which."""
-    if reference == AUTO:
+    if reference == user_code.AUTO:
         if not offered.get("task"):
             raise ValueError('Trainer: estimator_fn "auto" needs the task.')
         reference = AUTO_ESTIMATOR_FN

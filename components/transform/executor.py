@@ -13,7 +13,6 @@ from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
 from components import user_code
-from components.auto import AUTO
 from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
 from components.schema_gen.inference import with_fixed_shapes
@@ -39,10 +38,13 @@ def _split_list(value: str, name: str, available: list[str]) -> list[str]:
     return splits
 
 
+# preprocessing_fn "auto": the preprocessing_fn built from the schema, by dotted path.
+AUTO_PREPROCESSING_FN = "components.auto.preprocessing.build_preprocessing_fn"
+
+
 def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.Schema):
     """preprocessing_fn "auto": built from `schema` for the label and task (components/auto)."""
-    from components.auto.preprocessing import build_preprocessing_fn
-
+    build_preprocessing_fn = user_code.load(AUTO_PREPROCESSING_FN, "preprocessing_fn")
     label, task = exec_properties.get("label_key"), exec_properties.get("task")
     if not label or not task:
         raise ValueError('Transform: preprocessing_fn "auto" needs label_key and task.')
@@ -65,7 +67,7 @@ class Executor(BeamExecutor):
         """The user's function (loaded before any data is read, so a wrong name fails
         first), or "auto"'s, built from the schema at `schema_path`."""
         name = exec_properties["preprocessing_fn"]
-        if name == AUTO:
+        if name == user_code.AUTO:
             return _auto_preprocessing_fn(exec_properties, _read_schema(schema_path))
         return user_code.load(name, "preprocessing_fn")
 

@@ -114,7 +114,8 @@ def model_to_estimator(
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
     # Checkpoints are tf.estimator's name-based ones (its 'saver' format) either way;
-    # 2.15's default 'checkpoint' (object-based) is not written (README, Differences).
+    # 2.15's default 'checkpoint' (object-based) is not written (docs/guide/estimator.md,
+    # "Differences to know").
     if checkpoint_format not in ("checkpoint", "saver"):
         raise ValueError(
             "model_to_estimator: checkpoint_format must be 'checkpoint' or 'saver', got "

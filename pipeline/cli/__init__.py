@@ -1,0 +1,64 @@
+"""The command line, `python -m pipeline COMMAND [options]`, on Click: one module per
+group of commands (local: run, init; remote: compile, submit, schedule; history: runs,
+models, rollback, report; inspect: stats, schema), their shared options in `options`.
+
+Heavy imports (TensorFlow, TFX) happen only once a command runs, so `--help` answers at
+once. Exit statuses: pipeline/exit_codes.py.
+"""
+
+import click
+
+from pipeline import exit_codes
+from pipeline.cli import history, inspect, local, options, remote
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog="Exit status: "
+    + "; ".join(f"{status}: {meaning}" for status, meaning in exit_codes.MEANINGS)
+    + ".",
+)
+def cli():
+    """TFX pipeline kit: CSV to a pushed, serving-ready SavedModel with an Estimator-based
+    Trainer."""
+
+
+for command in (
+    local.run,
+    local.init,
+    remote.compile_command,
+    remote.submit,
+    remote.schedule,
+    inspect.stats,
+    inspect.schema,
+    history.runs,
+    history.models,
+    history.rollback,
+    history.report,
+):
+    cli.add_command(command)
+
+
+def main(argv=None):
+    """Runs one command; returns its exit status. Usage errors exit with status 2 (as
+    SystemExit), after printing the usage and the error."""
+    try:
+        return cli.main(args=argv, prog_name="python -m pipeline", standalone_mode=False)
+    except click.ClickException as e:
+        e.show()
+        raise SystemExit(e.exit_code) from None
+    except click.Abort:
+        raise SystemExit(exit_codes.FAILED) from None
+
+
+def config_from_argv(argv):
+    """The `PipelineConfig` the command line `argv` (a command and its options) runs with,
+    for scripts and tests; a usage error exits as `main` does."""
+    command = cli.commands[argv[0]]
+    parent = click.Context(cli, info_name="python -m pipeline")
+    try:
+        with command.make_context(argv[0], list(argv[1:]), parent=parent) as ctx:
+            return options.config_for(ctx)
+    except click.ClickException as e:
+        e.show()
+        raise SystemExit(e.exit_code) from None

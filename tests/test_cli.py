@@ -1,0 +1,131 @@
+"""The command line on Click: the same options as before it, settings declared once, names
+and paths that cannot leave the output folder."""
+
+import json
+import os
+import subprocess
+import sys
+
+import click
+import pytest
+
+from pipeline.cli import cli, main
+from pipeline.config import REPO_ROOT
+from tests.conftest import taxi_config
+
+# Every command's options as argparse defined them, taken before the move to Click.
+BEFORE = REPO_ROOT / "tests" / "data" / "cli" / "options_before_click.json"
+# Accepted and ignored before: `runs` lists runs, `report` reads what the run pushed from
+# ML Metadata; neither reads a serving folder.
+DROPPED = {"runs": {"--serving-model-dir"}, "report": {"--serving-model-dir"}}
+
+
+def _options(command):
+    """{option string or argument name: (required, repeatable, choices)}."""
+    found = {}
+    for param in command.params:
+        if param.name == "help":
+            continue
+        choices = (
+            sorted(map(str, param.type.choices)) if isinstance(param.type, click.Choice) else None
+        )
+        shape = (bool(param.required), bool(getattr(param, "multiple", False)), choices)
+        if isinstance(param, click.Argument):
+            found[param.name] = None  # positional: only its presence is compared
+        for flag in getattr(param, "opts", []) + getattr(param, "secondary_opts", []):
+            if flag.startswith("-"):
+                found[flag] = shape
+    return found
+
+
+def test_every_command_takes_the_options_it_took_before_click():
+    before = json.loads(BEFORE.read_text())
+    assert sorted(cli.commands) == sorted(before)
+    for name, options in before.items():
+        old = {}
+        for key, spec in options.items():
+            for flag in key.split():
+                shape = (spec["required"], spec["repeatable"], spec["choices"])
+                old[flag] = shape if flag.startswith("-") else None
+        now = _options(cli.commands[name])
+        assert set(old) - set(now) == DROPPED.get(name, set()), name
+        assert set(now) - set(old) == set(), name
+        assert {f: now[f] for f in now} == {f: old[f] for f in now}, name
+
+
+def test_the_published_settings_table_is_the_generated_one():
+    from pipeline.definition import GENERATED, reference_table
+
+    text = (REPO_ROOT / "docs" / "reference" / "settings.md").read_text()
+    begin, end = GENERATED
+    published = text[text.index(begin) + len(begin) : text.index(end)]
+    assert published.strip() == reference_table().strip(), (
+        "docs/reference/settings.md is out of date: python -m pipeline.definition --write-docs"
+    )
+
+
+def test_a_setting_is_one_field_for_flag_key_and_docs():
+    from pipeline.definition import KEYS, reference_table
+    from pipeline.settings import declared
+
+    table = reference_table()
+    fields = {key.field for key in KEYS}
+    for field, declared_setting in declared(type(taxi_config())):
+        assert field.name in fields, field.name
+        if declared_setting.flag:
+            assert f"`{declared_setting.flag}`" in table
+    assert (
+        "| `[training] eval_batch_size` | `--eval-batch-size` (run, compile) | an integer | `128` |"
+        in table
+    )
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/abs", "a/b", "..", ".hidden", "x..y"])
+def test_a_pipeline_name_that_is_not_a_name_is_refused_with_nothing_written(tmp_path, capsys, name):
+    data = tmp_path / "d.csv"
+    data.write_text("a,y\n1,0\n2,1\n")
+    out = tmp_path / "out"
+    argv = ["run", "--data", str(data), "--label", "y", "--output-dir", str(out)]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--pipeline-name", name])
+    assert exit_info.value.code == 2
+    assert "is not a name: letters, digits" in capsys.readouterr().err
+    assert not out.exists()
+    definition = tmp_path / "p.toml"
+    definition.write_text(
+        f'name = "{name}"\n[data]\npath = "d.csv"\n[label]\ncolumn = "y"\n[output]\ndir = "{out}"\n'
+    )
+    with pytest.raises(SystemExit):
+        main(["run", "--definition", str(definition)])
+    assert f'p.toml: name = "{name}": pipeline_name' in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_compile_normalises_a_cloud_storage_mount_path_before_checking_it(tmp_path, capsys):
+    argv = ["compile", "--out", str(tmp_path / "p.json"), "--pipeline-root", "gs://b/r"]
+    argv += ["--image", "example.com/kit:1", "--serving-model-dir", "/gcs/../etc/cron.d"]
+    assert main(argv) == 2
+    assert "--serving-model-dir must be a /gcs/<bucket>/... folder" in capsys.readouterr().err
+    assert not (tmp_path / "p.json").exists()
+
+
+def test_usage_errors_exit_2_naming_the_option(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--train-steps", "many"])
+    assert exit_info.value.code == 2
+    assert "'many' is not a valid integer" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compile", "--out", "x.json", "--serving-volume", "pvc:/m"])  # vertex target
+    assert "--serving-volume: only with --target kubeflow" in capsys.readouterr().err
+
+
+def test_tensorflow_starts_without_its_cpp_startup_lines():
+    code = "from pipeline.cli.quiet import import_tensorflow; import_tensorflow(); print('ready')"
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ready\n"
+    for noise in ("cudart_stub", "absl::InitializeLog", "cuInit", "oneDNN"):
+        assert noise not in done.stderr
