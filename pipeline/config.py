@@ -1,9 +1,7 @@
-"""All pipeline settings in one place, passed down explicitly.
+"""All pipeline settings in one place, each declared once (pipeline/settings.py).
 
-Only the data and the label column are required: every other setting defaults to zero
-code (schema inferred, preprocessing and model built from it, task from the label's values)
-on one machine (SQLite ML Metadata, local folders, Beam's in-memory runner).  A pipeline
-definition (pipeline/definition.py, definitions/*.toml) sets any of them per model.
+Only the data and the label column are required: every other setting defaults to zero code
+on one machine. A definition (definitions/*.toml) or a flag sets any of them per model.
 """
 
 import dataclasses
@@ -14,12 +12,14 @@ from components.auto import AUTO
 from components.auto.model import CANNED
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_gen.missing import DEFAULT_MISSING_VALUES
+from components.example_gen.splits import DEFAULT_SPLIT_RATIOS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.model_registry import (
     DEFAULT_MACHINE_TYPE,
     DEFAULT_SERVING_CONTAINER,
 )
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
+from components.trainer.cluster import TrainingCluster
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
 from pipeline import config_values
 from pipeline.config_values import (  # noqa: F401 (for the components and the CLI)
@@ -32,6 +32,8 @@ from pipeline.config_values import (  # noqa: F401 (for the components and the C
 from pipeline.settings import BUILD, HISTORY, LOCAL, REGISTRY, STORE, setting
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The training machines' defaults are the Trainer's own (components/trainer/cluster.py).
+_CLUSTER = TrainingCluster()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +130,7 @@ class PipelineConfig:
         help="CSV column whose value decides train/eval; empty hashes the whole row.",
     )
     split_ratios: str = setting(
-        '{"train": 2, "eval": 1}',
+        DEFAULT_SPLIT_RATIOS,
         key="data.split_ratios",
         kind="ratios",
         flag="--split-ratios",
@@ -319,7 +321,7 @@ class PipelineConfig:
         "with several GPUs, one_device with one, default on the CPU.",
     )
     training_backend: str = setting(
-        "in_process",
+        _CLUSTER.backend,
         key="training.backend",
         flag="--training-backend",
         choices=TRAINING_BACKENDS,
@@ -331,7 +333,7 @@ class PipelineConfig:
         "parameter_server.",
     )
     workers: int = setting(
-        2,
+        _CLUSTER.workers,
         key="training.workers",
         kind="int",
         flag="--workers",
@@ -339,36 +341,40 @@ class PipelineConfig:
         "coordinating chief (parameter_server).",
     )
     parameter_servers: int = setting(
-        1,
+        _CLUSTER.parameter_servers,
         key="training.parameter_servers",
         kind="int",
         flag="--parameter-servers",
         help="ps tasks (parameter_server).",
     )
     machine_type: str = setting(
-        "n1-standard-8",
+        _CLUSTER.machine_type,
         key="training.machine_type",
         flag="--machine-type",
+        commands=("compile",),
         help="Machine type of the chief and workers (vertex).",
     )
     accelerator_type: str | None = setting(
         None,
         key="training.accelerator_type",
         flag="--accelerator-type",
+        commands=("compile",),
         help="Accelerator of the chief and workers, e.g. NVIDIA_TESLA_T4 (vertex; for "
         "kubeflow, --accelerator-count GPUs are requested).",
     )
     accelerator_count: int = setting(
-        0,
+        _CLUSTER.accelerator_count,
         key="training.accelerator_count",
         kind="int",
         flag="--accelerator-count",
+        commands=("compile",),
         help="Accelerators per chief or worker machine.",
     )
     ps_machine_type: str = setting(
-        "n1-standard-4",
+        _CLUSTER.ps_machine_type,
         key="training.ps_machine_type",
         flag="--ps-machine-type",
+        commands=("compile",),
         help="Machine type of the ps tasks (vertex).",
     )
     training_service_account: str | None = setting(
@@ -379,8 +385,7 @@ class PipelineConfig:
         default_text="the project's Compute Engine default service account",
         help="Service account the Trainer's CustomJob runs as (training backend vertex).",
     )
-    # Evaluator (components/evaluator/tasks.py): the task sets the metrics and the
-    # default blessing gate; each blessing_* setting given replaces the default's.
+    # Evaluator: the task sets the metrics and gate; each blessing_* given replaces the gate's.
     task: str = setting(
         AUTO,
         key="label.task",
@@ -473,7 +478,7 @@ class PipelineConfig:
         "--vertex-endpoint given as an ID.",
     )
     gcp_region: str = setting(
-        "us-central1",
+        _CLUSTER.region,
         key="vertex.region",
         flag="--region",
         commands=REGISTRY,
@@ -563,9 +568,8 @@ class PipelineConfig:
         commands=REGISTRY,
         help="Machine type of the deployed model's one replica (--vertex-endpoint).",
     )
-    # The pipeline definition these settings came from, if any (build_config sets it): a
-    # local run records its path and sha256 in ML Metadata (`python -m pipeline runs`).
-    # Not a setting: configs from the same settings compare equal whatever their source.
+    # Not a setting: the definition these came from (a run records it in ML Metadata);
+    # configs from the same settings compare equal whatever their source.
     definition_path: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):

@@ -197,12 +197,12 @@ def test_the_kits_cli_lists_the_pipelines_runs_and_models(trainer_fn_runs):
         tfx115.PIPELINE_NAME,
         "--metadata-path",
         str(root / "metadata.sqlite"),
-        "--serving-model-dir",
-        str(root / "serving_model"),
     ]
     runs = json.loads(_cli("runs", *where, "--json"))
     assert len(runs) == 2
-    models = json.loads(_cli("models", *where, "--json"))
+    models = json.loads(
+        _cli("models", *where, "--serving-model-dir", str(root / "serving_model"), "--json")
+    )
     pushed = sorted(os.listdir(root / "serving_model"))
     assert [str(m["version"]) for m in models] == sorted(pushed, reverse=True)
 

@@ -6,8 +6,8 @@ from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
 
 from components.example_gen import executor
-from components.example_gen.executor import DEFAULT_SPLIT_RATIOS, parse_split_ratios
 from components.example_gen.missing import DEFAULT_MISSING_VALUES
+from components.example_gen.splits import DEFAULT_SPLIT_RATIOS, parse_split_ratios
 from components.input_fingerprint import InputFingerprintDriver
 
 

@@ -21,7 +21,6 @@ import itertools
 import json
 import logging
 import os
-import re
 from typing import Any, NamedTuple
 
 import apache_beam as beam
@@ -47,15 +46,14 @@ from components.example_gen.csv_text import (
 from components.example_gen.encode import serialize_examples, split_indices
 from components.example_gen.kinds import arrow_numbers, infer_column_kinds, parse_value
 from components.example_gen.missing import parse_missing_values
+from components.example_gen.splits import DEFAULT_SPLIT_RATIOS, parse_split_ratios
 from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
 from components.schema_importer.executor import load_schema_artifact
 from components.tfrecord_files import GzipTFRecordWriter
 
-DEFAULT_SPLIT_RATIOS = '{"train": 2, "eval": 1}'
 REJECTED_DIR = "rejected"
 REJECTED_HEADER = "file,line,column,reason,raw"
 
-_SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _KINDS = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
 _REJECTED = "rejected"
 # A CSV file is read in ranges of about RANGE_BYTES, in parallel (see `plan_ranges`).
@@ -72,24 +70,6 @@ KIND_TYPES = {kind: schema_type for schema_type, kind in _KINDS.items()}
 
 # (file, line, column, reason, raw text); column is '' when the whole row is wrong.
 BadRow = tuple[str, int, str, str, str]
-
-
-def parse_split_ratios(text: str) -> dict[str, int]:
-    """Parses '{"train": 2, "eval": 1}' into an ordered {split: weight} dict."""
-    try:
-        ratios = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"split_ratios {text!r} is not valid JSON: {e}") from e
-    if not isinstance(ratios, dict) or not ratios:
-        raise ValueError(f"split_ratios {text!r} must be a non-empty JSON object")
-    for name, weight in ratios.items():
-        if not _SPLIT_NAME.fullmatch(name):
-            raise ValueError(f"split_ratios {text!r}: bad split name {name!r}")
-        if type(weight) is not int or weight <= 0:
-            raise ValueError(
-                f"split_ratios {text!r}: weight of {name!r} must be a positive integer"
-            )
-    return ratios
 
 
 class _BadRowError(Exception):
