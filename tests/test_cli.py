@@ -9,7 +9,7 @@ import sys
 import click
 import pytest
 
-from pipeline.cli import cli, main
+from pipeline.cli import cli, config_from_argv, main
 from pipeline.config import REPO_ROOT
 from tests.conftest import taxi_config
 
@@ -134,3 +134,10 @@ def test_tensorflow_starts_without_its_cpp_startup_lines():
     assert done.stdout == "ready\n"
     for noise in ("cudart_stub", "absl::InitializeLog", "cuInit", "oneDNN"):
         assert noise not in done.stderr
+
+
+def test_cli_infer_schema_flag_maps_to_no_schema_path():
+    assert config_from_argv(["run", "--infer-schema"]).schema_path is None
+    assert config_from_argv(["run"]).schema_path == taxi_config().schema_path
+    with pytest.raises(SystemExit):
+        config_from_argv(["compile", "--out", "x.json", "--infer-schema", "--schema", "s.pbtxt"])
