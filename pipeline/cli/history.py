@@ -41,7 +41,7 @@ _JSON_KEYS = " JSON keys: docs, Operating retraining."
     short_help="List the pipeline's local runs, newest first, from ML Metadata.",
 )
 def runs(ctx, as_json, **_):
-    return _list(ctx, as_json, lambda past, config: past.runs(), "RUN_KEYS", "format_runs")
+    return _list(ctx, as_json)
 
 
 @json_option("a JSON list of objects")
@@ -54,16 +54,11 @@ def runs(ctx, as_json, **_):
     "one is served.",
 )
 def models(ctx, as_json, **_):
-    return _list(
-        ctx,
-        as_json,
-        lambda past, config: past.models(config.resolved_serving_model_dir),
-        "MODEL_KEYS",
-        "format_models",
-    )
+    return _list(ctx, as_json)
 
 
-def _list(ctx, as_json, records_of, keys_name, table_name):
+def _list(ctx, as_json):
+    """`runs` or `models` (ctx's command): a table, or JSON objects with the public keys."""
     config = config_for(ctx, label_needed=False)
     from pipeline import history
 
@@ -72,12 +67,15 @@ def _list(ctx, as_json, records_of, keys_name, table_name):
     except RuntimeError as e:
         print(e, file=sys.stderr)
         return exit_codes.REFUSED
-    records = records_of(past, config)
+    if ctx.info_name == "runs":
+        records, keys, table = past.runs(), history.RUN_KEYS, history.format_runs
+    else:
+        records = past.models(config.resolved_serving_model_dir)
+        keys, table = history.MODEL_KEYS, history.format_models
     if as_json:
-        keys = getattr(history, keys_name)
         print(json.dumps([history.public(r, keys) for r in records], indent=2))
     else:
-        print(getattr(history, table_name)(records))
+        print(table(records))
     return exit_codes.OK
 
 

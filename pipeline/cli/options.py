@@ -109,11 +109,7 @@ def given_settings(ctx):
         if name not in _DECLARED or not given(ctx, name):
             continue
         field, declared_setting = _DECLARED[name]
-        if declared_setting.kind == "bool":
-            value = not field.default
-        elif isinstance(value, list):
-            value = tuple(value)
-        values[name] = value
+        values[name] = not field.default if declared_setting.kind == "bool" else value
     if ctx.params.get("infer_schema"):
         if "schema_path" in values:
             raise click.UsageError("--schema and --infer-schema: give one of the two.")
