@@ -297,24 +297,3 @@ def reference_table():
             f"{_cell(what)} |"
         )
     return "\n".join(rows) + "\n"
-
-
-GENERATED = ("<!-- BEGIN GENERATED: settings -->\n", "<!-- END GENERATED: settings -->")
-
-
-def write_reference(path):
-    """Replaces the table between the GENERATED markers of the docs page at `path`."""
-    with open(path) as f:
-        text = f.read()
-    begin, end = GENERATED
-    start, stop = text.index(begin) + len(begin), text.index(end)
-    with open(path, "w") as f:
-        f.write(text[:start] + reference_table() + text[stop:])
-
-
-if __name__ == "__main__":  # python -m pipeline.definition --write-docs
-    import sys
-
-    if sys.argv[1:] != ["--write-docs"]:
-        sys.exit("usage: python -m pipeline.definition --write-docs")
-    write_reference(REPO_ROOT / "docs" / "reference" / "settings.md")

@@ -10,11 +10,11 @@ REFUSED = 2  # bad options, a definition or input refused, a run or version that
 NOT_PUSHED = 3  # a run completed without pushing a model (not blessed)
 LOCKED = 4  # another run or rollback of the same pipeline holds its lock
 
-# (status, meaning) for the docs' command table and `--help` epilogs.
+# (status, meaning): `python -m pipeline --help` and the docs' tables (pipeline/docs.py).
 MEANINGS = (
-    (OK, "done: a model pushed (run), rolled back or listed"),
+    (OK, "done: a model pushed (`run`), rolled back or listed"),
     (FAILED, "a component, or a Model Registry call, failed"),
     (REFUSED, "refused: bad options, definition or data; no such run or version"),
-    (NOT_PUSHED, "run completed, no model pushed (not blessed)"),
-    (LOCKED, "another run or rollback of the pipeline holds its lock"),
+    (NOT_PUSHED, "`run` completed, no model pushed (not blessed)"),
+    (LOCKED, "another run or rollback of the pipeline holds its lock (`--wait` waits instead)"),
 )

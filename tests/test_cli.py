@@ -9,6 +9,7 @@ import sys
 import click
 import pytest
 
+from pipeline import docs
 from pipeline.cli import cli, config_from_argv, main
 from pipeline.config import REPO_ROOT
 from tests.conftest import taxi_config
@@ -58,15 +59,9 @@ def test_every_command_takes_the_options_it_took_before_click():
         assert {f: now[f] for f in now} == {f: old[f] for f in now}, name
 
 
-def test_the_published_settings_table_is_the_generated_one():
-    from pipeline.definition import GENERATED, reference_table
-
-    text = (REPO_ROOT / "docs" / "reference" / "settings.md").read_text()
-    begin, end = GENERATED
-    published = text[text.index(begin) + len(begin) : text.index(end)]
-    assert published.strip() == reference_table().strip(), (
-        "docs/reference/settings.md is out of date: python -m pipeline.definition --write-docs"
-    )
+@pytest.mark.parametrize("page, name, table", docs.TABLES, ids=lambda v: getattr(v, "__name__", v))
+def test_the_published_tables_are_the_generated_ones(page, name, table):
+    assert docs.published(page, name) == table(), f"{page} is out of date: python -m pipeline.docs"
 
 
 def test_a_setting_is_one_field_for_flag_key_and_docs():
