@@ -42,9 +42,10 @@ def _set(config, name, value):
 
 
 def name_of(data_path):
-    """A pipeline name from the data file's (or folder's) name."""
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(str(data_path).rstrip("/")).stem).strip("_")
-    return name or "data"
+    """A pipeline name from the data file's (or folder's) name; always a name by
+    `check_pipeline_name`'s rule (a leading '-' dropped: "-x.csv" names "x")."""
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(str(data_path).rstrip("/")).stem)
+    return name.strip("_").lstrip("-") or "data"
 
 
 def check_pipeline_name(name):

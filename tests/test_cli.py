@@ -101,6 +101,15 @@ def test_a_pipeline_name_that_is_not_a_name_is_refused_with_nothing_written(tmp_
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("file", "name"), [("-x.csv", "x"), ("My Data.csv", "My_Data"), ("..csv", "data")]
+)
+def test_a_name_taken_from_the_data_file_is_always_a_name(file, name):
+    from pipeline.config import PipelineConfig
+
+    assert PipelineConfig(data_path=f"/d/{file}", raw_label_key="y").pipeline_name == name
+
+
 def test_compile_normalises_a_cloud_storage_mount_path_before_checking_it(tmp_path, capsys):
     argv = ["compile", "--out", str(tmp_path / "p.json"), "--pipeline-root", "gs://b/r"]
     argv += ["--image", "example.com/kit:1", "--serving-model-dir", "/gcs/../etc/cron.d"]
