@@ -17,7 +17,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench._measure import cold_run
-from pipeline.config import DEFAULT_TRAIN_STEPS, REPO_ROOT
+from pipeline.config import REPO_ROOT
 from pipeline.definition import build_config
 
 TAXI_DEFINITION = str(REPO_ROOT / "definitions" / "taxi.toml")
@@ -26,7 +26,9 @@ TAXI_DEFINITION = str(REPO_ROOT / "definitions" / "taxi.toml")
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=build_config(TAXI_DEFINITION).data_path)
-    parser.add_argument("--train-steps", type=int, default=DEFAULT_TRAIN_STEPS)
+    parser.add_argument(
+        "--train-steps", type=int, help="Replaces the taxi definition's steps (2,000)."
+    )
     parser.add_argument(
         "--beam-arg",
         action="append",
@@ -41,14 +43,14 @@ def main():
         overrides={
             "output_dir": output,
             "data_path": args.data,
-            "train_steps": args.train_steps,
+            **({"train_steps": args.train_steps} if args.train_steps else {}),
             "enable_cache": False,
             **({"beam_pipeline_args": tuple(args.beam_arg)} if args.beam_arg else {}),
         },
     )
     components, (total, peak, cpu), summary = cold_run(config)
 
-    print(f"\nCold local run: {args.data}, train_steps={args.train_steps}, output {output}")
+    print(f"\nCold local run: {args.data}, training.steps={config.train_steps}, output {output}")
     print(f"{'component':32} {'wall s':>8} {'CPU s':>7} {'peak RSS MiB':>13}")
     for node, (wall, rss, node_cpu) in components.items():
         print(f"{node:32} {wall:8.1f} {node_cpu:7.1f} {rss / 2**20:13.0f}")

@@ -31,7 +31,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench._measure import cold_run
-from pipeline.config import DEFAULT_TRAIN_STEPS, REPO_ROOT
+from pipeline.config import REPO_ROOT
 from pipeline.definition import build_config
 
 SAMPLE = REPO_ROOT / "data" / "taxi" / "data.csv"
@@ -171,7 +171,9 @@ def run_stock_evaluator(config, evaluation_uri, output, beam_args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--train-steps", type=int, default=DEFAULT_TRAIN_STEPS)
+    parser.add_argument(
+        "--train-steps", type=int, help="Replaces the taxi definition's steps (2,000)."
+    )
     parser.add_argument(
         "--beam-arg",
         action="append",
@@ -195,13 +197,13 @@ def main():
         overrides={
             "output_dir": os.path.join(work, "run"),
             "data_path": data,
-            "train_steps": args.train_steps,
+            **({"train_steps": args.train_steps} if args.train_steps else {}),
             "enable_cache": False,
             **({"beam_pipeline_args": tuple(args.beam_arg)} if args.beam_arg else {}),
         },
     )
     components, (total, peak, cpu), summary = cold_run(config, include_children=True)
-    print(f"\nCold local run: {args.rows:,} rows, train_steps={args.train_steps}, in {work}")
+    print(f"\nCold local run: {args.rows:,} rows, training.steps={config.train_steps}, in {work}")
     print(
         f"{'component':32} {'wall s':>8} {'rows/s':>9} {'CPU s':>7} {'cores':>5} {'peak RSS MiB':>13}"
     )

@@ -9,9 +9,12 @@ import os
 from pathlib import Path
 
 from components.auto import AUTO
-from components.auto.model import CANNED
+from components.auto.model import CANDIDATES, CANNED
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
-from components.example_gen.missing import DEFAULT_MISSING_VALUES
+from components.example_gen.missing import (
+    DEFAULT_MAX_UNLABELED_ROW_FRACTION,
+    DEFAULT_MISSING_VALUES,
+)
 from components.example_gen.splits import DEFAULT_SPLIT_RATIOS
 from components.example_validator.checks import KINDS as ANOMALY_KINDS
 from components.model_registry import (
@@ -25,7 +28,6 @@ from pipeline import config_values
 from pipeline.config_values import (  # noqa: F401 (for the components and the CLI)
     BEAM_RUNNERS,
     DEFAULT_BEAM_ARGS,
-    DEFAULT_TRAIN_STEPS,
     EXAMPLE_GEN_THREADS_BEAM_ARGS,
     LOCAL_BACKENDS,
 )
@@ -145,6 +147,15 @@ class PipelineConfig:
         help="Fraction of malformed rows tolerated (written to a rejected file); 0 fails on "
         "the first one.",
     )
+    max_unlabeled_row_fraction: float = setting(
+        DEFAULT_MAX_UNLABELED_ROW_FRACTION,
+        key="data.max_unlabeled_row_fraction",
+        kind="float",
+        flag="--max-unlabeled-row-fraction",
+        help="Fraction of rows without a label tolerated: they are set aside (listed in the "
+        "rejected file, reason 'label missing'; never trained or evaluated on), and the run "
+        "fails above it; counted apart from malformed rows.",
+    )
     missing_values: tuple[str, ...] = setting(
         DEFAULT_MISSING_VALUES,
         key="data.missing_values",
@@ -222,17 +233,28 @@ class PipelineConfig:
         kind="code",
         flag="--estimator-fn",
         help="build_estimator(run_config, hparams, warm_start_from, [tft_output=, label_key=, "
-        "task=]) as package.module.function or file.py:function, or auto: a wide-and-deep "
-        "canned Estimator over the transform output, head by task.",
+        "task=]) as package.module.function or file.py:function, or auto: the best of the "
+        "candidates on held-out data (or the canned Estimator named), head by task.",
+    )
+    candidates: tuple[str, ...] = setting(
+        CANDIDATES,
+        key="model.candidates",
+        kind="str_list",
+        flag="--candidate",
+        choices=CANDIDATES,
+        metavar="NAME",
+        help="With the auto build_estimator and no canned Estimator: the models trained on "
+        "nine tenths of the train split, the one with the lowest loss on the other tenth "
+        "pushed (log loss for classes, squared error for regression); repeatable.",
     )
     canned_estimator: str | None = setting(
         None,
         key="model.canned",
         flag="--canned",
         choices=CANNED,
-        default_text="none: wide and deep",
+        default_text="none: the best candidate",
         help="With the auto build_estimator: this canned Estimator over the same columns "
-        "instead of the wide and deep one (its head must fit the task; its arguments: "
+        "instead of the best of the candidates (its head must fit the task; its arguments: "
         "[model] args).",
     )
     canned_args: str = setting(
@@ -254,8 +276,11 @@ class PipelineConfig:
         key="training.steps",
         kind="int",
         flag="--train-steps",
-        default_text=f"{DEFAULT_TRAIN_STEPS} unless epochs",
-        help="Training steps.",
+        default_text="none: stop early",
+        help="Training steps. Without steps or epochs the Trainer holds out a tenth of the "
+        "train split and stops when the loss there stops improving (at most a number of "
+        "epochs that shrinks as rows grow), exporting the best checkpoint; the summary says "
+        "why it stopped.",
     )
     train_epochs: float | None = setting(
         None,
@@ -571,6 +596,9 @@ class PipelineConfig:
     # Not a setting: the definition these came from (a run records it in ML Metadata);
     # configs from the same settings compare equal whatever their source.
     definition_path: str | None = dataclasses.field(default=None, compare=False)
+    # Not a setting: the columns the auto preprocessing leaves out as carrying no signal,
+    # ((column, why), ...), also in exclude_features, once `resolve_from_data` read the data.
+    left_out: tuple[tuple[str, str], ...] | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):
         config_values.check(self)

@@ -30,7 +30,6 @@ EXAMPLE_GEN_THREADS_BEAM_ARGS = ("--direct_running_mode=multi_threading", "--dir
 # Training backends a local run can use; the others need artifacts on gs://.
 LOCAL_BACKENDS = ("in_process", "local")
 BEAM_RUNNERS = ("direct", "dataflow", "portable")
-DEFAULT_TRAIN_STEPS = 2000
 
 # A pipeline name names folders under the output folder: no separators, no "..".
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
@@ -57,19 +56,15 @@ def check_pipeline_name(name):
 def check(config):
     """Normalises `config`'s values in place (tuples, defaults worked out) and raises
     ValueError for one that cannot work."""
-    if config.train_epochs is None:
-        if config.train_steps is None:
-            _set(config, "train_steps", DEFAULT_TRAIN_STEPS)
-    elif config.train_steps is not None:
+    if config.train_epochs is not None and config.train_steps is not None:
         raise ValueError("train_steps and train_epochs: give one of the two.")
-    elif not config.train_epochs > 0:
+    if config.train_epochs is not None and not config.train_epochs > 0:
         raise ValueError(f"train_epochs must be positive, got {config.train_epochs}.")
     if (config.train_steps is not None and config.train_steps <= 0) or config.eval_steps <= 0:
         raise ValueError("train_steps and eval_steps must be positive.")
-    if not 0.0 <= config.max_bad_row_fraction <= 1.0:
-        raise ValueError(
-            f"max_bad_row_fraction must be in [0, 1], got {config.max_bad_row_fraction}."
-        )
+    for name in ("max_bad_row_fraction", "max_unlabeled_row_fraction"):
+        if not 0.0 <= getattr(config, name) <= 1.0:
+            raise ValueError(f"{name} must be in [0, 1], got {getattr(config, name)}.")
     from components.example_validator.checks import check_kinds
 
     check_kinds(config.warn_only_anomalies)
@@ -103,6 +98,7 @@ def check(config):
     if not config.hidden_units:
         raise ValueError("hidden_units must name at least one layer.")
     _check_features(config)
+    _check_candidates(config)
     _check_canned(config)
     if config.beam_runner not in BEAM_RUNNERS:
         raise ValueError(
@@ -124,6 +120,28 @@ def _check_features(config):
         )
     if config.raw_label_key in chosen:
         raise ValueError(f"features/exclude_features: {config.raw_label_key!r} is the label.")
+
+
+def _check_candidates(config):
+    from components.auto.model import CANDIDATES
+
+    _set(config, "candidates", tuple(config.candidates))
+    unknown = [c for c in config.candidates if c not in CANDIDATES]
+    if unknown or not config.candidates:
+        raise ValueError(
+            f"candidates must name one or more of {', '.join(CANDIDATES)}; got "
+            f"{list(config.candidates)!r}."
+        )
+    if config.candidates != CANDIDATES and (config.canned_estimator or config.estimator_fn != AUTO):
+        raise ValueError(
+            "candidates choose among the auto models; with canned_estimator or an estimator_fn "
+            "of your own there is one model: leave candidates out."
+        )
+    if len(config.candidates) > 1 and config.warm_start and config.estimator_fn == AUTO:
+        raise ValueError(
+            "warm_start starts one model from the last blessed one; with several candidates "
+            "there is no one model: name one candidate (candidates) or a canned estimator."
+        )
 
 
 def _check_canned(config):
@@ -171,9 +189,11 @@ def _check_thresholds(config):
 
 def resolve_from_data(config):
     """This configuration with what only the data can say filled in: task "auto" and a
-    multiclass class count from the label column (components/auto/data.py). Raises
-    ValueError, naming the columns and the closest one, when the label is not a column
-    (of data readable here), and, with the auto preprocessing, when a row lacks a label."""
+    multiclass class count from the label column (components/auto/data.py); with the auto
+    preprocessing and no `features`, the columns without signal added to `exclude_features`
+    and named with why in `left_out` (components/auto/columns.py). Raises ValueError,
+    naming the columns and the closest one, when the label is not a column (of data readable
+    here), and when the label has no value at all."""
     from components.auto.data import check_column, resolve_task
 
     for column in config.features or config.exclude_features:
@@ -184,11 +204,33 @@ def resolve_from_data(config):
         config.task,
         config.num_classes,
         config.missing_values,
-        require_labels=config.preprocessing_fn == AUTO,
     )
-    if (task, num_classes) == (config.task, config.num_classes):
-        return config
-    return dataclasses.replace(config, task=task, num_classes=num_classes)
+    changes = {}
+    if (task, num_classes) != (config.task, config.num_classes):
+        changes.update(task=task, num_classes=num_classes)
+    if config.left_out is None:
+        changes.update(_left_out(config))
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def _left_out(config):
+    """`left_out` and `exclude_features` with the columns without signal (none when the
+    user chose the features, or the preprocessing is theirs)."""
+    if config.preprocessing_fn != AUTO or config.features:
+        return {"left_out": ()}
+    from components.auto.columns import columns_without_signal
+    from components.auto.data import check_column
+
+    found = columns_without_signal(config.data_path, config.raw_label_key, config.missing_values)
+    left_out = tuple((name, why) for name, why in found if name not in config.exclude_features)
+    excluded = (*config.exclude_features, *(name for name, _ in left_out))
+    if left_out and len(excluded) == len(check_column(config.data_path, config.raw_label_key)) - 1:
+        raise ValueError(
+            "no column but the label carries a signal: "
+            + ", ".join(f"{name} ({why})" for name, why in left_out)
+            + "; name the columns to use anyway (features)."
+        )
+    return {"left_out": left_out, "exclude_features": excluded}
 
 
 def training_cluster(config):
@@ -257,4 +299,6 @@ def hparams_json(config):
     hparams = {"hidden_units": list(config.hidden_units)}
     if config.canned_estimator:
         hparams.update(canned=config.canned_estimator, canned_args=json.loads(config.canned_args))
+    elif config.estimator_fn == AUTO:
+        hparams.update(candidates=list(config.candidates))
     return json.dumps(hparams, sort_keys=True)

@@ -6,6 +6,7 @@ there), metrics included: no TensorFlow import.
 """
 
 import datetime
+import json
 import math
 import os
 import subprocess
@@ -20,6 +21,8 @@ from pipeline.metadata import custom_property
 DEFINITION_PROPERTY = "definition"
 DEFINITION_SHA256_PROPERTY = "definition_sha256"
 CODE_VERSION_PROPERTY = "code_version"
+# JSON [[column, why], ...]: the columns the auto preprocessing left out as carrying no signal.
+LEFT_OUT_PROPERTY = "left_out"
 
 # Where a Model artifact holds its serving SavedModel (tfx.utils.path_utils.serving_model_path,
 # which would import TensorFlow).
@@ -105,8 +108,8 @@ def run_ids(config):
 
 
 def record_provenance(config, known_run_ids):
-    """Puts the definition (path and sha256) and the code version (git commit) on the run
-    contexts of `config`'s pipeline that are not among `known_run_ids`: the run that just
+    """Puts the definition (path and sha256), the code version (git commit) and the columns
+    left out (`left_out`) on the run contexts of `config`'s pipeline that are not among `known_run_ids`: the run that just
     ended, finished or failed. Returns the contexts updated."""
     store = _store_or_none(config.resolved_metadata_path, writable=True)
     if store is None:
@@ -117,6 +120,8 @@ def record_provenance(config, known_run_ids):
     if not new:
         return []
     values = {CODE_VERSION_PROPERTY: code_version()}
+    if config.left_out:
+        values[LEFT_OUT_PROPERTY] = json.dumps([list(pair) for pair in config.left_out])
     if config.definition_path:
         path = os.path.realpath(config.definition_path)
         values[DEFINITION_PROPERTY] = path

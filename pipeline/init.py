@@ -33,7 +33,7 @@ name = "$name"
 [data]
 path = "$data_path"
 schema = "$schema"  # inferred by SchemaGen: edit it, or "infer" to infer it on every run
-$missing_values
+$missing_values$left_out
 [label]
 column = "$label"
 task = "$task"
@@ -144,6 +144,18 @@ def _toml_string(text):
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
+def left_out_comments(left_out):
+    """The definition's lines naming the columns zero code left out, and why (comments: the
+    project's own preprocessing.py decides its columns, so exclude_features does not apply)."""
+    if not left_out:
+        return ""
+    return (
+        "# Left out, as zero code leaves them out (no signal; preprocessing.py does not read\n"
+        "# them: add one to its NUMBERS or CATEGORIES to use it):\n"
+        + "".join(f"#   {json.dumps(name)}: {why}\n" for name, why in left_out)
+    )
+
+
 def infer_schema(config, work_dir, stream=None):
     """The schema SchemaGen infers for `config`'s data (ExampleGen, StatisticsGen and
     SchemaGen run in `work_dir`)."""
@@ -181,7 +193,9 @@ def init_project(folder, config, stream=None):
     config = config.resolve_from_data()
     with tempfile.TemporaryDirectory(prefix="pipeline-init-") as work_dir:
         schema = infer_schema(config, work_dir, stream)
-    features, (label, label_type, task) = plan(schema, config.raw_label_key, config.task)
+    features, (label, label_type, task) = plan(
+        schema, config.raw_label_key, config.task, config.features, config.exclude_features
+    )
     folder = os.path.abspath(folder)
     name = config.pipeline_name
     missing = (
@@ -199,6 +213,7 @@ def init_project(folder, config, stream=None):
             data_path=_toml_string(os.path.relpath(config.data_path, folder)),
             schema=SCHEMA,
             missing_values=missing,
+            left_out=left_out_comments(config.left_out),
             label=_toml_string(label),
             task=task,
             num_classes=f"num_classes = {config.num_classes}\n" if config.num_classes else "",

@@ -64,6 +64,8 @@ def data_components(config):
         split_ratios=config.split_ratios,
         max_bad_row_fraction=config.max_bad_row_fraction,
         missing_values=config.missing_values,
+        label_key=config.raw_label_key,
+        max_unlabeled_row_fraction=config.max_unlabeled_row_fraction,
     )
     default_beam = tuple(config.beam_pipeline_args) == DEFAULT_BEAM_ARGS
     if default_beam and (_local_input_bytes(config.data_path) or 0) > RANGE_BYTES:

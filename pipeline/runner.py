@@ -52,6 +52,9 @@ class ProgressReporter:
             launcher.Launcher.launch = original
 
 
+EMPTY_NAME = '""'  # how the summary shows a column with an empty header (R's row names)
+
+
 @dataclasses.dataclass
 class RunSummary:
     metrics: dict[str, float]
@@ -68,6 +71,15 @@ class RunSummary:
     schema_path: str | None = None  # the Schema artifact's schema.pbtxt
     schema_inferred: bool = False  # by SchemaGen, from the train statistics
     report_path: str | None = None  # the run report (`python -m pipeline run` writes it)
+    # ExampleGen's rows: written to the splits, set aside without a label, set aside as bad.
+    input_rows: int | None = None
+    unlabeled_rows: int = 0
+    bad_rows: int = 0
+    rejected_dir: str | None = None  # where the rows set aside are listed
+    # Columns the auto preprocessing left out as carrying no signal: (column, why).
+    left_out: tuple[tuple[str, str], ...] = ()
+    stop_reason: str | None = None  # why the Trainer stopped training
+    model_choice: dict | None = None  # components/trainer/candidates.py `record`
 
     @property
     def exit_code(self):
@@ -90,6 +102,7 @@ class RunSummary:
                     "    (undefined: a ratio with nothing to divide by on this data, such as "
                     "precision when no example is predicted positive)"
                 )
+        lines += self._data_lines()
         if self.statistics_uri:
             lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
         if self.schema_path:
@@ -103,9 +116,12 @@ class RunSummary:
         if self.anomalies:
             lines.append("  data anomalies (warn-only, the run went on):")
             lines += [f"    {line}" for line in self.anomalies]
+        lines += self._model_lines()
         if self.strategy:
             length = f"{self.training_length} " if self.training_length else ""
             lines.append(f"  trained {length}with strategy: {self.strategy}")
+        if self.stop_reason:
+            lines.append(f"  stopped: {self.stop_reason}")
         gate = f" (gate: {self.blessing_gate})" if self.blessing_gate else ""
         lines.append(f"  blessed: {'yes' if self.blessed else 'no'}{gate}")
         if self.pushed_to:
@@ -118,11 +134,62 @@ class RunSummary:
             lines.append(f"  report: {self.report_path} (`python -m pipeline report`)")
         return "\n".join(lines)
 
+    def _model_lines(self):
+        """The model choice: every candidate's validation score and cost, the winner first."""
+        candidates = (self.model_choice or {}).get("candidates", [])
+        if len(candidates) < 2:
+            return []
+        lines = [f"  model: {candidates[0]['name']} ({self.model_choice['reason']})"]
+        for line in candidates:
+            scores = ", ".join(
+                f"{k} {history.format_metric(v)}" for k, v in line["validation_metrics"].items()
+            )
+            lines.append(
+                f"    {'*' if line['chosen'] else ' '} {line['name']}: validation loss "
+                f"{line['validation_loss']:.4g} ({scores}); {line['seconds']:.1f}s, "
+                f"{line['steps']:,} steps; {line['stop_reason']}"
+            )
+        return lines
+
+    def _data_lines(self):
+        """The rows set aside and the columns left out, when there are any."""
+        lines = []
+        set_aside = [
+            (n, what)
+            for n, what in [(self.unlabeled_rows, "without a label"), (self.bad_rows, "malformed")]
+            if n
+        ]
+        if set_aside and self.input_rows is not None:
+            total = self.input_rows + self.unlabeled_rows + self.bad_rows
+            counts = "; ".join(f"{n:,} of {total:,} rows {what}" for n, what in set_aside)
+            lines.append(
+                f"  set aside: {counts}: never trained or evaluated on; listed with file, line "
+                f"and reason in {self.rejected_dir}"
+            )
+        if self.left_out:
+            lines.append(
+                "  left out (no signal): "
+                + ", ".join(f"{name or EMPTY_NAME} ({why})" for name, why in self.left_out)
+            )
+        return lines
+
+
+def _example_gen_output(store, executions, node_of):
+    """The Examples artifact the run's ExampleGen wrote (or reused from the cache), or None
+    (the Transform outputs Examples too)."""
+    from ml_metadata.proto import metadata_store_pb2
+
+    ids = [e.id for e in executions if node_of.get(e.id) == "ExampleGen"]
+    events = store.get_events_by_execution_ids(ids) if ids else []
+    outputs = [e.artifact_id for e in events if e.type == metadata_store_pb2.Event.OUTPUT]
+    return max(store.get_artifacts_by_id(outputs), key=lambda a: a.id) if outputs else None
+
 
 def summarize(config):
     """What the latest run produced, read back from ML Metadata."""
     from ml_metadata.proto import metadata_store_pb2
 
+    from components.example_gen.layout import REJECTED_DIR
     from components.example_validator.layout import load_anomaly_lines
     from components.schema_file import SCHEMA_FILE_NAME
 
@@ -154,6 +221,7 @@ def summarize(config):
     )
 
     custom = metadata.custom_property
+    examples = _example_gen_output(store, executions, node_of)
     return RunSummary(
         metrics=metadata.overall_metrics(evaluation.uri) if evaluation is not None else {},
         blessed=bool(custom(blessing, "blessed")) if blessing is not None else None,
@@ -169,6 +237,8 @@ def summarize(config):
             else None
         ),
         training_length=custom(model_run, "training_length") or None,
+        stop_reason=custom(model_run, "stop_reason") or None,
+        model_choice=json.loads(custom(model_run, "model_choice") or "null"),
         schema_path=os.path.join(schema.uri, SCHEMA_FILE_NAME) if schema is not None else None,
         schema_inferred="SchemaGen" in node_of.values(),
         anomalies=(
@@ -178,6 +248,11 @@ def summarize(config):
             if anomalies is not None
             else []
         ),
+        input_rows=custom(examples, "num_rows"),
+        unlabeled_rows=custom(examples, "num_unlabeled") or 0,
+        bad_rows=custom(examples, "num_rejected") or 0,
+        rejected_dir=os.path.join(examples.uri, REJECTED_DIR) if examples is not None else None,
+        left_out=config.left_out or (),
     )
 
 

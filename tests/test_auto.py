@@ -264,7 +264,7 @@ def test_a_wrong_label_names_the_columns_and_the_closest_one(tmp_path, capsys):
 def test_the_task_follows_the_label_values(tmp_path, values, task, classes):
     path = _csv(tmp_path, "x,label\n" + "".join(f"{i},{v}\n" for i, v in enumerate(values)))
     assert infer_task(read_label(path, "label", ("", "NA"))) == task
-    assert resolve_task(path, "label", "auto", None, ("",), True) == (
+    assert resolve_task(path, "label", "auto", None, ("",)) == (
         task,
         classes if task == "multiclass" else None,
     )
@@ -273,19 +273,17 @@ def test_the_task_follows_the_label_values(tmp_path, values, task, classes):
 def test_task_inference_refuses_what_it_cannot_decide(tmp_path):
     one = _csv(tmp_path, "x,label\n1,a\n2,a\n", "one.csv")
     with pytest.raises(ValueError, match="1 distinct value"):
-        resolve_task(one, "label", "auto", None, ("",), False)
+        resolve_task(one, "label", "auto", None, ("",))
     many = _csv(tmp_path, "x,label\n" + "".join(f"{i},v{i}\n" for i in range(120)), "many.csv")
     with pytest.raises(ValueError, match="text with more than 100 distinct values"):
-        resolve_task(many, "label", "auto", None, ("",), False)
+        resolve_task(many, "label", "auto", None, ("",))
     holes = _csv(tmp_path, "x,label\n1,a\n2,NA\n3,b\n4,\n", "holes.csv")
-    with pytest.raises(ValueError, match=r"label 'label' is missing in 2 of 4 rows"):
-        resolve_task(holes, "label", "auto", None, ("", "NA"), True)
     # A given task needs no reading beyond the header, and a multiclass count is counted.
-    assert resolve_task(holes, "label", "binary", None, ("",), False) == ("binary", None)
+    assert resolve_task(holes, "label", "binary", None, ("",)) == ("binary", None)
     with pytest.raises(ValueError, match="more than 100 distinct values: give num_classes"):
-        resolve_task(many, "label", "multiclass", None, ("",), False)
+        resolve_task(many, "label", "multiclass", None, ("",))
     three = _csv(tmp_path, "x,label\n1,a\n2,b\n3,c\n", "three.csv")
-    assert resolve_task(three, "label", "multiclass", None, ("",), False) == ("multiclass", 3)
+    assert resolve_task(three, "label", "multiclass", None, ("",)) == ("multiclass", 3)
 
 
 def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):

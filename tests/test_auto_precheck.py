@@ -20,7 +20,7 @@ def _resolve(path, task="auto"):
     """What `resolve_from_data` asks of the data with the auto preprocessing."""
     for column in ("a", "b"):
         check_column(str(path), column, "feature")
-    return resolve_task(str(path), "y", task, None, DEFAULT_MISSING_VALUES, require_labels=True)
+    return resolve_task(str(path), "y", task, None, DEFAULT_MISSING_VALUES)
 
 
 def _example_gen_error(path) -> str:

@@ -387,6 +387,12 @@ def _hostile_data():
                 },
             },
         },
+        "input": {
+            "unlabeled": 1,
+            "bad": 1,
+            "rejected_dir": HOSTILE,
+            "left_out": [(QUOTES, HOSTILE)],
+        },
         "anomalies": {
             "uri": HOSTILE,
             "found": [
@@ -451,6 +457,7 @@ def test_the_runs_own_text_is_shown_as_text_and_never_run(browser, tmp_path):
     assert page.page.locator("#data .card.feature").first.get_attribute("data-feature") == HOSTILE
     assert page.texts("#data .card.feature h4") == [f"{HOSTILE} {QUOTES}", f"{QUOTES} FLOAT"]
     assert page.row("#data table.anomalies", HOSTILE)[1:] == [QUOTES, HOSTILE, "error", QUOTES]
+    assert page.row("#data table.left-out", QUOTES)[1:] == [HOSTILE]
     assert HOSTILE in page.svg_texts("#data svg[data-chart=values] text.tick title")
     assert page.texts("#training .card h4") == [HOSTILE]
     page.page.locator("#evaluation details summary").click()

@@ -20,6 +20,7 @@ Task "auto" from the label's values (missing ones left out):
 import dataclasses
 import difflib
 import glob
+import itertools
 import os
 
 import pyarrow as pa
@@ -30,7 +31,7 @@ from components.example_gen.kinds import narrowest_kind
 
 MAX_CLASSES = 100
 MAX_INT_CLASSES = 10
-_CSV_CHUNK = 1 << 16  # values per array where the csv module reads a file
+_CSV_CHUNK = 1 << 16  # rows per batch where the csv module reads a file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,20 +84,23 @@ def check_column(data_path: str, column: str, what: str = "label") -> list[str] 
     return header
 
 
-def _text_column(path: str, header: list[str], column: str):
-    """Every value of `column` in the rows of `path` ExampleGen parses (its columns are
-    `header`'s), as text, in arrays: read by pyarrow, or where it refuses the file by the
-    csv module, which raises naming the file and line of what it cannot read."""
+def text_batches_of(path: str, header: list[str]):
+    """The rows of `path` ExampleGen parses (its columns are `header`'s), in batches of every
+    column as text: read by pyarrow, or where it refuses the file by the csv module, which
+    raises naming the file and line of what it cannot read (from the row pyarrow stopped at)."""
+    done = 0
     try:
-        return [batch.column(column) for batch in text_batches(path, header)]
+        for batch in text_batches(path, header):
+            yield batch
+            done += batch.num_rows
+        return
     except (pa.ArrowInvalid, UnicodeDecodeError):
-        file_header, rows = data_rows(path)
-        index = file_header.index(column)
-        values = [fields[index] for fields in rows]
-        return [
-            pa.array(values[i : i + _CSV_CHUNK], pa.string())
-            for i in range(0, len(values), _CSV_CHUNK)
-        ]
+        pass
+    file_header, rows = data_rows(path)
+    rows = itertools.islice(rows, done, None)
+    while chunk := list(itertools.islice(rows, _CSV_CHUNK)):
+        columns = zip(*chunk, strict=True)
+        yield pa.record_batch([pa.array(c, pa.string()) for c in columns], names=file_header)
 
 
 def read_label(data_path: str, label: str, missing_values=("",)) -> LabelColumn:
@@ -111,7 +115,7 @@ def read_label(data_path: str, label: str, missing_values=("",)) -> LabelColumn:
     missing_set = pa.array(list(missing_values), pa.string())
     distinct, missing, rows = set(), 0, 0
     for path in headed_files(files)[0]:
-        for column in _text_column(path, header, label):
+        for column in (batch.column(label) for batch in text_batches_of(path, header)):
             rows += len(column)
             is_missing = pc.is_in(column, value_set=missing_set)
             missing += pc.sum(is_missing).as_py() or 0
@@ -146,21 +150,19 @@ def infer_task(column: LabelColumn) -> str:
     return "regression"
 
 
-def resolve_task(data_path, label, task, num_classes, missing_values, require_labels):
+def resolve_task(data_path, label, task, num_classes, missing_values):
     """(task, num_classes) with "auto" and a missing multiclass class count filled in from
-    the label column; `require_labels`: a row without a label is refused."""
-    needs_data = task == "auto" or (task == "multiclass" and num_classes is None)
-    if not needs_data and not require_labels:
+    the label column. Rows without a label do not count (ExampleGen sets them aside); a label
+    column with no value at all is refused."""
+    if task != "auto" and not (task == "multiclass" and num_classes is None):
         check_column(data_path, label)
         return task, num_classes
-    if not needs_data and csv_files(data_path) is None:
-        return task, num_classes
     column = read_label(data_path, label, missing_values)
-    if require_labels and column.missing:
+    if column.rows and column.missing == column.rows:
         raise ValueError(
-            f"label {column.name!r} is missing in {column.missing} of {column.rows} rows "
-            f"(empty or one of {', '.join(repr(v) for v in missing_values if v)}): drop or "
-            "fill those rows, a model cannot learn from them."
+            f"label {column.name!r} is missing in every one of the {column.rows} rows of "
+            f"{data_path} (empty or one of {', '.join(repr(v) for v in missing_values if v)})"
+            ": nothing to learn from."
         )
     if task == "auto":
         task = infer_task(column)

@@ -1,4 +1,8 @@
-"""The auto model: a canned wide-and-deep Estimator over whatever the Transform produced.
+"""The auto model: canned Estimators over whatever the Transform produced.
+
+`CANDIDATES` (`build_candidate`) are what zero code chooses from on held-out data
+(components/trainer/candidates.py): a linear model, the wide-and-deep one below and boosted
+trees; `build_estimator` builds the wide-and-deep one alone, or `hparams["canned"]`.
 
 Read from the transform graph (`TFTransformOutput`), so it fits the auto preprocessing and
 any preprocessing_fn whose outputs follow the same rules:
@@ -169,27 +173,127 @@ def _classes(tft_output, label_key, task):
     return classes
 
 
-def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key, task):
-    """The wide-and-deep Estimator for `task` over `tft_output`, or `hparams["canned"]`
-    (module doc)."""
+# The zero-code model is chosen among these on held-out data (components/trainer/candidates.py).
+CANDIDATES = ("linear", "wide_and_deep", "boosted_trees")
+# Boosted trees grow on the whole train split at once up to this many rows, else on batches.
+IN_MEMORY_ROWS = 1_000_000
+TREES_BATCH = 65_536
+BOOSTED_TREES = {"n_trees": 200, "max_depth": 6, "learning_rate": 0.1, "l2_regularization": 1.0}
+TREES_PER_ROUND = 10  # trees between two validations
+
+
+def candidate_training(name, train_rows):
+    """How the Trainer feeds candidate `name` (components.trainer.candidates.ModelToFit's
+    fields): boosted trees take the train split whole (or in batches of `TREES_BATCH` rows),
+    one layer per batch, and end after their last tree."""
+    if name != "boosted_trees":
+        return {}
+    batches = batches_per_layer(train_rows)
+    layers = BOOSTED_TREES["n_trees"] * BOOSTED_TREES["max_depth"]
+    return {
+        "batch_size": TREES_BATCH,
+        "whole_split": batches == 1,
+        "steps": layers * batches,
+        "round_steps": TREES_PER_ROUND * BOOSTED_TREES["max_depth"] * batches,
+    }
+
+
+def batches_per_layer(train_rows):
+    return 1 if (train_rows or 0) <= IN_MEMORY_ROWS else -(-train_rows // TREES_BATCH)
+
+
+def build_candidate(
+    name, run_config, hparams, warm_start_from=None, *, tft_output, label_key, task, train_rows
+):
+    """The Estimator of candidate `name` (`CANDIDATES`) for `task` over `tft_output`."""
+    _check_task(task)
+    wide, deep = feature_columns(tft_output, label_key)
+    classes = None if task == "regression" else _classes(tft_output, label_key, task)
+    return candidate_estimator(
+        name, task, wide, deep, classes, run_config, hparams, warm_start_from, train_rows
+    )
+
+
+def candidate_estimator(
+    name, task, wide, deep, classes, run_config, hparams, warm_start_from, train_rows
+):
+    """Candidate `name` over the (wide, deep) columns of `feature_columns`; `classes` the
+    label's (None: regression, or int64 class ids 0/1)."""
     import tensorflow as tf
 
     from components.trainer import estimator
 
+    common = {"config": run_config, "warm_start_from": warm_start_from}
+    if name == "wide_and_deep":
+        return _wide_and_deep(task, wide, deep, classes, common, hparams)
+    head = {}
+    if task != "regression":
+        head = (
+            {"n_classes": 2}
+            if classes is None
+            else {
+                "n_classes": len(classes),
+                "label_vocabulary": classes,
+            }
+        )
+    if name == "linear":
+        numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
+        kind = estimator.LinearRegressor if task == "regression" else estimator.LinearClassifier
+        return kind(
+            feature_columns=wide + numbers,
+            optimizer=lambda: tf.keras.optimizers.Ftrl(0.1, l2_regularization_strength=0.01),
+            **head,
+            **common,
+        )
+    if name == "boosted_trees":
+        kind = (
+            estimator.BoostedTreesRegressor
+            if task == "regression"
+            else estimator.BoostedTreesClassifier
+        )
+        batches = batches_per_layer(train_rows)
+        return kind(
+            feature_columns=deep,
+            n_batches_per_layer=batches,
+            train_in_memory=batches == 1,
+            # A regression label keeps its units: the first tree starts from its mean.
+            center_bias=task == "regression",
+            **BOOSTED_TREES,
+            **head,
+            **common,
+        )
+    raise ValueError(f"auto model: candidate {name!r} is not one of {', '.join(CANDIDATES)}.")
+
+
+def _check_task(task):
     if task not in ("binary", "multiclass", "regression"):
         raise ValueError(f"auto model: task must be binary, multiclass or regression: {task!r}.")
+
+
+def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key, task):
+    """The wide-and-deep Estimator for `task` over `tft_output`, or `hparams["canned"]`
+    (module doc)."""
+    _check_task(task)
     wide, deep = feature_columns(tft_output, label_key)
     classes = None if task == "regression" else _classes(tft_output, label_key, task)
     if hparams.get("canned"):
         name, args = hparams["canned"], hparams.get("canned_args", {})
         check_canned(name, args, task)
         return _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from)
+    common = {"config": run_config, "warm_start_from": warm_start_from}
+    return _wide_and_deep(task, wide, deep, classes, common, hparams)
+
+
+def _wide_and_deep(task, wide, deep, classes, common, hparams):
+    import tensorflow as tf
+
+    from components.trainer import estimator
+
     common = {
-        "config": run_config,
+        **common,
         "linear_feature_columns": wide or None,
         "dnn_feature_columns": deep,
         "dnn_hidden_units": list(hparams.get("hidden_units", [64, 32])),
-        "warm_start_from": warm_start_from,
     }
     if task == "regression":
         # The label keeps its own scale (served predictions are in its units): Adam moves

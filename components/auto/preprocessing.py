@@ -88,8 +88,9 @@ def plan(schema: schema_pb2.Schema, label: str, task: str, features=(), exclude=
         raise ValueError(f"label {label!r} is not a schema column: {', '.join(columns)}.")
     if label_feature.presence.min_fraction < 1.0:
         raise ValueError(
-            f"label {label!r} is not required by the schema (some rows lack it): the auto "
-            "preprocessing needs a label in every row; drop or fill the rows without one."
+            f"label {label!r} is not required by the schema: the auto preprocessing needs "
+            "a label in every example (ExampleGen sets aside the rows without one); mark it "
+            "required (presence min_fraction 1)."
         )
     if task == "regression" and label_feature.type == schema_pb2.BYTES:
         raise ValueError(f"task regression needs a numeric label; {label!r} is text.")

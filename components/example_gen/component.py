@@ -6,7 +6,10 @@ from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
 
 from components.example_gen import executor
-from components.example_gen.missing import DEFAULT_MISSING_VALUES
+from components.example_gen.missing import (
+    DEFAULT_MAX_UNLABELED_ROW_FRACTION,
+    DEFAULT_MISSING_VALUES,
+)
 from components.example_gen.splits import DEFAULT_SPLIT_RATIOS, parse_split_ratios
 from components.input_fingerprint import InputFingerprintDriver
 
@@ -23,6 +26,10 @@ class ExampleGenSpec(component_spec.ComponentSpec):
         "max_bad_row_fraction": component_spec.ExecutionParameter(type=float, optional=True),
         # JSON list of the cell texts that mean "no value" (missing.DEFAULT_MISSING_VALUES).
         "missing_values": component_spec.ExecutionParameter(type=str, optional=True),
+        # The label's CSV column: a row where it is missing is set aside (not a bad row).
+        "label_key": component_spec.ExecutionParameter(type=str, optional=True),
+        # Rows without a label tolerated, as a fraction of all rows.
+        "max_unlabeled_row_fraction": component_spec.ExecutionParameter(type=float, optional=True),
     }
     INPUTS = {
         # Types the columns; without it each column is typed from its values.
@@ -47,7 +54,9 @@ class ExampleGen(base_component.BaseComponent):
     """Reads CSV rows, types them by `schema` (or by their values), writes split tf.Examples.
 
     A cell whose text is one of `missing_values` is a missing value (an absent feature).
-    The column types used are recorded on the Examples artifact as `column_types`.
+    A row whose `label_key` cell is missing is set aside (listed with the bad rows, counted
+    as `num_unlabeled`), never written to a split. The column types used are recorded on the
+    Examples artifact as `column_types`.
     """
 
     SPEC_CLASS = ExampleGenSpec
@@ -62,10 +71,16 @@ class ExampleGen(base_component.BaseComponent):
         split_ratios: str = DEFAULT_SPLIT_RATIOS,
         max_bad_row_fraction: float = 0.0,
         missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES,
+        label_key: str = "",
+        max_unlabeled_row_fraction: float = DEFAULT_MAX_UNLABELED_ROW_FRACTION,
     ):
         parse_split_ratios(split_ratios)
-        if not 0.0 <= max_bad_row_fraction <= 1.0:
-            raise ValueError(f"max_bad_row_fraction must be in [0, 1], got {max_bad_row_fraction}")
+        for name, value in [
+            ("max_bad_row_fraction", max_bad_row_fraction),
+            ("max_unlabeled_row_fraction", max_unlabeled_row_fraction),
+        ]:
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
         super().__init__(
             spec=ExampleGenSpec(
                 input_base=str(input_base),
@@ -73,6 +88,8 @@ class ExampleGen(base_component.BaseComponent):
                 split_ratios=split_ratios,
                 max_bad_row_fraction=float(max_bad_row_fraction),
                 missing_values=json.dumps(list(missing_values)),
+                label_key=label_key,
+                max_unlabeled_row_fraction=float(max_unlabeled_row_fraction),
                 schema=schema,
                 examples=channel.Channel(type=standard_artifacts.Examples),
             )

@@ -11,7 +11,10 @@ only when the whole input was read and the bad rows are within bounds.
 Without a schema, each column is typed from the data before the Beam pipeline starts
 (`infer_column_kinds`, `kinds.py`), so typing never makes a row bad. A cell whose text is one
 of the `missing_values` tokens (default: empty, NA, NaN, null; `missing.py`) is missing, with
-or without a schema: an absent feature. How the text is read (records, headers, pyarrow's
+or without a schema: an absent feature. A row whose label (`label_key`) is missing is set
+aside as a bad row is, with the reason "label missing", but counted apart (`num_unlabeled`)
+and bounded by its own fraction (`max_unlabeled_row_fraction`): a model can neither train nor
+be evaluated on it. How the text is read (records, headers, pyarrow's
 reader) is `csv_text.py`, which the pipeline's pre-check shares.
 """
 
@@ -45,14 +48,15 @@ from components.example_gen.csv_text import (
 )
 from components.example_gen.encode import serialize_examples, split_indices
 from components.example_gen.kinds import arrow_numbers, infer_column_kinds, parse_value
-from components.example_gen.missing import parse_missing_values
+from components.example_gen.layout import REJECTED_DIR, REJECTED_HEADER, UNLABELED_REASON
+from components.example_gen.missing import (
+    DEFAULT_MAX_UNLABELED_ROW_FRACTION,
+    parse_missing_values,
+)
 from components.example_gen.splits import DEFAULT_SPLIT_RATIOS, parse_split_ratios
 from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
 from components.schema_importer.executor import load_schema_artifact
 from components.tfrecord_files import GzipTFRecordWriter
-
-REJECTED_DIR = "rejected"
-REJECTED_HEADER = "file,line,column,reason,raw"
 
 _KINDS = {schema_pb2.INT: "INT", schema_pb2.FLOAT: "FLOAT", schema_pb2.BYTES: "BYTES"}
 _REJECTED = "rejected"
@@ -77,6 +81,10 @@ class _BadRowError(Exception):
         super().__init__(reason)
         self.column = column
         self.reason = reason
+
+
+class _Unlabeled(Exception):
+    """A row whose label cell is missing: set aside, not trained or evaluated on."""
 
 
 class _NotClean(Exception):
@@ -168,8 +176,10 @@ class _ParseCsvRange(beam.DoFn):
         weights: list[int],
         split_dirs: list[str],
         missing_values: tuple[str, ...] = ("",),
+        label: str = "",
     ):
         self._features = features
+        self._label = label
         self._split_key = split_key
         self._bounds = np.array(list(itertools.accumulate(weights)))
         self._split_dirs = split_dirs
@@ -179,6 +189,8 @@ class _ParseCsvRange(beam.DoFn):
         """The row's values in `header` order, None where missing."""
         if len(fields) != len(header):
             raise _BadRowError("", f"expected {len(header)} fields, got {len(fields)}")
+        if self._label and fields[header.index(self._label)] in self._missing:
+            raise _Unlabeled()
         values = []
         for name, text in zip(header, fields, strict=True):
             kind, required = self._features[name]
@@ -217,7 +229,7 @@ class _ParseCsvRange(beam.DoFn):
         for name, text in zip(batch.schema.names, batch.columns, strict=True):
             kind, required = self._features[name]
             present = pc.invert(pc.is_in(text, value_set=missing))
-            if required and not pc.all(present).as_py():
+            if (required or name == self._label) and not pc.all(present).as_py():
                 raise _NotClean(name)
             values = text.filter(present)
             if kind == "BYTES":
@@ -264,8 +276,8 @@ class _ParseCsvRange(beam.DoFn):
             self._split_dirs, f"data_tfrecord-{part.file:05d}-{part.part:05d}.gz"
         )
         key = None if not self._split_key else part.header.index(self._split_key)
-        rows = rejected = 0
-        first_bad = None
+        rows = rejected = unlabeled = 0
+        first_bad = first_unlabeled = None
         try:
             try:
                 for records, splits, count in self._arrow_batches(part, key):
@@ -287,6 +299,12 @@ class _ParseCsvRange(beam.DoFn):
                         first_bad = first_bad or record
                         yield beam.pvalue.TaggedOutput(_REJECTED, record)
                         continue
+                    except _Unlabeled:
+                        unlabeled += 1
+                        record = (part.path, line, self._label, UNLABELED_REASON, raw)
+                        first_unlabeled = first_unlabeled or record
+                        yield beam.pvalue.TaggedOutput(_REJECTED, record)
+                        continue
                     keys.append(_KEY_SEPARATOR.join(fields) if key is None else fields[key])
                     if len(good) == _ROW_BATCH:
                         writers.write(*self._encode_rows(part.header, good, keys))
@@ -297,7 +315,15 @@ class _ParseCsvRange(beam.DoFn):
                     rows += len(good)
         finally:
             writers.close()
-        yield json.dumps({"rows": rows, "rejected": rejected, "first_bad": first_bad})
+        yield json.dumps(
+            {
+                "rows": rows,
+                "rejected": rejected,
+                "first_bad": first_bad,
+                "unlabeled": unlabeled,
+                "first_unlabeled": first_unlabeled,
+            }
+        )
 
 
 def _feature_specs(schema: schema_pb2.Schema) -> dict[str, tuple[str, bool]]:
@@ -349,9 +375,24 @@ def _no_rows(input_base: str) -> str:
     return f"input_base {input_base!r} has no data rows (every CSV file is empty or header-only)"
 
 
-def _check_bad_rows(input_base, rows, rejected, first_bad, max_bad, rejected_dir) -> None:
+class _Counts(NamedTuple):
+    """What the ranges' summaries add up to: rows written, rows set aside and the first of
+    each kind (smallest file and line)."""
+
+    rows: int
+    rejected: int
+    first_bad: BadRow | None
+    unlabeled: int
+    first_unlabeled: BadRow | None
+
+    @property
+    def total(self) -> int:
+        return self.rows + self.rejected + self.unlabeled
+
+
+def _check_bad_rows(input_base, counts, max_bad, rejected_dir) -> None:
     """Fails on empty input, or on more bad rows than `max_bad` (a fraction) tolerates."""
-    total = rows + rejected
+    total, rejected, first_bad = counts.total, counts.rejected, counts.first_bad
     if total == 0:
         raise ValueError(_no_rows(input_base))
     if rejected and max_bad == 0:
@@ -367,15 +408,38 @@ def _check_bad_rows(input_base, rows, rejected, first_bad, max_bad, rejected_dir
         )
 
 
-def _read_summary(path: str) -> tuple[int, int, BadRow | None]:
-    """Adds up the per-file summaries; the first bad row is the smallest (file, line)."""
+def _check_unlabeled(label, counts, max_unlabeled, rejected_dir) -> None:
+    """Fails when more rows lack the label than `max_unlabeled` (a fraction) tolerates, or
+    when no row is left to train on."""
+    unlabeled, total = counts.unlabeled, counts.total
+    if not unlabeled:
+        return
+    first = counts.first_unlabeled
+    where = f"first: {first[0]} line {first[1]}; the rows are listed in {rejected_dir}"
+    if unlabeled / total > max_unlabeled:
+        raise ValueError(
+            f"label {label!r} is missing in {unlabeled} of {total} rows "
+            f"({unlabeled / total:.4g} > max_unlabeled_row_fraction {max_unlabeled}); {where}"
+        )
+    if counts.rows == 0:
+        raise ValueError(f"label {label!r} is missing in every row ({unlabeled}); {where}")
+
+
+def _read_summary(path: str) -> _Counts:
+    """Adds up the per-file summaries; the first of each kind is the smallest (file, line)."""
     with tf.io.gfile.GFile(path) as f:
         summaries = [json.loads(line) for line in f.read().splitlines()]
-    bad_rows = [tuple(s["first_bad"]) for s in summaries if s["first_bad"]]
-    return (
+
+    def first(key):
+        found = [tuple(s[key]) for s in summaries if s[key]]
+        return min(found, key=lambda bad: bad[:2], default=None)
+
+    return _Counts(
         sum(s["rows"] for s in summaries),
         sum(s["rejected"] for s in summaries),
-        min(bad_rows, key=lambda bad: bad[:2], default=None),
+        first("first_bad"),
+        sum(s["unlabeled"] for s in summaries),
+        first("first_unlabeled"),
     )
 
 
@@ -398,6 +462,10 @@ class Executor(BeamExecutor):
         ratios = parse_split_ratios(exec_properties.get("split_ratios") or DEFAULT_SPLIT_RATIOS)
         max_bad = float(exec_properties.get("max_bad_row_fraction") or 0.0)
         missing = parse_missing_values(exec_properties.get("missing_values"))
+        label = exec_properties.get("label_key") or ""
+        max_unlabeled = exec_properties.get("max_unlabeled_row_fraction")
+        if max_unlabeled is None:
+            max_unlabeled = DEFAULT_MAX_UNLABELED_ROW_FRACTION
         if input_dict.get("schema"):
             features = _feature_specs(load_schema_artifact(input_dict["schema"]))
             files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
@@ -410,6 +478,8 @@ class Executor(BeamExecutor):
             raise ValueError(_no_rows(input_base))
         if split_key and split_key not in features:
             raise ValueError(f"split_key {split_key!r} is not a column of the CSV files")
+        if label and label not in features:
+            raise ValueError(f"label_key {label!r} is not a column of the CSV files")
         examples = artifact_utils.get_single_instance(output_dict["examples"])
         # The local runner's driver sets it; on Vertex, which runs no driver, the same here.
         examples.set_string_custom_property(
@@ -433,14 +503,14 @@ class Executor(BeamExecutor):
                     | "ParseCsv"
                     >> beam.ParDo(
                         _ParseCsvRange(
-                            features, split_key, list(ratios.values()), staged_dirs, missing
+                            features, split_key, list(ratios.values()), staged_dirs, missing, label
                         )
                     ).with_outputs(_REJECTED, main="summary")
                 )
                 _ = parsed.summary | "WriteSummary" >> beam.io.WriteToText(
                     summary_path, shard_name_template=""
                 )
-                if max_bad > 0:
+                if max_bad > 0 or label:
                     _ = (
                         parsed[_REJECTED]
                         | "RejectedCsv" >> beam.Map(_to_csv_line)
@@ -451,8 +521,11 @@ class Executor(BeamExecutor):
                             header=REJECTED_HEADER,
                         )
                     )
-            rows, rejected, first_bad = _read_summary(summary_path)
-            _check_bad_rows(input_base, rows, rejected, first_bad, max_bad, rejected_dir)
+            counts = _read_summary(summary_path)
+            _check_bad_rows(input_base, counts, max_bad, rejected_dir)
+            _check_unlabeled(label, counts, float(max_unlabeled), rejected_dir)
+            if not counts.rejected + counts.unlabeled and tf.io.gfile.exists(rejected_dir):
+                tf.io.gfile.rmtree(rejected_dir)  # nothing set aside: no header-only file
             for staged, split_dir in zip(staged_dirs, split_dirs, strict=True):
                 if not tf.io.gfile.glob(os.path.join(staged, "*")):  # a split with no rows
                     tf.io.gfile.makedirs(staged)
@@ -467,8 +540,9 @@ class Executor(BeamExecutor):
         examples.split_names = artifact_utils.encode_split_names(list(ratios))
         examples_utils.set_file_format(examples, "tfrecords_gzip")
         examples_utils.set_payload_format(examples, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE)
-        examples.set_int_custom_property("num_rows", rows)
-        examples.set_int_custom_property("num_rejected", rejected)
+        examples.set_int_custom_property("num_rows", counts.rows)
+        examples.set_int_custom_property("num_rejected", counts.rejected)
+        examples.set_int_custom_property("num_unlabeled", counts.unlabeled)
         examples.set_string_custom_property(
             COLUMN_TYPES_PROPERTY,
             json.dumps({name: kind for name, (kind, _) in features.items()}, sort_keys=True),

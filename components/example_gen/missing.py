@@ -5,6 +5,9 @@ import json
 # Empty cells, and the tokens common exports write for a missing value. A cell that is one of
 # these (exactly, case included) is an absent feature, in every column of every type.
 DEFAULT_MISSING_VALUES = ("", "NA", "NaN", "null")
+# Rows whose label is missing that ExampleGen sets aside before refusing the input: past half,
+# the label column is more likely the wrong one (or the export broke) than a few rows unlabeled.
+DEFAULT_MAX_UNLABELED_ROW_FRACTION = 0.5
 
 
 def parse_missing_values(text: str | None) -> tuple[str, ...]:

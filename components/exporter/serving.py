@@ -28,15 +28,18 @@ def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key):
     return receiver_fn
 
 
-def export_serving_model(estimator, tft_output, label_key, export_dir):
-    """Writes the serving SavedModel to `export_dir` atomically; returns the path."""
+def export_serving_model(estimator, tft_output, label_key, export_dir, checkpoint_path=None):
+    """Writes the serving SavedModel of `checkpoint_path` (None: the latest) to `export_dir`
+    atomically; returns the path."""
     raw_spec = tft_output.raw_feature_spec()
     if label_key not in raw_spec:
         raise ValueError(f"Label {label_key!r} is not a raw feature: {sorted(raw_spec)}.")
     receiver_fn = raw_example_receiver_fn(
         tft_output.transform_features_layer(), raw_spec, label_key
     )
-    return export_with_transform_features(estimator, receiver_fn, tft_output, export_dir)
+    return export_with_transform_features(
+        estimator, receiver_fn, tft_output, export_dir, checkpoint_path
+    )
 
 
 def _transform_features_function(module, tft_output):
@@ -51,10 +54,12 @@ def _transform_features_function(module, tft_output):
     return transform_features.get_concrete_function()
 
 
-def export_with_transform_features(estimator, receiver_fn, tft_output, export_dir):
+def export_with_transform_features(
+    estimator, receiver_fn, tft_output, export_dir, checkpoint_path=None
+):
     """The Estimator's signatures over `receiver_fn`'s inputs, and `transform_features`;
     written to `export_dir` atomically.  Returns the path."""
-    module, signatures = estimator.build_serving_module(receiver_fn)
+    module, signatures = estimator.build_serving_module(receiver_fn, checkpoint_path)
     signatures[TRANSFORM_FEATURES] = _transform_features_function(module, tft_output)
     return serving.save(module, signatures, export_dir)
 

@@ -1,6 +1,5 @@
 """Trainer executor: input pipelines, train, evaluate, export."""
 
-import dataclasses
 import hashlib
 import inspect
 import json
@@ -16,8 +15,9 @@ from tfx.utils import path_utils
 
 from components import user_code
 from components.exporter.serving import export_serving_model
+from components.trainer import candidates as candidates_lib
 from components.trainer import cluster as cluster_lib
-from components.trainer import estimator, launcher
+from components.trainer import estimator, launcher, stopping
 from components.trainer import strategy as strategy_lib
 from components.trainer.estimator import server
 
@@ -48,11 +48,15 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     return build(run_config, hparams, warm_start_from, **kwargs)
 
 
-def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, seed):
+WHOLE_SPLIT = 1 << 62  # a batch size no split reaches
+
+
+def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, seed, part=None):
     """Gzipped TFRecords of transformed tf.Examples to (features, label) batches.
 
-    Under a strategy `batch_size` is per replica, as with tf.estimator.
-    """
+    Under a strategy `batch_size` is per replica, as with tf.estimator; None: every batch
+    is the whole split (boosted trees' `train_in_memory`). `part`: "fit" or
+    "validation" reads only that part of the records (`in_validation_part`); None all."""
     files = tf.io.gfile.glob(file_pattern)
     if not files:
         raise ValueError(f"Trainer: no examples match {file_pattern!r}.")
@@ -76,6 +80,12 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         dataset = tf.data.TFRecordDataset(dataset, compression_type="GZIP")
         if shards > len(files):
             dataset = dataset.shard(shards, input_context.input_pipeline_id)
+        if part is not None:
+            keep = part == "validation"
+            dataset = dataset.filter(lambda record: in_validation_part(record) == keep)
+        if batch_size is None:  # the whole split, parsed once, in every batch
+            dataset = dataset.batch(WHOLE_SPLIT).map(parse).cache()
+            return dataset.repeat() if repeat else dataset
         if repeat:
             dataset = dataset.shuffle(10_000, seed=seed).repeat()
         dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
@@ -84,51 +94,34 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
     return input_fn
 
 
+def in_validation_part(records):
+    """Whether each serialized record is in the part of the train split held out for
+    validation (one in `VALIDATION_EVERY`, by a hash of its bytes: the same part
+    whatever the sharding, and equal rows in the same part)."""
+    return tf.equal(tf.strings.to_hash_bucket_fast(records, stopping.VALIDATION_EVERY), 0)
+
+
 RUN_RECORD = "trainer_run.json"
 
 
-@dataclasses.dataclass(frozen=True)
-class TrainingLength:
-    """How long the Trainer trains: `steps`, and the epochs they came from, if any."""
-
-    steps: int
-    epochs: float | None = None
-    train_rows: int | None = None
-    global_batch_size: int | None = None
-
-    def describe(self):
-        if self.epochs is None:
-            return f"{self.steps:,} steps"
-        return (
-            f"{self.steps:,} steps ({self.epochs:g} epochs of {self.train_rows:,} train rows "
-            f"at a global batch of {self.global_batch_size:,})"
-        )
-
-
-def training_length(input_dict, exec_properties, strategy):
-    """`train_steps`, or with `train_epochs` the steps that pass over the train split that
-    many times: its row count (from the statistics input) over the global batch (the batch
-    size per replica times the replicas)."""
-    epochs = exec_properties.get("train_epochs")
-    if not epochs:
-        return TrainingLength(int(exec_properties["train_steps"]))
+def train_rows(input_dict):
+    """The train split's row count, from the statistics input; None without it."""
     from components.statistics_gen.layout import read_artifact_statistics
 
     if not input_dict.get("statistics"):
-        raise ValueError("Trainer: train_epochs needs the statistics input (the train row count).")
-    rows = int(read_artifact_statistics(input_dict["statistics"][0])["train"].num_examples)
-    replicas = strategy.num_replicas_in_sync if strategy is not None else 1
-    batch = int(exec_properties["train_batch_size"]) * replicas
-    steps = max(1, math.ceil(float(epochs) * rows / batch))
-    return TrainingLength(steps, float(epochs), rows, batch)
+        return None
+    return int(read_artifact_statistics(input_dict["statistics"][0])["train"].num_examples)
 
 
-def _write_run_record(model_run, choice, metrics, length):
+def _write_run_record(model_run, choice, metrics, length, chosen):
     record = {
         "strategy": choice.name,
         "strategy_reason": choice.reason,
         "eval_metrics": {k: float(v) for k, v in metrics.items()},
         "training_length": length.describe(),
+        "stop_reason": chosen.outcome.reason,
+        "model": chosen.name,
+        "model_choice": candidates_lib.record(chosen),
     }
     with tf.io.gfile.GFile(os.path.join(model_run.uri, RUN_RECORD), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
@@ -144,12 +137,48 @@ def _adopt_run_record(model_run):
         )
     with tf.io.gfile.GFile(path) as f:
         record = json.load(f)
-    model_run.set_string_custom_property("strategy", record["strategy"])
-    model_run.set_string_custom_property("strategy_reason", record["strategy_reason"])
-    model_run.set_string_custom_property("training_length", record["training_length"])
+    for key in ("strategy", "strategy_reason", "training_length", "stop_reason", "model"):
+        model_run.set_string_custom_property(key, record[key])
+    model_run.set_string_custom_property("model_choice", json.dumps(record["model_choice"]))
     for key in ("auc", "accuracy", "loss"):
         if key in record["eval_metrics"]:
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
+
+
+def _models_to_fit(exec_properties, hparams, offered, fit_rows):
+    """[ModelToFit]: the auto candidates (hparams["candidates"], with estimator_fn "auto"
+    and no canned estimator named), or the one model estimator_fn builds."""
+    if candidate_names(exec_properties, hparams):
+        from components.auto import model as auto_model
+
+        return [
+            candidates_lib.ModelToFit(
+                name,
+                lambda run_config, warm, name=name: auto_model.build_candidate(
+                    name, run_config, hparams, warm, train_rows=fit_rows, **offered
+                ),
+                **auto_model.candidate_training(name, fit_rows),
+            )
+            for name in candidate_names(exec_properties, hparams)
+        ]
+    reference = exec_properties["estimator_fn"]
+    return [
+        candidates_lib.ModelToFit(
+            hparams.get("canned") or ("auto" if reference == user_code.AUTO else reference),
+            lambda run_config, warm: build_estimator(reference, run_config, hparams, warm, offered),
+        )
+    ]
+
+
+def _in_a_cluster(tf_config):
+    return sum(len(tasks) for tasks in (tf_config or {}).get("cluster", {}).values()) > 1
+
+
+def candidate_names(exec_properties, hparams):
+    """The auto candidates to choose from; () when one model is built."""
+    if exec_properties["estimator_fn"] != user_code.AUTO or hparams.get("canned"):
+        return ()
+    return tuple(hparams.get("candidates") or ())
 
 
 def train_in_process(input_dict, output_dict, exec_properties):
@@ -180,53 +209,94 @@ def train_in_process(input_dict, output_dict, exec_properties):
         )
         log.info("Warm-starting from %s", base_models[0].uri)
 
-    run_config = estimator.RunConfig(
-        model_dir=model_run.uri,
-        tf_random_seed=seed,
-        save_checkpoints_steps=int(exec_properties["save_checkpoints_steps"]),
-        train_distribute=strategy,
-    )
     hparams = json.loads(exec_properties["hparams"] or "{}")
-    model = build_estimator(
-        exec_properties["estimator_fn"],
-        run_config,
-        hparams,
-        warm_start_from,
-        {"tft_output": tft_output, "label_key": label_key, "task": exec_properties.get("task")},
-    )
-
+    offered = {
+        "tft_output": tft_output,
+        "label_key": label_key,
+        "task": exec_properties.get("task"),
+    }
+    steps, epochs = exec_properties.get("train_steps"), exec_properties.get("train_epochs")
+    # A part of the train split is held out to stop on, or to choose between candidates.
+    # Across a cluster nothing stops early: only the chief saves (and so would validate).
+    several = len(candidate_names(exec_properties, hparams)) > 1
+    stop_early = not (steps or epochs) and not _in_a_cluster(tf_config)
+    holdout = stop_early or several
+    rows = train_rows(input_dict)
+    fit_rows = rows - rows // stopping.VALIDATION_EVERY if holdout and rows else rows
+    models = _models_to_fit(exec_properties, hparams, offered, fit_rows)
+    replicas = strategy.num_replicas_in_sync if strategy is not None else 1
     feature_spec = tft_output.transformed_feature_spec()
+    train_pattern = os.path.join(artifact_utils.get_split_uri(examples, "train"), "*.gz")
+    eval_batch = int(exec_properties["eval_batch_size"])
 
-    def split_pattern(split):
-        return os.path.join(artifact_utils.get_split_uri(examples, split), "*.gz")
+    def input_fn(pattern, batch_size, repeat, part):
+        return make_input_fn(pattern, feature_spec, label_key, batch_size, repeat, seed, part)
 
-    train_input = make_input_fn(
-        split_pattern("train"),
-        feature_spec,
-        label_key,
-        int(exec_properties["train_batch_size"]),
-        True,
-        seed,
-    )
-    eval_input = make_input_fn(
-        split_pattern("eval"),
-        feature_spec,
-        label_key,
-        int(exec_properties["eval_batch_size"]),
-        False,
-        seed,
-    )
-    length = training_length(input_dict, exec_properties, strategy)
-    log.info("Trainer: %s", length.describe())
-    model.train(train_input, max_steps=length.steps)
-    if not run_config.is_chief:
+    validation = (None, None)
+    if holdout:
+        held_out = min(
+            max(rows // stopping.VALIDATION_EVERY, 1) if rows else math.inf,
+            stopping.MAX_VALIDATION_EXAMPLES,
+        )
+        validation = (
+            input_fn(train_pattern, eval_batch, False, "validation"),
+            math.ceil(held_out / eval_batch),
+        )
+
+    def fit(model, model_dir):
+        batch = model.batch_size or int(exec_properties["train_batch_size"])
+        if model.whole_split:
+            batch = fit_rows
+        length = stopping.plan(
+            steps,
+            epochs,
+            fit_rows,
+            batch * replicas,
+            early_stopping=stop_early,
+            model_steps=model.steps,
+            round_steps=model.round_steps,
+        )
+        every = int(exec_properties["save_checkpoints_steps"])
+        run_config = estimator.RunConfig(
+            model_dir=model_dir,
+            tf_random_seed=seed,
+            save_checkpoints_steps=length.round_steps() if length.early_stopping else every,
+            train_distribute=strategy,
+        )
+        model_estimator = model.build(run_config, warm_start_from)
+        log.info("Trainer: %s, %s", model.name, length.describe())
+        train_input = input_fn(
+            train_pattern, None if model.whole_split else batch, True, "fit" if holdout else None
+        )
+        return (
+            model_estimator,
+            length,
+            stopping.train(model_estimator, train_input, length, *validation),
+        )
+
+    chosen = candidates_lib.fit_and_choose(models, model_run.uri, fit)
+    if not chosen.estimator.config.is_chief:
         return False  # evaluation and export are the chief's
-    metrics = model.evaluate(eval_input, steps=int(exec_properties["eval_steps"]))
+    eval_input = input_fn(
+        os.path.join(artifact_utils.get_split_uri(examples, "eval"), "*.gz"),
+        eval_batch,
+        False,
+        None,
+    )
+    metrics = chosen.estimator.evaluate(
+        eval_input,
+        steps=int(exec_properties["eval_steps"]),
+        checkpoint_path=chosen.outcome.checkpoint,
+    )
     log.info("Trainer eval metrics: %s", metrics)
     export_serving_model(
-        model, tft_output, exec_properties["raw_label_key"], path_utils.serving_model_dir(model_uri)
+        chosen.estimator,
+        tft_output,
+        exec_properties["raw_label_key"],
+        path_utils.serving_model_dir(model_uri),
+        checkpoint_path=chosen.outcome.checkpoint,
     )
-    _write_run_record(model_run, choice, metrics, length)
+    _write_run_record(model_run, choice, metrics, chosen.length, chosen)
     _adopt_run_record(model_run)
     return True
 

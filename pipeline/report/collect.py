@@ -11,11 +11,13 @@ import math
 import os
 
 from components.evaluator.tasks import TASK_METRICS, BlessingGate
+from components.example_gen.layout import REJECTED_DIR
 from components.example_validator import drift
 from components.example_validator.layout import split_anomalies_path
 from components.serving_dir import versions
 from components.statistics_gen.layout import load_statistics, model_statistics_uri
 from pipeline import metadata, stats
+from pipeline.history import LEFT_OUT_PROPERTY
 
 _EVENTS_PREFIX = "events.out.tfevents"
 # TFMA metric class -> the key it reports under (components/evaluator/tasks.py).
@@ -60,6 +62,7 @@ def collect(past, run):
             if statistics is not None and os.path.isdir(statistics.uri)
             else None
         ),
+        "input": _input(past._output(run, "ExampleGen", "examples"), run),
         "anomalies": _anomalies(past._output(run, "ExampleValidator", "anomalies")),
         "training": _training(past._output(run, "Trainer", "model_run")),
         "evaluation": (
@@ -183,6 +186,19 @@ def _chart_data(feature):
     return {"kind": "histogram", "buckets": []}
 
 
+def _input(examples, run):
+    """The rows ExampleGen set aside (without a label, malformed) and where they are listed;
+    the columns the auto preprocessing left out, with why (recorded on the run)."""
+    custom = metadata.custom_property
+    left_out = custom(run, LEFT_OUT_PROPERTY)
+    return {
+        "unlabeled": custom(examples, "num_unlabeled") or 0,
+        "bad": custom(examples, "num_rejected") or 0,
+        "rejected_dir": os.path.join(examples.uri, REJECTED_DIR) if examples else None,
+        "left_out": [tuple(pair) for pair in json.loads(left_out)] if left_out else [],
+    }
+
+
 def _anomalies(artifact):
     """One dict per anomaly of the run's ExampleValidator output; None when it has none."""
     if artifact is None or not os.path.isdir(artifact.uri):
@@ -249,6 +265,8 @@ def _training(model_run):
         "strategy": custom(model_run, "strategy"),
         "strategy_reason": custom(model_run, "strategy_reason"),
         "training_length": custom(model_run, "training_length"),
+        "stop_reason": custom(model_run, "stop_reason"),
+        "model_choice": json.loads(custom(model_run, "model_choice") or "null"),
         "curves": curves,
     }
 

@@ -161,9 +161,21 @@ def _training(training):
     strategy = training["strategy"] or ""
     if training["strategy_reason"]:
         strategy = f"{strategy} ({training['strategy_reason']})"
+    choice = training.get("model_choice") or {}
     return {
         **training,
         "strategy": strategy,
+        "choice_reason": choice.get("reason"),
+        "candidates": [
+            {
+                **line,
+                "validation_loss": number(line["validation_loss"]),
+                "scores": ", ".join(
+                    f"{k} {number(v)}" for k, v in line["validation_metrics"].items()
+                ),
+            }
+            for line in choice.get("candidates", [])
+        ],
         "legend": list(colors.items()),
         "charts": [
             (tag, charts.line(tag, [(f, colors[f], charted[tag][f]) for f in sorted(charted[tag])]))

@@ -1,0 +1,113 @@
+"""Several models fitted on one train split, the best kept by its validation loss.
+
+With estimator_fn "auto" the Trainer fits a small fixed set of candidates (the auto model's
+`CANDIDATES`), each in a folder of its own under the ModelRun, each stopped early on the part
+of the train split held out for validation; the one with the lowest validation loss wins
+(log loss for classifiers, squared error for regressors: the proper scores, which reward
+ranking and calibrated probabilities at once). The losers' folders are removed; their scores,
+costs and stop reasons stay in the run record, with the reason the winner won.
+"""
+
+import dataclasses
+import logging
+import math
+import os
+import shutil
+
+from components.trainer import stopping
+
+log = logging.getLogger(__name__)
+
+CANDIDATES_DIR = "candidates"
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelToFit:
+    """A model to fit: `build(run_config, warm_start_from)` returns its Estimator;
+    `batch_size` (None: the Trainer's), `whole_split` (every batch is the whole train part,
+    as boosted trees' `train_in_memory` wants), `steps` (the model's own end, None: none) and
+    `round_steps` (steps between validations, None: an epoch) say how it trains."""
+
+    name: str
+    build: object
+    batch_size: int | None = None
+    whole_split: bool = False
+    steps: int | None = None
+    round_steps: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Fitted:
+    """A model after training: its Estimator, its `TrainingLength` and its `Outcome`."""
+
+    name: str
+    estimator: object
+    length: object
+    outcome: object
+    others: tuple = ()  # the other candidates' `Fitted`, when several were fitted
+
+
+# The metrics each candidate line shows next to the validation loss: the classifiers';
+# a regressor's loss is the squared error, shown as its root too.
+_SHOWN = ("auc", "accuracy")
+
+
+def fit_and_choose(models, model_run_uri, fit):
+    """Fits each of `models` with `fit(model, model_dir)` -> (estimator, length, outcome),
+    and returns the `Fitted` one with the lowest validation loss (a single model: that one,
+    trained in `model_run_uri` itself)."""
+    if len(models) == 1:
+        return Fitted(models[0].name, *fit(models[0], model_run_uri))
+    fitted = []
+    for model in models:
+        model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
+        fitted.append(Fitted(model.name, *fit(model, model_dir)))
+        log.info(
+            "Candidate %s: validation loss %.6g in %.1fs (%s)",
+            model.name,
+            stopping.validation_loss(fitted[-1].outcome.validation),
+            fitted[-1].outcome.seconds,
+            fitted[-1].outcome.reason,
+        )
+    best = min(fitted, key=lambda f: stopping.validation_loss(f.outcome.validation))
+    for loser in fitted:
+        if loser is not best:
+            shutil.rmtree(loser.estimator.model_dir, ignore_errors=True)
+    return dataclasses.replace(best, others=tuple(f for f in fitted if f is not best))
+
+
+def _shown(validation):
+    shown = {k: float(validation[k]) for k in _SHOWN if k in validation}
+    if validation and not shown:
+        shown["rmse"] = math.sqrt(stopping.validation_loss(validation))
+    return shown
+
+
+def _line(fitted, chosen):
+    validation = fitted.outcome.validation or {}
+    return {
+        "name": fitted.name,
+        "chosen": chosen,
+        "validation_loss": stopping.validation_loss(validation) if validation else None,
+        "validation_metrics": _shown(validation),
+        "seconds": round(fitted.outcome.seconds, 2),
+        "steps": fitted.outcome.steps_run,
+        "best_step": fitted.outcome.step,
+        "stop_reason": fitted.outcome.reason,
+    }
+
+
+def record(chosen):
+    """The model choice as plain data for the run record: every candidate (the chosen one
+    first) with its validation scores, cost and stop reason, and why the winner won."""
+    lines = [_line(chosen, True)] + [_line(f, False) for f in chosen.others]
+    if not chosen.others:
+        reason = "the only model"
+    else:
+        runner_up = min(chosen.others, key=lambda f: stopping.validation_loss(f.outcome.validation))
+        reason = (
+            f"lowest validation loss of {len(lines)} candidates: "
+            f"{lines[0]['validation_loss']:.4g} against {runner_up.name}'s "
+            f"{stopping.validation_loss(runner_up.outcome.validation):.4g}"
+        )
+    return {"reason": reason, "candidates": lines}

@@ -1,0 +1,94 @@
+"""The Trainer's training length: early stopping on the held-out part, the cap, the plan."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components.trainer import estimator, stopping
+from components.trainer.stopping import TrainingLength
+
+X = tf.feature_column.numeric_column("x")
+
+
+def _data(seed, rows=512):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=rows).astype(np.float32)
+    y = (3.0 * x + 1.0 + rng.normal(scale=0.5, size=rows)).astype(np.float32)
+    return x, y
+
+
+def _input(seed, repeat):
+    x, y = _data(seed)
+
+    def input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
+        if repeat:
+            dataset = dataset.shuffle(512, seed=seed).repeat()
+        return dataset.batch(32)
+
+    return input_fn
+
+
+def _regressor(tmp_path, optimizer, round_steps):
+    config = estimator.RunConfig(
+        model_dir=str(tmp_path), tf_random_seed=1, save_checkpoints_steps=round_steps
+    )
+    return estimator.LinearRegressor([X], optimizer=optimizer, config=config)
+
+
+def test_a_plateau_stops_training_and_the_best_checkpoint_is_kept(tmp_path):
+    # Adam at 0.5 fits y = 3x + 1 in a few dozen steps: then the loss only wanders.
+    model = _regressor(tmp_path, lambda: tf.keras.optimizers.Adam(0.5), 20)
+    length = TrainingLength(2000, early_stopping=True, round=20)
+    outcome = stopping.train(model, _input(1, True), length, _input(2, False), None)
+
+    assert outcome.reason.startswith("validation loss stopped improving"), outcome.reason
+    assert outcome.steps_run < 2000
+    assert outcome.steps_run == outcome.step + stopping.PATIENCE * 20
+    # What is exported is the best checkpoint, kept apart from the rotation.
+    assert outcome.checkpoint.startswith(str(tmp_path / stopping.BEST_CHECKPOINT_DIR))
+    best = model.evaluate(_input(2, False), checkpoint_path=outcome.checkpoint)
+    assert best["average_loss"] == pytest.approx(outcome.validation["average_loss"])
+    assert outcome.validation["average_loss"] < 0.4  # the noise's variance is 0.25
+
+
+def test_a_falling_loss_trains_to_the_cap(tmp_path):
+    # Plain SGD at 0.002 is still improving after 300 steps: no stop before the cap.
+    model = _regressor(tmp_path, lambda: tf.keras.optimizers.SGD(0.002), 50)
+    length = TrainingLength(
+        300, epochs=18.75, train_rows=512, global_batch_size=32, early_stopping=True, round=50
+    )
+    outcome = stopping.train(model, _input(1, True), length, _input(2, False), None)
+
+    assert outcome.reason.startswith("reached the cap of 18.75 epochs (300 steps)"), outcome.reason
+    assert (outcome.steps_run, outcome.step) == (300, 300)
+
+
+def test_explicit_steps_train_exactly_that_long(tmp_path):
+    model = _regressor(tmp_path, "Ftrl", 100)
+    outcome = stopping.train(model, _input(1, True), TrainingLength(120), _input(2, False), None)
+    assert (outcome.step, outcome.reason) == (120, "120 steps as set")
+    assert "average_loss" in outcome.validation
+
+
+def test_the_plan_follows_the_rows_and_explicit_settings_win():
+    # Neither steps nor epochs: stop early, capped at epochs that shrink as rows grow.
+    small = stopping.plan(None, None, 2_000, 64, early_stopping=True)
+    big = stopping.plan(None, None, 1_000_000, 64, early_stopping=True)
+    assert small.early_stopping and small.epochs == stopping.MAX_CAP_EPOCHS
+    assert big.epochs == stopping.MIN_CAP_EPOCHS and big.steps == 15_625
+    assert big.round_steps() == stopping.MAX_ROUND_STEPS
+    assert small.round_steps() == stopping.MIN_ROUND_STEPS  # an epoch is 32 steps
+    assert small.describe() == (
+        "at most 3,125 steps (100 epochs of 2,000 train rows at a global batch of 64), "
+        "stopping early"
+    )
+    # Explicit steps or epochs: exactly that, no early stop.
+    assert stopping.plan(500, None, 2_000, 64, early_stopping=True) == TrainingLength(500)
+    epochs = stopping.plan(None, 2, 2_000, 64, early_stopping=True)
+    assert (epochs.steps, epochs.early_stopping) == (63, False)
+    # A model with its own end (boosted trees' last tree) trains up to it, stopping early.
+    trees = stopping.plan(None, None, 2_000, 2_000, True, model_steps=1200, round_steps=60)
+    assert (trees.steps, trees.round_steps(), trees.early_stopping) == (1200, 60, True)
+    with pytest.raises(ValueError, match="train row count"):
+        stopping.plan(None, None, None, 64, early_stopping=True)
