@@ -233,7 +233,7 @@ class PipelineConfig:
         kind="code",
         flag="--estimator-fn",
         help="build_estimator(run_config, hparams, warm_start_from, [tft_output=, label_key=, "
-        "task=]) as package.module.function or file.py:function, or auto: the best of the "
+        "task=, train_rows=]) as package.module.function or file.py:function, or auto: the best of the "
         "candidates on held-out data (or the canned Estimator named), head by task.",
     )
     candidates: tuple[str, ...] = setting(
@@ -241,6 +241,7 @@ class PipelineConfig:
         key="model.candidates",
         kind="str_list",
         flag="--candidate",
+        commands=(*BUILD, "init"),
         choices=CANDIDATES,
         metavar="NAME",
         help="With the auto build_estimator and no canned Estimator: the models trained on "

@@ -2,7 +2,8 @@
 
 What zero code would run, written out: a definition (`pipeline.toml`), the schema SchemaGen
 infers from the data (`schema.pbtxt`), the preprocessing (`preprocessing.py`) and the model
-(`model.py`). Run unedited they train what `run --data my.csv --label target` trains; every
+(`model.py`): the candidate zero code chooses, so init trains the candidates as `run` does
+(`--candidate NAME` alone skips that). Run unedited they train what `run --data my.csv --label target` trains; every
 file is meant to be edited, and `run --definition DIR/pipeline.toml` runs the edited version.
 """
 
@@ -46,7 +47,9 @@ build_estimator = "$model:build_estimator"
 hidden_units = [64, 32]
 
 [training]
-steps = 2000
+# Without steps (or epochs) training stops when the loss on a tenth of the train split
+# held out stops improving, and the best checkpoint is exported.
+# steps = 2000
 batch_size = 64
 
 [evaluation]
@@ -88,44 +91,111 @@ def preprocessing_fn(inputs):
     return outputs
 ''')
 
-_CLASSIFIER = """\
+# The classifier's head, as the auto model sets it: the label's values as the classes.
+_CLASSES = """\
     classes = label_classes(tft_output)  # the label's values, as preprocessing.py wrote them
-    return estimator.DNNLinearCombinedClassifier(
-        n_classes=len(classes),
-        label_vocabulary=classes,
-        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.01),
 """
-_REGRESSOR = """\
+_HEAD = "        n_classes=len(classes),\n        label_vocabulary=classes,\n"
+# Each auto candidate's build_estimator body, per task kind ("classifier", "regressor").
+_BODIES = {
+    "wide_and_deep": (
+        "Wide and deep: category ids wide (and as indicators deep), numbers deep.",
+        """\
+    wide, deep = feature_columns(tft_output, label_key)
+$classes    return estimator.DNNLinearCombined$Kind(
+$head$optimizers        config=run_config,
+        linear_feature_columns=wide or None,
+        dnn_feature_columns=deep,
+        dnn_hidden_units=list(hparams.get("hidden_units", [64, 32])),
+        warm_start_from=warm_start_from,
+    )
+""",
+    ),
+    "linear": (
+        "Linear: one weight per category id and per number.",
+        """\
+    wide, deep = feature_columns(tft_output, label_key)
+    numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
+$classes    return estimator.Linear$Kind(
+$head        feature_columns=wide + numbers,
+        optimizer=lambda: tf.keras.optimizers.Ftrl(0.1, l2_regularization_strength=0.01),
+        config=run_config,
+        warm_start_from=warm_start_from,
+    )
+""",
+    ),
+    "boosted_trees": (
+        "Boosted trees over the numbers and the category ids (as indicators).",
+        """\
+    _, deep = feature_columns(tft_output, label_key)
+$classes    return estimator.BoostedTrees$Kind(
+$head        feature_columns=deep,
+        # One layer per batch of n_batches_per_layer; train_in_memory: the Trainer feeds
+        # the whole train split in every batch.
+        n_batches_per_layer=$batches,
+        train_in_memory=$in_memory,
+        n_trees=$n_trees,
+        max_depth=$max_depth,
+        learning_rate=$learning_rate,
+        l2_regularization=$l2_regularization,
+        center_bias=$center_bias,
+        config=run_config,  # (boosted trees take no warm start, as in tf.estimator)
+    )
+""",
+    ),
+}
+_OPTIMIZERS = {
+    "classifier": "        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.01),\n",
     # The label keeps its own units: Adam moves the output bias there in a few hundred steps.
-    return estimator.DNNLinearCombinedRegressor(
-        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.05),
-        linear_optimizer=lambda: tf.keras.optimizers.Ftrl(0.5),
-"""
+    "regressor": "        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.05),\n"
+    "        linear_optimizer=lambda: tf.keras.optimizers.Ftrl(0.5),\n",
+}
 _MODEL = string.Template('''\
 """The $name model: the Estimator its Trainer trains ($task).
 
-Written by `python -m pipeline init`, as the auto model does it; edit freely. The Trainer
-calls build_estimator(run_config, hparams, warm_start_from) and passes tft_output (the
-transform graph), label_key and task to the keywords it declares. hparams holds the
-definition's [model] hidden_units.
-"""
+Written by `python -m pipeline init`: the $winner candidate, the one zero code chose
+for this data ($why).
 
-import tensorflow as tf
+Edit freely. The Trainer calls build_estimator(run_config, hparams, warm_start_from) and
+passes tft_output (the transform graph), label_key and task to the keywords it declares.
+hparams holds the definition's [model] hidden_units.
+"""
 
 $imports
 from components.trainer import estimator
 
 
 def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key):
-    """Wide and deep: category ids wide (and as indicators deep), numbers deep."""
-    wide, deep = feature_columns(tft_output, label_key)
-$estimator        config=run_config,
-        linear_feature_columns=wide or None,
-        dnn_feature_columns=deep,
-        dnn_hidden_units=list(hparams.get("hidden_units", [64, 32])),
-        warm_start_from=warm_start_from,
+    """$summary"""
+$body''')
+
+
+def model_text(name, task, winner, why, train_rows):
+    """model.py for the auto candidate `winner` (components/auto/model.py)."""
+    from components.auto import model as auto_model
+
+    summary, body = _BODIES[winner]
+    kind = "regressor" if task == "regression" else "classifier"
+    batches = auto_model.batches_per_layer(train_rows)
+    trees = auto_model.BOOSTED_TREES
+    body = string.Template(body).substitute(
+        Kind=kind.capitalize(),
+        classes="" if kind == "regressor" else _CLASSES,
+        head="" if kind == "regressor" else _HEAD,
+        optimizers=_OPTIMIZERS[kind],
+        batches=batches,
+        in_memory=batches == 1,
+        center_bias=task == "regression",
+        **trees,
     )
-''')
+    imports = "from components.auto.model import feature_columns" + (
+        "" if kind == "regressor" else ", label_classes"
+    )
+    if "tf." in body:
+        imports = "import tensorflow as tf\n\n" + imports
+    return _MODEL.substitute(
+        name=name, task=task, winner=winner, why=why, imports=imports, summary=summary, body=body
+    )
 
 
 def _python_list(names):
@@ -156,12 +226,15 @@ def left_out_comments(left_out):
     )
 
 
-def infer_schema(config, work_dir, stream=None):
-    """The schema SchemaGen infers for `config`'s data (ExampleGen, StatisticsGen and
-    SchemaGen run in `work_dir`)."""
+def run_zero_code(config, work_dir, stream=None):
+    """(schema, winner, why, train rows): the schema SchemaGen infers for `config`'s data,
+    and the candidate zero code chooses, with its reason. The data components run in
+    `work_dir`, and with several candidates the Transform and the Trainer too (no Evaluator,
+    no push)."""
     from components.schema_file import SCHEMA_FILE_NAME, load_schema
-    from pipeline.metadata import latest_output
-    from pipeline.pipeline import data_components
+    from components.statistics_gen.layout import read_split_statistics
+    from pipeline.metadata import custom_property, latest_output
+    from pipeline.pipeline import create_components
     from pipeline.runner import run_pipeline
 
     config = dataclasses.replace(
@@ -172,11 +245,23 @@ def infer_schema(config, work_dir, stream=None):
         metadata_path=None,
         enable_cache=False,
     )
-    _, example_gen, statistics_gen, schema_gen = data_components(config)
+    several = len(config.candidates) > 1
+    last = "Trainer" if several else "SchemaGen"
+    nodes = create_components(config, resolver=False)
+    nodes = nodes[: [node.id for node in nodes].index(last) + 1]
     kwargs = {} if stream is None else {"stream": stream}
-    run_pipeline(config, [example_gen, statistics_gen, schema_gen], **kwargs)
-    artifact = latest_output(config.resolved_metadata_path, config.pipeline_name, "Schema")
-    return load_schema(os.path.join(artifact.uri, SCHEMA_FILE_NAME))
+    run_pipeline(config, nodes, **kwargs)
+
+    def latest(type_name):
+        return latest_output(config.resolved_metadata_path, config.pipeline_name, type_name)
+
+    schema = load_schema(os.path.join(latest("Schema").uri, SCHEMA_FILE_NAME))
+    train_rows = int(read_split_statistics(latest("ExampleStatistics").uri, "train").num_examples)
+    if not several:
+        return schema, config.candidates[0], "the only candidate given", train_rows
+    model_run = latest("ModelRun")
+    choice = json.loads(custom_property(model_run, "model_choice"))
+    return schema, custom_property(model_run, "model"), choice["reason"], train_rows
 
 
 def init_project(folder, config, stream=None):
@@ -192,7 +277,7 @@ def init_project(folder, config, stream=None):
         )
     config = config.resolve_from_data()
     with tempfile.TemporaryDirectory(prefix="pipeline-init-") as work_dir:
-        schema = infer_schema(config, work_dir, stream)
+        schema, winner, why, train_rows = run_zero_code(config, work_dir, stream)
     features, (label, label_type, task) = plan(
         schema, config.raw_label_key, config.task, config.features, config.exclude_features
     )
@@ -234,13 +319,7 @@ def init_project(folder, config, stream=None):
             label_type=label_type,
             task=task,
         ),
-        MODEL: _MODEL.substitute(
-            name=name,
-            task=task,
-            imports="from components.auto.model import feature_columns"
-            + ("" if task == "regression" else ", label_classes"),
-            estimator=_REGRESSOR if task == "regression" else _CLASSIFIER,
-        ),
+        MODEL: model_text(name, task, winner, why, train_rows),
     }
     os.makedirs(folder, exist_ok=True)
     paths = []

@@ -118,8 +118,8 @@ class RunSummary:
             lines += [f"    {line}" for line in self.anomalies]
         lines += self._model_lines()
         if self.strategy:
-            length = f"{self.training_length} " if self.training_length else ""
-            lines.append(f"  trained {length}with strategy: {self.strategy}")
+            length = f"{self.training_length}; " if self.training_length else ""
+            lines.append(f"  trained: {length}strategy: {self.strategy}")
         if self.stop_reason:
             lines.append(f"  stopped: {self.stop_reason}")
         gate = f" (gate: {self.blessing_gate})" if self.blessing_gate else ""

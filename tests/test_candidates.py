@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.auto.model import candidate_estimator, candidate_training
+from components.auto.model import candidate_estimator
 from components.trainer import candidates, estimator, stopping
 
 pytestmark = pytest.mark.slow  # trains real models, a few seconds each
@@ -46,13 +46,16 @@ def _choose(tmp_path, x, y, names=("linear", "boosted_trees")):
     deep = _numbers(columns)
 
     def fit(model, model_dir):
-        batch = rows_fit if model.whole_split else 32
-        length = stopping.plan(None, None, rows_fit, batch, True, model.steps, model.round_steps)
+        feeding = candidates.feeding(model.build(estimator.RunConfig(), None), rows_fit, 32)
+        length = stopping.plan(
+            None, None, rows_fit, feeding.batch_size or rows_fit, True, feeding.steps,
+            feeding.round_steps,
+        )  # fmt: skip
         run_config = estimator.RunConfig(
             model_dir=model_dir, tf_random_seed=1, save_checkpoints_steps=length.round_steps()
         )
         built = model.build(run_config, None)
-        train_input = fit_input(None if model.whole_split else batch)
+        train_input = fit_input(feeding.batch_size)
         return built, length, stopping.train(built, train_input, length, validation_input)
 
     models = [
@@ -61,7 +64,6 @@ def _choose(tmp_path, x, y, names=("linear", "boosted_trees")):
             lambda config, warm, name=name: candidate_estimator(
                 name, "binary", [], deep, ["0", "1"], config, {}, warm, rows_fit
             ),
-            **candidate_training(name, rows_fit),
         )
         for name in names
     ]
@@ -87,8 +89,8 @@ def test_trees_win_on_an_interaction(tmp_path):
 
 def test_a_linear_model_wins_on_many_small_linear_effects(tmp_path):
     rng = np.random.default_rng(1)
-    x = rng.normal(size=(400, 20)).astype(np.float32)
-    logits = x @ rng.normal(scale=0.4, size=20)
-    y = np.where(rng.uniform(size=400) < 1 / (1 + np.exp(-logits)), "1", "0")
+    x = rng.normal(size=(3000, 30)).astype(np.float32)
+    logits = x @ rng.normal(scale=0.3, size=30)
+    y = np.where(rng.uniform(size=3000) < 1 / (1 + np.exp(-logits)), "1", "0")
     chosen = _choose(tmp_path, x, y)
     assert chosen.name == "linear", candidates.record(chosen)

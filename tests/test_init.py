@@ -2,6 +2,7 @@
 whose edits are not served from the cache, and that compiles for Vertex from definitions/."""
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -42,7 +43,16 @@ def test_init_writes_what_zero_code_infers_and_refuses_to_overwrite(project, cap
     preprocessing = (folder / "preprocessing.py").read_text()
     assert 'NUMBERS = [\n    "noise",\n    "x1",\n    "x2",\n]' in preprocessing
     assert 'CATEGORIES = {\n    "city": "BYTES",\n    "rooms": "INT",\n}' in preprocessing
-    assert "estimator.DNNLinearCombinedClassifier(" in (folder / "model.py").read_text()
+    # model.py builds the candidate zero code chose, and says why.
+    model = (folder / "model.py").read_text()
+    winner = re.search(r"the (\w+) candidate, the one zero code chose", model).group(1)
+    built = {
+        "linear": "LinearClassifier(",
+        "wide_and_deep": "DNNLinearCombinedClassifier(",
+        "boosted_trees": "BoostedTreesClassifier(",
+    }
+    assert f"estimator.{built[winner]}" in model
+    assert "lowest validation loss of 3 candidates" in model
     schema = (folder / "schema.pbtxt").read_text()
     assert 'name: "city"' in schema and 'value: "north"' in schema
 

@@ -19,8 +19,9 @@ any preprocessing_fn whose outputs follow the same rules:
 
 `hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
 Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
-the deep ones; Linear: the ids and the numbers) with `hparams["canned_args"]` as its
-keyword arguments and its own defaults for the rest (hidden units from `hidden_units`).
+the deep ones; Linear: the ids and the numbers; BoostedTrees: the deep ones, the whole train
+split in memory up to `IN_MEMORY_ROWS` rows) with `hparams["canned_args"]` as its keyword
+arguments and its own defaults for the rest (hidden units from `hidden_units`).
 """
 
 import re
@@ -36,6 +37,8 @@ CANNED = (
     "LinearRegressor",
     "BaselineClassifier",
     "BaselineRegressor",
+    "BoostedTreesClassifier",
+    "BoostedTreesRegressor",
 )
 # Arguments the kit sets from the transform output and the run, never from `canned_args`.
 SET_BY_THE_KIT = (
@@ -130,11 +133,19 @@ def feature_columns(tft_output, label_key):
     return wide, deep
 
 
-def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from):
+def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows):
     """The canned Estimator `name` over the columns its kind reads, `args` over its defaults."""
     from components.trainer import estimator
 
     settings = {"config": run_config, "warm_start_from": warm_start_from}
+    if name.startswith("BoostedTrees"):
+        if warm_start_from is not None:
+            raise ValueError(f"{name} takes no warm start (as tf.estimator's): leave it off.")
+        del settings["warm_start_from"]
+        batches = batches_per_layer(train_rows)
+        settings.update(
+            feature_columns=deep, n_batches_per_layer=batches, train_in_memory=batches == 1
+        )
     numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
     hidden_units = list(hparams.get("hidden_units", [64, 32]))
     if name.startswith("DNNLinearCombined"):
@@ -179,26 +190,10 @@ CANDIDATES = ("linear", "wide_and_deep", "boosted_trees")
 IN_MEMORY_ROWS = 1_000_000
 TREES_BATCH = 65_536
 BOOSTED_TREES = {"n_trees": 200, "max_depth": 6, "learning_rate": 0.1, "l2_regularization": 1.0}
-TREES_PER_ROUND = 10  # trees between two validations
-
-
-def candidate_training(name, train_rows):
-    """How the Trainer feeds candidate `name` (components.trainer.candidates.ModelToFit's
-    fields): boosted trees take the train split whole (or in batches of `TREES_BATCH` rows),
-    one layer per batch, and end after their last tree."""
-    if name != "boosted_trees":
-        return {}
-    batches = batches_per_layer(train_rows)
-    layers = BOOSTED_TREES["n_trees"] * BOOSTED_TREES["max_depth"]
-    return {
-        "batch_size": TREES_BATCH,
-        "whole_split": batches == 1,
-        "steps": layers * batches,
-        "round_steps": TREES_PER_ROUND * BOOSTED_TREES["max_depth"] * batches,
-    }
 
 
 def batches_per_layer(train_rows):
+    """Boosted trees' n_batches_per_layer for `train_rows` rows (1: in memory)."""
     return 1 if (train_rows or 0) <= IN_MEMORY_ROWS else -(-train_rows // TREES_BATCH)
 
 
@@ -258,9 +253,9 @@ def candidate_estimator(
             train_in_memory=batches == 1,
             # A regression label keeps its units: the first tree starts from its mean.
             center_bias=task == "regression",
+            config=run_config,  # (boosted trees take no warm start, as in tf.estimator)
             **BOOSTED_TREES,
             **head,
-            **common,
         )
     raise ValueError(f"auto model: candidate {name!r} is not one of {', '.join(CANDIDATES)}.")
 
@@ -270,16 +265,20 @@ def _check_task(task):
         raise ValueError(f"auto model: task must be binary, multiclass or regression: {task!r}.")
 
 
-def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key, task):
+def build_estimator(
+    run_config, hparams, warm_start_from=None, *, tft_output, label_key, task, train_rows=None
+):
     """The wide-and-deep Estimator for `task` over `tft_output`, or `hparams["canned"]`
-    (module doc)."""
+    (module doc); `train_rows` sizes boosted trees' batches."""
     _check_task(task)
     wide, deep = feature_columns(tft_output, label_key)
     classes = None if task == "regression" else _classes(tft_output, label_key, task)
     if hparams.get("canned"):
         name, args = hparams["canned"], hparams.get("canned_args", {})
         check_canned(name, args, task)
-        return _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from)
+        return _canned(
+            name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows
+        )
     common = {"config": run_config, "warm_start_from": warm_start_from}
     return _wide_and_deep(task, wide, deep, classes, common, hparams)
 

@@ -23,17 +23,46 @@ CANDIDATES_DIR = "candidates"
 
 @dataclasses.dataclass(frozen=True)
 class ModelToFit:
-    """A model to fit: `build(run_config, warm_start_from)` returns its Estimator;
-    `batch_size` (None: the Trainer's), `whole_split` (every batch is the whole train part,
-    as boosted trees' `train_in_memory` wants), `steps` (the model's own end, None: none) and
-    `round_steps` (steps between validations, None: an epoch) say how it trains."""
+    """A model to fit: `build(run_config, warm_start_from)` returns its Estimator."""
 
     name: str
     build: object
-    batch_size: int | None = None
-    whole_split: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Feeding:
+    """How a model wants its training input: `batch_size` (None: the whole train part in
+    every batch), `steps` (its own end, None: none) and `round_steps` (steps between two
+    validations, None: an epoch)."""
+
+    batch_size: int | None
     steps: int | None = None
     round_steps: int | None = None
+
+
+TREES_PER_ROUND = 10  # boosted trees: trees grown between two validations
+# Steps a boosted-trees model may spend before its first layer: the quantile sketch's batches
+# and center_bias's Newton steps (it stops itself when done, so this only bounds).
+_TREES_SETUP_LAYERS = 50
+
+
+def feeding(model, train_rows, batch_size):
+    """The `Feeding` of Estimator `model` with `batch_size` as the Trainer's batch: as given,
+    except boosted trees, which read the train part once per layer (tf.estimator's
+    contract): whole in every batch with `train_in_memory`, else in `n_batches_per_layer`
+    batches; they end after their last tree."""
+    from components.trainer.estimator import BoostedTreesEstimator
+
+    if not isinstance(model, BoostedTreesEstimator):
+        return Feeding(batch_size)
+    params = model.tree_params
+    batches = params.n_batches_per_layer
+    layers = params.n_trees * params.max_depth + _TREES_SETUP_LAYERS
+    return Feeding(
+        None if params.train_in_memory else -(-train_rows // batches),
+        steps=layers * batches,
+        round_steps=TREES_PER_ROUND * params.max_depth * batches,
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,9 +9,10 @@ from components.trainer import executor
 class TrainerSpec(component_spec.ComponentSpec):
     PARAMETERS = {
         # A code reference (components/user_code.py) to `build_estimator(run_config,
-        # hparams, warm_start_from)`, which may also declare keywords tft_output, label_key
-        # and task (executor.build_estimator), or "auto": a wide-and-deep Estimator over
-        # the transform output with a head for `task` (components/auto/model.py).
+        # hparams, warm_start_from)`, which may also declare keywords tft_output, label_key,
+        # task and train_rows (executor.build_estimator), or "auto": the best of the auto
+        # candidates over the transform output, head by `task` (components/auto/model.py,
+        # components/trainer/candidates.py).
         "estimator_fn": component_spec.ExecutionParameter(type=str),
         # The hash of estimator_fn's module: part of the cache key (see Transform's).
         "code_fingerprint": component_spec.ExecutionParameter(type=str, optional=True),
@@ -20,6 +21,8 @@ class TrainerSpec(component_spec.ComponentSpec):
         # (left out of the serving signature's input).
         "label_key": component_spec.ExecutionParameter(type=str),
         "raw_label_key": component_spec.ExecutionParameter(type=str),
+        # Neither steps nor epochs: stop early on a held-out part of the train split
+        # (components/trainer/stopping.py).
         "train_steps": component_spec.ExecutionParameter(type=int, optional=True),
         # When given, replaces train_steps: passes over the train split (its row count from
         # `statistics`), as steps at the global batch size.

@@ -32,8 +32,9 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     """The Estimator `reference` (a user_code reference, or "auto") builds.
 
     Called as `fn(run_config, hparams, warm_start_from, **kwargs)`, where kwargs are those of
-    `offered` (tft_output, label_key, task) that the function declares, so a model can read
-    the transform output's columns and vocabularies without the Trainer knowing which."""
+    `offered` (tft_output, label_key, task, train_rows) that the function declares, so a model
+    can read the transform output's columns and vocabularies without the Trainer knowing
+    which, and size itself to the rows it trains on."""
     if reference == user_code.AUTO:
         if not offered.get("task"):
             raise ValueError('Trainer: estimator_fn "auto" needs the task.')
@@ -145,7 +146,7 @@ def _adopt_run_record(model_run):
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
 
 
-def _models_to_fit(exec_properties, hparams, offered, fit_rows):
+def _models_to_fit(exec_properties, hparams, offered):
     """[ModelToFit]: the auto candidates (hparams["candidates"], with estimator_fn "auto"
     and no canned estimator named), or the one model estimator_fn builds."""
     if candidate_names(exec_properties, hparams):
@@ -155,9 +156,8 @@ def _models_to_fit(exec_properties, hparams, offered, fit_rows):
             candidates_lib.ModelToFit(
                 name,
                 lambda run_config, warm, name=name: auto_model.build_candidate(
-                    name, run_config, hparams, warm, train_rows=fit_rows, **offered
+                    name, run_config, hparams, warm, **offered
                 ),
-                **auto_model.candidate_training(name, fit_rows),
             )
             for name in candidate_names(exec_properties, hparams)
         ]
@@ -210,11 +210,6 @@ def train_in_process(input_dict, output_dict, exec_properties):
         log.info("Warm-starting from %s", base_models[0].uri)
 
     hparams = json.loads(exec_properties["hparams"] or "{}")
-    offered = {
-        "tft_output": tft_output,
-        "label_key": label_key,
-        "task": exec_properties.get("task"),
-    }
     steps, epochs = exec_properties.get("train_steps"), exec_properties.get("train_epochs")
     # A part of the train split is held out to stop on, or to choose between candidates.
     # Across a cluster nothing stops early: only the chief saves (and so would validate).
@@ -223,7 +218,13 @@ def train_in_process(input_dict, output_dict, exec_properties):
     holdout = stop_early or several
     rows = train_rows(input_dict)
     fit_rows = rows - rows // stopping.VALIDATION_EVERY if holdout and rows else rows
-    models = _models_to_fit(exec_properties, hparams, offered, fit_rows)
+    offered = {
+        "tft_output": tft_output,
+        "label_key": label_key,
+        "task": exec_properties.get("task"),
+        "train_rows": fit_rows,
+    }
+    models = _models_to_fit(exec_properties, hparams, offered)
     replicas = strategy.num_replicas_in_sync if strategy is not None else 1
     feature_spec = tft_output.transformed_feature_spec()
     train_pattern = os.path.join(artifact_utils.get_split_uri(examples, "train"), "*.gz")
@@ -244,17 +245,21 @@ def train_in_process(input_dict, output_dict, exec_properties):
         )
 
     def fit(model, model_dir):
-        batch = model.batch_size or int(exec_properties["train_batch_size"])
-        if model.whole_split:
-            batch = fit_rows
+        # Built once to see how it wants its input (cheap: no variables yet), then again
+        # with the RunConfig that follows from it.
+        feeding = candidates_lib.feeding(
+            model.build(estimator.RunConfig(model_dir=model_dir), None),
+            fit_rows,
+            int(exec_properties["train_batch_size"]),
+        )
         length = stopping.plan(
             steps,
             epochs,
             fit_rows,
-            batch * replicas,
+            (feeding.batch_size or fit_rows) * replicas,
             early_stopping=stop_early,
-            model_steps=model.steps,
-            round_steps=model.round_steps,
+            model_steps=feeding.steps,
+            round_steps=feeding.round_steps,
         )
         every = int(exec_properties["save_checkpoints_steps"])
         run_config = estimator.RunConfig(
@@ -265,14 +270,10 @@ def train_in_process(input_dict, output_dict, exec_properties):
         )
         model_estimator = model.build(run_config, warm_start_from)
         log.info("Trainer: %s, %s", model.name, length.describe())
-        train_input = input_fn(
-            train_pattern, None if model.whole_split else batch, True, "fit" if holdout else None
-        )
-        return (
-            model_estimator,
-            length,
-            stopping.train(model_estimator, train_input, length, *validation),
-        )
+        part = "fit" if holdout else None
+        train_input = input_fn(train_pattern, feeding.batch_size, True, part)
+        outcome = stopping.train(model_estimator, train_input, length, *validation)
+        return model_estimator, length, outcome
 
     chosen = candidates_lib.fit_and_choose(models, model_run.uri, fit)
     if not chosen.estimator.config.is_chief:

@@ -5,6 +5,11 @@ from components.trainer.estimator.canned.baseline import (
     BaselineEstimator,
     BaselineRegressor,
 )
+from components.trainer.estimator.canned.boosted_trees import (
+    BoostedTreesClassifier,
+    BoostedTreesEstimator,
+    BoostedTreesRegressor,
+)
 from components.trainer.estimator.canned.dnn import DNNClassifier, DNNEstimator, DNNRegressor
 from components.trainer.estimator.canned.dnn_linear_combined import (
     DNNLinearCombinedClassifier,
@@ -21,6 +26,9 @@ __all__ = [
     "BaselineClassifier",
     "BaselineEstimator",
     "BaselineRegressor",
+    "BoostedTreesClassifier",
+    "BoostedTreesEstimator",
+    "BoostedTreesRegressor",
     "DNNClassifier",
     "DNNEstimator",
     "DNNLinearCombinedClassifier",

@@ -1,0 +1,182 @@
+"""The kit's BoostedTreesClassifier against scikit-learn's HistGradientBoostingClassifier.
+
+    .venv/bin/python bench/boosted_trees_vs_hgb.py [--repeats 3] [--no-one-core]
+
+On the taxi sample (data/taxi/data.csv, label: tips > 20% of the fare), a fixed
+seeded 2/3-1/3 split, the same features for both: numbers as floats (missing as
+0), the two text columns (payment_type, company) as integer category ids (an
+indicator over an identity column for the kit, `categorical_features` for HGB).
+Both at their defaults for 100 trees and learning rate 0.1 (the kit: max_depth 6,
+train_in_memory, center_bias; HGB: 31 leaves, no early stopping).  Prints the
+holdout AUC and the training wall time (best of --repeats; the kit's train() call
+whole, tracing and checkpoints included) of each, on both cores and under
+`taskset -c 0` (one core, in a subprocess each), side by side.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+DATA = os.path.join(REPO, "data", "taxi", "data.csv")
+TEXT = ["payment_type", "company"]
+DROP = ["tips", "trip_start_timestamp"]
+N_TREES = 100
+LEARNING_RATE = 0.1
+
+
+def load():
+    """(train, test) dicts of name -> array, plus 'label'; text columns as ids."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.read_csv(DATA)
+    label = (frame["tips"] > 0.2 * frame["fare"]).astype(np.int64).to_numpy()
+    columns = {}
+    for name in frame.columns:
+        if name in DROP:
+            continue
+        if name in TEXT:
+            codes, _ = pd.factorize(frame[name].fillna(""), sort=True)
+            columns[name] = codes.astype(np.int64)
+        else:
+            columns[name] = frame[name].fillna(0).astype(np.float32).to_numpy()
+    order = np.random.default_rng(0).permutation(len(frame))
+    cut = len(frame) * 2 // 3
+    split = [order[:cut], order[cut:]]
+    return [({k: v[rows] for k, v in columns.items()}, label[rows]) for rows in split]
+
+
+def run_kit(repeats):
+    import numpy as np
+    import tensorflow as tf
+    from sklearn.metrics import roc_auc_score
+
+    from components.trainer import estimator
+
+    (train, y_train), (test, y_test) = load()
+    columns = []
+    for name, values in sorted(train.items()):
+        if name in TEXT:
+            buckets = int(max(values.max(), test[name].max())) + 1
+            columns.append(
+                tf.feature_column.indicator_column(
+                    tf.feature_column.categorical_column_with_identity(name, buckets)
+                )
+            )
+        else:
+            columns.append(tf.feature_column.numeric_column(name))
+    best, auc = None, None
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as model_dir:
+            model = estimator.BoostedTreesClassifier(
+                columns,
+                n_batches_per_layer=1,
+                model_dir=model_dir,
+                n_trees=N_TREES,
+                learning_rate=LEARNING_RATE,
+                center_bias=True,
+                train_in_memory=True,
+            )
+            start = time.perf_counter()
+            model.train(
+                lambda: tf.data.Dataset.from_tensors((train, y_train)).repeat(),
+                max_steps=10**9,
+            )
+            seconds = time.perf_counter() - start
+            scores = np.array(
+                [
+                    p["probabilities"][1]
+                    for p in model.predict(
+                        lambda: tf.data.Dataset.from_tensor_slices(test).batch(2048)
+                    )
+                ]
+            )
+        auc = roc_auc_score(y_test, scores)
+        best = seconds if best is None else min(best, seconds)
+    return {"auc": auc, "seconds": best}
+
+
+def run_hgb(repeats):
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.metrics import roc_auc_score
+
+    (train, y_train), (test, y_test) = load()
+    names = sorted(train)
+    x_train = np.stack([train[n] for n in names], axis=1).astype(np.float64)
+    x_test = np.stack([test[n] for n in names], axis=1).astype(np.float64)
+    best, auc = None, None
+    for _ in range(repeats):
+        model = HistGradientBoostingClassifier(
+            max_iter=N_TREES,
+            learning_rate=LEARNING_RATE,
+            categorical_features=[n in TEXT for n in names],
+            early_stopping=False,
+            random_state=0,
+        )
+        start = time.perf_counter()
+        model.fit(x_train, y_train)
+        seconds = time.perf_counter() - start
+        auc = roc_auc_score(y_test, model.predict_proba(x_test)[:, 1])
+        best = seconds if best is None else min(best, seconds)
+    return {"auc": auc, "seconds": best}
+
+
+def one_core(which, repeats):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run(
+        [
+            "taskset",
+            "-c",
+            "0",
+            sys.executable,
+            __file__,
+            "--only",
+            which,
+            "--repeats",
+            str(repeats),
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--no-one-core", action="store_true")
+    parser.add_argument("--only", choices=["kit", "hgb"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    runners = {"kit": run_kit, "hgb": run_hgb}
+    if args.only:
+        print(json.dumps(runners[args.only](args.repeats)))
+        return
+    rows = []
+    for which, label in (("kit", "kit BoostedTreesClassifier"), ("hgb", "HistGradientBoosting")):
+        both = runners[which](args.repeats)
+        row = [label, f"{both['auc']:.4f}", f"{both['seconds']:.2f}"]
+        if not args.no_one_core:
+            single = one_core(which, args.repeats)
+            row += [f"{single['auc']:.4f}", f"{single['seconds']:.2f}"]
+        rows.append(row)
+    header = ["model", "AUC (2 cores)", "train s (2 cores)"]
+    if not args.no_one_core:
+        header += ["AUC (1 core)", "train s (1 core)"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,377 @@
+"""The tensors behind the boosted trees estimators: features as bucket ids, the
+ensemble in plain variables, split finding and tree growth.
+
+Trees are complete binary heaps (node i has children 2i+1 and 2i+2) held in
+`[n_trees, nodes]` variables, so checkpoints, warm starts and SavedModels treat
+them as any other variables, and serving needs only gathers.  Node values are
+cumulative along a path, as in tf.estimator's ensembles: a child holds its
+parent's value plus the learning rate times its Newton step.
+"""
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.feature_column import feature_column_v2 as fc_lib
+
+NUMERIC, BUCKETIZED, CATEGORICAL = "numeric", "bucketized", "categorical"
+# tf.estimator's rule: stop centering the bias once a Newton step moves it by
+# less than 1% of its value.
+MIN_CENTER_BIAS_DELTA = 0.01
+_EPS = 1e-15
+# Over this many heap nodes in all trees the variables would take gigabytes.
+MAX_TOTAL_NODES = 1 << 25
+
+
+def _raw_keys(column):
+    parents = getattr(column, "parents", None)
+    if not parents:
+        return [column.key] if hasattr(column, "key") else []
+    return [key for parent in parents for key in _raw_keys(parent)]
+
+
+class FeatureLayout:
+    """Every feature column dimension as one integer feature with `num_buckets` buckets.
+
+    Numeric columns are cut at quantile boundaries learnt in training, bucketized
+    columns keep their buckets, categorical columns (bare or in an indicator column)
+    keep their ids, with one more bucket for a missing or out-of-range id.  Global
+    feature ids are ordered so that features of one kind and size are contiguous:
+    each such run is one "group" for the split finder.
+    """
+
+    def __init__(self, feature_columns, num_quantiles):
+        columns = sorted(feature_columns, key=lambda c: c.name)
+        if not columns:
+            raise ValueError("feature_columns must not be empty.")
+        entries = []  # (kind, num_buckets, column name, column, dimension)
+        for column in columns:
+            entries.extend(self._entries(column, num_quantiles))
+        entries.sort(key=lambda e: (e[0] != NUMERIC, e[0], e[1], e[2], e[4]))
+        self.columns = columns
+        self.entries = entries
+        self.names = [e[2] for e in entries]
+        self.num_features = len(entries)
+        self.num_numeric = sum(e[0] == NUMERIC for e in entries)
+        self.num_quantiles = num_quantiles
+        self.num_buckets = np.array([e[1] for e in entries], np.int32)
+        self.offsets = np.concatenate([[0], np.cumsum(self.num_buckets)[:-1]]).astype(np.int32)
+        self.total_buckets = int(self.num_buckets.sum())
+        self.is_equality = np.array([e[0] == CATEGORICAL for e in entries])
+        self.groups = []  # (first feature, dimension, num_buckets, split type)
+        for i, (kind, buckets, *_rest) in enumerate(entries):
+            split = "equality" if kind == CATEGORICAL else "inequality"
+            if self.groups and self.groups[-1][2] == buckets and self.groups[-1][3] == split:
+                first, dim, _, _ = self.groups[-1]
+                self.groups[-1] = (first, dim + 1, buckets, split)
+            else:
+                self.groups.append((i, 1, buckets, split))
+
+    @staticmethod
+    def _entries(column, num_quantiles):
+        if isinstance(column, fc_lib.IndicatorColumn):
+            return FeatureLayout._categorical(column.categorical_column, column)
+        if isinstance(column, fc_lib.BucketizedColumn):
+            dims = int(np.prod(column.source_column.shape))
+            return [
+                (BUCKETIZED, len(column.boundaries) + 1, column.name, column, d)
+                for d in range(dims)
+            ]
+        if isinstance(column, fc_lib.NumericColumn):
+            if len(column.shape) > 1:
+                raise ValueError(
+                    f"Boosted trees take numeric columns of rank 1; column {column.name!r} has "
+                    f"shape {column.shape}."
+                )
+            dims = int(np.prod(column.shape))
+            return [(NUMERIC, num_quantiles, column.name, column, d) for d in range(dims)]
+        if isinstance(column, fc_lib.CategoricalColumn):
+            return FeatureLayout._categorical(column, column)
+        raise ValueError(
+            f"Boosted trees take numeric, bucketized, indicator and categorical columns; "
+            f"column {getattr(column, 'name', column)!r} is a {type(column).__name__}."
+        )
+
+    @staticmethod
+    def _categorical(categorical, outer):
+        if isinstance(
+            categorical, (fc_lib.WeightedCategoricalColumn, fc_lib.CrossedColumn)
+        ) or not hasattr(categorical, "num_buckets"):
+            raise ValueError(
+                f"Boosted trees split on one category id per example; column {outer.name!r} "
+                f"is over a {type(categorical).__name__}, which they do not take."
+            )
+        # tf.estimator named an indicator column's features after its categorical column.
+        return [(CATEGORICAL, categorical.num_buckets + 1, categorical.name, outer, 0)]
+
+    def check_features(self, features):
+        for column in self.columns:
+            for key in _raw_keys(column):
+                if key not in features:
+                    raise ValueError(
+                        f"Feature {key!r} (needed by column {column.name!r}) is not in the "
+                        f"input features {sorted(features)}."
+                    )
+
+    def numeric_values(self, features, cache):
+        """float32 [batch, num_numeric], in global feature order."""
+        dense = {}
+        values = []
+        for _kind, _, _, column, dim in self.entries[: self.num_numeric]:
+            if column.name not in dense:
+                tensor = column.get_dense_tensor(cache, None)
+                dense[column.name] = tf.reshape(tf.cast(tensor, tf.float32), [-1, column.shape[0]])
+            values.append(dense[column.name][:, dim])
+        return tf.stack(values, axis=1)
+
+    def bucket_ids(self, features, boundaries):
+        """int32 [batch, num_features]: each feature's bucket, in global feature order."""
+        cache = fc_lib.FeatureTransformationCache(features)
+        parts = []
+        if self.num_numeric:
+            values = self.numeric_values(features, cache)
+            ids = tf.searchsorted(boundaries, tf.transpose(values), side="right")
+            parts.append(tf.transpose(tf.cast(ids, tf.int32)))
+        bucketized = {}
+        for kind, buckets, _, column, dim in self.entries[self.num_numeric :]:
+            if kind == BUCKETIZED:
+                if column.name not in bucketized:
+                    ids = cache.get(column, None)
+                    bucketized[column.name] = tf.reshape(
+                        tf.cast(ids, tf.int32), [tf.shape(ids)[0], -1]
+                    )
+                parts.append(bucketized[column.name][:, dim : dim + 1])
+            else:
+                parts.append(self._category_ids(features, cache, column, buckets - 1)[:, None])
+        return tf.concat(parts, axis=1)
+
+    @staticmethod
+    def _category_ids(features, cache, column, num_buckets):
+        """One id per example, `num_buckets` where it is missing or out of range."""
+        categorical = column.categorical_column if hasattr(column, "categorical_column") else column
+        raw = features.get(getattr(categorical, "key", None))
+        if (
+            isinstance(categorical, fc_lib.IdentityCategoricalColumn)
+            and isinstance(raw, tf.Tensor)
+            and raw.dtype.is_integer
+            and (raw.shape.rank == 1 or (raw.shape.rank == 2 and raw.shape[1] == 1))
+        ):
+            ids = tf.reshape(tf.cast(raw, tf.int32), [-1])
+            if categorical.default_value is not None:
+                ids = tf.where(
+                    (ids < 0) | (ids >= num_buckets),
+                    tf.where(ids == -1, num_buckets, categorical.default_value),
+                    ids,
+                )
+        else:
+            sparse = categorical.get_sparse_tensors(cache, None).id_tensor
+            dense = tf.sparse.to_dense(sparse, default_value=-1)
+            check = tf.debugging.assert_less_equal(
+                tf.shape(dense)[1],
+                1,
+                message=f"Boosted trees split on one category id per example; column "
+                f"{column.name!r} got several ids in one example.",
+            )
+            with tf.control_dependencies([check]):
+                ids = tf.cast(
+                    tf.concat([dense, -tf.ones_like(dense[:, :1])], axis=1)[:, 0], tf.int32
+                )
+        return tf.where((ids < 0) | (ids >= num_buckets), num_buckets, ids)
+
+
+# ----------------------------------------------------------------- quantiles
+def batch_quantile_sketch(values, weights, size):
+    """`size` points per feature at evenly spaced weighted ranks of this batch:
+    together with the batch's weight, a summary whose rank error is below
+    1/(2*size) of that weight.  values [batch, F], weights [batch] -> [F, size]."""
+    order = tf.argsort(tf.transpose(values), axis=1)
+    sorted_values = tf.gather(tf.transpose(values), order, batch_dims=1)
+    cumulative = tf.cumsum(tf.gather(weights, order), axis=1)
+    total = cumulative[:, -1:]
+    ranks = (tf.range(size, dtype=tf.float32)[None, :] + 0.5) / size * total
+    positions = tf.searchsorted(cumulative, ranks, side="left")
+    positions = tf.minimum(positions, tf.shape(values)[0] - 1)
+    return tf.gather(sorted_values, positions, batch_dims=1)
+
+
+def merged_boundaries(sketches, batch_weights, num_quantiles):
+    """Bucket boundaries [F, num_quantiles - 1] at ranks k/num_quantiles of the
+    union of the batches' sketches [n, F, size], each point weighing its batch's
+    weight over `size`."""
+    n, num_features, size = sketches.shape
+    points = tf.reshape(tf.transpose(sketches, [1, 0, 2]), [num_features, n * size])
+    point_weights = tf.repeat(batch_weights / size, size)
+    order = tf.argsort(points, axis=1)
+    sorted_points = tf.gather(points, order, batch_dims=1)
+    cumulative = tf.cumsum(tf.gather(point_weights, order), axis=1)
+    total = cumulative[:, -1:]
+    ranks = tf.range(1, num_quantiles, dtype=tf.float32)[None, :] / num_quantiles * total
+    positions = tf.minimum(tf.searchsorted(cumulative, ranks, side="left"), n * size - 1)
+    return tf.gather(sorted_points, positions, batch_dims=1)
+
+
+# ------------------------------------------------------------- traversals
+def descend(feature, threshold, node, x_flat, row_offsets, is_equality):
+    """One level down from `node` (heap ids; -1-featured nodes are leaves).
+
+    feature/threshold: a tree's [nodes] arrays gathered at `node`'s shape; x_flat:
+    the bucket ids flattened, row_offsets: each example's offset in it."""
+    f = tf.gather(feature, node)
+    leaf = f < 0
+    safe_f = tf.maximum(f, 0)
+    x = tf.gather(x_flat, row_offsets + safe_f)
+    t = tf.gather(threshold, node)
+    left = tf.where(tf.gather(is_equality, safe_f), tf.equal(x, t), x <= t)
+    child = 2 * node + tf.where(left, 1, 2)
+    return tf.where(leaf, node, child), f, leaf
+
+
+def flat_rows(x):
+    num_features = tf.shape(x)[1]
+    return tf.reshape(x, [-1]), tf.range(tf.shape(x)[0]) * num_features
+
+
+def traverse_tree(feature, threshold, x, is_equality, depth, node=None):
+    """The heap node each example reaches in one tree after `depth` levels."""
+    x_flat, rows = flat_rows(x)
+    if node is None:
+        node = tf.zeros_like(rows)
+    for _ in range(depth):
+        node, _, _ = descend(feature, threshold, node, x_flat, rows, is_equality)
+    return node
+
+
+def traverse_trees(features, thresholds, x, is_equality, depth):
+    """[trees, batch] leaves, and per level the (node before, split feature, moved)."""
+    x_flat, rows = flat_rows(x)
+    num_trees = features.shape[0]
+    nodes_per_tree = features.shape[1]
+    # Trees flattened: tree t's node i is t * nodes + i.
+    tree_base = tf.range(num_trees)[:, None] * nodes_per_tree
+    flat_feature = tf.reshape(features, [-1])
+    flat_threshold = tf.reshape(thresholds, [-1])
+    node = tf.zeros([num_trees, tf.shape(x)[0]], tf.int32)
+    path = []
+    for _ in range(depth):
+        f = tf.gather(flat_feature, tree_base + node)
+        leaf = f < 0
+        safe_f = tf.maximum(f, 0)
+        xv = tf.gather(x_flat, rows[None, :] + safe_f)
+        t = tf.gather(flat_threshold, tree_base + node)
+        left = tf.where(tf.gather(is_equality, safe_f), tf.equal(xv, t), xv <= t)
+        child = tf.where(leaf, node, 2 * node + tf.where(left, 1, 2))
+        path.append((node, safe_f, tf.logical_not(leaf)))
+        node = child
+    return node, path
+
+
+# ----------------------------------------------------------- split finding
+def _weight_and_gain(g, h, l1, l2):
+    """tf.estimator's leaf weight and gain for one logit: -g'/(h+l2) and g'^2/(h+l2),
+    g' being g shrunk by l1 (zero within [-l1, l1])."""
+    shrunk = tf.sign(g) * tf.maximum(tf.abs(g) - l1, 0.0)
+    denom = h + l2
+    ok = denom > _EPS
+    weight = tf.where(ok, -shrunk / tf.where(ok, denom, 1.0), 0.0)
+    return weight, -shrunk * weight
+
+
+def _weights_and_gains(g, h, params, scale=None):
+    """Leaf weights [..., L] and gains [...] from gradient sums [..., L] and Hessian sums
+    [..., L] (one logit) or [..., L*L] (full): -(H + l2)^-1 g and g' (H + l2)^-1 g.  The
+    softmax Hessian is singular; a ridge of 1e-5 of `scale` (the node's mean Hessian
+    diagonal, [nodes]) stands in for the pivoted QR tf.estimator solved it with (g lies
+    in its range: the gains agree), and keeps a child's sums, differences of the
+    node's, clear of rounding."""
+    dimension = g.shape[-1]
+    if dimension == 1:
+        weight, gain = _weight_and_gain(g[..., 0], h[..., 0], *_l1_l2(params))
+        return weight[..., None], gain
+    matrix = tf.reshape(h, [*h.shape[:-1].as_list(), dimension, dimension])
+    scale = tf.reshape(scale, scale.shape.as_list() + [1] * (matrix.shape.rank - scale.shape.rank))
+    ridge = params.l2_regularization + 1e-5 * scale + 1e-30
+    matrix = matrix + ridge * tf.eye(dimension)
+    weight = -tf.linalg.solve(matrix, g[..., None])[..., 0]
+    return weight, -tf.reduce_sum(g * weight, axis=-1)
+
+
+def _l1_l2(params):
+    return params.l1_regularization, params.l2_regularization
+
+
+def best_splits(hist, layout, params, logits_dimension):
+    """Best split of every node from its histogram [nodes, buckets, L + Hessian], as
+    tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality
+    splits send buckets <= threshold left, equality splits the threshold's bucket),
+    vectorized over nodes, features and buckets.  (TF 2.21 ships that op without
+    a kernel.)  Returns (gain, feature, threshold, left weight, right weight, ok)."""
+    first = int(layout.num_buckets[0])
+    totals = tf.reduce_sum(hist[:, :first], axis=1)  # every example is in one bucket
+    position_feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
+    start = layout.offsets[position_feature]  # in the cumulative sums padded by a 0
+    cumulative = tf.cumsum(hist, axis=1)
+    padded = tf.pad(cumulative, [[0, 0], [1, 0], [0, 0]])
+    below = cumulative - tf.gather(padded, start, axis=1)
+    equality = layout.is_equality[position_feature][None, :, None]
+    left = tf.where(equality, hist, below)
+    right = totals[:, None, :] - left
+    dim = logits_dimension
+    diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
+    node_scale = tf.reduce_mean(tf.abs(diagonal), axis=1)
+    _, gain_left = _weights_and_gains(left[..., :dim], left[..., dim:], params, node_scale)
+    _, gain_right = _weights_and_gains(right[..., :dim], right[..., dim:], params, node_scale)
+    score = gain_left + gain_right
+    best = tf.argmax(score, axis=1, output_type=tf.int32)
+    _, parent = _weights_and_gains(totals[:, :dim], totals[:, dim:], params, node_scale)
+    feature = tf.gather(position_feature.astype(np.int32), best)
+    threshold = best - tf.gather(layout.offsets, feature)
+    best_left = tf.gather(left, best, batch_dims=1)
+    left_weight, _ = _weights_and_gains(best_left[:, :dim], best_left[:, dim:], params, node_scale)
+    best_right = totals - best_left
+    right_weight, _ = _weights_and_gains(
+        best_right[:, :dim], best_right[:, dim:], params, node_scale
+    )
+    ok = tf.norm(totals[:, dim:], axis=1) >= params.min_node_weight
+    gain = tf.reduce_max(score, axis=1) - parent - params.tree_complexity
+    return gain, feature, threshold, left_weight, right_weight, ok
+
+
+def histogram(x, node_in_layer, stats, layout, nodes_in_layer):
+    """Sums of `stats` [batch, k] per (node in layer, feature, bucket):
+    [nodes_in_layer, total_buckets, k].  Examples with node -1 are left out."""
+    num_features = layout.num_features
+    total = layout.total_buckets
+    segment = node_in_layer[:, None] * total + layout.offsets[None, :] + x
+    segment = tf.where(node_in_layer[:, None] >= 0, segment, -1)
+    data = tf.broadcast_to(stats[:, None, :], [tf.shape(x)[0], num_features, stats.shape[-1]])
+    sums = tf.math.unsorted_segment_sum(
+        tf.reshape(data, [-1, stats.shape[-1]]),
+        tf.reshape(segment, [-1]),
+        nodes_in_layer * total,
+    )
+    return tf.reshape(sums, [nodes_in_layer, total, stats.shape[-1]])
+
+
+def center_bias_step(mean_g, mean_h, params):
+    """tf.estimator's bias centering step for one logit: the Newton step on the mean
+    gradient and Hessian, l1 and l2 applied."""
+    weight, _ = _weight_and_gain(mean_g, mean_h, params.l1_regularization, params.l2_regularization)
+    return weight
+
+
+def post_prune(feature, gain, depth):
+    """Collapses, bottom up, splits with negative gain whose children are leaves
+    (tf.estimator's post-pruning).  feature/gain: one tree's [nodes] arrays."""
+    for level in reversed(range(depth)):
+        first, last = (1 << level) - 1, (1 << (level + 1)) - 1
+        ids = tf.range(first, last)
+        split = tf.gather(feature, ids) >= 0
+        children_leaves = (tf.gather(feature, 2 * ids + 1) < 0) & (
+            tf.gather(feature, 2 * ids + 2) < 0
+        )
+        prune = split & children_leaves & (tf.gather(gain, ids) < 0)
+        feature = tf.tensor_scatter_nd_update(
+            feature, ids[:, None], tf.where(prune, -1, tf.gather(feature, ids))
+        )
+        gain = tf.tensor_scatter_nd_update(
+            gain, ids[:, None], tf.where(prune, 0.0, tf.gather(gain, ids))
+        )
+    return feature, gain

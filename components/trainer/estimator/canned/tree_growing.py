@@ -1,0 +1,527 @@
+"""The boosted trees' model variables and training step (see boosted_trees.py).
+
+`Ensemble` holds the trees (under `boosted_trees/`) and predicts from them;
+`Grower` builds one training step: quantiles, then bias centering, then one
+layer at a time; `GrowthHook` stops training when the trees are grown.
+"""
+
+import collections
+
+import numpy as np
+import tensorflow as tf
+
+from components.trainer.estimator import head as head_lib
+from components.trainer.estimator.canned import tree_ensemble as te
+from components.trainer.estimator.hooks import Hook
+from components.trainer.estimator.model_fn import ModeKeys
+
+_PRUNING_MODES = ("none", "pre", "post")
+SCOPE = "boosted_trees"
+# Variables kept between the steps of one train() call only, as tf.estimator's local
+# variables: ON_READ/SUM variables are what this kit leaves out of checkpoints.
+_LOCAL = {
+    "synchronization": tf.VariableSynchronization.ON_READ,
+    "aggregation": tf.VariableAggregation.SUM,
+}
+
+TreeParams = collections.namedtuple(
+    "TreeParams",
+    [
+        "n_trees",
+        "max_depth",
+        "learning_rate",
+        "l1_regularization",
+        "l2_regularization",
+        "tree_complexity",
+        "min_node_weight",
+        "center_bias",
+        "pruning_mode",
+        "quantile_sketch_epsilon",
+        "n_batches_per_layer",
+        "train_in_memory",
+    ],
+)
+
+
+def checked_params(params, logits_dimension, config):
+    for name in ("n_trees", "max_depth", "n_batches_per_layer"):
+        value = getattr(params, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"Expected {name} to be an integer >= 1, received: {value!r}")
+    for name in ("learning_rate", "quantile_sketch_epsilon"):
+        if not getattr(params, name) > 0:
+            raise ValueError(f"Expected {name} > 0, received: {getattr(params, name)!r}")
+    if params.quantile_sketch_epsilon >= 1:
+        raise ValueError(
+            f"Expected quantile_sketch_epsilon < 1, received: {params.quantile_sketch_epsilon}"
+        )
+    for name in ("l1_regularization", "l2_regularization", "tree_complexity", "min_node_weight"):
+        if not getattr(params, name) >= 0:
+            raise ValueError(f"Expected {name} >= 0, received: {getattr(params, name)!r}")
+    if params.pruning_mode not in _PRUNING_MODES:
+        raise ValueError(
+            f"pruning_mode must be one of {_PRUNING_MODES}, received: {params.pruning_mode!r}"
+        )
+    if params.pruning_mode == "none" and params.tree_complexity > 0:
+        raise ValueError("Tree complexity have no effect unless pruning mode is chosen.")
+    if params.pruning_mode != "none" and params.tree_complexity <= 0:
+        raise ValueError("For pruning, tree_complexity must be positive.")
+    if logits_dimension > 1 and params.l1_regularization > 0:
+        raise ValueError("l1_regularization is not supported with more than one logit.")
+    if logits_dimension > 1 and params.center_bias:
+        raise ValueError("center_bias is not supported with more than one logit (n_classes > 2).")
+    nodes = params.n_trees * ((1 << (params.max_depth + 1)) - 1)
+    if nodes > te.MAX_TOTAL_NODES:
+        raise ValueError(
+            f"n_trees={params.n_trees} trees of max_depth={params.max_depth} make {nodes} "
+            f"tree nodes, more than {te.MAX_TOTAL_NODES}: lower max_depth or n_trees."
+        )
+    if params.train_in_memory:
+        if params.n_batches_per_layer != 1:
+            raise ValueError(
+                "When train_in_memory is enabled, input_fn should return the entire dataset "
+                "as a single batch, and n_batches_per_layer should be set as 1; got "
+                f"n_batches_per_layer={params.n_batches_per_layer}."
+            )
+        if config is not None and (
+            config.num_worker_replicas > 1 or config.num_ps_replicas > 0 or config.train_distribute
+        ):
+            raise ValueError("train_in_memory is supported only for non-distributed training.")
+    return params
+
+
+def _example_weights(features, weight_column, batch_size):
+    if weight_column is None:
+        return tf.ones([batch_size])
+    dummy = tf.zeros([batch_size, 1])
+    return tf.reshape(head_lib._weights(features, weight_column, dummy), [-1])
+
+
+def _loss_scale(head, features, logits):
+    """d(training loss)/d(example's unweighted loss), [batch, 1], as the head reduces."""
+    weights = head_lib._weights(features, head._weight_column, logits, head._per_logit_weights)
+    weights = tf.broadcast_to(weights, [tf.shape(logits)[0], head._loss_dimension()])
+    if head._reduction != head_lib.SUM:
+        weights = weights / tf.cast(tf.size(weights), tf.float32)
+    return weights
+
+
+def gradients_and_hessians(head, labels, logits, features):
+    """Per-example gradients [batch, L] and Hessians [batch, L] (one logit) or
+    [batch, L*L] (full, several logits) of the head's training loss: in closed form
+    for the stock heads' own losses, else by differentiating the head's loss twice."""
+    dimension = head.logits_dimension
+    own_loss = isinstance(head, head_lib._SingleHead) and head._loss_fn is None
+    if own_loss and type(head) is head_lib.BinaryClassHead:
+        scale = _loss_scale(head, features, logits)
+        p = tf.math.sigmoid(logits)
+        return scale * (p - head._processed_labels(labels)), scale * p * (1.0 - p)
+    if own_loss and type(head) is head_lib.RegressionHead:
+        scale = _loss_scale(head, features, logits)
+        residual = logits - tf.cast(head._processed_labels(labels), tf.float32)
+        return 2.0 * scale * residual, 2.0 * scale * tf.ones_like(residual)
+    if own_loss and type(head) is head_lib.MultiClassHead:
+        # The softmax loss's gradient has no gradient in TensorFlow: its Hessian
+        # diag(p) - p p^T, scaled as the head scales the loss.
+        scale = _loss_scale(head, features, logits)
+        p = tf.nn.softmax(logits)
+        onehot = tf.one_hot(head._processed_labels(labels)[:, 0], dimension)
+        hess = tf.linalg.diag(p) - p[:, :, None] * p[:, None, :]
+        return scale * (p - onehot), tf.reshape(scale[:, :, None] * hess, [-1, dimension**2])
+    with tf.GradientTape() as outer:
+        outer.watch(logits)
+        with tf.GradientTape() as inner:
+            inner.watch(logits)
+            loss = head.loss(labels, logits, features=features, mode=ModeKeys.TRAIN)
+        grads = inner.gradient(loss, logits)
+    if dimension == 1:
+        return grads, outer.gradient(grads, logits)
+    return grads, tf.reshape(outer.batch_jacobian(grads, logits), [-1, dimension * dimension])
+
+
+class Ensemble:
+    """The model's variables (under `boosted_trees/`), and predictions from them."""
+
+    def __init__(self, layout, params, logits_dimension, training):
+        self.layout, self.params, self.logits_dimension = layout, params, logits_dimension
+        depth = params.max_depth
+        self.nodes = (1 << (depth + 1)) - 1
+        shape = (params.n_trees, self.nodes)
+
+        def variable(value, name, **kwargs):
+            return tf.Variable(value, name=name, trainable=False, **kwargs)
+
+        with tf.name_scope(SCOPE):
+            self.bias = variable(np.zeros(logits_dimension, np.float32), "bias")
+            self.boundaries = None
+            if layout.num_numeric:
+                self.boundaries = variable(
+                    np.zeros((layout.num_numeric, layout.num_quantiles - 1), np.float32),
+                    "quantile_boundaries",
+                )
+            self.feature = variable(np.full(shape, -1, np.int32), "node_feature")
+            self.threshold = variable(np.zeros(shape, np.int32), "node_threshold")
+            self.value = variable(np.zeros((*shape, logits_dimension), np.float32), "node_value")
+            self.gain = variable(np.zeros(shape, np.float32), "node_gain")
+            if training:
+                self._training_variables(variable)
+        self.is_equality = tf.constant(layout.is_equality)
+
+    def _training_variables(self, variable):
+        layout, params = self.layout, self.params
+        self.tree = variable(np.int32(0), "tree")
+        self.layer = variable(np.int32(0), "layer")
+        self.finished = variable(False, "finished")
+        self.boundaries_ready = variable(layout.num_numeric == 0, "boundaries_ready")
+        self.centering = variable(bool(params.center_bias), "center_bias_needed")
+        n = params.n_batches_per_layer
+        if n > 1:
+            self.batches = variable(np.int32(0), "batches_accumulated")
+            hess = 1 if self.logits_dimension == 1 else self.logits_dimension**2
+            stats = self.logits_dimension + hess
+            layer_nodes = 1 << (params.max_depth - 1)
+            self.stats_sum = variable(
+                np.zeros((layer_nodes, layout.total_buckets, stats), np.float32), "stats_sum"
+            )
+            if params.center_bias:
+                self.bias_stats_sum = variable(np.zeros(stats, np.float32), "bias_stats_sum")
+            if layout.num_numeric:
+                self.sketches = variable(
+                    np.zeros((n, layout.num_numeric, self.sketch_size), np.float32),
+                    "quantile_sketches",
+                )
+                self.sketch_weights = variable(np.zeros(n, np.float32), "quantile_sketch_weights")
+        if params.train_in_memory:
+            self.cache_ready = variable(False, "cache_ready", **_LOCAL)
+            self.cached_x = variable(
+                np.zeros((0, layout.num_features), np.int32),
+                "cached_bucket_ids",
+                shape=tf.TensorShape([None, layout.num_features]),
+                **_LOCAL,
+            )
+            self.cached_base = variable(
+                np.zeros((0, self.logits_dimension), np.float32),
+                "cached_logits",
+                shape=tf.TensorShape([None, self.logits_dimension]),
+                **_LOCAL,
+            )
+            self.cached_nodes = variable(
+                np.zeros(0, np.int32), "cached_node_ids", shape=tf.TensorShape([None]), **_LOCAL
+            )
+
+    @property
+    def sketch_size(self):
+        # Four points per bucket: the sketch's own rank error stays below epsilon / 8.
+        return 4 * self.layout.num_quantiles
+
+    def bucket_ids(self, features):
+        return self.layout.bucket_ids(features, self.boundaries)
+
+    def paths(self, x):
+        return te.traverse_trees(
+            self.feature, self.threshold, x, self.is_equality, self.params.max_depth
+        )
+
+    def _values_at(self, leaves):
+        """[trees, batch, L]: each tree's node value at `leaves` [trees, batch]."""
+        flat = tf.reshape(self.value, [-1, self.logits_dimension])
+        base = tf.range(self.params.n_trees)[:, None] * self.nodes
+        return tf.gather(flat, base + leaves)
+
+    def logits(self, x):
+        leaves, _ = self.paths(x)
+        return self.bias + tf.reduce_sum(self._values_at(leaves), axis=0)
+
+    def explanations(self, x, activation):
+        """(bias, dfc [batch, features]) of one logit, as tf.estimator computed them:
+        the path's cumulative logits through every tree, through `activation`, and
+        each step's change credited to the feature split on."""
+        leaves, path = self.paths(x)
+        befores = [tf.squeeze(self._values_at(node), -1) for node, _, _ in path]
+        afters = [*befores[1:], tf.squeeze(self._values_at(leaves), -1)]
+        deltas = tf.stack(
+            [
+                tf.where(moved, a - b, 0.0)
+                for (_, _, moved), b, a in zip(path, befores, afters, strict=True)
+            ],
+            axis=1,
+        )  # [trees, depth, batch]
+        feature_ids = tf.stack([f for _, f, _ in path], axis=1)
+        batch = tf.shape(x)[0]
+        deltas = tf.reshape(tf.transpose(deltas, [2, 0, 1]), [batch, -1])
+        feature_ids = tf.reshape(tf.transpose(feature_ids, [2, 0, 1]), [batch, -1])
+        cumulative = self.bias[0] + tf.cumsum(deltas, axis=1)
+        steps = tf.concat([tf.fill([batch, 1], self.bias[0]), cumulative], axis=1)
+        changes = activation(steps[:, 1:]) - activation(steps[:, :-1])
+        num_features = self.layout.num_features
+        segments = tf.range(batch)[:, None] * num_features + feature_ids
+        dfc = tf.math.unsorted_segment_sum(changes, segments, batch * num_features)
+        return activation(tf.fill([batch], self.bias[0])), tf.reshape(dfc, [batch, -1])
+
+
+class Grower:
+    """The training step: quantiles, then bias centering, then one layer at a time."""
+
+    def __init__(self, ensemble, head, features, labels, weight_column):
+        self.e = ensemble
+        self.params = ensemble.params
+        self.layout = ensemble.layout
+        self.head, self.features, self.labels = head, features, labels
+        self.weight_column = weight_column
+
+    # -------------------------------------------------------------- inputs
+    def inputs(self):
+        """(bucket ids, logits, node of each example in the current tree, logits
+        of the finished trees or None)."""
+        e = self.e
+        if not self.params.train_in_memory:
+            x = e.bucket_ids(self.features)
+            nodes = te.traverse_tree(
+                e.feature[e.tree], e.threshold[e.tree], x, e.is_equality, self.params.max_depth
+            )
+            return x, e.logits(x), nodes, None
+
+        def cached():
+            return e.cached_x.read_value(), e.cached_base.read_value(), e.cached_nodes.read_value()
+
+        def fresh():
+            # Before the quantile boundaries exist the trees are empty, and the bucket
+            # ids meaningless: nothing is kept then.
+            x = e.bucket_ids(self.features)
+            base = self._finished_trees_logits(x)
+            nodes = te.traverse_tree(
+                e.feature[e.tree], e.threshold[e.tree], x, e.is_equality, self.params.max_depth
+            )
+            with tf.control_dependencies(
+                [
+                    e.cached_x.assign(x),
+                    e.cached_base.assign(base),
+                    e.cached_nodes.assign(nodes),
+                    e.cache_ready.assign(e.boundaries_ready),
+                ]
+            ):
+                return tf.identity(x), tf.identity(base), tf.identity(nodes)
+
+        x, base, nodes = tf.cond(e.cache_ready, cached, fresh)
+        x = tf.ensure_shape(x, [None, self.layout.num_features])
+        logits = base + tf.gather(e.value[e.tree], nodes)
+        return x, logits, nodes, base
+
+    def _finished_trees_logits(self, x):
+        """The bias plus the finished trees, added one tree at a time as training adds
+        them, so that a resumed run's logits are those of an uninterrupted one."""
+        e = self.e
+
+        def body(t, total):
+            leaves = te.traverse_tree(
+                e.feature[t], e.threshold[t], x, e.is_equality, self.params.max_depth
+            )
+            return t + 1, total + tf.gather(e.value[t], leaves)
+
+        start = tf.zeros([tf.shape(x)[0], e.logits_dimension]) + e.bias
+        _, total = tf.while_loop(lambda t, _: t < e.tree, body, (tf.constant(0), start))
+        return total
+
+    # ---------------------------------------------------------------- step
+    def train_op(self, x, logits, nodes, base):
+        e = self.e
+
+        def idle():
+            return tf.constant(0)
+
+        def grow():
+            return self._grow(x, logits, nodes, base)
+
+        def fit():
+            if not self.params.center_bias:
+                return grow()
+            return tf.cond(e.centering, lambda: self._center(logits, base), grow)
+
+        def trained():
+            if not self.layout.num_numeric:
+                return fit()
+            return tf.cond(e.boundaries_ready, fit, self._quantiles)
+
+        return tf.cond(e.finished, idle, trained)
+
+    def _accumulated(self, value, accumulator, done_fn):
+        """`done_fn(mean of value over n_batches_per_layer batches)` once the n-th batch
+        is in; before that, only the accumulation."""
+        n = self.params.n_batches_per_layer
+        if n == 1:
+            return done_fn(value)
+        e = self.e
+        accumulator.assign_add(value)
+        count = e.batches.assign_add(1)
+
+        def done():
+            mean = accumulator.read_value() / n
+            with tf.control_dependencies([mean]):
+                resets = [accumulator.assign(tf.zeros_like(accumulator)), e.batches.assign(0)]
+            with tf.control_dependencies(resets):
+                return done_fn(mean)
+
+        return tf.cond(count >= n, done, lambda: tf.constant(0))
+
+    def _quantiles(self):
+        e, layout = self.e, self.layout
+        cache = te.fc_lib.FeatureTransformationCache(self.features)
+        values = layout.numeric_values(self.features, cache)
+        weights = _example_weights(self.features, self.weight_column, tf.shape(values)[0])
+        sketch = te.batch_quantile_sketch(values, weights, e.sketch_size)
+        total = tf.reduce_sum(weights)
+
+        def finish(sketches, batch_weights):
+            e.boundaries.assign(te.merged_boundaries(sketches, batch_weights, layout.num_quantiles))
+            e.boundaries_ready.assign(True)
+            return tf.constant(0)
+
+        n = self.params.n_batches_per_layer
+        if n == 1:
+            return finish(sketch[None], total[None])
+        index = e.batches.read_value()
+        e.sketches.scatter_nd_update([[index]], sketch[None])
+        e.sketch_weights.scatter_nd_update([[index]], total[None])
+        count = e.batches.assign_add(1)
+
+        def done():
+            with tf.control_dependencies([e.batches.assign(0)]):
+                return finish(e.sketches.read_value(), e.sketch_weights.read_value())
+
+        return tf.cond(count >= n, done, lambda: tf.constant(0))
+
+    def _stats(self, logits):
+        grads, hess = gradients_and_hessians(self.head, self.labels, logits, self.features)
+        return tf.concat([grads, hess], axis=1)
+
+    def _center(self, logits, base):
+        e, dim = self.e, self.e.logits_dimension
+        mean = tf.reduce_mean(self._stats(logits), axis=0)
+
+        def center(stats):
+            delta = te.center_bias_step(stats[:dim], stats[dim:], self.params)
+            bias = e.bias.assign_add(delta)
+            e.centering.assign(
+                tf.reduce_any(tf.abs(delta) > te.MIN_CENTER_BIAS_DELTA * tf.abs(bias))
+            )
+            if base is not None:
+                e.cached_base.assign_add(tf.zeros_like(base) + delta)
+            return tf.constant(0)
+
+        return self._accumulated(mean, getattr(e, "bias_stats_sum", None), center)
+
+    def _grow(self, x, logits, nodes, base):
+        e, params = self.e, self.params
+        layer_nodes = 1 << (params.max_depth - 1)
+        first = tf.bitwise.left_shift(1, e.layer) - 1
+        count = first + 1
+        relative = nodes - first
+        relative = tf.where((relative >= 0) & (relative < count), relative, -1)
+        hist = te.histogram(x, relative, self._stats(logits), self.layout, layer_nodes)
+        return self._accumulated(
+            hist,
+            getattr(e, "stats_sum", None),
+            lambda mean: self._split(mean, x, nodes, relative, base),
+        )
+
+    def _split(self, hist, x, nodes, relative, base):
+        e, params, layout = self.e, self.params, self.layout
+        layer_nodes = hist.shape[0]
+        first = tf.bitwise.left_shift(1, e.layer) - 1
+        count = first + 1
+        gain, feature, threshold, left, right, ok = te.best_splits(
+            hist, layout, params, e.logits_dimension
+        )
+        ids = tf.range(layer_nodes)
+        absolute = first + ids
+        tree_features = e.feature[e.tree]
+        parent_split = tf.gather(tree_features, tf.maximum(absolute - 1, 0) // 2) >= 0
+        exists = (ids < count) & ((e.layer == 0) | parent_split)
+        split = ok & exists
+        if params.pruning_mode == "pre":
+            split &= gain >= 0  # zero-gain splits are kept, as tf.estimator kept them
+        chosen = tf.cast(tf.where(split)[:, 0], tf.int32)
+        at = tf.gather(absolute, chosen)
+        trees = tf.fill(tf.shape(at), e.tree)
+        e.feature.scatter_nd_update(tf.stack([trees, at], 1), tf.gather(feature, chosen))
+        e.threshold.scatter_nd_update(tf.stack([trees, at], 1), tf.gather(threshold, chosen))
+        e.gain.scatter_nd_update(tf.stack([trees, at], 1), tf.gather(gain, chosen))
+        parent_value = tf.gather_nd(e.value, tf.stack([trees, at], 1))
+        rate = params.learning_rate
+        e.value.scatter_nd_update(
+            tf.stack([trees, 2 * at + 1], 1), parent_value + rate * tf.gather(left, chosen)
+        )
+        e.value.scatter_nd_update(
+            tf.stack([trees, 2 * at + 2], 1), parent_value + rate * tf.gather(right, chosen)
+        )
+        any_split = tf.size(chosen) > 0
+        next_layer = e.layer + 1
+
+        def advance():
+            e.layer.assign(next_layer)
+            if base is not None:
+                safe = tf.maximum(relative, 0)
+                moves = (relative >= 0) & tf.gather(split, safe)
+                x_flat, rows = te.flat_rows(x)
+                f = tf.gather(feature, safe)
+                xv = tf.gather(x_flat, rows + f)
+                t = tf.gather(threshold, safe)
+                go_left = tf.where(tf.gather(e.is_equality, f), tf.equal(xv, t), xv <= t)
+                e.cached_nodes.assign(tf.where(moves, 2 * nodes + tf.where(go_left, 1, 2), nodes))
+            return tf.constant(0)
+
+        def finalize():
+            tree = e.tree.read_value()
+            if params.pruning_mode == "post":
+                pruned, gains = te.post_prune(e.feature[tree], e.gain[tree], params.max_depth)
+                e.feature[tree].assign(pruned)
+                e.gain[tree].assign(gains)
+            if base is not None:
+                leaves = te.traverse_tree(
+                    e.feature[tree], e.threshold[tree], x, e.is_equality, params.max_depth
+                )
+                e.cached_base.assign_add(tf.gather(e.value[tree], leaves))
+                e.cached_nodes.assign(tf.zeros_like(nodes))
+            # A tree whose root found no split ends training: the next would be the same.
+            empty = tf.logical_not(any_split) & tf.equal(e.layer, 0)
+            e.tree.assign(tf.where(empty, tree, tree + 1))
+            e.finished.assign(empty | (tree + 1 >= params.n_trees))
+            e.layer.assign(0)
+            return tf.constant(0)
+
+        done = tf.logical_not(any_split) | (next_layer >= params.max_depth)
+        return tf.cond(done, finalize, advance)
+
+
+class GrowthHook(Hook):
+    """Stops training once the ensemble is complete; each call runs no further than
+    that (when every remaining tree grows to max_depth).  In memory, it makes each
+    train() call rebuild the cached state from the restored ensemble."""
+
+    def __init__(self, ensemble):
+        self._e = ensemble
+        self._p = ensemble.params
+
+    def begin(self):
+        if self._p.train_in_memory:
+            self._e.cache_ready.assign(False)
+
+    @property
+    def max_steps_per_call(self):
+        e, p = self._e, self._p
+        n = p.n_batches_per_layer
+        done = int(e.batches.numpy()) if n > 1 else 0
+        if not bool(e.boundaries_ready.numpy()) or bool(e.centering.numpy()):
+            return max(1, n - done)
+        layers = (p.n_trees - int(e.tree.numpy())) * p.max_depth - int(e.layer.numpy())
+        return max(1, layers * n - done)
+
+    def _check(self, context):
+        if bool(self._e.finished.numpy()):
+            context.request_stop()
+
+    def before_step(self, context):
+        self._check(context)
+
+    def after_step(self, context, logs):
+        self._check(context)

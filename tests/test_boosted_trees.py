@@ -1,0 +1,296 @@
+"""BoostedTreesClassifier / Regressor / Estimator: training, evaluation, prediction,
+export, resuming, feature importances, explanations and argument checks."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components.trainer import estimator
+
+N = 600
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    x1 = rng.normal(size=N).astype(np.float32)
+    x2 = rng.normal(size=N).astype(np.float32)
+    cat = rng.integers(0, 6, size=N).astype(np.int64)
+    return {"x1": x1, "x2": x2, "cat": cat}, rng
+
+
+def _columns():
+    fc = tf.feature_column
+    return [
+        fc.numeric_column("x1"),
+        fc.bucketized_column(fc.numeric_column("x2"), [-1.0, 0.0, 1.0]),
+        fc.indicator_column(fc.categorical_column_with_identity("cat", 6)),
+    ]
+
+
+def _in_memory(features, labels):
+    return lambda: tf.data.Dataset.from_tensors((features, labels)).repeat()
+
+
+def _batches(features, labels=None, size=200):
+    data = (features, labels) if labels is not None else features
+    return lambda: tf.data.Dataset.from_tensor_slices(data).batch(size)
+
+
+def _node_arrays(model):
+    return {
+        name: model.get_variable_value(f"boosted_trees/{name}")
+        for name in ("node_feature", "node_threshold", "node_value", "bias")
+    }
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory):
+    features, _rng = _data()
+    labels = (features["x1"] + 1.5 * (features["cat"] == 2) > 0.3).astype(np.int64)
+    model = estimator.BoostedTreesClassifier(
+        _columns(),
+        n_batches_per_layer=1,
+        model_dir=str(tmp_path_factory.mktemp("binary")),
+        n_trees=6,
+        max_depth=3,
+        center_bias=True,
+        train_in_memory=True,
+    )
+    model.train(_in_memory(features, labels), max_steps=10**9)
+    return model, features, labels
+
+
+def test_binary_trains_until_its_trees_are_grown_and_evaluates(binary):
+    model, features, labels = binary
+    # 1 quantile step, a few bias steps, then 6 trees of 3 layers.
+    step = int(model.get_variable_value("global_step"))
+    assert int(model.get_variable_value("boosted_trees/tree")) == 6
+    assert bool(model.get_variable_value("boosted_trees/finished"))
+    model.train(_in_memory(features, labels), max_steps=10**9)  # nothing left to do
+    assert int(model.get_variable_value("global_step")) == step
+    metrics = model.evaluate(_batches(features, labels))
+    assert metrics["auc"] > 0.95 and metrics["global_step"] == step
+    probabilities = np.array([p["probabilities"][1] for p in model.predict(_batches(features))])
+    assert ((probabilities > 0.5) == labels).mean() > 0.9
+
+
+def test_importances_rank_the_informative_feature_first_and_normalize(binary):
+    model, _, _ = binary
+    raw = model.experimental_feature_importances()
+    normalized = model.experimental_feature_importances(normalize=True)
+    assert next(iter(normalized)) == "x1"
+    assert list(raw) == list(normalized)
+    assert sum(normalized.values()) == pytest.approx(1.0)
+    assert normalized["x1"] > normalized["x2_bucketized"]
+
+
+def test_explanations_add_up_to_the_probability(binary):
+    model, features, _ = binary
+    explained = list(model.experimental_predict_with_explanations(_batches(features)))
+    assert len(explained) == N
+    for p in explained[:50]:
+        assert set(p["dfc"]) == {"x1", "x2_bucketized", "cat"}
+        assert p["bias"] + sum(p["dfc"].values()) == pytest.approx(p["probabilities"][1], abs=1e-5)
+    magnitudes = [abs(v) for v in explained[0]["dfc"].values()]
+    assert magnitudes == sorted(magnitudes, reverse=True)
+
+
+def test_resuming_mid_training_grows_the_same_ensemble(binary, tmp_path):
+    _, features, labels = binary
+    args = {"n_batches_per_layer": 1, "n_trees": 6, "max_depth": 3, "center_bias": True}
+    args["train_in_memory"] = True
+    resumed = estimator.BoostedTreesClassifier(_columns(), model_dir=str(tmp_path), **args)
+    resumed.train(_in_memory(features, labels), steps=7)  # stops inside the third tree
+    assert int(resumed.get_variable_value("boosted_trees/layer")) != 0
+    again = estimator.BoostedTreesClassifier(_columns(), model_dir=str(tmp_path), **args)
+    again.train(_in_memory(features, labels), max_steps=10**9)
+    uninterrupted = _node_arrays(binary[0])
+    for name, value in _node_arrays(again).items():
+        np.testing.assert_array_equal(value, uninterrupted[name], err_msg=name)
+
+
+@pytest.fixture(scope="module")
+def multiclass(tmp_path_factory):
+    features, _rng = _data(1)
+    classes = np.array(["low", "mid", "high"])
+    ids = np.digitize(features["x1"] + 0.8 * (features["cat"] == 3), [-0.5, 0.5])
+    labels = classes[ids]
+    model = estimator.BoostedTreesClassifier(
+        _columns(),
+        n_batches_per_layer=3,  # streamed: statistics summed over three batches a layer
+        model_dir=str(tmp_path_factory.mktemp("multiclass")),
+        n_classes=3,
+        label_vocabulary=list(classes),
+        n_trees=4,
+        max_depth=3,
+    )
+    model.train(
+        lambda: tf.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(200),
+        max_steps=10**9,
+    )
+    return model, features, labels
+
+
+def test_multiclass_with_a_vocabulary(multiclass):
+    model, features, labels = multiclass
+    assert int(model.get_variable_value("boosted_trees/tree")) == 4
+    # 3 quantile batches, then 4 trees * 3 layers * 3 batches.
+    assert int(model.get_variable_value("global_step")) == 3 + 4 * 3 * 3
+    assert model.evaluate(_batches(features, labels))["accuracy"] > 0.85
+    predicted = [p["classes"][0].decode() for p in model.predict(_batches(features))]
+    assert np.mean(np.array(predicted) == labels) > 0.85
+    assert next(iter(model.experimental_feature_importances(normalize=True))) == "x1"
+    with pytest.raises(ValueError, match="center_bias must be enabled"):
+        next(iter(model.experimental_predict_with_explanations(_batches(features))))
+
+
+@pytest.fixture(scope="module")
+def regression(tmp_path_factory):
+    features, rng = _data(2)
+    labels = (2.0 * features["x1"] + (features["cat"] == 1) + 0.1 * rng.normal(size=N)).astype(
+        np.float32
+    )
+    model = estimator.BoostedTreesRegressor(
+        _columns(),
+        n_batches_per_layer=1,
+        model_dir=str(tmp_path_factory.mktemp("regression")),
+        n_trees=10,
+        max_depth=3,
+        learning_rate=0.3,
+        l2_regularization=0.01,
+        tree_complexity=0.001,
+        pruning_mode="post",
+        center_bias=True,
+        train_in_memory=True,
+    )
+    model.train(_in_memory(features, labels), max_steps=10**9)
+    return model, features, labels
+
+
+def test_regression_fits_and_explains(regression):
+    model, features, labels = regression
+    assert model.evaluate(_batches(features, labels))["average_loss"] < 0.2 * labels.var()
+    p = next(iter(model.experimental_predict_with_explanations(_batches(features))))
+    assert p["bias"] == pytest.approx(labels.mean(), abs=0.05)
+    assert p["bias"] + sum(p["dfc"].values()) == pytest.approx(p["predictions"][0], abs=1e-4)
+
+
+def _saved_ops(export_dir):
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(export_dir, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    graph = saved.meta_graphs[0].graph_def
+    return {n.op for n in graph.node} | {
+        n.op for function in graph.library.function for n in function.node_def
+    }
+
+
+@pytest.mark.slow  # a TensorFlow subprocess
+def test_exports_serve_in_a_fresh_process(binary, multiclass, regression, tmp_path):
+    spec = {
+        "x1": tf.io.FixedLenFeature([1], tf.float32),
+        "x2": tf.io.FixedLenFeature([1], tf.float32),
+        "cat": tf.io.FixedLenFeature([1], tf.int64),
+    }
+    receiver = estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    expected, exports = {}, {}
+    features = binary[1]
+    rows = [{k: v[i].item() for k, v in features.items()} for i in range(5)]
+    for name, (model, _, _) in {"binary": binary, "multi": multiclass, "reg": regression}.items():
+        exports[name] = model.export_saved_model(str(tmp_path / name), receiver).decode()
+        assert not {op for op in _saved_ops(exports[name]) if op.startswith("BoostedTrees")}
+        first = list(model.predict(_batches({k: v[:5] for k, v in features.items()})))
+        key = "predictions" if name == "reg" else "probabilities"
+        expected[name] = [p[key].tolist() for p in first]
+    script = textwrap.dedent(
+        """
+        import json, sys
+        import tensorflow as tf
+        exports, rows = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+        examples = [tf.train.Example(features=tf.train.Features(feature={
+            "x1": tf.train.Feature(float_list=tf.train.FloatList(value=[r["x1"]])),
+            "x2": tf.train.Feature(float_list=tf.train.FloatList(value=[r["x2"]])),
+            "cat": tf.train.Feature(int64_list=tf.train.Int64List(value=[r["cat"]])),
+        })).SerializeToString() for r in rows]
+        out = {}
+        for name, path in exports.items():
+            model = tf.saved_model.load(path)
+            signature = model.signatures["predict"]
+            result = signature(examples=tf.constant(examples))
+            key = "predictions" if name == "reg" else "probabilities"
+            out[name] = result[key].numpy().tolist()
+        print(json.dumps(out))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(exports), json.dumps(rows)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    served = json.loads(proc.stdout.strip().splitlines()[-1])
+    for name, values in expected.items():
+        np.testing.assert_allclose(served[name], values, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"n_batches_per_layer": 0}, "n_batches_per_layer"),
+        ({"pruning_mode": "sometimes"}, "pruning_mode"),
+        ({"pruning_mode": "pre"}, "tree_complexity must be positive"),
+        ({"tree_complexity": 0.1}, "no effect unless pruning"),
+        ({"learning_rate": 0}, "learning_rate"),
+        ({"l2_regularization": -1.0}, "l2_regularization"),
+        ({"train_in_memory": True, "n_batches_per_layer": 2}, "train_in_memory"),
+        ({"n_classes": 3, "center_bias": True}, "center_bias"),
+        ({"max_depth": 40}, "max_depth"),
+    ],
+)
+def test_bad_arguments_are_refused(kwargs, message):
+    args = {"n_batches_per_layer": 1}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        estimator.BoostedTreesClassifier(_columns(), **args)
+
+
+def test_unsupported_columns_are_refused():
+    fc = tf.feature_column
+    embedding = fc.embedding_column(fc.categorical_column_with_identity("cat", 6), 2)
+    with pytest.raises(ValueError, match="'cat_embedding' is a EmbeddingColumn"):
+        estimator.BoostedTreesRegressor([embedding], n_batches_per_layer=1)
+    crossed = fc.indicator_column(fc.crossed_column(["a", "b"], 10))
+    with pytest.raises(ValueError, match="CrossedColumn"):
+        estimator.BoostedTreesRegressor([crossed], n_batches_per_layer=1)
+
+
+def test_estimator_takes_a_head_and_a_vocabulary_column(tmp_path):
+    features, _ = _data(3)
+    words = np.array(["a", "b", "c"])[features["cat"] % 3]
+    labels = (words == "b").astype(np.float32) * 3.0 + features["x1"]
+    fc = tf.feature_column
+    column = fc.indicator_column(fc.categorical_column_with_vocabulary_list("w", ["a", "b", "c"]))
+    model = estimator.BoostedTreesEstimator(
+        [column, fc.numeric_column("x1")],
+        n_batches_per_layer=1,
+        head=estimator.RegressionHead(),
+        model_dir=str(tmp_path),
+        n_trees=5,
+        max_depth=2,
+        learning_rate=0.5,
+        train_in_memory=True,
+    )
+    data = {"w": words, "x1": features["x1"]}
+    model.train(_in_memory(data, labels), max_steps=10**9)
+    assert model.evaluate(_batches(data, labels))["average_loss"] < 0.3
+    assert set(model.experimental_feature_importances()) == {"w", "x1"}
