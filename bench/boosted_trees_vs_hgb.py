@@ -1,6 +1,7 @@
 """The kit's BoostedTreesClassifier against scikit-learn's HistGradientBoostingClassifier.
 
     .venv/bin/python bench/boosted_trees_vs_hgb.py [--repeats 3] [--no-one-core]
+        [--data taxi|wide] [--rows N]
 
 On the taxi sample (data/taxi/data.csv, label: tips > 20% of the fare), a fixed
 seeded 2/3-1/3 split, the same features for both: numbers as floats (missing as
@@ -11,6 +12,13 @@ train_in_memory, center_bias; HGB: 31 leaves, no early stopping).  Prints the
 holdout AUC and the training wall time (best of --repeats; the kit's train() call
 whole, tracing and checkpoints included) of each, on both cores and under
 `taskset -c 0` (one core, in a subprocess each), side by side.
+
+`--data wide` is the zero-code model's case instead: --rows synthetic rows (a
+third more for the holdout) of 10 z-scored numbers and 3 category ids with
+1,010 values each, the kit with the zero-code settings (200 trees, max_depth 6,
+learning rate 0.1, l2 1.0, train_in_memory, no center_bias), HGB with 200
+iterations, max_depth 6, no leaf limit, l2 1.0, the ids as numbers (its
+categorical support stops at 255 categories).
 """
 
 import argparse
@@ -53,18 +61,49 @@ def load():
     return [({k: v[rows] for k, v in columns.items()}, label[rows]) for rows in split]
 
 
-def run_kit(repeats):
+WIDE_NUMBERS, WIDE_IDS, WIDE_BUCKETS = 10, 3, 1010
+WIDE_SETTINGS = {"n_trees": 200, "max_depth": 6, "learning_rate": 0.1, "l2_regularization": 1.0}
+
+
+def load_wide(rows):
+    """(train, test) as load() gives them: `rows` training rows of the wide case."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    total = rows + rows // 2
+    columns = {f"x{i}": rng.standard_normal(total).astype(np.float32) for i in range(WIDE_NUMBERS)}
+    logit = columns["x0"] - 0.5 * columns["x1"] * columns["x2"] + 0.3 * np.sin(3 * columns["x3"])
+    for i in range(WIDE_IDS):
+        ids = np.minimum(rng.zipf(1.3, total) - 1, WIDE_BUCKETS - 1)
+        columns[f"id{i}"] = ids.astype(np.int64)
+        logit += rng.standard_normal(WIDE_BUCKETS)[ids] * 0.5
+    label = (logit + rng.logistic(size=total) > 0).astype(np.int64)
+    split = [slice(0, rows), slice(rows, total)]
+    return [({k: v[part] for k, v in columns.items()}, label[part]) for part in split]
+
+
+def dataset(data, rows):
+    return load() if data == "taxi" else load_wide(rows)
+
+
+def is_id(data, name):
+    return name in TEXT if data == "taxi" else name.startswith("id")
+
+
+def run_kit(repeats, data, rows):
     import numpy as np
     import tensorflow as tf
     from sklearn.metrics import roc_auc_score
 
     from components.trainer import estimator
 
-    (train, y_train), (test, y_test) = load()
+    (train, y_train), (test, y_test) = dataset(data, rows)
     columns = []
     for name, values in sorted(train.items()):
-        if name in TEXT:
-            buckets = int(max(values.max(), test[name].max())) + 1
+        if is_id(data, name):
+            buckets = (
+                WIDE_BUCKETS if data == "wide" else int(max(values.max(), test[name].max())) + 1
+            )
             columns.append(
                 tf.feature_column.indicator_column(
                     tf.feature_column.categorical_column_with_identity(name, buckets)
@@ -75,14 +114,17 @@ def run_kit(repeats):
     best, auc = None, None
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as model_dir:
+            settings = (
+                {"n_trees": N_TREES, "learning_rate": LEARNING_RATE, "center_bias": True}
+                if data == "taxi"
+                else WIDE_SETTINGS
+            )
             model = estimator.BoostedTreesClassifier(
                 columns,
                 n_batches_per_layer=1,
                 model_dir=model_dir,
-                n_trees=N_TREES,
-                learning_rate=LEARNING_RATE,
-                center_bias=True,
                 train_in_memory=True,
+                **settings,
             )
             start = time.perf_counter()
             model.train(
@@ -103,23 +145,24 @@ def run_kit(repeats):
     return {"auc": auc, "seconds": best}
 
 
-def run_hgb(repeats):
+def run_hgb(repeats, data, rows):
     import numpy as np
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
-    (train, y_train), (test, y_test) = load()
+    (train, y_train), (test, y_test) = dataset(data, rows)
     names = sorted(train)
     x_train = np.stack([train[n] for n in names], axis=1).astype(np.float64)
     x_test = np.stack([test[n] for n in names], axis=1).astype(np.float64)
     best, auc = None, None
     for _ in range(repeats):
+        settings = (
+            {"max_iter": N_TREES, "categorical_features": [n in TEXT for n in names]}
+            if data == "taxi"
+            else {"max_iter": 200, "max_depth": 6, "max_leaf_nodes": None, "l2_regularization": 1.0}
+        )
         model = HistGradientBoostingClassifier(
-            max_iter=N_TREES,
-            learning_rate=LEARNING_RATE,
-            categorical_features=[n in TEXT for n in names],
-            early_stopping=False,
-            random_state=0,
+            learning_rate=LEARNING_RATE, early_stopping=False, random_state=0, **settings
         )
         start = time.perf_counter()
         model.fit(x_train, y_train)
@@ -129,7 +172,7 @@ def run_hgb(repeats):
     return {"auc": auc, "seconds": best}
 
 
-def one_core(which, repeats):
+def one_core(which, repeats, data, rows):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run(
         [
@@ -142,6 +185,10 @@ def one_core(which, repeats):
             which,
             "--repeats",
             str(repeats),
+            "--data",
+            data,
+            "--rows",
+            str(rows),
         ],
         env=env,
         check=True,
@@ -155,18 +202,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-one-core", action="store_true")
+    parser.add_argument("--data", choices=["taxi", "wide"], default="taxi")
+    parser.add_argument("--rows", type=int, default=10_000, help="training rows of --data wide")
     parser.add_argument("--only", choices=["kit", "hgb"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     runners = {"kit": run_kit, "hgb": run_hgb}
     if args.only:
-        print(json.dumps(runners[args.only](args.repeats)))
+        print(json.dumps(runners[args.only](args.repeats, args.data, args.rows)))
         return
     rows = []
     for which, label in (("kit", "kit BoostedTreesClassifier"), ("hgb", "HistGradientBoosting")):
-        both = runners[which](args.repeats)
+        both = runners[which](args.repeats, args.data, args.rows)
         row = [label, f"{both['auc']:.4f}", f"{both['seconds']:.2f}"]
         if not args.no_one_core:
-            single = one_core(which, args.repeats)
+            single = one_core(which, args.repeats, args.data, args.rows)
             row += [f"{single['auc']:.4f}", f"{single['seconds']:.2f}"]
         rows.append(row)
     header = ["model", "AUC (2 cores)", "train s (2 cores)"]

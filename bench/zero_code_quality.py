@@ -452,6 +452,9 @@ def bench_dataset(name, seed, kit_repo, kit_args, keep):
         }
         result["kit_not_pushed_reason"] = summary.get("not_pushed_reason")
         result["kit_blessing_gate"] = summary.get("blessing_gate")
+        result["kit_model_choice"] = summary.get("model_choice")
+        result["kit_left_out"] = summary.get("left_out")
+        result["kit_unlabeled_rows"] = summary.get("unlabeled_rows")
     if model_path is None:
         with open(log_path) as log:
             result["kit_error"] = log.read()[-4000:]
@@ -509,6 +512,12 @@ def _fmt(value, digits=4):
     return str(value)
 
 
+def _chosen(result):
+    """The candidate the kit chose, as "name, " (empty when the run recorded none)."""
+    candidates = (result.get("kit_model_choice") or {}).get("candidates") or []
+    return f"{candidates[0]['name']}, " if candidates else ""
+
+
 def table(results):
     """Markdown: one row per dataset, then the median kit/HGB ratio."""
     lines = [
@@ -542,7 +551,7 @@ def table(results):
                     _fmt(r.get("log_loss_no_worse_than_linear")),
                     f"{r['kit_seconds']:.0f}",
                     f"{r['hgb_seconds']:.1f}",
-                    r["kit_model"],
+                    _chosen(r) + r["kit_model"],
                 ]
             )
             + " |"

@@ -122,6 +122,18 @@ def _check_features(config):
         raise ValueError(f"features/exclude_features: {config.raw_label_key!r} is the label.")
 
 
+def _candidates_for_task(config):
+    """The candidates the Trainer fits: as set, but by default no boosted trees for a
+    multiclass label, whose per-node statistics grow with the square of the class count
+    (a full Hessian): zero-code runs with them on 10 and 16 classes took 15 and 20 minutes
+    (docs/benchmarks/2026-12-02-zero-code-quality.md)."""
+    from components.auto.model import CANDIDATES
+
+    if config.task == "multiclass" and tuple(config.candidates) == CANDIDATES:
+        return tuple(c for c in CANDIDATES if c != "boosted_trees")
+    return tuple(config.candidates)
+
+
 def _check_candidates(config):
     from components.auto.model import CANDIDATES
 
@@ -300,5 +312,5 @@ def hparams_json(config):
     if config.canned_estimator:
         hparams.update(canned=config.canned_estimator, canned_args=json.loads(config.canned_args))
     elif config.estimator_fn == AUTO:
-        hparams.update(candidates=list(config.candidates))
+        hparams.update(candidates=list(_candidates_for_task(config)))
     return json.dumps(hparams, sort_keys=True)

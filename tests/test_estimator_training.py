@@ -393,3 +393,25 @@ def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
     # (Not get_variable_value: tf.train.load_checkpoint takes a checkpoint prefix on ram://
     # for a directory, as that file system calls any prefix of a file name a directory.)
     assert int(early.latest_checkpoint().rsplit("-", 1)[1]) == 1
+
+
+def test_a_train_call_traces_model_fn_once(tmp_path):
+    """Variables made by the store are eager: tf.function does not trace the training
+    step a second time after the trace that created them."""
+    traces = []
+
+    def model_fn(features, labels, mode):
+        if tf.inside_function():  # (not the probe that builds it in a tf.Graph first)
+            traces.append(mode)
+        w = tf.Variable(tf.zeros([2, 1]), name="w")
+        logits = tf.matmul(features["x"], w)
+        loss = tf.reduce_mean(
+            tf.nn.sigmoid_cross_entropy_with_logits(tf.cast(labels[:, None], tf.float32), logits)
+        )
+        train_op = w.assign_sub(0.1 * tf.gradients(loss, w)[0])
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    model = estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    model.train(train_input_fn, max_steps=5)
+    assert traces == [estimator.ModeKeys.TRAIN]
+    assert int(model.get_variable_value("global_step")) == 5

@@ -410,6 +410,32 @@ def _hostile_data():
             "strategy": HOSTILE,
             "strategy_reason": QUOTES,
             "training_length": HOSTILE,
+            "stop_reason": QUOTES,
+            "model_choice": {
+                "reason": HOSTILE,
+                "candidates": [
+                    {
+                        "name": HOSTILE,
+                        "chosen": True,
+                        "validation_loss": 0.4,
+                        "validation_metrics": {QUOTES: 0.9},
+                        "seconds": 1.5,
+                        "steps": 100,
+                        "best_step": 60,
+                        "stop_reason": QUOTES,
+                    },
+                    {
+                        "name": QUOTES,
+                        "chosen": False,
+                        "validation_loss": 0.5,
+                        "validation_metrics": {HOSTILE: 0.8},
+                        "seconds": 1.0,
+                        "steps": 80,
+                        "best_step": 40,
+                        "stop_reason": HOSTILE,
+                    },
+                ],
+            },
             "curves": {HOSTILE: {QUOTES: [(1, 0.5), (2, 0.4)]}, QUOTES: {QUOTES: [(2, 0.9)]}},
         },
         "evaluation": {
@@ -460,6 +486,11 @@ def test_the_runs_own_text_is_shown_as_text_and_never_run(browser, tmp_path):
     assert page.row("#data table.left-out", QUOTES)[1:] == [HOSTILE]
     assert HOSTILE in page.svg_texts("#data svg[data-chart=values] text.tick title")
     assert page.texts("#training .card h4") == [HOSTILE]
+    assert page.row("#training table.candidates", HOSTILE) == [
+        HOSTILE, "chosen", "0.4", f"{QUOTES} 0.9", "1.5", "100", "60", QUOTES,
+    ]  # fmt: skip
+    assert page.row("#training table.candidates", QUOTES)[1] == ""
+    assert HOSTILE in page.texts("#training p")[0] and QUOTES in page.texts("#training dd")
     page.page.locator("#evaluation details summary").click()
     assert page.texts("#evaluation table.slices tbody td:first-child") == [QUOTES, HOSTILE]
     assert page.svg_texts("#evaluation svg[data-chart=slices] text.tick")[-2:] == [QUOTES, HOSTILE]

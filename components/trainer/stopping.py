@@ -194,10 +194,10 @@ def train(model, train_input, length, validation_input=None, validation_steps=No
     elif step < length.steps:
         reason = f"model complete at step {step:,}, best validation loss at step {best_step:,}"
     else:
-        reason = (
-            f"reached the cap of {length.epochs:g} epochs ({length.steps:,} steps), best "
-            f"validation loss at step {best_step:,}"
-        )
+        cap = f"{length.steps:,} steps"
+        if length.epochs is not None:
+            cap = f"{length.epochs:g} epochs ({cap})"
+        reason = f"reached the cap of {cap}, best validation loss at step {best_step:,}"
     elapsed = time.monotonic() - started
     return Outcome(kept, best_step, metrics, step - first, reason, elapsed)
 

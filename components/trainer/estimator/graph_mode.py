@@ -16,6 +16,7 @@ logged once and kept for the Estimator's later calls.
 
 import logging
 import os
+import random
 import re
 
 import numpy as np
@@ -207,6 +208,9 @@ class ModeGraph:
         with self.graph.as_default(), self.graph.device(_device_fn(estimator.config, mode)):
             seed = estimator.config.tf_random_seed
             if seed is not None:
+                # tf_keras layers in a TF1 model_fn draw their initializers' seeds from
+                # Python's `random`: seeded too, so a run repeats whatever ran before it.
+                random.seed(seed)
                 _V1.set_random_seed(seed)
             self.global_step = _V1.train.get_or_create_global_step()
             # The guarded read TF1 optimizers and tf.estimator's graphs start with; it

@@ -9,10 +9,12 @@ checkpoints are keyed by the same names tf.estimator used.
 """
 
 import contextlib
+import inspect
 import re
 import threading
 
 import tensorflow as tf
+from tensorflow.python.ops import resource_variable_ops
 
 GLOBAL_STEP_NAME = "global_step"
 
@@ -24,6 +26,9 @@ _DNN_INPUT_SCOPE = "dnn/input_from_feature_columns/"
 _DNN_INPUT_LAYER = _DNN_INPUT_SCOPE + "input_layer/"
 
 _active = threading.local()
+_DIRECT_ARGUMENTS = frozenset(
+    inspect.signature(resource_variable_ops.ResourceVariable.__init__).parameters
+) - {"self"}
 
 
 _REPLICA_SUFFIX = re.compile(r"/?replica_\d+$")
@@ -103,12 +108,20 @@ class VariableStore:
                     "pass an initializer or a constant instead."
                 )
             initial_value = static
+        # Eager and initialized here, past tf.function's own creator: a tf.function
+        # that sees no variable created in its first trace does not trace model_fn a
+        # second time (seconds for a big model).  Not under a strategy (its creator
+        # must make the variable) nor for TF1 variables (their creator's arguments).
+        direct = not tf.distribute.has_strategy() and _DIRECT_ARGUMENTS.issuperset(kwargs)
         with tf.init_scope():
             if callable(initial_value):
                 initial_value = initial_value()
             kwargs["initial_value"] = initial_value
             kwargs["name"] = name
-            variable = next_creator(**kwargs)
+            if direct:
+                variable = resource_variable_ops.ResourceVariable(**kwargs)
+            else:
+                variable = next_creator(**kwargs)
         self.variables[name] = variable
         return variable
 

@@ -267,8 +267,8 @@ def traverse_trees(features, thresholds, x, is_equality, depth):
 def _weight_and_gain(g, h, l1, l2):
     """tf.estimator's leaf weight and gain for one logit: -g'/(h+l2) and g'^2/(h+l2),
     g' being g shrunk by l1 (zero within [-l1, l1])."""
-    shrunk = tf.sign(g) * tf.maximum(tf.abs(g) - l1, 0.0)
-    denom = h + l2
+    shrunk = tf.sign(g) * tf.maximum(tf.abs(g) - l1, 0.0) if l1 else g  # (the same for 0)
+    denom = h + l2 if l2 else h
     ok = denom > _EPS
     weight = tf.where(ok, -shrunk / tf.where(ok, denom, 1.0), 0.0)
     return weight, -shrunk * weight
@@ -285,8 +285,10 @@ def _weights_and_gains(g, h, params, scale=None):
     if dimension == 1:
         weight, gain = _weight_and_gain(g[..., 0], h[..., 0], *_l1_l2(params))
         return weight[..., None], gain
-    matrix = tf.reshape(h, [*h.shape[:-1].as_list(), dimension, dimension])
-    scale = tf.reshape(scale, scale.shape.as_list() + [1] * (matrix.shape.rank - scale.shape.rank))
+    matrix = tf.reshape(h, tf.concat([tf.shape(h)[:-1], [dimension, dimension]], axis=0))
+    scale = tf.reshape(
+        scale, tf.concat([tf.shape(scale), [1] * (matrix.shape.rank - scale.shape.rank)], axis=0)
+    )
     ridge = params.l2_regularization + 1e-5 * scale + 1e-30
     matrix = matrix + ridge * tf.eye(dimension)
     weight = -tf.linalg.solve(matrix, g[..., None])[..., 0]
@@ -336,18 +338,21 @@ def best_splits(hist, layout, params, logits_dimension):
 
 def histogram(x, node_in_layer, stats, layout, nodes_in_layer):
     """Sums of `stats` [batch, k] per (node in layer, feature, bucket):
-    [nodes_in_layer, total_buckets, k].  Examples with node -1 are left out."""
-    num_features = layout.num_features
+    [nodes_in_layer, total_buckets, k].  Examples with node -1 are left out (their
+    segment ids are negative).  One 1-D segment sum per column of `stats`: on CPU
+    that is several times faster than one over [batch * features, k] rows."""
     total = layout.total_buckets
-    segment = node_in_layer[:, None] * total + layout.offsets[None, :] + x
-    segment = tf.where(node_in_layer[:, None] >= 0, segment, -1)
-    data = tf.broadcast_to(stats[:, None, :], [tf.shape(x)[0], num_features, stats.shape[-1]])
-    sums = tf.math.unsorted_segment_sum(
-        tf.reshape(data, [-1, stats.shape[-1]]),
-        tf.reshape(segment, [-1]),
-        nodes_in_layer * total,
-    )
-    return tf.reshape(sums, [nodes_in_layer, total, stats.shape[-1]])
+    segment = tf.reshape(node_in_layer[:, None] * total + layout.offsets[None, :] + x, [-1])
+    k = stats.shape[-1]
+    columns = [
+        tf.math.unsorted_segment_sum(
+            tf.reshape(tf.broadcast_to(stats[:, None, j], tf.shape(x)), [-1]),
+            segment,
+            nodes_in_layer * total,
+        )
+        for j in range(k)
+    ]
+    return tf.reshape(tf.stack(columns, axis=1), [nodes_in_layer, total, k])
 
 
 def center_bias_step(mean_g, mean_h, params):

@@ -412,11 +412,13 @@ class Grower:
 
     def _grow(self, x, logits, nodes, base):
         e, params = self.e, self.params
-        layer_nodes = 1 << (params.max_depth - 1)
         first = tf.bitwise.left_shift(1, e.layer) - 1
         count = first + 1
         relative = nodes - first
         relative = tf.where((relative >= 0) & (relative < count), relative, -1)
+        # One batch per layer: only this layer's nodes (1, 2, 4, ...); accumulated
+        # over batches: the deepest layer's size, the accumulator's.
+        layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
         hist = te.histogram(x, relative, self._stats(logits), self.layout, layer_nodes)
         return self._accumulated(
             hist,
@@ -426,7 +428,7 @@ class Grower:
 
     def _split(self, hist, x, nodes, relative, base):
         e, params, layout = self.e, self.params, self.layout
-        layer_nodes = hist.shape[0]
+        layer_nodes = tf.shape(hist)[0]
         first = tf.bitwise.left_shift(1, e.layer) - 1
         count = first + 1
         gain, feature, threshold, left, right, ok = te.best_splits(
