@@ -52,7 +52,7 @@ def test_init_writes_what_zero_code_infers_and_refuses_to_overwrite(project, cap
         "boosted_trees": "BoostedTreesClassifier(",
     }
     assert f"estimator.{built[winner]}" in model
-    assert "lowest validation loss of 3 candidates" in model
+    assert re.search(r"lowest validation loss of [23] candidates", model)
     schema = (folder / "schema.pbtxt").read_text()
     assert 'name: "city"' in schema and 'value: "north"' in schema
 
