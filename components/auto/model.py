@@ -213,51 +213,26 @@ def candidate_estimator(
     name, task, wide, deep, classes, run_config, hparams, warm_start_from, train_rows
 ):
     """Candidate `name` over the (wide, deep) columns of `feature_columns`; `classes` the
-    label's (None: regression, or int64 class ids 0/1)."""
+    label's (None: regression, or int64 class ids 0/1). Linear and boosted trees are the
+    canned estimators `--canned` builds over the same columns, with the candidates' args."""
     import tensorflow as tf
 
-    from components.trainer import estimator
-
-    common = {"config": run_config, "warm_start_from": warm_start_from}
     if name == "wide_and_deep":
+        common = {"config": run_config, "warm_start_from": warm_start_from}
         return _wide_and_deep(task, wide, deep, classes, common, hparams)
-    head = {}
-    if task != "regression":
-        head = (
-            {"n_classes": 2}
-            if classes is None
-            else {
-                "n_classes": len(classes),
-                "label_vocabulary": classes,
-            }
-        )
     if name == "linear":
-        numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
-        kind = estimator.LinearRegressor if task == "regression" else estimator.LinearClassifier
-        return kind(
-            feature_columns=wide + numbers,
-            optimizer=lambda: tf.keras.optimizers.Ftrl(0.1, l2_regularization_strength=0.01),
-            **head,
-            **common,
-        )
-    if name == "boosted_trees":
-        kind = (
-            estimator.BoostedTreesRegressor
-            if task == "regression"
-            else estimator.BoostedTreesClassifier
-        )
-        batches = batches_per_layer(train_rows)
-        return kind(
-            feature_columns=deep,
-            n_batches_per_layer=batches,
-            train_in_memory=batches == 1,
-            # A regression label keeps its units: the first tree starts from its mean.
-            center_bias=task == "regression",
-            config=run_config,  # (boosted trees take no warm start, as in tf.estimator)
-            **BOOSTED_TREES,
-            **head,
-        )
-    raise ValueError(f"auto model: candidate {name!r} is not one of {', '.join(CANDIDATES)}.")
+        family = "Linear"
+        args = {"optimizer": lambda: tf.keras.optimizers.Ftrl(0.1, l2_regularization_strength=0.01)}
+    elif name == "boosted_trees":
+        family = "BoostedTrees"
+        # A regression label keeps its units: the first tree starts from its mean.
+        args = {**BOOSTED_TREES, "center_bias": task == "regression"}
+    else:
+        raise ValueError(f"auto model: candidate {name!r} is not one of {', '.join(CANDIDATES)}.")
+    kind = family + ("Regressor" if task == "regression" else "Classifier")
+    return _canned(
+        kind, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows
+    )
 
 
 def _check_task(task):

@@ -15,7 +15,6 @@ import dataclasses
 import logging
 import math
 import os
-import shutil
 import time
 
 import tensorflow as tf
@@ -200,8 +199,3 @@ def train(model, train_input, length, validation_input=None, validation_steps=No
         reason = f"reached the cap of {cap}, best validation loss at step {best_step:,}"
     elapsed = time.monotonic() - started
     return Outcome(kept, best_step, metrics, step - first, reason, elapsed)
-
-
-def discard(model_dir):
-    """Removes a candidate's training folder (checkpoints, events) once it lost."""
-    shutil.rmtree(model_dir, ignore_errors=True)
