@@ -69,12 +69,12 @@ category, any other number a numeric column; the label is `$label_output`.
 """
 
 from components.auto import transformed_name
-from components.auto.preprocessing import category_ids, label_output, scaled_number
+from components.auto.preprocessing import category_ids, label_output, scaled_numbers
 
-# z-scored; a missing value becomes 0 (the mean).
+# z-scored; a missing value becomes 0 (the mean). One analyzer for them all.
 NUMBERS = $numbers
 # Column: its type. Vocabulary ids of the most frequent values, with out-of-vocabulary ids
-# for the others and for a missing value.
+# for the others and for a missing value. One analyzer for them all.
 CATEGORIES = $categories
 LABEL = $label
 LABEL_TYPE = "$label_type"
@@ -82,11 +82,8 @@ TASK = "$task"
 
 
 def preprocessing_fn(inputs):
-    outputs = {}
-    for name in NUMBERS:
-        outputs[transformed_name(name)] = scaled_number(inputs[name])
-    for name, kind in CATEGORIES.items():
-        outputs[transformed_name(name)] = category_ids(inputs[name], name, kind)
+    outputs = scaled_numbers(inputs, NUMBERS)
+    outputs.update(category_ids(inputs, list(CATEGORIES.items())))
     outputs[transformed_name(LABEL)] = label_output(inputs[LABEL], LABEL_TYPE, TASK)
     return outputs
 ''')

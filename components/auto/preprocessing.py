@@ -5,17 +5,19 @@ Every schema column but the label becomes `transformed_name(column)`:
 - FLOAT, and INT not marked categorical: z-scored as float32; a missing value becomes 0
   after scaling (the mean), so missing values stay out of the statistics;
 - BYTES, and INT marked `int_domain { is_categorical: true }` (SchemaGen marks small-range
-  integer columns so): an int64 id from `tft.compute_and_apply_vocabulary` (the
-  `VOCAB_TOP_K` most frequent values of the train split, `OOV_BUCKETS` more ids for the
-  others); a missing value is the empty string, which no vocabulary holds (TFT leaves it
-  out), so it gets an OOV id. The output carries
-  TFT's `int_domain` annotation [0, vocabulary size + OOV buckets - 1], which the auto
-  model reads as the column's number of ids.
+  integer columns so): an int64 id from `tft.apply_vocabulary` over the `VOCAB_TOP_K` most
+  frequent values of the train split, `OOV_BUCKETS` more ids for the others; a missing
+  value is the empty string, which no vocabulary holds, so it gets an OOV id. The output
+  carries TFT's `int_domain` annotation [0, vocabulary size + OOV buckets - 1], which the
+  auto model reads as the column's number of ids.
 - The label: regression, float32; binary and multiclass, a string (an integer or a number
   written as text) with its classes in the `LABEL_VOCABULARY` vocabulary of the transform
   graph, so the model's head maps it through `label_vocabulary` and the served `classes`
   are the label's own values. The label must be required in the schema (present in every
   row): a model cannot learn from a row without one.
+
+Numbers share their analyzers, and so do categories (`scaled_numbers`, `category_ids`): a
+table's cost then follows its cells, not its columns.
 
 `build_preprocessing_fn` returns a `functools.partial` of the module function
 `preprocessing_fn` over a plain plan (tuples), so it pickles and imports wherever the
@@ -115,26 +117,109 @@ def _as_text(x, kind):
     return convert(x)
 
 
-def scaled_number(x):
-    """A number column z-scored as float32; a missing value becomes 0 (the mean)."""
+def _z_scored(columns, side_by_side):
+    """`columns` (functions of a column's mean and scale, giving the dense float32 [batch]
+    column z-scored with them) computed with the means and variances of `side_by_side`,
+    the same columns as one [batch, n] tensor (a SparseTensor of the present values where
+    some may be missing)."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
-    return dense(tft.scale_to_z_score(tf.cast(x, tf.float32)), 0.0)
+    means = tft.mean(side_by_side, reduce_instance_dims=False)
+    variances = tft.var(side_by_side, reduce_instance_dims=False)
+    # A column whose values are all equal is only centred, as tft.scale_to_z_score does.
+    scales = tf.where(variances > 0, tf.math.rsqrt(variances), tf.ones_like(variances))
+    return [
+        column(mean, scale)
+        for column, mean, scale in zip(columns, tf.unstack(means), tf.unstack(scales), strict=True)
+    ]
 
 
-def category_ids(x, name, kind):
-    """Vocabulary ids of the column `name` (of type `kind`, INT/FLOAT/BYTES): the
-    `VOCAB_TOP_K` most frequent values, `OOV_BUCKETS` more ids for the rest and for a
-    missing value."""
+def _row_sums(x):
+    """A SparseTensor [batch, 0 or 1]'s values as a dense [batch], 0 where it has none."""
+    import tensorflow as tf
+
+    sums = tf.sparse.reduce_sum(x, axis=1)
+    sums.set_shape([None])
+    return sums
+
+
+def _side_by_side(columns):
+    """SparseTensors [batch, 1] as one [batch, len(columns)], its width known statically."""
+    import tensorflow as tf
+
+    joined = tf.sparse.concat(axis=1, sp_inputs=columns)
+    return tf.SparseTensor(
+        joined.indices, joined.values, tf.stack([joined.dense_shape[0], len(columns)])
+    )
+
+
+def scaled_numbers(inputs, names):
+    """{transformed_name(name): the column z-scored as float32} for the number columns
+    `names`; a missing value becomes 0 (the mean), and a column whose values are all equal
+    is only centred.
+
+    The means and variances come from one analyzer each over the columns side by side (the
+    required ones as one [batch, n] tensor, the optional ones as one SparseTensor), not one
+    per column: a table's thousands of columns then cost one statistic to compute and a few
+    ops each to trace, save and load. Each output is computed from its own column and the
+    analyzers' constants, so TFT's walk from each output to the inputs it needs stays
+    short."""
+    import tensorflow as tf
+
+    outputs = {}
+    required = [name for name in names if not isinstance(inputs[name], tf.SparseTensor)]
+    if required:
+        values = [tf.reshape(tf.cast(inputs[name], tf.float32), [-1]) for name in required]
+        scaled = _z_scored(
+            [lambda mean, scale, x=x: (x - mean) * scale for x in values],
+            tf.stack(values, axis=1),
+        )
+        outputs.update(zip(map(transformed_name, required), scaled, strict=True))
+    optional = [inputs[name] for name in names if name not in required]
+    if optional:
+        # TFT hands an optional column over as [batch, 0 or 1] (0: none in the batch);
+        # side by side each is [batch, 1].
+        one_wide = tf.stack([optional[0].dense_shape[0], 1])
+        values = [tf.cast(x.values, tf.float32) for x in optional]
+        scaled = _z_scored(
+            [
+                # The sum of a row's values is the value, or 0 (the mean) for none.
+                lambda mean, scale, x=x, v=v: _row_sums(
+                    tf.SparseTensor(x.indices, (v - mean) * scale, x.dense_shape)
+                )
+                for x, v in zip(optional, values, strict=True)
+            ],
+            _side_by_side(
+                [tf.SparseTensor(x.indices, v, one_wide) for x, v in zip(optional, values)]
+            ),
+        )
+        names = [name for name in names if name not in required]
+        outputs.update(zip(map(transformed_name, names), scaled, strict=True))
+    return outputs
+
+
+def category_ids(inputs, categories):
+    """{transformed_name(name): vocabulary ids} for the category columns `categories`
+    ((name, INT|FLOAT|BYTES) pairs): the `VOCAB_TOP_K` most frequent values of each, and
+    `OOV_BUCKETS` more ids for the rest and for a missing value. The vocabularies come from
+    one analyzer (components/auto/vocabularies.py), written as `feature_vocabulary(name)`."""
     import tensorflow_transform as tft
 
-    return tft.compute_and_apply_vocabulary(
-        dense(_as_text(x, kind), b""),
-        top_k=VOCAB_TOP_K,
-        num_oov_buckets=OOV_BUCKETS,
-        vocab_filename=feature_vocabulary(name),
+    from components.auto.vocabularies import vocabulary_files
+
+    if not categories:
+        return {}
+    texts = [dense(_as_text(inputs[name], kind), b"") for name, kind in categories]
+    paths = vocabulary_files(
+        texts, [feature_vocabulary(name) for name, _ in categories], VOCAB_TOP_K
     )
+    return {
+        transformed_name(name): tft.apply_vocabulary(
+            text, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
+        )
+        for (name, _), text, path in zip(categories, texts, paths, strict=True)
+    }
 
 
 def label_output(y, kind, task):
@@ -153,12 +238,14 @@ def label_output(y, kind, task):
 
 def preprocessing_fn(inputs, features, label):
     """The auto preprocessing of `plan`'s (features, label); see the module doc."""
-    outputs = {}
-    for name, treatment, kind in features:
-        if treatment == NUMBER:
-            outputs[transformed_name(name)] = scaled_number(inputs[name])
-        else:
-            outputs[transformed_name(name)] = category_ids(inputs[name], name, kind)
+    outputs = scaled_numbers(
+        inputs, [name for name, treatment, _ in features if treatment == NUMBER]
+    )
+    outputs.update(
+        category_ids(
+            inputs, [(name, kind) for name, treatment, kind in features if treatment == CATEGORY]
+        )
+    )
     label_name, kind, task = label
     outputs[transformed_name(label_name)] = label_output(inputs[label_name], kind, task)
     return outputs
