@@ -191,7 +191,10 @@ def scaled_numbers(inputs, names):
                 for x, v in zip(optional, values, strict=True)
             ],
             _side_by_side(
-                [tf.SparseTensor(x.indices, v, one_wide) for x, v in zip(optional, values)]
+                [
+                    tf.SparseTensor(x.indices, v, one_wide)
+                    for x, v in zip(optional, values, strict=True)
+                ]
             ),
         )
         names = [name for name in names if name not in required]
