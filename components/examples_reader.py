@@ -22,6 +22,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import types
 from tfx.types import artifact_utils
 
+from components.progress import CountRows
 from components.tfrecord_files import read_records
 
 READ_BATCH = 4096  # examples decoded at once
@@ -67,12 +68,14 @@ def serialized_batches(path: str) -> Iterator[list[bytes]]:
 
 
 class ReadSplit(beam.PTransform):
-    """PCollection[pa.RecordBatch] of one split's `files` (`split_files`)."""
+    """PCollection[pa.RecordBatch] of one split's `files` (`split_files`); the rows read
+    are reported as `progress` says (components/progress.py)."""
 
-    def __init__(self, files: list[str], schema: schema_pb2.Schema | None):
+    def __init__(self, files: list[str], schema: schema_pb2.Schema | None, progress: str):
         super().__init__()
         self._files = files
         self._schema = schema
+        self._progress = progress
 
     def expand(self, pipeline):
         return (
@@ -81,6 +84,7 @@ class ReadSplit(beam.PTransform):
             | "Spread" >> beam.Reshuffle()
             | "Decode"
             >> beam.FlatMap(record_batches, self._schema).with_output_types(pa.RecordBatch)
+            | "Progress" >> beam.ParDo(CountRows(self._progress)).with_output_types(pa.RecordBatch)
         )
 
 

@@ -14,12 +14,14 @@ from pipeline import exit_codes, history, metadata, recovery
 
 
 class ProgressReporter:
-    """Prints one line when each component starts and finishes, with elapsed time."""
+    """Prints one line when each component starts and finishes, with elapsed time, and
+    between them the component's own progress lines (components/progress.py)."""
 
     def __init__(self, stream):
         self._stream = stream
         self._start = time.monotonic()
         self.windows = {}  # node -> (start, end), time.monotonic() seconds
+        self._node = None  # the component running now
 
     def _print(self, text):
         print(f"[{time.monotonic() - self._start:7.1f}s] {text}", file=self._stream, flush=True)
@@ -29,27 +31,43 @@ class ProgressReporter:
         """Wraps TFX's node launcher for the duration of one pipeline run."""
         from tfx.orchestration.portable import launcher
 
+        from components import progress
+
         original = launcher.Launcher.launch
         reporter = self
 
         def launch(launcher_self, *args, **kwargs):
             node = launcher_self._pipeline_node.node_info.id
             reporter._print(f"{node} ...")
+            reporter._node = node
             began = time.monotonic()
             try:
                 result = original(launcher_self, *args, **kwargs)
             except BaseException:
                 reporter._print(f"{node} FAILED after {time.monotonic() - began:.1f}s")
                 raise
+            finally:
+                reporter._node = None
             reporter.windows[node] = (began, time.monotonic())
             reporter._print(f"{node} done in {time.monotonic() - began:.1f}s")
             return result
 
+        class Lines(logging.Handler):
+            def emit(self, record):
+                reporter._print(f"  {reporter._node or 'pipeline'}: {record.getMessage()}")
+
+        progress_log = logging.getLogger(progress.LOGGER)
+        handler, saved = Lines(), (progress_log.level, progress_log.propagate)
+        progress_log.addHandler(handler)
+        progress_log.setLevel(logging.INFO)
+        progress_log.propagate = False  # printed here, not again by the root logger
         launcher.Launcher.launch = launch
         try:
             yield self
         finally:
             launcher.Launcher.launch = original
+            progress_log.removeHandler(handler)
+            progress_log.level, progress_log.propagate = saved
 
 
 EMPTY_NAME = '""'  # how the summary shows a column with an empty header (R's row names)

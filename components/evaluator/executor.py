@@ -42,6 +42,7 @@ from components.evaluator import totals as totals_lib
 from components.evaluator.eval_config import build_eval_config, gate_threshold
 from components.evaluator.tasks import CHANGE_CHECK, VALUE_CHECK, BlessingGate, gate_checks
 from components.examples_reader import serialized_batches, split_files
+from components.progress import CountRows
 
 EVAL_SPLIT = "eval"
 CANDIDATE, BASELINE = "candidate", "baseline"  # TFMA's model names when there is a baseline
@@ -429,6 +430,7 @@ class Executor(BeamExecutor, stock_evaluator.Executor):
                 # Typed, so that Beam sizes a batch by its records' lengths (its counters'
                 # estimate) rather than by pickling it
                 | "Read" >> beam.FlatMap(serialized_batches).with_output_types(list[bytes])
+                | "Progress" >> beam.ParDo(CountRows("scoring eval")).with_output_types(list[bytes])
                 | "Score"
                 >> beam.ParDo(_ScoreBatch(models, task, num_classes, label_key, slice_features))
                 | "Merge" >> beam.CombinePerKey(lambda parts: totals_lib.merge(list(parts)))

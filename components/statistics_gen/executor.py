@@ -331,7 +331,8 @@ class Executor(BeamExecutor):
             for split in splits:
                 _ = (
                     pipeline
-                    | f"Read[{split}]" >> ReadSplit(split_files(examples, split), schema)
+                    | f"Read[{split}]"
+                    >> ReadSplit(split_files(examples, split), schema, f"statistics of {split}")
                     | f"Statistics[{split}]"
                     >> beam.CombineGlobally(_StatisticsCombineFn(types_by_name))
                     | f"Write[{split}]"

@@ -9,14 +9,12 @@ costs and stop reasons stay in the run record, with the reason the winner won.
 """
 
 import dataclasses
-import logging
 import math
 import os
 import shutil
 
+from components import progress
 from components.trainer import stopping
-
-log = logging.getLogger(__name__)
 
 CANDIDATES_DIR = "candidates"
 
@@ -88,15 +86,14 @@ def fit_and_choose(models, model_run_uri, fit):
     if len(models) == 1:
         return Fitted(models[0].name, *fit(models[0], model_run_uri))
     fitted = []
-    for model in models:
+    for number, model in enumerate(models, 1):
+        progress.report(f"candidate {number} of {len(models)}: {model.name}")
         model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
         fitted.append(Fitted(model.name, *fit(model, model_dir)))
-        log.info(
-            "Candidate %s: validation loss %.6g in %.1fs (%s)",
-            model.name,
-            stopping.validation_loss(fitted[-1].outcome.validation),
-            fitted[-1].outcome.seconds,
-            fitted[-1].outcome.reason,
+        outcome = fitted[-1].outcome
+        progress.report(
+            f"{model.name}: validation loss {stopping.validation_loss(outcome.validation):.4g} "
+            f"in {outcome.seconds:.1f}s ({outcome.reason})"
         )
     best = min(fitted, key=lambda f: stopping.validation_loss(f.outcome.validation))
     for loser in fitted:

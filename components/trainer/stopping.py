@@ -12,14 +12,13 @@ regressors): the proper score for probabilities, so stopping on it keeps them ca
 """
 
 import dataclasses
-import logging
 import math
 import os
 import time
 
 import tensorflow as tf
 
-log = logging.getLogger(__name__)
+from components import progress
 
 VALIDATION_EVERY = 10  # one train example in ten is held out for validation
 PATIENCE = 4  # rounds without a better validation loss before stopping
@@ -149,13 +148,16 @@ class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
         )
         loss = validation_loss(metrics)
         self.last_step = global_step_value
-        log.info("Early stopping: step %d, validation loss %.6g", global_step_value, loss)
         if self.best is None or loss < self.best[3] - MIN_DELTA * abs(self.best[3]):
             kept = _keep(checkpoint, self._model.model_dir)
             self.best = (kept, metrics, global_step_value, loss)
             self.stale = 0
         elif math.isfinite(loss) or not math.isfinite(self.best[3]):
             self.stale += 1
+        progress.report(
+            f"step {global_step_value:,}: validation loss {loss:.4g}"
+            + (" (best so far)" if not self.stale else f" ({self.stale} of {PATIENCE} not better)")
+        )
         return self.stale >= PATIENCE
 
 

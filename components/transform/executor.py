@@ -12,7 +12,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
-from components import user_code
+from components import progress, user_code
 from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
 from components.schema_gen.inference import with_fixed_shapes
@@ -124,11 +124,17 @@ class Executor(BeamExecutor):
             # the in-memory runner would hold the whole decoded split until the analysis
             # ended. (An analysis of several phases, an analyzer's result feeding another
             # analyzer, holds it too: that is TFT's and the preprocessing_fn's.)
-            def read(stage, split):
-                return p | f"{stage}[{split}]" >> ReadSplit(split_files(examples, split), schema)
+            def read(stage, split, doing):
+                return p | f"{stage}[{split}]" >> ReadSplit(
+                    split_files(examples, split), schema, f"{doing} {split}"
+                )
 
+            progress.report(
+                f"building the analysis of {len(schema.feature):,} raw columns "
+                "(tracing the preprocessing_fn)"
+            )
             transform_fn = (
-                [read("ReadToAnalyze", s) for s in analyze_splits]
+                [read("ReadToAnalyze", s, "analyzing") for s in analyze_splits]
                 | "FlattenAnalyze" >> beam.Flatten(),
                 adapter_config,
             ) | tft_beam.AnalyzeDataset(preprocessing_fn)
@@ -136,7 +142,7 @@ class Executor(BeamExecutor):
             for split in transform_splits:
                 out_dir = artifact_utils.get_split_uri([transformed], split)
                 data, metadata = (
-                    (read("ReadToTransform", split), adapter_config),
+                    (read("ReadToTransform", split, "transforming"), adapter_config),
                     transform_fn,
                 ) | (f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True))
                 encoder = metadata.deferred_metadata | f"Encoder[{split}]" >> beam.Map(
@@ -156,6 +162,7 @@ class Executor(BeamExecutor):
                         os.path.join(self._get_tmp_dir(), "write", split),
                     )
                 )
+            progress.report("running the analysis and the transform")
 
         # Readers of the TransformGraph (serving, TFMA) look here for the raw
         # schema; WriteTransformFn does not write it.

@@ -1,0 +1,147 @@
+"""The auto preprocessing's shared analyzers against tf.Transform's own, one per column.
+
+`scaled_numbers` (one mean and one variance over all number columns) must give what
+`tft.scale_to_z_score` gives column by column, and `category_ids` (one Beam analyzer for
+every vocabulary) what `tft.compute_and_apply_vocabulary` gives: the same vocabulary files
+(order, ties, empty values and line breaks left out, a column with no value) and the same
+ids. Both run on real tf.Transform over Beam, in the same pipeline."""
+
+import numpy as np
+import pytest
+from google.protobuf import text_format
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from components.auto import OOV_BUCKETS, VOCAB_TOP_K, feature_vocabulary
+from components.auto.vocabularies import EMPTY_VOCABULARY
+
+SCHEMA = """
+feature { name: "req" type: FLOAT presence { min_fraction: 1.0 min_count: 1 }
+          value_count { min: 1 max: 1 } }
+feature { name: "const" type: INT presence { min_fraction: 1.0 min_count: 1 }
+          value_count { min: 1 max: 1 } }
+feature { name: "opt" type: FLOAT presence { min_count: 1 } value_count { min: 1 max: 1 } }
+feature { name: "sparse" type: FLOAT presence { min_count: 0 } value_count { min: 1 max: 1 } }
+feature { name: "city" type: BYTES presence { min_count: 1 } value_count { min: 1 max: 1 } }
+feature { name: "rooms" type: INT presence { min_count: 1 } value_count { min: 1 max: 1 } }
+feature { name: "none" type: BYTES presence { min_count: 0 } value_count { min: 1 max: 1 } }
+"""
+NUMBERS = ("req", "const", "opt", "sparse")
+CATEGORIES = (("city", "BYTES"), ("rooms", "INT"), ("none", "BYTES"))
+CITIES = [b"b", b"a", b"c", b"a", b"", b"b", b"line\nbreak", b"d", b"d", b"e"]
+
+
+def _rows():
+    rng = np.random.default_rng(7)
+    rows = []
+    for i in range(40):
+        rows.append(
+            {
+                "req": [float(rng.normal(100, 30))],
+                "const": [4],
+                "opt": [] if i % 3 == 0 else [float(rng.normal())],
+                "sparse": [2.5] if i in (5, 6) else [],  # absent from whole batches
+                "city": [] if i % 7 == 0 else [CITIES[i % len(CITIES)]],
+                "rooms": [int(rng.integers(0, 5))],
+                "none": [],
+            }
+        )
+    return rows
+
+
+def _shared(inputs):
+    from components.auto.preprocessing import category_ids, scaled_numbers
+
+    outputs = scaled_numbers(inputs, list(NUMBERS))
+    outputs.update(category_ids(inputs, list(CATEGORIES)))
+    return {f"ours_{name}": value for name, value in outputs.items()}
+
+
+def _one_each(inputs):
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    from components.auto import transformed_name
+    from components.auto.preprocessing import _as_text
+    from components.transform.tensors import dense
+
+    outputs = {}
+    for name in NUMBERS:
+        outputs[transformed_name(name)] = dense(
+            tft.scale_to_z_score(tf.cast(inputs[name], tf.float32)), 0.0
+        )
+    for name, kind in CATEGORIES:
+        outputs[transformed_name(name)] = tft.compute_and_apply_vocabulary(
+            dense(_as_text(inputs[name], kind), b""),
+            top_k=VOCAB_TOP_K,
+            num_oov_buckets=OOV_BUCKETS,
+            vocab_filename="tft_" + feature_vocabulary(name),
+        )
+    return {f"tft_{name}": value for name, value in outputs.items()}
+
+
+pytestmark = pytest.mark.slow  # a tf.Transform Beam job
+
+
+@pytest.fixture(scope="module")
+def transformed(tmp_path_factory):
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+    from tensorflow_transform.tf_metadata import dataset_metadata
+
+    from components.schema_gen.inference import with_fixed_shapes
+
+    tmp = tmp_path_factory.mktemp("shared")
+    schema = with_fixed_shapes(text_format.Parse(SCHEMA, schema_pb2.Schema()))
+    with tft_beam.Context(temp_dir=str(tmp / "tmp"), desired_batch_size=8):
+        (rows, _), transform_fn = (
+            _rows(),
+            dataset_metadata.DatasetMetadata(schema),
+        ) | tft_beam.AnalyzeAndTransformDataset(lambda x: {**_shared(x), **_one_each(x)})
+        _ = transform_fn | tft_beam.WriteTransformFn(str(tmp / "out"))
+    return rows, tft.TFTransformOutput(str(tmp / "out"))
+
+
+def _pairs(rows):
+    names = sorted(key[len("ours_") :] for key in rows[0] if key.startswith("ours_"))
+    return names, {
+        name: (
+            np.array([row[f"ours_{name}"] for row in rows]),
+            np.array([row[f"tft_{name}"] for row in rows]),
+        )
+        for name in names
+    }
+
+
+def test_numbers_scaled_as_tft_scales_each_column(transformed):
+    rows, _ = transformed
+    names, pairs = _pairs(rows)
+    for name in NUMBERS:
+        ours, theirs = pairs[f"{name}_xf"]
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=name)
+    ours, _ = pairs["const_xf"]
+    assert not ours.any()  # a constant column is only centred
+    ours, _ = pairs["req_xf"]
+    assert abs(ours.mean()) < 1e-5 and abs(ours.std() - 1) < 1e-4
+
+
+def test_vocabularies_and_ids_as_tft_computes_each(transformed):
+    rows, output = transformed
+    _, pairs = _pairs(rows)
+    for name, _ in CATEGORIES:
+        ours = output.vocabulary_by_name(feature_vocabulary(name))
+        theirs = output.vocabulary_by_name("tft_" + feature_vocabulary(name))
+        if name == "none":  # no value at all: each writes a placeholder of its own
+            assert ours == [EMPTY_VOCABULARY] and len(theirs) == 1
+        else:
+            assert ours == theirs, name
+        np.testing.assert_array_equal(*pairs[f"{name}_xf"], err_msg=name)
+        (feature,) = [
+            f for f in output.transformed_metadata.schema.feature if f.name == f"ours_{name}_xf"
+        ]
+        assert (feature.int_domain.min, feature.int_domain.max) == (
+            0,
+            len(ours) + OOV_BUCKETS - 1,
+        ), name
+    # a 7 times; d and b 6 times each, the larger first; no empty value, no line break
+    city = output.vocabulary_by_name(feature_vocabulary("city"))
+    assert city[:3] == [b"a", b"d", b"b"] and b"" not in city and b"line\nbreak" not in city
