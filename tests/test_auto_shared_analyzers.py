@@ -103,7 +103,7 @@ def transformed(tmp_path_factory):
 
 def _pairs(rows):
     names = sorted(key[len("ours_") :] for key in rows[0] if key.startswith("ours_"))
-    return names, {
+    return {
         name: (
             np.array([row[f"ours_{name}"] for row in rows]),
             np.array([row[f"tft_{name}"] for row in rows]),
@@ -114,7 +114,7 @@ def _pairs(rows):
 
 def test_numbers_scaled_as_tft_scales_each_column(transformed):
     rows, _ = transformed
-    names, pairs = _pairs(rows)
+    pairs = _pairs(rows)
     for name in NUMBERS:
         ours, theirs = pairs[f"{name}_xf"]
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6, err_msg=name)
@@ -126,7 +126,7 @@ def test_numbers_scaled_as_tft_scales_each_column(transformed):
 
 def test_vocabularies_and_ids_as_tft_computes_each(transformed):
     rows, output = transformed
-    _, pairs = _pairs(rows)
+    pairs = _pairs(rows)
     for name, _ in CATEGORIES:
         ours = output.vocabulary_by_name(feature_vocabulary(name))
         theirs = output.vocabulary_by_name("tft_" + feature_vocabulary(name))
