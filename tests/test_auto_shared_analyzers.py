@@ -88,9 +88,13 @@ def transformed(tmp_path_factory):
     import tensorflow_transform.beam as tft_beam
     from tensorflow_transform.tf_metadata import dataset_metadata
 
+    from components.auto import preprocessing
     from components.schema_gen.inference import with_fixed_shapes
 
     tmp = tmp_path_factory.mktemp("shared")
+    # the three category columns over two analyzers
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(preprocessing, "COLUMNS_PER_VOCABULARY_ANALYZER", 2)
     schema = with_fixed_shapes(text_format.Parse(SCHEMA, schema_pb2.Schema()))
     with tft_beam.Context(temp_dir=str(tmp / "tmp"), desired_batch_size=8):
         (rows, _), transform_fn = (
@@ -98,6 +102,7 @@ def transformed(tmp_path_factory):
             dataset_metadata.DatasetMetadata(schema),
         ) | tft_beam.AnalyzeAndTransformDataset(lambda x: {**_shared(x), **_one_each(x)})
         _ = transform_fn | tft_beam.WriteTransformFn(str(tmp / "out"))
+    monkeypatch.undo()
     return rows, tft.TFTransformOutput(str(tmp / "out"))
 
 

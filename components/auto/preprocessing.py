@@ -16,8 +16,9 @@ Every schema column but the label becomes `transformed_name(column)`:
   are the label's own values. The label must be required in the schema (present in every
   row): a model cannot learn from a row without one.
 
-Numbers share their analyzers, and so do categories (`scaled_numbers`, `category_ids`): a
-table's cost then follows its cells, not its columns.
+Numbers share their analyzers, and categories share theirs a few at a time
+(`scaled_numbers`, `category_ids`): a table's cost then follows its cells more than its
+columns.
 
 `build_preprocessing_fn` returns a `functools.partial` of the module function
 `preprocessing_fn` over a plain plan (tuples), so it pickles and imports wherever the
@@ -202,27 +203,35 @@ def scaled_numbers(inputs, names):
     return outputs
 
 
+# Category columns per vocabulary analyzer. One analyzer for all would be fewest Beam stages,
+# but TFT checks each analyzer output against every input it comes from, for every input
+# of the preprocessing_fn (tensorflow_transform/graph_tools.py get_analyzers_fingerprint):
+# with n columns per analyzer that is n times the work of one analyzer per column.
+COLUMNS_PER_VOCABULARY_ANALYZER = 8
+
+
 def category_ids(inputs, categories):
     """{transformed_name(name): vocabulary ids} for the category columns `categories`
     ((name, INT|FLOAT|BYTES) pairs): the `VOCAB_TOP_K` most frequent values of each, and
     `OOV_BUCKETS` more ids for the rest and for a missing value. The vocabularies come from
-    one analyzer (components/auto/vocabularies.py), written as `feature_vocabulary(name)`."""
+    a few shared analyzers (components/auto/vocabularies.py), written as
+    `feature_vocabulary(name)`."""
     import tensorflow_transform as tft
 
     from components.auto.vocabularies import vocabulary_files
 
-    if not categories:
-        return {}
-    texts = [dense(_as_text(inputs[name], kind), b"") for name, kind in categories]
-    paths = vocabulary_files(
-        texts, [feature_vocabulary(name) for name, _ in categories], VOCAB_TOP_K
-    )
-    return {
-        transformed_name(name): tft.apply_vocabulary(
-            text, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
+    outputs = {}
+    for start in range(0, len(categories), COLUMNS_PER_VOCABULARY_ANALYZER):
+        chunk = categories[start : start + COLUMNS_PER_VOCABULARY_ANALYZER]
+        texts = [dense(_as_text(inputs[name], kind), b"") for name, kind in chunk]
+        paths = vocabulary_files(
+            texts, [feature_vocabulary(name) for name, _ in chunk], VOCAB_TOP_K
         )
-        for (name, _), text, path in zip(categories, texts, paths, strict=True)
-    }
+        for (name, _), text, path in zip(chunk, texts, paths, strict=True):
+            outputs[transformed_name(name)] = tft.apply_vocabulary(
+                text, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
+            )
+    return outputs
 
 
 def label_output(y, kind, task):

@@ -1,8 +1,8 @@
-"""The vocabularies of many category columns from one Beam analyzer.
+"""The vocabularies of several category columns from one Beam analyzer.
 
 `tft.vocabulary` is one analyzer per column, each a dozen Beam transforms; a table with
 hundreds of category columns then spends its Transform building and running thousands of
-stages. `vocabulary_files` counts every column's values in one pass instead (a combine
+stages. `vocabulary_files` counts several columns' values in one pass instead (a combine
 keyed by column) and writes one vocabulary file per column, as `tft.vocabulary` would: the
 `top_k` most frequent values, most frequent first, ties broken by the larger value; no
 empty value and none holding a line break (a text vocabulary cannot); a placeholder when a
