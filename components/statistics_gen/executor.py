@@ -7,7 +7,6 @@ batch and per feature, not per example, and partial results merge across Beam wo
 
 import collections
 import dataclasses
-import itertools
 import json
 from typing import Any
 
@@ -82,15 +81,18 @@ def _standard_histogram(fine: np.ndarray, total: float) -> statistics_pb2.Histog
     low, high = fine[0], fine[-1]
     edges = np.linspace(low, high, HISTOGRAM_BUCKETS + 1)
     share = total / (len(fine) - 1)
-    counts = np.zeros(HISTOGRAM_BUCKETS)
-    for start, end in itertools.pairwise(fine):
-        if end > start:
-            overlap = np.clip(np.minimum(edges[1:], end) - np.maximum(edges[:-1], start), 0, None)
-            counts += share * overlap / (end - start)
-        else:  # a point mass: its bucket (the last one is closed on the right)
-            counts[min(np.searchsorted(edges, start, side="right") - 1, HISTOGRAM_BUCKETS - 1)] += (
-                share
-            )
+    starts, ends = fine[:-1], fine[1:]
+    spread = ends > starts
+    # [interval, bucket]: the part of each interval that falls in each bucket
+    overlap = np.clip(
+        np.minimum(edges[1:], ends[spread, None]) - np.maximum(edges[:-1], starts[spread, None]),
+        0,
+        None,
+    )
+    counts = share * (overlap / (ends - starts)[spread, None]).sum(axis=0)
+    # a point mass: its bucket (the last one is closed on the right)
+    buckets = np.searchsorted(edges, starts[~spread], side="right") - 1
+    np.add.at(counts, np.minimum(buckets, HISTOGRAM_BUCKETS - 1), share)
     for index, count in enumerate(counts):
         histogram.buckets.add(
             low_value=edges[index], high_value=edges[index + 1], sample_count=count
