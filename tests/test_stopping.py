@@ -1,9 +1,12 @@
 """The Trainer's training length: early stopping on the held-out part, the cap, the plan."""
 
+import logging
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from components import progress
 from components.trainer import estimator, stopping
 from components.trainer.stopping import TrainingLength
 
@@ -36,11 +39,12 @@ def _regressor(tmp_path, optimizer, round_steps):
     return estimator.LinearRegressor([X], optimizer=optimizer, config=config)
 
 
-def test_a_plateau_stops_training_and_the_best_checkpoint_is_kept(tmp_path):
+def test_a_plateau_stops_training_and_the_best_checkpoint_is_kept(tmp_path, caplog):
     # Adam at 0.5 fits y = 3x + 1 in a few dozen steps: then the loss only wanders.
     model = _regressor(tmp_path, lambda: tf.keras.optimizers.Adam(0.5), 20)
     length = TrainingLength(2000, early_stopping=True, round=20)
-    outcome = stopping.train(model, _input(1, True), length, _input(2, False), None)
+    with caplog.at_level(logging.INFO, logger=progress.LOGGER):
+        outcome = stopping.train(model, _input(1, True), length, _input(2, False), None)
 
     assert outcome.reason.startswith("validation loss stopped improving"), outcome.reason
     assert outcome.steps_run < 2000
@@ -50,6 +54,11 @@ def test_a_plateau_stops_training_and_the_best_checkpoint_is_kept(tmp_path):
     best = model.evaluate(_input(2, False), checkpoint_path=outcome.checkpoint)
     assert best["average_loss"] == pytest.approx(outcome.validation["average_loss"])
     assert outcome.validation["average_loss"] < 0.4  # the noise's variance is 0.25
+    # each round is a progress line, the last the one that stopped it
+    rounds = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    assert len(rounds) == outcome.steps_run // 20
+    assert rounds[0].startswith("step 20: validation loss ") and "(best so far)" in rounds[0]
+    assert rounds[-1].endswith(f"({stopping.PATIENCE} of {stopping.PATIENCE} not better)")
 
 
 def test_a_falling_loss_trains_to_the_cap(tmp_path):

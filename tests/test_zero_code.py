@@ -5,6 +5,7 @@ served from raw examples in a fresh process."""
 
 import csv
 import glob
+import io
 import json
 import os
 import subprocess
@@ -113,6 +114,9 @@ _SERVE_SCRIPT = textwrap.dedent(r"""
 """)
 
 
+printed = {}  # {task: what its run printed}, filled by `runs`
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """{task: (config, summary)}: one zero-code run per task."""
@@ -131,7 +135,9 @@ def runs(tmp_path_factory):
             save_checkpoints_steps=300,
         )
         assert config.task == "auto" and config.schema_path is None
-        out[task] = (config, run_locally(config))
+        stream = io.StringIO()
+        out[task] = (config, run_locally(config, stream=stream))
+        printed[task] = stream.getvalue()
     return out
 
 
@@ -196,6 +202,15 @@ def test_multiclass_serves_the_class_names_and_beats_the_majority(runs, served):
 
 def test_regression_serves_predictions_in_the_label_units(served):
     assert served["regression"]["rmse"] < 0.5 * served["regression"]["std"]
+
+
+def test_progress_lines_inside_a_component_are_printed_under_it(runs):
+    lines = printed["binary"].splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith("] Transform ..."))
+    end = next(i for i, line in enumerate(lines) if "] Transform done in " in line)
+    inside = [line.split("] ", 1)[1] for line in lines[start + 1 : end]]
+    assert inside[0].startswith("  Transform: building the analysis of "), inside
+    assert "  Transform: running the analysis and the transform" in inside
 
 
 def test_small_integer_column_is_a_category_and_missing_tokens_are_missing(runs):
