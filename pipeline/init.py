@@ -126,7 +126,7 @@ $head        feature_columns=wide + numbers,
         """\
     _, deep = feature_columns(tft_output, label_key)
 $classes    return estimator.BoostedTrees$Kind(
-$head        feature_columns=deep,
+$head        feature_columns=apart(deep),  # the numbers one by one: a split is on one of them
         # One layer per batch of n_batches_per_layer; train_in_memory: the Trainer feeds
         # the whole train split in every batch.
         n_batches_per_layer=$batches,
@@ -188,6 +188,8 @@ def model_text(name, task, winner, why, train_rows):
     imports = "from components.auto.model import feature_columns" + (
         "" if kind == "regressor" else ", label_classes"
     )
+    if "apart(" in body:
+        imports += "\nfrom components.auto.numbers_column import apart"
     if "tf." in body:
         imports = "import tensorflow as tf\n\n" + imports
     return _MODEL.substitute(

@@ -99,8 +99,11 @@ def label_classes(tft_output):
 
 
 def feature_columns(tft_output, label_key):
-    """(wide, deep) feature columns of the transformed features but the label."""
+    """(wide, deep) feature columns of the transformed features but the label; the float32
+    numbers deep as one `NumbersColumn` (`apart` separates them)."""
     import tensorflow as tf
+
+    from components.auto.numbers_column import together
 
     spec = tft_output.transformed_feature_spec()
     if label_key not in spec:
@@ -130,11 +133,12 @@ def feature_columns(tft_output, label_key):
                 f"auto model: transformed feature {name!r} is {dtype.name}; it takes numbers "
                 "and category ids (int64 with an int_domain)."
             )
-    return wide, deep
+    return wide, together(deep)
 
 
 def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows):
     """The canned Estimator `name` over the columns its kind reads, `args` over its defaults."""
+    from components.auto.numbers_column import apart
     from components.trainer import estimator
 
     settings = {"config": run_config, "warm_start_from": warm_start_from}
@@ -144,7 +148,7 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
         del settings["warm_start_from"]
         batches = batches_per_layer(train_rows)
         settings.update(
-            feature_columns=deep, n_batches_per_layer=batches, train_in_memory=batches == 1
+            feature_columns=apart(deep), n_batches_per_layer=batches, train_in_memory=batches == 1
         )
     numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
     hidden_units = list(hparams.get("hidden_units", [64, 32]))
