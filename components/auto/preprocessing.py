@@ -177,7 +177,8 @@ def scaled_numbers(inputs, names):
             tf.stack(values, axis=1),
         )
         outputs.update(zip(map(transformed_name, required), scaled, strict=True))
-    optional = [inputs[name] for name in names if name not in required]
+    optional_names = [name for name in names if name not in required]
+    optional = [inputs[name] for name in optional_names]
     if optional:
         # TFT hands an optional column over as [batch, 0 or 1] (0: none in the batch);
         # side by side each is [batch, 1].
@@ -198,8 +199,7 @@ def scaled_numbers(inputs, names):
                 ]
             ),
         )
-        names = [name for name in names if name not in required]
-        outputs.update(zip(map(transformed_name, names), scaled, strict=True))
+        outputs.update(zip(map(transformed_name, optional_names), scaled, strict=True))
     return outputs
 
 
