@@ -98,7 +98,8 @@ _BODIES = {
     "wide_and_deep": (
         "Wide and deep: category ids wide (and as indicators deep), numbers deep.",
         """\
-    wide, deep = feature_columns(tft_output, label_key)
+    # the numbers as one column: one weight matrix, one concat
+    wide, deep = feature_columns(tft_output, label_key, numbers_together=True)
 $classes    return estimator.DNNLinearCombined$Kind(
 $head$optimizers        config=run_config,
         linear_feature_columns=wide or None,
@@ -111,7 +112,7 @@ $head$optimizers        config=run_config,
     "linear": (
         "Linear: one weight per category id and per number.",
         """\
-    wide, deep = feature_columns(tft_output, label_key)
+    wide, deep = feature_columns(tft_output, label_key, numbers_together=True)
     numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
 $classes    return estimator.Linear$Kind(
 $head        feature_columns=wide + numbers,
@@ -126,7 +127,7 @@ $head        feature_columns=wide + numbers,
         """\
     _, deep = feature_columns(tft_output, label_key)
 $classes    return estimator.BoostedTrees$Kind(
-$head        feature_columns=apart(deep),  # the numbers one by one: a split is on one of them
+$head        feature_columns=deep,
         # One layer per batch of n_batches_per_layer; train_in_memory: the Trainer feeds
         # the whole train split in every batch.
         n_batches_per_layer=$batches,
@@ -188,8 +189,6 @@ def model_text(name, task, winner, why, train_rows):
     imports = "from components.auto.model import feature_columns" + (
         "" if kind == "regressor" else ", label_classes"
     )
-    if "apart(" in body:
-        imports += "\nfrom components.auto.numbers_column import apart"
     if "tf." in body:
         imports = "import tensorflow as tf\n\n" + imports
     return _MODEL.substitute(

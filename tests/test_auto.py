@@ -103,22 +103,21 @@ def test_a_classification_label_stays_text_with_its_classes_in_a_vocabulary(mult
 @pytest.mark.slow  # a tf.Transform Beam job
 def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclass, tmp_path):
     from components.auto import model
-    from components.auto.numbers_column import apart
     from components.trainer import estimator
 
     _, output = multiclass
     wide, deep = model.feature_columns(output, "y_xf")
     assert sorted(c.name for c in wide) == ["city_xf", "rooms_xf"]
-    # the numbers as one column, side by side (boosted trees take them apart)
-    assert {c.name for c in deep} == {"all_numbers", "city_xf_indicator", "rooms_xf_indicator"}
-    (numbers,) = [c for c in deep if c.name == "all_numbers"]
-    assert [c.name for c in numbers.columns] == ["n_xf", "x_xf"]
-    assert {c.name for c in apart(deep)} == {
-        "x_xf",
-        "n_xf",
+    assert {c.name for c in deep} == {"x_xf", "n_xf", "city_xf_indicator", "rooms_xf_indicator"}
+    # the numbers as one column, side by side, for a linear model or a DNN
+    _, together = model.feature_columns(output, "y_xf", numbers_together=True)
+    assert {c.name for c in together} == {
+        "all_numbers",
         "city_xf_indicator",
         "rooms_xf_indicator",
     }
+    (numbers,) = [c for c in together if c.name == "all_numbers"]
+    assert [c.name for c in numbers.columns] == ["n_xf", "x_xf"]
     assert model.label_classes(output) == ["blue", "green", "red"]
     classifier = model.build_estimator(
         estimator.RunConfig(model_dir=str(tmp_path)),

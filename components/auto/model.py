@@ -17,6 +17,9 @@ any preprocessing_fn whose outputs follow the same rules:
   int64 label without that vocabulary is taken as class ids 0/1 (binary only);
   `regression` a `DNNLinearCombinedRegressor`.
 
+The linear model and the DNN read the float numbers as one column, side by side
+(`numbers_together`, components/auto/numbers_column.py); boosted trees one by one.
+
 `hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
 Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
 the deep ones; Linear: the ids and the numbers; BoostedTrees: the deep ones, the whole train
@@ -98,9 +101,10 @@ def label_classes(tft_output):
     return sort_classes([v.decode("utf-8") if isinstance(v, bytes) else v for v in vocabulary])
 
 
-def feature_columns(tft_output, label_key):
-    """(wide, deep) feature columns of the transformed features but the label; the float32
-    numbers deep as one `NumbersColumn` (`apart` separates them)."""
+def feature_columns(tft_output, label_key, numbers_together=False):
+    """(wide, deep) feature columns of the transformed features but the label; with
+    `numbers_together`, the float32 numbers deep as one `NumbersColumn` (what a linear model
+    or a DNN reads fastest; boosted trees split on one number at a time)."""
     import tensorflow as tf
 
     from components.auto.numbers_column import together
@@ -133,12 +137,11 @@ def feature_columns(tft_output, label_key):
                 f"auto model: transformed feature {name!r} is {dtype.name}; it takes numbers "
                 "and category ids (int64 with an int_domain)."
             )
-    return wide, together(deep)
+    return wide, together(deep) if numbers_together else deep
 
 
 def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows):
     """The canned Estimator `name` over the columns its kind reads, `args` over its defaults."""
-    from components.auto.numbers_column import apart
     from components.trainer import estimator
 
     settings = {"config": run_config, "warm_start_from": warm_start_from}
@@ -148,7 +151,7 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
         del settings["warm_start_from"]
         batches = batches_per_layer(train_rows)
         settings.update(
-            feature_columns=apart(deep), n_batches_per_layer=batches, train_in_memory=batches == 1
+            feature_columns=deep, n_batches_per_layer=batches, train_in_memory=batches == 1
         )
     numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
     hidden_units = list(hparams.get("hidden_units", [64, 32]))
@@ -206,7 +209,7 @@ def build_candidate(
 ):
     """The Estimator of candidate `name` (`CANDIDATES`) for `task` over `tft_output`."""
     _check_task(task)
-    wide, deep = feature_columns(tft_output, label_key)
+    wide, deep = feature_columns(tft_output, label_key, name != "boosted_trees")
     classes = None if task == "regression" else _classes(tft_output, label_key, task)
     return candidate_estimator(
         name, task, wide, deep, classes, run_config, hparams, warm_start_from, train_rows
@@ -250,10 +253,12 @@ def build_estimator(
     """The wide-and-deep Estimator for `task` over `tft_output`, or `hparams["canned"]`
     (module doc); `train_rows` sizes boosted trees' batches."""
     _check_task(task)
-    wide, deep = feature_columns(tft_output, label_key)
+    canned = hparams.get("canned")
+    together = not (canned or "").startswith("BoostedTrees")
+    wide, deep = feature_columns(tft_output, label_key, numbers_together=together)
     classes = None if task == "regression" else _classes(tft_output, label_key, task)
-    if hparams.get("canned"):
-        name, args = hparams["canned"], hparams.get("canned_args", {})
+    if canned:
+        name, args = canned, hparams.get("canned_args", {})
         check_canned(name, args, task)
         return _canned(
             name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows

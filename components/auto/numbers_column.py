@@ -81,12 +81,3 @@ def together(columns, name="all_numbers"):
     at = columns.index(alone[0])
     rest = [column for column in columns if not _alone(column)]
     return [*rest[:at], NumbersColumn(name, tuple(alone)), *rest[at:]]
-
-
-def apart(columns):
-    """`columns` with each `NumbersColumn` replaced by the columns it holds (boosted trees
-    split on one feature at a time)."""
-    out = []
-    for column in columns:
-        out.extend(column.columns if isinstance(column, NumbersColumn) else [column])
-    return out
