@@ -101,7 +101,9 @@ def test_a_classification_label_stays_text_with_its_classes_in_a_vocabulary(mult
 
 
 @pytest.mark.slow  # a tf.Transform Beam job
-def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclass, tmp_path):
+def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(
+    multiclass, tmp_path, monkeypatch
+):
     from components.auto import model
     from components.trainer import estimator
 
@@ -109,7 +111,10 @@ def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(multiclas
     wide, deep = model.feature_columns(output, "y_xf")
     assert sorted(c.name for c in wide) == ["city_xf", "rooms_xf"]
     assert {c.name for c in deep} == {"x_xf", "n_xf", "city_xf_indicator", "rooms_xf_indicator"}
-    # the numbers as one column, side by side, for a linear model or a DNN
+    # the numbers as one column, side by side, for a linear model or a DNN on a wide table
+    _, apart = model.feature_columns(output, "y_xf", numbers_together=True)
+    assert {c.name for c in apart} == {c.name for c in deep}  # 2 numbers: not wide
+    monkeypatch.setattr(model, "NUMBERS_TOGETHER_FROM", 2)
     _, together = model.feature_columns(output, "y_xf", numbers_together=True)
     assert {c.name for c in together} == {
         "all_numbers",
@@ -174,11 +179,11 @@ def test_a_canned_estimator_by_name_trains_over_the_columns_its_kind_reads(multi
 
     # hidden_units come from canned_args (not hparams); the DNN reads the two numbers and
     # the indicators of the two id columns (12 ids each); the linear model reads ids and
-    # the numbers (one weight matrix for both), no hidden layer, with the optimizer canned_args named.
+    # numbers, no hidden layer, with the optimizer canned_args named.
     assert variable("DNNClassifier", "dnn/hiddenlayer_0/kernel") == [26, 3]
     assert variable("DNNClassifier", "dnn/hiddenlayer_1/kernel") is None
     assert variable("LinearClassifier", "linear/linear_model/city_xf/weights") == [12, 3]
-    assert variable("LinearClassifier", "linear/linear_model/all_numbers/weights") == [2, 3]
+    assert variable("LinearClassifier", "linear/linear_model/x_xf/weights") == [1, 3]
     assert variable("LinearClassifier", "training/Adam/iter") == []
     assert not any("hiddenlayer" in key for key in built["LinearClassifier"])
 

@@ -17,8 +17,8 @@ any preprocessing_fn whose outputs follow the same rules:
   int64 label without that vocabulary is taken as class ids 0/1 (binary only);
   `regression` a `DNNLinearCombinedRegressor`.
 
-The linear model and the DNN read the float numbers as one column, side by side
-(`numbers_together`, components/auto/numbers_column.py); boosted trees one by one.
+On a wide table the linear model and the DNN read the float numbers as one column, side by
+side (`numbers_together`, components/auto/numbers_column.py); boosted trees one by one.
 
 `hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
 Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
@@ -101,10 +101,17 @@ def label_classes(tft_output):
     return sort_classes([v.decode("utf-8") if isinstance(v, bytes) else v for v in vocabulary])
 
 
+# From this many float numbers on, `numbers_together` reads them as one column. Below it the
+# columns stay as they were before the kit grouped them, so models trained then still
+# warm-start (a DNN's first layer would take grouped numbers in another row order).
+NUMBERS_TOGETHER_FROM = 100
+
+
 def feature_columns(tft_output, label_key, numbers_together=False):
     """(wide, deep) feature columns of the transformed features but the label; with
-    `numbers_together`, the float32 numbers deep as one `NumbersColumn` (what a linear model
-    or a DNN reads fastest; boosted trees split on one number at a time)."""
+    `numbers_together` and at least `NUMBERS_TOGETHER_FROM` float32 numbers, those deep as
+    one `NumbersColumn` (what a linear model or a DNN reads fastest on a wide table;
+    boosted trees split on one number at a time)."""
     import tensorflow as tf
 
     from components.auto.numbers_column import together
@@ -137,7 +144,7 @@ def feature_columns(tft_output, label_key, numbers_together=False):
                 f"auto model: transformed feature {name!r} is {dtype.name}; it takes numbers "
                 "and category ids (int64 with an int_domain)."
             )
-    return wide, together(deep) if numbers_together else deep
+    return wide, together(deep, NUMBERS_TOGETHER_FROM) if numbers_together else deep
 
 
 def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows):

@@ -72,11 +72,11 @@ def _alone(column) -> bool:
     )
 
 
-def together(columns, name="all_numbers"):
-    """`columns` with their float32 number columns, when there are two or more, replaced by
-    one `NumbersColumn` called `name`, in the first one's place."""
+def together(columns, at_least, name="all_numbers"):
+    """`columns` with their float32 number columns, when there are `at_least` of them,
+    replaced by one `NumbersColumn` called `name`, in the first one's place."""
     alone = [column for column in columns if _alone(column)]
-    if len(alone) < 2:
+    if len(alone) < max(at_least, 2):
         return list(columns)
     at = columns.index(alone[0])
     rest = [column for column in columns if not _alone(column)]
