@@ -252,8 +252,9 @@ def taxi_config(rows, work, args):
     )
 
 
-def compare_with_stock(config, data, rows, work, components, summary):
-    stock = run_stock_example_gen(data, work, config.beam_pipeline_args)
+def compare_with_stock(config, rows, work, components, summary):
+    """Prints stock CsvExampleGen's and TFMA's times on `config`'s data and run beside ours."""
+    stock = run_stock_example_gen(config.data_path, work, config.beam_pipeline_args)
     ours = components["ExampleGen"][0]
     print(
         f"\nstock CsvExampleGen: {stock:.1f} s ({rows / stock:.0f} rows/s); "
@@ -328,7 +329,7 @@ def main():
     title = f"Cold local run: {rows:,} rows, training.steps={config.train_steps}, in {work}"
     summary, components, _ = run_cold(config, rows, title)
     if not args.no_stock:
-        compare_with_stock(config, config.data_path, rows, work, components, summary)
+        compare_with_stock(config, rows, work, components, summary)
     print(summary.format())
 
 

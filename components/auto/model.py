@@ -261,8 +261,8 @@ def build_estimator(
     (module doc); `train_rows` sizes boosted trees' batches."""
     _check_task(task)
     canned = hparams.get("canned")
-    together = not (canned or "").startswith("BoostedTrees")
-    wide, deep = feature_columns(tft_output, label_key, numbers_together=together)
+    numbers_together = not (canned or "").startswith("BoostedTrees")
+    wide, deep = feature_columns(tft_output, label_key, numbers_together=numbers_together)
     classes = None if task == "regression" else _classes(tft_output, label_key, task)
     if canned:
         name, args = canned, hparams.get("canned_args", {})
