@@ -150,3 +150,133 @@ def test_vocabularies_and_ids_as_tft_computes_each(transformed):
     # a 7 times; d and b 6 times each, the larger first; no empty value, no line break
     city = output.vocabulary_by_name(feature_vocabulary("city"))
     assert city[:3] == [b"a", b"d", b"b"] and b"" not in city and b"line\nbreak" not in city
+
+
+def _serialized(row, kinds):
+    """A `_rows()` row as a serialized tf.Example (an empty list: the feature left out)."""
+    import tensorflow as tf
+
+    lists = {
+        "FLOAT": ("float_list", tf.train.FloatList),
+        "INT": ("int64_list", tf.train.Int64List),
+        "BYTES": ("bytes_list", tf.train.BytesList),
+    }
+    feature = {}
+    for name, values in row.items():
+        if values:
+            field, values_list = lists[kinds[name]]
+            feature[name] = tf.train.Feature(**{field: values_list(value=values)})
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def _packed(inputs):
+    from components.auto import ALL_NUMBERS
+    from components.auto.preprocessing import packed_category_ids, packed_numbers
+    from components.transform.packing import NUMBERS as PACKED_NUMBERS
+    from components.transform.packing import TEXTS
+
+    outputs = {ALL_NUMBERS: packed_numbers(inputs[PACKED_NUMBERS])}
+    outputs.update(packed_category_ids(inputs[TEXTS], [name for name, _ in CATEGORIES]))
+    return {f"ours_{name}": value for name, value in outputs.items()}
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    """The packed auto preprocessing (a wide table's) and tf.Transform's per-column analyzers
+    in one pipeline: its batches hold the raw columns and, beside them, the packed ones."""
+    import apache_beam as beam
+    import pyarrow as pa
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+    from tfx_bsl.coders import example_coder
+    from tfx_bsl.public import tfxio
+    from tfx_bsl.tfxio import tensor_adapter
+
+    from components.schema_gen.inference import with_fixed_shapes
+    from components.transform import packing
+
+    tmp = tmp_path_factory.mktemp("packed")
+    schema = with_fixed_shapes(text_format.Parse(SCHEMA, schema_pb2.Schema()))
+    kinds = {f.name: schema_pb2.FeatureType.Name(f.type) for f in schema.feature}
+    plan = packing.Packing(
+        numbers=tuple((name, kinds[name]) for name in NUMBERS), texts=tuple(CATEGORIES)
+    )
+    examples = [_serialized(row, kinds) for row in _rows()]
+    decoded = example_coder.ExamplesToRecordBatchDecoder(schema.SerializeToString()).DecodeBatch(
+        examples
+    )
+    packed_batch = packing.pack_record_batch(decoded, plan)
+    both = pa.RecordBatch.from_arrays(
+        [*decoded.columns, *(packed_batch.column(k) for k in (packing.NUMBERS, packing.TEXTS))],
+        [*decoded.schema.names, packing.NUMBERS, packing.TEXTS],
+    )
+    raw_config = tfxio.TFExampleRecord(file_pattern="unused", schema=schema).TensorAdapterConfig()
+    packed_config = packing.packed_adapter_config(raw_config, plan)
+    config = tensor_adapter.TensorAdapterConfig(
+        both.schema,
+        {
+            **raw_config.tensor_representations,
+            **{
+                k: packed_config.tensor_representations[k] for k in (packing.NUMBERS, packing.TEXTS)
+            },
+        },
+    )
+    batches = [both.slice(start, 8) for start in range(0, both.num_rows, 8)]
+    with beam.Pipeline() as pipeline, tft_beam.Context(temp_dir=str(tmp / "tmp")):
+        (data, _), transform_fn = (
+            pipeline | beam.Create(batches, reshuffle=False),
+            config,
+        ) | tft_beam.AnalyzeAndTransformDataset(lambda x: {**_packed(x), **_one_each(x)})
+        _ = transform_fn | tft_beam.WriteTransformFn(str(tmp / "out"))
+        _ = (
+            data
+            | beam.combiners.ToList()
+            | beam.Map(
+                lambda rows: (tmp / "rows.npy").write_bytes(__import__("pickle").dumps(rows))
+            )
+        )
+    rows = __import__("pickle").loads((tmp / "rows.npy").read_bytes())
+    return rows, tft.TFTransformOutput(str(tmp / "out"))
+
+
+def test_packed_numbers_are_each_column_scaled_as_tft_scales_it(packed):
+    from components.auto import ALL_NUMBERS
+
+    rows, output = packed
+    together = np.array([row[f"ours_{ALL_NUMBERS}"] for row in rows])
+    assert together.shape == (len(_rows()), len(NUMBERS))
+    for j, name in enumerate(NUMBERS):
+        theirs = np.array([row[f"tft_{name}_xf"] for row in rows])
+        np.testing.assert_allclose(together[:, j], theirs, rtol=1e-5, atol=1e-6, err_msg=name)
+    (feature,) = [
+        f for f in output.transformed_metadata.schema.feature if f.name == f"ours_{ALL_NUMBERS}"
+    ]
+    assert [d.size for d in feature.shape.dim] == [len(NUMBERS)]
+
+
+def test_packed_categories_get_tft_s_vocabularies_and_ids(packed):
+    from components.auto import ALL_CATEGORIES
+
+    rows, output = packed
+    # side by side, each column's ids past the ranges of those before it
+    widths = [
+        len(output.vocabulary_by_name(feature_vocabulary(name))) + OOV_BUCKETS
+        for name, _ in CATEGORIES
+    ]
+    together = np.array([row[f"ours_{ALL_CATEGORIES}"] for row in rows])
+    apart = np.array([[row[f"ours_{name}_xf"] for name, _ in CATEGORIES] for row in rows])
+    np.testing.assert_array_equal(together, apart + np.cumsum([0, *widths[:-1]]))
+    (feature,) = [
+        f for f in output.transformed_metadata.schema.feature if f.name == f"ours_{ALL_CATEGORIES}"
+    ]
+    assert (feature.int_domain.min, feature.int_domain.max) == (0, sum(widths) - 1)
+    for name, _ in CATEGORIES:
+        ours = output.vocabulary_by_name(feature_vocabulary(name))
+        theirs = output.vocabulary_by_name("tft_" + feature_vocabulary(name))
+        if name != "none":
+            assert ours == theirs, name
+        np.testing.assert_array_equal(
+            [row[f"ours_{name}_xf"] for row in rows],
+            [row[f"tft_{name}_xf"] for row in rows],
+            err_msg=name,
+        )

@@ -120,6 +120,7 @@ printed = {}  # {task: what its run printed}, filled by `runs`
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """{task: (config, summary)}: one zero-code run per task."""
+    import components.auto
     from components.auto import model as auto_model
     from pipeline.runner import run_locally
 
@@ -138,7 +139,9 @@ def runs(tmp_path_factory):
         assert config.task == "auto" and config.schema_path is None
         stream = io.StringIO()
         with pytest.MonkeyPatch.context() as patch:
-            if task == "binary":  # its three numbers as one column, as on a wide table
+            if task == "binary":  # read as a wide table: packed columns, ALL_NUMBERS
+                patch.setattr(components.auto, "WIDE_FROM", 2)
+            if task == "multiclass":  # its three numbers as one column in the model
                 patch.setattr(auto_model, "NUMBERS_TOGETHER_FROM", 2)
             out[task] = (config, run_locally(config, stream=stream))
         printed[task] = stream.getvalue()
@@ -204,6 +207,32 @@ def test_multiclass_serves_the_class_names_and_beats_the_majority(runs, served):
     assert served["multiclass"]["accuracy"] > served["multiclass"]["majority"] + 0.2
 
 
+def test_a_wide_table_is_read_packed_and_its_numbers_are_one_feature(runs):
+    """The binary run, read as a wide table (WIDE_FROM patched): the Transform packed its
+    columns (serving packs them again: `served`) and its numbers are one float32 [batch, 3]
+    feature; the other runs keep one feature per column."""
+    import tensorflow_transform as tft
+
+    from components.transform.packing import Packing
+
+    graphs = {}
+    for task, (config, _) in runs.items():
+        (uri,) = glob.glob(
+            os.path.join(config.resolved_pipeline_root, "Transform", "transform_graph", "*")
+        )
+        graphs[task] = (uri, tft.TFTransformOutput(uri).transformed_feature_spec())
+    uri, spec = graphs["binary"]
+    assert Packing.read(uri) == Packing(
+        numbers=(("noise", "INT"), ("x1", "FLOAT"), ("x2", "FLOAT")),  # the schema's order
+        texts=(("city", "BYTES"), ("rooms", "INT")),
+    )
+    assert spec["all_numbers"].shape == [3] and "x1_xf" not in spec
+    assert {"rooms_xf", "city_xf", "churned_xf"} <= set(spec)
+    for task in ("multiclass", "regression"):
+        uri, spec = graphs[task]
+        assert Packing.read(uri) is None and {"x1_xf", "noise_xf"} <= set(spec), task
+
+
 def test_regression_serves_predictions_in_the_label_units(served):
     assert served["regression"]["rmse"] < 0.5 * served["regression"]["std"]
 
@@ -214,6 +243,7 @@ def test_progress_lines_inside_a_component_are_printed_under_it(runs):
     end = next(i for i, line in enumerate(lines) if "] Transform done in " in line)
     inside = [line.split("] ", 1)[1] for line in lines[start + 1 : end]]
     assert inside[0].startswith("  Transform: building the analysis of "), inside
+    assert "(5 of them packed)" in inside[0], inside
     assert "  Transform: running the analysis and the transform" in inside
 
 

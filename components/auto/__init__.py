@@ -21,6 +21,19 @@ from components.user_code import AUTO as AUTO
 TRANSFORMED_SUFFIX = "_xf"
 VOCAB_TOP_K = 1000  # most frequent values kept per categorical column
 OOV_BUCKETS = 10  # ids for the values the vocabulary does not hold
+# From this many feature columns on, a table is wide: the auto preprocessing reads its columns
+# packed into two tensors (components/transform/packing.py) and hands its numbers over side
+# by side as one float32 [batch, n] feature, `ALL_NUMBERS` (in the schema's order), which
+# the model reads as one column: the cost then follows the table's cells, not its columns.
+# A narrower table keeps one `<name>_xf` feature per number, as before, so models trained
+# on it then still warm-start.
+WIDE_FROM = 100
+# Not `<name>_xf`, so no column's transformed name can be either.
+ALL_NUMBERS = "all_numbers"
+# A wide table's category ids side by side, each column's in a range of its own (besides each
+# column's own `<name>_xf`, which boosted trees split on): one column for a linear model or
+# a DNN.
+ALL_CATEGORIES = "all_categories"
 # The label's classes (classification): a vocabulary the Transform writes, sorted by the model.
 LABEL_VOCABULARY = "label_classes"
 

@@ -17,8 +17,13 @@ any preprocessing_fn whose outputs follow the same rules:
   int64 label without that vocabulary is taken as class ids 0/1 (binary only);
   `regression` a `DNNLinearCombinedRegressor`.
 
-On a wide table the linear model and the DNN read the float numbers as one column, side by
-side (`numbers_together`, components/auto/numbers_column.py); boosted trees one by one.
+On a wide table the auto preprocessing hands the numbers over as one [batch, n] feature
+(`ALL_NUMBERS`), one numeric column of shape (n,) here: one weight matrix for the linear
+model and the DNN, n features for boosted trees; and its category ids side by side as well
+(`ALL_CATEGORIES`, each column's in a range of its own), one column for the linear model and
+the DNN, where boosted trees read each column's ids. Another preprocessing_fn's float numbers,
+one feature each, are read side by side as one column by the linear model and the DNN
+(`numbers_together`, components/auto/numbers_column.py); boosted trees one by one.
 
 `hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
 Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
@@ -29,7 +34,7 @@ arguments and its own defaults for the rest (hidden units from `hidden_units`).
 
 import re
 
-from components.auto import LABEL_VOCABULARY
+from components.auto import ALL_CATEGORIES, LABEL_VOCABULARY
 
 CANNED = (
     "DNNLinearCombinedClassifier",
@@ -108,10 +113,13 @@ NUMBERS_TOGETHER_FROM = 100
 
 
 def feature_columns(tft_output, label_key, numbers_together=False):
-    """(wide, deep) feature columns of the transformed features but the label; with
-    `numbers_together` and at least `NUMBERS_TOGETHER_FROM` float32 numbers, those deep as
-    one `NumbersColumn` (what a linear model or a DNN reads fastest on a wide table;
-    boosted trees split on one number at a time)."""
+    """(wide, deep) feature columns of the transformed features but the label.
+
+    `numbers_together`: columns read side by side where they can be, what a linear model or
+    a DNN reads fastest on a wide table (boosted trees split on one feature at a time, so
+    they leave it off): at least `NUMBERS_TOGETHER_FROM` float32 numbers of one value each
+    as one `NumbersColumn`, deep; and a wide table's category ids as the one column
+    `ALL_CATEGORIES` instead of one per column. Without it `ALL_CATEGORIES` is left out."""
     import tensorflow as tf
 
     from components.auto.numbers_column import together
@@ -126,9 +134,17 @@ def feature_columns(tft_output, label_key, numbers_together=False):
         for feature in tft_output.transformed_metadata.schema.feature
         if feature.WhichOneof("domain_info") == "int_domain" and feature.int_domain.HasField("max")
     }
+    if ALL_CATEGORIES in spec:
+        # the other category ids are its parts: read either them or it
+        skipped = {
+            name for name in domains if name != ALL_CATEGORIES and spec[name].dtype == tf.int64
+        }
+        skipped = skipped if numbers_together else {ALL_CATEGORIES}
+    else:
+        skipped = set()
     wide, deep = [], []
     for name in sorted(spec):
-        if name == label_key:
+        if name == label_key or name in skipped:
             continue
         dtype = spec[name].dtype
         if dtype == tf.int64 and name in domains:
@@ -138,7 +154,9 @@ def feature_columns(tft_output, label_key, numbers_together=False):
             wide.append(ids)
             deep.append(tf.feature_column.indicator_column(ids))
         elif dtype in (tf.float32, tf.int64):
-            deep.append(tf.feature_column.numeric_column(name, dtype=dtype))
+            # A fixed-length feature of several numbers (ALL_NUMBERS) is one column.
+            shape = tuple(getattr(spec[name], "shape", None) or ()) or (1,)
+            deep.append(tf.feature_column.numeric_column(name, shape=shape, dtype=dtype))
         else:
             raise ValueError(
                 f"auto model: transformed feature {name!r} is {dtype.name}; it takes numbers "

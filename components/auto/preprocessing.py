@@ -17,8 +17,12 @@ Every schema column but the label becomes `transformed_name(column)`:
   row): a model cannot learn from a row without one.
 
 Numbers share their analyzers, and categories share theirs a few at a time
-(`scaled_numbers`, `category_ids`): a table's cost then follows its cells more than its
-columns.
+(`scaled_numbers`, `category_ids`). On a wide table (`WIDE_FROM` feature columns or more)
+the Transform hands the columns over packed, numbers in one tensor and categories in
+another (`packing_for`, components/transform/packing.py), and the numbers come out as one
+output, `ALL_NUMBERS`, float32 [batch, n] in the schema's order (`packed_numbers`): a few
+ops for all of them, where a graph of one input and one output per column made
+tf.Transform trace, save, load and check thousands of small graphs.
 
 `build_preprocessing_fn` returns a `functools.partial` of the module function
 `preprocessing_fn` over a plain plan (tuples), so it pickles and imports wherever the
@@ -29,13 +33,17 @@ import functools
 
 from tensorflow_metadata.proto.v0 import schema_pb2
 
+from components import auto
 from components.auto import (
+    ALL_CATEGORIES,
+    ALL_NUMBERS,
     LABEL_VOCABULARY,
     OOV_BUCKETS,
     VOCAB_TOP_K,
     feature_vocabulary,
     transformed_name,
 )
+from components.transform import packing
 from components.transform.tensors import dense
 
 NUMBER = "number"
@@ -118,11 +126,11 @@ def _as_text(x, kind):
     return convert(x)
 
 
-def _z_scored(columns, side_by_side):
+def _z_scored(columns, side_by_side, unstack=True):
     """`columns` (functions of a column's mean and scale, giving the dense float32 [batch]
     column z-scored with them) computed with the means and variances of `side_by_side`,
     the same columns as one [batch, n] tensor (a SparseTensor of the present values where
-    some may be missing)."""
+    some may be missing); with `unstack` False, one function of all the means and scales."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
@@ -130,6 +138,8 @@ def _z_scored(columns, side_by_side):
     variances = tft.var(side_by_side, reduce_instance_dims=False)
     # A column whose values are all equal is only centred, as tft.scale_to_z_score does.
     scales = tf.where(variances > 0, tf.math.rsqrt(variances), tf.ones_like(variances))
+    if not unstack:
+        return [column(means, scales) for column in columns]
     return [
         column(mean, scale)
         for column, mean, scale in zip(columns, tf.unstack(means), tf.unstack(scales), strict=True)
@@ -203,11 +213,49 @@ def scaled_numbers(inputs, names):
     return outputs
 
 
+def packed_numbers(numbers):
+    """`numbers` (float32 [batch, n], NaN where missing: components/transform/packing.py)
+    z-scored column by column as `scaled_numbers` does (a missing value 0, a constant column
+    only centred), with a few ops for all of them."""
+    import tensorflow as tf
+
+    present = tf.logical_not(tf.math.is_nan(numbers))
+    where = tf.where(present)
+    values = tf.SparseTensor(
+        where, tf.gather_nd(numbers, where), tf.shape(numbers, out_type=tf.int64)
+    )
+    (scaled,) = _z_scored(
+        [lambda mean, scale: tf.where(present, (numbers - mean) * scale, 0.0)],
+        values,
+        unstack=False,
+    )
+    return scaled
+
+
 # Category columns per vocabulary analyzer. One analyzer for all would be fewest Beam stages,
 # but TFT checks each analyzer output against every input it comes from, for every input
 # of the preprocessing_fn (tensorflow_transform/graph_tools.py get_analyzers_fingerprint):
 # with n columns per analyzer that is n times the work of one analyzer per column.
 COLUMNS_PER_VOCABULARY_ANALYZER = 8
+
+
+def _vocabulary_ids(columns, side_by_side, names):
+    """{transformed_name(name): vocabulary ids} of `columns` (string [batch], "" where
+    missing), the columns of `names`; their vocabularies from one analyzer over them
+    `side_by_side` (string [batch, len(names)])."""
+    import tensorflow_transform as tft
+
+    from components.auto.vocabularies import vocabulary_files
+
+    paths = vocabulary_files(
+        side_by_side, [feature_vocabulary(name) for name in names], VOCAB_TOP_K
+    )
+    return {
+        transformed_name(name): tft.apply_vocabulary(
+            column, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
+        )
+        for name, column, path in zip(names, columns, paths, strict=True)
+    }
 
 
 def category_ids(inputs, categories):
@@ -216,22 +264,36 @@ def category_ids(inputs, categories):
     `OOV_BUCKETS` more ids for the rest and for a missing value. The vocabularies come from
     a few shared analyzers (components/auto/vocabularies.py), written as
     `feature_vocabulary(name)`."""
-    import tensorflow_transform as tft
-
-    from components.auto.vocabularies import vocabulary_files
+    import tensorflow as tf
 
     outputs = {}
     for start in range(0, len(categories), COLUMNS_PER_VOCABULARY_ANALYZER):
         chunk = categories[start : start + COLUMNS_PER_VOCABULARY_ANALYZER]
         texts = [dense(_as_text(inputs[name], kind), b"") for name, kind in chunk]
-        paths = vocabulary_files(
-            texts, [feature_vocabulary(name) for name, _ in chunk], VOCAB_TOP_K
-        )
-        for (name, _), text, path in zip(chunk, texts, paths, strict=True):
-            outputs[transformed_name(name)] = tft.apply_vocabulary(
-                text, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
-            )
+        outputs.update(_vocabulary_ids(texts, tf.stack(texts, axis=1), [name for name, _ in chunk]))
     return outputs
+
+
+def packed_category_ids(texts, names):
+    """`category_ids` of the category columns `names` packed as `texts` (string
+    [batch, len(names)], "" where missing: components/transform/packing.py), their
+    vocabularies from one analyzer (packed, they are one input to tf.Transform, whose checks
+    then no longer grow with the columns an analyzer reads); and `ALL_CATEGORIES`, the same
+    ids side by side as int64 [batch, len(names)], column j's shifted past the ids of the
+    columns before it, so that each (column, value) has an id of its own among
+    `int_domain.max + 1`: what a linear model or a DNN reads as one column."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+    from tensorflow_transform import schema_inference
+
+    ids = _vocabulary_ids(tf.unstack(texts, axis=1), texts, names)
+    # each column's ids: its vocabulary's size and the OOV buckets
+    widths = tf.stack([tft.get_num_buckets_for_transformed_feature(x) for x in ids.values()])
+    together = tf.stack(list(ids.values()), axis=1) + tf.cumsum(widths, exclusive=True)
+    schema_inference.set_tensor_schema_override(
+        together, tf.constant(0, tf.int64), tf.reduce_sum(widths) - 1
+    )
+    return {**ids, ALL_CATEGORIES: together}
 
 
 def label_output(y, kind, task):
@@ -248,19 +310,37 @@ def label_output(y, kind, task):
     return y
 
 
-def preprocessing_fn(inputs, features, label):
-    """The auto preprocessing of `plan`'s (features, label); see the module doc."""
-    outputs = scaled_numbers(
-        inputs, [name for name, treatment, _ in features if treatment == NUMBER]
-    )
-    outputs.update(
-        category_ids(
-            inputs, [(name, kind) for name, treatment, kind in features if treatment == CATEGORY]
-        )
-    )
+def preprocessing_fn(inputs, features, label, packed=False):
+    """The auto preprocessing of `plan`'s (features, label), its columns `packed` as
+    `packing_for` packs them or one by one; see the module doc."""
+    numbers = [name for name, treatment, _ in features if treatment == NUMBER]
+    categories = [(name, kind) for name, treatment, kind in features if treatment == CATEGORY]
+    if packed:
+        outputs = {ALL_NUMBERS: packed_numbers(inputs[packing.NUMBERS])} if numbers else {}
+        if categories:
+            texts = inputs[packing.TEXTS]
+            outputs.update(packed_category_ids(texts, [name for name, _ in categories]))
+    else:
+        outputs = scaled_numbers(inputs, numbers)
+        outputs.update(category_ids(inputs, categories))
     label_name, kind, task = label
     outputs[transformed_name(label_name)] = label_output(inputs[label_name], kind, task)
     return outputs
+
+
+def packing_for(
+    schema: schema_pb2.Schema, label: str, task: str, features=(), exclude=()
+) -> packing.Packing | None:
+    """How the Transform hands the auto preprocessing its raw columns: on a wide table
+    (`WIDE_FROM` feature columns or more) the numbers and the categories packed
+    (components/transform/packing.py); None: one by one."""
+    features, _ = plan(schema, label, task, features, exclude)
+    if len(features) < auto.WIDE_FROM:
+        return None
+    return packing.Packing(
+        numbers=tuple((name, kind) for name, treatment, kind in features if treatment == NUMBER),
+        texts=tuple((name, kind) for name, treatment, kind in features if treatment == CATEGORY),
+    )
 
 
 def build_preprocessing_fn(
@@ -268,5 +348,8 @@ def build_preprocessing_fn(
 ):
     """The auto preprocessing_fn for `schema`, with `label` (a raw column) handled per `task`,
     over `features` (or all but `exclude`)."""
-    features, label_plan = plan(schema, label, task, features, exclude)
-    return functools.partial(preprocessing_fn, features=features, label=label_plan)
+    features_plan, label_plan = plan(schema, label, task, features, exclude)
+    packed = packing_for(schema, label, task, features, exclude) is not None
+    return functools.partial(
+        preprocessing_fn, features=features_plan, label=label_plan, packed=packed
+    )

@@ -82,17 +82,18 @@ class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
         return tuple(paths[tag] for tag in tags)
 
 
-def vocabulary_files(columns, filenames, top_k):
-    """Deferred paths of the vocabularies of `columns` (dense [batch] string tensors), one
-    per column, written as `filenames` (see the module doc)."""
+def vocabulary_files(side_by_side, filenames, top_k):
+    """Deferred paths of the vocabularies of the columns of `side_by_side` (a string
+    [batch, len(filenames)] tensor), one per column, written as `filenames` (see the
+    module doc)."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
     return tft.experimental.ptransform_analyzer(
-        inputs=[tf.stack(columns, axis=1)],
+        inputs=[side_by_side],
         ptransform=TopValuesPerColumn(filenames, top_k),
-        output_dtypes=[tf.string] * len(columns),
-        output_shapes=[[]] * len(columns),
-        output_asset_default_values=[EMPTY_VOCABULARY + b"\n"] * len(columns),
+        output_dtypes=[tf.string] * len(filenames),
+        output_shapes=[[]] * len(filenames),
+        output_asset_default_values=[EMPTY_VOCABULARY + b"\n"] * len(filenames),
         name="vocabularies",
     )

@@ -40,6 +40,7 @@ from tfx.types import artifact_utils
 from components.beam_executor import BeamExecutor
 from components.example_gen.csv_text import (
     RawReader,
+    block_bytes,
     check_header,
     headed_files,
     open_text_csv,
@@ -253,7 +254,7 @@ class _ParseCsvRange(beam.DoFn):
             reader = open_text_csv(
                 RawReader(f, limit),
                 part.header,
-                _ARROW_BLOCK,
+                block_bytes(_ARROW_BLOCK, len(part.header)),
                 column_names=None if part.start == 0 else list(part.header),
             )
             for batch in reader:

@@ -1,28 +1,40 @@
 """The pipeline's serving SavedModel: raw `tf.Example`s in, classifier outputs out.
 
 The transform graph runs inside the model, so clients send the same CSV-derived
-features the pipeline ingested.  Signatures:
+features the pipeline ingested (packed first as the Transform packed them, on a wide
+table: components/transform/packing.py).  Signatures:
 - `serving_default` / `classification` (`inputs`), `regression` (`inputs`) and
   `predict` (`examples`): the Estimator's, over raw examples without the label;
 - `transform_features` (`examples`): raw examples, label included, to the
   transformed features, so TFMA reads the label through the same graph.
 """
 
+import os
+
 import tensorflow as tf
 
 from components.trainer.estimator import export as export_lib
 from components.trainer.estimator import serving
+from components.transform import packing
 
 TRANSFORM_FEATURES = "transform_features"
 
 
-def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key):
-    """Parses serialized raw examples (no label) and applies the transform graph."""
-    serving_spec = {k: v for k, v in raw_feature_spec.items() if k != label_key}
+def _packing(tft_output):
+    """The `Packing` the transform graph's raw columns were fitted with (None: none)."""
+    return packing.Packing.read(os.path.dirname(tft_output.transform_savedmodel_dir))
+
+
+def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key, packed=None):
+    """Parses serialized raw examples (no label), packs them as `packed` says (a wide
+    table's, components/transform/packing.py) and applies the transform graph."""
+    serving_spec = {
+        k: v for k, v in packing.serving_spec(raw_feature_spec, packed).items() if k != label_key
+    }
 
     def receiver_fn():
         serialized = tf.compat.v1.placeholder(tf.string, [None], name="input_example_tensor")
-        raw = tf.io.parse_example(serialized, serving_spec)
+        raw = packing.pack_parsed(tf.io.parse_example(serialized, serving_spec), packed)
         return export_lib.ServingInputReceiver(tft_layer(raw), {"examples": serialized})
 
     return receiver_fn
@@ -35,7 +47,7 @@ def export_serving_model(estimator, tft_output, label_key, export_dir, checkpoin
     if label_key not in raw_spec:
         raise ValueError(f"Label {label_key!r} is not a raw feature: {sorted(raw_spec)}.")
     receiver_fn = raw_example_receiver_fn(
-        tft_output.transform_features_layer(), raw_spec, label_key
+        tft_output.transform_features_layer(), raw_spec, label_key, _packing(tft_output)
     )
     return export_with_transform_features(
         estimator, receiver_fn, tft_output, export_dir, checkpoint_path
@@ -45,11 +57,14 @@ def export_serving_model(estimator, tft_output, label_key, export_dir, checkpoin
 def _transform_features_function(module, tft_output):
     """Raw examples, label included, to the transformed features; `module` keeps the layer."""
     module.tft_layer = tft_output.transform_features_layer()
-    raw_spec = tft_output.raw_feature_spec()
+    packed = _packing(tft_output)
+    raw_spec = packing.serving_spec(tft_output.raw_feature_spec(), packed)
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
     def transform_features(examples):
-        return module.tft_layer(tf.io.parse_example(examples, raw_spec))
+        return module.tft_layer(
+            packing.pack_parsed(tf.io.parse_example(examples, raw_spec), packed)
+        )
 
     return transform_features.get_concrete_function()
 

@@ -84,13 +84,13 @@ class TransformExecutor(transform_executor.Executor):
             )
         custom_config = _custom_config(exec_properties)
         if "custom_config" in inspect.signature(preprocessing_fn).parameters:
-            return functools.partial(preprocessing_fn, custom_config=custom_config)
+            return functools.partial(preprocessing_fn, custom_config=custom_config), None
         if custom_config:
             log.warning(
                 "Transform: custom_config is given but preprocessing_fn takes no custom_config "
                 "argument; it is not passed."
             )
-        return preprocessing_fn
+        return preprocessing_fn, None  # TFX's columns, one by one
 
     def Do(self, input_dict, output_dict, exec_properties):
         splits = transform_pb2.SplitsConfig()

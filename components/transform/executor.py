@@ -17,6 +17,7 @@ from components.beam_executor import BeamExecutor
 from components.examples_reader import ReadSplit, split_files
 from components.schema_gen.inference import with_fixed_shapes
 from components.tfrecord_files import WriteTFRecordBatches
+from components.transform import packing
 
 
 def _read_schema(path: str) -> schema_pb2.Schema:
@@ -38,19 +39,23 @@ def _split_list(value: str, name: str, available: list[str]) -> list[str]:
     return splits
 
 
-# preprocessing_fn "auto": the preprocessing_fn built from the schema, by dotted path.
+# preprocessing_fn "auto": the preprocessing_fn built from the schema, and how its raw
+# columns are handed over, by dotted path.
 AUTO_PREPROCESSING_FN = "components.auto.preprocessing.build_preprocessing_fn"
+AUTO_PACKING = "components.auto.preprocessing.packing_for"
 
 
 def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.Schema):
-    """preprocessing_fn "auto": built from `schema` for the label and task (components/auto)."""
-    build_preprocessing_fn = user_code.load(AUTO_PREPROCESSING_FN, "preprocessing_fn")
+    """preprocessing_fn "auto": (the function, its `Packing` or None), built from `schema`
+    for the label and task (components/auto)."""
     label, task = exec_properties.get("label_key"), exec_properties.get("task")
     if not label or not task:
         raise ValueError('Transform: preprocessing_fn "auto" needs label_key and task.')
     selection = json.loads(exec_properties.get("feature_selection") or "{}")
-    return build_preprocessing_fn(
-        schema, label, task, selection.get("features", ()), selection.get("exclude", ())
+    args = (schema, label, task, selection.get("features", ()), selection.get("exclude", ()))
+    return (
+        user_code.load(AUTO_PREPROCESSING_FN, "preprocessing_fn")(*args),
+        user_code.load(AUTO_PACKING, "preprocessing_fn")(*args),
     )
 
 
@@ -64,12 +69,13 @@ class Executor(BeamExecutor):
         return with_fixed_shapes(schema)
 
     def load_preprocessing_fn(self, exec_properties: dict[str, Any], schema_path: str):
-        """The user's function (loaded before any data is read, so a wrong name fails
-        first), or "auto"'s, built from the schema at `schema_path`."""
+        """(the preprocessing_fn, the `Packing` of its raw columns or None): the user's
+        function (loaded before any data is read, so a wrong name fails first), or
+        "auto"'s, built from the schema at `schema_path`."""
         name = exec_properties["preprocessing_fn"]
         if name == user_code.AUTO:
             return _auto_preprocessing_fn(exec_properties, _read_schema(schema_path))
-        return user_code.load(name, "preprocessing_fn")
+        return user_code.load(name, "preprocessing_fn"), None
 
     def Do(
         self,
@@ -105,7 +111,7 @@ class Executor(BeamExecutor):
         )
 
         schema_path = os.path.join(schema_dir, "schema.pbtxt")
-        preprocessing_fn = self.load_preprocessing_fn(exec_properties, schema_path)
+        preprocessing_fn, packed = self.load_preprocessing_fn(exec_properties, schema_path)
         schema = self.raw_schema(_read_schema(schema_path))
         if transformed is not None:
             transformed.split_names = artifact_utils.encode_split_names(transform_splits)
@@ -113,6 +119,8 @@ class Executor(BeamExecutor):
         adapter_config = tfxio.TFExampleRecord(
             file_pattern=split_files(examples, analyze_splits[0]), schema=schema
         ).TensorAdapterConfig()
+        if packed is not None:
+            adapter_config = packing.packed_adapter_config(adapter_config, packed)
         with (
             self._make_beam_pipeline() as p,
             tft_beam.Context(
@@ -125,13 +133,19 @@ class Executor(BeamExecutor):
             # ended. (An analysis of several phases, an analyzer's result feeding another
             # analyzer, holds it too: that is TFT's and the preprocessing_fn's.)
             def read(stage, split, doing):
-                return p | f"{stage}[{split}]" >> ReadSplit(
+                batches = p | f"{stage}[{split}]" >> ReadSplit(
                     split_files(examples, split), schema, f"{doing} {split}"
+                )
+                if packed is None:
+                    return batches
+                return batches | f"Pack{stage}[{split}]" >> beam.Map(
+                    packing.pack_record_batch, packed
                 )
 
             progress.report(
                 f"building the analysis of {len(schema.feature):,} raw columns "
-                "(tracing the preprocessing_fn)"
+                + (f"({len(packed.columns):,} of them packed) " if packed else "")
+                + "(tracing the preprocessing_fn)"
             )
             transform_fn = (
                 [read("ReadToAnalyze", s, "analyzing") for s in analyze_splits]
@@ -170,6 +184,8 @@ class Executor(BeamExecutor):
             dataset_metadata.DatasetMetadata(schema),
             os.path.join(transform_graph, tft.TFTransformOutput.RAW_METADATA_DIR),
         )
+        if packed is not None:
+            packed.write(transform_graph)
         if transformed is None:
             return
         examples_utils.set_file_format(transformed, "tfrecords_gzip")
