@@ -254,15 +254,45 @@ def test_packed_numbers_are_each_column_scaled_as_tft_scales_it(packed):
     assert [d.size for d in feature.shape.dim] == [len(NUMBERS)]
 
 
+def _combined_vocabularies(output):
+    """{column name: its values} of the packed categories' one vocabulary file."""
+    from components.auto import ALL_CATEGORIES
+    from components.auto.vocabularies import column_key, column_marker
+
+    lines = output.vocabulary_by_name(ALL_CATEGORIES)
+    found = {}
+    for j, (name, _) in enumerate(CATEGORIES):
+        start, end = lines.index(column_marker(j)), lines.index(column_marker(j + 1))
+        prefix = column_key(j, b"")
+        assert all(line.startswith(prefix) for line in lines[start + 1 : end])
+        found[name] = [line[len(prefix) :] for line in lines[start + 1 : end]]
+    return found
+
+
 def test_packed_categories_get_tft_s_vocabularies_and_ids(packed):
+    """One vocabulary file and table for all the columns, the same values and ids as
+    tf.Transform's per column; a column with no value at all has only its OOV ids."""
     from components.auto import ALL_CATEGORIES
 
     rows, output = packed
+    vocabularies = _combined_vocabularies(output)
+    widths = []
+    for name, _ in CATEGORIES:
+        theirs = output.vocabulary_by_name("tft_" + feature_vocabulary(name))
+        ours = np.array([row[f"ours_{name}_xf"] for row in rows])
+        tft_ids = np.array([row[f"tft_{name}_xf"] for row in rows])
+        if name == "none":  # tf.Transform's placeholder entry shifts its OOV ids by one
+            assert vocabularies[name] == [] and len(theirs) == 1
+            np.testing.assert_array_equal(ours, tft_ids - 1)
+        else:
+            assert vocabularies[name] == theirs, name
+            np.testing.assert_array_equal(ours, tft_ids, err_msg=name)
+        widths.append(len(vocabularies[name]) + OOV_BUCKETS)
+        (feature,) = [
+            f for f in output.transformed_metadata.schema.feature if f.name == f"ours_{name}_xf"
+        ]
+        assert (feature.int_domain.min, feature.int_domain.max) == (0, widths[-1] - 1), name
     # side by side, each column's ids past the ranges of those before it
-    widths = [
-        len(output.vocabulary_by_name(feature_vocabulary(name))) + OOV_BUCKETS
-        for name, _ in CATEGORIES
-    ]
     together = np.array([row[f"ours_{ALL_CATEGORIES}"] for row in rows])
     apart = np.array([[row[f"ours_{name}_xf"] for name, _ in CATEGORIES] for row in rows])
     np.testing.assert_array_equal(together, apart + np.cumsum([0, *widths[:-1]]))
@@ -270,13 +300,3 @@ def test_packed_categories_get_tft_s_vocabularies_and_ids(packed):
         f for f in output.transformed_metadata.schema.feature if f.name == f"ours_{ALL_CATEGORIES}"
     ]
     assert (feature.int_domain.min, feature.int_domain.max) == (0, sum(widths) - 1)
-    for name, _ in CATEGORIES:
-        ours = output.vocabulary_by_name(feature_vocabulary(name))
-        theirs = output.vocabulary_by_name("tft_" + feature_vocabulary(name))
-        if name != "none":
-            assert ours == theirs, name
-        np.testing.assert_array_equal(
-            [row[f"ours_{name}_xf"] for row in rows],
-            [row[f"tft_{name}_xf"] for row in rows],
-            err_msg=name,
-        )

@@ -276,24 +276,50 @@ def category_ids(inputs, categories):
 
 def packed_category_ids(texts, names):
     """`category_ids` of the category columns `names` packed as `texts` (string
-    [batch, len(names)], "" where missing: components/transform/packing.py), their
-    vocabularies from one analyzer (packed, they are one input to tf.Transform, whose checks
-    then no longer grow with the columns an analyzer reads); and `ALL_CATEGORIES`, the same
-    ids side by side as int64 [batch, len(names)], column j's shifted past the ids of the
-    columns before it, so that each (column, value) has an id of its own among
-    `int_domain.max + 1`: what a linear model or a DNN reads as one column."""
+    [batch, len(names)], "" where missing: components/transform/packing.py), and
+    `ALL_CATEGORIES`, the same ids side by side as int64 [batch, len(names)], column j's
+    shifted past the ids of the columns before it, so that each (column, value) has an id
+    of its own among `int_domain.max + 1`: what a linear model or a DNN reads as one column.
+
+    The vocabularies (the same values, order and OOV buckets as `category_ids`', except
+    that a column with no value at all has none, only its OOV buckets) are one file,
+    `ALL_CATEGORIES`, and one lookup table (components/auto/vocabularies.py): hundreds of
+    tables, one per column, took most of a wide table's Transform to save, load and
+    initialize."""
     import tensorflow as tf
     import tensorflow_transform as tft
     from tensorflow_transform import schema_inference
 
-    ids = _vocabulary_ids(tf.unstack(texts, axis=1), texts, names)
-    # each column's ids: its vocabulary's size and the OOV buckets
-    widths = tf.stack([tft.get_num_buckets_for_transformed_feature(x) for x in ids.values()])
-    together = tf.stack(list(ids.values()), axis=1) + tf.cumsum(widths, exclusive=True)
-    schema_inference.set_tensor_schema_override(
-        together, tf.constant(0, tf.int64), tf.reduce_sum(widths) - 1
+    from components.auto.vocabularies import column_key, column_marker, combined_vocabulary_file
+
+    n = len(names)
+    path = combined_vocabulary_file(texts, ALL_CATEGORIES, VOCAB_TOP_K)
+    prefixes = tf.constant([column_key(j, b"") for j in range(n)])
+    keys = tf.strings.join([tf.broadcast_to(prefixes, tf.shape(texts)), texts])
+    markers = tf.constant([column_marker(j) for j in range(n + 1)])
+    # one lookup: the values' lines (-1: not in the vocabulary), then the markers'
+    lines = tft.apply_vocabulary(
+        tf.concat([tf.reshape(keys, [-1]), markers], axis=0),
+        deferred_vocab_filename_tensor=path,
+        default_value=-1,
     )
-    return {**ids, ALL_CATEGORIES: together}
+    found = tf.reshape(lines[: -(n + 1)], [-1, n])
+    at = lines[-(n + 1) :]
+    starts, sizes = at[:-1] + 1, at[1:] - at[:-1] - 1
+    ids = tf.where(
+        found >= 0, found - starts, sizes + tf.strings.to_hash_bucket_fast(texts, OOV_BUCKETS)
+    )
+    widths = sizes + OOV_BUCKETS
+    zero = tf.constant(0, tf.int64)
+    outputs = {}
+    for j, name in enumerate(names):
+        column = ids[:, j]
+        schema_inference.set_tensor_schema_override(column, zero, widths[j] - 1)
+        outputs[transformed_name(name)] = column
+    together = ids + tf.cumsum(widths, exclusive=True)
+    schema_inference.set_tensor_schema_override(together, zero, tf.reduce_sum(widths) - 1)
+    outputs[ALL_CATEGORIES] = together
+    return outputs
 
 
 def label_output(y, kind, task):

@@ -7,6 +7,12 @@ keyed by column) and writes one vocabulary file per column, as `tft.vocabulary` 
 `top_k` most frequent values, most frequent first, ties broken by the larger value; no
 empty value and none holding a line break (a text vocabulary cannot); a placeholder when a
 column has no value at all, since a lookup table cannot be built from an empty file.
+
+`combined_vocabulary_file` writes the same vocabularies into one file instead, for a wide
+table, whose hundreds of lookup tables would each be saved, loaded and initialized with
+the transform graph: column j's values are keyed `column_key(j, value)`, after a line
+`column_marker(j)`, and a last `column_marker(n)` ends the file, so one lookup of the
+markers gives where each column's values start and how many there are.
 """
 
 import collections
@@ -58,12 +64,6 @@ class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
         self._top_k = top_k
 
     def expand(self, batches):
-        def counts_per_column(batch):
-            (values,) = batch
-            for column in range(values.shape[1]):
-                counts = collections.Counter(values[:, column].tolist())
-                yield column, {v: n for v, n in counts.items() if _countable(v)}
-
         def write(column_and_counts):
             column, counts = column_and_counts
             top = heapq.nlargest(self._top_k, ((n, v) for v, n in counts.items()))
@@ -73,13 +73,86 @@ class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
             yield beam.pvalue.TaggedOutput(str(column), np.array(path.encode()))
 
         tags = [str(column) for column in range(len(self._filenames))]
-        paths = (
+        paths = self._counts(batches) | "Write" >> beam.FlatMap(write).with_outputs(*tags)
+        return tuple(paths[tag] for tag in tags)
+
+    @staticmethod
+    def _counts(batches):
+        """(column, {value: count}) of each column, its countable values only."""
+
+        def counts_per_column(batch):
+            (values,) = batch
+            for column in range(values.shape[1]):
+                counts = collections.Counter(values[:, column].tolist())
+                yield column, {v: n for v, n in counts.items() if _countable(v)}
+
+        return (
             batches
             | "CountPerBatch" >> beam.FlatMap(counts_per_column)
             | "Sum" >> beam.CombinePerKey(_CountsSum())
-            | "Write" >> beam.FlatMap(write).with_outputs(*tags)
         )
-        return tuple(paths[tag] for tag in tags)
+
+
+def column_key(column: int, value: bytes) -> bytes:
+    """`value` of column number `column` as the combined vocabulary holds it."""
+    return b"%d\x1f" % column + value
+
+
+def column_marker(column: int) -> bytes:
+    """The line before column `column`'s values (no key: `column_key` uses \x1f)."""
+    return b"%d\x1e" % column
+
+
+class TopValuesInOneFile(TopValuesPerColumn):
+    """Takes batches of one [batch, n] bytes tensor; writes the columns' vocabularies to
+    `filename` in the analysis' temp folder, one after the other (module doc), and
+    returns its path."""
+
+    def __init__(self, filename, columns, top_k):
+        super().__init__([filename] * columns, top_k)
+        self._filename = filename
+
+    def expand(self, batches):
+        columns, top_k = len(self._filenames), self._top_k
+
+        def write(counts_per_column):
+            found = dict(counts_per_column)
+            lines = []
+            for column in range(columns):
+                lines.append(column_marker(column))
+                counts = found.get(column, {})
+                top = heapq.nlargest(top_k, ((n, v) for v, n in counts.items()))
+                lines.extend(column_key(column, v) for _, v in top)
+            lines.append(column_marker(columns))
+            path = os.path.join(self.base_temp_dir, self._filename)
+            with FileSystems.create(path) as f:
+                f.write(b"".join(line + b"\n" for line in lines))
+            return np.array(path.encode())
+
+        return (
+            self._counts(batches)
+            | "AllColumns" >> beam.combiners.ToList()
+            | "WriteOne" >> beam.Map(write),
+        )
+
+
+def combined_vocabulary_file(side_by_side, filename, top_k):
+    """The deferred path of the vocabularies of the columns of `side_by_side` (a string
+    [batch, n] tensor) in one file, written as `filename` (module doc)."""
+    import tensorflow as tf
+    import tensorflow_transform as tft
+
+    columns = side_by_side.shape[1]
+    markers_only = b"".join(column_marker(j) + b"\n" for j in range(columns + 1))
+    (path,) = tft.experimental.ptransform_analyzer(
+        inputs=[side_by_side],
+        ptransform=TopValuesInOneFile(filename, columns, top_k),
+        output_dtypes=[tf.string],
+        output_shapes=[[]],
+        output_asset_default_values=[markers_only],
+        name="combined_vocabulary",
+    )
+    return path
 
 
 def vocabulary_files(side_by_side, filenames, top_k):
