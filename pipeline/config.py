@@ -207,7 +207,8 @@ class PipelineConfig:
         help="The tf.Transform preprocessing_fn, as package.module.function or "
         "file.py:function, or auto: built from the schema (numbers z-scored, strings and "
         "small-integer columns to vocabulary ids, the label as the task needs, every output "
-        "<column>_xf).",
+        "<column>_xf; from 100 feature columns on, the numbers as one all_numbers output and "
+        "the ids also side by side as all_categories).",
     )
     features: tuple[str, ...] = setting(
         (),

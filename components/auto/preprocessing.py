@@ -1,6 +1,7 @@
 """The auto preprocessing_fn: built from the Schema artifact, for the raw label and the task.
 
-Every schema column but the label becomes `transformed_name(column)`:
+Every schema column but the label becomes `transformed_name(column)` (on a wide table the
+numbers become one output instead: below):
 
 - FLOAT, and INT not marked categorical: z-scored as float32; a missing value becomes 0
   after scaling (the mean), so missing values stay out of the statistics;
@@ -22,7 +23,9 @@ the Transform hands the columns over packed, numbers in one tensor and categorie
 another (`packing_for`, components/transform/packing.py), and the numbers come out as one
 output, `ALL_NUMBERS`, float32 [batch, n] in the schema's order (`packed_numbers`): a few
 ops for all of them, where a graph of one input and one output per column made
-tf.Transform trace, save, load and check thousands of small graphs.
+tf.Transform trace, save, load and check thousands of small graphs. The category ids come
+out per column and side by side as `ALL_CATEGORIES`, from one vocabulary file and one
+lookup table (`packed_category_ids`).
 
 `build_preprocessing_fn` returns a `functools.partial` of the module function
 `preprocessing_fn` over a plain plan (tuples), so it pickles and imports wherever the

@@ -310,12 +310,18 @@ def best_splits(hist, layout, params, logits_dimension):
     first = int(layout.num_buckets[0])
     totals = tf.reduce_sum(hist[:, :first], axis=1)  # every example is in one bucket
     position_feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
-    start = layout.offsets[position_feature]  # in the cumulative sums padded by a 0
-    cumulative = tf.cumsum(hist, axis=1)
-    padded = tf.pad(cumulative, [[0, 0], [1, 0], [0, 0]])
-    below = cumulative - tf.gather(padded, start, axis=1)
-    equality = layout.is_equality[position_feature][None, :, None]
-    left = tf.where(equality, hist, below)
+    # What a split sends left: an equality split its bucket, an inequality split the
+    # buckets up to it, summed feature by feature over each group of features of one
+    # size (a reshape, where sums over all buckets would need each feature's start).
+    left = []
+    for first, count, buckets, split in layout.groups:
+        begin = int(layout.offsets[first])
+        block = hist[:, begin : begin + count * buckets]
+        if split == "inequality":
+            block = tf.cumsum(tf.reshape(block, [-1, count, buckets, hist.shape[-1]]), axis=2)
+            block = tf.reshape(block, [-1, count * buckets, hist.shape[-1]])
+        left.append(block)
+    left = tf.concat(left, axis=1) if len(left) > 1 else left[0]
     right = totals[:, None, :] - left
     dim = logits_dimension
     diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
@@ -341,25 +347,45 @@ def best_splits(hist, layout, params, logits_dimension):
 def histogram(x, node_in_layer, stats, layout, nodes_in_layer):
     """Sums of `stats` [batch, k] per (node in layer, feature, bucket):
     [nodes_in_layer, total_buckets, k].  Examples with node -1 are left out (all counted
-    in a first bin, dropped).  One weighted bincount per column of `stats`: on CPU that is
-    several times faster than one segment sum over [batch * features, k] rows, and 1.7
-    times faster than a segment sum per column (2,000 features, 6,714 examples, 32 nodes)."""
+    in a first bin, dropped).
+
+    One weighted bincount per column of `stats`, over the examples feature by feature:
+    the bins one feature's examples fall in (its buckets in each node) are then a few KB,
+    in cache, where bins in node order spread each example's features over megabytes. On
+    2,000 features, 6,714 examples and 32 nodes, 0.16 s against 0.26 s in node order, and
+    0.45 s as one segment sum per column of `stats`."""
     total = layout.total_buckets
-    segment = tf.reshape(node_in_layer[:, None] * total + layout.offsets[None, :] + x, [-1])
-    # an example of node -1 has segment ids in [-total, 0): bin 0 after the shift
-    bins = tf.maximum(segment + 1, 0)
+    buckets = tf.constant(layout.num_buckets)
+    offsets = tf.constant(layout.offsets)
+    by_feature = tf.transpose(x)  # [features, batch]
+    # bin of (feature f, node, bucket b), feature by feature: offsets[f] * nodes +
+    # node * num_buckets[f] + b; an example of node -1 goes to bin 0, dropped
+    bins = offsets[:, None] * nodes_in_layer + node_in_layer[None, :] * buckets[:, None]
+    bins = tf.reshape(tf.where(node_in_layer[None, :] >= 0, bins + by_feature + 1, 0), [-1])
     size = nodes_in_layer * total + 1
     k = stats.shape[-1]
-    columns = [
-        tf.math.bincount(
-            bins,
-            weights=tf.reshape(tf.broadcast_to(stats[:, None, j], tf.shape(x)), [-1]),
-            minlength=size,
-            maxlength=size,
-        )[1:]
-        for j in range(k)
-    ]
-    return tf.reshape(tf.stack(columns, axis=1), [nodes_in_layer, total, k])
+    sums = tf.stack(
+        [
+            tf.math.bincount(
+                bins,
+                weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(by_feature)), [-1]),
+                minlength=size,
+                maxlength=size,
+            )[1:]
+            for j in range(k)
+        ],
+        axis=1,
+    )
+    # back to node order: (node, position p of feature f) from offsets[f] * nodes +
+    # node * num_buckets[f] + p - offsets[f]
+    feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
+    start = layout.offsets[feature].astype(np.int32)
+    within = (np.arange(total) - start).astype(np.int32)
+    node = tf.range(nodes_in_layer)[:, None]
+    source = start[None, :] * nodes_in_layer + node * layout.num_buckets[feature][None, :]
+    return tf.reshape(
+        tf.gather(sums, tf.reshape(source + within[None, :], [-1])), [nodes_in_layer, total, k]
+    )
 
 
 def center_bias_step(mean_g, mean_h, params):
