@@ -236,6 +236,7 @@ def run_cold(config, rows, title):
 
 def taxi_config(rows, work, args):
     """The taxi definition's config on `rows` generated rows in `work`."""
+    os.makedirs(work, exist_ok=True)
     data = os.path.join(work, f"taxi_{rows}.csv")
     began = time.monotonic()
     generate(rows, data)
