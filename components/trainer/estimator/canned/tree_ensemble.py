@@ -351,9 +351,10 @@ def histogram(x, node_in_layer, stats, layout, nodes_in_layer):
 
     One weighted bincount per column of `stats`, over the examples feature by feature:
     the bins one feature's examples fall in (its buckets in each node) are then a few KB,
-    in cache, where bins in node order spread each example's features over megabytes. On
-    2,000 features, 6,714 examples and 32 nodes, 0.16 s against 0.26 s in node order, and
-    0.45 s as one segment sum per column of `stats`."""
+    in cache, where bins in node order spread each example's features over megabytes
+    (bench/boosted_trees_histogram.py: at 32 nodes 0.18 s against 0.28 s in node order
+    and 0.40 s as a segment sum per column of `stats`; at 8 nodes or fewer about the same
+    as in node order)."""
     total = layout.total_buckets
     buckets = tf.constant(layout.num_buckets)
     offsets = tf.constant(layout.offsets)
