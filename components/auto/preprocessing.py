@@ -129,20 +129,26 @@ def _as_text(x, kind):
     return convert(x)
 
 
-def _z_scored(columns, side_by_side, unstack=True):
-    """`columns` (functions of a column's mean and scale, giving the dense float32 [batch]
-    column z-scored with them) computed with the means and variances of `side_by_side`,
-    the same columns as one [batch, n] tensor (a SparseTensor of the present values where
-    some may be missing); with `unstack` False, one function of all the means and scales."""
+def _means_and_scales(side_by_side):
+    """Each column's mean and 1 / standard deviation (1 where the column's values are all
+    equal: it is only centred, as tft.scale_to_z_score does) from one analyzer each over
+    `side_by_side`, the columns as one [batch, n] tensor (a SparseTensor of the present
+    values where some may be missing)."""
     import tensorflow as tf
     import tensorflow_transform as tft
 
     means = tft.mean(side_by_side, reduce_instance_dims=False)
     variances = tft.var(side_by_side, reduce_instance_dims=False)
-    # A column whose values are all equal is only centred, as tft.scale_to_z_score does.
-    scales = tf.where(variances > 0, tf.math.rsqrt(variances), tf.ones_like(variances))
-    if not unstack:
-        return [column(means, scales) for column in columns]
+    return means, tf.where(variances > 0, tf.math.rsqrt(variances), tf.ones_like(variances))
+
+
+def _z_scored(columns, side_by_side):
+    """`columns` (functions of a column's mean and scale, giving the dense float32 [batch]
+    column z-scored with them) computed with the means and scales of `side_by_side`
+    (`_means_and_scales`)."""
+    import tensorflow as tf
+
+    means, scales = _means_and_scales(side_by_side)
     return [
         column(mean, scale)
         for column, mean, scale in zip(columns, tf.unstack(means), tf.unstack(scales), strict=True)
@@ -227,12 +233,8 @@ def packed_numbers(numbers):
     values = tf.SparseTensor(
         where, tf.gather_nd(numbers, where), tf.shape(numbers, out_type=tf.int64)
     )
-    (scaled,) = _z_scored(
-        [lambda mean, scale: tf.where(present, (numbers - mean) * scale, 0.0)],
-        values,
-        unstack=False,
-    )
-    return scaled
+    means, scales = _means_and_scales(values)
+    return tf.where(present, (numbers - means) * scales, 0.0)
 
 
 # Category columns per vocabulary analyzer. One analyzer for all would be fewest Beam stages,
@@ -242,25 +244,6 @@ def packed_numbers(numbers):
 COLUMNS_PER_VOCABULARY_ANALYZER = 8
 
 
-def _vocabulary_ids(columns, side_by_side, names):
-    """{transformed_name(name): vocabulary ids} of `columns` (string [batch], "" where
-    missing), the columns of `names`; their vocabularies from one analyzer over them
-    `side_by_side` (string [batch, len(names)])."""
-    import tensorflow_transform as tft
-
-    from components.auto.vocabularies import vocabulary_files
-
-    paths = vocabulary_files(
-        side_by_side, [feature_vocabulary(name) for name in names], VOCAB_TOP_K
-    )
-    return {
-        transformed_name(name): tft.apply_vocabulary(
-            column, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
-        )
-        for name, column, path in zip(names, columns, paths, strict=True)
-    }
-
-
 def category_ids(inputs, categories):
     """{transformed_name(name): vocabulary ids} for the category columns `categories`
     ((name, INT|FLOAT|BYTES) pairs): the `VOCAB_TOP_K` most frequent values of each, and
@@ -268,12 +251,21 @@ def category_ids(inputs, categories):
     a few shared analyzers (components/auto/vocabularies.py), written as
     `feature_vocabulary(name)`."""
     import tensorflow as tf
+    import tensorflow_transform as tft
+
+    from components.auto.vocabularies import vocabulary_files
 
     outputs = {}
     for start in range(0, len(categories), COLUMNS_PER_VOCABULARY_ANALYZER):
         chunk = categories[start : start + COLUMNS_PER_VOCABULARY_ANALYZER]
         texts = [dense(_as_text(inputs[name], kind), b"") for name, kind in chunk]
-        outputs.update(_vocabulary_ids(texts, tf.stack(texts, axis=1), [name for name, _ in chunk]))
+        paths = vocabulary_files(
+            tf.stack(texts, axis=1), [feature_vocabulary(name) for name, _ in chunk], VOCAB_TOP_K
+        )
+        for (name, _), text, path in zip(chunk, texts, paths, strict=True):
+            outputs[transformed_name(name)] = tft.apply_vocabulary(
+                text, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
+            )
     return outputs
 
 
@@ -363,7 +355,11 @@ def packing_for(
     """How the Transform hands the auto preprocessing its raw columns: on a wide table
     (`WIDE_FROM` feature columns or more) the numbers and the categories packed
     (components/transform/packing.py); None: one by one."""
-    features, _ = plan(schema, label, task, features, exclude)
+    return _packing(plan(schema, label, task, features, exclude)[0])
+
+
+def _packing(features):
+    """`packing_for` of `plan`'s features."""
     if len(features) < auto.WIDE_FROM:
         return None
     return packing.Packing(
@@ -378,7 +374,7 @@ def build_preprocessing_fn(
     """The auto preprocessing_fn for `schema`, with `label` (a raw column) handled per `task`,
     over `features` (or all but `exclude`)."""
     features_plan, label_plan = plan(schema, label, task, features, exclude)
-    packed = packing_for(schema, label, task, features, exclude) is not None
+    packed = _packing(features_plan) is not None
     return functools.partial(
         preprocessing_fn, features=features_plan, label=label_plan, packed=packed
     )

@@ -53,6 +53,29 @@ class _CountsSum(beam.CombineFn):
         return accumulator
 
 
+def _column_counts(batches):
+    """(column, {value: count}) of each column of batches of one [batch, n] bytes tensor,
+    its countable values only."""
+
+    def counts_per_column(batch):
+        (values,) = batch
+        for column in range(values.shape[1]):
+            counts = collections.Counter(values[:, column].tolist())
+            yield column, {v: n for v, n in counts.items() if _countable(v)}
+
+    return (
+        batches
+        | "CountPerBatch" >> beam.FlatMap(counts_per_column)
+        | "Sum" >> beam.CombinePerKey(_CountsSum())
+    )
+
+
+def _top_values(counts, top_k):
+    """The `top_k` most frequent of `counts`' values, most frequent first, ties broken by
+    the larger value."""
+    return [v for _, v in heapq.nlargest(top_k, ((n, v) for v, n in counts.items()))]
+
+
 class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
     """Takes batches of one [batch, len(filenames)] bytes tensor; writes column j's
     vocabulary to `filenames[j]` in the analysis' temp folder and returns its path, one
@@ -66,31 +89,15 @@ class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
     def expand(self, batches):
         def write(column_and_counts):
             column, counts = column_and_counts
-            top = heapq.nlargest(self._top_k, ((n, v) for v, n in counts.items()))
+            top = _top_values(counts, self._top_k)
             path = os.path.join(self.base_temp_dir, self._filenames[column])
             with FileSystems.create(path) as f:
-                f.write(b"".join(v + b"\n" for _, v in top) or EMPTY_VOCABULARY + b"\n")
+                f.write(b"".join(v + b"\n" for v in top) or EMPTY_VOCABULARY + b"\n")
             yield beam.pvalue.TaggedOutput(str(column), np.array(path.encode()))
 
         tags = [str(column) for column in range(len(self._filenames))]
-        paths = self._counts(batches) | "Write" >> beam.FlatMap(write).with_outputs(*tags)
+        paths = _column_counts(batches) | "Write" >> beam.FlatMap(write).with_outputs(*tags)
         return tuple(paths[tag] for tag in tags)
-
-    @staticmethod
-    def _counts(batches):
-        """(column, {value: count}) of each column, its countable values only."""
-
-        def counts_per_column(batch):
-            (values,) = batch
-            for column in range(values.shape[1]):
-                counts = collections.Counter(values[:, column].tolist())
-                yield column, {v: n for v, n in counts.items() if _countable(v)}
-
-        return (
-            batches
-            | "CountPerBatch" >> beam.FlatMap(counts_per_column)
-            | "Sum" >> beam.CombinePerKey(_CountsSum())
-        )
 
 
 def column_key(column: int, value: bytes) -> bytes:
@@ -103,34 +110,33 @@ def column_marker(column: int) -> bytes:
     return b"%d\x1e" % column
 
 
-class TopValuesInOneFile(TopValuesPerColumn):
-    """Takes batches of one [batch, n] bytes tensor; writes the columns' vocabularies to
-    `filename` in the analysis' temp folder, one after the other (module doc), and
+class TopValuesInOneFile(tft_beam_experimental.PTransformAnalyzer):
+    """Takes batches of one [batch, columns] bytes tensor; writes the columns' vocabularies
+    to `filename` in the analysis' temp folder, one after the other (module doc), and
     returns its path."""
 
     def __init__(self, filename, columns, top_k):
-        super().__init__([filename] * columns, top_k)
+        super().__init__()
         self._filename = filename
+        self._columns = columns
+        self._top_k = top_k
 
     def expand(self, batches):
-        columns, top_k = len(self._filenames), self._top_k
-
         def write(counts_per_column):
             found = dict(counts_per_column)
             lines = []
-            for column in range(columns):
+            for column in range(self._columns):
                 lines.append(column_marker(column))
-                counts = found.get(column, {})
-                top = heapq.nlargest(top_k, ((n, v) for v, n in counts.items()))
-                lines.extend(column_key(column, v) for _, v in top)
-            lines.append(column_marker(columns))
+                top = _top_values(found.get(column, {}), self._top_k)
+                lines.extend(column_key(column, v) for v in top)
+            lines.append(column_marker(self._columns))
             path = os.path.join(self.base_temp_dir, self._filename)
             with FileSystems.create(path) as f:
                 f.write(b"".join(line + b"\n" for line in lines))
             return np.array(path.encode())
 
         return (
-            self._counts(batches)
+            _column_counts(batches)
             | "AllColumns" >> beam.combiners.ToList()
             | "WriteOne" >> beam.Map(write),
         )

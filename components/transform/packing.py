@@ -25,6 +25,8 @@ import os
 import numpy as np
 import pyarrow as pa
 
+from components.transform.tensors import dense
+
 NUMBERS = "__numbers__"
 TEXTS = "__texts__"
 PACKING_FILE = "packing.json"
@@ -172,17 +174,6 @@ def serving_spec(raw_spec: dict, packing: Packing | None) -> dict:
     return spec
 
 
-def _dense(x, default):
-    """A parsed column, [batch] (dense already, or a SparseTensor of at most one value a
-    row, `default` where it has none)."""
-    import tensorflow as tf
-
-    if not isinstance(x, tf.SparseTensor):
-        return x
-    one_wide = tf.SparseTensor(x.indices, x.values, tf.stack([x.dense_shape[0], 1]))
-    return tf.reshape(tf.sparse.to_dense(one_wide, default_value=default), [-1])
-
-
 def pack_parsed(features: dict, packing: Packing | None) -> dict:
     """Raw features parsed with `serving_spec`, packed as the Transform packed them."""
     import tensorflow as tf
@@ -193,9 +184,7 @@ def pack_parsed(features: dict, packing: Packing | None) -> dict:
     if packing.numbers:
         packed[NUMBERS] = tf.stack(
             [
-                _dense(tf.cast(features[name], tf.float32), float("nan"))
-                if isinstance(features[name], tf.SparseTensor)
-                else features[name]
+                dense(tf.cast(features[name], tf.float32), float("nan"))
                 for name, _ in packing.numbers
             ],
             axis=1,
@@ -203,16 +192,12 @@ def pack_parsed(features: dict, packing: Packing | None) -> dict:
     if packing.texts:
         packed[TEXTS] = tf.stack(
             [
-                _dense(
-                    tf.SparseTensor(
-                        features[name].indices,
-                        tf.strings.as_string(features[name].values),
-                        features[name].dense_shape,
-                    ),
+                dense(
+                    tf.sparse.map_values(tf.strings.as_string, features[name])
+                    if kind == "INT"
+                    else features[name],
                     b"",
                 )
-                if kind == "INT"
-                else features[name]
                 for name, kind in packing.texts
             ],
             axis=1,
