@@ -36,13 +36,13 @@ def _model_fn(features, labels, mode, head, layout, params, weight_column):
             features=features, mode=mode, logits=logits, labels=labels
         )
     grower = tg.Grower(ensemble, head, features, labels, weight_column)
-    x, logits, nodes, base = grower.inputs()
+    ids, logits, nodes, base = grower.inputs()
     spec = head.create_estimator_spec(
         features=features,
         mode=mode,
         logits=logits,
         labels=labels,
-        train_op_fn=lambda _loss: grower.train_op(x, logits, nodes, base),
+        train_op_fn=lambda _loss: grower.train_op(ids, logits, nodes, base),
     )
     return spec._replace(
         training_hooks=(*tuple(spec.training_hooks or ()), tg.GrowthHook(ensemble))

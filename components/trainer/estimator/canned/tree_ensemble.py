@@ -211,39 +211,55 @@ def merged_boundaries(sketches, batch_weights, num_quantiles):
 
 
 # ------------------------------------------------------------- traversals
-def descend(feature, threshold, node, x_flat, row_offsets, is_equality):
+def descend(feature, threshold, node, ids, is_equality):
     """One level down from `node` (heap ids; -1-featured nodes are leaves).
 
-    feature/threshold: a tree's [nodes] arrays gathered at `node`'s shape; x_flat:
-    the bucket ids flattened, row_offsets: each example's offset in it."""
+    feature/threshold: a tree's [nodes] arrays gathered at `node`'s shape; ids: the
+    training step's bucket ids feature by feature (`Columns`)."""
     f = tf.gather(feature, node)
     leaf = f < 0
     safe_f = tf.maximum(f, 0)
-    x = tf.gather(x_flat, row_offsets + safe_f)
+    x = ids.at(safe_f)
     t = tf.gather(threshold, node)
     left = tf.where(tf.gather(is_equality, safe_f), tf.equal(x, t), x <= t)
     child = 2 * node + tf.where(left, 1, 2)
     return tf.where(leaf, node, child), f, leaf
 
 
-def flat_rows(x):
-    num_features = tf.shape(x)[1]
-    return tf.reshape(x, [-1]), tf.range(tf.shape(x)[0]) * num_features
+class Columns:
+    """Bucket ids feature by feature, [features, batch]: the layout training reads them
+    in (the histogram bins one feature's examples at a time), kept whole between steps
+    when training in memory."""
+
+    def __init__(self, values):
+        self.values = values
+        self._flat = tf.reshape(values, [-1])
+        self._batch = tf.shape(values)[1]
+        self.examples = tf.range(self._batch)
+
+    @classmethod
+    def of(cls, x):
+        """From bucket ids example by example, [batch, features]."""
+        return cls(tf.transpose(x))
+
+    def at(self, feature):
+        """Each example's bucket id of `feature` [batch] (one feature per example)."""
+        return tf.gather(self._flat, feature * self._batch + self.examples)
 
 
-def traverse_tree(feature, threshold, x, is_equality, depth, node=None):
-    """The heap node each example reaches in one tree after `depth` levels."""
-    x_flat, rows = flat_rows(x)
-    if node is None:
-        node = tf.zeros_like(rows)
+def traverse_tree(feature, threshold, ids, is_equality, depth):
+    """The heap node each example of `ids` (`Columns`) reaches in one tree after
+    `depth` levels."""
+    node = tf.zeros_like(ids.examples)
     for _ in range(depth):
-        node, _, _ = descend(feature, threshold, node, x_flat, rows, is_equality)
+        node, _, _ = descend(feature, threshold, node, ids, is_equality)
     return node
 
 
 def traverse_trees(features, thresholds, x, is_equality, depth):
     """[trees, batch] leaves, and per level the (node before, split feature, moved)."""
-    x_flat, rows = flat_rows(x)
+    x_flat = tf.reshape(x, [-1])
+    rows = tf.range(tf.shape(x)[0]) * tf.shape(x)[1]
     num_trees = features.shape[0]
     nodes_per_tree = features.shape[1]
     # Trees flattened: tree t's node i is t * nodes + i.
@@ -301,39 +317,49 @@ def _l1_l2(params):
     return params.l1_regularization, params.l2_regularization
 
 
-def best_splits(hist, layout, params, logits_dimension):
-    """Best split of every node from its histogram [nodes, buckets, L + Hessian], as
-    tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality
-    splits send buckets <= threshold left, equality splits the threshold's bucket),
-    vectorized over nodes, features and buckets.  (TF 2.21 ships that op without
-    a kernel.)  Returns (gain, feature, threshold, left weight, right weight, ok)."""
-    first = int(layout.num_buckets[0])
-    totals = tf.reduce_sum(hist[:, :first], axis=1)  # every example is in one bucket
-    position_feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
-    # What a split sends left: an equality split its bucket, an inequality split the
-    # buckets up to it, summed feature by feature over each group of features of one
-    # size (a reshape, where sums over all buckets would need each feature's start).
-    left = []
-    for first, count, buckets, split in layout.groups:
-        begin = int(layout.offsets[first])
-        block = hist[:, begin : begin + count * buckets]
-        if split == "inequality":
-            block = tf.cumsum(tf.reshape(block, [-1, count, buckets, hist.shape[-1]]), axis=2)
-            block = tf.reshape(block, [-1, count * buckets, hist.shape[-1]])
-        left.append(block)
-    left = tf.concat(left, axis=1) if len(left) > 1 else left[0]
-    right = totals[:, None, :] - left
-    dim = logits_dimension
+def best_splits(hist, nodes, layout, params, logits_dimension):
+    """Best split of every node from its `histogram` (feature by feature, `nodes` nodes),
+    as tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality splits
+    send buckets <= threshold left, equality splits the threshold's bucket), vectorized
+    over nodes, features and buckets.  (TF 2.21 ships that op without a kernel.)
+    Returns (gain, feature, threshold, left weight, right weight, ok)."""
+    dim, k = logits_dimension, hist.shape[-1]
+    buckets = int(layout.num_buckets[0])  # every example is in one of feature 0's buckets
+    totals = tf.reduce_sum(tf.reshape(hist[: nodes * buckets], [nodes, buckets, k]), axis=1)
     diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
     node_scale = tf.reduce_mean(tf.abs(diagonal), axis=1)
-    _, gain_left = _weights_and_gains(left[..., :dim], left[..., dim:], params, node_scale)
-    _, gain_right = _weights_and_gains(right[..., :dim], right[..., dim:], params, node_scale)
-    score = gain_left + gain_right
+    # Each group of same-size features is one block [features, nodes, buckets, k]: what a
+    # split sends left is an equality split's bucket, or an inequality split's buckets up
+    # to it (a cumulative sum along the buckets).  Scores come out in node order.
+    scores = []
+    for first, count, buckets, split in layout.groups:
+        begin = int(layout.offsets[first]) * nodes
+        left = tf.reshape(hist[begin : begin + count * buckets * nodes], [count, nodes, buckets, k])
+        if split == "inequality":
+            left = tf.cumsum(left, axis=2)
+        right = totals[None, :, None, :] - left
+        scale = node_scale[None, :, None]
+        _, gain_left = _weights_and_gains(left[..., :dim], left[..., dim:], params, scale)
+        _, gain_right = _weights_and_gains(right[..., :dim], right[..., dim:], params, scale)
+        score = tf.transpose(gain_left + gain_right, [1, 0, 2])
+        scores.append(tf.reshape(score, [nodes, count * buckets]))
+    score = tf.concat(scores, axis=1) if len(scores) > 1 else scores[0]
     best = tf.argmax(score, axis=1, output_type=tf.int32)
     _, parent = _weights_and_gains(totals[:, :dim], totals[:, dim:], params, node_scale)
+    position_feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
     feature = tf.gather(position_feature.astype(np.int32), best)
-    threshold = best - tf.gather(layout.offsets, feature)
-    best_left = tf.gather(left, best, batch_dims=1)
+    start = tf.gather(layout.offsets, feature)
+    threshold = best - start
+    # The chosen split's left sums, from its feature's buckets in the node.
+    size = tf.gather(layout.num_buckets, feature)[:, None]
+    bucket = tf.range(int(layout.num_buckets.max()))[None, :]
+    rows = (start * nodes + tf.range(nodes) * size[:, 0])[:, None] + tf.minimum(bucket, size - 1)
+    taken = tf.where(
+        tf.gather(layout.is_equality, feature)[:, None],
+        tf.equal(bucket, threshold[:, None]),
+        bucket <= threshold[:, None],
+    )
+    best_left = tf.reduce_sum(tf.where(taken[..., None], tf.gather(hist, rows), 0.0), axis=1)
     left_weight, _ = _weights_and_gains(best_left[:, :dim], best_left[:, dim:], params, node_scale)
     best_right = totals - best_left
     right_weight, _ = _weights_and_gains(
@@ -344,49 +370,31 @@ def best_splits(hist, layout, params, logits_dimension):
     return gain, feature, threshold, left_weight, right_weight, ok
 
 
-def histogram(x, node_in_layer, stats, layout, nodes_in_layer):
-    """Sums of `stats` [batch, k] per (node in layer, feature, bucket):
-    [nodes_in_layer, total_buckets, k].  Examples with node -1 are left out (all counted
-    in a first bin, dropped).
+def histogram(ids, node_in_layer, stats, layout, nodes_in_layer):
+    """Sums of `stats` [batch, k] per (feature, node in layer, bucket), feature by
+    feature: [nodes_in_layer * total_buckets, k], feature f's [nodes_in_layer,
+    num_buckets[f]] block at offsets[f] * nodes_in_layer.  `ids`: `Columns`.  Examples
+    with node -1 are left out (all counted in a first bin, dropped).
 
     One weighted bincount per column of `stats`, over the examples feature by feature:
     the bins one feature's examples fall in (its buckets in each node) are then a few KB,
     in cache, where bins in node order spread each example's features over megabytes
-    (bench/boosted_trees_histogram.py: at 32 nodes 0.18 s against 0.28 s in node order
-    and 0.40 s as a segment sum per column of `stats`; at 8 nodes or fewer about the same
-    as in node order)."""
-    total = layout.total_buckets
+    (bench/boosted_trees_histogram.py)."""
+    columns = ids.values
     buckets = tf.constant(layout.num_buckets)
-    offsets = tf.constant(layout.offsets)
-    by_feature = tf.transpose(x)  # [features, batch]
-    # bin of (feature f, node, bucket b), feature by feature: offsets[f] * nodes +
-    # node * num_buckets[f] + b; an example of node -1 goes to bin 0, dropped
-    bins = offsets[:, None] * nodes_in_layer + node_in_layer[None, :] * buckets[:, None]
-    bins = tf.reshape(tf.where(node_in_layer[None, :] >= 0, bins + by_feature + 1, 0), [-1])
-    size = nodes_in_layer * total + 1
-    k = stats.shape[-1]
-    sums = tf.stack(
-        [
-            tf.math.bincount(
-                bins,
-                weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(by_feature)), [-1]),
-                minlength=size,
-                maxlength=size,
-            )[1:]
-            for j in range(k)
-        ],
-        axis=1,
-    )
-    # back to node order: (node, position p of feature f) from offsets[f] * nodes +
-    # node * num_buckets[f] + p - offsets[f]
-    feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
-    start = layout.offsets[feature].astype(np.int32)
-    within = (np.arange(total) - start).astype(np.int32)
-    node = tf.range(nodes_in_layer)[:, None]
-    source = start[None, :] * nodes_in_layer + node * layout.num_buckets[feature][None, :]
-    return tf.reshape(
-        tf.gather(sums, tf.reshape(source + within[None, :], [-1])), [nodes_in_layer, total, k]
-    )
+    starts = tf.constant(layout.offsets) * nodes_in_layer + 1  # bin 0: the dropped
+    bins = starts[:, None] + node_in_layer[None, :] * buckets[:, None] + columns
+    bins = tf.reshape(tf.where(node_in_layer[None, :] >= 0, bins, 0), [-1])
+    size = nodes_in_layer * layout.total_buckets + 1
+    sums = [
+        tf.raw_ops.DenseBincount(
+            input=bins,
+            size=size,
+            weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(columns)), [-1]),
+        )[1:]
+        for j in range(stats.shape[-1])
+    ]
+    return tf.stack(sums, axis=1)
 
 
 def center_bias_step(mean_g, mean_h, params):
