@@ -1,9 +1,10 @@
-"""The Trainer's input_fn gives each worker its own share, however many files there are."""
+"""The Trainer's input_fn gives each worker its own share, however many files there are;
+the held-out validation part is copied once, in order, as the filter reads it."""
 
 import numpy as np
 import tensorflow as tf
 
-from components.trainer.executor import make_input_fn
+from components.trainer.executor import held_out_copy, make_input_fn
 
 SPEC = {
     "x_xf": tf.io.FixedLenFeature([], tf.int64),
@@ -56,3 +57,23 @@ def test_several_files_two_workers_split_the_files(tmp_path):
     everything, (first, second) = _shares(tmp_path)
     assert {tuple(first), tuple(second)} == {tuple(range(5)), tuple(range(5, 10))}
     assert everything == list(range(10))
+
+
+def test_the_held_out_copy_is_the_validation_part_in_order_up_to_the_limit(tmp_path):
+    _write(tmp_path / "a.gz", range(0, 300))
+    _write(tmp_path / "b.gz", range(300, 600))
+    pattern = str(tmp_path / "*.gz")
+
+    def read(pattern, part):
+        input_fn = make_input_fn(pattern, SPEC, "label_xf", 7, repeat=False, seed=1, part=part)
+        return [v for features, _ in input_fn() for v in features["x_xf"].numpy().tolist()]
+
+    validation = read(pattern, "validation")
+    assert 30 < len(validation) < 90  # about one in ten, from both files
+    assert validation[0] < 300 < validation[-1]
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    path = held_out_copy(pattern, 1000, str(copies))
+    assert read(path, None) == validation
+    (copies / "validation.gz").unlink()
+    assert read(held_out_copy(pattern, 20, str(copies)), None) == validation[:20]

@@ -6,6 +6,8 @@ import json
 import logging
 import math
 import os
+import shutil
+import tempfile
 
 import tensorflow as tf
 import tensorflow_transform as tft
@@ -100,6 +102,20 @@ def in_validation_part(records):
     validation (one in `VALIDATION_EVERY`, by a hash of its bytes: the same part
     whatever the sharding, and equal rows in the same part)."""
     return tf.equal(tf.strings.to_hash_bucket_fast(records, stopping.VALIDATION_EVERY), 0)
+
+
+def held_out_copy(train_pattern, records, folder):
+    """The first `records` records of the train split's validation part, in one gzipped
+    TFRecord file written to `folder` (its path): every validation of every candidate
+    reads these few instead of decompressing and hashing the whole split again."""
+    files = sorted(tf.io.gfile.glob(train_pattern))
+    part = tf.data.TFRecordDataset(files, compression_type="GZIP").filter(in_validation_part)
+    path = os.path.join(folder, "validation.gz")
+    with tf.io.TFRecordWriter(path, options="GZIP") as writer:
+        for batch in part.take(records).batch(1024):
+            for record in batch.numpy():
+                writer.write(record)
+    return path
 
 
 RUN_RECORD = "trainer_run.json"
@@ -233,16 +249,18 @@ def train_in_process(input_dict, output_dict, exec_properties):
     def input_fn(pattern, batch_size, repeat, part):
         return make_input_fn(pattern, feature_spec, label_key, batch_size, repeat, seed, part)
 
-    validation = (None, None)
+    validation, scratch = (None, None), None
     if holdout:
         held_out = min(
             max(rows // stopping.VALIDATION_EVERY, 1) if rows else math.inf,
             stopping.MAX_VALIDATION_EXAMPLES,
         )
-        validation = (
-            input_fn(train_pattern, eval_batch, False, "validation"),
-            math.ceil(held_out / eval_batch),
-        )
+        batches = math.ceil(held_out / eval_batch)
+        pattern, part = train_pattern, "validation"
+        if not _in_a_cluster(tf_config):  # this process alone validates: a copy to read
+            scratch = tempfile.mkdtemp(prefix="trainer-validation-")
+            pattern, part = held_out_copy(train_pattern, batches * eval_batch, scratch), None
+        validation = (input_fn(pattern, eval_batch, False, part), batches)
 
     def fit(model, model_dir):
         # Built once to see how it wants its input (cheap: no variables yet), then again
@@ -275,7 +293,11 @@ def train_in_process(input_dict, output_dict, exec_properties):
         outcome = stopping.train(model_estimator, train_input, length, *validation)
         return model_estimator, length, outcome
 
-    chosen = candidates_lib.fit_and_choose(models, model_run.uri, fit)
+    try:
+        chosen = candidates_lib.fit_and_choose(models, model_run.uri, fit)
+    finally:
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     if not chosen.estimator.config.is_chief:
         return False  # evaluation and export are the chief's
     eval_input = input_fn(
