@@ -307,9 +307,10 @@ def packed_category_ids(texts, names):
     widths = sizes + OOV_BUCKETS
     zero = tf.constant(0, tf.int64)
     outputs = {}
-    for j, name in enumerate(names):
-        column = ids[:, j]
-        schema_inference.set_tensor_schema_override(column, zero, widths[j] - 1)
+    # Unstacked in one op each (a slice per column is traced in every graph tf.Transform builds).
+    columns, tops = tf.unstack(ids, num=n, axis=1), tf.unstack(widths - 1, num=n)
+    for name, column, top in zip(names, columns, tops, strict=True):
+        schema_inference.set_tensor_schema_override(column, zero, top)
         outputs[transformed_name(name)] = column
     together = ids + tf.cumsum(widths, exclusive=True)
     schema_inference.set_tensor_schema_override(together, zero, tf.reduce_sum(widths) - 1)

@@ -19,6 +19,7 @@ transform graph runs, so clients still send one feature per column.
 """
 
 import dataclasses
+import functools
 import json
 import os
 
@@ -47,9 +48,10 @@ class Packing:
             if kind not in ("INT", "BYTES"):
                 raise ValueError(f"packing: text column {name!r} is {kind}, not BYTES or INT.")
 
-    @property
-    def columns(self) -> set:
-        return {name for name, _ in (*self.numbers, *self.texts)}
+    @functools.cached_property
+    def columns(self) -> frozenset:
+        # Cached: looked up once per column of every batch.
+        return frozenset(name for name, _ in (*self.numbers, *self.texts))
 
     def write(self, transform_graph_dir: str) -> None:
         import tensorflow as tf
