@@ -77,3 +77,27 @@ def test_the_held_out_copy_is_the_validation_part_in_order_up_to_the_limit(tmp_p
     assert read(path, None) == validation
     (copies / "validation.gz").unlink()
     assert read(held_out_copy(pattern, 20, str(copies)), None) == validation[:20]
+
+
+def test_the_estimator_builds_the_trainers_input_once_a_call(tmp_path):
+    """The Trainer's input_fn says it returns a Dataset: the estimator does not build it a
+    second time in a scratch graph to see whether it reads a TF1 iterator."""
+    from components.trainer import estimator
+
+    _write(tmp_path / "a.gz", range(10))
+    input_fn = make_input_fn(str(tmp_path / "*.gz"), SPEC, "label_xf", 4, repeat=True, seed=1)
+    calls = []
+
+    def counted(input_context=None):
+        calls.append(input_context)
+        return input_fn(input_context)
+
+    counted.returns_dataset = input_fn.returns_dataset
+    model = estimator.LinearClassifier(
+        [tf.feature_column.numeric_column("x_xf")], model_dir=str(tmp_path / "model")
+    )
+    model.train(counted, steps=3)
+    assert len(calls) == 1
+    del counted.returns_dataset  # unsaid, it is built once more, in a scratch graph
+    model.train(counted, steps=3)
+    assert len(calls) == 3

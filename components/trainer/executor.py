@@ -94,6 +94,7 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
         return dataset.prefetch(tf.data.AUTOTUNE)
 
+    input_fn.returns_dataset = True  # the estimator need not trace it to find out
     return input_fn
 
 

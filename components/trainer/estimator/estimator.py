@@ -250,7 +250,11 @@ class Estimator:
         """Whether `input_fn` returns the next element of a TF1 iterator
         (`make_one_shot_iterator(dataset).get_next()`): a new batch per session run,
         which only a graph gives (run eagerly it would be one batch, forever).  Found by
-        calling it once in a scratch graph, per input_fn."""
+        calling it once in a scratch graph, per input_fn, unless it says it returns a
+        Dataset (`returns_dataset`: the Trainer's, whose parsing of hundreds of features
+        took seconds to trace again)."""
+        if getattr(input_fn, "returns_dataset", False):
+            return False
         try:
             return self._iterator_input_fns[input_fn]
         except (KeyError, TypeError):
