@@ -374,27 +374,33 @@ def histogram(ids, node_in_layer, stats, layout, nodes_in_layer):
     """Sums of `stats` [batch, k] per (feature, node in layer, bucket), feature by
     feature: [nodes_in_layer * total_buckets, k], feature f's [nodes_in_layer,
     num_buckets[f]] block at offsets[f] * nodes_in_layer.  `ids`: `Columns`.  Examples
-    with node -1 are left out (all counted in a first bin, dropped).
+    with node -1 are left out (they count with weight zero).
 
-    One weighted bincount per column of `stats`, over the examples feature by feature:
-    the bins one feature's examples fall in (its buckets in each node) are then a few KB,
-    in cache, where bins in node order spread each example's features over megabytes
+    One weighted bincount per column of `stats` and group of same-size features, over
+    the examples feature by feature: the bins one feature's examples fall in (its
+    buckets in each node) are then a few KB, in cache, where bins in node order spread
+    each example's features over megabytes; and within a group an example's bin is its
+    id plus a per-feature and a per-example term, two broadcast additions
     (bench/boosted_trees_histogram.py)."""
-    columns = ids.values
-    buckets = tf.constant(layout.num_buckets)
-    starts = tf.constant(layout.offsets) * nodes_in_layer + 1  # bin 0: the dropped
-    bins = starts[:, None] + node_in_layer[None, :] * buckets[:, None] + columns
-    bins = tf.reshape(tf.where(node_in_layer[None, :] >= 0, bins, 0), [-1])
-    size = nodes_in_layer * layout.total_buckets + 1
-    sums = [
-        tf.raw_ops.DenseBincount(
-            input=bins,
-            size=size,
-            weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(columns)), [-1]),
-        )[1:]
-        for j in range(stats.shape[-1])
-    ]
-    return tf.stack(sums, axis=1)
+    kept = node_in_layer >= 0
+    node = tf.where(kept, node_in_layer, 0)
+    stats = tf.where(kept[:, None], stats, tf.zeros_like(stats))
+    blocks = []
+    for first, count, buckets, _ in layout.groups:
+        columns = ids.values[first : first + count]
+        starts = tf.range(count)[:, None] * (buckets * nodes_in_layer)
+        bins = tf.reshape(columns + starts + (node * buckets)[None, :], [-1])
+        size = count * buckets * nodes_in_layer
+        sums = [
+            tf.raw_ops.DenseBincount(
+                input=bins,
+                size=size,
+                weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(columns)), [-1]),
+            )
+            for j in range(stats.shape[-1])
+        ]
+        blocks.append(tf.stack(sums, axis=1))
+    return tf.concat(blocks, axis=0) if len(blocks) > 1 else blocks[0]
 
 
 def center_bias_step(mean_g, mean_h, params):
