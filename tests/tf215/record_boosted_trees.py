@@ -45,6 +45,14 @@ CASES = {
         "binary",
         {**_TREES, "weight_column": "w", "tree_complexity": 0.005, "pruning_mode": "pre"},
     ),
+    # No node of the third layer splits: training ends with that tree (tf.estimator
+    # went on attempting layers that could find nothing).
+    "binary_l1_pre_pruned_stops": (
+        "classifier",
+        2,
+        "binary",
+        {**_TREES, "l1_regularization": 0.02, "tree_complexity": 0.005, "pruning_mode": "pre"},
+    ),
     "regression_post_pruned": (
         "regressor",
         1,

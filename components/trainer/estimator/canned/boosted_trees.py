@@ -6,7 +6,9 @@ Each training step reads one batch.  Numeric columns first spend
 boundaries); with `center_bias` the next steps fit the bias by Newton steps;
 then every `n_batches_per_layer` steps grow one layer of the current tree from
 the gradients and Hessians of the head's loss, summed per node, feature and
-bucket.  Training stops by itself once `n_trees` trees are grown.  With
+bucket.  Training stops by itself once `n_trees` trees are grown, or once no node
+of a layer finds a split to make (pre-pruned, or lighter than `min_node_weight`): the
+tree stays as grown so far, as tf.estimator's did.  With
 `train_in_memory=True` the input is the whole data set in one batch, and the
 bucket ids, the logits of the finished trees and each example's node are kept
 between steps (not in checkpoints: they are rebuilt from the ensemble when a

@@ -497,15 +497,23 @@ class Grower:
                 )
                 e.cached_base.assign_add(tf.gather(e.value[tree], leaves))
                 e.cached_nodes.assign(tf.zeros_like(nodes))
-            # A tree whose root found no split ends training: the next would be the same.
-            empty = tf.logical_not(any_split) & tf.equal(e.layer, 0)
-            e.tree.assign(tf.where(empty, tree, tree + 1))
-            e.finished.assign(empty | (tree + 1 >= params.n_trees))
+            e.tree.assign(tree + 1)
+            e.finished.assign(tree + 1 >= params.n_trees)
             e.layer.assign(0)
             return tf.constant(0)
 
-        done = tf.logical_not(any_split) | (next_layer >= params.max_depth)
-        return tf.cond(done, finalize, advance)
+        def stop():
+            # No node of the layer split (pruned, or too light): every later attempt
+            # would see the same trees and statistics, so training ends with this tree as
+            # grown so far, as tf.estimator's did (it spent its remaining layer attempts
+            # finding nothing, the tree left as it was).
+            e.finished.assign(True)
+            return tf.constant(0)
+
+        def grown():
+            return tf.cond(next_layer >= params.max_depth, finalize, advance)
+
+        return tf.cond(any_split, grown, stop)
 
 
 class GrowthHook(Hook):
