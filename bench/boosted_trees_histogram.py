@@ -36,6 +36,7 @@ class Layout:
     num_features = NUMBERS + CATEGORIES
     is_equality = np.array([False] * NUMBERS + [True] * CATEGORIES)
     groups = [(0, NUMBERS, QUANTILES, "inequality"), (NUMBERS, CATEGORIES, IDS, "equality")]
+    equality_from = NUMBERS
 
 
 def segment_sums(x, node, stats, layout, nodes):

@@ -58,6 +58,10 @@ class FeatureLayout:
         self.offsets = np.concatenate([[0], np.cumsum(self.num_buckets)[:-1]]).astype(np.int32)
         self.total_buckets = int(self.num_buckets.sum())
         self.is_equality = np.array([e[0] == CATEGORICAL for e in entries])
+        # Categorical features sort last: the equality-split ones are the tail from here.
+        self.equality_from = (
+            int(np.argmax(self.is_equality)) if self.is_equality.any() else len(entries)
+        )
         self.groups = []  # (first feature, dimension, num_buckets, split type)
         for i, (kind, buckets, *_rest) in enumerate(entries):
             split = "equality" if kind == CATEGORICAL else "inequality"
@@ -317,6 +321,26 @@ def _l1_l2(params):
     return params.l1_regularization, params.l2_regularization
 
 
+def _scores(left, totals, scale, params, dim):
+    """Gain of the left side plus the right side's, for left sums [..., k] under node
+    `totals` (broadcast to them)."""
+    right = totals - left
+    _, gain_left = _weights_and_gains(left[..., :dim], left[..., dim:], params, scale)
+    _, gain_right = _weights_and_gains(right[..., :dim], right[..., dim:], params, scale)
+    return gain_left + gain_right
+
+
+def _node_order(layout, first, nodes):
+    """[nodes, positions]: where each (node, bucket position) of features `first` on is
+    in their part of a `histogram` (feature f's [nodes, buckets] block at offsets[f] *
+    nodes)."""
+    feature = np.repeat(np.arange(first, layout.num_features), layout.num_buckets[first:])
+    start = (layout.offsets[feature] - layout.offsets[first]).astype(np.int32)
+    within = np.arange(len(feature), dtype=np.int32) - start
+    node = tf.range(nodes)[:, None]
+    return start[None, :] * nodes + node * layout.num_buckets[feature][None, :] + within[None, :]
+
+
 def best_splits(hist, nodes, layout, params, logits_dimension):
     """Best split of every node from its `histogram` (feature by feature, `nodes` nodes),
     as tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality splits
@@ -333,16 +357,24 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     # to it (a cumulative sum along the buckets).  Scores come out in node order.
     scores = []
     for first, count, buckets, split in layout.groups:
+        if split == "equality":
+            continue
         begin = int(layout.offsets[first]) * nodes
         left = tf.reshape(hist[begin : begin + count * buckets * nodes], [count, nodes, buckets, k])
-        if split == "inequality":
-            left = tf.cumsum(left, axis=2)
-        right = totals[None, :, None, :] - left
-        scale = node_scale[None, :, None]
-        _, gain_left = _weights_and_gains(left[..., :dim], left[..., dim:], params, scale)
-        _, gain_right = _weights_and_gains(right[..., :dim], right[..., dim:], params, scale)
-        score = tf.transpose(gain_left + gain_right, [1, 0, 2])
-        scores.append(tf.reshape(score, [nodes, count * buckets]))
+        left = tf.cumsum(left, axis=2)
+        scores.append(
+            _scores(left, totals[None, :, None, :], node_scale[None, :, None], params, dim)
+        )
+        scores[-1] = tf.reshape(tf.transpose(scores[-1], [1, 0, 2]), [nodes, count * buckets])
+    if layout.equality_from < layout.num_features:
+        # The categorical features together, whatever their sizes (as many sizes as
+        # columns, often: a block each would be a graph, and an XLA compilation, that
+        # grows with them), gathered to node order; a split sends one bucket left.
+        left = tf.gather(
+            hist[int(layout.offsets[layout.equality_from]) * nodes :],
+            _node_order(layout, layout.equality_from, nodes),
+        )
+        scores.append(_scores(left, totals[:, None, :], node_scale[:, None], params, dim))
     score = tf.concat(scores, axis=1) if len(scores) > 1 else scores[0]
     best = tf.argmax(score, axis=1, output_type=tf.int32)
     _, parent = _weights_and_gains(totals[:, :dim], totals[:, dim:], params, node_scale)
@@ -376,25 +408,36 @@ def histogram(ids, node_in_layer, stats, layout, nodes_in_layer):
     num_buckets[f]] block at offsets[f] * nodes_in_layer.  `ids`: `Columns`.  Examples
     with node -1 are left out (they count with weight zero).
 
-    One weighted bincount per column of `stats` and group of same-size features, over
-    the examples feature by feature: the bins one feature's examples fall in (its
-    buckets in each node) are then a few KB, in cache, where bins in node order spread
-    each example's features over megabytes; and within a group an example's bin is its
-    id plus a per-feature and a per-example term, two broadcast additions
+    One weighted bincount per column of `stats` and group of same-size inequality
+    features (the categorical ones: one group), over the examples feature by feature:
+    the bins one feature's examples fall in (its buckets in each node) are then a few
+    KB, in cache, where bins in node order spread each example's features over
+    megabytes; and within a group of one size an example's bin is its id plus a
+    per-feature and a per-example term, two broadcast additions
     (bench/boosted_trees_histogram.py)."""
     kept = node_in_layer >= 0
     node = tf.where(kept, node_in_layer, 0)
     stats = tf.where(kept[:, None], stats, tf.zeros_like(stats))
+    parts = []  # (first feature, features, bins of each feature's first example)
+    for first, count, buckets, split in layout.groups:
+        if split == "inequality":
+            starts = tf.range(count)[:, None] * (buckets * nodes_in_layer)
+            parts.append((first, count, starts + (node * buckets)[None, :], count * buckets))
+    equality = layout.equality_from
+    if equality < layout.num_features:  # the categorical features together (best_splits)
+        offsets = layout.offsets[equality:] - layout.offsets[equality]
+        sizes = tf.constant(layout.num_buckets[equality:])
+        starts = tf.constant(offsets)[:, None] * nodes_in_layer + node[None, :] * sizes[:, None]
+        size = layout.total_buckets - int(layout.offsets[equality])
+        parts.append((equality, layout.num_features - equality, starts, size))
     blocks = []
-    for first, count, buckets, _ in layout.groups:
+    for first, count, starts, size in parts:
         columns = ids.values[first : first + count]
-        starts = tf.range(count)[:, None] * (buckets * nodes_in_layer)
-        bins = tf.reshape(columns + starts + (node * buckets)[None, :], [-1])
-        size = count * buckets * nodes_in_layer
+        bins = tf.reshape(columns + starts, [-1])
         sums = [
             tf.raw_ops.DenseBincount(
                 input=bins,
-                size=size,
+                size=size * nodes_in_layer,
                 weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(columns)), [-1]),
             )
             for j in range(stats.shape[-1])
