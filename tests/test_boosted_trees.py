@@ -294,3 +294,50 @@ def test_estimator_takes_a_head_and_a_vocabulary_column(tmp_path):
     model.train(_in_memory(data, labels), max_steps=10**9)
     assert model.evaluate(_batches(data, labels))["average_loss"] < 0.3
     assert set(model.experimental_feature_importances()) == {"w", "x1"}
+
+
+def test_split_search_matches_a_plain_search_over_mixed_features():
+    """The histogram and split search on numeric, bucketized and categorical features of
+    several sizes (the categorical ones handled together) agree with a plain loop over
+    every node, feature and bucket."""
+    from components.trainer.estimator.canned import tree_ensemble as te
+    from components.trainer.estimator.canned.tree_growing import TreeParams
+
+    fc = tf.feature_column
+    columns = [
+        fc.numeric_column("n", shape=(2,)),
+        fc.bucketized_column(fc.numeric_column("b"), [0.0, 1.0]),
+        *(fc.categorical_column_with_identity(f"c{size}", size) for size in (2, 5, 9)),
+    ]
+    layout = te.FeatureLayout(columns, 4)
+    rng = np.random.default_rng(3)
+    n, nodes = 400, 4
+    ids = np.stack([rng.integers(0, b, n) for b in layout.num_buckets], 1).astype(np.int32)
+    node = rng.integers(-1, nodes, n).astype(np.int32)
+    g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
+    stats = np.stack([g, h], 1).astype(np.float32)
+    params = TreeParams(1, 3, 0.1, 0.0, 0.5, 0.0, 0.0, False, "none", 0.25, 1, True)
+    hist = te.histogram(te.Columns.of(tf.constant(ids)), tf.constant(node), stats, layout, nodes)
+    gain, feature, threshold, left, right, _ = (
+        t.numpy() for t in te.best_splits(hist, nodes, layout, params, 1)
+    )
+
+    def score(gs, hs):
+        return gs * gs / (hs + 0.5)
+
+    for k in range(nodes):
+        rows = node == k
+        total_g, total_h = g[rows].sum(), h[rows].sum()
+        best = (-np.inf, None, None)
+        for f, buckets in enumerate(layout.num_buckets):
+            for t in range(buckets):
+                goes_left = ids[rows, f] == t if layout.is_equality[f] else ids[rows, f] <= t
+                lg, lh = g[rows][goes_left].sum(), h[rows][goes_left].sum()
+                s = score(lg, lh) + score(total_g - lg, total_h - lh)
+                if s > best[0] + 1e-9:
+                    best = (s, f, t, lg, lh)
+        s, f, t, lg, lh = best
+        assert (feature[k], threshold[k]) == (f, t), k
+        assert gain[k] == pytest.approx(s - score(total_g, total_h), rel=1e-4, abs=1e-5)
+        assert left[k, 0] == pytest.approx(-lg / (lh + 0.5), rel=1e-4)
+        assert right[k, 0] == pytest.approx(-(total_g - lg) / (total_h - lh + 0.5), rel=1e-4)
