@@ -264,6 +264,22 @@ def test_bad_arguments_are_refused(kwargs, message):
         estimator.BoostedTreesClassifier(_columns(), **args)
 
 
+def test_a_mirrored_strategy_is_refused_a_one_device_one_trains(tmp_path):
+    mirrored = estimator.RunConfig(train_distribute=tf.distribute.MirroredStrategy(["/cpu:0"]))
+    with pytest.raises(ValueError, match="grow on one device: train_distribute=MirroredStrategy"):
+        estimator.BoostedTreesClassifier(_columns(), n_batches_per_layer=2, config=mirrored)
+    features, _rng = _data()
+    labels = (features["x1"] > 0).astype(np.int64)
+    one = estimator.RunConfig(
+        model_dir=str(tmp_path), train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0")
+    )
+    model = estimator.BoostedTreesClassifier(
+        _columns(), n_batches_per_layer=3, n_trees=2, max_depth=2, config=one
+    )
+    model.train(lambda: _batches(features, labels)().repeat(), max_steps=100)
+    assert bool(model.get_variable_value("boosted_trees/finished"))
+
+
 def test_unsupported_columns_are_refused():
     fc = tf.feature_column
     embedding = fc.embedding_column(fc.categorical_column_with_identity("cat", 6), 2)

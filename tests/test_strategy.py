@@ -89,3 +89,34 @@ def test_choosing_leaves_the_eager_context_unstarted_for_multi_worker_mirrored()
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split()[-2:] == ["multi_worker_mirrored", "None"]
+
+
+@pytest.mark.slow
+def test_boosted_trees_train_on_one_device_when_the_trainer_mirrors(tmp_path):
+    """Zero code under a mirrored strategy (what two GPUs get): the linear candidate is
+    mirrored, boosted trees (whose variables take no mirrored updates) grow on one device;
+    the run trains both, chooses and pushes."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from pipeline.config import REPO_ROOT
+
+    rng = np.random.default_rng(0)
+    rows = ["a,c,y"]
+    for _ in range(300):
+        a, c = rng.normal(), rng.choice(["x", "y", "z"])
+        rows.append(f"{a:.3f},{c},{int(a + (c == 'x') > 0.3)}")
+    data = tmp_path / "tiny.csv"
+    data.write_text("\n".join(rows) + "\n")
+    command = [sys.executable, "-m", "pipeline", "run", "--data", str(data), "--label", "y"]
+    command += ["--strategy", "mirrored", "--candidate", "boosted_trees", "--candidate"]
+    command += ["linear", "--output-dir", str(tmp_path / "out")]
+    result = subprocess.run(
+        command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "strategy: mirrored (requested)" in result.stdout
+    assert "* boosted_trees: validation loss" in result.stdout
+    assert "linear: validation loss" in result.stdout

@@ -30,12 +30,14 @@ class ModelToFit:
 @dataclasses.dataclass(frozen=True)
 class Feeding:
     """How a model wants its training input: `batch_size` (None: the whole train part in
-    every batch), `steps` (its own end, None: none) and `round_steps` (steps between two
-    validations, None: an epoch)."""
+    every batch), `steps` (its own end, None: none), `round_steps` (steps between two
+    validations, None: an epoch) and `one_device` (it trains on one device, without the
+    Trainer's strategy: boosted trees)."""
 
     batch_size: int | None
     steps: int | None = None
     round_steps: int | None = None
+    one_device: bool = False
 
 
 TREES_PER_ROUND = 10  # boosted trees: trees grown between two validations
@@ -60,6 +62,7 @@ def feeding(model, train_rows, batch_size):
         None if params.train_in_memory else -(-train_rows // batches),
         steps=layers * batches,
         round_steps=TREES_PER_ROUND * params.max_depth * batches,
+        one_device=True,
     )
 
 

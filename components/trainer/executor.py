@@ -271,11 +271,14 @@ def train_in_process(input_dict, output_dict, exec_properties):
             fit_rows,
             int(exec_properties["train_batch_size"]),
         )
+        # Boosted trees grow on one device (the default one: a GPU where there is one);
+        # in a cluster they get the strategy, which their estimator refuses, naming it.
+        model_strategy = None if feeding.one_device and not _in_a_cluster(tf_config) else strategy
         length = stopping.plan(
             steps,
             epochs,
             fit_rows,
-            (feeding.batch_size or fit_rows) * replicas,
+            (feeding.batch_size or fit_rows) * (replicas if model_strategy is not None else 1),
             early_stopping=stop_early,
             model_steps=feeding.steps,
             round_steps=feeding.round_steps,
@@ -285,7 +288,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
             model_dir=model_dir,
             tf_random_seed=seed,
             save_checkpoints_steps=length.round_steps() if length.early_stopping else every,
-            train_distribute=strategy,
+            train_distribute=model_strategy,
         )
         model_estimator = model.build(run_config, warm_start_from)
         log.info("Trainer: %s, %s", model.name, length.describe())

@@ -76,6 +76,13 @@ def checked_params(params, logits_dimension, config):
             f"n_trees={params.n_trees} trees of max_depth={params.max_depth} make {nodes} "
             f"tree nodes, more than {te.MAX_TOTAL_NODES}: lower max_depth or n_trees."
         )
+    strategy = getattr(config, "train_distribute", None)
+    if strategy is not None and not isinstance(strategy, tf.distribute.OneDeviceStrategy):
+        # Their variables take scatter updates, which mirrored variables do not.
+        raise ValueError(
+            f"Boosted trees grow on one device: train_distribute={type(strategy).__name__} "
+            "is not supported; train them without one (or with a OneDeviceStrategy)."
+        )
     if params.train_in_memory:
         if params.n_batches_per_layer != 1:
             raise ValueError(
