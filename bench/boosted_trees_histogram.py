@@ -35,7 +35,7 @@ class Layout:
     total_buckets = int(num_buckets.sum())
     num_features = NUMBERS + CATEGORIES
     is_equality = np.array([False] * NUMBERS + [True] * CATEGORIES)
-    groups = [(0, NUMBERS, QUANTILES, "inequality"), (NUMBERS, CATEGORIES, IDS, "equality")]
+    groups = [(0, NUMBERS, QUANTILES)]  # the inequality features' runs of one size
     equality_from = NUMBERS
 
 
@@ -80,11 +80,7 @@ def feature_order_gathered(x, node, stats, layout, nodes):
 
 def node_order(sums, layout, nodes):
     """A feature-by-feature histogram [nodes * total, k] as [nodes, total, k]."""
-    feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
-    start = layout.offsets[feature]
-    within = np.arange(layout.total_buckets) - start
-    source = start[None, :] * nodes + np.arange(nodes)[:, None] * layout.num_buckets[feature]
-    return tf.gather(sums, source + within[None, :])
+    return tf.gather(sums, tree_ensemble.node_order(layout, 0, nodes))
 
 
 def best_of(repeats, run):

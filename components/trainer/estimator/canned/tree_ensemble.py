@@ -36,8 +36,10 @@ class FeatureLayout:
     Numeric columns are cut at quantile boundaries learnt in training, bucketized
     columns keep their buckets, categorical columns (bare or in an indicator column)
     keep their ids, with one more bucket for a missing or out-of-range id.  Global
-    feature ids are ordered so that features of one kind and size are contiguous:
-    each such run is one "group" for the split finder.
+    feature ids are ordered numeric, bucketized, categorical, by size within a kind: the
+    categorical ones (equality splits) are the tail from `equality_from`, and before it
+    each run of one size is a "group" (first feature, count, num_buckets) that the
+    histogram and the split search take as one block.
     """
 
     def __init__(self, feature_columns, num_quantiles):
@@ -58,18 +60,16 @@ class FeatureLayout:
         self.offsets = np.concatenate([[0], np.cumsum(self.num_buckets)[:-1]]).astype(np.int32)
         self.total_buckets = int(self.num_buckets.sum())
         self.is_equality = np.array([e[0] == CATEGORICAL for e in entries])
-        # Categorical features sort last: the equality-split ones are the tail from here.
         self.equality_from = (
             int(np.argmax(self.is_equality)) if self.is_equality.any() else len(entries)
         )
-        self.groups = []  # (first feature, dimension, num_buckets, split type)
-        for i, (kind, buckets, *_rest) in enumerate(entries):
-            split = "equality" if kind == CATEGORICAL else "inequality"
-            if self.groups and self.groups[-1][2] == buckets and self.groups[-1][3] == split:
-                first, dim, _, _ = self.groups[-1]
-                self.groups[-1] = (first, dim + 1, buckets, split)
+        self.groups = []  # of the inequality features: (first feature, count, num_buckets)
+        for i, buckets in enumerate(self.num_buckets[: self.equality_from].tolist()):
+            if self.groups and self.groups[-1][2] == buckets:
+                first, count, _ = self.groups[-1]
+                self.groups[-1] = (first, count + 1, buckets)
             else:
-                self.groups.append((i, 1, buckets, split))
+                self.groups.append((i, 1, buckets))
 
     @staticmethod
     def _entries(column, num_quantiles):
@@ -330,7 +330,7 @@ def _scores(left, totals, scale, params, dim):
     return gain_left + gain_right
 
 
-def _node_order(layout, first, nodes):
+def node_order(layout, first, nodes):
     """[nodes, positions]: where each (node, bucket position) of features `first` on is
     in their part of a `histogram` (feature f's [nodes, buckets] block at offsets[f] *
     nodes)."""
@@ -352,27 +352,23 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     totals = tf.reduce_sum(tf.reshape(hist[: nodes * buckets], [nodes, buckets, k]), axis=1)
     diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
     node_scale = tf.reduce_mean(tf.abs(diagonal), axis=1)
-    # Each group of same-size features is one block [features, nodes, buckets, k]: what a
-    # split sends left is an equality split's bucket, or an inequality split's buckets up
-    # to it (a cumulative sum along the buckets).  Scores come out in node order.
+    # Each group of same-size inequality features is one block [features, nodes, buckets,
+    # k]: a split sends its buckets up to the threshold left (a cumulative sum along the
+    # buckets).  Scores come out in node order.
     scores = []
-    for first, count, buckets, split in layout.groups:
-        if split == "equality":
-            continue
+    for first, count, buckets in layout.groups:
         begin = int(layout.offsets[first]) * nodes
         left = tf.reshape(hist[begin : begin + count * buckets * nodes], [count, nodes, buckets, k])
         left = tf.cumsum(left, axis=2)
-        scores.append(
-            _scores(left, totals[None, :, None, :], node_scale[None, :, None], params, dim)
-        )
-        scores[-1] = tf.reshape(tf.transpose(scores[-1], [1, 0, 2]), [nodes, count * buckets])
+        score = _scores(left, totals[None, :, None, :], node_scale[None, :, None], params, dim)
+        scores.append(tf.reshape(tf.transpose(score, [1, 0, 2]), [nodes, count * buckets]))
     if layout.equality_from < layout.num_features:
         # The categorical features together, whatever their sizes (as many sizes as
         # columns, often: a block each would be a graph, and an XLA compilation, that
         # grows with them), gathered to node order; a split sends one bucket left.
         left = tf.gather(
             hist[int(layout.offsets[layout.equality_from]) * nodes :],
-            _node_order(layout, layout.equality_from, nodes),
+            node_order(layout, layout.equality_from, nodes),
         )
         scores.append(_scores(left, totals[:, None, :], node_scale[:, None], params, dim))
     score = tf.concat(scores, axis=1) if len(scores) > 1 else scores[0]
@@ -418,11 +414,10 @@ def histogram(ids, node_in_layer, stats, layout, nodes_in_layer):
     kept = node_in_layer >= 0
     node = tf.where(kept, node_in_layer, 0)
     stats = tf.where(kept[:, None], stats, tf.zeros_like(stats))
-    parts = []  # (first feature, features, bins of each feature's first example)
-    for first, count, buckets, split in layout.groups:
-        if split == "inequality":
-            starts = tf.range(count)[:, None] * (buckets * nodes_in_layer)
-            parts.append((first, count, starts + (node * buckets)[None, :], count * buckets))
+    parts = []  # (first feature, count, [count, batch] bins less the ids, buckets in all)
+    for first, count, buckets in layout.groups:
+        starts = tf.range(count)[:, None] * (buckets * nodes_in_layer)
+        parts.append((first, count, starts + (node * buckets)[None, :], count * buckets))
     equality = layout.equality_from
     if equality < layout.num_features:  # the categorical features together (best_splits)
         offsets = layout.offsets[equality:] - layout.offsets[equality]
