@@ -180,17 +180,12 @@ def test_each_task_is_inferred_trained_blessed_and_pushed(runs, task):
 
 @pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
 def test_each_task_s_metrics_equal_stock_tfma_s(runs, task, tmp_path):
-    """Text labels (binary, multiclass) map to the head's classes as TFMA maps them.
-
-    On this binary model TFMA's AUC is 0.93982 and ours 0.93992: out of 143 examples, one
-    pair of predictions falls in one bucket of TFMA's (a tie, counted half) and not of ours,
-    although on numeric labels (the taxi runs) the two agree to 1e-9."""
+    """Text labels (binary, multiclass) map to the head's classes as TFMA maps them."""
     config, summary = runs[task]
     (examples,) = glob.glob(
         os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples", "*")
     )
-    auc_tolerance = 2e-4 if task == "binary" else 1e-6
-    assert_agrees_with_stock_tfma(summary.evaluation_uri, examples, tmp_path, auc_tolerance)
+    assert_agrees_with_stock_tfma(summary.evaluation_uri, examples, tmp_path)
 
 
 def test_binary_serves_the_label_names_and_separates_the_classes(runs, served):

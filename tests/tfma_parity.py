@@ -53,9 +53,9 @@ def stock_tfma_metrics(evaluation_uri, eval_files, output_dir):
     return _by_key(tfma.load_metrics(output_dir)), _by_key(tfma.load_metrics(evaluation_uri))
 
 
-def assert_agrees_with_stock_tfma(evaluation_uri, examples_uri, output_dir, auc_tolerance=1e-6):
-    """Every metric of every slice and model our Evaluator wrote equals TFMA's (to 1e-6; AUC
-    to `auc_tolerance`), and no key is missing on either side."""
+def assert_agrees_with_stock_tfma(evaluation_uri, examples_uri, output_dir):
+    """Every metric of every slice and model our Evaluator wrote equals TFMA's (to 1e-6), and
+    no key is missing on either side."""
     eval_files = os.path.join(examples_uri, "Split-eval", "*")
     assert glob.glob(eval_files), f"no eval split under {examples_uri}"
     stock, ours = stock_tfma_metrics(evaluation_uri, eval_files, str(output_dir))
@@ -67,6 +67,4 @@ def assert_agrees_with_stock_tfma(evaluation_uri, examples_uri, output_dir, auc_
     )
     for key, value in stock.items():
         both_nan = math.isnan(value) and math.isnan(ours[key])
-        name = metrics_for_slice_pb2.MetricKey.FromString(key[1]).name
-        tolerance = auc_tolerance if name == "auc" else 1e-6
-        assert both_nan or abs(value - ours[key]) <= tolerance, (key, value, ours[key])
+        assert both_nan or abs(value - ours[key]) <= 1e-6, (key, value, ours[key])
