@@ -204,6 +204,51 @@ def test_both_splits_parse(run):
         assert all(len(v) == n for v in rows.values()), split
 
 
+def test_records_are_the_same_bytes_in_every_process(run):
+    """Protobuf's deterministic bytes (features in name order), not tfx_bsl's encoder's,
+    whose order changes from process to process: the Trainer holds out its validation
+    part by a hash of these bytes, so a rerun must write the same ones."""
+    for split in SPLITS:
+        records = _read_examples(os.path.join(run["transformed"], f"Split-{split}", "*.gz"))
+        for record in records:
+            canonical = tf.train.Example.FromString(record).SerializeToString(deterministic=True)
+            assert record == canonical, split
+
+
+def test_ragged_outputs_are_written_as_tfx_bsl_lays_them_out_in_a_fixed_order():
+    """A ragged output is written as its component features, which the schema names."""
+    import pyarrow as pa
+    from google.protobuf import text_format
+    from tensorflow_metadata.proto.v0 import schema_pb2
+    from tfx_bsl.coders import example_coder
+
+    from components.transform.executor import TransformedExamplesEncoder
+
+    schema = text_format.Parse(
+        'feature { name: "words$values" type: BYTES } '
+        + "".join(f'feature {{ name: "x{i}" type: FLOAT }} ' for i in range(30))
+        + 'tensor_representation_group { key: "" value { tensor_representation { key: "words" '
+        'value { ragged_tensor { feature_path { step: "words$values" } } } } } }',
+        schema_pb2.Schema(),
+    )
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([[b"a", b"b"], []], pa.large_list(pa.large_binary()))]
+        + [pa.array([[float(i)], [1.0]], pa.large_list(pa.float32())) for i in range(30)],
+        ["words"] + [f"x{i}" for i in range(30)],
+    )
+
+    records = TransformedExamplesEncoder(schema).encode(batch)
+
+    theirs = example_coder.RecordBatchToExamplesEncoder(schema).encode(batch)
+    for record, their in zip(records, theirs, strict=True):
+        example = tf.train.Example.FromString(record)
+        assert example == tf.train.Example.FromString(their)
+        assert record == example.SerializeToString(deterministic=True)
+    assert list(
+        tf.train.Example.FromString(records[0]).features.feature["words$values"].bytes_list.value
+    ) == [b"a", b"b"]
+
+
 def test_values(run):
     from transforms import taxi
 

@@ -38,6 +38,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils
 
 from components.beam_executor import BeamExecutor
+from components.example_encoding import serialize_examples
 from components.example_gen.csv_text import (
     RawReader,
     block_bytes,
@@ -47,13 +48,13 @@ from components.example_gen.csv_text import (
     read_header,
     read_records,
 )
-from components.example_gen.encode import serialize_examples, split_indices
 from components.example_gen.kinds import arrow_numbers, infer_column_kinds, parse_value
 from components.example_gen.layout import REJECTED_DIR, REJECTED_HEADER, UNLABELED_REASON
 from components.example_gen.missing import (
     DEFAULT_MAX_UNLABELED_ROW_FRACTION,
     parse_missing_values,
 )
+from components.example_gen.split_hash import split_indices
 from components.example_gen.splits import DEFAULT_SPLIT_RATIOS, parse_split_ratios
 from components.input_fingerprint import FINGERPRINT_KEY, files_fingerprint
 from components.schema_importer.executor import load_schema_artifact

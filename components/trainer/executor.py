@@ -101,7 +101,8 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
 def in_validation_part(records):
     """Whether each serialized record is in the part of the train split held out for
     validation (one in `VALIDATION_EVERY`, by a hash of its bytes: the same part
-    whatever the sharding, and equal rows in the same part)."""
+    whatever the sharding, and on every run, as the Transform writes the same bytes for
+    the same rows; equal rows in the same part)."""
     return tf.equal(tf.strings.to_hash_bucket_fast(records, stopping.VALIDATION_EVERY), 0)
 
 

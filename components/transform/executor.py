@@ -14,6 +14,7 @@ from tfx.utils import io_utils
 
 from components import progress, user_code
 from components.beam_executor import BeamExecutor
+from components.example_encoding import serialize_list_columns
 from components.examples_reader import ReadSplit, split_files
 from components.schema_gen.inference import with_fixed_shapes
 from components.tfrecord_files import WriteTFRecordBatches
@@ -37,6 +38,32 @@ def _split_list(value: str, name: str, available: list[str]) -> list[str]:
             f"{name}: splits {missing} not in the input examples (which have {available})"
         )
     return splits
+
+
+class TransformedExamplesEncoder:
+    """The transformed batches as serialized tf.Examples with the same bytes in every
+    process (the Trainer holds out a part of the train split by a hash of them; tfx_bsl's
+    encoder orders the features differently from one process to the next)."""
+
+    def __init__(self, schema: schema_pb2.Schema):
+        from tfx_bsl.coders import example_coder
+
+        self._schema = schema
+        # Ragged outputs are written as their component features (values, row lengths),
+        # which only tfx_bsl's encoder knows how to lay out from the schema.
+        self._tfx_bsl = example_coder.RecordBatchToExamplesEncoder(schema)
+
+    def encode(self, batch) -> list[bytes]:
+        if not self._schema.tensor_representation_group:
+            records = serialize_list_columns(batch)
+            if records is not None:
+                return records.to_pylist()
+        from tensorflow.core.example import example_pb2
+
+        return [
+            example_pb2.Example.FromString(record).SerializeToString(deterministic=True)
+            for record in self._tfx_bsl.encode(batch)
+        ]
 
 
 # preprocessing_fn "auto": the preprocessing_fn built from the schema, and how its raw
@@ -88,7 +115,6 @@ class Executor(BeamExecutor):
         import tensorflow_transform as tft
         import tensorflow_transform.beam as tft_beam
         from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
-        from tfx_bsl.coders import example_coder
         from tfx_bsl.public import tfxio
 
         examples = artifact_utils.get_single_instance(input_dict["examples"])
@@ -160,7 +186,7 @@ class Executor(BeamExecutor):
                     transform_fn,
                 ) | (f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True))
                 encoder = metadata.deferred_metadata | f"Encoder[{split}]" >> beam.Map(
-                    lambda metadata: example_coder.RecordBatchToExamplesEncoder(metadata.schema)
+                    lambda metadata: TransformedExamplesEncoder(metadata.schema)
                 )
                 _ = (
                     data
