@@ -58,7 +58,7 @@ def _arrow_type(value_type: pa.DataType) -> int | None:
 
 def _quantiles(sketch: sketches.QuantilesSketch, count: int) -> np.ndarray:
     """`count` + 1 boundaries, min to max; empty when nothing was added (finalizes `sketch`)."""
-    return np.asarray(sketch.GetQuantiles(count).to_pylist()[0], dtype=np.float64)
+    return sketch.GetQuantiles(count).flatten().to_numpy().astype(np.float64)
 
 
 def _quantiles_histogram(boundaries: np.ndarray, total: float) -> statistics_pb2.Histogram:
