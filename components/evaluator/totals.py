@@ -30,10 +30,10 @@ THRESHOLDS = np.concatenate(
         [1.0 + _EDGE],
     ]
 )
-# "p > t_j" as TFMA decides it for a binned p: p >= t_j + _EDGE (t_j itself where it is 0).
-# So a p in (t_j, t_j + _EDGE) is not above t_j: the binned predictions 0.9991 to 0.9999
-# are not above the threshold just below each, where 1.0 is (a saturated model's ties).
-_ABOVE_FROM = np.where(THRESHOLDS != 0, THRESHOLDS + _EDGE, THRESHOLDS)
+# "p > t_j" as TFMA decides it for a binned p: p >= t_j + _EDGE (it nudges each threshold
+# up). So a p in (t_j, t_j + _EDGE) is not above t_j: the binned predictions 0.9991 to
+# 0.9999 are not above the threshold just below each, where 1.0 is (a saturated model's).
+_ABOVE_FROM = THRESHOLDS + _EDGE
 HISTOGRAM_BUCKETS = 10_000  # TFMA's calibration histogram, which predictions are binned by
 DECISION_THRESHOLD = 0.5  # a binary prediction is positive when it is > 0.5 once binned
 LOG_LOSS_EPSILON = 1e-15  # probabilities are clipped so one confident miss costs a finite loss
@@ -99,7 +99,7 @@ class BinaryTask:
     @staticmethod
     def totals(labels, predictions, weights, groups, n_groups) -> list[Totals]:
         binned = np.floor(np.clip(predictions, 0.0, 1.0) * HISTOGRAM_BUCKETS) / HISTOGRAM_BUCKETS
-        buckets = np.searchsorted(_ABOVE_FROM, binned, side="right")  # thresholds below it
+        buckets = np.searchsorted(_ABOVE_FROM, binned, side="right")  # thresholds it is above
         n_buckets = len(THRESHOLDS) + 1
         positive = weights * labels
         negative = weights * (1.0 - labels)
