@@ -2,6 +2,7 @@
 
 import numpy as np
 import pyarrow as pa
+import pytest
 import tensorflow as tf
 
 from components.example_encoding import serialize_examples, serialize_list_columns
@@ -106,3 +107,33 @@ def test_list_columns_are_protobufs_own_bytes_with_null_and_empty_lists():
     for other in (pa.list_(pa.list_(pa.int64())), pa.list_(pa.float64()), pa.list_(pa.string())):
         unsupported = pa.RecordBatch.from_arrays([pa.array([None], other)], ["n"])
         assert serialize_list_columns(unsupported) is None
+
+
+def _reference_split(key: bytes, total: int) -> int:
+    """The split hash a byte at a time in Python: Horner's rule, then splitmix64's mix."""
+    mask = (1 << 64) - 1
+    value = 0
+    for byte in key:
+        value = (value * 0x100000001B3 + byte) & mask
+    value = (value + len(key)) & mask
+    value ^= value >> 30
+    value = (value * 0xBF58476D1CE4E5B9) & mask
+    value ^= value >> 27
+    value = (value * 0x94D049BB133111EB) & mask
+    value ^= value >> 31
+    return value % total
+
+
+@pytest.mark.parametrize("shape", ["many_short_keys", "few_long_keys"])
+def test_split_hash_equals_the_byte_at_a_time_hash(shape):
+    """Short keys (a narrow table's rows) and keys longer than the batch has rows (a wide
+    table's: 16 KB each) are laid out differently before hashing; the hash is the same."""
+    rng = np.random.default_rng(3)
+    rows, longest = (3000, 40) if shape == "many_short_keys" else (30, 20000)
+    keys = [
+        bytes(rng.integers(0, 256, int(n), dtype=np.uint8)) for n in rng.integers(0, longest, rows)
+    ]
+    keys += [b"", b"\0"]
+    total = 1_000_003
+    splits = split_indices(pa.array(keys, pa.binary()), np.arange(1, total + 1))
+    assert splits.tolist() == [_reference_split(key, total) for key in keys]

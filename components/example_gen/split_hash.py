@@ -6,6 +6,25 @@ import pyarrow as pa
 
 # A polynomial hash of the key's UTF-8 bytes, mixed by splitmix64's finalizer.
 _HASH_BASE = np.uint64(0x100000001B3)
+_COLUMNS_AT_ONCE = 2048  # key bytes multiplied out per matrix product (bounded memory)
+
+
+def _right_aligned(data, offsets, lengths) -> np.ndarray:
+    """The keys as rows of a uint8 matrix as wide as the longest, each ending at the right
+    edge (zeros before it), filled along the shorter side: a key at a time when keys are
+    long (a wide table's whole rows), a byte position at a time when they are short."""
+    rows, width = len(lengths), int(lengths.max(initial=0))
+    matrix = np.zeros((rows, width), np.uint8)
+    if rows <= width:
+        for row in range(rows):
+            if lengths[row]:
+                matrix[row, width - lengths[row] :] = data[offsets[row] : offsets[row + 1]]
+    else:
+        for column in range(width):
+            from_end = width - column  # this column holds byte n - from_end of a key of n
+            has = lengths >= from_end
+            matrix[has, column] = data[offsets[:-1][has] + lengths[has] - from_end]
+    return matrix
 
 
 def split_indices(keys: pa.Array, bounds: np.ndarray) -> np.ndarray:
@@ -14,18 +33,20 @@ def split_indices(keys: pa.Array, bounds: np.ndarray) -> np.ndarray:
     machines and batchings."""
     keys = keys.cast(pa.large_binary())
     offsets = np.frombuffer(keys.buffers()[1], np.int64)[keys.offset : keys.offset + len(keys) + 1]
-    data = np.frombuffer(keys.buffers()[2], np.uint8)[offsets[0] : offsets[-1]]
-    starts = offsets[:-1] - offsets[0]
+    data = np.frombuffer(keys.buffers()[2], np.uint8)
     lengths = np.diff(offsets)
-    # byte j of a key of length n weighs BASE ** (n - 1 - j): Horner's rule, vectorized
-    from_end = np.repeat(starts + lengths, lengths) - np.arange(len(data)) - 1
+    # Byte j of a key of n bytes weighs BASE ** (n - 1 - j): right-aligned in a matrix of
+    # the longest key's width w, every key's byte in column c weighs BASE ** (w - 1 - c), and
+    # the zeros before a shorter key add nothing. Products wrap modulo 2 ** 64, as meant.
+    matrix = _right_aligned(data, offsets, lengths)
+    width = matrix.shape[1]
     with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(max(int(lengths.max(initial=0)), 1), _HASH_BASE))
-        powers = np.concatenate([[np.uint64(1)], powers[:-1]])
-        weighted = data.astype(np.uint64) * powers[from_end]
+        powers = np.cumprod(np.full(max(width, 1), _HASH_BASE))
+        weights = np.ascontiguousarray(np.concatenate([[np.uint64(1)], powers[:-1]])[:width][::-1])
         sums = np.zeros(len(keys), np.uint64)
-        nonempty = lengths > 0
-        sums[nonempty] = np.add.reduceat(weighted, starts[nonempty])
+        for first in range(0, width, _COLUMNS_AT_ONCE):
+            block = slice(first, first + _COLUMNS_AT_ONCE)
+            sums += matrix[:, block].astype(np.uint64) @ weights[block]
         sums += lengths.astype(np.uint64)  # "" and "\0" differ
         sums ^= sums >> np.uint64(30)
         sums *= np.uint64(0xBF58476D1CE4E5B9)
