@@ -11,19 +11,19 @@ _COLUMNS_AT_ONCE = 2048  # key bytes multiplied out per matrix product (bounded 
 
 def _right_aligned(data, offsets, lengths) -> np.ndarray:
     """The keys as rows of a uint8 matrix as wide as the longest, each ending at the right
-    edge (zeros before it), filled along the shorter side: a key at a time when keys are
-    long (a wide table's whole rows), a byte position at a time when they are short."""
+    edge (zeros before it): copied a key at a time when keys are long (a wide table's whole
+    rows), else scattered at once (an index per byte costs less than a loop over rows)."""
     rows, width = len(lengths), int(lengths.max(initial=0))
     matrix = np.zeros((rows, width), np.uint8)
     if rows <= width:
         for row in range(rows):
             if lengths[row]:
                 matrix[row, width - lengths[row] :] = data[offsets[row] : offsets[row + 1]]
-    else:
-        for column in range(width):
-            from_end = width - column  # this column holds byte n - from_end of a key of n
-            has = lengths >= from_end
-            matrix[has, column] = data[offsets[:-1][has] + lengths[has] - from_end]
+    else:  # byte i of the keys goes to i + (row + 1) * width - the key's end
+        ends = offsets[1:] - offsets[0]
+        shift = np.arange(1, rows + 1) * width - ends
+        at = np.arange(ends[-1] if rows else 0) + np.repeat(shift, lengths)
+        matrix.reshape(-1)[at] = data[offsets[0] : offsets[-1]]
     return matrix
 
 
