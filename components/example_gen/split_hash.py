@@ -22,7 +22,7 @@ def _right_aligned(data, offsets, lengths) -> np.ndarray:
     else:  # byte i of the keys goes to i + (row + 1) * width - the key's end
         ends = offsets[1:] - offsets[0]
         shift = np.arange(1, rows + 1) * width - ends
-        at = np.arange(ends[-1] if rows else 0) + np.repeat(shift, lengths)
+        at = np.arange(ends[-1]) + np.repeat(shift, lengths)  # rows > width >= 0: some
         matrix.reshape(-1)[at] = data[offsets[0] : offsets[-1]]
     return matrix
 
