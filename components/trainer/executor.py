@@ -243,7 +243,6 @@ def train_in_process(input_dict, output_dict, exec_properties):
         "train_rows": fit_rows,
     }
     models = _models_to_fit(exec_properties, hparams, offered)
-    replicas = strategy.num_replicas_in_sync if strategy is not None else 1
     feature_spec = tft_output.transformed_feature_spec()
     train_pattern = os.path.join(artifact_utils.get_split_uri(examples, "train"), "*.gz")
     eval_batch = int(exec_properties["eval_batch_size"])
@@ -275,11 +274,12 @@ def train_in_process(input_dict, output_dict, exec_properties):
         # Boosted trees grow on one device (the default one: a GPU where there is one);
         # in a cluster they get the strategy, which their estimator refuses, naming it.
         model_strategy = None if feeding.one_device and not _in_a_cluster(tf_config) else strategy
+        replicas = model_strategy.num_replicas_in_sync if model_strategy is not None else 1
         length = stopping.plan(
             steps,
             epochs,
             fit_rows,
-            (feeding.batch_size or fit_rows) * (replicas if model_strategy is not None else 1),
+            (feeding.batch_size or fit_rows) * replicas,
             early_stopping=stop_early,
             model_steps=feeding.steps,
             round_steps=feeding.round_steps,
