@@ -4,7 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import optimizers
+from components.trainer.estimator.canned import indicator, optimizers
 from components.trainer.estimator.canned.linear import check_features
 from components.trainer.estimator.estimator import Estimator
 from components.trainer.estimator.model_fn import ModeKeys
@@ -18,7 +18,11 @@ def dnn_logits(
     """Logits and the layers that own trainable weights, under the scope `dnn`."""
     training = mode == ModeKeys.TRAIN
     with tf.name_scope("dnn"):
-        layers = [tf_keras.layers.DenseFeatures(feature_columns, name="input_from_feature_columns")]
+        layers = [
+            tf_keras.layers.DenseFeatures(
+                indicator.counted(feature_columns), name="input_from_feature_columns"
+            )
+        ]
         net = layers[0](features)
         for i, width in enumerate(hidden_units):
             hidden = tf_keras.layers.Dense(width, activation=activation_fn, name=f"hiddenlayer_{i}")

@@ -7,7 +7,7 @@ from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 from tf_keras.src.feature_column.dense_features_v2 import _StateManagerImplV2
 
 from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import optimizers
+from components.trainer.estimator.canned import indicator, optimizers
 from components.trainer.estimator.estimator import Estimator
 from components.trainer.estimator.sdca import LinearSDCA
 
@@ -73,7 +73,7 @@ class LinearModel(tf_keras.layers.Layer):
 
     def __init__(self, feature_columns, units, sparse_combiner="sum", name="linear_model"):
         super().__init__(name=name)
-        self._columns = sorted(feature_columns, key=lambda c: c.name)
+        self._columns = sorted(indicator.counted(feature_columns), key=lambda c: c.name)
         if not self._columns:
             raise ValueError("feature_columns must not be empty.")
         self._units = units
