@@ -101,3 +101,32 @@ def test_the_estimator_builds_the_trainers_input_once_a_call(tmp_path):
     del counted.returns_dataset  # unsaid, it is built once more, in a scratch graph
     model.train(counted, steps=3)
     assert len(calls) == 3
+
+
+def test_a_split_read_again_is_built_once_and_a_cached_one_read_once(tmp_path):
+    """Each round calls input_fn again: the whole split, or a split read without repeat,
+    comes back as the same dataset (its parse not traced again); a cached one is read from
+    memory after the first pass (the file can be gone); a shuffled one is built again, so
+    every round reads in the order its seed gives."""
+    _write(tmp_path / "a.gz", range(10))
+    pattern = str(tmp_path / "*.gz")
+    whole = make_input_fn(pattern, SPEC, "label_xf", None, repeat=True, seed=1)
+    assert whole() is whole()
+    kept = make_input_fn(pattern, SPEC, "label_xf", 4, repeat=False, seed=1, cache=True)
+    assert kept() is kept()
+    assert _values(kept) == list(range(10))
+    (tmp_path / "a.gz").unlink()
+    assert _values(kept) == list(range(10))
+    assert kept(tf.distribute.InputContext(2, 0, 1)) is not kept()  # a worker's share
+
+
+def test_a_shuffled_split_is_built_on_every_call_in_its_seeds_order(tmp_path):
+    _write(tmp_path / "a.gz", range(40))
+    shuffled = make_input_fn(str(tmp_path / "*.gz"), SPEC, "label_xf", 40, repeat=True, seed=1)
+    first, second = shuffled(), shuffled()
+    assert first is not second
+
+    def batch(dataset):
+        return next(iter(dataset))[0]["x_xf"].numpy().tolist()
+
+    assert batch(first) == batch(second) != list(range(40))

@@ -54,12 +54,23 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
 WHOLE_SPLIT = 1 << 62  # a batch size no split reaches
 
 
-def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, seed, part=None):
+def make_input_fn(
+    file_pattern, feature_spec, label_key, batch_size, repeat, seed, part=None, cache=False
+):
     """Gzipped TFRecords of transformed tf.Examples to (features, label) batches.
 
     Under a strategy `batch_size` is per replica, as with tf.estimator; None: every batch
     is the whole split (boosted trees' `train_in_memory`). `part`: "fit" or
-    "validation" reads only that part of the records (`in_validation_part`); None all."""
+    "validation" reads only that part of the records (`in_validation_part`); None all.
+    `cache`: the parsed batches are kept in memory after the first read (a small split
+    read again and again: the held-out part validated on every round).
+
+    A dataset built outside a strategy that reads the same batches on every pass (the
+    whole split in each, or no repeat) is built once and returned again on later calls:
+    each round of training and validation calls input_fn, and building it again cost a
+    trace of the parse (a third of a second on a wide table) and, for a cached split, a
+    new read of all of it. A shuffled one is built on every call, so that each round reads
+    the records in the order its seed gives, as tf.estimator's rounds did."""
     files = tf.io.gfile.glob(file_pattern)
     if not files:
         raise ValueError(f"Trainer: no examples match {file_pattern!r}.")
@@ -73,7 +84,19 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         features = tf.io.parse_example(records, feature_spec)
         return features, features.pop(label_key)
 
+    built = []  # the dataset, when it can be read again (docstring)
+
     def input_fn(input_context=None):
+        reusable = input_context is None and tf.executing_eagerly()
+        reusable = reusable and (batch_size is None or not repeat)
+        if reusable and built:
+            return built[0]
+        dataset = dataset_for(input_context)
+        if reusable:
+            built.append(dataset)
+        return dataset
+
+    def dataset_for(input_context):
         shards = input_context.num_input_pipelines if input_context is not None else 1
         dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
         # One input pipeline per worker, each with its own share: of the
@@ -92,6 +115,8 @@ def make_input_fn(file_pattern, feature_spec, label_key, batch_size, repeat, see
         if repeat:
             dataset = dataset.shuffle(10_000, seed=seed).repeat()
         dataset = dataset.batch(batch_size).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+        if cache:
+            dataset = dataset.cache()
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     input_fn.returns_dataset = True  # the estimator need not trace it to find out
@@ -247,8 +272,10 @@ def train_in_process(input_dict, output_dict, exec_properties):
     train_pattern = os.path.join(artifact_utils.get_split_uri(examples, "train"), "*.gz")
     eval_batch = int(exec_properties["eval_batch_size"])
 
-    def input_fn(pattern, batch_size, repeat, part):
-        return make_input_fn(pattern, feature_spec, label_key, batch_size, repeat, seed, part)
+    def input_fn(pattern, batch_size, repeat, part, cache=False):
+        return make_input_fn(
+            pattern, feature_spec, label_key, batch_size, repeat, seed, part, cache
+        )
 
     validation, scratch = (None, None), None
     if holdout:
@@ -257,11 +284,12 @@ def train_in_process(input_dict, output_dict, exec_properties):
             stopping.MAX_VALIDATION_EXAMPLES,
         )
         batches = math.ceil(held_out / eval_batch)
-        pattern, part = train_pattern, "validation"
-        if not _in_a_cluster(tf_config):  # this process alone validates: a copy to read
+        if _in_a_cluster(tf_config):
+            validation = (input_fn(train_pattern, eval_batch, False, "validation"), batches)
+        else:  # this process alone validates: a copy to read whole, kept in memory
             scratch = tempfile.mkdtemp(prefix="trainer-validation-")
-            pattern, part = held_out_copy(train_pattern, batches * eval_batch, scratch), None
-        validation = (input_fn(pattern, eval_batch, False, part), batches)
+            copy = held_out_copy(train_pattern, batches * eval_batch, scratch)
+            validation = (input_fn(copy, eval_batch, False, None, cache=True), None)
 
     def fit(model, model_dir):
         # Built once to see how it wants its input (cheap: no variables yet), then again
