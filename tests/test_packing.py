@@ -94,13 +94,34 @@ def test_the_transform_packs_numbers_with_nan_and_texts_with_empty_for_missing()
 
 def test_serving_packs_parsed_examples_as_the_transform_does():
     _, numbers, texts = _arrow_packed()
-    spec = packing.serving_spec(
-        schema_utils.schema_as_feature_spec(SCHEMA_PROTO).feature_spec, PACKING
-    )
-    parsed = packing.pack_parsed(tf.io.parse_example(tf.constant(EXAMPLES), spec), PACKING)
+    spec = schema_utils.schema_as_feature_spec(SCHEMA_PROTO).feature_spec
+    parsed = packing.parse_packed(tf.constant(EXAMPLES), spec, PACKING)
     assert set(parsed) == {"y", NUMBERS, TEXTS}
     np.testing.assert_array_equal(parsed[NUMBERS].numpy(), numbers)
     assert parsed[TEXTS].numpy().tolist() == texts.tolist()
+    np.testing.assert_array_equal(parsed["y"].numpy(), [[0], [1], [1], [0]])
+
+
+def test_serving_parses_a_wide_tables_packed_columns_in_a_graph_that_does_not_grow_with_them():
+    def ops(columns):
+        wide = Packing(numbers=tuple((f"n{i}", "FLOAT") for i in range(columns)))
+        spec = {name: tf.io.FixedLenFeature([], tf.float32) for name, _ in wide.numbers}
+        graph = tf.Graph()
+        with graph.as_default():
+            serialized = tf.compat.v1.placeholder(tf.string, [None])
+            packing.parse_packed(serialized, spec, wide)
+        return len(graph.get_operations())
+
+    assert ops(500) == ops(5) < 20
+
+
+def test_serving_refuses_a_packed_column_with_two_values_naming_it():
+    example = tf.train.Example()
+    example.features.feature["f"].float_list.value.extend([1.0, 2.0])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Key: f"):
+        packing.parse_packed(
+            tf.constant([example.SerializeToString()]), {}, Packing(numbers=(("f", "FLOAT"),))
+        )
 
 
 def test_packing_without_one_kind_leaves_its_tensor_out():

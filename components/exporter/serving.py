@@ -28,13 +28,11 @@ def _packing(tft_output):
 def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key, packed=None):
     """Parses serialized raw examples (no label), packs them as `packed` says (a wide
     table's, components/transform/packing.py) and applies the transform graph."""
-    serving_spec = {
-        k: v for k, v in packing.serving_spec(raw_feature_spec, packed).items() if k != label_key
-    }
+    serving_spec = {k: v for k, v in raw_feature_spec.items() if k != label_key}
 
     def receiver_fn():
         serialized = tf.compat.v1.placeholder(tf.string, [None], name="input_example_tensor")
-        raw = packing.pack_parsed(tf.io.parse_example(serialized, serving_spec), packed)
+        raw = packing.parse_packed(serialized, serving_spec, packed)
         return export_lib.ServingInputReceiver(tft_layer(raw), {"examples": serialized})
 
     return receiver_fn
@@ -58,13 +56,11 @@ def _transform_features_function(module, tft_output):
     """Raw examples, label included, to the transformed features; `module` keeps the layer."""
     module.tft_layer = tft_output.transform_features_layer()
     packed = _packing(tft_output)
-    raw_spec = packing.serving_spec(tft_output.raw_feature_spec(), packed)
+    raw_spec = tft_output.raw_feature_spec()
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
     def transform_features(examples):
-        return module.tft_layer(
-            packing.pack_parsed(tf.io.parse_example(examples, raw_spec), packed)
-        )
+        return module.tft_layer(packing.parse_packed(examples, raw_spec, packed))
 
     return transform_features.get_concrete_function()
 
