@@ -144,7 +144,7 @@ def test_slices_are_one_per_value_held_and_skip_examples_without_one():
         ],
         ["company", "hour"],
     )
-    rows, groups, keys = slice_groups(batch, ["company", "hour", "absent"])
+    rows, groups, keys = slice_groups(batch.num_rows, batch, ["company", "hour", "absent"])
     members = {keys[g]: sorted(rows[groups == g].tolist()) for g in range(len(keys))}
     assert members == {
         (): [0, 1, 2, 3],
@@ -153,6 +153,11 @@ def test_slices_are_one_per_value_held_and_skip_examples_without_one():
         (("hour", 7),): [0, 1],
         (("hour", 8),): [2, 3],
     }
+
+
+def test_without_slice_features_every_example_is_in_the_overall_slice_undecoded():
+    rows, groups, keys = slice_groups(3, None, [])
+    assert rows.tolist() == [0, 1, 2] and groups.tolist() == [0, 0, 0] and keys == [()]
 
 
 def test_per_slice_totals_equal_each_slice_scored_alone():

@@ -51,6 +51,34 @@ def test_batches_come_in_file_order_and_equal_one_decoder(tmp_path, monkeypatch)
     assert table.column("word").null_count == 334
 
 
+def test_a_heavy_batch_is_decoded_in_parts_and_put_back_together_in_order(tmp_path, monkeypatch):
+    """A batch of more bytes than DECODE_PART_BYTES (a wide table's) is decoded in parts
+    on the threads: one batch per file's batch as before, equal to one decoder's."""
+    records = [_example(row) for row in range(1000)]
+    path = str(tmp_path / "data.gz")
+    with tf.io.TFRecordWriter(path, "GZIP") as writer:
+        for record in records:
+            writer.write(record)
+    monkeypatch.setattr(examples_reader, "READ_BATCH", 400)
+    monkeypatch.setattr(examples_reader, "DECODE_PART_BYTES", 1000)
+    decoded = []
+    decode_batch = example_coder.ExamplesToRecordBatchDecoder.DecodeBatch
+    monkeypatch.setattr(
+        example_coder.ExamplesToRecordBatchDecoder,
+        "DecodeBatch",
+        lambda self, batch: decoded.append(len(batch)) or decode_batch(self, batch),
+    )
+
+    batches = list(examples_reader.record_batches(path, SCHEMA))
+
+    assert [b.num_rows for b in batches] == [400, 400, 200]
+    assert len(decoded) > 3 and max(decoded) < 400  # each batch in parts
+    one_decoder = example_coder.ExamplesToRecordBatchDecoder(SCHEMA.SerializeToString())
+    assert pa.Table.from_batches(batches).equals(
+        pa.Table.from_batches([one_decoder.DecodeBatch(records)])
+    )
+
+
 def _write(path: pathlib.Path, records: list[bytes], compression: str = "") -> str:
     with tf.io.TFRecordWriter(str(path), compression) as writer:
         for record in records:

@@ -67,11 +67,11 @@ class EvaluatedModel:
     path: str
 
 
-def slice_groups(record_batch, slice_features):
-    """(rows, groups, keys): row i of the batch is in slice keys[groups[j]] for each j with
-    rows[j] == i. Key () is the overall slice; ((feature, value),) a feature's value slice,
-    one per value an example holds (none when it holds none), as TFMA slices."""
-    n = record_batch.num_rows
+def slice_groups(n, record_batch, slice_features):
+    """(rows, groups, keys): row i of the batch of `n` examples is in slice keys[groups[j]]
+    for each j with rows[j] == i. Key () is the overall slice; ((feature, value),) a
+    feature's value slice, one per value an example holds (none when it holds none), as
+    TFMA slices. `record_batch`: the examples decoded (None without `slice_features`)."""
     rows, groups, keys = [np.arange(n)], [np.zeros(n, dtype=np.int64)], [()]
     for feature in slice_features:
         index = record_batch.schema.get_field_index(feature)
@@ -195,9 +195,10 @@ class _ScoreBatch(beam.DoFn):
         self._decoder = example_coder.ExamplesToRecordBatchDecoder()
 
     def process(self, serialized):
-        rows, groups, keys = slice_groups(
-            self._decoder.DecodeBatch(list(serialized)), self._slice_features
-        )
+        # Decoded only to find the slices: on a wide table, decoding every feature cost
+        # more than scoring.
+        decoded = self._decoder.DecodeBatch(list(serialized)) if self._slice_features else None
+        rows, groups, keys = slice_groups(len(serialized), decoded, self._slice_features)
         for name, scorer in self._scorers:
             labels, predictions = scorer(serialized)
             if self._task == "multiclass":
