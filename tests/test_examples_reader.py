@@ -34,10 +34,7 @@ def test_batches_come_in_file_order_and_equal_one_decoder(tmp_path, monkeypatch)
     """Many batches over several threads: the same table, row for row, as one decoder
     over the whole file, with absent features null."""
     records = [_example(row) for row in range(1000)]
-    path = str(tmp_path / "data.gz")
-    with tf.io.TFRecordWriter(path, "GZIP") as writer:
-        for record in records:
-            writer.write(record)
+    path = _write(tmp_path / "data.gz", records, "GZIP")
     monkeypatch.setattr(examples_reader, "READ_BATCH", 37)
     monkeypatch.setattr(examples_reader, "DECODE_THREADS", 3)
 
@@ -55,10 +52,7 @@ def test_a_heavy_batch_is_decoded_in_parts_and_put_back_together_in_order(tmp_pa
     """A batch of more bytes than DECODE_PART_BYTES (a wide table's) is decoded in parts
     on the threads: one batch per file's batch as before, equal to one decoder's."""
     records = [_example(row) for row in range(1000)]
-    path = str(tmp_path / "data.gz")
-    with tf.io.TFRecordWriter(path, "GZIP") as writer:
-        for record in records:
-            writer.write(record)
+    path = _write(tmp_path / "data.gz", records, "GZIP")
     monkeypatch.setattr(examples_reader, "READ_BATCH", 400)
     monkeypatch.setattr(examples_reader, "DECODE_PART_BYTES", 1000)
     decoded = []
