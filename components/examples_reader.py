@@ -29,9 +29,10 @@ READ_BATCH = 4096  # examples decoded at once
 # Threads decoding one file's batches. A few at most: a Beam runner may run several
 # files' DoFns at once already.
 DECODE_THREADS = min(4, os.cpu_count() or 1)
-# With a schema, a batch of more serialized bytes than this is decoded in parts, one per
-# thread, and put back together: a wide table's file is one batch of a few thousand
-# examples, which one thread decoded alone (a millisecond an example at 2,000 columns).
+# With a schema, a batch of at least twice this many serialized bytes is decoded in parts
+# of at least this many, on up to DECODE_THREADS threads, and put back together: a wide
+# table's file is one batch of a few thousand examples, which one thread decoded alone (a
+# millisecond an example at 2,000 columns).
 DECODE_PART_BYTES = 1 << 20
 
 
