@@ -357,3 +357,45 @@ def test_split_search_matches_a_plain_search_over_mixed_features():
         assert gain[k] == pytest.approx(s - score(total_g, total_h), rel=1e-4, abs=1e-5)
         assert left[k, 0] == pytest.approx(-lg / (lh + 0.5), rel=1e-4)
         assert right[k, 0] == pytest.approx(-(total_g - lg) / (total_h - lh + 0.5), rel=1e-4)
+
+
+def test_bucket_ids_of_every_kind_of_column_in_feature_order():
+    """Dense identity columns (read side by side), a column of sparse ids, a vocabulary
+    column, a bucketized and a numeric one: each feature's ids where the layout puts it,
+    a missing or out-of-range id in the extra bucket, or the column's default_value."""
+    from components.trainer.estimator.canned import tree_ensemble as te
+
+    fc = tf.feature_column
+    columns = [
+        fc.numeric_column("n"),
+        fc.bucketized_column(fc.numeric_column("b"), [0.0, 1.0]),
+        fc.categorical_column_with_identity("plain", 4),
+        fc.indicator_column(fc.categorical_column_with_identity("wide", 3)),
+        fc.categorical_column_with_identity("fallback", 5, default_value=2),
+        fc.categorical_column_with_identity("sparse", 4),
+        fc.categorical_column_with_vocabulary_list("word", ["a", "b"], default_value=-1),
+    ]
+    layout = te.FeatureLayout(columns, 3)
+    features = {
+        "n": tf.constant([[0.5], [2.0], [-1.0], [9.0]]),
+        "b": tf.constant([-0.5, 0.5, 1.5, 0.0]),
+        "plain": tf.constant([0, 3, 4, -1], tf.int64),
+        "wide": tf.constant([[2], [7], [0], [-3]], tf.int64),
+        "fallback": tf.constant([4, 5, -1, 9], tf.int64),
+        "sparse": tf.sparse.SparseTensor([[0, 0], [2, 0]], tf.constant([3, 1], tf.int64), [4, 1]),
+        "word": tf.constant([[b"b"], [b"zz"], [b"a"], [b""]]),
+    }
+    boundaries = tf.constant([[0.0, 1.0]])
+    ids = layout.bucket_ids(features, boundaries).numpy()
+    expected = {
+        "n": [1, 2, 0, 2],
+        "b_bucketized": [0, 1, 2, 1],
+        "plain": [0, 3, 4, 4],
+        "wide": [2, 3, 0, 3],
+        "fallback": [4, 2, 5, 2],
+        "sparse": [3, 4, 1, 4],
+        "word": [1, 2, 0, 2],
+    }
+    assert sorted(layout.names) == sorted(expected)
+    for f, name in enumerate(layout.names):
+        assert ids[:, f].tolist() == expected[name], name

@@ -136,8 +136,16 @@ class FeatureLayout:
             values = self.numeric_values(features, cache)
             ids = tf.searchsorted(boundaries, tf.transpose(values), side="right")
             parts.append(tf.transpose(tf.cast(ids, tf.int32)))
+        rest = self.entries[self.num_numeric :]
+        # Dense integer ids of identity columns (the auto model's category columns), all
+        # at once: one id per feature, a few ops a feature in every graph traced (train,
+        # evaluation, serving) made the tracing of 200 of them seconds each time.
+        identity = [i for i, entry in enumerate(rest) if _dense_identity(entry, features)]
+        if identity:
+            parts.append(self._identity_ids(features, [rest[i] for i in identity]))
+        others = [i for i in range(len(rest)) if i not in set(identity)]
         bucketized = {}
-        for kind, buckets, _, column, dim in self.entries[self.num_numeric :]:
+        for kind, buckets, _, column, dim in (rest[i] for i in others):
             if kind == BUCKETIZED:
                 if column.name not in bucketized:
                     ids = cache.get(column, None)
@@ -147,40 +155,75 @@ class FeatureLayout:
                 parts.append(bucketized[column.name][:, dim : dim + 1])
             else:
                 parts.append(self._category_ids(features, cache, column, buckets - 1)[:, None])
-        return tf.concat(parts, axis=1)
+        ids = tf.concat(parts, axis=1)
+        if not identity or len(identity) == len(rest):
+            return ids
+        # Back to feature order: numbers, the identity block, then the others as computed.
+        position = np.empty(len(rest), np.int64)
+        position[identity + others] = np.arange(len(rest))
+        order = np.concatenate([np.arange(self.num_numeric), self.num_numeric + position])
+        return tf.gather(ids, order, axis=1)
+
+    @staticmethod
+    def _identity_ids(features, entries):
+        """The ids of dense identity columns (`_dense_identity`) side by side, [batch,
+        len(entries)]: `num_buckets` where one is missing or out of range, the column's
+        default_value (when it has one) for an out-of-range id but -1."""
+        raw = [features[_categorical_of(entry[3]).key] for entry in entries]
+        if len({r.dtype for r in raw}) > 1:
+            raw = [tf.cast(r, tf.int64) for r in raw]
+        if all(r.shape.rank == 1 for r in raw):  # one op for them all, as parsed
+            raw = tf.stack(raw, axis=1)
+        else:
+            raw = tf.concat([tf.reshape(r, [-1, 1]) for r in raw], axis=1)
+        raw = tf.cast(raw, tf.int32)
+        num_buckets = np.array([entry[1] - 1 for entry in entries], np.int32)
+        defaults = [_categorical_of(entry[3]).default_value for entry in entries]
+        outside = (raw < 0) | (raw >= num_buckets)
+        if any(default is not None for default in defaults):
+            has_default = np.array([d is not None for d in defaults])
+            default = np.array([d or 0 for d in defaults], np.int32)
+            replaced = tf.where(raw == -1, num_buckets, default)
+            raw = tf.where(outside & has_default, replaced, raw)
+            outside = (raw < 0) | (raw >= num_buckets)
+        return tf.where(outside, num_buckets, raw)
 
     @staticmethod
     def _category_ids(features, cache, column, num_buckets):
-        """One id per example, `num_buckets` where it is missing or out of range."""
-        categorical = column.categorical_column if hasattr(column, "categorical_column") else column
-        raw = features.get(getattr(categorical, "key", None))
-        if (
-            isinstance(categorical, fc_lib.IdentityCategoricalColumn)
-            and isinstance(raw, tf.Tensor)
-            and raw.dtype.is_integer
-            and (raw.shape.rank == 1 or (raw.shape.rank == 2 and raw.shape[1] == 1))
-        ):
-            ids = tf.reshape(tf.cast(raw, tf.int32), [-1])
-            if categorical.default_value is not None:
-                ids = tf.where(
-                    (ids < 0) | (ids >= num_buckets),
-                    tf.where(ids == -1, num_buckets, categorical.default_value),
-                    ids,
-                )
-        else:
-            sparse = categorical.get_sparse_tensors(cache, None).id_tensor
-            dense = tf.sparse.to_dense(sparse, default_value=-1)
-            check = tf.debugging.assert_less_equal(
-                tf.shape(dense)[1],
-                1,
-                message=f"Boosted trees split on one category id per example; column "
-                f"{column.name!r} got several ids in one example.",
-            )
-            with tf.control_dependencies([check]):
-                ids = tf.cast(
-                    tf.concat([dense, -tf.ones_like(dense[:, :1])], axis=1)[:, 0], tf.int32
-                )
+        """One id per example, `num_buckets` where it is missing or out of range: a column
+        of sparse ids, or not of identity ids (the dense identity ones: `_identity_ids`)."""
+        categorical = _categorical_of(column)
+        sparse = categorical.get_sparse_tensors(cache, None).id_tensor
+        dense = tf.sparse.to_dense(sparse, default_value=-1)
+        check = tf.debugging.assert_less_equal(
+            tf.shape(dense)[1],
+            1,
+            message=f"Boosted trees split on one category id per example; column "
+            f"{column.name!r} got several ids in one example.",
+        )
+        with tf.control_dependencies([check]):
+            ids = tf.cast(tf.concat([dense, -tf.ones_like(dense[:, :1])], axis=1)[:, 0], tf.int32)
         return tf.where((ids < 0) | (ids >= num_buckets), num_buckets, ids)
+
+
+def _categorical_of(column):
+    return column.categorical_column if hasattr(column, "categorical_column") else column
+
+
+def _dense_identity(entry, features):
+    """Whether `entry` is a categorical column of identity ids read from a dense integer
+    feature of one id per example ([batch] or [batch, 1])."""
+    kind, _, _, column, _ = entry
+    if kind != CATEGORICAL:
+        return False
+    categorical = _categorical_of(column)
+    raw = features.get(getattr(categorical, "key", None))
+    return (
+        isinstance(categorical, fc_lib.IdentityCategoricalColumn)
+        and isinstance(raw, tf.Tensor)
+        and raw.dtype.is_integer
+        and (raw.shape.rank == 1 or (raw.shape.rank == 2 and raw.shape[1] == 1))
+    )
 
 
 # ----------------------------------------------------------------- quantiles
