@@ -143,7 +143,8 @@ class FeatureLayout:
         identity = [i for i, entry in enumerate(rest) if _dense_identity(entry, features)]
         if identity:
             parts.append(self._identity_ids(features, [rest[i] for i in identity]))
-        others = [i for i in range(len(rest)) if i not in set(identity)]
+        read_together = set(identity)
+        others = [i for i in range(len(rest)) if i not in read_together]
         bucketized = {}
         for kind, buckets, _, column, dim in (rest[i] for i in others):
             if kind == BUCKETIZED:
