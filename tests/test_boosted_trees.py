@@ -333,7 +333,8 @@ def test_split_search_matches_a_plain_search_over_mixed_features():
     g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
     stats = np.stack([g, h], 1).astype(np.float32)
     params = TreeParams(1, 3, 0.1, 0.0, 0.5, 0.0, 0.0, False, "none", 0.25, 1, True)
-    hist = te.histogram(te.Columns.of(tf.constant(ids)), tf.constant(node), stats, layout, nodes)
+    columns = te.Columns.of(tf.constant(ids), layout.offsets)
+    hist = te.histogram(columns, tf.constant(node), stats, layout, nodes)
     gain, feature, threshold, left, right, _ = (
         t.numpy() for t in te.best_splits(hist, nodes, layout, params, 1)
     )

@@ -275,24 +275,28 @@ def descend(feature, threshold, node, ids, is_equality):
 
 
 class Columns:
-    """Bucket ids feature by feature, [features, batch]: the layout training reads them
-    in (the histogram bins one feature's examples at a time), kept whole between steps
-    when training in memory."""
+    """Training's bucket ids feature by feature, [features, batch], each held as its
+    position in a node's row of the histogram (its feature's offset plus its bucket): a
+    layer's histogram bins are then these plus each example's node row, one broadcast
+    addition (`histogram`). Kept whole between steps when training in memory."""
 
-    def __init__(self, values):
-        self.values = values
-        self._flat = tf.reshape(values, [-1])
-        self._batch = tf.shape(values)[1]
+    def __init__(self, positions, offsets):
+        self.values = positions
+        self._offsets = tf.constant(offsets)
+        self._flat = tf.reshape(positions, [-1])
+        self._batch = tf.shape(positions)[1]
         self.examples = tf.range(self._batch)
 
     @classmethod
-    def of(cls, x):
-        """From bucket ids example by example, [batch, features]."""
-        return cls(tf.transpose(x))
+    def of(cls, x, offsets):
+        """From bucket ids example by example, [batch, features], and each feature's
+        offset (`FeatureLayout.offsets`)."""
+        return cls(tf.transpose(x) + offsets[:, None], offsets)
 
     def at(self, feature):
         """Each example's bucket id of `feature` [batch] (one feature per example)."""
-        return tf.gather(self._flat, feature * self._batch + self.examples)
+        position = tf.gather(self._flat, feature * self._batch + self.examples)
+        return position - tf.gather(self._offsets, feature)
 
 
 def traverse_tree(feature, threshold, ids, is_equality, depth):
@@ -374,46 +378,48 @@ def _scores(left, totals, scale, params, dim):
     return gain_left + gain_right
 
 
-def node_order(layout, first, nodes):
-    """[nodes, positions]: where each (node, bucket position) of features `first` on is
-    in their part of a `histogram` (feature f's [nodes, buckets] block at offsets[f] *
-    nodes)."""
-    feature = np.repeat(np.arange(first, layout.num_features), layout.num_buckets[first:])
-    start = (layout.offsets[feature] - layout.offsets[first]).astype(np.int32)
-    within = np.arange(len(feature), dtype=np.int32) - start
-    node = tf.range(nodes)[:, None]
-    return start[None, :] * nodes + node * layout.num_buckets[feature][None, :] + within[None, :]
+def _cumulative(x):
+    """Cumulative sums along the last axis. On CPUs a product with a triangle of ones:
+    XLA computes a cumulative sum as a sum over a window per element, a hundred additions
+    each on 100 buckets, three times the product's time (bench/boosted_trees_histogram.py).
+    Where a GPU is visible, the sum itself: its matrix products may round to TensorFloat-32."""
+    if tf.config.list_logical_devices("GPU"):
+        return tf.cumsum(x, axis=-1)
+    size = x.shape[-1]
+    return tf.reshape(
+        tf.reshape(x, [-1, size]) @ np.triu(np.ones((size, size), np.float32)), tf.shape(x)
+    )
 
 
 def best_splits(hist, nodes, layout, params, logits_dimension):
-    """Best split of every node from its `histogram` (feature by feature, `nodes` nodes),
-    as tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality splits
+    """Best split of every node from its `histogram` (k statistics, `nodes` nodes), as
+    tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality splits
     send buckets <= threshold left, equality splits the threshold's bucket), vectorized
     over nodes, features and buckets.  (TF 2.21 ships that op without a kernel.)
     Returns (gain, feature, threshold, left weight, right weight, ok)."""
-    dim, k = logits_dimension, hist.shape[-1]
+    dim, k, total = logits_dimension, len(hist), layout.total_buckets
+    by_statistic = tf.reshape(tf.stack(hist), [k, nodes, total])
+    sums = tf.transpose(by_statistic, [1, 2, 0])  # [nodes, total, k]
     buckets = int(layout.num_buckets[0])  # every example is in one of feature 0's buckets
-    totals = tf.reduce_sum(tf.reshape(hist[: nodes * buckets], [nodes, buckets, k]), axis=1)
+    totals = tf.reduce_sum(sums[:, :buckets], axis=1)
     diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
     node_scale = tf.reduce_mean(tf.abs(diagonal), axis=1)
-    # Each group of same-size inequality features is one block [features, nodes, buckets,
+    # Each group of same-size inequality features is one block [nodes, features, buckets,
     # k]: a split sends its buckets up to the threshold left (a cumulative sum along the
-    # buckets).  Scores come out in node order.
+    # buckets).  Scores come out in position order.
     scores = []
     for first, count, buckets in layout.groups:
-        begin = int(layout.offsets[first]) * nodes
-        left = tf.reshape(hist[begin : begin + count * buckets * nodes], [count, nodes, buckets, k])
-        left = tf.cumsum(left, axis=2)
-        score = _scores(left, totals[None, :, None, :], node_scale[None, :, None], params, dim)
-        scores.append(tf.reshape(tf.transpose(score, [1, 0, 2]), [nodes, count * buckets]))
+        begin = int(layout.offsets[first])
+        block = by_statistic[:, :, begin : begin + count * buckets]
+        left = _cumulative(tf.reshape(block, [k, nodes, count, buckets]))
+        left = tf.transpose(left, [1, 2, 3, 0])
+        score = _scores(left, totals[:, None, None, :], node_scale[:, None, None], params, dim)
+        scores.append(tf.reshape(score, [nodes, count * buckets]))
     if layout.equality_from < layout.num_features:
         # The categorical features together, whatever their sizes (as many sizes as
         # columns, often: a block each would be a graph, and an XLA compilation, that
-        # grows with them), gathered to node order; a split sends one bucket left.
-        left = tf.gather(
-            hist[int(layout.offsets[layout.equality_from]) * nodes :],
-            node_order(layout, layout.equality_from, nodes),
-        )
+        # grows with them); a split sends one bucket left.
+        left = sums[:, int(layout.offsets[layout.equality_from]) :]
         scores.append(_scores(left, totals[:, None, :], node_scale[:, None], params, dim))
     score = tf.concat(scores, axis=1) if len(scores) > 1 else scores[0]
     best = tf.argmax(score, axis=1, output_type=tf.int32)
@@ -425,13 +431,14 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     # The chosen split's left sums, from its feature's buckets in the node.
     size = tf.gather(layout.num_buckets, feature)[:, None]
     bucket = tf.range(int(layout.num_buckets.max()))[None, :]
-    rows = (start * nodes + tf.range(nodes) * size[:, 0])[:, None] + tf.minimum(bucket, size - 1)
+    positions = start[:, None] + tf.minimum(bucket, size - 1)
     taken = tf.where(
         tf.gather(layout.is_equality, feature)[:, None],
         tf.equal(bucket, threshold[:, None]),
         bucket <= threshold[:, None],
     )
-    best_left = tf.reduce_sum(tf.where(taken[..., None], tf.gather(hist, rows), 0.0), axis=1)
+    chosen = tf.gather(sums, positions, batch_dims=1)
+    best_left = tf.reduce_sum(tf.where(taken[..., None], chosen, 0.0), axis=1)
     left_weight, _ = _weights_and_gains(best_left[:, :dim], best_left[:, dim:], params, node_scale)
     best_right = totals - best_left
     right_weight, _ = _weights_and_gains(
@@ -443,46 +450,29 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
 
 
 def histogram(ids, node_in_layer, stats, layout, nodes_in_layer):
-    """Sums of `stats` [batch, k] per (feature, node in layer, bucket), feature by
-    feature: [nodes_in_layer * total_buckets, k], feature f's [nodes_in_layer,
-    num_buckets[f]] block at offsets[f] * nodes_in_layer.  `ids`: `Columns`.  Examples
-    with node -1 are left out (they count with weight zero).
+    """Sums of `stats` [batch, k] per (node in layer, feature, bucket): k tensors
+    [nodes_in_layer * total_buckets], node n's row at n * total_buckets, feature f's
+    buckets at offsets[f] in it.  `ids`: `Columns`.  Examples with node -1 are left out
+    (they count with weight zero).
 
-    One weighted bincount per column of `stats` and group of same-size inequality
-    features (the categorical ones: one group), over the examples feature by feature:
-    the bins one feature's examples fall in (its buckets in each node) are then a few
-    KB, in cache, where bins in node order spread each example's features over
-    megabytes; and within a group of one size an example's bin is its id plus a
-    per-feature and a per-example term, two broadcast additions
+    One weighted bincount per column of `stats` over the examples feature by feature: the
+    bins one feature's examples fall in (its buckets in each node) are then a few KB, in
+    cache, where examples one by one spread their bins over megabytes; an example's bin is
+    its position plus its node's row, one broadcast addition
     (bench/boosted_trees_histogram.py)."""
     kept = node_in_layer >= 0
     node = tf.where(kept, node_in_layer, 0)
     stats = tf.where(kept[:, None], stats, tf.zeros_like(stats))
-    parts = []  # (first feature, count, [count, batch] bins less the ids, buckets in all)
-    for first, count, buckets in layout.groups:
-        starts = tf.range(count)[:, None] * (buckets * nodes_in_layer)
-        parts.append((first, count, starts + (node * buckets)[None, :], count * buckets))
-    equality = layout.equality_from
-    if equality < layout.num_features:  # the categorical features together (best_splits)
-        offsets = layout.offsets[equality:] - layout.offsets[equality]
-        sizes = tf.constant(layout.num_buckets[equality:])
-        starts = tf.constant(offsets)[:, None] * nodes_in_layer + node[None, :] * sizes[:, None]
-        size = layout.total_buckets - int(layout.offsets[equality])
-        parts.append((equality, layout.num_features - equality, starts, size))
-    blocks = []
-    for first, count, starts, size in parts:
-        columns = ids.values[first : first + count]
-        bins = tf.reshape(columns + starts, [-1])
-        sums = [
-            tf.raw_ops.DenseBincount(
-                input=bins,
-                size=size * nodes_in_layer,
-                weights=tf.reshape(tf.broadcast_to(stats[None, :, j], tf.shape(columns)), [-1]),
-            )
-            for j in range(stats.shape[-1])
-        ]
-        blocks.append(tf.stack(sums, axis=1))
-    return tf.concat(blocks, axis=0) if len(blocks) > 1 else blocks[0]
+    bins = tf.reshape(ids.values + (node * layout.total_buckets)[None, :], [-1])
+    shape = tf.shape(ids.values)
+    return [
+        tf.raw_ops.DenseBincount(
+            input=bins,
+            size=nodes_in_layer * layout.total_buckets,
+            weights=tf.reshape(tf.broadcast_to(stats[None, :, j], shape), [-1]),
+        )
+        for j in range(stats.shape[-1])
+    ]
 
 
 def center_bias_step(mean_g, mean_h, params):

@@ -202,7 +202,7 @@ class Ensemble:
             self.cache_ready = variable(False, "cache_ready", **_LOCAL)
             self.cached_columns = variable(
                 np.zeros((layout.num_features, 0), np.int32),
-                "cached_bucket_ids",
+                "cached_bucket_positions",
                 shape=tf.TensorShape([layout.num_features, None]),
                 **_LOCAL,
             )
@@ -293,7 +293,7 @@ class Grower:
         e = self.e
         if not self.params.train_in_memory:
             x = e.bucket_ids(self.features)
-            ids = te.Columns.of(x)
+            ids = te.Columns.of(x, self.layout.offsets)
             nodes = te.traverse_tree(
                 e.feature[e.tree], e.threshold[e.tree], ids, e.is_equality, self.params.max_depth
             )
@@ -309,7 +309,7 @@ class Grower:
         def fresh():
             # Before the quantile boundaries exist the trees are empty, and the bucket
             # ids meaningless: nothing is kept then.
-            ids = te.Columns.of(e.bucket_ids(self.features))
+            ids = te.Columns.of(e.bucket_ids(self.features), self.layout.offsets)
             base = self._finished_trees_logits(ids)
             nodes = te.traverse_tree(
                 e.feature[e.tree], e.threshold[e.tree], ids, e.is_equality, self.params.max_depth
@@ -325,7 +325,9 @@ class Grower:
                 return tf.identity(ids.values), tf.identity(base), tf.identity(nodes)
 
         columns, base, nodes = tf.cond(e.cache_ready, cached, fresh)
-        ids = te.Columns(tf.ensure_shape(columns, [self.layout.num_features, None]))
+        ids = te.Columns(
+            tf.ensure_shape(columns, [self.layout.num_features, None]), self.layout.offsets
+        )
         logits = base + tf.gather(e.value[e.tree], nodes)
         return ids, logits, nodes, base
 
@@ -442,10 +444,15 @@ class Grower:
         # over batches: the deepest layer's size, the accumulator's.
         layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
         hist = te.histogram(ids, relative, self._stats(logits), self.layout, layer_nodes)
+        if params.n_batches_per_layer == 1:
+            return self._split(hist, layer_nodes, ids, nodes, relative, base)
+        # Accumulated in one [layer nodes * total buckets, k] variable.
         return self._accumulated(
-            hist,
-            getattr(e, "stats_sum", None),
-            lambda mean: self._split(mean, layer_nodes, ids, nodes, relative, base),
+            tf.stack(hist, axis=1),
+            e.stats_sum,
+            lambda mean: self._split(
+                tf.unstack(mean, axis=1), layer_nodes, ids, nodes, relative, base
+            ),
         )
 
     def _split(self, hist, layer_nodes, ids, nodes, relative, base):
