@@ -10,6 +10,7 @@ import re
 import shutil
 
 import apache_beam as beam
+import pyarrow as pa
 import pytest
 import tensorflow as tf
 from tensorflow_metadata.proto.v0 import schema_pb2
@@ -541,3 +542,34 @@ def test_clean_batches_stay_on_the_arrow_path_when_a_column_has_no_value(tmp_pat
     (whole,) = executor.plan_ranges(0, str(path))
     counts = [count for _, _, count in parse._arrow_batches(whole, None)]
     assert len(counts) > 1 and sum(counts) == 51
+
+
+# Texts where Arrow's casts and the strict parser's patterns part ways, and their neighbours.
+_NUMBER_TEXTS = [
+    *("1", "-1", "+1", "01", "00", "-0", " 7 ", "1.", ".5", "-.5", "+.5", "1.e5", "1e5"),
+    *("1E+5", "1e-5", "1e", "e5", ".", "-", "+", "+-1", "--1", "1e+", "nan", "NaN", "inf"),
+    *("-inf", "Infinity", "1e400", "1e-400", "3.5e38", "3.4e38", "0x10", "0X1f", "1_000"),
+    *("1,5", "1.5.5", "1d", "1f", "١٢", "9223372036854775807", "9223372036854775808"),
+    *("-9223372036854775808", "-9223372036854775809", "+9223372036854775808", "+0x1"),
+]
+
+
+@pytest.mark.parametrize("kind", ["INT", "FLOAT"])
+def test_arrow_typing_agrees_with_the_strict_parser(kind):
+    """A column is numbers exactly when `parse_value` takes every cell, alone and beside
+    plain numbers, with the values it parses."""
+    from components.example_gen.kinds import arrow_numbers, parse_value
+
+    def parsed(texts):
+        try:
+            return [parse_value(kind, text) for text in texts]
+        except ValueError:
+            return None
+
+    for text in _NUMBER_TEXTS:
+        for texts in ([text], ["2", text, "3"]):
+            numbers = arrow_numbers(kind, pa.array(texts))
+            expected = parsed(texts)
+            assert (numbers is None) == (expected is None), texts
+            if expected is not None:
+                assert numbers.to_pylist() == expected, texts

@@ -49,28 +49,48 @@ def arrow_numbers(kind: str, values: pa.Array) -> pa.Array | None:
     """`values` (text, none of it missing) as int64 for INT or float64 for FLOAT when
     `parse_value` accepts every one of them, else None; checked by Arrow kernels on the
     whole array: the same patterns, the int64 and float32 ranges."""
-    stripped = pc.utf8_trim_whitespace(values)
-    pattern = INT_PATTERN if kind == "INT" else FLOAT_PATTERN
-    # min_count=0: a batch where the column has no value at all is clean (Arrow's
-    # default would say null, and send the rest of the range a row at a time).
-    matches = pc.match_substring_regex(stripped, f"^{pattern}$")
-    if not pc.all(matches, min_count=0).as_py():
-        return None
-    stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # Arrow's casts refuse '+'
+    return _numbers(kind, pc.utf8_trim_whitespace(values))
+
+
+def _numbers(kind: str, stripped: pa.Array) -> pa.Array | None:
+    """`arrow_numbers` of values stripped of surrounding blanks.
+
+    A FLOAT column is cast first: Arrow's float grammar is the pattern's, plus 'nan' and
+    'inf', which the float32 range check refuses as it refuses overflows; the cast is a
+    third of the pattern's time (a wide table's typing was mostly matching it). Only where
+    the cast fails does the pattern decide (and a failing cast costs ten times a match:
+    INT, which most numbers fail, is matched first)."""
+    numbers = _cast(stripped, kind) if kind == "FLOAT" else None
+    if numbers is None:
+        pattern = INT_PATTERN if kind == "INT" else FLOAT_PATTERN
+        # min_count=0: a batch where the column has no value at all is clean (Arrow's
+        # default would say null, and send the rest of the range a row at a time).
+        matches = pc.match_substring_regex(stripped, f"^{pattern}$")
+        if not pc.all(matches, min_count=0).as_py():
+            return None
+        if pc.any(pc.starts_with(stripped, "+"), min_count=0).as_py():
+            stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # casts refuse '+'
+        numbers = _cast(stripped, kind)  # None: an integer out of the int64 range
+    # NaN compares false: 'nan' and 'inf' fail here as numbers beyond float32 do.
+    if numbers is None or kind == "INT":
+        return numbers
+    in_range = pc.all(pc.less_equal(pc.abs(numbers), _FLOAT32_MAX), min_count=0).as_py()
+    return numbers if in_range else None
+
+
+def _cast(stripped: pa.Array, kind: str) -> pa.Array | None:
     try:
-        numbers = pc.cast(stripped, pa.int64() if kind == "INT" else pa.float64())
-    except pa.ArrowInvalid:  # an integer out of the int64 range
+        return pc.cast(stripped, pa.int64() if kind == "INT" else pa.float64())
+    except pa.ArrowInvalid:
         return None
-    if kind == "FLOAT" and (pc.max(pc.abs(numbers)).as_py() or 0.0) > _FLOAT32_MAX:
-        return None
-    return numbers
 
 
 def narrowest_kind(kind: str, values: pa.Array) -> str:
     """The first kind from `kind` on (INT, FLOAT, BYTES) that `parse_value` accepts for
     every one of `values` (non-empty strings)."""
+    stripped = pc.utf8_trim_whitespace(values)
     for candidate in _NARROWING[_NARROWING.index(kind) : -1]:
-        if arrow_numbers(candidate, values) is not None:
+        if _numbers(candidate, stripped) is not None:
             return candidate
     return "BYTES"
 
