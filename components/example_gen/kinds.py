@@ -56,10 +56,10 @@ def _numbers(kind: str, stripped: pa.Array) -> pa.Array | None:
     """`arrow_numbers` of values stripped of surrounding blanks.
 
     A FLOAT column is cast first: Arrow's float grammar is the pattern's, plus 'nan' and
-    'inf', which the float32 range check refuses as it refuses overflows; the cast is a
-    third of the pattern's time (a wide table's typing was mostly matching it). Only where
-    the cast fails does the pattern decide (and a failing cast costs ten times a match:
-    INT, which most numbers fail, is matched first)."""
+    'inf', which the float32 range check refuses as it refuses overflows; the cast alone
+    costs less than the match, the '+' strip and the cast it replaces (a wide table's
+    typing was mostly those). Only where the cast fails does the pattern decide (and a
+    failing cast costs ten times a match: INT, which most numbers fail, is matched first)."""
     numbers = _cast(stripped, kind) if kind == "FLOAT" else None
     if numbers is None:
         pattern = INT_PATTERN if kind == "INT" else FLOAT_PATTERN
@@ -69,7 +69,7 @@ def _numbers(kind: str, stripped: pa.Array) -> pa.Array | None:
         if not pc.all(matches, min_count=0).as_py():
             return None
         if pc.any(pc.starts_with(stripped, "+"), min_count=0).as_py():
-            stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # casts refuse '+'
+            stripped = pc.replace_substring_regex(stripped, r"^\+", "")  # int casts refuse it
         numbers = _cast(stripped, kind)  # None: an integer out of the int64 range
     # NaN compares false: 'nan' and 'inf' fail here as numbers beyond float32 do.
     if numbers is None or kind == "INT":

@@ -381,7 +381,7 @@ def _scores(left, totals, scale, params, dim):
 def _cumulative(x):
     """Cumulative sums along the last axis. On CPUs a product with a triangle of ones:
     XLA computes a cumulative sum as a sum over a window per element, a hundred additions
-    each on 100 buckets, three times the product's time (bench/boosted_trees_histogram.py).
+    each on 100 buckets, over twice the product's time (bench/boosted_trees_histogram.py).
     Where a GPU is visible, the sum itself: its matrix products may round to TensorFloat-32."""
     if tf.config.list_logical_devices("GPU"):
         return tf.cumsum(x, axis=-1)
