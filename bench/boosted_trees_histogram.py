@@ -71,11 +71,11 @@ def examples_bincount(x, node, stats, layout, nodes):
     ]
 
 
-def feature_blocks(x, node, stats, layout, nodes):
+def feature_blocks(ids, node, stats, layout, nodes):
     """Before (to stop 39): feature by feature into a [nodes, buckets] block per feature,
-    the bins of each group of one size from the bucket ids, sliced from all features each
-    layer; gathered here to node rows to compare."""
-    columns_of_all = tf.transpose(x)
+    the bins of each group of one size from the bucket ids kept feature by feature
+    ([features, batch]), sliced from all of them each layer; gathered here to node rows to
+    compare."""
     parts = []
     for first, count, buckets in layout.groups:
         starts = tf.range(count)[:, None] * (buckets * nodes)
@@ -84,10 +84,11 @@ def feature_blocks(x, node, stats, layout, nodes):
     offsets = layout.offsets[equality:] - layout.offsets[equality]
     sizes = tf.constant(layout.num_buckets[equality:])
     starts = tf.constant(offsets)[:, None] * nodes + node[None, :] * sizes[:, None]
-    parts.append((equality, layout.num_features - equality, starts, total_of(layout, equality)))
+    size = layout.total_buckets - int(layout.offsets[equality])
+    parts.append((equality, layout.num_features - equality, starts, size))
     blocks = []
     for first, count, starts, size in parts:
-        columns = columns_of_all[first : first + count]
+        columns = ids[first : first + count]
         bins = tf.reshape(columns + starts, [-1])
         sums = [
             tf.raw_ops.DenseBincount(
@@ -102,10 +103,6 @@ def feature_blocks(x, node, stats, layout, nodes):
     return tf.unstack(tf.gather(sums, block_to_node_rows(layout, nodes)), axis=1)
 
 
-def total_of(layout, first):
-    return layout.total_buckets - int(layout.offsets[first])
-
-
 def block_to_node_rows(layout, nodes):
     """Where each (node, position) of node rows is in feature blocks, [nodes * total]."""
     feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
@@ -115,13 +112,9 @@ def block_to_node_rows(layout, nodes):
     return rows.reshape(-1)
 
 
-def kit(x, node, stats, layout, nodes):
-    """The kit's: positions computed once per train() call (Columns), not per layer."""
-    del x
-    return tree_ensemble.histogram(KIT_COLUMNS[0], node, stats, layout, nodes)
-
-
-KIT_COLUMNS = []
+def kit(ids, node, stats, layout, nodes):
+    """The kit's (`tree_ensemble.histogram`), from `Columns`."""
+    return tree_ensemble.histogram(ids, node, stats, layout, nodes)
 
 
 def best_of(repeats, run):
@@ -145,7 +138,6 @@ def main():
         ),
         tf.int32,
     )
-    KIT_COLUMNS.append(tree_ensemble.Columns.of(x, layout.offsets))
     probability = rng.uniform(0.05, 0.95, EXAMPLES)
     label = rng.uniform(size=EXAMPLES) < 0.8
     stats = tf.constant(
@@ -153,11 +145,13 @@ def main():
         tf.float32,
     )
     params = TreeParams(200, 6, 0.1, 0.0, 1.0, 0.0, 0.0, False, "none", 0.01, 1, True)
+    # Each way with the ids as it keeps them between layers: example by example; feature by
+    # feature; the kit's positions (`Columns`), computed once per train() call.
     ways = {
-        "segment sums": segment_sums,
-        "bincount, examples": examples_bincount,
-        "bincount, feature blocks": feature_blocks,
-        "kit: bincount, node rows": kit,
+        "segment sums": (segment_sums, x),
+        "bincount, examples": (examples_bincount, x),
+        "bincount, feature blocks": (feature_blocks, tf.transpose(x)),
+        "kit: bincount, node rows": (kit, tree_ensemble.Columns.of(x, layout.offsets)),
     }
     searches = {
         "search, XLA, its cumsum": (True, lambda block: tf.cumsum(block, axis=-1)),
@@ -170,14 +164,14 @@ def main():
     for nodes in (1, 8, 32):
         node = tf.constant(rng.integers(0, nodes, EXAMPLES), tf.int32)
         times, results = [], []
-        for way in ways.values():
-            run = tf.function(functools.partial(way, layout=layout, nodes=nodes))
-            run = functools.partial(run, x, node, stats)
+        for way, ids in ways.values():
+            run = functools.partial(way, layout=layout)
+            run = functools.partial(tf.function(run), ids, node, stats, nodes=nodes)
             results.append(np.stack(run(), axis=-1))
             times.append(best_of(args.repeats, run))
         for other in results[1:]:
             np.testing.assert_allclose(other, results[0], rtol=1e-4, atol=1e-6)
-        hist = kit(x, node, stats, layout, nodes)
+        hist = kit(ways["kit: bincount, node rows"][1], node, stats, layout, nodes)
         for jit, cumulative in searches.values():
 
             def search(hist, nodes, cumulative=cumulative):
