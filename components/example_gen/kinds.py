@@ -4,8 +4,9 @@ column from the data when there is no schema.
 `infer_column_kinds` types a column INT if every value that is not missing is an integer,
 else FLOAT if every one is a number, else BYTES, exactly as `parse_value` would parse them,
 so typing never makes a row bad. It reads the files with pyarrow's C++ CSV reader and checks
-whole columns with Arrow's regex kernels. No TensorFlow: the pipeline's pre-check types the
-label with `narrowest_kind` too.
+whole columns with Arrow's kernels: a cast where it decides alone (FLOAT), the patterns'
+regexes elsewhere (`_numbers`). No TensorFlow: the pipeline's pre-check types the label with
+`narrowest_kind` too.
 """
 
 import logging
