@@ -276,9 +276,8 @@ def descend(feature, threshold, node, ids, is_equality):
 
 class Columns:
     """Training's bucket ids feature by feature, [features, batch], each held as its
-    position in a node's row of the histogram (its feature's offset plus its bucket): a
-    layer's histogram bins are then these plus each example's node row, one broadcast
-    addition (`histogram`). Kept whole between steps when training in memory."""
+    position in a node's row of the histogram (its feature's offset plus its bucket,
+    `tree_histogram`). Kept whole between steps when training in memory."""
 
     def __init__(self, positions, offsets):
         self.values = positions
@@ -392,14 +391,14 @@ def _cumulative(x):
 
 
 def best_splits(hist, nodes, layout, params, logits_dimension):
-    """Best split of every node from its `histogram` (k statistics, `nodes` nodes), as
-    tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it (inequality splits
-    send buckets <= threshold left, equality splits the threshold's bucket), vectorized
-    over nodes, features and buckets.  (TF 2.21 ships that op without a kernel.)
-    Returns (gain, feature, threshold, left weight, right weight, ok)."""
-    dim, k, total = logits_dimension, len(hist), layout.total_buckets
-    by_statistic = tf.reshape(tf.stack(hist), [k, nodes, total])
-    sums = tf.transpose(by_statistic, [1, 2, 0])  # [nodes, total, k]
+    """Best split of every node from the layer's histogram (`tree_histogram`, [nodes * total
+    buckets, k]), as tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it
+    (inequality splits send buckets <= threshold left, equality splits the threshold's
+    bucket), vectorized over nodes, features and buckets.  (TF 2.21 ships that op without a
+    kernel.)  Returns (gain, feature, threshold, left weight, right weight, ok)."""
+    dim, k, total = logits_dimension, hist.shape[-1], layout.total_buckets
+    sums = tf.reshape(hist, [nodes, total, k])
+    by_statistic = tf.transpose(sums, [2, 0, 1])  # [k, nodes, total]
     buckets = int(layout.num_buckets[0])  # every example is in one of feature 0's buckets
     totals = tf.reduce_sum(sums[:, :buckets], axis=1)
     diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
@@ -447,32 +446,6 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     ok = tf.norm(totals[:, dim:], axis=1) >= params.min_node_weight
     gain = tf.reduce_max(score, axis=1) - parent - params.tree_complexity
     return gain, feature, threshold, left_weight, right_weight, ok
-
-
-def histogram(ids, node_in_layer, stats, layout, nodes_in_layer):
-    """Sums of `stats` [batch, k] per (node in layer, feature, bucket): k tensors
-    [nodes_in_layer * total_buckets], node n's row at n * total_buckets, feature f's
-    buckets at offsets[f] in it.  `ids`: `Columns`.  Examples with node -1 are left out
-    (they count with weight zero).
-
-    One weighted bincount per column of `stats` over the examples feature by feature: the
-    bins one feature's examples fall in (its buckets in each node) are then a few KB, in
-    cache, where examples one by one spread their bins over megabytes; an example's bin is
-    its position plus its node's row, one broadcast addition
-    (bench/boosted_trees_histogram.py)."""
-    kept = node_in_layer >= 0
-    node = tf.where(kept, node_in_layer, 0)
-    stats = tf.where(kept[:, None], stats, tf.zeros_like(stats))
-    bins = tf.reshape(ids.values + (node * layout.total_buckets)[None, :], [-1])
-    shape = tf.shape(ids.values)
-    return [
-        tf.raw_ops.DenseBincount(
-            input=bins,
-            size=nodes_in_layer * layout.total_buckets,
-            weights=tf.reshape(tf.broadcast_to(stats[None, :, j], shape), [-1]),
-        )
-        for j in range(stats.shape[-1])
-    ]
 
 
 def center_bias_step(mean_g, mean_h, params):

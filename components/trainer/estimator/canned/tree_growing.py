@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from components.trainer.estimator import head as head_lib
 from components.trainer.estimator.canned import tree_ensemble as te
+from components.trainer.estimator.canned import tree_histogram
 from components.trainer.estimator.hooks import Hook
 from components.trainer.estimator.model_fn import ModeKeys
 
@@ -275,6 +276,7 @@ class Grower:
         self.layout = ensemble.layout
         self.head, self.features, self.labels = head, features, labels
         self.weight_column = weight_column
+        self._histogram = tree_histogram.LayerHistogram(self.layout)
         # The split search compiled by XLA: its dozen passes over every (node, feature,
         # bucket) fused into a few (a third of the time on 2,000 features); one
         # compilation per layer size.
@@ -443,16 +445,13 @@ class Grower:
         # One batch per layer: only this layer's nodes (1, 2, 4, ...); accumulated
         # over batches: the deepest layer's size, the accumulator's.
         layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
-        hist = te.histogram(ids, relative, self._stats(logits), self.layout, layer_nodes)
+        hist = self._histogram(ids, relative, self._stats(logits), layer_nodes)
         if params.n_batches_per_layer == 1:
             return self._split(hist, layer_nodes, ids, nodes, relative, base)
-        # Accumulated in one [layer nodes * total buckets, k] variable.
         return self._accumulated(
-            tf.stack(hist, axis=1),
+            hist,
             e.stats_sum,
-            lambda mean: self._split(
-                tf.unstack(mean, axis=1), layer_nodes, ids, nodes, relative, base
-            ),
+            lambda mean: self._split(mean, layer_nodes, ids, nodes, relative, base),
         )
 
     def _split(self, hist, layer_nodes, ids, nodes, relative, base):
