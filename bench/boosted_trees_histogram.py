@@ -1,12 +1,13 @@
-"""Boosted trees' layer on a wide table: the histogram the kit's way (a weighted bincount over
-the examples feature by feature, into node rows, from each example's bucket position) against
-the ways it was computed before (a segment sum per statistic; a weighted bincount over the
-examples one by one; feature by feature into feature blocks, sliced from the bucket ids each
-layer), and the split search as the kit runs it (compiled by XLA, cumulative sums as a
-product with a triangle of ones) against XLA's own cumulative sum and against no XLA, on
-2,000 features (1,800 numbers of 100 buckets, 200 categories of 34) and 6,714 examples, at
-1, 8 and 32 nodes in the layer. Prints milliseconds per layer, the best of `--repeats`, and
-checks the histograms agree.
+"""Boosted trees' layer on a wide table: the histogram the kit's ways (on CPUs a compiled loop
+per feature, its bins summed in a block that stays in cache; where a GPU is visible a
+weighted bincount over the examples feature by feature, into node rows, from each example's
+bucket position) against the ways it was computed before (a segment sum per statistic; a
+weighted bincount over the examples one by one; feature by feature into feature blocks,
+sliced from the bucket ids each layer), and the split search as the kit runs it (compiled by
+XLA, cumulative sums as a product with a triangle of ones) against XLA's own cumulative sum
+and against no XLA, on 2,000 features (1,800 numbers of 100 buckets, 200 categories of 34)
+and 6,714 examples, at 1, 8 and 32 nodes in the layer. Prints milliseconds per layer, the
+best of `--repeats`, and checks the histograms agree.
 
     .venv/bin/python bench/boosted_trees_histogram.py [--repeats 5]
 """
@@ -24,14 +25,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
-from components.trainer.estimator.canned import tree_ensemble
+from components.trainer.estimator.canned import tree_ensemble, tree_histogram
 from components.trainer.estimator.canned.tree_growing import TreeParams
 
 NUMBERS, QUANTILES, CATEGORIES, IDS, EXAMPLES = 1800, 100, 200, 34, 6714
 
 
 class Layout:
-    """What `tree_ensemble.histogram` and `best_splits` read of a FeatureLayout."""
+    """What `tree_histogram.LayerHistogram` and `best_splits` read of a FeatureLayout."""
 
     num_buckets = np.array([QUANTILES] * NUMBERS + [IDS] * CATEGORIES, np.int32)
     offsets = np.concatenate([[0], np.cumsum(num_buckets)[:-1]]).astype(np.int32)
@@ -112,9 +113,14 @@ def block_to_node_rows(layout, nodes):
     return rows.reshape(-1)
 
 
-def kit(ids, node, stats, layout, nodes):
-    """The kit's (`tree_ensemble.histogram`), from `Columns`."""
-    return tree_ensemble.histogram(ids, node, stats, layout, nodes)
+def kit_compiled(ids, node, stats, layout, nodes):
+    """The kit's on CPUs (`tree_histogram.LayerHistogram`), from `Columns`."""
+    return tree_histogram.LayerHistogram(layout, compiled=True)(ids, node, stats, nodes)
+
+
+def kit_bincount(ids, node, stats, layout, nodes):
+    """The kit's where a GPU is visible (until stop 40 everywhere), from `Columns`."""
+    return tree_histogram.LayerHistogram(layout, compiled=False)(ids, node, stats, nodes)
 
 
 def best_of(repeats, run):
@@ -147,11 +153,13 @@ def main():
     params = TreeParams(200, 6, 0.1, 0.0, 1.0, 0.0, 0.0, False, "none", 0.01, 1, True)
     # Each way with the ids as it keeps them between layers: example by example; feature by
     # feature; the kit's positions (`Columns`), computed once per train() call.
+    positions = tree_ensemble.Columns.of(x, layout.offsets)
     ways = {
         "segment sums": (segment_sums, x),
         "bincount, examples": (examples_bincount, x),
         "bincount, feature blocks": (feature_blocks, tf.transpose(x)),
-        "kit: bincount, node rows": (kit, tree_ensemble.Columns.of(x, layout.offsets)),
+        "kit, GPU: bincount, node rows": (kit_bincount, positions),
+        "kit, CPU: compiled loop": (kit_compiled, positions),
     }
     searches = {
         "search, XLA, its cumsum": (True, lambda block: tf.cumsum(block, axis=-1)),
@@ -160,18 +168,19 @@ def main():
     }
     names = [*ways, *searches]
     print("ms per layer")
-    print(f"{'nodes':>5}  " + "  ".join(f"{name:>25}" for name in names))
+    print(f"{'nodes':>5}  " + "  ".join(f"{name:>30}" for name in names))
     for nodes in (1, 8, 32):
         node = tf.constant(rng.integers(0, nodes, EXAMPLES), tf.int32)
         times, results = [], []
         for way, ids in ways.values():
             run = functools.partial(way, layout=layout)
             run = functools.partial(tf.function(run), ids, node, stats, nodes=nodes)
-            results.append(np.stack(run(), axis=-1))
+            result = run()  # [nodes * total, k], or (the ways before) k [nodes * total]
+            results.append(np.stack(result, axis=-1) if isinstance(result, list) else result)
             times.append(best_of(args.repeats, run))
         for other in results[1:]:
             np.testing.assert_allclose(other, results[0], rtol=1e-4, atol=1e-6)
-        hist = kit(ways["kit: bincount, node rows"][1], node, stats, layout, nodes)
+        hist = kit_compiled(positions, node, stats, layout, nodes)
         for jit, cumulative in searches.values():
 
             def search(hist, nodes, cumulative=cumulative):
@@ -181,7 +190,7 @@ def main():
             search = tf.function(search, jit_compile=jit)
             search(hist, nodes)
             times.append(best_of(args.repeats, functools.partial(search, hist, nodes)))
-        print(f"{nodes:5d}  " + "  ".join(f"{1000 * t:25.1f}" for t in times))
+        print(f"{nodes:5d}  " + "  ".join(f"{1000 * t:30.1f}" for t in times))
 
 
 if __name__ == "__main__":

@@ -580,7 +580,11 @@ class Estimator:
         for element in dataset:
             features, labels = _split_element(element)
             if runner is None:
-                eval_step.get_concrete_function(features, labels)
+                # Traced for the dataset's element spec, batch size unknown (as tf.estimator's
+                # graph had it): one trace serves every batch, a last smaller one included,
+                # and every later evaluation of the same features (a retrace was seconds on
+                # a wide table).
+                eval_step.get_concrete_function(*_split_element(dataset.element_spec))
                 self._prepare_eval(checkpoint_path)
                 step = int(global_step.numpy())
                 runner = HookRunner(
