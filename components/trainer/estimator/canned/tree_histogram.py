@@ -11,25 +11,25 @@ features and 6,700 examples) and sums into a copy of the whole histogram per thr
 three times the loop's time (bench/boosted_trees_histogram.py).
 """
 
+import functools
 import itertools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
-import numba
 import numpy as np
 import tensorflow as tf
 
-_THREADS = os.cpu_count() or 1
+# The cores this process may run on (a container's or `taskset`'s, not the machine's).
+_THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 _pool = None
 
 
-@numba.njit(nogil=True, cache=True)
 def _sum_features(positions, node, stats, offsets, sizes, total, out, begin, end):
     """Writes the rows of features `begin` to `end` - 1 into `out` [nodes * total, k].
 
     positions [features, batch]: each example's bucket plus its feature's offset (`offsets`,
     `sizes` buckets from there); node [batch]: each example's node in the layer, -1 to
-    leave it out; stats [batch, k]."""
+    leave it out; stats [batch, k]. Run compiled (`_compiled`)."""
     batch, k = stats.shape
     nodes = out.shape[0] // total
     node_of = np.empty(batch, np.int32)
@@ -65,6 +65,15 @@ def _sum_features(positions, node, stats, offsets, sizes, total, out, begin, end
             for b in range(size):
                 for j in range(k):
                     out[row + b, j] = block[j, n * size + b]
+
+
+@functools.cache
+def _compiled():
+    """`_sum_features` compiled, out of the GIL, cached on disk; numba is imported here, on
+    first use, not by every import of the estimators (0.7 s)."""
+    import numba
+
+    return numba.njit(nogil=True, cache=True)(_sum_features)
 
 
 def _threads():
@@ -110,8 +119,9 @@ class LayerHistogram:
         args = (positions, node, np.ascontiguousarray(stats), self._offsets, self._sizes)
         args += (self._total, out)
         parts = self._parts(positions.shape[1], int(nodes))
-        others = [_threads().submit(_sum_features, *args, *part) for part in parts[1:]]
-        _sum_features(*args, *parts[0])  # this thread's share
+        loop = _compiled()
+        others = [_threads().submit(loop, *args, *part) for part in parts[1:]]
+        loop(*args, *parts[0])  # this thread's share
         for future in others:
             future.result()
         return out
