@@ -119,7 +119,7 @@ def kit_compiled(ids, node, stats, layout, nodes):
 
 
 def kit_bincount(ids, node, stats, layout, nodes):
-    """The kit's where a GPU is visible (until stop 40 everywhere), from `Columns`."""
+    """The kit's where a GPU is visible (on CPUs too until 2026-12-03), from `Columns`."""
     return tree_histogram.LayerHistogram(layout, compiled=False)(ids, node, stats, nodes)
 
 

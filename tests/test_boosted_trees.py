@@ -407,7 +407,8 @@ def test_bucket_ids_of_every_kind_of_column_in_feature_order():
 def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k):
     """The compiled loop (CPUs) and the bincounts (where a GPU is visible) give the same
     histogram, examples of node -1 left out, features of several sizes; a histogram already
-    returned keeps its values when later layers reuse the loop's buffer."""
+    returned keeps its values through later layers (tf.numpy_function may share an array's
+    memory with the tensor it returns: the loop must not write into one it returned)."""
     from components.trainer.estimator.canned import tree_ensemble as te
     from components.trainer.estimator.canned.tree_histogram import LayerHistogram
 
@@ -436,6 +437,8 @@ def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k):
 
 
 def test_layer_histogram_refuses_a_bucket_outside_its_feature():
+    """The compiled loop checks what it indexes (numba does not): an error, not a write
+    outside the histogram."""
     from components.trainer.estimator.canned import tree_ensemble as te
     from components.trainer.estimator.canned.tree_histogram import LayerHistogram
 

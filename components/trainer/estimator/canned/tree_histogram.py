@@ -7,7 +7,7 @@ stays in cache, one statistic at a time, and the block is written once into the 
 histogram; features are split across threads (the loop releases the GIL). TensorFlow's
 weighted bincount, the way kept where a GPU is visible, needs every (feature, example)
 cell's bin and weights as tensors of their own (three tensors of 54 MB a layer on 2,000
-features and 6,700 examples) and sums into a copy of the whole histogram per thread: about
+features and 6,700 examples) and sums into a copy of the whole histogram per thread: two to
 three times the loop's time (bench/boosted_trees_histogram.py).
 """
 
@@ -115,6 +115,7 @@ class LayerHistogram:
 
     def _sums(self, positions, node, stats, nodes):
         rows, k = int(nodes) * self._total, stats.shape[1]
+        # A fresh array each layer: tf.numpy_function may keep an aligned one as its tensor.
         out = np.empty((rows, k), np.float32)
         args = (positions, node, np.ascontiguousarray(stats), self._offsets, self._sizes)
         args += (self._total, out)
