@@ -158,14 +158,18 @@ class RunSummary:
         if len(candidates) < 2:
             return []
         lines = [f"  model: {candidates[0]['name']} ({self.model_choice['reason']})"]
+        # Named where candidates trained under different strategies (boosted trees grow on
+        # one device where the others are mirrored); records before 2026-12-03 have none.
+        strategies = {line.get("strategy") for line in candidates}
         for line in candidates:
             scores = ", ".join(
                 f"{k} {history.format_metric(v)}" for k, v in line["validation_metrics"].items()
             )
+            strategy = f", {line['strategy']} strategy" if len(strategies) > 1 else ""
             lines.append(
                 f"    {'*' if line['chosen'] else ' '} {line['name']}: validation loss "
                 f"{line['validation_loss']:.4g} ({scores}); {line['seconds']:.1f}s, "
-                f"{line['steps']:,} steps; {line['stop_reason']}"
+                f"{line['steps']:,} steps{strategy}; {line['stop_reason']}"
             )
         return lines
 

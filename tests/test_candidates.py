@@ -56,7 +56,12 @@ def _choose(tmp_path, x, y, names=("linear", "boosted_trees")):
         )
         built = model.build(run_config, None)
         train_input = fit_input(feeding.batch_size)
-        return built, length, stopping.train(built, train_input, length, validation_input)
+        return (
+            built,
+            length,
+            stopping.train(built, train_input, length, validation_input),
+            "default",
+        )
 
     models = [
         candidates.ModelToFit(

@@ -423,6 +423,7 @@ def _hostile_data():
                         "steps": 100,
                         "best_step": 60,
                         "stop_reason": QUOTES,
+                        "strategy": HOSTILE,
                     },
                     {
                         "name": QUOTES,
@@ -487,9 +488,11 @@ def test_the_runs_own_text_is_shown_as_text_and_never_run(browser, tmp_path):
     assert HOSTILE in page.svg_texts("#data svg[data-chart=values] text.tick title")
     assert page.texts("#training .card h4") == [HOSTILE]
     assert page.row("#training table.candidates", HOSTILE) == [
-        HOSTILE, "chosen", "0.4", f"{QUOTES} 0.9", "1.5", "100", "60", QUOTES,
+        HOSTILE, "chosen", "0.4", f"{QUOTES} 0.9", "1.5", "100", "60", HOSTILE, QUOTES,
     ]  # fmt: skip
+    # A record from before candidates named their strategy: an empty cell.
     assert page.row("#training table.candidates", QUOTES)[1] == ""
+    assert page.row("#training table.candidates", QUOTES)[7] == ""
     assert HOSTILE in page.texts("#training p")[0] and QUOTES in page.texts("#training dd")
     page.page.locator("#evaluation details summary").click()
     assert page.texts("#evaluation table.slices tbody td:first-child") == [QUOTES, HOSTILE]

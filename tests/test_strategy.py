@@ -1,6 +1,7 @@
 """Strategy selection rules (the table in docs/guide/distributed-training.md) and their refusals."""
 
 import json
+import re
 
 import pytest
 
@@ -118,5 +119,8 @@ def test_boosted_trees_train_on_one_device_when_the_trainer_mirrors(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "strategy: mirrored (requested)" in result.stdout
-    assert "* boosted_trees: validation loss" in result.stdout
-    assert "linear: validation loss" in result.stdout
+    # Each candidate's line names the strategy it trained under.
+    assert re.search(
+        r"\* boosted_trees: validation loss .* steps, default strategy; ", result.stdout
+    )
+    assert re.search(r"  linear: validation loss .* steps, mirrored strategy; ", result.stdout)

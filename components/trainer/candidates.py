@@ -68,12 +68,14 @@ def feeding(model, train_rows, batch_size):
 
 @dataclasses.dataclass(frozen=True)
 class Fitted:
-    """A model after training: its Estimator, its `TrainingLength` and its `Outcome`."""
+    """A model after training: its Estimator, its `TrainingLength`, its `Outcome` and the
+    strategy it trained under (the Trainer's, or "default" for a one-device model)."""
 
     name: str
     estimator: object
     length: object
     outcome: object
+    strategy: str
     others: tuple = ()  # the other candidates' `Fitted`, when several were fitted
 
 
@@ -83,7 +85,8 @@ _SHOWN = ("auc", "accuracy")
 
 
 def fit_and_choose(models, model_run_uri, fit):
-    """Fits each of `models` with `fit(model, model_dir)` -> (estimator, length, outcome),
+    """Fits each of `models` with `fit(model, model_dir)` -> (estimator, length, outcome,
+    strategy name),
     and returns the `Fitted` one with the lowest validation loss (a single model: that one,
     trained in `model_run_uri` itself)."""
     if len(models) == 1:
@@ -123,6 +126,7 @@ def _line(fitted, chosen):
         "steps": fitted.outcome.steps_run,
         "best_step": fitted.outcome.step,
         "stop_reason": fitted.outcome.reason,
+        "strategy": fitted.strategy,
     }
 
 

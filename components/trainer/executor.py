@@ -324,7 +324,12 @@ def train_in_process(input_dict, output_dict, exec_properties):
         part = "fit" if holdout else None
         train_input = input_fn(train_pattern, feeding.batch_size, True, part)
         outcome = stopping.train(model_estimator, train_input, length, *validation)
-        return model_estimator, length, outcome
+        return (
+            model_estimator,
+            length,
+            outcome,
+            choice.name if model_strategy is not None else "default",
+        )
 
     try:
         chosen = candidates_lib.fit_and_choose(models, model_run.uri, fit)

@@ -169,6 +169,7 @@ def _training(training):
         "candidates": [
             {
                 **line,
+                "strategy": line.get("strategy") or "",  # (not in records before 2026-12-03)
                 "validation_loss": number(line["validation_loss"]),
                 "scores": ", ".join(
                     f"{k} {number(v)}" for k, v in line["validation_metrics"].items()
