@@ -86,9 +86,8 @@ _SHOWN = ("auc", "accuracy")
 
 def fit_and_choose(models, model_run_uri, fit):
     """Fits each of `models` with `fit(model, model_dir)` -> (estimator, length, outcome,
-    strategy name),
-    and returns the `Fitted` one with the lowest validation loss (a single model: that one,
-    trained in `model_run_uri` itself)."""
+    strategy name), and returns the `Fitted` one with the lowest validation loss (a single
+    model: that one, trained in `model_run_uri` itself)."""
     if len(models) == 1:
         return Fitted(models[0].name, *fit(models[0], model_run_uri))
     fitted = []
