@@ -21,7 +21,6 @@ import tensorflow as tf
 
 # The cores this process may run on (a container's or `taskset`'s, not the machine's).
 _THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-_pool = None
 
 
 def _sum_features(positions, node, stats, offsets, sizes, total, out, begin, end):
@@ -76,12 +75,10 @@ def _compiled():
     return numba.njit(nogil=True, cache=True)(_sum_features)
 
 
+@functools.cache
 def _threads():
     """The threads that sum features beside the calling one (created on first use)."""
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max(_THREADS - 1, 1), thread_name_prefix="tree-histogram")
-    return _pool
+    return ThreadPoolExecutor(max(_THREADS - 1, 1), thread_name_prefix="tree-histogram")
 
 
 class LayerHistogram:
