@@ -11,7 +11,11 @@ import tensorflow as tf
 from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx.types import artifact_utils, standard_artifacts
 
-from components.statistics_gen.executor import QUANTILES_EPSILON, _StatisticsCombineFn
+from components.statistics_gen.executor import (
+    PENDING_VALUES,
+    QUANTILES_EPSILON,
+    _StatisticsCombineFn,
+)
 from components.statistics_gen.layout import STATS_FILE
 from pipeline.cli import main
 from pipeline.stats import feature_rows, format_report
@@ -223,6 +227,49 @@ def test_partial_statistics_merge_to_those_of_the_whole():
         assert got.num_stats.mean == pytest.approx(want.num_stats.mean, rel=1e-9)
         assert got.num_stats.std_dev == pytest.approx(want.num_stats.std_dev, rel=1e-9)
         assert (got.num_stats.min, got.num_stats.max) == (want.num_stats.min, want.num_stats.max)
+
+
+def _amount_batches(rng, batches, rows):
+    return [
+        pa.RecordBatch.from_arrays(
+            [
+                pa.array(
+                    list(rng.normal(size=(rows, 1)).astype(np.float32)),
+                    type=pa.large_list(pa.float32()),
+                )
+            ],
+            ["amount"],
+        )
+        for _ in range(batches)
+    ]
+
+
+def test_numbers_travel_raw_until_the_sketch_would_summarize_them():
+    """An accumulator crosses Beam's stages pickled: below PENDING_VALUES a feature's numbers
+    go as decoded (4 bytes a float32), not as the sketch's 16; past it the sketch takes them,
+    and its quantiles stay within the rank error of the exact ones."""
+    rng = np.random.default_rng(5)
+    combine = _StatisticsCombineFn({})
+    small = combine.create_accumulator()
+    for batch in _amount_batches(rng, 5, 2000):
+        combine.add_input(small, batch)
+    assert len(pickle.dumps(small)) < 6 * 10000
+
+    batches = _amount_batches(rng, 12, 4000)  # 48,000 values: flushed into the sketch
+    parts = [combine.create_accumulator() for _ in range(3)]
+    for index, batch in enumerate(batches):
+        combine.add_input(parts[index % 3], batch)
+    merged = combine.merge_accumulators([pickle.loads(pickle.dumps(p)) for p in parts])
+    stats = combine.extract_output(merged).datasets[0].features[0].num_stats
+    values = np.sort(np.concatenate([b.column(0).flatten().to_numpy() for b in batches]))
+    assert len(values) > 2 * PENDING_VALUES
+    quantiles = stats.histograms[1]
+    assert quantiles.type == statistics_pb2.Histogram.QUANTILES
+    for k, bucket in enumerate(quantiles.buckets[1:], start=1):
+        rank = np.searchsorted(values, bucket.low_value)
+        assert abs(rank - k * len(values) / 10) <= 2 * QUANTILES_EPSILON * len(values) + 1
+    assert stats.mean == pytest.approx(values.astype(np.float64).mean(), rel=1e-9)
+    assert (stats.min, stats.max) == (values[0], values[-1])
 
 
 def test_cli_prints_a_table_and_json_for_an_artifact(run, capsys):
