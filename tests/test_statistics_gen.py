@@ -244,7 +244,7 @@ def _amount_batches(rng, batches, rows):
     ]
 
 
-def test_numbers_travel_raw_until_the_sketch_would_summarize_them():
+def test_numbers_travel_raw_up_to_pending_values_then_in_the_sketch():
     """An accumulator crosses Beam's stages pickled: below PENDING_VALUES a feature's numbers
     go as decoded (4 bytes a float32), not as the sketch's 16; past it the sketch takes them,
     and its quantiles stay within the rank error of the exact ones."""

@@ -30,9 +30,9 @@ RANK_BUCKETS = 1000  # rank histogram length; Misra-Gries counts are exact up to
 UNIQUE_BUCKETS = 10000  # KMV sketch size; the unique count is exact below it
 QUANTILES_EPSILON = 0.001  # quantile rank error as a fraction of the values counted
 # A feature's numbers are kept as decoded (4 or 8 bytes each) until this many, then added to
-# its quantile sketch. Below about 18,000 values (this epsilon's buffer) the sketch holds each
-# value whole, as 16 bytes, and Beam pickles and copies an accumulator several times where
-# the combine crosses stages: on 2,000 columns the train split's was 183 MB.
+# its quantile sketch. At this epsilon the sketch holds its first 100,000 or so values whole,
+# as 16 bytes each, and Beam pickles and copies an accumulator several times where the
+# combine crosses stages: on 2,000 columns the train split's was 183 MB.
 PENDING_VALUES = 16384
 _FINE_QUANTILES = 1000  # resolution the standard histogram is estimated from
 _MAX_ELEMENTS = 1 << 32
