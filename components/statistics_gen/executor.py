@@ -124,7 +124,6 @@ class _FeatureAccumulator:
     num_nan: int = 0
     values_sketch: Any = None
     pending: list = dataclasses.field(default_factory=list)  # numbers not in the sketch yet
-    num_pending: int = 0
     # strings
     total_length: int = 0
     top_sketch: Any = None
@@ -179,16 +178,15 @@ class _FeatureAccumulator:
 
     def _add_pending(self, arrays: list[np.ndarray]):
         self.pending.extend(arrays)
-        self.num_pending += sum(map(len, arrays))
-        if self.num_pending >= PENDING_VALUES:
-            self.flush()
+        if sum(map(len, self.pending)) >= PENDING_VALUES:
+            self._flush()
 
-    def flush(self):
+    def _flush(self):
         """Adds the pending numbers to the quantile sketch."""
         if self.pending:
             numbers = np.concatenate(self.pending).astype(np.float64)
             self.values_sketch.AddValues(pa.array(numbers))
-            self.pending, self.num_pending = [], 0
+            self.pending = []
 
     def _merge_moments(self, count: int, mean: float, m2: float):
         total = self.count + count
@@ -250,7 +248,7 @@ class _FeatureAccumulator:
         stats.std_dev = float(np.sqrt(self.m2 / self.count))  # population, as TFDV
         stats.min = self.min
         stats.max = self.max
-        self.flush()
+        self._flush()
         fine = _quantiles(self.values_sketch, _FINE_QUANTILES)
         stats.median = fine[_FINE_QUANTILES // 2]
         standard = stats.histograms.add()
