@@ -48,29 +48,120 @@ def test_batches_come_in_file_order_and_equal_one_decoder(tmp_path, monkeypatch)
     assert table.column("word").null_count == 334
 
 
-def test_a_heavy_batch_is_decoded_in_parts_and_put_back_together_in_order(tmp_path, monkeypatch):
-    """A batch of more bytes than DECODE_PART_BYTES (a wide table's) is decoded in parts
-    on the threads: one batch per file's batch as before, equal to one decoder's."""
-    records = [_example(row) for row in range(1000)]
+MIXED = text_format.Parse(
+    """
+    feature { name: "amount" type: FLOAT }
+    feature { name: "row" type: INT }
+    feature { name: "tags" type: BYTES }
+    """,
+    schema_pb2.Schema(),
+)
+
+
+def _mixed(row: int) -> bytes:
+    """Examples with one to three values a feature, each feature absent from some, and a
+    feature the schema does not name."""
+    features = {"unlisted": tf.train.Feature(int64_list=tf.train.Int64List(value=[7]))}
+    if row % 4:
+        amounts = [row / 8, -row / 3][: 1 + row % 2]
+        features["amount"] = tf.train.Feature(float_list=tf.train.FloatList(value=amounts))
+    if row % 5:
+        features["row"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[row, -row, 2**40]))
+    if row % 3:
+        tags = [f"t{row % 7}".encode(), b"\xff\x00bytes"][: 1 + row % 2]
+        features["tags"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=tags))
+    return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+@pytest.mark.parametrize("empty_lists", [True, False])
+def test_schema_decoder_equals_tfx_bsl_s(empty_lists):
+    """Floats, integers and bytes, one value or several, absent features null, an unlisted
+    feature left out: what tfx_bsl's decoder gives, columns in the schema's order."""
+    records = [_mixed(row) for row in range(500)]
+
+    batch = examples_reader.SchemaDecoder(MIXED, empty_lists)(records)
+
+    stock = example_coder.ExamplesToRecordBatchDecoder(MIXED.SerializeToString())
+    assert batch.schema.names == ["amount", "row", "tags"]
+    assert batch.equals(stock.DecodeBatch(records).select(batch.schema.names))
+    assert batch.column("row").null_count == 100
+    assert batch.column("row")[1].as_py() == [1, -1, 2**40]
+
+
+def test_schema_decoder_tells_an_empty_value_list_from_an_absent_feature():
+    """TensorFlow's parser reads a feature present with no values as an absent one; TFDV's
+    statistics count the first as present. With `empty_lists` a batch holding one is
+    decoded as tfx_bsl decodes it (an empty list there, null where the feature is absent);
+    without, both are null, as the serving graph's parser reads them."""
+    empty = {
+        "amount": tf.train.Feature(float_list=tf.train.FloatList(value=[])),
+        "row": tf.train.Feature(int64_list=tf.train.Int64List(value=[])),
+        "tags": tf.train.Feature(bytes_list=tf.train.BytesList(value=[])),
+    }
+    records = [_mixed(row) for row in range(20)]
+    for name, feature in empty.items():
+        example = tf.train.Example(features=tf.train.Features(feature={name: feature}))
+        records.append(example.SerializeToString())
+
+    exact = examples_reader.SchemaDecoder(MIXED)(records)
+    parsed = examples_reader.SchemaDecoder(MIXED, empty_lists=False)(records)
+
+    stock = example_coder.ExamplesToRecordBatchDecoder(MIXED.SerializeToString())
+    assert exact.equals(stock.DecodeBatch(records).select(exact.schema.names))
+    assert exact.column("amount").to_pylist()[-3:] == [[], None, None]
+    assert exact.column("row").to_pylist()[-3:] == [None, [], None]
+    assert exact.column("tags").to_pylist()[-3:] == [None, None, []]
+    for name in empty:
+        assert parsed.column(name).to_pylist()[-3:] == [None, None, None]
+        assert parsed.column(name)[:20].equals(exact.column(name)[:20])
+
+
+def test_a_value_holding_an_empty_list_s_bytes_decodes_the_same():
+    """The search for empty lists looks at bytes, values included: a match in a value
+    only sends its batch to tfx_bsl's decoder."""
+    tags = tf.train.Feature(bytes_list=tf.train.BytesList(value=[b"\x12\x02\x12\x00"]))
+    example = tf.train.Example(features=tf.train.Features(feature={"tags": tags}))
+    records = [_mixed(row) for row in range(5)] + [example.SerializeToString()]
+
+    batch = examples_reader.SchemaDecoder(MIXED)(records)
+
+    stock = example_coder.ExamplesToRecordBatchDecoder(MIXED.SerializeToString())
+    assert batch.equals(stock.DecodeBatch(records).select(batch.schema.names))
+    assert batch.column("tags").to_pylist()[-1] == [b"\x12\x02\x12\x00"]
+
+
+def test_a_value_of_the_wrong_type_names_the_file_example_and_feature(tmp_path, monkeypatch):
+    """The example is numbered in its file, across batches, from 0."""
+    floats = tf.train.Feature(float_list=tf.train.FloatList(value=[2.5]))
+    wrong = tf.train.Example(features=tf.train.Features(feature={"row": floats}))
+    records = [_mixed(row) for row in range(30)] + [wrong.SerializeToString()]
     path = _write(tmp_path / "data.gz", records, "GZIP")
-    monkeypatch.setattr(examples_reader, "READ_BATCH", 400)
-    monkeypatch.setattr(examples_reader, "DECODE_PART_BYTES", 1000)
-    decoded = []
-    decode_batch = example_coder.ExamplesToRecordBatchDecoder.DecodeBatch
-    monkeypatch.setattr(
-        example_coder.ExamplesToRecordBatchDecoder,
-        "DecodeBatch",
-        lambda self, batch: decoded.append(len(batch)) or decode_batch(self, batch),
+    monkeypatch.setattr(examples_reader, "READ_BATCH", 8)
+
+    with pytest.raises(
+        ValueError,
+        match=r"data\.gz: example 30, feature 'row': Data types don't match\. "
+        r"Expected type: int64, Actual type: float$",
+    ):
+        list(examples_reader.record_batches(path, MIXED))
+
+
+def test_a_record_that_is_no_example_names_the_file_and_its_batch(tmp_path, monkeypatch):
+    path = _write(tmp_path / "data", [_mixed(row) for row in range(10)] + [b"\x07garbage"])
+    monkeypatch.setattr(examples_reader, "READ_BATCH", 4)
+
+    with pytest.raises(ValueError, match=r"data: examples 8 to 10: Could not parse example input"):
+        list(examples_reader.record_batches(path, MIXED))
+
+
+def test_a_schema_feature_of_no_tf_example_type_is_refused():
+    schema = text_format.Parse(
+        'feature { name: "row" type: INT } feature { name: "nested" type: STRUCT }',
+        schema_pb2.Schema(),
     )
 
-    batches = list(examples_reader.record_batches(path, SCHEMA))
-
-    assert [b.num_rows for b in batches] == [400, 400, 200]
-    assert len(decoded) > 3 and max(decoded) < 400  # each batch in parts
-    one_decoder = example_coder.ExamplesToRecordBatchDecoder(SCHEMA.SerializeToString())
-    assert pa.Table.from_batches(batches).equals(
-        pa.Table.from_batches([one_decoder.DecodeBatch(records)])
-    )
+    with pytest.raises(ValueError, match=r"not FLOAT, INT or BYTES\): nested$"):
+        examples_reader.SchemaDecoder(schema)
 
 
 def _write(path: pathlib.Path, records: list[bytes], compression: str = "") -> str:

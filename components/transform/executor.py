@@ -159,8 +159,9 @@ class Executor(BeamExecutor):
             # ended. (An analysis of several phases, an analyzer's result feeding another
             # analyzer, holds it too: that is TFT's and the preprocessing_fn's.)
             def read(stage, split, doing):
+                # An empty value list read as missing, as the serving graph reads it.
                 batches = p | f"{stage}[{split}]" >> ReadSplit(
-                    split_files(examples, split), schema, f"{doing} {split}"
+                    split_files(examples, split), schema, f"{doing} {split}", empty_lists=False
                 )
                 if packed is None:
                     return batches
