@@ -1,13 +1,15 @@
 """Boosted trees' layer on a wide table: the histogram the kit's ways (on CPUs a compiled loop
-per feature, its bins summed in a block that stays in cache; where a GPU is visible a
-weighted bincount over the examples feature by feature, into node rows, from each example's
-bucket position) against the ways it was computed before (a segment sum per statistic; a
-weighted bincount over the examples one by one; feature by feature into feature blocks,
-sliced from the bucket ids each layer), and the split search as the kit runs it (compiled by
-XLA, cumulative sums as a product with a triangle of ones) against XLA's own cumulative sum
-and against no XLA, on 2,000 features (1,800 numbers of 100 buckets, 200 categories of 34)
-and 6,714 examples, at 1, 8 and 32 nodes in the layer. Prints milliseconds per layer, the
-best of `--repeats`, and checks the histograms agree.
+per feature, its bins summed in a block that stays in cache and written out as running sums
+for an inequality feature; where a GPU is visible a weighted bincount over the examples
+feature by feature, into node rows, from each example's bucket position, then a cumulative
+sum) against the ways it was computed before (a segment sum per statistic; a weighted
+bincount over the examples one by one; feature by feature into feature blocks, sliced from
+the bucket ids each layer), and the split search as the kit runs it (compiled by XLA, on the
+running sums) against the search before 2026-12-04 (the running sums taken under XLA as a
+product with a triangle of ones) and against XLA's own cumulative sum, on 2,000 features
+(1,800 numbers of 100 buckets, 200 categories of 34) and 6,714 examples, at 1, 8 and 32
+nodes in the layer. Prints milliseconds per layer, the best of `--repeats`, and checks the
+histograms agree.
 
     .venv/bin/python bench/boosted_trees_histogram.py [--repeats 5]
 """
@@ -17,7 +19,6 @@ import functools
 import os
 import sys
 import time
-from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -123,6 +124,28 @@ def kit_bincount(ids, node, stats, layout, nodes):
     return tree_histogram.LayerHistogram(layout, compiled=False)(ids, node, stats, nodes)
 
 
+def running_sums_by_product(plain, layout, nodes):
+    """`plain` [nodes * total, k] with each inequality feature's buckets summed running, as
+    the split search did until 2026-12-04: a product with a triangle of ones."""
+    k = plain.shape[-1]
+    sums = tf.reshape(plain, [nodes, layout.total_buckets, k])
+    parts = []
+    for first, count, buckets in layout.groups:
+        begin = int(layout.offsets[first])
+        block = tf.reshape(sums[:, begin : begin + count * buckets], [nodes, count, buckets, k])
+        block = tf.reshape(tf.transpose(block, [0, 1, 3, 2]), [-1, buckets])
+        block = block @ np.triu(np.ones((buckets, buckets), np.float32))
+        block = tf.transpose(tf.reshape(block, [nodes, count, k, buckets]), [0, 1, 3, 2])
+        parts.append(tf.reshape(block, [nodes, -1, k]))
+    parts.append(sums[:, begin + count * buckets :])
+    return tf.reshape(tf.concat(parts, axis=1), [-1, k])
+
+
+def running_sums_by_cumsum(plain, layout, nodes):
+    """The same with XLA's cumulative sum (a sum over a window per element)."""
+    return tree_histogram.LayerHistogram(layout, compiled=False)._running_sums(plain, nodes)
+
+
 def best_of(repeats, run):
     best = float("inf")
     for _ in range(repeats):
@@ -161,10 +184,11 @@ def main():
         "kit, GPU: bincount, node rows": (kit_bincount, positions),
         "kit, CPU: compiled loop": (kit_compiled, positions),
     }
+    # Each search from the histogram its way takes: running sums (the kit's), or plain.
     searches = {
-        "search, XLA, its cumsum": (True, lambda block: tf.cumsum(block, axis=-1)),
-        "search, no XLA": (False, tree_ensemble._cumulative),
-        "kit: search, XLA": (True, tree_ensemble._cumulative),
+        "before: product + search, XLA": running_sums_by_product,
+        "XLA's cumsum + search, XLA": running_sums_by_cumsum,
+        "kit: search, XLA": None,
     }
     names = [*ways, *searches]
     print("ms per layer")
@@ -178,18 +202,23 @@ def main():
             result = run()  # [nodes * total, k], or (the ways before) k [nodes * total]
             results.append(np.stack(result, axis=-1) if isinstance(result, list) else result)
             times.append(best_of(args.repeats, run))
-        for other in results[1:]:
-            np.testing.assert_allclose(other, results[0], rtol=1e-4, atol=1e-6)
+        plain = tf.constant(results[0])
+        running = running_sums_by_cumsum(plain, layout, nodes).numpy()
+        for name, other in zip(ways, results, strict=True):
+            expected = running if name.startswith("kit") else results[0]
+            np.testing.assert_allclose(other, expected, rtol=1e-4, atol=1e-6)
         hist = kit_compiled(positions, node, stats, layout, nodes)
-        for jit, cumulative in searches.values():
+        for running_sums in searches.values():
 
-            def search(hist, nodes, cumulative=cumulative):
-                with mock.patch.object(tree_ensemble, "_cumulative", cumulative):
-                    return tree_ensemble.best_splits(hist, nodes, layout, params, 1)
+            def search(hist, nodes, running_sums=running_sums):
+                if running_sums is not None:
+                    hist = running_sums(hist, layout, nodes)
+                return tree_ensemble.best_splits(hist, nodes, layout, params, 1)
 
-            search = tf.function(search, jit_compile=jit)
-            search(hist, nodes)
-            times.append(best_of(args.repeats, functools.partial(search, hist, nodes)))
+            search = tf.function(search, jit_compile=True)
+            source = hist if running_sums is None else plain
+            search(source, nodes)
+            times.append(best_of(args.repeats, functools.partial(search, source, nodes)))
         print(f"{nodes:5d}  " + "  ".join(f"{1000 * t:30.1f}" for t in times))
 
 

@@ -377,41 +377,29 @@ def _scores(left, totals, scale, params, dim):
     return gain_left + gain_right
 
 
-def _cumulative(x):
-    """Cumulative sums along the last axis. On CPUs a product with a triangle of ones:
-    XLA computes a cumulative sum as a sum over a window per element, a hundred additions
-    each on 100 buckets, over twice the product's time (bench/boosted_trees_histogram.py).
-    Where a GPU is visible, the sum itself: its matrix products may round to TensorFloat-32."""
-    if tf.config.list_logical_devices("GPU"):
-        return tf.cumsum(x, axis=-1)
-    size = x.shape[-1]
-    return tf.reshape(
-        tf.reshape(x, [-1, size]) @ np.triu(np.ones((size, size), np.float32)), tf.shape(x)
-    )
-
-
 def best_splits(hist, nodes, layout, params, logits_dimension):
     """Best split of every node from the layer's histogram (`tree_histogram`, [nodes * total
-    buckets, k]), as tf.estimator's BoostedTreesCalculateBestFeatureSplitV2 found it
-    (inequality splits send buckets <= threshold left, equality splits the threshold's
-    bucket), vectorized over nodes, features and buckets.  (TF 2.21 ships that op without a
-    kernel.)  Returns (gain, feature, threshold, left weight, right weight, ok)."""
+    buckets, k], an inequality feature's buckets summed running), as tf.estimator's
+    BoostedTreesCalculateBestFeatureSplitV2 found it (inequality splits send buckets <=
+    threshold left, equality splits the threshold's bucket), vectorized over nodes, features
+    and buckets.  (TF 2.21 ships that op without a kernel.)  Returns (gain, feature,
+    threshold, left weight, right weight, ok)."""
     dim, k, total = logits_dimension, hist.shape[-1], layout.total_buckets
     sums = tf.reshape(hist, [nodes, total, k])
-    by_statistic = tf.transpose(sums, [2, 0, 1])  # [k, nodes, total]
-    buckets = int(layout.num_buckets[0])  # every example is in one of feature 0's buckets
-    totals = tf.reduce_sum(sums[:, :buckets], axis=1)
+    # Every example is in one of feature 0's buckets: their sum is the node's.
+    buckets = int(layout.num_buckets[0])
+    if layout.equality_from > 0:
+        totals = sums[:, buckets - 1]  # the last running sum
+    else:
+        totals = tf.reduce_sum(sums[:, :buckets], axis=1)
     diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
     node_scale = tf.reduce_mean(tf.abs(diagonal), axis=1)
     # Each group of same-size inequality features is one block [nodes, features, buckets,
-    # k]: a split sends its buckets up to the threshold left (a cumulative sum along the
-    # buckets).  Scores come out in position order.
+    # k] of what a split at each bucket sends left.  Scores come out in position order.
     scores = []
     for first, count, buckets in layout.groups:
         begin = int(layout.offsets[first])
-        block = by_statistic[:, :, begin : begin + count * buckets]
-        left = _cumulative(tf.reshape(block, [k, nodes, count, buckets]))
-        left = tf.transpose(left, [1, 2, 3, 0])
+        left = tf.reshape(sums[:, begin : begin + count * buckets], [nodes, count, buckets, k])
         score = _scores(left, totals[:, None, None, :], node_scale[:, None, None], params, dim)
         scores.append(tf.reshape(score, [nodes, count * buckets]))
     if layout.equality_from < layout.num_features:
@@ -427,17 +415,8 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     feature = tf.gather(position_feature.astype(np.int32), best)
     start = tf.gather(layout.offsets, feature)
     threshold = best - start
-    # The chosen split's left sums, from its feature's buckets in the node.
-    size = tf.gather(layout.num_buckets, feature)[:, None]
-    bucket = tf.range(int(layout.num_buckets.max()))[None, :]
-    positions = start[:, None] + tf.minimum(bucket, size - 1)
-    taken = tf.where(
-        tf.gather(layout.is_equality, feature)[:, None],
-        tf.equal(bucket, threshold[:, None]),
-        bucket <= threshold[:, None],
-    )
-    chosen = tf.gather(sums, positions, batch_dims=1)
-    best_left = tf.reduce_sum(tf.where(taken[..., None], chosen, 0.0), axis=1)
+    # The chosen split's left sums: its bucket's (a running sum for an inequality split).
+    best_left = tf.gather(sums, best, batch_dims=1)
     left_weight, _ = _weights_and_gains(best_left[:, :dim], best_left[:, dim:], params, node_scale)
     best_right = totals - best_left
     right_weight, _ = _weights_and_gains(

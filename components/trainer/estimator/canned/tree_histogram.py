@@ -23,8 +23,10 @@ import tensorflow as tf
 _THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _sum_features(positions, node, stats, offsets, sizes, total, out, begin, end):
-    """Writes the rows of features `begin` to `end` - 1 into `out` [nodes * total, k].
+def _sum_features(positions, node, stats, offsets, sizes, running, total, out, begin, end):
+    """Writes the rows of features `begin` to `end` - 1 into `out` [nodes * total, k], a
+    feature's bucket sums running (each bucket's with those below it added) where
+    `running[f]`.
 
     positions [features, batch]: each example's bucket plus its feature's offset (`offsets`,
     `sizes` buckets from there); node [batch]: each example's node in the layer, -1 to
@@ -45,6 +47,7 @@ def _sum_features(positions, node, stats, offsets, sizes, total, out, begin, end
         widest = max(widest, sizes[f])
     block = np.empty((k, nodes * widest), np.float32)  # one feature's bins, in every node
     bins = np.empty(batch, np.int32)
+    carried = np.empty(k, np.float32)
     for f in range(begin, end):
         size, start = sizes[f], offsets[f]
         outside = False
@@ -61,9 +64,14 @@ def _sum_features(positions, node, stats, offsets, sizes, total, out, begin, end
                 sums[bins[i]] += weights[i]
         for n in range(nodes):
             row = n * total + start
+            carried[:] = 0.0
             for b in range(size):
                 for j in range(k):
-                    out[row + b, j] = block[j, n * size + b]
+                    value = block[j, n * size + b]
+                    if running[f]:
+                        carried[j] += value
+                        value = carried[j]
+                    out[row + b, j] = value
 
 
 @functools.cache
@@ -87,12 +95,19 @@ class LayerHistogram:
     it. ids: the bucket positions (`tree_ensemble.Columns`); node_in_layer [batch] (-1: left
     out); stats [batch, k].
 
+    An inequality feature's buckets hold running sums (bucket b: the sums of buckets 0 to b,
+    what a split at b sends left), added up as the loop writes them out; an equality
+    feature's hold its own. The split search took them with a product by a triangle of ones
+    under XLA, a third of its time on 2,000 features.
+
     `compiled` (None: where no GPU is visible) chooses the compiled loop over TensorFlow's
     bincount."""
 
     def __init__(self, layout, compiled=None):
+        self._layout = layout
         self._offsets = np.asarray(layout.offsets, np.int32)
         self._sizes = np.asarray(layout.num_buckets, np.int32)
+        self._running = ~np.asarray(layout.is_equality, bool)
         self._total = layout.total_buckets
         if compiled is None:
             compiled = not tf.config.list_logical_devices("GPU")
@@ -115,7 +130,7 @@ class LayerHistogram:
         # A fresh array each layer: tf.numpy_function may keep an aligned one as its tensor.
         out = np.empty((rows, k), np.float32)
         args = (positions, node, np.ascontiguousarray(stats), self._offsets, self._sizes)
-        args += (self._total, out)
+        args += (self._running, self._total, out)
         parts = self._parts(positions.shape[1], int(nodes))
         loop = _compiled()
         others = [_threads().submit(loop, *args, *part) for part in parts[1:]]
@@ -148,4 +163,21 @@ class LayerHistogram:
             )
             for j in range(stats.shape[-1])
         ]
-        return tf.stack(sums, axis=1)
+        return self._running_sums(tf.stack(sums, axis=1), nodes_in_layer)
+
+    def _running_sums(self, hist, nodes_in_layer):
+        """`hist` with its inequality features' buckets summed running, a cumulative sum per
+        group of features of one size (`FeatureLayout.groups`)."""
+        layout, k = self._layout, hist.shape[-1]
+        if not layout.groups:
+            return hist
+        sums = tf.reshape(hist, [nodes_in_layer, self._total, k])
+        parts = []
+        for first, count, buckets in layout.groups:
+            begin = int(layout.offsets[first])
+            block = tf.reshape(
+                sums[:, begin : begin + count * buckets], [nodes_in_layer, count, buckets, k]
+            )
+            parts.append(tf.reshape(tf.cumsum(block, axis=2), [nodes_in_layer, -1, k]))
+        parts.append(sums[:, begin + count * buckets :])  # the equality features
+        return tf.reshape(tf.concat(parts, axis=1), [-1, k])
