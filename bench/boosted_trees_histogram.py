@@ -42,6 +42,7 @@ class Layout:
     is_equality = np.array([False] * NUMBERS + [True] * CATEGORIES)
     groups = [(0, NUMBERS, QUANTILES)]  # the inequality features' runs of one size
     equality_from = NUMBERS
+    bucket_dtype = tf.uint8
 
 
 def segment_sums(x, node, stats, layout, nodes):
@@ -175,14 +176,16 @@ def main():
     )
     params = TreeParams(200, 6, 0.1, 0.0, 1.0, 0.0, 0.0, False, "none", 0.01, 1, True)
     # Each way with the ids as it keeps them between layers: example by example; feature by
-    # feature; the kit's positions (`Columns`), computed once per train() call.
-    positions = tree_ensemble.Columns.of(x, layout.offsets)
+    # feature; the kit's (`Columns`, a byte an id), computed once per train() call.
+    columns = tree_ensemble.Columns.of(x, layout)
+    int32_columns = tree_ensemble.Columns(tf.cast(tf.transpose(x), tf.int32))
     ways = {
         "segment sums": (segment_sums, x),
         "bincount, examples": (examples_bincount, x),
         "bincount, feature blocks": (feature_blocks, tf.transpose(x)),
-        "kit, GPU: bincount, node rows": (kit_bincount, positions),
-        "kit, CPU: compiled loop": (kit_compiled, positions),
+        "kit, GPU: bincount, node rows": (kit_bincount, columns),
+        "kit, CPU: loop, int32 ids (before)": (kit_compiled, int32_columns),
+        "kit, CPU: compiled loop": (kit_compiled, columns),
     }
     # Each search from the histogram its way takes: running sums (the kit's), or plain.
     searches = {
@@ -207,7 +210,7 @@ def main():
         for name, other in zip(ways, results, strict=True):
             expected = running if name.startswith("kit") else results[0]
             np.testing.assert_allclose(other, expected, rtol=1e-4, atol=1e-6)
-        hist = kit_compiled(positions, node, stats, layout, nodes)
+        hist = kit_compiled(columns, node, stats, layout, nodes)
         for running_sums in searches.values():
 
             def search(hist, nodes, running_sums=running_sums):

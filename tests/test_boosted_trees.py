@@ -334,7 +334,7 @@ def test_split_search_matches_a_plain_search_over_mixed_features():
     g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
     stats = np.stack([g, h], 1).astype(np.float32)
     params = TreeParams(1, 3, 0.1, 0.0, 0.5, 0.0, 0.0, False, "none", 0.25, 1, True)
-    columns = te.Columns.of(tf.constant(ids), layout.offsets)
+    columns = te.Columns.of(tf.constant(ids), layout)
     hist = LayerHistogram(layout)(columns, tf.constant(node), stats, nodes)
     gain, feature, threshold, left, right, _ = (
         t.numpy() for t in te.best_splits(hist, nodes, layout, params, 1)
@@ -403,12 +403,13 @@ def test_bucket_ids_of_every_kind_of_column_in_feature_order():
         assert ids[:, f].tolist() == expected[name], name
 
 
-@pytest.mark.parametrize("k", [2, 6])
-def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k):
+@pytest.mark.parametrize("k, quantiles", [(2, 5), (6, 5), (2, 300)])
+def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k, quantiles):
     """The compiled loop (CPUs) and the bincounts (where a GPU is visible) give the same
-    histogram, examples of node -1 left out, features of several sizes; a histogram already
-    returned keeps its values through later layers (tf.numpy_function may share an array's
-    memory with the tensor it returns: the loop must not write into one it returned)."""
+    histogram, examples of node -1 left out, features of several sizes, bucket ids in bytes
+    or (past 256 buckets) in int32s; a histogram already returned keeps its values through
+    later layers (tf.numpy_function may share an array's memory with the tensor it returns:
+    the loop must not write into one it returned)."""
     from components.trainer.estimator.canned import tree_ensemble as te
     from components.trainer.estimator.canned.tree_histogram import LayerHistogram
 
@@ -417,18 +418,19 @@ def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k):
         fc.numeric_column("n", shape=(3,)),
         *(fc.categorical_column_with_identity(f"c{size}", size) for size in (2, 7)),
     ]
-    layout = te.FeatureLayout(columns, 5)
+    layout = te.FeatureLayout(columns, quantiles)
     rng = np.random.default_rng(5)
     n = 300
     ids = np.stack([rng.integers(0, b, n) for b in layout.num_buckets], 1).astype(np.int32)
-    positions = te.Columns.of(tf.constant(ids), layout.offsets)
+    bucket_ids = te.Columns.of(tf.constant(ids), layout)
+    assert bucket_ids.values.dtype == (tf.uint8 if quantiles < 256 else tf.int32)
     compiled, bincounts = LayerHistogram(layout, compiled=True), LayerHistogram(layout, False)
     earlier = []
     for nodes in (4, 1, 8):
         node = tf.constant(rng.integers(-1, nodes, n).astype(np.int32))
         stats = tf.constant(rng.normal(size=(n, k)).astype(np.float32))
-        hist = tf.function(compiled)(positions, node, stats, nodes)
-        expected = bincounts(positions, node, stats, nodes).numpy()
+        hist = tf.function(compiled)(bucket_ids, node, stats, nodes)
+        expected = bincounts(bucket_ids, node, stats, nodes).numpy()
         assert hist.shape == (nodes * layout.total_buckets, k)
         np.testing.assert_allclose(hist.numpy(), expected, rtol=1e-5, atol=1e-5)
         earlier.append((hist, expected))
@@ -446,4 +448,4 @@ def test_layer_histogram_refuses_a_bucket_outside_its_feature():
     ids = tf.constant([[0, 1], [3, 4]], tf.int32)  # feature 1's bucket 4 of 4
     histogram = tf.function(LayerHistogram(layout, compiled=True))  # as in training
     with pytest.raises(tf.errors.OpError, match="outside its feature"):
-        histogram(te.Columns.of(ids, layout.offsets), tf.constant([0, 0]), tf.ones([2, 2]), 1)
+        histogram(te.Columns.of(ids, layout), tf.constant([0, 0]), tf.ones([2, 2]), 1)

@@ -59,6 +59,9 @@ class FeatureLayout:
         self.num_buckets = np.array([e[1] for e in entries], np.int32)
         self.offsets = np.concatenate([[0], np.cumsum(self.num_buckets)[:-1]]).astype(np.int32)
         self.total_buckets = int(self.num_buckets.sum())
+        # Training keeps each bucket id in a byte where every feature has at most 256
+        # buckets (`Columns`), else in an int32.
+        self.bucket_dtype = tf.uint8 if self.num_buckets.max() <= 256 else tf.int32
         self.is_equality = np.array([e[0] == CATEGORICAL for e in entries])
         self.equality_from = (
             int(np.argmax(self.is_equality)) if self.is_equality.any() else len(entries)
@@ -275,27 +278,26 @@ def descend(feature, threshold, node, ids, is_equality):
 
 
 class Columns:
-    """Training's bucket ids feature by feature, [features, batch], each held as its
-    position in a node's row of the histogram (its feature's offset plus its bucket,
-    `tree_histogram`). Kept whole between steps when training in memory."""
+    """Training's bucket ids feature by feature, [features, batch], of the layout's
+    `bucket_dtype`: in a byte each where they fit, a quarter of the memory the histogram
+    loop reads every layer (and of the cache kept between steps when training in memory)."""
 
-    def __init__(self, positions, offsets):
-        self.values = positions
-        self._offsets = tf.constant(offsets)
-        self._flat = tf.reshape(positions, [-1])
-        self._batch = tf.shape(positions)[1]
+    def __init__(self, buckets):
+        self.values = buckets
+        self._flat = tf.reshape(buckets, [-1])
+        self._batch = tf.shape(buckets)[1]
         self.examples = tf.range(self._batch)
 
     @classmethod
-    def of(cls, x, offsets):
-        """From bucket ids example by example, [batch, features], and each feature's
-        offset (`FeatureLayout.offsets`)."""
-        return cls(tf.transpose(x) + offsets[:, None], offsets)
+    def of(cls, x, layout):
+        """From bucket ids example by example, [batch, features], of `layout`
+        (`FeatureLayout`)."""
+        return cls(tf.cast(tf.transpose(x), layout.bucket_dtype))
 
     def at(self, feature):
         """Each example's bucket id of `feature` [batch] (one feature per example)."""
-        position = tf.gather(self._flat, feature * self._batch + self.examples)
-        return position - tf.gather(self._offsets, feature)
+        bucket = tf.gather(self._flat, feature * self._batch + self.examples)
+        return tf.cast(bucket, tf.int32)
 
 
 def traverse_tree(feature, threshold, ids, is_equality, depth):

@@ -202,8 +202,8 @@ class Ensemble:
         if params.train_in_memory:
             self.cache_ready = variable(False, "cache_ready", **_LOCAL)
             self.cached_columns = variable(
-                np.zeros((layout.num_features, 0), np.int32),
-                "cached_bucket_positions",
+                np.zeros((layout.num_features, 0), layout.bucket_dtype.as_numpy_dtype),
+                "cached_bucket_ids",
                 shape=tf.TensorShape([layout.num_features, None]),
                 **_LOCAL,
             )
@@ -295,7 +295,7 @@ class Grower:
         e = self.e
         if not self.params.train_in_memory:
             x = e.bucket_ids(self.features)
-            ids = te.Columns.of(x, self.layout.offsets)
+            ids = te.Columns.of(x, self.layout)
             nodes = te.traverse_tree(
                 e.feature[e.tree], e.threshold[e.tree], ids, e.is_equality, self.params.max_depth
             )
@@ -311,7 +311,7 @@ class Grower:
         def fresh():
             # Before the quantile boundaries exist the trees are empty, and the bucket
             # ids meaningless: nothing is kept then.
-            ids = te.Columns.of(e.bucket_ids(self.features), self.layout.offsets)
+            ids = te.Columns.of(e.bucket_ids(self.features), self.layout)
             base = self._finished_trees_logits(ids)
             nodes = te.traverse_tree(
                 e.feature[e.tree], e.threshold[e.tree], ids, e.is_equality, self.params.max_depth
@@ -327,9 +327,7 @@ class Grower:
                 return tf.identity(ids.values), tf.identity(base), tf.identity(nodes)
 
         columns, base, nodes = tf.cond(e.cache_ready, cached, fresh)
-        ids = te.Columns(
-            tf.ensure_shape(columns, [self.layout.num_features, None]), self.layout.offsets
-        )
+        ids = te.Columns(tf.ensure_shape(columns, [self.layout.num_features, None]))
         logits = base + tf.gather(e.value[e.tree], nodes)
         return ids, logits, nodes, base
 

@@ -23,14 +23,15 @@ import tensorflow as tf
 _THREADS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _sum_features(positions, node, stats, offsets, sizes, running, total, out, begin, end):
+def _sum_features(buckets, node, stats, offsets, sizes, running, total, out, begin, end):
     """Writes the rows of features `begin` to `end` - 1 into `out` [nodes * total, k], a
     feature's bucket sums running (each bucket's with those below it added) where
     `running[f]`.
 
-    positions [features, batch]: each example's bucket plus its feature's offset (`offsets`,
-    `sizes` buckets from there); node [batch]: each example's node in the layer, -1 to
-    leave it out; stats [batch, k]. Run compiled (`_compiled`)."""
+    buckets [features, batch]: each example's bucket id (feature f's `sizes[f]` buckets
+    at `offsets[f]` in a node's row); node [batch]: each example's node in the layer, -1
+    to leave it out; stats [batch, k]. Run compiled (`_compiled`), once per type of
+    `buckets`."""
     batch, k = stats.shape
     nodes = out.shape[0] // total
     node_of = np.empty(batch, np.int32)
@@ -52,7 +53,7 @@ def _sum_features(positions, node, stats, offsets, sizes, running, total, out, b
         size, start = sizes[f], offsets[f]
         outside = False
         for i in range(batch):
-            bucket = positions[f, i] - start
+            bucket = np.int32(buckets[f, i])
             outside |= (bucket < 0) | (bucket >= size)
             bins[i] = node_of[i] * size + bucket
         if outside:
@@ -92,7 +93,7 @@ def _threads():
 class LayerHistogram:
     """`(ids, node_in_layer, stats, nodes_in_layer)` -> the layer's histogram, [nodes_in_layer *
     total_buckets, k]: node n's row at n * total_buckets, feature f's buckets at offsets[f] in
-    it. ids: the bucket positions (`tree_ensemble.Columns`); node_in_layer [batch] (-1: left
+    it. ids: the bucket ids (`tree_ensemble.Columns`); node_in_layer [batch] (-1: left
     out); stats [batch, k].
 
     An inequality feature's buckets hold running sums (bucket b: the sums of buckets 0 to b,
@@ -125,13 +126,13 @@ class LayerHistogram:
         hist.set_shape([None, stats.shape[-1]])
         return hist
 
-    def _sums(self, positions, node, stats, nodes):
+    def _sums(self, buckets, node, stats, nodes):
         rows, k = int(nodes) * self._total, stats.shape[1]
         # A fresh array each layer: tf.numpy_function may keep an aligned one as its tensor.
         out = np.empty((rows, k), np.float32)
-        args = (positions, node, np.ascontiguousarray(stats), self._offsets, self._sizes)
+        args = (buckets, node, np.ascontiguousarray(stats), self._offsets, self._sizes)
         args += (self._running, self._total, out)
-        parts = self._parts(positions.shape[1], int(nodes))
+        parts = self._parts(buckets.shape[1], int(nodes))
         loop = _compiled()
         others = [_threads().submit(loop, *args, *part) for part in parts[1:]]
         loop(*args, *parts[0])  # this thread's share
@@ -153,7 +154,8 @@ class LayerHistogram:
         kept = node_in_layer >= 0
         node = tf.where(kept, node_in_layer, 0)
         stats = tf.where(kept[:, None], stats, tf.zeros_like(stats))
-        bins = tf.reshape(ids.values + (node * self._total)[None, :], [-1])
+        positions = tf.cast(ids.values, tf.int32) + self._offsets[:, None]
+        bins = tf.reshape(positions + (node * self._total)[None, :], [-1])
         shape = tf.shape(ids.values)
         sums = [
             tf.raw_ops.DenseBincount(
