@@ -227,13 +227,15 @@ class _FeatureAccumulator:
             common.min_num_values = counts[0]
             common.max_num_values = counts[-1]
             common.avg_num_values = self.num_values / num_non_missing
-            sketch = sketches.QuantilesSketch(QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
-            sketch.AddValues(
-                pa.array(counts), pa.array([self.num_values_counts[count] for count in counts])
-            )
-            common.num_values_histogram.CopyFrom(
-                _quantiles_histogram(_quantiles(sketch, HISTOGRAM_BUCKETS), num_non_missing)
-            )
+            if len(counts) == 1:  # as many values in every example: every quantile that
+                boundaries = np.full(HISTOGRAM_BUCKETS + 1, float(counts[0]))
+            else:
+                sketch = sketches.QuantilesSketch(QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
+                sketch.AddValues(
+                    pa.array(counts), pa.array([self.num_values_counts[count] for count in counts])
+                )
+                boundaries = _quantiles(sketch, HISTOGRAM_BUCKETS)
+            common.num_values_histogram.CopyFrom(_quantiles_histogram(boundaries, num_non_missing))
         if self.type == _FeatureType.STRING:
             self._fill_strings(feature.string_stats)
         else:
