@@ -4,6 +4,7 @@ the held-out validation part is copied once, in order, as the filter reads it.""
 import numpy as np
 import tensorflow as tf
 
+from components.trainer import executor
 from components.trainer.executor import held_out_copy, make_input_fn
 
 SPEC = {
@@ -130,3 +131,26 @@ def test_a_shuffled_split_is_built_on_every_call_in_its_seeds_order(tmp_path):
         return next(iter(dataset))[0]["x_xf"].numpy().tolist()
 
     assert batch(first) == batch(second) != list(range(40))
+
+
+def test_a_small_shuffled_split_is_read_once_in_the_same_order(tmp_path, monkeypatch):
+    """Read epoch after epoch, a split under MEMORY_SPLIT_BYTES keeps its records in memory
+    after the first pass (the file can be gone) and gives the batches it gave from disk."""
+    _write(tmp_path / "a.gz", range(40))
+    pattern = str(tmp_path / "*.gz")
+
+    def batches(dataset, count):
+        return [features["x_xf"].numpy().tolist() for features, _ in dataset.take(count)]
+
+    monkeypatch.setattr(executor, "MEMORY_SPLIT_BYTES", 0)
+    from_disk = batches(make_input_fn(pattern, SPEC, "label_xf", 6, repeat=True, seed=1)(), 30)
+    monkeypatch.undo()
+    in_memory = iter(make_input_fn(pattern, SPEC, "label_xf", 6, repeat=True, seed=1)())
+    first = next(in_memory)  # the shuffle buffer holds the whole split: its pass is done
+    (tmp_path / "a.gz").unlink()
+
+    rest = [
+        features["x_xf"].numpy().tolist() for features, _ in (next(in_memory) for _ in range(29))
+    ]
+    assert [first[0]["x_xf"].numpy().tolist(), *rest] == from_disk
+    assert from_disk[0] != list(range(6))  # shuffled; 30 batches of 6: four and a half epochs
