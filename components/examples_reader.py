@@ -27,8 +27,9 @@ from components.progress import CountRows
 from components.tfrecord_files import read_records
 
 READ_BATCH = 4096  # examples decoded at once
-# Batches of a file decoded at once, on threads of their own, while the next are read.
-DECODE_THREADS = 2
+# Threads decoding one file's batches while the next are read. A few at most: a Beam runner
+# may run several files' DoFns at once already.
+DECODE_THREADS = min(4, os.cpu_count() or 1)
 
 
 def split_files(examples: types.Artifact, split: str) -> list[str]:
