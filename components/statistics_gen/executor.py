@@ -227,7 +227,7 @@ class _FeatureAccumulator:
             common.min_num_values = counts[0]
             common.max_num_values = counts[-1]
             common.avg_num_values = self.num_values / num_non_missing
-            if len(counts) == 1:  # as many values in every example: every quantile that
+            if len(counts) == 1:  # one count in every example: every quantile is it
                 boundaries = np.full(HISTOGRAM_BUCKETS + 1, float(counts[0]))
             else:
                 sketch = sketches.QuantilesSketch(QUANTILES_EPSILON, _MAX_ELEMENTS, 1)
