@@ -47,7 +47,7 @@ def _logged_step_rates(model_dir, after_step):
 
 def _estimator_api(impl):
     if impl == "ours":
-        from components.trainer import estimator
+        from components import estimator
 
         return estimator
     return tf.estimator

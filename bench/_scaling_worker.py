@@ -35,7 +35,7 @@ def main():
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * args.devices
         )
-    from components.trainer import estimator
+    from components import estimator
     from components.trainer import strategy as strategy_lib
     from components.trainer.executor import make_input_fn
     from models import taxi as taxi_model

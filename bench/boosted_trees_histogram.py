@@ -26,8 +26,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np
 import tensorflow as tf
 
-from components.trainer.estimator.canned import tree_ensemble, tree_histogram
-from components.trainer.estimator.canned.tree_growing import TreeParams
+from components.estimator.canned import tree_ensemble, tree_histogram
+from components.estimator.canned.tree_growing import TreeParams
 
 NUMBERS, QUANTILES, CATEGORIES, IDS, EXAMPLES = 1800, 100, 200, 34, 6714
 

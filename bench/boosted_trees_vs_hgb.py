@@ -95,7 +95,7 @@ def run_kit(repeats, data, rows):
     import tensorflow as tf
     from sklearn.metrics import roc_auc_score
 
-    from components.trainer import estimator
+    from components import estimator
 
     (train, y_train), (test, y_test) = dataset(data, rows)
     columns = []

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from components.trainer import estimator
+from components import estimator
 from transforms import diabetes
 
 LABEL_KEY = diabetes.transformed_name(diabetes.LABEL_KEY)

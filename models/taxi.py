@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from components.trainer import estimator
+from components import estimator
 from transforms import taxi
 
 LABEL_KEY = taxi.transformed_name(taxi.LABEL_KEY)

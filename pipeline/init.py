@@ -160,7 +160,7 @@ hparams holds the definition's [model] hidden_units.
 """
 
 $imports
-from components.trainer import estimator
+from components import estimator
 
 
 def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key):

@@ -104,8 +104,8 @@ def test_a_classification_label_stays_text_with_its_classes_in_a_vocabulary(mult
 def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(
     multiclass, tmp_path, monkeypatch
 ):
+    from components import estimator
     from components.auto import model
-    from components.trainer import estimator
 
     _, output = multiclass
     wide, deep = model.feature_columns(output, "y_xf")
@@ -189,7 +189,7 @@ def test_a_canned_estimator_by_name_trains_over_the_columns_its_kind_reads(multi
 
 
 def _run_config(model_dir):
-    from components.trainer import estimator
+    from components import estimator
 
     return estimator.RunConfig(model_dir=model_dir)
 

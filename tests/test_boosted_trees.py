@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.trainer import estimator
+from components import estimator
 
 N = 600
 
@@ -316,9 +316,9 @@ def test_split_search_matches_a_plain_search_over_mixed_features():
     """The histogram and split search on numeric, bucketized and categorical features of
     several sizes (the categorical ones handled together) agree with a plain loop over
     every node, feature and bucket."""
-    from components.trainer.estimator.canned import tree_ensemble as te
-    from components.trainer.estimator.canned.tree_growing import TreeParams
-    from components.trainer.estimator.canned.tree_histogram import LayerHistogram
+    from components.estimator.canned import tree_ensemble as te
+    from components.estimator.canned.tree_growing import TreeParams
+    from components.estimator.canned.tree_histogram import LayerHistogram
 
     fc = tf.feature_column
     columns = [
@@ -365,7 +365,7 @@ def test_bucket_ids_of_every_kind_of_column_in_feature_order():
     """Dense identity columns (read side by side), a column of sparse ids, a vocabulary
     column, a bucketized and a numeric one: each feature's ids where the layout puts it,
     a missing or out-of-range id in the extra bucket, or the column's default_value."""
-    from components.trainer.estimator.canned import tree_ensemble as te
+    from components.estimator.canned import tree_ensemble as te
 
     fc = tf.feature_column
     columns = [
@@ -410,8 +410,8 @@ def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k, quant
     or (past 256 buckets) in int32s; a histogram already returned keeps its values through
     later layers (tf.numpy_function may share an array's memory with the tensor it returns:
     the loop must not write into one it returned)."""
-    from components.trainer.estimator.canned import tree_ensemble as te
-    from components.trainer.estimator.canned.tree_histogram import LayerHistogram
+    from components.estimator.canned import tree_ensemble as te
+    from components.estimator.canned.tree_histogram import LayerHistogram
 
     fc = tf.feature_column
     columns = [
@@ -441,8 +441,8 @@ def test_layer_histogram_compiled_loop_agrees_with_tensorflow_bincounts(k, quant
 def test_layer_histogram_refuses_a_bucket_outside_its_feature():
     """The compiled loop checks what it indexes (numba does not): an error, not a write
     outside the histogram."""
-    from components.trainer.estimator.canned import tree_ensemble as te
-    from components.trainer.estimator.canned.tree_histogram import LayerHistogram
+    from components.estimator.canned import tree_ensemble as te
+    from components.estimator.canned.tree_histogram import LayerHistogram
 
     layout = te.FeatureLayout([tf.feature_column.numeric_column("x", shape=(2,))], 4)
     ids = tf.constant([[0, 1], [3, 4]], tf.int32)  # feature 1's bucket 4 of 4

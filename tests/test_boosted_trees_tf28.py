@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.trainer import estimator
+from components import estimator
 from pipeline.config import REPO_ROOT
 from tests.tf215 import record_boosted_trees as cases
 

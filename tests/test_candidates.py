@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from components import estimator
 from components.auto.model import candidate_estimator
-from components.trainer import candidates, estimator, stopping
+from components.trainer import candidates, stopping
 
 pytestmark = pytest.mark.slow  # trains real models, a few seconds each
 

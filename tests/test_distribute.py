@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 _COMMON = textwrap.dedent("""
     import json, sys
     import numpy as np, tensorflow as tf, tf_keras
-    from components.trainer import estimator
+    from components import estimator
 
     x = np.random.default_rng(0).normal(size=(1024, 3)).astype("float32")
     y = (x @ np.array([1.0, -2.0, 0.5], "float32") > 0).astype("int64")
@@ -106,7 +106,7 @@ _WORKER = _COMMON + textwrap.dedent("""
 _SPARSE_WORKER = textwrap.dedent("""
     import json, sys
     import numpy as np, tensorflow as tf
-    from components.trainer import estimator
+    from components import estimator
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     words = np.array([f"w{i}".encode() for i in range(200)])
@@ -153,7 +153,7 @@ _TRAIN_AND_EVALUATE = _COMMON + textwrap.dedent("""
 
 _SERVER = textwrap.dedent("""
     import json, os
-    from components.trainer.estimator import server
+    from components.estimator import server
     server.run_server(json.loads(os.environ["TF_CONFIG"]))
 """)
 

@@ -19,9 +19,9 @@ import tensorflow as tf
 import tf_keras
 from tensorboard.backend.event_processing import event_accumulator
 
-from components.trainer import estimator
-from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import export as export_lib
+from components import estimator
+from components.estimator import checkpoints as ckpt_lib
+from components.estimator import export as export_lib
 from pipeline.config import REPO_ROOT
 
 ModeKeys = estimator.ModeKeys
@@ -386,7 +386,7 @@ def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combi
     SparseTensor lookup's, in a traced function as in training."""
     from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
-    from components.trainer.estimator.canned.linear import LinearModel
+    from components.estimator.canned.linear import LinearModel
 
     column = tf.feature_column.categorical_column_with_identity(
         "c", N_BUCKETS, default_value=default_value
@@ -1005,7 +1005,7 @@ def test_label_vocabulary_string_labels(tmp_path):
 @pytest.fixture
 def fresh_warnings(monkeypatch):
     """Forget which arguments were warned about, so each test sees its warning."""
-    from components.trainer.estimator import ignored
+    from components.estimator import ignored
 
     monkeypatch.setattr(ignored, "_warned", set())
 
@@ -1037,7 +1037,7 @@ def test_run_config_warns_once_about_each_ignored_argument(fresh_warnings):
 def test_session_config_threads_are_applied_in_a_fresh_process():
     script = (
         "import tensorflow as tf\n"
-        "from components.trainer import estimator\n"
+        "from components import estimator\n"
         "estimator.RunConfig(session_config=tf.compat.v1.ConfigProto(\n"
         "    intra_op_parallelism_threads=1, inter_op_parallelism_threads=3))\n"
         "print('THREADS', tf.config.threading.get_intra_op_parallelism_threads(),\n"
@@ -1253,7 +1253,7 @@ def test_the_estimator_library_imports_nothing_else_of_the_kit():
     """It can be lifted out as its own package: no import reaches outside it."""
     import ast
 
-    library = REPO_ROOT / "components" / "trainer" / "estimator"
+    library = REPO_ROOT / "components" / "estimator"
     outside = []
     for path in sorted(library.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -1266,6 +1266,6 @@ def test_the_estimator_library_imports_nothing_else_of_the_kit():
             outside += [
                 f"{path.relative_to(REPO_ROOT)}: {name}"
                 for name in names
-                if name.split(".")[0] in kit and not name.startswith("components.trainer.estimator")
+                if name.split(".")[0] in kit and not name.startswith("components.estimator")
             ]
     assert outside == []

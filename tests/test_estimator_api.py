@@ -18,7 +18,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from components.trainer import estimator
+from components import estimator
 from tests.tf215.record_api_behaviour import (
     NUMPY_X,
     NUMPY_Y,

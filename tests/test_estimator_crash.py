@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 _TRAIN = textwrap.dedent("""
     import sys, time
     import numpy as np, tensorflow as tf
-    from components.trainer import estimator
+    from components import estimator
 
     model_dir, max_steps = sys.argv[1], int(sys.argv[2])
     x = np.random.default_rng(0).normal(size=(512, 3)).astype("float32")
@@ -47,7 +47,7 @@ def _latest_step(model_dir):
     """The step of the latest checkpoint, after reading every variable it holds."""
     import tensorflow as tf
 
-    from components.trainer.estimator import checkpoints
+    from components.estimator import checkpoints
 
     path = tf.train.latest_checkpoint(model_dir)
     step = int(checkpoints.read_variable(path, "global_step"))

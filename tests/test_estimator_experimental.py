@@ -16,8 +16,8 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from components.trainer import estimator
-from components.trainer.estimator import summaries
+from components import estimator
+from components.estimator import summaries
 from components.trainer.launcher import free_ports
 from pipeline.config import REPO_ROOT
 from tests.tf215.record_api_behaviour import (
@@ -115,7 +115,7 @@ def test_early_stopping_hook_refuses_what_2_15_refused(tmp_path):
 _MULTI_WORKER = textwrap.dedent("""
     import json, sys
     import numpy as np, tensorflow as tf, tf_keras
-    from components.trainer import estimator
+    from components import estimator
 
     strategy = tf.distribute.MultiWorkerMirroredStrategy()
     x = np.linspace(-1, 1, 64, dtype="float32")[:, None]

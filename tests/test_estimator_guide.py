@@ -21,7 +21,7 @@ _DATA = textwrap.dedent("""
     import json, os, sys
     import numpy as np
     import tensorflow as tf
-    from components.trainer import estimator
+    from components import estimator
 
     x = np.random.default_rng(0).normal(size=(512, 3)).astype("float32")
     y = (x @ np.array([1.0, -2.0, 0.5], "float32") > 0).astype("int64")
@@ -111,7 +111,7 @@ _KERAS_MODEL = _DATA + textwrap.dedent("""
 _TOO_LATE = textwrap.dedent("""
     import tensorflow as tf
     tf.keras.layers.Dense(1)
-    from components.trainer import estimator
+    from components import estimator
     print(tf.keras.__name__)
 """)
 

@@ -16,7 +16,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from components.trainer import estimator
+from components import estimator
 from pipeline.config import REPO_ROOT
 from tests.tf215 import record_heads as cases
 

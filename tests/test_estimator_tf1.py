@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components.trainer import estimator
+from components import estimator
 from tests import tf1_programs
 
 v1 = tf.compat.v1
@@ -141,7 +141,7 @@ def _line_estimator(model_dir, **kwargs):
 
 
 def test_the_estimator_says_which_path_a_model_fn_takes(tmp_path, caplog):
-    with caplog.at_level(logging.INFO, logger="components.trainer.estimator.estimator"):
+    with caplog.at_level(logging.INFO, logger="components.estimator.estimator"):
         _line_estimator(str(tmp_path / "tf1")).train(_line_input_fn, steps=2)
     assert "tf.compat.v1.get_variable (or tf.compat.v1.layers)" in caplog.text
     assert "runs in a graph with a session" in caplog.text
@@ -308,7 +308,7 @@ def test_a_tf1_model_fn_under_a_strategy_is_refused_naming_why(tmp_path):
 _TASK = """
 import json, sys
 import tensorflow as tf
-from components.trainer import estimator
+from components import estimator
 from tests import tf1_programs
 
 class Steps(tf.compat.v1.train.SessionRunHook):

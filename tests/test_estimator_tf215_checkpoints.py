@@ -18,8 +18,8 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from components.trainer import estimator
-from components.trainer.estimator import checkpoints as ckpt_lib
+from components import estimator
+from components.estimator import checkpoints as ckpt_lib
 from pipeline.config import REPO_ROOT
 from tests.tf215 import checkpoint_models as models
 

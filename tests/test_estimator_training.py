@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 import tf_keras
 
-from components.trainer import estimator
+from components import estimator
 
 N = 256
 _rng = np.random.default_rng(7)
@@ -251,7 +251,7 @@ def test_a_scaffold_with_session_fields_runs_model_fn_in_a_graph(tmp_path):
 
 
 def test_training_summaries_include_loss_and_learning_rate(tmp_path):
-    from components.trainer.estimator import summaries
+    from components.estimator import summaries
 
     classifier = estimator.DNNClassifier(
         [4], COLUMNS, config=_config(tmp_path, save_summary_steps=10)
@@ -292,13 +292,13 @@ def test_tf_random_seed_makes_initial_weights_repeat(tmp_path):
             os.path.join(model.model_dir, "model.ckpt-0"), "dnn/hiddenlayer_0/kernel"
         )
 
-    from components.trainer.estimator import checkpoints
+    from components.estimator import checkpoints
 
     np.testing.assert_array_equal(initial_kernel("a"), initial_kernel("b"))
 
 
 def _eval_steps(classifier):
-    from components.trainer.estimator import summaries
+    from components.estimator import summaries
 
     return sorted(
         summaries.read_scalars_by_step(
@@ -334,7 +334,7 @@ def test_train_and_evaluate_evaluates_new_checkpoints_and_exports_the_last_as_fi
 
 
 def test_eval_spec_start_delay_secs_warns_that_it_is_not_used(monkeypatch):
-    from components.trainer.estimator import ignored
+    from components.estimator import ignored
 
     monkeypatch.setattr(ignored, "_warned", set())
     with pytest.warns(UserWarning, match="start_delay_secs is not used: the chief evaluates"):

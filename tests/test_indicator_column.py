@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
-from components.trainer.estimator.canned import indicator
+from components.estimator.canned import indicator
 
 
 def _dense(column, features):

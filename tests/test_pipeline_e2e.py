@@ -348,7 +348,7 @@ def test_cli_help_explains_every_option():
 
 
 def test_warm_start_begins_from_the_latest_blessed_model(pipeline_run, tmp_path):
-    from components.trainer.estimator import checkpoints
+    from components.estimator import checkpoints
     from pipeline.runner import run_locally
 
     config, first = pipeline_run

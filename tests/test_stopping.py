@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components import progress
-from components.trainer import estimator, stopping
+from components import estimator, progress
+from components.trainer import stopping
 from components.trainer.stopping import TrainingLength
 
 X = tf.feature_column.numeric_column("x")

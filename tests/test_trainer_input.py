@@ -83,7 +83,7 @@ def test_the_held_out_copy_is_the_validation_part_in_order_up_to_the_limit(tmp_p
 def test_the_estimator_builds_the_trainers_input_once_a_call(tmp_path):
     """The Trainer's input_fn says it returns a Dataset: the estimator does not build it a
     second time in a scratch graph to see whether it reads a TF1 iterator."""
-    from components.trainer import estimator
+    from components import estimator
 
     _write(tmp_path / "a.gz", range(10))
     input_fn = make_input_fn(str(tmp_path / "*.gz"), SPEC, "label_xf", 4, repeat=True, seed=1)

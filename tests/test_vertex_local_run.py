@@ -95,7 +95,7 @@ def _only(result, key):
 # xdist worker it has taken over 15, the suite-wide limit.
 @pytest.mark.timeout(1800)
 def test_compiled_spec_runs_here_as_on_vertex_and_retrains_incrementally(tmp_path, small_taxi_csv):
-    from components.trainer.estimator import checkpoints
+    from components.estimator import checkpoints
 
     # The second run is compared with the first's model and must be blessed and pushed:
     # with any AUC decrease allowed, its blessing depends only on --min-auc, which the

@@ -1,7 +1,7 @@
 """TF1-style Estimator programs, as teams wrote them for tf.estimator, run on either side.
 
 Each program takes the estimator module (`tf.estimator` under TF 2.15, this kit's
-`components.trainer.estimator` under TF 2.21) and a fresh folder, and returns what a
+`components.estimator` under TF 2.21) and a fresh folder, and returns what a
 user would look at, as JSON-able values.  `tests/tf215/record_tf1_programs.py` runs
 them under tf.estimator 2.15 once, into `tests/data/tf215/tf1_programs.json`;
 `tests/test_estimator_tf1.py` runs them here and compares.  Only the import differs.

@@ -74,7 +74,7 @@ def check_canned(name, args, task):
     ):
         family = "a Regressor" if task == "regression" else "a Classifier"
         raise ValueError(f"canned estimator {name!r}: task {task!r} needs {family}.")
-    from components.trainer import estimator
+    from components import estimator
 
     parameters = inspect.signature(getattr(estimator, name)).parameters
     for arg in args:
@@ -167,7 +167,7 @@ def feature_columns(tft_output, label_key, numbers_together=False):
 
 def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows):
     """The canned Estimator `name` over the columns its kind reads, `args` over its defaults."""
-    from components.trainer import estimator
+    from components import estimator
 
     settings = {"config": run_config, "warm_start_from": warm_start_from}
     if name.startswith("BoostedTrees"):
@@ -295,7 +295,7 @@ def build_estimator(
 def _wide_and_deep(task, wide, deep, classes, common, hparams):
     import tensorflow as tf
 
-    from components.trainer import estimator
+    from components import estimator
 
     common = {
         **common,

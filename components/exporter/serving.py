@@ -13,8 +13,8 @@ import os
 
 import tensorflow as tf
 
-from components.trainer.estimator import export as export_lib
-from components.trainer.estimator import serving
+from components.estimator import export as export_lib
+from components.estimator import serving
 from components.transform import packing
 
 TRANSFORM_FEATURES = "transform_features"

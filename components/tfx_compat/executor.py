@@ -163,7 +163,7 @@ class TrainerExecutor(base_executor.BaseExecutor):
 
 def train_with_trainer_fn(trainer_fn, fn_args):
     """TFX 1.15's Estimator contract (module doc); the chief writes the serving model."""
-    from components.trainer import estimator
+    from components import estimator
 
     if not fn_args.schema_file:
         raise ValueError("Trainer: trainer_fn(trainer_fn_args, schema) needs the schema input.")
@@ -197,8 +197,8 @@ def export_trainer_fn_model(model, eval_spec, transform_output, serving_dir):
     transform graph and the model is TF2-style (a TF1 one's export is copied as it is)."""
     import tensorflow_transform as tft
 
+    from components.estimator import serving
     from components.exporter.serving import add_transform_features
-    from components.trainer.estimator import serving
 
     exporters = [
         e for e in eval_spec.exporters if getattr(e, "serving_input_receiver_fn", None) is not None

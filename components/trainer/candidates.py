@@ -51,7 +51,7 @@ def feeding(model, train_rows, batch_size):
     except boosted trees, which read the train part once per layer (tf.estimator's
     contract): whole in every batch with `train_in_memory`, else in `n_batches_per_layer`
     batches; they end after their last tree."""
-    from components.trainer.estimator import BoostedTreesEstimator
+    from components.estimator import BoostedTreesEstimator
 
     if not isinstance(model, BoostedTreesEstimator):
         return Feeding(batch_size)

@@ -15,13 +15,13 @@ from tfx.dsl.components.base import base_executor
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
-from components import user_code
+from components import estimator, user_code
+from components.estimator import server
 from components.exporter.serving import export_serving_model
 from components.trainer import candidates as candidates_lib
 from components.trainer import cluster as cluster_lib
-from components.trainer import estimator, launcher, stopping
+from components.trainer import launcher, stopping
 from components.trainer import strategy as strategy_lib
-from components.trainer.estimator import server
 
 log = logging.getLogger(__name__)
 

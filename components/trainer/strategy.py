@@ -65,7 +65,7 @@ def choose_here(requested):
     """
     import tensorflow as tf
 
-    from components.trainer.estimator.server import tf_config_from_env
+    from components.estimator.server import tf_config_from_env
 
     num_tpus = len(tf.config.list_logical_devices("TPU")) if requested == "tpu" else 0
     return choose(

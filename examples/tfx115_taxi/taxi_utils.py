@@ -3,14 +3,14 @@
 
 Brought to this kit by changing one import (see docs/tfx115-migration.md): where
 TFX 1.15 had `import tensorflow as tf` and used `tf.estimator`, the Estimator API
-comes from `components.trainer.estimator`.  Everything else is as it was.
+comes from `components.estimator`.  Everything else is as it was.
 """
 
 import tensorflow as tf
 import tensorflow_model_analysis as tfma
 import tensorflow_transform as tft
 
-from components.trainer import estimator as tf_estimator  # was: tf.estimator
+from components import estimator as tf_estimator  # was: tf.estimator
 
 DENSE_FLOAT_FEATURE_KEYS = ["trip_miles", "fare", "trip_seconds"]
 FEATURE_BUCKET_COUNT = 10

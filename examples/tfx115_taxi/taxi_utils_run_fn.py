@@ -9,8 +9,8 @@ import taxi_utils  # a module_file's folder is on the import path
 import tensorflow_transform as tft
 from tfx.utils import io_utils
 
+from components import estimator as tf_estimator
 from components.exporter.serving import export_with_transform_features
-from components.trainer import estimator as tf_estimator
 
 
 def run_fn(fn_args):

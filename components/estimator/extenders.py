@@ -5,8 +5,8 @@ import inspect
 
 import tensorflow as tf
 
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
+from components.estimator.estimator import Estimator
+from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 _METRIC_FN_ARGS = {"features", "labels", "predictions", "config"}
 

@@ -19,10 +19,10 @@ from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.saved_model import fingerprinting_utils
 from tensorflow.python.trackable import data_structures, resource
 
-from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import export as export_lib
-from components.trainer.estimator.model_fn import ModeKeys
-from components.trainer.estimator.variables import GLOBAL_STEP_NAME
+from components.estimator import checkpoints as ckpt_lib
+from components.estimator import export as export_lib
+from components.estimator.model_fn import ModeKeys
+from components.estimator.variables import GLOBAL_STEP_NAME
 
 
 class ServingModule(tf.Module):

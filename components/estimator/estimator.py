@@ -25,18 +25,18 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 
-from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import graph_mode, server, summaries
-from components.trainer.estimator.hooks import HookRunner
-from components.trainer.estimator.model_fn import (
+from components.estimator import checkpoints as ckpt_lib
+from components.estimator import graph_mode, server, summaries
+from components.estimator.hooks import HookRunner
+from components.estimator.model_fn import (
     EstimatorSpec,
     ModeKeys,
     metric_value,
     selected_predictions,
     yielded_predictions,
 )
-from components.trainer.estimator.run_config import RunConfig
-from components.trainer.estimator.variables import VariableStore
+from components.estimator.run_config import RunConfig
+from components.estimator.variables import VariableStore
 
 log = logging.getLogger(__name__)
 
@@ -475,7 +475,7 @@ class Estimator:
             )
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
-        from components.trainer.estimator import training_loop
+        from components.estimator import training_loop
 
         global_step = self._global_step()
         latest = self.latest_checkpoint()
@@ -698,7 +698,7 @@ class Estimator:
         functions to the module before saving it (the Trainer adds the
         transform graph this way).
         """
-        from components.trainer.estimator import serving
+        from components.estimator import serving
 
         checkpoint_path = checkpoint_path or self._require_checkpoint()
         if self.runs_in_a_graph(serving_input_receiver_fn):
@@ -726,7 +726,7 @@ class Estimator:
         """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes.
 
         `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
-        from components.trainer.estimator import serving
+        from components.estimator import serving
 
         if experimental_mode == ModeKeys.PREDICT:
             built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)

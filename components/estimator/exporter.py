@@ -10,7 +10,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from components.trainer.estimator import summaries
+from components.estimator import summaries
 
 log = logging.getLogger(__name__)
 

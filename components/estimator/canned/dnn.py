@@ -3,11 +3,11 @@
 import tensorflow as tf
 import tf_keras
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import indicator, optimizers
-from components.trainer.estimator.canned.linear import check_features
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.model_fn import ModeKeys
+from components.estimator import head as head_lib
+from components.estimator.canned import indicator, optimizers
+from components.estimator.canned.linear import check_features
+from components.estimator.estimator import Estimator
+from components.estimator.model_fn import ModeKeys
 
 LEARNING_RATE = 0.05
 

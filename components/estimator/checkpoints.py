@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.checkpoint import checkpoint_management
 
-from components.trainer.estimator.variables import tf_estimator_name
+from components.estimator.variables import tf_estimator_name
 
 ROOT_ATTRIBUTE = "estimator_variables"
 _KEY_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"

@@ -19,8 +19,8 @@ and export from such checkpoints work as usual.
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator import variables as variables_lib
+from components.estimator import head as head_lib
+from components.estimator import variables as variables_lib
 
 # Where canned/linear.py's model keeps its weights.
 _LINEAR_MODEL_SCOPE = "linear/linear_model"

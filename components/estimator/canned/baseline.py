@@ -8,9 +8,9 @@ number any real model has to beat.
 import tensorflow as tf
 import tf_keras
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import optimizers
-from components.trainer.estimator.estimator import Estimator
+from components.estimator import head as head_lib
+from components.estimator.canned import optimizers
+from components.estimator.estimator import Estimator
 
 LEARNING_RATE = 0.3
 

@@ -13,8 +13,8 @@ import time
 
 import tensorflow as tf
 
-from components.trainer.estimator import summaries
-from components.trainer.estimator.hooks import Hook, StopAtStepHook
+from components.estimator import summaries
+from components.estimator.hooks import Hook, StopAtStepHook
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +255,7 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
     the same steps: `run_every_steps` is then required) and all stop together.
     Another non-chief task trains its own copy of the model here (this kit
     shares variables only through a strategy), so it is not asked."""
-    from components.trainer.estimator.estimator import Estimator
+    from components.estimator.estimator import Estimator
 
     if not isinstance(estimator, Estimator):
         raise TypeError(

@@ -13,10 +13,10 @@ import logging
 import os
 import time
 
-from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator.exporter import Exporter
-from components.trainer.estimator.hooks import CheckpointSaverListener
-from components.trainer.estimator.ignored import warn_once
+from components.estimator import checkpoints as ckpt_lib
+from components.estimator.exporter import Exporter
+from components.estimator.hooks import CheckpointSaverListener
+from components.estimator.ignored import warn_once
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import collections
 import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as core_export_output
 
-from components.trainer.estimator.ignored import warn_once
+from components.estimator.ignored import warn_once
 
 SERVING_DEFAULT = "serving_default"
 CLASSIFY = "classification"

@@ -10,10 +10,10 @@ import time
 
 import tensorflow as tf
 
-from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import summaries
-from components.trainer.estimator.hooks import HookRunner
-from components.trainer.estimator.model_fn import ModeKeys
+from components.estimator import checkpoints as ckpt_lib
+from components.estimator import summaries
+from components.estimator.hooks import HookRunner
+from components.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
 

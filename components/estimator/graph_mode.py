@@ -24,10 +24,10 @@ import tensorflow as tf
 from tensorflow.python.client import session as session_lib
 from tensorflow.python.training import training_util
 
-from components.trainer.estimator import checkpoints as ckpt_lib
-from components.trainer.estimator import hooks as hooks_lib
-from components.trainer.estimator import server as server_lib
-from components.trainer.estimator.model_fn import (
+from components.estimator import checkpoints as ckpt_lib
+from components.estimator import hooks as hooks_lib
+from components.estimator import server as server_lib
+from components.estimator.model_fn import (
     ModeKeys,
     selected_predictions,
     yielded_predictions,
@@ -591,7 +591,7 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
 # --------------------------------------------------------------------- export
 def _signature_defs(spec, receiver):
     """tf.estimator's signatures: one per export output, by the outputs' own rules."""
-    from components.trainer.estimator import serving
+    from components.estimator import serving
 
     signatures = {}
     for key, output in serving.export_outputs(spec).items():
@@ -606,7 +606,7 @@ def _signature_defs(spec, receiver):
 
 def export_saved_model(built, export_dir_base, assets_extra, as_text, checkpoint_path):
     """`Estimator.export_saved_model` on `built`, a PREDICT `ModeGraph` over a receiver."""
-    from components.trainer.estimator import serving
+    from components.estimator import serving
 
     with built.graph.as_default():
         signatures = _signature_defs(built.spec, built.receiver)

@@ -10,9 +10,9 @@ the original, and uses its compiled loss and metrics.
 import tensorflow as tf
 import tf_keras
 
-from components.trainer.estimator import export as export_lib
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
+from components.estimator import export as export_lib
+from components.estimator.estimator import Estimator
+from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 
 def _inputs_for(model, features):

@@ -10,7 +10,7 @@ import contextlib
 
 import tensorflow as tf
 
-from components.trainer.estimator.hooks import Hook
+from components.estimator.hooks import Hook
 
 
 @contextlib.contextmanager
@@ -35,7 +35,7 @@ class InMemoryEvaluatorHook(Hook):
     The results of the latest evaluation are kept in `results` too."""
 
     def __init__(self, estimator, input_fn, steps=None, hooks=None, name=None, every_n_iter=100):
-        from components.trainer.estimator import graph_mode
+        from components.estimator import graph_mode
 
         if every_n_iter is None or every_n_iter <= 0:
             raise ValueError(f"invalid every_n_iter={every_n_iter}.")

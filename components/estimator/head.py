@@ -14,8 +14,8 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
-from components.trainer.estimator import export as export_lib
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
+from components.estimator import export as export_lib
+from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
 SUM = "sum"
@@ -205,7 +205,7 @@ def _with_regularization(loss, regularization_losses):
 def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
     """The TRAIN spec's op: `optimizer` on `trainable_variables`, or `train_op_fn(loss)`."""
     # Imported here: the canned package imports this module.
-    from components.trainer.estimator.canned import optimizers
+    from components.estimator.canned import optimizers
 
     if update_ops is not None and not isinstance(update_ops, (list, tuple)):
         raise ValueError(f"update_ops should be a list or a tuple. Given type: {type(update_ops)}.")

@@ -10,11 +10,11 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import tree_ensemble as te
-from components.trainer.estimator.canned import tree_histogram
-from components.trainer.estimator.hooks import Hook
-from components.trainer.estimator.model_fn import ModeKeys
+from components.estimator import head as head_lib
+from components.estimator.canned import tree_ensemble as te
+from components.estimator.canned import tree_histogram
+from components.estimator.hooks import Hook
+from components.estimator.model_fn import ModeKeys
 
 _PRUNING_MODES = ("none", "pre", "post")
 SCOPE = "boosted_trees"

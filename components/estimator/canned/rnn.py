@@ -17,11 +17,11 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.python.feature_column import sequence_feature_column
 
-from components.trainer.estimator import export as export_lib
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import optimizers
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys
+from components.estimator import export as export_lib
+from components.estimator import head as head_lib
+from components.estimator.canned import optimizers
+from components.estimator.estimator import Estimator
+from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 LEARNING_RATE = 0.05
 CLIP_NORM = 5.0

@@ -16,9 +16,9 @@ import time
 
 import tensorflow as tf
 
-from components.trainer.estimator import summaries
-from components.trainer.estimator.ignored import warn_once
-from components.trainer.estimator.model_fn import ModeKeys
+from components.estimator import summaries
+from components.estimator.ignored import warn_once
+from components.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
 

@@ -1,18 +1,18 @@
 """The tf.estimator API on TensorFlow 2.21: change `tf.estimator.X` to `estimator.X`.
 
-    from components.trainer import estimator
+    from components import estimator
     classifier = estimator.DNNLinearCombinedClassifier(...)
 
 Importing it makes `tf.keras` mean Keras 2 (tf_keras), as in tf.estimator's
 days, when `tf.keras` has not been used yet (see `legacy_keras`).
 """
 
-from components.trainer.estimator import legacy_keras
+from components.estimator import legacy_keras
 
 legacy_keras.use_legacy_keras()
 
-from components.trainer.estimator import experimental, export, inputs
-from components.trainer.estimator.canned import (
+from components.estimator import experimental, export, inputs
+from components.estimator.canned import (
     BaselineClassifier,
     BaselineEstimator,
     BaselineRegressor,
@@ -29,22 +29,22 @@ from components.trainer.estimator.canned import (
     LinearEstimator,
     LinearRegressor,
 )
-from components.trainer.estimator.checkpoints import VocabInfo, WarmStartSettings
-from components.trainer.estimator.early_stopping import (
+from components.estimator.checkpoints import VocabInfo, WarmStartSettings
+from components.estimator.early_stopping import (
     stop_if_higher_hook,
     stop_if_lower_hook,
     stop_if_no_decrease_hook,
     stop_if_no_increase_hook,
 )
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.exporter import (
+from components.estimator.estimator import Estimator
+from components.estimator.exporter import (
     BestExporter,
     Exporter,
     FinalExporter,
     LatestExporter,
 )
-from components.trainer.estimator.extenders import add_metrics
-from components.trainer.estimator.head import (
+from components.estimator.extenders import add_metrics
+from components.estimator.head import (
     BinaryClassHead,
     Head,
     LogisticRegressionHead,
@@ -54,7 +54,7 @@ from components.trainer.estimator.head import (
     PoissonRegressionHead,
     RegressionHead,
 )
-from components.trainer.estimator.hooks import (
+from components.estimator.hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
     FeedFnHook,
@@ -74,15 +74,15 @@ from components.trainer.estimator.hooks import (
     StopAtStepHook,
     SummarySaverHook,
 )
-from components.trainer.estimator.keras import model_to_estimator
-from components.trainer.estimator.model_fn import EstimatorSpec, ModeKeys, Scaffold
-from components.trainer.estimator.parsing import (
+from components.estimator.keras import model_to_estimator
+from components.estimator.model_fn import EstimatorSpec, ModeKeys, Scaffold
+from components.estimator.parsing import (
     classifier_parse_example_spec,
     regressor_parse_example_spec,
 )
-from components.trainer.estimator.run_config import RunConfig
-from components.trainer.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
-from components.trainer.estimator.variables import get_global_step
+from components.estimator.run_config import RunConfig
+from components.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
+from components.estimator.variables import get_global_step
 
 __all__ = [
     "BaselineClassifier",

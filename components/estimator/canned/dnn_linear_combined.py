@@ -4,11 +4,11 @@ import math
 
 import tensorflow as tf
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import optimizers
-from components.trainer.estimator.canned.dnn import dnn_logits
-from components.trainer.estimator.canned.linear import check_features, linear_logits
-from components.trainer.estimator.estimator import Estimator
+from components.estimator import head as head_lib
+from components.estimator.canned import optimizers
+from components.estimator.canned.dnn import dnn_logits
+from components.estimator.canned.linear import check_features, linear_logits
+from components.estimator.estimator import Estimator
 
 DNN_LEARNING_RATE = 0.001
 LINEAR_LEARNING_RATE = 0.005

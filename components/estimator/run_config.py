@@ -4,8 +4,8 @@ import os
 
 import tensorflow as tf
 
-from components.trainer.estimator import server
-from components.trainer.estimator.ignored import warn_once
+from components.estimator import server
+from components.estimator.ignored import warn_once
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 

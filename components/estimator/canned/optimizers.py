@@ -2,7 +2,7 @@
 
 import tf_keras
 
-from components.trainer.estimator import variables as variables_lib
+from components.estimator import variables as variables_lib
 
 # tf_keras's legacy optimizers, as tf.estimator 2.15's canned estimators used:
 # each update is one fused kernel, and Ftrl keeps sparse gradients sparse.

@@ -6,10 +6,10 @@ import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 from tf_keras.src.feature_column.dense_features_v2 import _StateManagerImplV2
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import indicator, optimizers
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.sdca import LinearSDCA
+from components.estimator import head as head_lib
+from components.estimator.canned import indicator, optimizers
+from components.estimator.estimator import Estimator
+from components.estimator.sdca import LinearSDCA
 
 LEARNING_RATE = 0.2
 

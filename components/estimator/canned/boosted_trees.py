@@ -21,11 +21,11 @@ import collections
 import numpy as np
 import tensorflow as tf
 
-from components.trainer.estimator import head as head_lib
-from components.trainer.estimator.canned import tree_ensemble as te
-from components.trainer.estimator.canned import tree_growing as tg
-from components.trainer.estimator.estimator import Estimator
-from components.trainer.estimator.model_fn import ModeKeys
+from components.estimator import head as head_lib
+from components.estimator.canned import tree_ensemble as te
+from components.estimator.canned import tree_growing as tg
+from components.estimator.estimator import Estimator
+from components.estimator.model_fn import ModeKeys
 
 
 def _model_fn(features, labels, mode, head, layout, params, weight_column):

@@ -1,22 +1,22 @@
 """Canned estimators: thin front doors over `Estimator` and a head."""
 
-from components.trainer.estimator.canned.baseline import (
+from components.estimator.canned.baseline import (
     BaselineClassifier,
     BaselineEstimator,
     BaselineRegressor,
 )
-from components.trainer.estimator.canned.boosted_trees import (
+from components.estimator.canned.boosted_trees import (
     BoostedTreesClassifier,
     BoostedTreesEstimator,
     BoostedTreesRegressor,
 )
-from components.trainer.estimator.canned.dnn import DNNClassifier, DNNEstimator, DNNRegressor
-from components.trainer.estimator.canned.dnn_linear_combined import (
+from components.estimator.canned.dnn import DNNClassifier, DNNEstimator, DNNRegressor
+from components.estimator.canned.dnn_linear_combined import (
     DNNLinearCombinedClassifier,
     DNNLinearCombinedEstimator,
     DNNLinearCombinedRegressor,
 )
-from components.trainer.estimator.canned.linear import (
+from components.estimator.canned.linear import (
     LinearClassifier,
     LinearEstimator,
     LinearRegressor,

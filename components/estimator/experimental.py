@@ -1,7 +1,7 @@
 """`estimator.experimental`: what tf.estimator 2.15 had under `tf.estimator.experimental`."""
 
-from components.trainer.estimator.canned.rnn import RNNClassifier, RNNEstimator
-from components.trainer.estimator.early_stopping import (
+from components.estimator.canned.rnn import RNNClassifier, RNNEstimator
+from components.estimator.early_stopping import (
     make_early_stopping_hook,
     make_stop_at_checkpoint_step_hook,
     stop_if_higher_hook,
@@ -9,10 +9,10 @@ from components.trainer.estimator.early_stopping import (
     stop_if_no_decrease_hook,
     stop_if_no_increase_hook,
 )
-from components.trainer.estimator.evaluator_hook import InMemoryEvaluatorHook
-from components.trainer.estimator.export import build_raw_supervised_input_receiver_fn
-from components.trainer.estimator.extenders import call_logit_fn
-from components.trainer.estimator.sdca import LinearSDCA
+from components.estimator.evaluator_hook import InMemoryEvaluatorHook
+from components.estimator.export import build_raw_supervised_input_receiver_fn
+from components.estimator.extenders import call_logit_fn
+from components.estimator.sdca import LinearSDCA
 
 __all__ = [
     "InMemoryEvaluatorHook",
