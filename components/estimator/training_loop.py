@@ -32,121 +32,160 @@ def run(
     estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, hooks, saving_listeners
 ):
     """`run_chunk(n)` runs up to n steps and returns (steps run, last loss)."""
-    config = estimator.config
-    model_dir = estimator.model_dir
-    variables = estimator._store.model_variables()
-    manager = ckpt_lib.CheckpointManager(
-        model_dir,
-        estimator._checkpoint(ModeKeys.TRAIN),
-        max_to_keep=config.keep_checkpoint_max or None,
-        keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
-    )
-    is_chief = config.is_chief
-
-    def save():
-        step = int(global_step.numpy())
-        for listener in saving_listeners:
-            listener.before_save(None, step)
-        manager.save(step)
-        stop = False
-        for listener in saving_listeners:
-            stop = bool(listener.after_save(None, step)) or stop
-        return stop
-
-    if latest_checkpoint is not None:
-        estimator._restore(latest_checkpoint, ModeKeys.TRAIN)
-        log.info("Restored from %s", latest_checkpoint)
-    else:
-        estimator._initialize_fresh_variables(variables)
-        # With several workers the step-0 save is skipped: a worker starting
-        # later must not find (and restore) a checkpoint its peers did not.
-        if is_chief and config.num_worker_replicas == 1:
-            save()
-
+    loop = _TrainingLoop(estimator, global_step, hooks, saving_listeners)
+    loop.restore_or_initialize(latest_checkpoint)
     # (Estimator.train returns before this when max_steps is already reached.)
     start_step = int(global_step.numpy())
     target = start_step + steps if steps is not None else max_steps
+    loop.begin(start_step)
+    loop.train(run_chunk, start_step, target)
+    loop.end()
 
-    for listener in saving_listeners:
-        listener.begin()
-    runner = HookRunner(estimator, hooks, start_step)
-    writer = tf.summary.create_file_writer(model_dir) if is_chief else None
-    # Keras optimizers keep their rate in a `learning_rate` variable: chart it.
-    learning_rates = {
-        name: v
-        for name, v in variables.items()
-        if name.split("/")[-1].startswith("learning_rate") and v.shape.rank == 0
-    }
-    step = start_step
-    last_save_time = time.time()
-    last_log = (step, time.time())
-    last_saved_step = step
-    loss = float("nan")
-    stop = False
-    while not stop and (target is None or step < target):
-        # As tf.estimator's SummarySaverHook: the first step of a train() call
-        # is summarized too, so a run shorter than save_summary_steps shows a loss.
-        first_call = step == start_step
+
+class _TrainingLoop:
+    """The state one `train()` call carries between chunks: writer, hooks, last save and log."""
+
+    def __init__(self, estimator, global_step, hooks, saving_listeners):
+        self.estimator = estimator
+        self.config = estimator.config
+        self.global_step = global_step
+        self.hooks = hooks
+        self.saving_listeners = saving_listeners
+        self.variables = estimator._store.model_variables()
+        self.manager = ckpt_lib.CheckpointManager(
+            estimator.model_dir,
+            estimator._checkpoint(ModeKeys.TRAIN),
+            max_to_keep=self.config.keep_checkpoint_max or None,
+            keep_checkpoint_every_n_hours=self.config.keep_checkpoint_every_n_hours,
+        )
+        self.is_chief = self.config.is_chief
+        self.step = None
+        self.loss = float("nan")
+
+    def save(self):
+        """Saves a checkpoint around the listeners' calls; True when one asks to stop."""
+        step = int(self.global_step.numpy())
+        for listener in self.saving_listeners:
+            listener.before_save(None, step)
+        self.manager.save(step)
+        stop = False
+        for listener in self.saving_listeners:
+            stop = bool(listener.after_save(None, step)) or stop
+        return stop
+
+    def restore_or_initialize(self, latest_checkpoint):
+        if latest_checkpoint is not None:
+            self.estimator._restore(latest_checkpoint, ModeKeys.TRAIN)
+            log.info("Restored from %s", latest_checkpoint)
+            return
+        self.estimator._initialize_fresh_variables(self.variables)
+        # With several workers the step-0 save is skipped: a worker starting
+        # later must not find (and restore) a checkpoint its peers did not.
+        if self.is_chief and self.config.num_worker_replicas == 1:
+            self.save()
+
+    def begin(self, start_step):
+        for listener in self.saving_listeners:
+            listener.begin()
+        self.runner = HookRunner(self.estimator, self.hooks, start_step)
+        self.writer = (
+            tf.summary.create_file_writer(self.estimator.model_dir) if self.is_chief else None
+        )
+        # Keras optimizers keep their rate in a `learning_rate` variable: chart it.
+        self.learning_rates = {
+            name: v
+            for name, v in self.variables.items()
+            if name.split("/")[-1].startswith("learning_rate") and v.shape.rank == 0
+        }
+        self.step = start_step
+        self.last_save_time = time.time()
+        self.last_log = (start_step, time.time())
+        self.last_saved_step = start_step
+
+    def train(self, run_chunk, start_step, target):
+        stop = False
+        while not stop and (target is None or self.step < target):
+            # As tf.estimator's SummarySaverHook: the first step of a train() call
+            # is summarized too, so a run shorter than save_summary_steps shows a loss.
+            first_call = self.step == start_step
+            chunk = self._chunk_size(first_call, target)
+            if self.hooks and self.runner.before_step(self.step):
+                break
+            done, self.loss = run_chunk(chunk)
+            if done == 0:
+                log.info("Input exhausted at step %d.", self.step)
+                break
+            self.step = int(self.global_step.numpy())
+            stop = self.runner.after_step({"loss": self.loss, "global_step": self.step})
+            self._summarize(first_call)
+            self._log_rate()
+            stop = self._save_if_due() or stop
+            if done < int(chunk):
+                log.info("Input exhausted at step %d.", self.step)
+                break
+
+    def _chunk_size(self, first_call, target):
+        """Steps up to the next point where the host has work."""
+        config = self.config
         limit = [_MAX_STEPS_PER_CALL]
         if first_call and config.save_summary_steps:
             limit.append(1)
         if target is not None:
-            limit.append(target - step)
+            limit.append(target - self.step)
         for every in (
             config.save_summary_steps,
             config.log_step_count_steps,
             config.save_checkpoints_steps,
         ):
-            boundary = _steps_to_boundary(step, every)
+            boundary = _steps_to_boundary(self.step, every)
             if boundary:
                 limit.append(boundary)
-        if hooks:
-            limit += [h.max_steps_per_call for h in hooks if h.max_steps_per_call]
-            if runner.before_step(step):
-                break
-        done, loss = run_chunk(min(limit))
-        if done == 0:
-            log.info("Input exhausted at step %d.", step)
-            break
-        step = int(global_step.numpy())
-        stop = runner.after_step({"loss": loss, "global_step": step})
-        if (
-            writer is not None
-            and config.save_summary_steps
-            and (first_call or step % config.save_summary_steps == 0)
-        ):
-            summaries.write_scalars(
-                writer,
-                {"loss": loss, **{name: rate.numpy() for name, rate in learning_rates.items()}},
-                step,
-            )
-        if config.log_step_count_steps and step % config.log_step_count_steps == 0:
-            now = time.time()
-            rate = (step - last_log[0]) / max(now - last_log[1], 1e-9)
-            log.info("loss = %g, step = %d (%.1f global_step/sec)", loss, step, rate)
-            if writer is not None:
-                summaries.write_scalars(writer, {"global_step/sec": rate}, step)
-            last_log = (step, now)
-        if is_chief:
-            due_by_steps = (
-                config.save_checkpoints_steps and step % config.save_checkpoints_steps == 0
-            )
-            due_by_secs = (
-                config.save_checkpoints_secs
-                and time.time() - last_save_time >= config.save_checkpoints_secs
-            )
-            if due_by_steps or due_by_secs:
-                stop = save() or stop
-                last_save_time, last_saved_step = time.time(), step
-        if done < int(min(limit)):
-            log.info("Input exhausted at step %d.", step)
-            break
+        if self.hooks:
+            limit += [h.max_steps_per_call for h in self.hooks if h.max_steps_per_call]
+        return min(limit)
 
-    if is_chief and step != last_saved_step:
-        save()
-    if writer is not None:
-        writer.close()
-    runner.end({"loss": loss, "global_step": step})
-    for listener in saving_listeners:
-        listener.end(None, step)
-    log.info("Loss for final step: %g.", loss)
+    def _summarize(self, first_call):
+        every = self.config.save_summary_steps
+        if self.writer is None or not every or not (first_call or self.step % every == 0):
+            return
+        rates = {name: rate.numpy() for name, rate in self.learning_rates.items()}
+        summaries.write_scalars(self.writer, {"loss": self.loss, **rates}, self.step)
+
+    def _log_rate(self):
+        every = self.config.log_step_count_steps
+        if not every or self.step % every != 0:
+            return
+        now = time.time()
+        rate = (self.step - self.last_log[0]) / max(now - self.last_log[1], 1e-9)
+        log.info("loss = %g, step = %d (%.1f global_step/sec)", self.loss, self.step, rate)
+        if self.writer is not None:
+            summaries.write_scalars(self.writer, {"global_step/sec": rate}, self.step)
+        self.last_log = (self.step, now)
+
+    def _save_if_due(self):
+        """Saves on the chief when a step or time interval is due; True when asked to stop."""
+        if not self.is_chief:
+            return False
+        config = self.config
+        due_by_steps = (
+            config.save_checkpoints_steps and self.step % config.save_checkpoints_steps == 0
+        )
+        due_by_secs = (
+            config.save_checkpoints_secs
+            and time.time() - self.last_save_time >= config.save_checkpoints_secs
+        )
+        if not (due_by_steps or due_by_secs):
+            return False
+        stop = self.save()
+        self.last_save_time, self.last_saved_step = time.time(), self.step
+        return stop
+
+    def end(self):
+        if self.is_chief and self.step != self.last_saved_step:
+            self.save()
+        if self.writer is not None:
+            self.writer.close()
+        self.runner.end({"loss": self.loss, "global_step": self.step})
+        for listener in self.saving_listeners:
+            listener.end(None, self.step)
+        log.info("Loss for final step: %g.", self.loss)
