@@ -75,9 +75,9 @@ AUTO_PACKING = "components.auto.preprocessing.packing_for"
 def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.Schema):
     """preprocessing_fn "auto": (the function, its `Packing` or None), built from `schema`
     for the label and task (components/auto)."""
-    label, task = exec_properties.get("label_key"), exec_properties.get("task")
+    label, task = exec_properties.get("raw_label_key"), exec_properties.get("task")
     if not label or not task:
-        raise ValueError('Transform: preprocessing_fn "auto" needs label_key and task.')
+        raise ValueError('Transform: preprocessing_fn "auto" needs raw_label_key and task.')
     selection = json.loads(exec_properties.get("feature_selection") or "{}")
     args = (schema, label, task, selection.get("features", ()), selection.get("exclude", ()))
     return (
@@ -110,112 +110,162 @@ class Executor(BeamExecutor):
         output_dict: dict[str, list[types.Artifact]],
         exec_properties: dict[str, Any],
     ) -> None:
-        # Imported here: importing TFT sets TF_USE_LEGACY_KERAS=1 for the whole
-        # process, which merely defining a pipeline should not do.
-        import tensorflow_transform as tft
-        import tensorflow_transform.beam as tft_beam
-        from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
-        from tfx_bsl.public import tfxio
+        # Imported here, before the user's module loads: importing TFT sets
+        # TF_USE_LEGACY_KERAS=1 for the whole process, which merely defining a
+        # pipeline should not do.
+        import tensorflow_transform.beam  # noqa: F401
 
         examples = artifact_utils.get_single_instance(input_dict["examples"])
         schema_dir = artifact_utils.get_single_uri(input_dict["schema"])
         transform_graph = artifact_utils.get_single_uri(output_dict["transform_graph"])
         # None: only the transform graph is asked for (TFX's materialize=False).
         transformed = (output_dict.get("transformed_examples") or [None])[0]
-        available = artifact_utils.decode_split_names(examples.split_names)
-        analyze_splits = _split_list(
-            exec_properties.get("analyze_splits") or '["train"]', "analyze_splits", available
-        )
-        transform_splits = (
-            _split_list(
-                exec_properties.get("transform_splits") or json.dumps(available),
-                "transform_splits",
-                available,
-            )
-            if transformed is not None
-            else []
-        )
+        analyze_splits, transform_splits = _chosen_splits(examples, transformed, exec_properties)
 
         schema_path = os.path.join(schema_dir, "schema.pbtxt")
         preprocessing_fn, packed = self.load_preprocessing_fn(exec_properties, schema_path)
         schema = self.raw_schema(_read_schema(schema_path))
         if transformed is not None:
             transformed.split_names = artifact_utils.encode_split_names(transform_splits)
-        # the TensorAdapterConfig of the RecordBatches ReadSplit decodes with this schema
-        adapter_config = tfxio.TFExampleRecord(
-            file_pattern=split_files(examples, analyze_splits[0]), schema=schema
-        ).TensorAdapterConfig()
-        if packed is not None:
-            adapter_config = packing.packed_adapter_config(adapter_config, packed)
-        with (
-            self._make_beam_pipeline() as p,
-            tft_beam.Context(
-                temp_dir=os.path.join(self._get_tmp_dir(), "tft"),
-                force_tf_compat_v1=bool(exec_properties.get("force_tf_compat_v1")),
-            ),
-        ):
-            # A split is read once to analyze and again to transform. Had one read fed both,
-            # the in-memory runner would hold the whole decoded split until the analysis
-            # ended. (An analysis of several phases, an analyzer's result feeding another
-            # analyzer, holds it too: that is TFT's and the preprocessing_fn's.)
-            def read(stage, split, doing):
-                # An empty value list read as missing, as the serving graph reads it.
-                batches = p | f"{stage}[{split}]" >> ReadSplit(
-                    split_files(examples, split), schema, f"{doing} {split}", empty_lists=False
-                )
-                if packed is None:
-                    return batches
-                return batches | f"Pack{stage}[{split}]" >> beam.Map(
-                    packing.pack_record_batch, packed
-                )
-
-            progress.report(
-                f"building the analysis of {len(schema.feature):,} raw columns "
-                + (f"({len(packed.columns):,} of them packed) " if packed else "")
-                + "(tracing the preprocessing_fn)"
-            )
-            transform_fn = (
-                [read("ReadToAnalyze", s, "analyzing") for s in analyze_splits]
-                | "FlattenAnalyze" >> beam.Flatten(),
-                adapter_config,
-            ) | tft_beam.AnalyzeDataset(preprocessing_fn)
-            _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
-            for split in transform_splits:
-                out_dir = artifact_utils.get_split_uri([transformed], split)
-                data, metadata = (
-                    (read("ReadToTransform", split, "transforming"), adapter_config),
-                    transform_fn,
-                ) | (f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True))
-                encoder = metadata.deferred_metadata | f"Encoder[{split}]" >> beam.Map(
-                    lambda metadata: TransformedExamplesEncoder(metadata.schema)
-                )
-                _ = (
-                    data
-                    | f"Encode[{split}]"
-                    >> beam.Map(
-                        lambda batch, encoder: encoder.encode(batch[0]),  # passthrough dropped
-                        encoder=beam.pvalue.AsSingleton(encoder),
-                    )
-                    | f"Write[{split}]"
-                    >> WriteTFRecordBatches(
-                        out_dir,
-                        "transformed_examples",
-                        os.path.join(self._get_tmp_dir(), "write", split),
-                    )
-                )
-            progress.report("running the analysis and the transform")
-
-        # Readers of the TransformGraph (serving, TFMA) look here for the raw
-        # schema; WriteTransformFn does not write it.
-        metadata_io.write_metadata(
-            dataset_metadata.DatasetMetadata(schema),
-            os.path.join(transform_graph, tft.TFTransformOutput.RAW_METADATA_DIR),
+        job = _TransformJob(examples, schema, packed, self._get_tmp_dir())
+        self._run_beam(
+            job,
+            preprocessing_fn,
+            analyze_splits,
+            transform_splits,
+            transform_graph,
+            transformed,
+            force_tf_compat_v1=bool(exec_properties.get("force_tf_compat_v1")),
         )
-        if packed is not None:
-            packed.write(transform_graph)
+        _write_raw_metadata(schema, packed, transform_graph)
         if transformed is None:
             return
         examples_utils.set_file_format(transformed, "tfrecords_gzip")
         examples_utils.set_payload_format(
             transformed, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE
         )
+
+    def _run_beam(
+        self,
+        job,
+        preprocessing_fn,
+        analyze_splits,
+        transform_splits,
+        transform_graph,
+        transformed,
+        force_tf_compat_v1,
+    ):
+        """Analyzes `analyze_splits` into `transform_graph` and writes the transformed
+        `transform_splits` into `transformed`, in one Beam pipeline."""
+        import tensorflow_transform.beam as tft_beam
+
+        adapter_config = job.adapter_config(analyze_splits[0])
+        with (
+            self._make_beam_pipeline() as p,
+            tft_beam.Context(
+                temp_dir=os.path.join(job.tmp_dir, "tft"), force_tf_compat_v1=force_tf_compat_v1
+            ),
+        ):
+            # A split is read once to analyze and again to transform. Had one read fed both,
+            # the in-memory runner would hold the whole decoded split until the analysis
+            # ended. (An analysis of several phases, an analyzer's result feeding another
+            # analyzer, holds it too: that is TFT's and the preprocessing_fn's.)
+            progress.report(
+                f"building the analysis of {len(job.schema.feature):,} raw columns "
+                + (f"({len(job.packed.columns):,} of them packed) " if job.packed else "")
+                + "(tracing the preprocessing_fn)"
+            )
+            transform_fn = (
+                [job.read(p, "ReadToAnalyze", s, "analyzing") for s in analyze_splits]
+                | "FlattenAnalyze" >> beam.Flatten(),
+                adapter_config,
+            ) | tft_beam.AnalyzeDataset(preprocessing_fn)
+            _ = transform_fn | tft_beam.WriteTransformFn(transform_graph)
+            for split in transform_splits:
+                job.write_transformed(p, split, transform_fn, adapter_config, transformed)
+            progress.report("running the analysis and the transform")
+
+
+def _chosen_splits(examples, transformed, exec_properties: dict[str, Any]):
+    """(the splits to analyze, the splits to transform: none without transformed examples)."""
+    available = artifact_utils.decode_split_names(examples.split_names)
+    analyze_splits = _split_list(
+        exec_properties.get("analyze_splits") or '["train"]', "analyze_splits", available
+    )
+    if transformed is None:
+        return analyze_splits, []
+    transform_splits = _split_list(
+        exec_properties.get("transform_splits") or json.dumps(available),
+        "transform_splits",
+        available,
+    )
+    return analyze_splits, transform_splits
+
+
+class _TransformJob:
+    """What the Beam stages of one Transform run share: the raw examples, their schema,
+    the packing of their columns and the scratch folder."""
+
+    def __init__(self, examples, schema, packed, tmp_dir):
+        self.examples = examples
+        self.schema = schema
+        self.packed = packed
+        self.tmp_dir = tmp_dir
+
+    def adapter_config(self, split):
+        """The TensorAdapterConfig of the RecordBatches ReadSplit decodes with this schema."""
+        from tfx_bsl.public import tfxio
+
+        config = tfxio.TFExampleRecord(
+            file_pattern=split_files(self.examples, split), schema=self.schema
+        ).TensorAdapterConfig()
+        if self.packed is not None:
+            config = packing.packed_adapter_config(config, self.packed)
+        return config
+
+    def read(self, p, stage, split, doing):
+        # An empty value list read as missing, as the serving graph reads it.
+        batches = p | f"{stage}[{split}]" >> ReadSplit(
+            split_files(self.examples, split), self.schema, f"{doing} {split}", empty_lists=False
+        )
+        if self.packed is None:
+            return batches
+        return batches | f"Pack{stage}[{split}]" >> beam.Map(packing.pack_record_batch, self.packed)
+
+    def write_transformed(self, p, split, transform_fn, adapter_config, transformed):
+        import tensorflow_transform.beam as tft_beam
+
+        out_dir = artifact_utils.get_split_uri([transformed], split)
+        data, metadata = (
+            (self.read(p, "ReadToTransform", split, "transforming"), adapter_config),
+            transform_fn,
+        ) | (f"Transform[{split}]" >> tft_beam.TransformDataset(output_record_batches=True))
+        encoder = metadata.deferred_metadata | f"Encoder[{split}]" >> beam.Map(
+            lambda metadata: TransformedExamplesEncoder(metadata.schema)
+        )
+        _ = (
+            data
+            | f"Encode[{split}]"
+            >> beam.Map(
+                lambda batch, encoder: encoder.encode(batch[0]),  # passthrough dropped
+                encoder=beam.pvalue.AsSingleton(encoder),
+            )
+            | f"Write[{split}]"
+            >> WriteTFRecordBatches(
+                out_dir, "transformed_examples", os.path.join(self.tmp_dir, "write", split)
+            )
+        )
+
+
+def _write_raw_metadata(schema, packed, transform_graph: str) -> None:
+    """Readers of the TransformGraph (serving, TFMA) look here for the raw schema;
+    WriteTransformFn does not write it."""
+    import tensorflow_transform as tft
+    from tensorflow_transform.tf_metadata import dataset_metadata, metadata_io
+
+    metadata_io.write_metadata(
+        dataset_metadata.DatasetMetadata(schema),
+        os.path.join(transform_graph, tft.TFTransformOutput.RAW_METADATA_DIR),
+    )
+    if packed is not None:
+        packed.write(transform_graph)
