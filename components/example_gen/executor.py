@@ -11,7 +11,7 @@ only when the whole input was read and the bad rows are within bounds.
 Without a schema, each column is typed from the data before the Beam pipeline starts
 (`infer_column_kinds`, `kinds.py`), so typing never makes a row bad. A cell whose text is one
 of the `missing_values` tokens (default: empty, NA, NaN, null; `missing.py`) is missing, with
-or without a schema: an absent feature. A row whose label (`label_key`) is missing is set
+or without a schema: an absent feature. A row whose label (`raw_label_key`) is missing is set
 aside as a bad row is, with the reason "label missing", but counted apart (`num_unlabeled`)
 and bounded by its own fraction (`max_unlabeled_row_fraction`): a model can neither train nor
 be evaluated on it. How the text is read (records, headers, pyarrow's
@@ -464,24 +464,15 @@ class Executor(BeamExecutor):
         ratios = parse_split_ratios(exec_properties.get("split_ratios") or DEFAULT_SPLIT_RATIOS)
         max_bad = float(exec_properties.get("max_bad_row_fraction") or 0.0)
         missing = parse_missing_values(exec_properties.get("missing_values"))
-        label = exec_properties.get("label_key") or ""
+        label = exec_properties.get("raw_label_key") or ""
         max_unlabeled = exec_properties.get("max_unlabeled_row_fraction")
         if max_unlabeled is None:
             max_unlabeled = DEFAULT_MAX_UNLABELED_ROW_FRACTION
-        if input_dict.get("schema"):
-            features = _feature_specs(load_schema_artifact(input_dict["schema"]))
-            files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
-        else:
-            files, header = headed_files(list_csv_files(input_base))
-            kinds = infer_column_kinds(files, header, missing=missing) if files else {}
-            logging.info("ExampleGen: column types inferred from the data: %s", kinds)
-            features = {name: (kind, False) for name, kind in kinds.items()}
-        if not files:
-            raise ValueError(_no_rows(input_base))
+        features, files = _columns_and_files(input_dict, input_base, missing)
         if split_key and split_key not in features:
             raise ValueError(f"split_key {split_key!r} is not a column of the CSV files")
         if label and label not in features:
-            raise ValueError(f"label_key {label!r} is not a column of the CSV files")
+            raise ValueError(f"raw_label_key {label!r} is not a column of the CSV files")
         examples = artifact_utils.get_single_instance(output_dict["examples"])
         # The local runner's driver sets it; on Vertex, which runs no driver, the same here.
         examples.set_string_custom_property(
@@ -497,55 +488,88 @@ class Executor(BeamExecutor):
         staged_dirs = [os.path.join(staging, os.path.basename(path)) for path in split_dirs]
         try:
             with self._make_beam_pipeline() as pipeline:
-                parsed = (
-                    pipeline
-                    | "Files" >> beam.Create(list(enumerate(files)))
-                    | "PlanRanges" >> beam.FlatMapTuple(plan_ranges)
-                    | "Spread" >> beam.Reshuffle()
-                    | "ParseCsv"
-                    >> beam.ParDo(
-                        _ParseCsvRange(
-                            features, split_key, list(ratios.values()), staged_dirs, missing, label
-                        )
-                    ).with_outputs(_REJECTED, main="summary")
+                parse = _ParseCsvRange(
+                    features, split_key, list(ratios.values()), staged_dirs, missing, label
                 )
-                _ = parsed.summary | "WriteSummary" >> beam.io.WriteToText(
-                    summary_path, shard_name_template=""
-                )
+                parsed = _add_parse_stages(pipeline, files, parse, summary_path)
                 if max_bad > 0 or label:
-                    _ = (
-                        parsed[_REJECTED]
-                        | "RejectedCsv" >> beam.Map(_to_csv_line)
-                        | "WriteRejected"
-                        >> beam.io.WriteToText(
-                            os.path.join(rejected_dir, "rejected"),
-                            file_name_suffix=".csv",
-                            header=REJECTED_HEADER,
-                        )
-                    )
+                    _add_rejected_stage(parsed, rejected_dir)
             counts = _read_summary(summary_path)
             _check_bad_rows(input_base, counts, max_bad, rejected_dir)
             _check_unlabeled(label, counts, float(max_unlabeled), rejected_dir)
             if not counts.rejected + counts.unlabeled and tf.io.gfile.exists(rejected_dir):
                 tf.io.gfile.rmtree(rejected_dir)  # nothing set aside: no header-only file
-            for staged, split_dir in zip(staged_dirs, split_dirs, strict=True):
-                if not tf.io.gfile.glob(os.path.join(staged, "*")):  # a split with no rows
-                    tf.io.gfile.makedirs(staged)
-                    empty = os.path.join(staged, "data_tfrecord-00000-00000.gz")
-                    with tf.io.gfile.GFile(empty, "wb") as file:
-                        GzipTFRecordWriter(file).finish()
-                tf.io.gfile.rename(staged, split_dir, overwrite=True)
+            _move_splits_into_place(staged_dirs, split_dirs)
         finally:
             if tf.io.gfile.exists(staging):
                 tf.io.gfile.rmtree(staging)
+        _describe_examples(examples, list(ratios), counts, features)
 
-        examples.split_names = artifact_utils.encode_split_names(list(ratios))
-        examples_utils.set_file_format(examples, "tfrecords_gzip")
-        examples_utils.set_payload_format(examples, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE)
-        examples.set_int_custom_property("num_rows", counts.rows)
-        examples.set_int_custom_property("num_rejected", counts.rejected)
-        examples.set_int_custom_property("num_unlabeled", counts.unlabeled)
-        examples.set_string_custom_property(
-            COLUMN_TYPES_PROPERTY,
-            json.dumps({name: kind for name, (kind, _) in features.items()}, sort_keys=True),
+
+def _columns_and_files(input_dict, input_base: str, missing) -> tuple[dict, list[str]]:
+    """(each column's (kind, required), the CSV files to read): the schema's columns and
+    the files with its header when a schema is given, else the columns inferred from the
+    files whose header they share."""
+    if input_dict.get("schema"):
+        features = _feature_specs(load_schema_artifact(input_dict["schema"]))
+        files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
+    else:
+        files, header = headed_files(list_csv_files(input_base))
+        kinds = infer_column_kinds(files, header, missing=missing) if files else {}
+        logging.info("ExampleGen: column types inferred from the data: %s", kinds)
+        features = {name: (kind, False) for name, kind in kinds.items()}
+    if not files:
+        raise ValueError(_no_rows(input_base))
+    return features, files
+
+
+def _add_parse_stages(pipeline, files: list[str], parse: "_ParseCsvRange", summary_path: str):
+    """Files cut into byte ranges, parsed and written by split; each range's counts to
+    `summary_path`. Returns the parsed outputs (summary and rejected rows)."""
+    parsed = (
+        pipeline
+        | "Files" >> beam.Create(list(enumerate(files)))
+        | "PlanRanges" >> beam.FlatMapTuple(plan_ranges)
+        | "Spread" >> beam.Reshuffle()
+        | "ParseCsv" >> beam.ParDo(parse).with_outputs(_REJECTED, main="summary")
+    )
+    _ = parsed.summary | "WriteSummary" >> beam.io.WriteToText(summary_path, shard_name_template="")
+    return parsed
+
+
+def _add_rejected_stage(parsed, rejected_dir: str) -> None:
+    _ = (
+        parsed[_REJECTED]
+        | "RejectedCsv" >> beam.Map(_to_csv_line)
+        | "WriteRejected"
+        >> beam.io.WriteToText(
+            os.path.join(rejected_dir, "rejected"),
+            file_name_suffix=".csv",
+            header=REJECTED_HEADER,
         )
+    )
+
+
+def _move_splits_into_place(staged_dirs: list[str], split_dirs: list[str]) -> None:
+    """Each staged split renamed to its final folder; a split with no rows gets one
+    empty file, so that readers find a file to open."""
+    for staged, split_dir in zip(staged_dirs, split_dirs, strict=True):
+        if not tf.io.gfile.glob(os.path.join(staged, "*")):  # a split with no rows
+            tf.io.gfile.makedirs(staged)
+            empty = os.path.join(staged, "data_tfrecord-00000-00000.gz")
+            with tf.io.gfile.GFile(empty, "wb") as file:
+                GzipTFRecordWriter(file).finish()
+        tf.io.gfile.rename(staged, split_dir, overwrite=True)
+
+
+def _describe_examples(examples, split_names: list[str], counts: "_Counts", features) -> None:
+    examples.split_names = artifact_utils.encode_split_names(split_names)
+    examples_utils.set_file_format(examples, "tfrecords_gzip")
+    examples_utils.set_payload_format(examples, example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE)
+    examples.set_int_custom_property("num_rows", counts.rows)
+    examples.set_int_custom_property("num_rejected", counts.rejected)
+    examples.set_int_custom_property("num_unlabeled", counts.unlabeled)
+    examples.set_string_custom_property(
+        COLUMN_TYPES_PROPERTY,
+        json.dumps({name: kind for name, (kind, _) in features.items()}, sort_keys=True),
+    )
