@@ -1,0 +1,119 @@
+"""`TPUConfig`, `InputPipelineConfig` and the TPU `RunConfig` of tf.estimator 2.15.
+
+They hold what TPUEstimator programs pass (`iterations_per_loop`, `num_shards`,
+...).  On CPUs and GPUs, where this kit runs TPUEstimator (`use_tpu=False`), 2.15
+used none of it but `iterations_per_loop`, which set how often the examples/sec
+line is logged; the rest is kept for the program to read back.
+"""
+
+import collections
+import inspect
+import re
+
+from components.estimator import run_config as run_config_lib
+
+
+class InputPipelineConfig:
+    """How a TPU job fed its input (values as 2.15's); not used on CPUs and GPUs."""
+
+    PER_SHARD_V1 = 1
+    PER_HOST_V1 = 2
+    PER_HOST_V2 = 3
+    BROADCAST = 4
+    SLICED = 5
+
+
+_TPU_CONFIG_DEFAULTS = {
+    "iterations_per_loop": 2,
+    "num_shards": None,
+    "num_cores_per_replica": None,
+    "per_host_input_for_training": True,
+    "tpu_job_name": None,
+    "initial_infeed_sleep_secs": None,
+    "input_partition_dims": None,
+    "eval_training_input_configuration": InputPipelineConfig.PER_HOST_V1,
+    "experimental_host_call_every_n_steps": 1,
+    "experimental_allow_per_host_v2_parallel_get_next": False,
+    "experimental_feed_hook": None,
+}
+
+IterationsPerLoop = collections.namedtuple("IterationsPerLoop", ["value", "unit"])
+_ITERATIONS = re.compile(r"^(?P<value>[1-9]\d*)(?P<suffix>[smh]?)$")
+_SECONDS_PER = {"s": 1, "m": 60, "h": 3600}
+
+
+def parse_iterations_per_loop(value):
+    """`iterations_per_loop` as a count of steps or (`<N>s`, `<N>m`, `<N>h`) seconds."""
+    match = _ITERATIONS.match(str(value))
+    if match is None or isinstance(value, bool):
+        raise ValueError(
+            f"TPUConfig(iterations_per_loop={value!r}): give a positive number of steps, "
+            "or a time as '<N>s', '<N>m' or '<N>h' (e.g. '3600s', '60m', '1h')."
+        )
+    suffix = match.group("suffix")
+    if not suffix:
+        return IterationsPerLoop(int(match.group("value")), "count")
+    return IterationsPerLoop(int(match.group("value")) * _SECONDS_PER[suffix], "seconds")
+
+
+class TPUConfig(collections.namedtuple("TPUConfig", list(_TPU_CONFIG_DEFAULTS))):
+    """tf.estimator 2.15's TPU settings, with its defaults.
+
+    `iterations_per_loop` is checked as 2.15 checked it; on CPUs and GPUs 2.15 still
+    ran one step per session call (every hook saw every step), as this kit does.
+    """
+
+    def __new__(cls, **kwargs):
+        unknown = sorted(set(kwargs) - set(_TPU_CONFIG_DEFAULTS))
+        if unknown:
+            raise TypeError(f"TPUConfig: unknown arguments {unknown}.")
+        values = {**_TPU_CONFIG_DEFAULTS, **kwargs}
+        parse_iterations_per_loop(values["iterations_per_loop"])
+        for name in ("num_shards", "num_cores_per_replica"):
+            number = values[name]
+            if number is not None and (not isinstance(number, int) or number < 1):
+                raise ValueError(f"TPUConfig({name}={number!r}) must be a positive int or None.")
+        return super().__new__(cls, **values)
+
+
+# The base RunConfig's arguments, carried over by `RunConfig.replace`.
+_BASE_ARGUMENTS = [
+    name
+    for name in inspect.signature(run_config_lib.RunConfig.__init__).parameters
+    if name != "self"
+]
+
+
+class RunConfig(run_config_lib.RunConfig):
+    """2.15's `tf.compat.v1.estimator.tpu.RunConfig`: a RunConfig with a `TPUConfig`.
+
+    `master` and `cluster` name a TPU to connect to; this kit trains on CPUs and
+    GPUs only, so either one set is refused rather than silently run locally.
+    """
+
+    def __init__(self, tpu_config=None, evaluation_master=None, master=None, cluster=None, **kw):
+        if tpu_config is not None and not isinstance(tpu_config, TPUConfig):
+            raise TypeError(
+                f"RunConfig(tpu_config=...) must be a TPUConfig, got {type(tpu_config).__name__}."
+            )
+        for name, value in (("master", master), ("cluster", cluster)):
+            if value:
+                raise ValueError(
+                    f"tpu.RunConfig({name}={value!r}): this names a TPU to run on, and this kit "
+                    "runs TPUEstimator on CPUs and GPUs only (use_tpu=False). Leave it out "
+                    "(None), or train on TPUs with tf.distribute.TPUStrategy and Keras."
+                )
+        super().__init__(**kw)
+        self.tpu_config = tpu_config or TPUConfig()
+        self.evaluation_master = evaluation_master or ""
+        self.cluster = None
+
+    def replace(self, **kwargs):
+        """A copy with some fields changed, keeping `tpu_config`."""
+        tpu_config = kwargs.pop("tpu_config", self.tpu_config)
+        base = super().replace(**kwargs)
+        return RunConfig(
+            tpu_config=tpu_config,
+            evaluation_master=self.evaluation_master or None,
+            **{name: getattr(base, name) for name in _BASE_ARGUMENTS},
+        )

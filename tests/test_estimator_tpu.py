@@ -1,0 +1,204 @@
+"""TPUEstimator programs run with `use_tpu=False` as under tf.estimator 2.15.
+
+The program in `tests/tpu_programs.py` (BERT's shape: `params["batch_size"]`,
+`scaffold_fn` initialising from a checkpoint, `eval_metrics`, a `host_call`) was run
+once under tf.estimator 2.15 (`tests/tf215/record_tpu_estimator.py`, into
+`tests/data/tf215/tpu_estimator.json`); here it runs on this kit and must give what
+2.15 gave.  Every variable starts from that checkpoint and the input is fixed, so
+2.15 is deterministic: losses, metrics and predictions are compared to 1e-4.
+"""
+
+import json
+import os
+import types
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components import estimator
+from components.estimator import ignored, tpu
+from tests import tpu_programs
+
+v1 = tf.compat.v1
+RECORDED = os.path.join(os.path.dirname(__file__), "data", "tf215", "tpu_estimator.json")
+# The estimator module as the program sees it: `est.tpu`, `est.ModeKeys`, `est.export`.
+KIT = types.SimpleNamespace(tpu=tpu, ModeKeys=estimator.ModeKeys, export=estimator.export)
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with open(RECORDED) as f:
+        return json.load(f)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+    ignored._warned.discard("TPUEstimator.export_to_tpu")  # (once per process)
+    with pytest.warns(UserWarning, match="export_to_tpu is ignored"):
+        return tpu_programs.bert_shaped(KIT, str(tmp_path_factory.mktemp("bert_shaped")))
+
+
+@pytest.fixture(scope="module")
+def tf215(recorded):
+    return recorded["programs"]["bert_shaped"]
+
+
+def test_the_namespace_has_2_15s_public_names(recorded):
+    assert sorted(tpu.__all__) == recorded["names"]["tpu"]
+    assert (
+        sorted(n for n in dir(tpu.experimental) if not n.startswith("_"))
+        == (recorded["names"]["tpu.experimental"])
+    )
+
+
+def test_params_carry_each_modes_batch_size_to_model_fn_and_input_fn(ran, tf215):
+    assert ran["params"] == tf215["params"]
+    assert ran["input_params"] == tf215["input_params"]
+    assert [p["batch_size"] for p in ran["input_params"]] == [8, 16, 16, 4]
+    # Exporting: no batch size, use_tpu False (2.15 called model_fn a second time
+    # for the TPU MetaGraph, which this kit does not write).
+    assert ran["export_params"] == tf215["export_params"][:1]
+    assert ran["export_params"] == [{"mode": "infer", "batch_size": None, "use_tpu": False}]
+
+
+def test_training_from_the_scaffold_fns_checkpoint_matches_2_15(ran, tf215):
+    # iterations_per_loop=4: on CPUs 2.15 still ran one step per session call, so the
+    # hook saw all 20 steps; so does this kit.
+    assert [step for step, _ in ran["steps"]] == list(range(20))
+    assert [step for step, _ in tf215["steps"]] == list(range(20))
+    ours = [loss for _, loss in ran["steps"]]
+    theirs = [loss for _, loss in tf215["steps"]]
+    assert ours == pytest.approx(theirs, abs=1e-4)
+    # The first loss is the checkpoint's model's: scaffold_fn initialised every weight.
+    assert ours[0] == pytest.approx(0.69528, abs=1e-4)
+    assert ran["variables"] == tf215["variables"]
+    assert (
+        ran["checkpoints"]
+        == tf215["checkpoints"]
+        == ["model.ckpt-0", "model.ckpt-10", "model.ckpt-20"]
+    )
+    # The Estimator's loss summary; examples/sec and global_step/sec instead of its step counter.
+    assert ran["model_dir_summaries"] == tf215["model_dir_summaries"]
+
+
+def test_host_call_writes_its_summaries_every_step(ran, tf215):
+    assert ran["host_call_summaries"] == tf215["host_call_summaries"]
+    assert ran["host_call_summaries"]["host_loss"] == list(range(20))
+
+
+def test_eval_metrics_from_a_list_or_a_dict_of_tensors(ran, tf215):
+    assert ran["eval"] == pytest.approx(tf215["eval"], abs=1e-4)
+    assert ran["eval_by_dict"] == pytest.approx(tf215["eval_by_dict"], abs=1e-4)
+    assert sorted(ran["eval"]) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+
+
+def test_predictions_match_2_15(ran, tf215):
+    assert ran["prediction_keys"] == tf215["prediction_keys"]
+    assert len(ran["probabilities"]) == len(tf215["probabilities"]) == 12
+    np.testing.assert_allclose(ran["probabilities"], tf215["probabilities"], atol=1e-4)
+
+
+def test_the_export_is_2_15s_serve_metagraph_and_loads_with_tags_serve(ran, tf215):
+    serve, tpu_graph = tf215["export"]
+    assert tpu_graph["tags"] == ["serve", "tpu"]
+    assert ran["export"] == [serve]
+    assert serve["signatures"]["serving_default"]["outputs"] == ["logits", "probabilities"]
+    assert sorted(ran["served"]) == sorted(tf215["served"])
+    for key, values in ran["served"].items():
+        np.testing.assert_allclose(values, tf215["served"][key], atol=1e-4)
+
+
+# ------------------------------------------------------------------ refusals
+def _model_fn(features, labels, mode, params):
+    weight = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+    loss = tf.reduce_mean(features["x"]) * weight
+    train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=v1.train.get_or_create_global_step()
+    )
+    return tpu.TPUEstimatorSpec(mode, loss=loss, train_op=train_op, predictions={"w": weight})
+
+
+def _config(tmp_path, **tpu_config):
+    return tpu.RunConfig(model_dir=str(tmp_path), tpu_config=tpu.TPUConfig(**tpu_config))
+
+
+def test_use_tpu_true_is_refused_at_construction_saying_what_to_use(tmp_path):
+    with pytest.raises(ValueError, match=r"use_tpu=True.*TPUStrategy.*use_tpu=False"):
+        tpu.TPUEstimator(_model_fn, config=_config(tmp_path), train_batch_size=8)
+    with pytest.raises(ValueError, match="use_tpu=True"):  # 2.15's default
+        tpu.TPUEstimator(_model_fn, config=_config(tmp_path), use_tpu=True)
+
+
+def test_what_2_15_refused_is_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match=r"tpu\.RunConfig"):
+        tpu.TPUEstimator(_model_fn, config=estimator.RunConfig(), use_tpu=False)
+    with pytest.raises(ValueError, match=r"\['batch_size'\] are set by TPUEstimator"):
+        tpu.TPUEstimator(
+            _model_fn, config=_config(tmp_path), use_tpu=False, params={"batch_size": 3}
+        )
+
+    def no_params(features, labels, mode):
+        raise AssertionError("never called")
+
+    with pytest.raises(ValueError, match="no_params must take a `params` argument"):
+        tpu.TPUEstimator(no_params, config=_config(tmp_path), use_tpu=False)
+    with pytest.raises(ValueError, match="iterations_per_loop='10x'"):
+        tpu.TPUConfig(iterations_per_loop="10x")
+    with pytest.raises(ValueError, match=r"master=.grpc://10\.0\.0\.2:8470.*TPU"):
+        tpu.RunConfig(master="grpc://10.0.0.2:8470")
+    with pytest.raises(NotImplementedError, match="embedding_column"):
+        tpu.experimental.EmbeddingConfigSpec(feature_columns=[])
+
+
+def test_an_input_fn_without_params_is_refused_naming_it(tmp_path):
+    model = tpu.TPUEstimator(_model_fn, config=_config(tmp_path), use_tpu=False, train_batch_size=4)
+
+    def input_fn():
+        return {"x": tf.ones([4])}, tf.ones([4])
+
+    with pytest.raises(ValueError, match="input_fn input_fn must take a `params` argument"):
+        model.train(input_fn, steps=1)
+
+
+def test_tpu_estimator_spec_checks_its_host_calls():
+    def metric_fn(labels, logits):
+        return {}
+
+    with pytest.raises(RuntimeError, match=r"eval_metrics: 1 tensors for a function of 2"):
+        tpu.TPUEstimatorSpec("eval", loss=tf.constant(1.0), eval_metrics=(metric_fn, [1]))
+    with pytest.raises(ValueError, match=r"host_call must be a pair"):
+        tpu.TPUEstimatorSpec("train", host_call=(metric_fn,))
+    with pytest.raises(TypeError, match="hooks must be SessionRunHooks"):
+        tpu.TPUEstimatorSpec("train", training_hooks=["not a hook"])
+    spec = tpu.TPUEstimatorSpec(
+        "eval", loss=tf.constant(1.0), eval_metrics=(metric_fn, {"labels": 1, "wrong": 2})
+    )
+    with pytest.raises(TypeError, match=r"eval_metrics: calling metric_fn .*'labels', 'wrong'"):
+        spec.as_estimator_spec()
+
+
+def test_iterations_per_loop_sets_how_often_examples_per_second_is_logged(tmp_path, caplog):
+    # 2.15: log_step_count_steps=6 over loops of 3 steps logged every 2 session calls;
+    # on CPUs every session call is one step.
+    model = tpu.TPUEstimator(
+        _model_fn,
+        config=tpu.RunConfig(
+            model_dir=str(tmp_path),
+            log_step_count_steps=6,
+            tpu_config=tpu.TPUConfig(iterations_per_loop=3),
+        ),
+        use_tpu=False,
+        train_batch_size=4,
+    )
+    assert model.config.log_step_count_steps is None  # as 2.15: no loss/step log lines
+
+    def input_fn(params):
+        return tf.data.Dataset.from_tensors(({"x": tf.ones([4])}, tf.ones([4]))).repeat()
+
+    with caplog.at_level("INFO", logger="components.estimator.tpu.tpu_estimator"):
+        model.train(input_fn, steps=9)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("examples/sec")]
+    # The step counter reports every 2 steps after the first: steps 3, 5, 7, 9.
+    assert len(lines) == 4
+    assert model.get_variable_value("global_step") == 9
