@@ -26,7 +26,9 @@ PYTHON = VENV / "bin" / "python"
 STAMP = VENV / ".installed-lock-sha256"
 UV_VERSION = "0.13.9"
 # Part of the stamp: a change in how the environment is set up refreshes existing ones.
-SETUP_VERSION = b"2: bytecode compiled"
+SETUP_VERSION = b"3: bytecode compiled, the checkout on the path"
+# In .venv's site-packages: the checkout's folder on the import path (see _checkout_on_path).
+CHECKOUT_PTH = "tfx_kit_checkout.pth"
 # tests/test_report.py opens the run report in Debian's Chromium.
 CHROMIUM = Path("/usr/bin/chromium")
 # `python3 bootstrap.py docs` writes the site here (under build/, which git ignores).
@@ -62,7 +64,18 @@ def ensure_environment():
         uv, "pip", "sync", "--quiet", "--compile-bytecode", "--python", PYTHON, "requirements.lock"
     )
     _run(uv, "pip", "install", "--quiet", "--python", PYTHON, "--no-deps", "-e", ".")
+    _checkout_on_path()
     STAMP.write_text(wanted + "\n")
+
+
+def _checkout_on_path():
+    """The kit's wheel holds the framework alone (pyproject.toml): the use cases' packages
+    (transforms, models, schemas) are imported from the checkout. A .pth file puts it on
+    .venv's path, so that they import from any folder and in any process .venv starts, as
+    the pipeline image's PYTHONPATH does there."""
+    where = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    site = subprocess.run([PYTHON, "-c", where], check=True, capture_output=True, text=True)
+    (Path(site.stdout.strip()) / CHECKOUT_PTH).write_text(f"{ROOT}\n")
 
 
 def ensure_chromium():

@@ -29,10 +29,13 @@ IMAGE_FOLDERS = (
     "data",
     "definitions",
 )
-# The packages among them the image also installs (pyproject.toml), so that Beam workers
-# outside the task container import them too: user modules (preprocessing_fn,
+# The packages among them: the framework, which the image installs (pyproject.toml, the
+# wheel), and the use cases', which it imports from its WORKDIR (PYTHONPATH), so that Beam
+# workers outside the task container import them too. User modules (preprocessing_fn,
 # build_estimator) must be in one of these.
-IMAGE_PACKAGES = ("pipeline", "components", "transforms", "schemas", "models", "kubeflow")
+FRAMEWORK_PACKAGES = ("pipeline", "components", "kubeflow")
+USE_CASE_PACKAGES = ("transforms", "schemas", "models")
+IMAGE_PACKAGES = FRAMEWORK_PACKAGES + USE_CASE_PACKAGES
 # These read files from outside the pipeline (the CSV, the schema file): a
 # cache key cannot see those change, so a cached run would retrain on old data.
 ALWAYS_RUN = ("SchemaImporter", "ExampleGen")
@@ -122,7 +125,7 @@ def _module_in_image(dotted_path, flag, problems):
     elif not (spec.origin and _in_image(spec.origin, IMAGE_PACKAGES)):
         problems.append(
             f"{flag} {dotted_path}: {spec.origin or module_name} is not in the pipeline image: "
-            f"put the module in one of the packages it installs, {', '.join(IMAGE_PACKAGES)} "
+            f"put the module in one of its packages, {', '.join(IMAGE_PACKAGES)} "
             f"(e.g. transforms/ or models/ in {REPO_ROOT})"
         )
 

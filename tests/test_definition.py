@@ -360,7 +360,7 @@ def test_stats_reads_the_definitions_pipeline_name(tmp_path, capsys):
 
 
 def test_modules_outside_the_image_are_refused_when_compiling():
-    from pipeline.vertex import IMAGE_PACKAGES, SetupError, vertex_config
+    from pipeline.vertex import FRAMEWORK_PACKAGES, SetupError, vertex_config
 
     config = build_config(
         TAXI,
@@ -377,14 +377,14 @@ def test_modules_outside_the_image_are_refused_when_compiling():
     message = str(error.value)
     assert re.search(
         r"--preprocessing-fn tests.conftest.preprocessing_fn: \S+/tests/conftest.py is not in "
-        r"the pipeline image: put the module in one of the packages it installs",
+        r"the pipeline image: put the module in one of its packages",
         message,
     )
     assert "--estimator-fn nowhere.models.build_estimator: no module 'nowhere.models'" in message
-    # The packages the image installs are the ones pyproject.toml packages.
+    # The packages the image installs are the ones pyproject.toml packages: the framework's.
     with open(REPO_ROOT / "pyproject.toml", "rb") as f:
         include = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]["include"]
-    assert {name.rstrip("*") for name in include} == set(IMAGE_PACKAGES)
+    assert {name.rstrip("*") for name in include} == set(FRAMEWORK_PACKAGES)
 
 
 @pytest.fixture(scope="module")

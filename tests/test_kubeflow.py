@@ -550,6 +550,8 @@ def test_dockerfile_installs_the_lock_and_the_code_with_the_vertex_entrypoint():
     assert "COPY requirements.lock ." in lines
     assert "RUN pip install --no-deps -r requirements.lock" in lines
     assert "RUN pip install --no-deps ." in lines
+    # The use cases are not in the wheel: tasks and Beam workers import them from WORKDIR.
+    assert "ENV PYTHONPATH=/pipeline" in lines
     # tf.keras is Keras 2 in every task, whatever TFX imports before the executor.
     assert re.search(r"^\s*TF_USE_LEGACY_KERAS=1\b", text, re.MULTILINE)
     copied = {line.split()[1] for line in lines if line.startswith("COPY ")}
