@@ -202,3 +202,31 @@ def test_iterations_per_loop_sets_how_often_examples_per_second_is_logged(tmp_pa
     # The step counter reports every 2 steps after the first: steps 3, 5, 7, 9.
     assert len(lines) == 4
     assert model.get_variable_value("global_step") == 9
+
+
+def test_a_host_call_without_summaries_runs_with_every_step_of_train_and_evaluate(tmp_path):
+    ran_with = []
+
+    def record(loss):
+        ran_with.append(float(loss[0]))
+        return 0
+
+    def host_call(loss):  # no tf.summary writer to open or flush
+        return [tf.py_function(record, [loss], tf.int32)]
+
+    def model_fn(features, labels, mode, params):
+        spec = _model_fn(features, labels, mode, params)
+        return spec._replace(host_call=(host_call, [tf.reshape(spec.loss, [1])]))
+
+    model = tpu.TPUEstimator(
+        model_fn, config=_config(tmp_path), use_tpu=False, train_batch_size=4, eval_batch_size=4
+    )
+
+    def input_fn(params):
+        x = tf.ones([params["batch_size"]])
+        return tf.data.Dataset.from_tensors(({"x": x}, x)).repeat()
+
+    model.train(input_fn, steps=3)
+    assert len(ran_with) == 3
+    model.evaluate(input_fn, steps=2)
+    assert len(ran_with) == 5

@@ -169,13 +169,15 @@ class _HostCallHook(_V1.train.SessionRunHook):
         ]
 
     def after_create_session(self, session, coord):
-        session.run(self._open_writers)
+        if self._open_writers:  # (a host_call without tf.summary opens none)
+            session.run(self._open_writers)
 
     def before_run(self, run_context):
         return _V1.train.SessionRunArgs(self._fetches)
 
     def end(self, session):
-        session.run(self._flush_writers)
+        if self._flush_writers:
+            session.run(self._flush_writers)
 
 
 class _ExamplesPerSecondHook(_V1.train.StepCounterHook):
