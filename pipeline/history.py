@@ -67,6 +67,8 @@ MODEL_KEYS = (
     "code_version",
 )
 OUTCOMES = ("pushed", "not_blessed", "failed", "incomplete")
+# Canceled: found RUNNING by a later run, its process killed (pipeline/recovery.py).
+_FAILED_STATES = ("failed", "canceled")
 
 
 def code_version(folder=REPO_ROOT):
@@ -126,11 +128,7 @@ def record_provenance(config, known_run_ids):
         path = os.path.realpath(config.definition_path)
         values[DEFINITION_PROPERTY] = path
         values[DEFINITION_SHA256_PROPERTY] = file_sha256(path) if os.path.isfile(path) else None
-    for context in new:
-        for key, value in values.items():
-            if value:
-                context.custom_properties[key].string_value = value
-    store.put_contexts(new)
+    metadata.put_context_properties(store, new, {k: v for k, v in values.items() if v})
     return new
 
 
@@ -144,78 +142,13 @@ def _finite(metrics):
     return {k: (v if math.isfinite(v) else None) for k, v in sorted(metrics.items())}
 
 
-class History:
-    """Everything ML Metadata holds about one pipeline's runs, pushes and rollbacks."""
+class History(metadata.PipelineRecords):
+    """Everything ML Metadata holds about one pipeline's runs, pushes and rollbacks, and what
+    it means: each run's outcome, each served version's lineage."""
 
     def __init__(self, store, pipeline_name):
-        from ml_metadata.proto import metadata_store_pb2
-
-        self.store = store
-        self.pipeline_name = pipeline_name
-        self.pipeline_context = store.get_context_by_type_and_name("pipeline", pipeline_name)
-        self.run_contexts = metadata.run_contexts(store, pipeline_name)  # newest first
-        executions = (
-            store.get_executions_by_context(self.pipeline_context.id)
-            if self.pipeline_context is not None
-            else []
-        )
-        self.executions = {e.id: e for e in executions}
-        type_ids = list({e.type_id for e in executions})
-        execution_types = {t.id: t.name for t in store.get_execution_types_by_id(type_ids)}
-        self.execution_type = {e.id: execution_types[e.type_id] for e in executions}
-        prefix = f"{pipeline_name}."
-        self.node_of = {}
-        for context in store.get_contexts_by_type("node"):
-            if context.name.startswith(prefix):
-                for execution in store.get_executions_by_context(context.id):
-                    self.node_of[execution.id] = context.name[len(prefix) :]
-        self.run_executions = {
-            run.id: sorted(
-                (e for e in store.get_executions_by_context(run.id) if e.id in self.executions),
-                key=lambda e: e.id,
-            )
-            for run in self.run_contexts
-        }
-        self.run_of = {e.id: run for run in self.run_contexts for e in self.run_executions[run.id]}
-        events = store.get_events_by_execution_ids(list(self.executions)) if executions else []
-        artifacts = store.get_artifacts_by_id(list({e.artifact_id for e in events}))
-        self.artifacts = {a.id: a for a in artifacts}
-        artifact_types = {
-            t.id: t.name
-            for t in store.get_artifact_types_by_id(list({a.type_id for a in artifacts}))
-        }
-        self.artifact_type = {a.id: artifact_types[a.type_id] for a in artifacts}
-        self.inputs, self.outputs = {}, {}  # execution id -> {key: [artifact, ...]}
-        for event in events:
-            if event.type == metadata_store_pb2.Event.OUTPUT:
-                side = self.outputs
-            elif event.type == metadata_store_pb2.Event.INPUT:
-                side = self.inputs
-            else:
-                continue
-            key = event.path.steps[0].key if event.path.steps else ""
-            side.setdefault(event.execution_id, {}).setdefault(key, []).append(
-                self.artifacts[event.artifact_id]
-            )
-        self.producer = {  # artifact id -> the execution that output it first
-            a.id: execution_id
-            for execution_id in sorted(self.outputs, reverse=True)
-            for group in self.outputs[execution_id].values()
-            for a in group
-        }
+        super().__init__(store, pipeline_name)
         self._metrics = {}
-        self._canceled = metadata_store_pb2.Execution.CANCELED
-        self._failed = (metadata_store_pb2.Execution.FAILED, self._canceled)
-
-    def _output(self, run, node, key):
-        """The newest artifact `node` output under `key` in `run`, or None."""
-        found = [
-            artifact
-            for execution in self.run_executions[run.id]
-            if self.node_of.get(execution.id) == node
-            for artifact in self.outputs.get(execution.id, {}).get(key, [])
-        ]
-        return max(found, key=lambda a: a.id) if found else None
 
     def metrics(self, evaluation):
         """The overall metrics of a `ModelEvaluation` artifact."""
@@ -228,12 +161,11 @@ class History:
     def run_record(self, run, with_metrics=True):
         """One run as a dict of RUN_KEYS."""
         executions = self.run_executions[run.id]
-        # Canceled: found RUNNING by a later run, its process killed (pipeline/recovery.py).
-        failed = [e for e in executions if e.last_known_state in self._failed]
-        examples = self._output(run, "ExampleGen", "examples")
-        evaluation = self._output(run, "Evaluator", "evaluation")
-        blessing = self._output(run, "Evaluator", "blessing")
-        pushed = self._output(run, "Pusher", "pushed_model")
+        failed = [e for e in executions if metadata.execution_state(e) in _FAILED_STATES]
+        examples = self.node_output(run, "ExampleGen", "examples")
+        evaluation = self.node_output(run, "Evaluator", "evaluation")
+        blessing = self.node_output(run, "Evaluator", "blessing")
+        pushed = self.node_output(run, "Pusher", "pushed_model")
         blessed = (
             None
             if custom_property(blessing, "blessed") is None
@@ -254,7 +186,7 @@ class History:
         ended = max(
             (
                 e.create_time_since_epoch
-                if e.last_known_state == self._canceled
+                if metadata.execution_state(e) == "canceled"
                 else e.last_update_time_since_epoch
                 for e in executions
             ),
@@ -360,7 +292,7 @@ class History:
                 if run is not None:
                     shared = self.run_record(run, with_metrics=False)
                     record.update({k: v for k, v in shared.items() if k in MODEL_KEYS})
-                    evaluation = self._output(run, "Evaluator", "evaluation")
+                    evaluation = self.node_output(run, "Evaluator", "evaluation")
                     record["metrics"] = self.metrics(evaluation) if with_metrics else {}
                 blessing = (inputs.get("model_blessing") or [None])[0]
                 record.update(
@@ -384,7 +316,7 @@ class History:
                 if run is not None:
                     shared = self.run_record(run, with_metrics=False)
                     record.update({k: v for k, v in shared.items() if k in MODEL_KEYS})
-                    evaluation = self._output(run, "Evaluator", "evaluation")
+                    evaluation = self.node_output(run, "Evaluator", "evaluation")
                     record["metrics"] = self.metrics(evaluation) if with_metrics else {}
                 record.update(model=model, blessed=self._blessed(model))
             records[version] = record

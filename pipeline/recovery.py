@@ -27,6 +27,7 @@ from pipeline import metadata
 
 # Set on an execution `recover_interrupted` found left RUNNING: why it was canceled.
 INTERRUPTED_PROPERTY = "interrupted"
+_INTERRUPTED_WHY = "its run's process ended while it ran; canceled by the next run"
 TEMP_PREFIX = "tfx-kit-run-"
 _NEW_TEMP_PREFIX = ".tfx-kit-new-"  # a temporary folder before its owner holds its lock
 _OWNER_FILE = ".owner"  # flock'ed by the process whose temporary folder it is
@@ -55,7 +56,7 @@ def _execution_folders(store, node_dir, execution):
             output = os.path.join(entry.path, str(execution.id))
             if entry.name.startswith(".") or not os.path.isdir(output):
                 continue
-            if not store.get_artifacts_by_uri(output):
+            if not metadata.has_artifact_at(store, output):
                 folders.append(output)
     return [folder for folder in folders if os.path.isdir(folder)]
 
@@ -65,8 +66,6 @@ def recover_interrupted(config):
     its process died, removes the folders they were writing and the staging folders of a
     push killed mid-copy; returns one line per thing cleared, to show. Call it only while
     no run or rollback of the pipeline is going on."""
-    from ml_metadata.proto import metadata_store_pb2
-
     from components.serving_dir import remove_stale_staging
 
     found = []
@@ -79,31 +78,16 @@ def recover_interrupted(config):
     if not os.path.exists(config.resolved_metadata_path):
         return found
     store = metadata.open_store(config.resolved_metadata_path, writable=True)
-    pipeline = store.get_context_by_type_and_name("pipeline", config.pipeline_name)
-    if pipeline is None:
-        return found
-    active = (metadata_store_pb2.Execution.NEW, metadata_store_pb2.Execution.RUNNING)
-    interrupted = [
-        e for e in store.get_executions_by_context(pipeline.id) if e.last_known_state in active
-    ]
     root = config.resolved_pipeline_root
-    prefix = f"{config.pipeline_name}."
-    for execution in interrupted:
-        contexts = {c.type: c.name for c in store.get_contexts_by_execution(execution.id)}
-        node = contexts.get("node", "")[len(prefix) :] or "?"
-        run = contexts.get("pipeline_run", "?")
-        if _local(root) and node != "?":
+    for execution, node, run in metadata.unfinished_executions(store, config.pipeline_name):
+        if _local(root) and node is not None:
             for folder in _execution_folders(store, os.path.join(root, node), execution):
                 shutil.rmtree(folder, ignore_errors=True)
         # Marked last: a run killed while recovering finds the execution again.
-        execution.last_known_state = metadata_store_pb2.Execution.CANCELED
-        execution.custom_properties[
-            INTERRUPTED_PROPERTY
-        ].string_value = "its run's process ended while it ran; canceled by the next run"
-        store.put_executions([execution])
+        metadata.cancel_execution(store, execution, {INTERRUPTED_PROPERTY: _INTERRUPTED_WHY})
         found.append(
-            f"Run {run} was interrupted in {node} (its process ended mid-run): canceled that "
-            "execution in ML Metadata and removed its partial output."
+            f"Run {run or '?'} was interrupted in {node or '?'} (its process ended mid-run): "
+            "canceled that execution in ML Metadata and removed its partial output."
         )
     return found
 

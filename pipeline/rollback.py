@@ -73,46 +73,16 @@ def plan(history, serving_dir, version, force=False):
 def _record(history, record, destination, reason, forced):
     """The rollback in ML Metadata: a `Rollback` execution in the pipeline's context, its
     inputs the original's PushedModel and Model, its output the new PushedModel."""
-    from ml_metadata.proto import metadata_store_pb2
-
-    store = history.store
     version = os.path.basename(destination)
-    artifact = metadata_store_pb2.Artifact(
-        type_id=store.get_artifact_type("PushedModel").id,
-        uri=destination,
-        state=metadata_store_pb2.Artifact.LIVE,
+    why = {"rollback_of": str(record["version"]), "reason": reason or "", "forced": int(forced)}
+    originals = {"pushed_model": record["pushed_artifact"], "model": record["model"]}
+    pushed = why | {"pushed": 1, "pushed_destination": destination, "pushed_version": version}
+    history.record_execution(
+        ROLLBACK_TYPE,
+        why | {"user": getpass.getuser(), CODE_VERSION_PROPERTY: code_version() or ""},
+        inputs={key: artifact for key, artifact in originals.items() if artifact is not None},
+        outputs={"pushed_model": ("PushedModel", destination, pushed)},
     )
-    execution = metadata_store_pb2.Execution(
-        type_id=store.put_execution_type(metadata_store_pb2.ExecutionType(name=ROLLBACK_TYPE)),
-        last_known_state=metadata_store_pb2.Execution.COMPLETE,
-    )
-    for item in (artifact, execution):
-        item.custom_properties["rollback_of"].string_value = str(record["version"])
-        item.custom_properties["reason"].string_value = reason or ""
-        item.custom_properties["forced"].int_value = int(forced)
-    artifact.custom_properties["pushed"].int_value = 1
-    artifact.custom_properties["pushed_destination"].string_value = destination
-    artifact.custom_properties["pushed_version"].string_value = version
-    execution.custom_properties["user"].string_value = getpass.getuser()
-    execution.custom_properties[CODE_VERSION_PROPERTY].string_value = code_version() or ""
-
-    def event(kind, key):
-        step = metadata_store_pb2.Event.Path.Step
-        return metadata_store_pb2.Event(
-            type=kind, path=metadata_store_pb2.Event.Path(steps=[step(key=key), step(index=0)])
-        )
-
-    pairs = [
-        (original, event(metadata_store_pb2.Event.INPUT, key))
-        for key, original in (
-            ("pushed_model", record["pushed_artifact"]),
-            ("model", record["model"]),
-        )
-        if original is not None
-    ]
-    pairs.append((artifact, event(metadata_store_pb2.Event.OUTPUT, "pushed_model")))
-    contexts = [history.pipeline_context] if history.pipeline_context is not None else []
-    store.put_execution(execution, pairs, contexts)
 
 
 def _already_served(served, version, source):

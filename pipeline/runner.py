@@ -196,38 +196,19 @@ class RunSummary:
         return lines
 
 
-def _example_gen_output(store, executions, node_of):
-    """The Examples artifact the run's ExampleGen wrote (or reused from the cache), or None
-    (the Transform outputs Examples too)."""
-    from ml_metadata.proto import metadata_store_pb2
-
-    ids = [e.id for e in executions if node_of.get(e.id) == "ExampleGen"]
-    events = store.get_events_by_execution_ids(ids) if ids else []
-    outputs = [e.artifact_id for e in events if e.type == metadata_store_pb2.Event.OUTPUT]
-    return max(store.get_artifacts_by_id(outputs), key=lambda a: a.id) if outputs else None
-
-
 def summarize(config):
     """What the latest run produced, read back from ML Metadata."""
-    from ml_metadata.proto import metadata_store_pb2
-
     from components.example_gen.layout import REJECTED_DIR
     from components.example_validator.layout import load_anomaly_lines
     from components.schema_file import SCHEMA_FILE_NAME
 
     store = metadata.open_store(config.resolved_metadata_path)
     run = metadata.latest_run(store, config.pipeline_name)
-    executions = store.get_executions_by_context(run.id)
-    node_of = {}
-    for execution in executions:
-        for context in store.get_contexts_by_execution(execution.id):
-            if context.type == "node":
-                node_of[execution.id] = context.name.split(".")[-1]
-    cached = sorted(
-        node_of[e.id]
-        for e in executions
-        if e.last_known_state == metadata_store_pb2.Execution.CACHED and e.id in node_of
-    )
+    nodes = metadata.run_nodes(store, config.pipeline_name, run)
+    cached = sorted(node for e, node in nodes if node and metadata.execution_state(e) == "cached")
+    # The Examples of the run's ExampleGen (written or reused): the Transform outputs some too.
+    example_gen = [e for e, node in nodes if node == "ExampleGen"]
+    examples = metadata.newest_output(store, example_gen, "examples")
 
     evaluation, blessing, pushed, model_run, statistics, anomalies, schema = (
         metadata.output(store, run, name)
@@ -243,7 +224,6 @@ def summarize(config):
     )
 
     custom = metadata.custom_property
-    examples = _example_gen_output(store, executions, node_of)
     return RunSummary(
         metrics=metadata.overall_metrics(evaluation.uri) if evaluation is not None else {},
         blessed=bool(custom(blessing, "blessed")) if blessing is not None else None,
@@ -262,7 +242,7 @@ def summarize(config):
         stop_reason=custom(model_run, "stop_reason") or None,
         model_choice=json.loads(custom(model_run, "model_choice") or "null"),
         schema_path=os.path.join(schema.uri, SCHEMA_FILE_NAME) if schema is not None else None,
-        schema_inferred="SchemaGen" in node_of.values(),
+        schema_inferred=any(node == "SchemaGen" for _, node in nodes),
         anomalies=(
             load_anomaly_lines(
                 anomalies.uri, json.loads(anomalies.properties["split_names"].string_value)

@@ -335,5 +335,55 @@ def test_metadata_reader_depends_on_no_other_pipeline_module():
     the modules that read through it."""
     graph = module_graph()
     assert graph["pipeline.metadata"] == set()
-    readers = ("history", "recovery", "runner", "report.collect")
+    readers = ("history", "recovery", "runner", "report.collect", "stats")
     assert all("pipeline.metadata" in graph[f"pipeline.{module}"] for module in readers)
+
+
+def ml_metadata_access(root):
+    """ "file:line: what" for each place outside pipeline/metadata.py that imports ml_metadata
+    or calls a method of its MetadataStore (by name: `get_artifacts_by_uri`, `put_execution`,
+    ...) on whatever it holds."""
+    from ml_metadata.metadata_store.metadata_store import MetadataStore
+
+    store_methods = {name for name in vars(MetadataStore) if name.startswith(("get_", "put_"))}
+    found = []
+    for module, path in python_modules(root).items():
+        if module == "pipeline.metadata":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            where = (str(path.relative_to(root)), getattr(node, "lineno", 0))
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                if isinstance(node, ast.Attribute) and node.attr in store_methods:
+                    found.append((*where, f".{node.attr}"))
+                continue
+            found += [(*where, f"imports {n}") for n in names if n.split(".")[0] == "ml_metadata"]
+    return [f"{path}:{line}: {what}" for path, line, what in sorted(found)]
+
+
+def test_the_metadata_check_finds_a_store_call_and_an_import(tmp_path):
+    _write(tmp_path, _SMALL_TREE)
+    _write(
+        tmp_path,
+        {
+            "pipeline/metadata.py": "from ml_metadata import metadata_store\n",
+            "pipeline/recovery.py": (
+                "def cancel(store, execution):\n"
+                "    from ml_metadata.proto import metadata_store_pb2\n\n"
+                "    store.put_executions([execution])\n"
+            ),
+        },
+    )
+    assert ml_metadata_access(tmp_path) == [
+        "pipeline/recovery.py:2: imports ml_metadata.proto",
+        "pipeline/recovery.py:4: .put_executions",
+    ]
+
+
+def test_only_the_metadata_reader_touches_ml_metadata():
+    """The store's layout is known in one place: pipeline/metadata.py."""
+    found = ml_metadata_access(REPO_ROOT)
+    assert not found, "ML Metadata reached outside pipeline/metadata.py:\n" + "\n".join(found)

@@ -113,6 +113,31 @@ def test_runs_are_the_pipelines_own_newest_first(shared_store):
         metadata.latest_run(store, "c")
 
 
+def test_an_execution_left_running_is_found_for_its_pipeline_and_canceled(shared_store):
+    """What recovery of a killed run reads and writes (pipeline/recovery.py)."""
+    from ml_metadata.proto import metadata_store_pb2
+
+    path, runs, _ = shared_store
+    store = metadata.open_store(path, writable=True)
+    ((execution, node),) = metadata.run_nodes(store, "a", runs["a2"])
+    assert (node, metadata.execution_state(execution)) == ("StatisticsGen", "complete")
+    assert metadata.newest_output(store, [execution], "Schema").uri == "/schema/a2"
+    assert metadata.unfinished_executions(store, "a") == []
+    execution.last_known_state = metadata_store_pb2.Execution.RUNNING  # as a killed run left it
+    store.put_executions([execution])
+
+    found = metadata.unfinished_executions(store, "a")
+    assert [(e.id, node, run) for e, node, run in found] == [
+        (execution.id, "StatisticsGen", runs["a2"].name)
+    ]
+    assert metadata.unfinished_executions(store, "b") == []
+    metadata.cancel_execution(store, found[0][0], {"interrupted": "its process ended"})
+    assert metadata.unfinished_executions(store, "a") == []
+    ((canceled, _),) = metadata.run_nodes(store, "a", runs["a2"])
+    assert metadata.execution_state(canceled) == "canceled"
+    assert metadata.custom_property(canceled, "interrupted") == "its process ended"
+
+
 def test_a_reader_opens_the_store_read_only(shared_store, tmp_path):
     from ml_metadata.proto import metadata_store_pb2
 

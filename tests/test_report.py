@@ -508,4 +508,4 @@ def _evaluation_uri(config, run_id):
 
     past = history.load(config)
     run = next(r for r in past.run_contexts if r.name == run_id)
-    return past._output(run, "Evaluator", "evaluation").uri
+    return past.node_output(run, "Evaluator", "evaluation").uri

@@ -48,8 +48,8 @@ def collect(past, run):
     evaluator = next((e for e in executions if past.node_of.get(e.id) == "Evaluator"), None)
     evaluator_inputs = past.inputs.get(evaluator.id, {}) if evaluator is not None else {}
     baseline_model = (evaluator_inputs.get("baseline_model") or [None])[0]
-    statistics = past._output(run, "StatisticsGen", "statistics")
-    evaluation = past._output(run, "Evaluator", "evaluation")
+    statistics = past.node_output(run, "StatisticsGen", "statistics")
+    evaluation = past.node_output(run, "Evaluator", "evaluation")
     return {
         "pipeline": past.pipeline_name,
         "record": record,
@@ -62,9 +62,9 @@ def collect(past, run):
             if statistics is not None and os.path.isdir(statistics.uri)
             else None
         ),
-        "input": _input(past._output(run, "ExampleGen", "examples"), run),
-        "anomalies": _anomalies(past._output(run, "ExampleValidator", "anomalies")),
-        "training": _training(past._output(run, "Trainer", "model_run")),
+        "input": _input(past.node_output(run, "ExampleGen", "examples"), run),
+        "anomalies": _anomalies(past.node_output(run, "ExampleValidator", "anomalies")),
+        "training": _training(past.node_output(run, "Trainer", "model_run")),
         "evaluation": (
             _evaluation(
                 evaluation.uri,
@@ -74,15 +74,9 @@ def collect(past, run):
             if evaluation is not None and os.path.isdir(evaluation.uri)
             else None
         ),
-        "blessing": _blessing_record(past._output(run, "Evaluator", "blessing")),
-        "push": _push(past._output(run, "Pusher", "pushed_model")),
+        "blessing": _blessing_record(past.node_output(run, "Evaluator", "blessing")),
+        "push": _push(past.node_output(run, "Pusher", "pushed_model")),
     }
-
-
-def _state_name(execution):
-    from ml_metadata.proto import metadata_store_pb2
-
-    return metadata_store_pb2.Execution.State.Name(execution.last_known_state).lower()
 
 
 def _error(execution):
@@ -99,7 +93,7 @@ def _components(past, executions):
     return [
         {
             "node": past.node_of.get(e.id, past.execution_type[e.id]),
-            "state": _state_name(e),
+            "state": metadata.execution_state(e),
             "start_s": (e.create_time_since_epoch - started) / 1000,
             "duration_s": (e.last_update_time_since_epoch - e.create_time_since_epoch) / 1000,
             "error": _error(e),
