@@ -186,12 +186,13 @@ def test_iterations_per_loop_sets_how_often_examples_per_second_is_logged(tmp_pa
         config=tpu.RunConfig(
             model_dir=str(tmp_path),
             log_step_count_steps=6,
-            tpu_config=tpu.TPUConfig(iterations_per_loop=3),
+            tpu_config=tpu.TPUConfig(3),  # (iterations_per_loop, positionally as in 2.15)
         ),
         use_tpu=False,
         train_batch_size=4,
     )
     assert model.config.log_step_count_steps is None  # as 2.15: no loss/step log lines
+    assert model.config.tpu_config.iterations_per_loop == 3
 
     def input_fn(params):
         return tf.data.Dataset.from_tensors(({"x": tf.ones([4])}, tf.ones([4]))).repeat()

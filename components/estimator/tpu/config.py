@@ -63,11 +63,15 @@ class TPUConfig(collections.namedtuple("TPUConfig", list(_TPU_CONFIG_DEFAULTS)))
     ran one step per session call (every hook saw every step), as this kit does.
     """
 
-    def __new__(cls, **kwargs):
+    def __new__(cls, *args, **kwargs):
+        if len(args) > len(_TPU_CONFIG_DEFAULTS):
+            raise TypeError(f"TPUConfig takes at most {len(_TPU_CONFIG_DEFAULTS)} arguments.")
+        positional = dict(zip(_TPU_CONFIG_DEFAULTS, args, strict=False))
         unknown = sorted(set(kwargs) - set(_TPU_CONFIG_DEFAULTS))
-        if unknown:
-            raise TypeError(f"TPUConfig: unknown arguments {unknown}.")
-        values = {**_TPU_CONFIG_DEFAULTS, **kwargs}
+        twice = sorted(set(kwargs) & set(positional))
+        if unknown or twice:
+            raise TypeError(f"TPUConfig: unknown arguments {unknown} or given twice {twice}.")
+        values = {**_TPU_CONFIG_DEFAULTS, **positional, **kwargs}
         parse_iterations_per_loop(values["iterations_per_loop"])
         for name in ("num_shards", "num_cores_per_replica"):
             number = values[name]
