@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from components.auto import AUTO
-from components.auto.model import CANDIDATES, CANNED
+from components.auto.model import CANDIDATES, CANNED, HIDDEN_UNITS
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_gen.missing import (
     DEFAULT_MAX_UNLABELED_ROW_FRACTION,
@@ -62,7 +62,6 @@ class PipelineConfig:
     pipeline_name: str = setting(
         "",
         key="name",
-        flag="--pipeline-name",
         commands=(*BUILD, "init", *STORE),
         default_text="the definition's name, else the data file's (or folder's); init: DIR's",
         help="Name of the pipeline; also names its output folders. A name: letters, digits, "
@@ -84,7 +83,6 @@ class PipelineConfig:
         ".",
         key="output.dir",
         kind="path",
-        flag="--output-dir",
         commands=LOCAL,
         default_text="the current folder",
         help="Base folder for pipelines/<name>/ (root, metadata and reports) and "
@@ -94,7 +92,6 @@ class PipelineConfig:
         None,
         key="output.pipeline_root",
         kind="path",
-        flag="--pipeline-root",
         command_key=("vertex.pipeline_root", ("compile",)),
         default_text="<output-dir>/pipelines/<name>/root",
         help="Where the artifacts go: a local folder (run); a gs:// folder (compile for "
@@ -104,7 +101,6 @@ class PipelineConfig:
         None,
         key="output.metadata_path",
         kind="path",
-        flag="--metadata-path",
         commands=LOCAL,
         default_text="<output-dir>/pipelines/<name>/metadata.sqlite",
         help="SQLite ML Metadata file.",
@@ -113,7 +109,6 @@ class PipelineConfig:
         None,
         key="serving.dir",
         kind="path",
-        flag="--serving-model-dir",
         commands=(*BUILD, "models", "rollback"),
         command_key=("vertex.serving_dir", ("compile",)),
         default_text="<output-dir>/serving_model/<name>",
@@ -127,7 +122,6 @@ class PipelineConfig:
     split_key: str = setting(
         "",
         key="data.split_key",
-        flag="--split-key",
         default_text='"": the whole row',
         help="CSV column whose value decides train/eval; empty hashes the whole row.",
     )
@@ -135,7 +129,6 @@ class PipelineConfig:
         DEFAULT_SPLIT_RATIOS,
         key="data.split_ratios",
         kind="ratios",
-        flag="--split-ratios",
         default_text="{ train = 2, eval = 1 }",
         help="Split name to weight (a JSON object on the command line).",
     )
@@ -143,7 +136,6 @@ class PipelineConfig:
         0.0,
         key="data.max_bad_row_fraction",
         kind="float",
-        flag="--max-bad-row-fraction",
         help="Fraction of malformed rows tolerated (written to a rejected file); 0 fails on "
         "the first one.",
     )
@@ -151,7 +143,6 @@ class PipelineConfig:
         DEFAULT_MAX_UNLABELED_ROW_FRACTION,
         key="data.max_unlabeled_row_fraction",
         kind="float",
-        flag="--max-unlabeled-row-fraction",
         help="Fraction of rows without a label tolerated: they are set aside (listed in the "
         "rejected file, reason 'label missing'; never trained or evaluated on), and the run "
         "fails above it; counted apart from malformed rows.",
@@ -203,7 +194,6 @@ class PipelineConfig:
         AUTO,
         key="preprocessing.fn",
         kind="code",
-        flag="--preprocessing-fn",
         help="The tf.Transform preprocessing_fn, as package.module.function or "
         "file.py:function, or auto: built from the schema (numbers z-scored, strings and "
         "small-integer columns to vocabulary ids, the label as the task needs, every output "
@@ -232,10 +222,9 @@ class PipelineConfig:
         AUTO,
         key="model.build_estimator",
         kind="code",
-        flag="--estimator-fn",
-        help="build_estimator(run_config, hparams, warm_start_from, [tft_output=, label_key=, "
-        "task=, train_rows=]) as package.module.function or file.py:function, or auto: the best of the "
-        "candidates on held-out data (or the canned Estimator named), head by task.",
+        help="build_estimator(run_config, hparams, warm_start_from, [tft_output=, "
+        "transformed_label_key=, task=, train_rows=]) as package.module.function or "
+        "file.py:function, or auto: the best of the candidates on held-out data (or the canned Estimator named), head by task.",
     )
     candidates: tuple[str, ...] = setting(
         CANDIDATES,
@@ -263,9 +252,10 @@ class PipelineConfig:
         "{}",
         key="model.args",
         kind="table",
+        flag=None,
         help="The canned Estimator's keyword arguments.",
     )
-    label_key: str = setting(
+    transformed_label_key: str = setting(
         "",
         key="label.transformed",
         flag="--transformed-label",
@@ -277,7 +267,6 @@ class PipelineConfig:
         None,
         key="training.steps",
         kind="int",
-        flag="--train-steps",
         default_text="none: stop early",
         help="Training steps. Without steps or epochs the Trainer holds out a tenth of the "
         "train split and stops when the loss there stops improving (at most a number of "
@@ -288,7 +277,6 @@ class PipelineConfig:
         None,
         key="training.epochs",
         kind="float",
-        flag="--train-epochs",
         help="Passes over the train split instead of steps: as many steps as that takes at "
         "the global batch size (the summary shows how many); an option for either replaces "
         "both keys.",
@@ -297,51 +285,46 @@ class PipelineConfig:
         50,
         key="training.eval_steps",
         kind="int",
-        flag="--eval-steps",
         help="Evaluation batches the Trainer runs after training.",
     )
     train_batch_size: int = setting(
         64,
         key="training.batch_size",
         kind="int",
-        flag="--train-batch-size",
         help="Examples per training batch.",
     )
     eval_batch_size: int = setting(
         128,
         key="training.eval_batch_size",
         kind="int",
-        flag="--eval-batch-size",
         help="Examples per evaluation batch.",
     )
     save_checkpoints_steps: int = setting(
         500,
         key="training.save_checkpoints_steps",
         kind="int",
+        flag=None,
         help="Steps between the Trainer's checkpoints.",
     )
     hidden_units: tuple[int, ...] = setting(
-        (64, 32),
+        HIDDEN_UNITS,
         key="model.hidden_units",
         kind="int_list",
-        flag="--hidden-units",
         help='Widths of the DNN layers (hparams["hidden_units"]; comma-separated on the '
         "command line).",
     )
     random_seed: int = setting(
-        42, key="training.random_seed", kind="int", help="The Trainer's random seed."
+        42, key="training.random_seed", kind="int", flag=None, help="The Trainer's random seed."
     )
     warm_start: bool = setting(
         False,
         key="training.warm_start",
         kind="bool",
-        flag="--warm-start",
         help="Initialize the model from the latest blessed model, if any.",
     )
     strategy: str = setting(
         "auto",
         key="training.strategy",
-        flag="--strategy",
         choices=STRATEGY_NAMES,
         help="tf.distribute strategy for the Trainer. auto: parameter_server if TF_CONFIG "
         "lists ps tasks, multi_worker_mirrored if it lists several workers, else mirrored "
@@ -350,7 +333,6 @@ class PipelineConfig:
     training_backend: str = setting(
         _CLUSTER.backend,
         key="training.backend",
-        flag="--training-backend",
         choices=TRAINING_BACKENDS,
         help="Where the Trainer trains: in_process (its own process), local (chief, workers "
         "and ps as processes on 127.0.0.1, as a cluster would run them), vertex (a Vertex AI "
@@ -363,7 +345,6 @@ class PipelineConfig:
         _CLUSTER.workers,
         key="training.workers",
         kind="int",
-        flag="--workers",
         help="Training machines, chief included (multi_worker_mirrored); workers besides the "
         "coordinating chief (parameter_server).",
     )
@@ -371,20 +352,17 @@ class PipelineConfig:
         _CLUSTER.parameter_servers,
         key="training.parameter_servers",
         kind="int",
-        flag="--parameter-servers",
         help="ps tasks (parameter_server).",
     )
     machine_type: str = setting(
         _CLUSTER.machine_type,
         key="training.machine_type",
-        flag="--machine-type",
         commands=("compile",),
         help="Machine type of the chief and workers (vertex).",
     )
     accelerator_type: str | None = setting(
         None,
         key="training.accelerator_type",
-        flag="--accelerator-type",
         commands=("compile",),
         help="Accelerator of the chief and workers, e.g. NVIDIA_TESLA_T4 (vertex; for "
         "kubeflow, --accelerator-count GPUs are requested).",
@@ -393,21 +371,18 @@ class PipelineConfig:
         _CLUSTER.accelerator_count,
         key="training.accelerator_count",
         kind="int",
-        flag="--accelerator-count",
         commands=("compile",),
         help="Accelerators per chief or worker machine.",
     )
     ps_machine_type: str = setting(
         _CLUSTER.ps_machine_type,
         key="training.ps_machine_type",
-        flag="--ps-machine-type",
         commands=("compile",),
         help="Machine type of the ps tasks (vertex).",
     )
     training_service_account: str | None = setting(
         None,
         key="training.service_account",
-        flag="--training-service-account",
         commands=("compile",),
         default_text="the project's Compute Engine default service account",
         help="Service account the Trainer's CustomJob runs as (training backend vertex).",
@@ -416,7 +391,6 @@ class PipelineConfig:
     task: str = setting(
         AUTO,
         key="label.task",
-        flag="--task",
         commands=(*BUILD, "init"),
         choices=(*TASKS, AUTO),
         help="What the label is: the Evaluator's metrics and default blessing gate follow "
@@ -428,7 +402,6 @@ class PipelineConfig:
         None,
         key="label.num_classes",
         kind="int",
-        flag="--num-classes",
         commands=(*BUILD, "init"),
         default_text="the label's distinct values",
         help="Number of label classes (multiclass).",
@@ -444,7 +417,6 @@ class PipelineConfig:
     blessing_metric: str | None = setting(
         None,
         key="blessing.metric",
-        flag="--blessing-metric",
         default_text="per task: "
         + ", ".join(f"{task} {gate.metric}" for task, gate in DEFAULT_GATES.items()),
         help="Metric the blessing gate checks (a metric the task reports).",
@@ -453,7 +425,6 @@ class PipelineConfig:
         None,
         key="blessing.threshold",
         kind="float",
-        flag="--blessing-threshold",
         default_text="the task's",
         help="Worst acceptable value of the metric on the eval split (a floor, or a ceiling "
         "for lower-is-better metrics such as RMSE); inf drops the check.",
@@ -462,7 +433,6 @@ class PipelineConfig:
         None,
         key="blessing.max_change",
         kind="float",
-        flag="--blessing-max-change",
         default_text="the task's",
         help="How much worse than the latest blessed model the metric may be; inf drops it.",
     )
@@ -470,7 +440,6 @@ class PipelineConfig:
         None,
         key="blessing.max_relative_change",
         kind="float",
-        flag="--blessing-max-relative-change",
         default_text="the task's",
         help="The same as a fraction of the latest blessed model's value (0.02 = 2%); inf "
         "drops it.",
@@ -515,14 +484,12 @@ class PipelineConfig:
     image: str | None = setting(
         None,
         key="vertex.image",
-        flag="--image",
         commands=("compile",),
         help="Pipeline image built from kubeflow/Dockerfile; every task runs in it.",
     )
     beam_runner: str = setting(
         "direct",
         key="beam.runner",
-        flag="--beam-runner",
         commands=("compile",),
         choices=BEAM_RUNNERS,
         help="Where Beam steps run: direct (in the task's container, with the --beam-arg "
@@ -533,7 +500,6 @@ class PipelineConfig:
     beam_worker_image: str | None = setting(
         None,
         key="beam.worker_image",
-        flag="--beam-worker-image",
         commands=("compile",),
         help="Image of the Dataflow or portable-runner workers (the beam-worker target of "
         "kubeflow/Dockerfile).",
@@ -541,7 +507,6 @@ class PipelineConfig:
     beam_temp_location: str | None = setting(
         None,
         key="beam.temp_location",
-        flag="--beam-temp-location",
         commands=("compile",),
         default_text="<pipeline-root>/beam-tmp",
         help="Dataflow temp_location.",
@@ -549,7 +514,6 @@ class PipelineConfig:
     beam_job_endpoint: str | None = setting(
         None,
         key="beam.job_endpoint",
-        flag="--beam-job-endpoint",
         commands=("compile",),
         help="host:port of the Flink or Spark Beam job server (--beam-runner portable).",
     )
@@ -558,7 +522,6 @@ class PipelineConfig:
         None,
         key="vertex.model_registry",
         key_commands=REGISTRY,
-        flag="--model-registry",
         commands=REGISTRY,
         metavar="MODEL",
         help="Vertex AI Model Registry model, projects/P/locations/R/models/ID or an ID in "
@@ -571,7 +534,6 @@ class PipelineConfig:
         DEFAULT_SERVING_CONTAINER,
         key="vertex.serving_container_image",
         key_commands=REGISTRY,
-        flag="--serving-container-image",
         commands=("compile",),
         help="The uploaded model's serving container (--model-registry).",
     )
@@ -579,7 +541,6 @@ class PipelineConfig:
         None,
         key="vertex.endpoint",
         key_commands=REGISTRY,
-        flag="--vertex-endpoint",
         commands=REGISTRY,
         metavar="ENDPOINT",
         help="Vertex AI endpoint, projects/P/locations/R/endpoints/ID or an ID: deploy each "
@@ -591,7 +552,6 @@ class PipelineConfig:
         DEFAULT_MACHINE_TYPE,
         key="vertex.endpoint_machine_type",
         key_commands=REGISTRY,
-        flag="--endpoint-machine-type",
         commands=REGISTRY,
         help="Machine type of the deployed model's one replica (--vertex-endpoint).",
     )
@@ -628,3 +588,4 @@ class PipelineConfig:
     blessing_gate = property(config_values.blessing_gate)
     feature_selection_json = property(config_values.feature_selection_json)
     hparams_json = property(config_values.hparams_json)
+    trainer_candidates_json = property(config_values.trainer_candidates_json)

@@ -56,12 +56,11 @@ def check_pipeline_name(name):
 def check(config):
     """Normalises `config`'s values in place (tuples, defaults worked out) and raises
     ValueError for one that cannot work."""
-    if config.train_epochs is not None and config.train_steps is not None:
-        raise ValueError("train_steps and train_epochs: give one of the two.")
-    if config.train_epochs is not None and not config.train_epochs > 0:
-        raise ValueError(f"train_epochs must be positive, got {config.train_epochs}.")
-    if (config.train_steps is not None and config.train_steps <= 0) or config.eval_steps <= 0:
-        raise ValueError("train_steps and eval_steps must be positive.")
+    from components.trainer import length
+
+    length.check(config.train_steps, config.train_epochs)
+    if config.eval_steps <= 0:
+        raise ValueError(f"eval_steps must be positive, got {config.eval_steps}.")
     for name in ("max_bad_row_fraction", "max_unlabeled_row_fraction"):
         if not 0.0 <= getattr(config, name) <= 1.0:
             raise ValueError(f"{name} must be in [0, 1], got {getattr(config, name)}.")
@@ -75,8 +74,8 @@ def check(config):
     if not config.pipeline_name:
         _set(config, "pipeline_name", name_of(config.data_path))
     check_pipeline_name(config.pipeline_name)
-    if config.preprocessing_fn == AUTO or not config.label_key:
-        _set(config, "label_key", transformed_name(config.raw_label_key))
+    if config.preprocessing_fn == AUTO or not config.transformed_label_key:
+        _set(config, "transformed_label_key", transformed_name(config.raw_label_key))
     from components.evaluator.tasks import check_classes
 
     if config.task == AUTO:
@@ -122,13 +121,21 @@ def _check_features(config):
         raise ValueError(f"features/exclude_features: {config.raw_label_key!r} is the label.")
 
 
-def _candidates_for_task(config):
-    """The candidates the Trainer fits: as set, but by default no boosted trees for a
-    multiclass label, whose per-node statistics grow with the square of the class count
-    (a full Hessian): zero-code runs with them on 10 and 16 classes took 15 and 20 minutes
-    (docs/benchmarks/2026-12-02-zero-code-quality.md)."""
+def _chooses_a_candidate(config):
+    """Whether the Trainer chooses among the auto candidates: the auto build_estimator
+    builds the model, and no canned Estimator is named."""
+    return config.estimator_fn == AUTO and not config.canned_estimator
+
+
+def trainer_candidates(config):
+    """The candidates the Trainer fits, () when it builds one model: as set, but by default
+    no boosted trees for a multiclass label, whose per-node statistics grow with the square
+    of the class count (a full Hessian): zero-code runs with them on 10 and 16 classes took
+    15 and 20 minutes (docs/benchmarks/2026-12-02-zero-code-quality.md)."""
     from components.auto.model import CANDIDATES
 
+    if not _chooses_a_candidate(config):
+        return ()
     if config.task == "multiclass" and tuple(config.candidates) == CANDIDATES:
         return tuple(c for c in CANDIDATES if c != "boosted_trees")
     return tuple(config.candidates)
@@ -144,12 +151,12 @@ def _check_candidates(config):
             f"candidates must name one or more of {', '.join(CANDIDATES)}; got "
             f"{list(config.candidates)!r}."
         )
-    if config.candidates != CANDIDATES and (config.canned_estimator or config.estimator_fn != AUTO):
+    if config.candidates != CANDIDATES and not _chooses_a_candidate(config):
         raise ValueError(
             "candidates choose among the auto models; with canned_estimator or an estimator_fn "
             "of your own there is one model: leave candidates out."
         )
-    if len(config.candidates) > 1 and config.warm_start and config.estimator_fn == AUTO:
+    if len(config.candidates) > 1 and config.warm_start and _chooses_a_candidate(config):
         raise ValueError(
             "warm_start starts one model from the last blessed one; with several candidates "
             "there is no one model: name one candidate (candidates) or a canned estimator."
@@ -308,9 +315,14 @@ def feature_selection_json(config):
 
 
 def hparams_json(config):
+    """The `hparams` a build_estimator receives: the hidden units, and the canned Estimator
+    the auto one builds, when one is named."""
     hparams = {"hidden_units": list(config.hidden_units)}
     if config.canned_estimator:
         hparams.update(canned=config.canned_estimator, canned_args=json.loads(config.canned_args))
-    elif config.estimator_fn == AUTO:
-        hparams.update(candidates=list(_candidates_for_task(config)))
     return json.dumps(hparams, sort_keys=True)
+
+
+def trainer_candidates_json(config):
+    """`trainer_candidates` as the Trainer's `candidates` parameter (None: one model)."""
+    return json.dumps(list(trainer_candidates(config))) if trainer_candidates(config) else None

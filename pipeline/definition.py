@@ -15,6 +15,7 @@ import os
 import re
 import tomllib
 
+from components.trainer import length as training_length
 from components.user_code import FILE_SEPARATOR, split_file_reference
 from pipeline.config import REPO_ROOT, PipelineConfig
 from pipeline.settings import SECTIONS as SETTING_SECTIONS
@@ -238,10 +239,7 @@ def build_config(path, command="run", overrides=None):
     """`PipelineConfig` from the definition at `path` with `overrides` (fields) over it;
     DefinitionError, naming the keys at fault, for values the config refuses."""
     definition = load(path, command)
-    overrides = dict(overrides or {})
-    for given, other in (("train_steps", "train_epochs"), ("train_epochs", "train_steps")):
-        if overrides.get(given) is not None:  # an override replaces the training length
-            overrides.setdefault(other, None)
+    overrides = training_length.overriding(overrides)
     values = {**definition.values, **overrides, "definition_path": os.path.abspath(path)}
     for field, label, what in _REQUIRED:
         if field not in values:

@@ -44,13 +44,13 @@ fn = "$preprocessing:preprocessing_fn"
 
 [model]
 build_estimator = "$model:build_estimator"
-hidden_units = [64, 32]
+hidden_units = $hidden_units
 
 [training]
 # Without steps (or epochs) training stops when the loss on a tenth of the train split
 # held out stops improving, and the best checkpoint is exported.
 # steps = 2000
-batch_size = 64
+batch_size = $batch_size
 
 [evaluation]
 slices = []  # raw columns to evaluate per value as well, e.g. ["region"]
@@ -99,12 +99,12 @@ _BODIES = {
         "Wide and deep: category ids wide (and as indicators deep), numbers deep.",
         """\
     # the numbers as one column: one weight matrix, one concat
-    wide, deep = feature_columns(tft_output, label_key, numbers_together=True)
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together=True)
 $classes    return estimator.DNNLinearCombined$Kind(
 $head$optimizers        config=run_config,
         linear_feature_columns=wide or None,
         dnn_feature_columns=deep,
-        dnn_hidden_units=list(hparams.get("hidden_units", [64, 32])),
+        dnn_hidden_units=list(hparams["hidden_units"]),  # [model] hidden_units
         warm_start_from=warm_start_from,
     )
 """,
@@ -112,7 +112,7 @@ $head$optimizers        config=run_config,
     "linear": (
         "Linear: one weight per category id and per number.",
         """\
-    wide, deep = feature_columns(tft_output, label_key, numbers_together=True)
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together=True)
     numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
 $classes    return estimator.Linear$Kind(
 $head        feature_columns=wide + numbers,
@@ -125,7 +125,7 @@ $head        feature_columns=wide + numbers,
     "boosted_trees": (
         "Boosted trees over the numbers and the category ids (as indicators).",
         """\
-    _, deep = feature_columns(tft_output, label_key)
+    _, deep = feature_columns(tft_output, transformed_label_key)
 $classes    return estimator.BoostedTrees$Kind(
 $head        feature_columns=deep,
         # One layer per batch of n_batches_per_layer; train_in_memory: the Trainer feeds
@@ -155,7 +155,8 @@ Written by `python -m pipeline init`: the $winner candidate, the one zero code c
 for this data ($why).
 
 Edit freely. The Trainer calls build_estimator(run_config, hparams, warm_start_from) and
-passes tft_output (the transform graph), label_key and task to the keywords it declares.
+passes tft_output (the transform graph), transformed_label_key (the label's name among
+the transformed features) and task to the keywords it declares.
 hparams holds the definition's [model] hidden_units.
 """
 
@@ -163,7 +164,9 @@ $imports
 from components import estimator
 
 
-def build_estimator(run_config, hparams, warm_start_from=None, *, tft_output, label_key):
+def build_estimator(
+    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key
+):
     """$summary"""
 $body''')
 
@@ -303,6 +306,8 @@ def init_project(folder, config, stream=None):
             preprocessing=PREPROCESSING,
             model=MODEL,
             gate=DEFAULT_GATES[task].describe(),
+            hidden_units=json.dumps(list(config.hidden_units)),
+            batch_size=config.train_batch_size,
         ),
         SCHEMA: text_format.MessageToString(schema),
         PREPROCESSING: _PREPROCESSING.substitute(

@@ -64,7 +64,7 @@ def data_components(config):
         split_ratios=config.split_ratios,
         max_bad_row_fraction=config.max_bad_row_fraction,
         missing_values=config.missing_values,
-        label_key=config.raw_label_key,
+        raw_label_key=config.raw_label_key,
         max_unlabeled_row_fraction=config.max_unlabeled_row_fraction,
     )
     default_beam = tuple(config.beam_pipeline_args) == DEFAULT_BEAM_ARGS
@@ -77,36 +77,25 @@ def data_components(config):
     return schema_importer, example_gen, statistics_gen, schema_gen
 
 
-def create_components(config, resolver=True):
-    """Fresh component objects (a `Pipeline` cannot share them with another).
+def _latest_blessed_model_resolver():
+    return Resolver(
+        strategy_class=LatestBlessedModelStrategy,
+        model=channel.Channel(type=standard_artifacts.Model),
+        model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
+    ).with_id("latest_blessed_model_resolver")
 
-    `resolver=False` is for orchestrators that cannot run TFX's resolver (open-source
-    Kubeflow Pipelines): no latest blessed model, so no warm start, no drift baseline and
-    an Evaluator without a baseline, whose change thresholds then do not apply."""
-    # The task and class count the Evaluator's configuration needs, when only the data says.
-    config = config.resolve_from_data()
+
+def _validation_and_transform(config, example_gen, statistics_gen, schema, latest_blessed):
+    """(ExampleValidator, Transform) over the data components' outputs."""
     auto_transform = config.preprocessing_fn == AUTO
-    schema_importer, example_gen, statistics_gen, schema_gen = data_components(config)
-    schema = (schema_importer or schema_gen).outputs["schema"]
-    if not resolver and (config.warm_start or config.drift_thresholds):
-        raise ValueError("warm_start and drift_thresholds need the latest blessed model.")
-    latest_blessed_model = (
-        Resolver(
-            strategy_class=LatestBlessedModelStrategy,
-            model=channel.Channel(type=standard_artifacts.Model),
-            model_blessing=channel.Channel(type=standard_artifacts.ModelBlessing),
-        ).with_id("latest_blessed_model_resolver")
-        if resolver
-        else None
-    )
     # Drift baseline: the training statistics the latest blessed model carries (the Trainer
     # copies them into its Model artifact), which works wherever the stock resolver does.
     example_validator = ExampleValidator(
         statistics=statistics_gen.outputs["statistics"],
         schema=schema,
-        label_key=config.raw_label_key,
+        raw_label_key=config.raw_label_key,
         warn_only=config.warn_only_anomalies,
-        baseline_model=latest_blessed_model.outputs["model"] if config.drift_thresholds else None,
+        baseline_model=latest_blessed.outputs["model"] if config.drift_thresholds else None,
         drift_thresholds=config.drift_thresholds,
         skew_thresholds=config.skew_thresholds,
     )
@@ -115,19 +104,23 @@ def create_components(config, resolver=True):
         schema=schema,
         preprocessing_fn=config.preprocessing_fn,
         code_fingerprint=_code_fingerprint(config.preprocessing_fn),
-        label_key=config.raw_label_key if auto_transform else None,
+        raw_label_key=config.raw_label_key if auto_transform else None,
         task=config.task if auto_transform else None,
         feature_selection=config.feature_selection_json if auto_transform else None,
     )
-    trainer = Trainer(
+    return example_validator, transform
+
+
+def _trainer(config, transform, statistics_gen, latest_blessed):
+    return Trainer(
         examples=transform.outputs["transformed_examples"],
         transform_graph=transform.outputs["transform_graph"],
-        base_model=latest_blessed_model.outputs["model"] if config.warm_start else None,
+        base_model=latest_blessed.outputs["model"] if config.warm_start else None,
         statistics=statistics_gen.outputs["statistics"],
         estimator_fn=config.estimator_fn,
         code_fingerprint=_code_fingerprint(config.estimator_fn),
         task=config.task,
-        label_key=config.label_key,
+        transformed_label_key=config.transformed_label_key,
         raw_label_key=config.raw_label_key,
         train_steps=config.train_steps,
         train_epochs=config.train_epochs,
@@ -137,18 +130,21 @@ def create_components(config, resolver=True):
         save_checkpoints_steps=config.save_checkpoints_steps,
         random_seed=config.random_seed,
         hparams=config.hparams_json,
+        candidates=config.trainer_candidates_json,
         warm_start=int(config.warm_start),
         strategy=config.strategy,
         training_cluster=config.training_cluster.to_json(),
     )
-    # The gate: a failed validation fails the run before the Trainer, which uses no output of it.
-    trainer.add_upstream_node(example_validator)
+
+
+def _evaluator_and_pusher(config, example_gen, trainer, latest_blessed):
+    """(Evaluator, Pusher) of the trained model; no baseline without `latest_blessed`."""
     evaluator = Evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
-        baseline_model=latest_blessed_model.outputs["model"] if resolver else None,
+        baseline_model=latest_blessed.outputs["model"] if latest_blessed is not None else None,
         task=config.task,
-        label_key=config.label_key,
+        transformed_label_key=config.transformed_label_key,
         gate=config.blessing_gate,
         slice_features=tuple(config.slice_features),
         num_classes=config.num_classes,
@@ -163,6 +159,29 @@ def create_components(config, resolver=True):
         model_registry=registry and registry.to_json(),
         examples=registry and example_gen.outputs["examples"],
     )
+    return evaluator, pusher
+
+
+def create_components(config, resolver=True):
+    """Fresh component objects (a `Pipeline` cannot share them with another).
+
+    `resolver=False` is for orchestrators that cannot run TFX's resolver (open-source
+    Kubeflow Pipelines): no latest blessed model, so no warm start, no drift baseline and
+    an Evaluator without a baseline, whose change thresholds then do not apply."""
+    # The task and class count the Evaluator's configuration needs, when only the data says.
+    config = config.resolve_from_data()
+    schema_importer, example_gen, statistics_gen, schema_gen = data_components(config)
+    schema = (schema_importer or schema_gen).outputs["schema"]
+    if not resolver and (config.warm_start or config.drift_thresholds):
+        raise ValueError("warm_start and drift_thresholds need the latest blessed model.")
+    latest_blessed = _latest_blessed_model_resolver() if resolver else None
+    example_validator, transform = _validation_and_transform(
+        config, example_gen, statistics_gen, schema, latest_blessed
+    )
+    trainer = _trainer(config, transform, statistics_gen, latest_blessed)
+    # The gate: a failed validation fails the run before the Trainer, which uses no output of it.
+    trainer.add_upstream_node(example_validator)
+    evaluator, pusher = _evaluator_and_pusher(config, example_gen, trainer, latest_blessed)
     nodes = [
         schema_importer,
         example_gen,
@@ -170,7 +189,7 @@ def create_components(config, resolver=True):
         schema_gen,
         example_validator,
         transform,
-        latest_blessed_model,
+        latest_blessed,
         trainer,
         evaluator,
         pusher,

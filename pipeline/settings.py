@@ -15,6 +15,8 @@ STORE = ("stats", "schema", "runs", "models", "rollback", "report")  # where a s
 HISTORY = ("runs", "models", "rollback", "report")  # a pipeline found as `run` finds it
 LOCAL = ("run", *STORE)  # commands with local output folders
 REGISTRY = ("compile", "rollback")  # the Vertex AI Model Registry's settings
+# A flag spelled from the field's name: train_steps is --train-steps.
+NAMED_FLAG = "--<field-name>"
 # The definition's sections, in the order the docs list them ("" for top-level keys).
 SECTIONS = (
     "",
@@ -43,8 +45,9 @@ class Setting:
     # The value's type (pipeline/definition.py `TYPES`): how a definition writes it and how
     # a flag parses it; "path" values are relative to the definition's folder.
     kind: str = "str"
-    # The command-line flag; None: only a definition sets it.
-    flag: str | None = None
+    # The command-line flag (`NAMED_FLAG`: the field's name as a flag); None: only a
+    # definition sets it.
+    flag: str | None = NAMED_FLAG
     # The commands that take the flag.
     commands: tuple[str, ...] = BUILD
     # Only these commands read `key` (empty: every command).
@@ -64,12 +67,19 @@ def setting(default=dataclasses.MISSING, **declaration):
 
 
 def declared(config_class):
-    """(field, Setting) of each declared setting of `config_class`, in declaration order."""
+    """(field, Setting) of each declared setting of `config_class`, in declaration order,
+    each `NAMED_FLAG` spelled out."""
     return [
-        (field, field.metadata["setting"])
+        (field, _flag_named(field, field.metadata["setting"]))
         for field in dataclasses.fields(config_class)
         if "setting" in field.metadata
     ]
+
+
+def _flag_named(field, declared_setting):
+    if declared_setting.flag != NAMED_FLAG:
+        return declared_setting
+    return dataclasses.replace(declared_setting, flag="--" + field.name.replace("_", "-"))
 
 
 def default_text(field, declared_setting):

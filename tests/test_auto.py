@@ -128,7 +128,7 @@ def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(
         estimator.RunConfig(model_dir=str(tmp_path)),
         {"hidden_units": [4]},
         tft_output=output,
-        label_key="y_xf",
+        transformed_label_key="y_xf",
         task="multiclass",
     )
     assert isinstance(classifier, estimator.DNNLinearCombinedClassifier)
@@ -137,7 +137,7 @@ def test_the_auto_model_reads_ids_wide_numbers_deep_and_sorted_classes(
             estimator.RunConfig(model_dir=str(tmp_path)),
             {},
             tft_output=output,
-            label_key="y_xf",
+            transformed_label_key="y_xf",
             task="binary",
         )
     assert model.sort_classes(["10", "9", "-1"]) == ["-1", "9", "10"]
@@ -167,7 +167,7 @@ def test_a_canned_estimator_by_name_trains_over_the_columns_its_kind_reads(multi
             _run_config(model_dir),
             {"hidden_units": [4], "canned": name, "canned_args": args},
             tft_output=output,
-            label_key="y_xf",
+            transformed_label_key="y_xf",
             task="multiclass",
         )
         assert type(estimator).__name__ == name
@@ -306,7 +306,7 @@ def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
     path = _csv(tmp_path, "age,city,target\n1,a,x\n2,b,y\n3,a,z\n", "My Data.csv")
     assert config_from_argv(["run"]) == taxi_config()
     config = config_from_argv(["run", "--data", path, "--label", "target"])
-    assert (config.pipeline_name, config.schema_path, config.label_key) == (
+    assert (config.pipeline_name, config.schema_path, config.transformed_label_key) == (
         "My_Data",
         None,
         "target_xf",

@@ -9,6 +9,7 @@ import tensorflow as tf
 from components import estimator
 from components.auto.model import candidate_estimator
 from components.trainer import candidates, stopping
+from components.trainer import length as training_length
 
 pytestmark = pytest.mark.slow  # trains real models, a few seconds each
 
@@ -48,10 +49,14 @@ def _choose(tmp_path, x, y, names=("linear", "boosted_trees")):
 
     def fit(model, model_dir):
         feeding = candidates.feeding(model.build(estimator.RunConfig(), None), rows_fit, 32)
-        length = stopping.plan(
-            None, None, rows_fit, feeding.batch_size or rows_fit, True, feeding.steps,
-            feeding.round_steps,
-        )  # fmt: skip
+        length = training_length.plan(
+            None,
+            None,
+            rows_fit,
+            feeding.batch_size or rows_fit,
+            model_steps=feeding.steps,
+            round_steps=feeding.round_steps,
+        )
         run_config = estimator.RunConfig(
             model_dir=model_dir, tf_random_seed=1, save_checkpoints_steps=length.round_steps()
         )

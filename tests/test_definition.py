@@ -63,7 +63,7 @@ def test_shipped_definitions_give_the_configs_their_flags_gave(monkeypatch):
         preprocessing_fn="transforms.diabetes.preprocessing_fn",
         estimator_fn="models.diabetes.build_estimator",
         raw_label_key="target",
-        label_key="target_xf",
+        transformed_label_key="target_xf",
         task="regression",
         slice_features=("sex",),
         hidden_units=(32, 16),
@@ -207,7 +207,7 @@ def test_file_errors_name_the_key_and_what_it_takes(tmp_path, text, expected):
         ),
         (
             "[training]\nsteps = 0",
-            r"\[training\] steps = 0: train_steps and eval_steps must be positive",
+            r"\[training\] steps = 0: train_steps must be positive, got 0",
         ),
         ("[label]\ntask = 'ranking'", r'\[label\] task = "ranking": task must be one of binary, '),
         (
@@ -408,7 +408,7 @@ def test_compile_from_the_diabetes_definition_gates_on_rmse(compiled_diabetes):
         }
 
     evaluator = parameters("Evaluator")
-    assert (evaluator["task"], evaluator["label_key"]) == ("regression", "target_xf")
+    assert (evaluator["task"], evaluator["transformed_label_key"]) == ("regression", "target_xf")
     assert json.loads(evaluator["slice_features"]) == ["sex"]
     assert json.loads(evaluator["blessing_gate"]) == {
         "metric": "root_mean_squared_error",
@@ -420,7 +420,7 @@ def test_compile_from_the_diabetes_definition_gates_on_rmse(compiled_diabetes):
     assert parameters("SchemaImporter") == {"schema_file": "schemas/diabetes/schema.pbtxt"}
     trainer = parameters("Trainer")
     assert trainer["estimator_fn"] == "models.diabetes.build_estimator"
-    assert (trainer["train_epochs"], trainer["label_key"]) == (90.0, "target_xf")
+    assert (trainer["train_epochs"], trainer["transformed_label_key"]) == (90.0, "target_xf")
     assert "train_steps" not in trainer
     assert parameters("Transform")["preprocessing_fn"] == "transforms.diabetes.preprocessing_fn"
 

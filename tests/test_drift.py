@@ -218,7 +218,7 @@ def _validate(tmp_path, statistics, baseline=None, **properties):
     anomalies = standard_artifacts.ExampleAnomalies()
     anomalies.uri = str(tmp_path / "anomalies")
     shutil.rmtree(anomalies.uri, ignore_errors=True)
-    exec_properties = {"label_key": "label", "warn_only": "[]"}
+    exec_properties = {"raw_label_key": "label", "warn_only": "[]"}
     exec_properties.update({k: json.dumps(v) for k, v in properties.items()})
     inputs = {
         "statistics": [statistics],

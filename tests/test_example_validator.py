@@ -278,7 +278,7 @@ def _validate(statistics, schema, tmp_path, **exec_properties):
 
     anomalies = standard_artifacts.ExampleAnomalies()
     anomalies.uri = str(tmp_path / "anomalies")
-    properties = {"label_key": "label", "warn_only": "[]"}
+    properties = {"raw_label_key": "label", "warn_only": "[]"}
     properties.update(exec_properties)
     error = None
     try:

@@ -42,7 +42,7 @@ EXECUTORS = {
 
 # The small config's: the label checked, no kind warn-only, no drift or skew thresholds.
 VALIDATOR_PARAMETERS = {
-    "label_key": "tips",
+    "raw_label_key": "tips",
     "warn_only": "[]",
     "drift_thresholds": "{}",
     "skew_thresholds": "{}",

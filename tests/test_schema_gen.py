@@ -133,7 +133,7 @@ def test_the_inferred_schema_finds_no_anomaly_in_the_data_it_came_from(inferred)
 
     schema = load_schema_artifact([inferred[0]])
     for split, dataset in inferred[1].items():
-        assert find_anomalies(dataset, schema, label_key="label") == [], split
+        assert find_anomalies(dataset, schema, raw_label_key="label") == [], split
 
 
 def _dataset(examples, **columns):

@@ -1,4 +1,4 @@
-"""The Trainer's training length: early stopping on the held-out part, the cap, the plan."""
+"""Early stopping on the held-out part (the length's rule: tests/test_training_length.py)."""
 
 import logging
 
@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from components import estimator, progress
 from components.trainer import stopping
-from components.trainer.stopping import TrainingLength
+from components.trainer.length import TrainingLength
 
 X = tf.feature_column.numeric_column("x")
 
@@ -78,26 +78,3 @@ def test_explicit_steps_train_exactly_that_long(tmp_path):
     outcome = stopping.train(model, _input(1, True), TrainingLength(120), _input(2, False), None)
     assert (outcome.step, outcome.reason) == (120, "120 steps as set")
     assert "average_loss" in outcome.validation
-
-
-def test_the_plan_follows_the_rows_and_explicit_settings_win():
-    # Neither steps nor epochs: stop early, capped at epochs that shrink as rows grow.
-    small = stopping.plan(None, None, 2_000, 64, early_stopping=True)
-    big = stopping.plan(None, None, 1_000_000, 64, early_stopping=True)
-    assert small.early_stopping and small.epochs == stopping.MAX_CAP_EPOCHS
-    assert big.epochs == stopping.MIN_CAP_EPOCHS and big.steps == 15_625
-    assert big.round_steps() == stopping.MAX_ROUND_STEPS
-    assert small.round_steps() == stopping.MIN_ROUND_STEPS  # an epoch is 32 steps
-    assert small.describe() == (
-        "at most 3,125 steps (100 epochs of 2,000 train rows at a global batch of 64), "
-        "stopping early"
-    )
-    # Explicit steps or epochs: exactly that, no early stop.
-    assert stopping.plan(500, None, 2_000, 64, early_stopping=True) == TrainingLength(500)
-    epochs = stopping.plan(None, 2, 2_000, 64, early_stopping=True)
-    assert (epochs.steps, epochs.early_stopping) == (63, False)
-    # A model with its own end (boosted trees' last tree) trains up to it, stopping early.
-    trees = stopping.plan(None, None, 2_000, 2_000, True, model_steps=1200, round_steps=60)
-    assert (trees.steps, trees.round_steps(), trees.early_stopping) == (1200, 60, True)
-    with pytest.raises(ValueError, match="train row count"):
-        stopping.plan(None, None, None, 64, early_stopping=True)

@@ -50,7 +50,7 @@ def _tips(examples):
 def test_rows_without_a_label_are_set_aside_and_listed(tmp_path, request, with_schema):
     schema = request.getfixturevalue("schema") if with_schema else None
     csv_path, lines = _unlabeled_csv(tmp_path)
-    examples = _run(tmp_path, schema, csv_path, label_key="tips")
+    examples = _run(tmp_path, schema, csv_path, raw_label_key="tips")
 
     assert examples.get_int_custom_property("num_rows") == len(lines) - len(UNLABELED)
     assert examples.get_int_custom_property("num_unlabeled") == len(UNLABELED)
@@ -69,7 +69,7 @@ def test_rows_without_a_label_are_set_aside_and_listed(tmp_path, request, with_s
     ]
 
 
-def test_without_a_label_key_nothing_is_set_aside(tmp_path):
+def test_without_a_raw_label_key_nothing_is_set_aside(tmp_path):
     csv_path, lines = _unlabeled_csv(tmp_path)
     examples = _run(tmp_path, None, csv_path)
     assert examples.get_int_custom_property("num_rows") == len(lines)
@@ -81,7 +81,7 @@ def test_without_a_label_key_nothing_is_set_aside(tmp_path):
 def test_unlabeled_rows_and_bad_rows_are_counted_apart(tmp_path, schema):
     lines = [*TAXI_ROWS[:30], _row(fare="abc"), _row(tips="")]
     csv_path = _write(tmp_path / "in" / "data.csv", lines)
-    examples = _run(tmp_path, schema, csv_path, label_key="tips", max_bad_row_fraction=0.1)
+    examples = _run(tmp_path, schema, csv_path, raw_label_key="tips", max_bad_row_fraction=0.1)
     assert examples.get_int_custom_property("num_rejected") == 1
     assert examples.get_int_custom_property("num_unlabeled") == 1
     assert [(r["line"], r["column"], r["reason"]) for r in _rejected(examples)] == [
@@ -100,7 +100,7 @@ def test_above_the_fraction_the_input_is_refused_naming_file_and_counts(tmp_path
             f"first: {csv_path} line 4; the rows are listed in {rejected_dir}"
         ),
     ):
-        _run(tmp_path, None, csv_path, label_key="tips", max_unlabeled_row_fraction=0.1)
+        _run(tmp_path, None, csv_path, raw_label_key="tips", max_unlabeled_row_fraction=0.1)
     assert glob.glob(os.path.join(rejected_dir, "rejected-*.csv"))
     assert not _splits_left(tmp_path)
 

@@ -10,7 +10,7 @@ any preprocessing_fn whose outputs follow the same rules:
 - an int64 feature with an `int_domain` max (TFT annotates vocabulary and bucket ids so):
   category ids, `max + 1` of them; wide as an identity column, deep as its indicator;
 - any other number: deep, as a numeric column;
-- the label (`label_key`) is left out; the head follows the task: `binary` and
+- the label (`transformed_label_key`) is left out; the head follows the task: `binary` and
   `multiclass` a `DNNLinearCombinedClassifier` whose `label_vocabulary` is the Transform's
   `LABEL_VOCABULARY` sorted (numerically when every class is a number), `n_classes` its size
   (so class ids, TFMA's per-class metrics and the served `classes` follow that order); an
@@ -112,7 +112,7 @@ def label_classes(tft_output):
 NUMBERS_TOGETHER_FROM = 100
 
 
-def feature_columns(tft_output, label_key, numbers_together=False):
+def feature_columns(tft_output, transformed_label_key, numbers_together=False):
     """(wide, deep) feature columns of the transformed features but the label.
 
     `numbers_together`: columns read side by side where they can be, what a linear model or
@@ -125,9 +125,10 @@ def feature_columns(tft_output, label_key, numbers_together=False):
     from components.auto.numbers_column import together
 
     spec = tft_output.transformed_feature_spec()
-    if label_key not in spec:
+    if transformed_label_key not in spec:
         raise ValueError(
-            f"auto model: label {label_key!r} is not a transformed feature: {sorted(spec)}."
+            f"auto model: label {transformed_label_key!r} is not a transformed feature: "
+            f"{sorted(spec)}."
         )
     domains = {
         feature.name: feature.int_domain
@@ -144,7 +145,7 @@ def feature_columns(tft_output, label_key, numbers_together=False):
         skipped = set()
     wide, deep = [], []
     for name in sorted(spec):
-        if name == label_key or name in skipped:
+        if name == transformed_label_key or name in skipped:
             continue
         dtype = spec[name].dtype
         if dtype == tf.int64 and name in domains:
@@ -179,7 +180,7 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
             feature_columns=deep, n_batches_per_layer=batches, train_in_memory=batches == 1
         )
     numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
-    hidden_units = list(hparams.get("hidden_units", [64, 32]))
+    hidden_units = list(hparams.get("hidden_units", HIDDEN_UNITS))
     if name.startswith("DNNLinearCombined"):
         settings.update(
             linear_feature_columns=wide or None,
@@ -195,13 +196,13 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
     return getattr(estimator, name)(**{**settings, **args})
 
 
-def _classes(tft_output, label_key, task):
+def _classes(tft_output, transformed_label_key, task):
     """The label's classes for a classification `task` (None: int64 class ids 0/1)."""
     import tensorflow as tf
 
     classes = label_classes(tft_output)
     if classes is None:
-        label_dtype = tft_output.transformed_feature_spec()[label_key].dtype
+        label_dtype = tft_output.transformed_feature_spec()[transformed_label_key].dtype
         if task != "binary" or label_dtype != tf.int64:
             raise ValueError(
                 f"auto model: no {LABEL_VOCABULARY!r} vocabulary in the transform graph; a "
@@ -218,6 +219,8 @@ def _classes(tft_output, label_key, task):
 
 # The zero-code model is chosen among these on held-out data (components/trainer/candidates.py).
 CANDIDATES = ("linear", "wide_and_deep", "boosted_trees")
+# The DNN's layer widths (the [model] hidden_units setting's default).
+HIDDEN_UNITS = (64, 32)
 # Boosted trees grow on the whole train split at once up to this many rows, else on batches.
 IN_MEMORY_ROWS = 1_000_000
 TREES_BATCH = 65_536
@@ -230,12 +233,15 @@ def batches_per_layer(train_rows):
 
 
 def build_candidate(
-    name, run_config, hparams, warm_start_from=None, *, tft_output, label_key, task, train_rows
+    name, run_config, hparams, warm_start_from=None, *, task, train_rows, **transform_output
 ):
-    """The Estimator of candidate `name` (`CANDIDATES`) for `task` over `tft_output`."""
-    _check_task(task)
-    wide, deep = feature_columns(tft_output, label_key, name != "boosted_trees")
-    classes = None if task == "regression" else _classes(tft_output, label_key, task)
+    """The Estimator of candidate `name` (`CANDIDATES`) for `task` over the transform output
+    (`build_estimator`'s tft_output and transformed_label_key)."""
+    tft_output = transform_output["tft_output"]
+    transformed_label_key = transform_output["transformed_label_key"]
+    wide, deep, classes = _columns_and_classes(
+        tft_output, transformed_label_key, task, numbers_together=name != "boosted_trees"
+    )
     return candidate_estimator(
         name, task, wide, deep, classes, run_config, hparams, warm_start_from, train_rows
     )
@@ -267,21 +273,35 @@ def candidate_estimator(
     )
 
 
-def _check_task(task):
+def _columns_and_classes(tft_output, transformed_label_key, task, numbers_together):
+    """(wide, deep, classes) for `task`: the columns of `feature_columns`, the classes of
+    `_classes` (None for regression)."""
     if task not in ("binary", "multiclass", "regression"):
         raise ValueError(f"auto model: task must be binary, multiclass or regression: {task!r}.")
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together)
+    classes = None if task == "regression" else _classes(tft_output, transformed_label_key, task)
+    return wide, deep, classes
 
 
 def build_estimator(
-    run_config, hparams, warm_start_from=None, *, tft_output, label_key, task, train_rows=None
+    run_config,
+    hparams,
+    warm_start_from=None,
+    *,
+    tft_output,
+    transformed_label_key,
+    task,
+    train_rows=None,
 ):
     """The wide-and-deep Estimator for `task` over `tft_output`, or `hparams["canned"]`
     (module doc); `train_rows` sizes boosted trees' batches."""
-    _check_task(task)
     canned = hparams.get("canned")
-    numbers_together = not (canned or "").startswith("BoostedTrees")
-    wide, deep = feature_columns(tft_output, label_key, numbers_together=numbers_together)
-    classes = None if task == "regression" else _classes(tft_output, label_key, task)
+    wide, deep, classes = _columns_and_classes(
+        tft_output,
+        transformed_label_key,
+        task,
+        numbers_together=not (canned or "").startswith("BoostedTrees"),
+    )
     if canned:
         name, args = canned, hparams.get("canned_args", {})
         check_canned(name, args, task)
@@ -301,7 +321,7 @@ def _wide_and_deep(task, wide, deep, classes, common, hparams):
         **common,
         "linear_feature_columns": wide or None,
         "dnn_feature_columns": deep,
-        "dnn_hidden_units": list(hparams.get("hidden_units", [64, 32])),
+        "dnn_hidden_units": list(hparams.get("hidden_units", HIDDEN_UNITS)),
     }
     if task == "regression":
         # The label keeps its own scale (served predictions are in its units): Adam moves

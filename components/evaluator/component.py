@@ -16,7 +16,7 @@ class EvaluatorSpec(component_spec.ComponentSpec):
         "task": component_spec.ExecutionParameter(type=str),
         "num_classes": component_spec.ExecutionParameter(type=int, optional=True),
         # The transformed label, as the model's `transform_features` signature names it.
-        "label_key": component_spec.ExecutionParameter(type=str),
+        "transformed_label_key": component_spec.ExecutionParameter(type=str),
         # JSON list of raw features to slice the metrics by, besides the overall slice.
         "slice_features": component_spec.ExecutionParameter(type=str),
         # JSON of a `BlessingGate` (components/evaluator/tasks.py).
@@ -46,7 +46,7 @@ class Evaluator(base_component.BaseComponent):
         examples: channel.BaseChannel,
         model: channel.BaseChannel,
         task: str,
-        label_key: str,
+        transformed_label_key: str,
         gate: BlessingGate,
         slice_features: tuple[str, ...] = (),
         num_classes: int | None = None,
@@ -62,7 +62,7 @@ class Evaluator(base_component.BaseComponent):
                 baseline_model=baseline_model,
                 task=task,
                 num_classes=num_classes,
-                label_key=label_key,
+                transformed_label_key=transformed_label_key,
                 slice_features=json.dumps(list(slice_features)),
                 blessing_gate=json.dumps(dataclasses.asdict(gate)),
                 evaluation=channel.Channel(type=standard_artifacts.ModelEvaluation),

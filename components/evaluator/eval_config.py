@@ -63,7 +63,7 @@ def gate_threshold(gate):
     return threshold
 
 
-def build_eval_config(task, label_key, slice_features, gate, num_classes=None):
+def build_eval_config(task, transformed_label_key, slice_features, gate, num_classes=None):
     """The task's metrics overall and per slice; blessing by `gate` on the overall slice
     (small slices can hold one class)."""
     metrics, per_class = task_metrics(task, num_classes)
@@ -86,7 +86,7 @@ def build_eval_config(task, label_key, slice_features, gate, num_classes=None):
         model_specs=[
             config_pb2.ModelSpec(
                 signature_name="predict",
-                label_key=label_key,
+                label_key=transformed_label_key,
                 preprocessing_function_names=["transform_features"],
             )
         ],

@@ -102,13 +102,13 @@ def _one_column(array, n, what):
 class _Scorer:
     """A loaded model's labels and predictions for a batch of serialized examples."""
 
-    def __init__(self, path, task, label_key, num_classes):
+    def __init__(self, path, task, transformed_label_key, num_classes):
         import tensorflow as tf
 
         self._model = tf.saved_model.load(path)
         self._path = path
         self._task = task
-        self._label_key = label_key
+        self._label = transformed_label_key
         self._num_classes = num_classes
         for signature in ("transform_features", "predict"):
             if signature not in self._model.signatures:
@@ -126,13 +126,17 @@ class _Scorer:
         # By keyword: a loaded signature called with its input positionally took 100x longer
         # on a 2,000-column model (18 s against 0.16 s a batch of 800, TF 2.21).
         outputs = {k: v.numpy() for k, v in predict(examples=examples).items()}
-        if self._label_key not in transformed:
+        if self._label not in transformed:
             raise ValueError(
-                f"The label {self._label_key!r} is not among the transformed features of "
+                f"The label {self._label!r} is not among the transformed features of "
                 f"the model at {self._path}: {sorted(transformed)}."
             )
         n = len(serialized)
-        labels = _one_column(transformed[self._label_key].numpy(), n, f"label {self._label_key!r}")
+        labels = _one_column(
+            transformed[self._label].numpy(),
+            n,
+            f"label {self._label!r}",
+        )
         if labels.dtype.kind in "SOU":
             labels = self._class_ids(labels, outputs)
         return labels.astype(np.float64), self._predictions(outputs, n)
@@ -141,14 +145,14 @@ class _Scorer:
         """String labels as the ids of the classes the head names (`all_classes`)."""
         if "all_classes" not in outputs:
             raise ValueError(
-                f"The label {self._label_key!r} holds strings but the model at {self._path} "
+                f"The label {self._label!r} holds strings but the model at {self._path} "
                 "names no classes (no 'all_classes' output) to map them to."
             )
         ids = {name: i for i, name in enumerate(outputs["all_classes"][0])}
         unknown = sorted({label for label in labels if label not in ids})
         if unknown:
             raise ValueError(
-                f"Label values {unknown[:5]} of {self._label_key!r} are not classes of the "
+                f"Label values {unknown[:5]} of {self._label!r} are not classes of the "
                 f"model at {self._path} ({sorted(ids)})."
             )
         return np.array([ids[label] for label in labels])
@@ -177,11 +181,11 @@ class _Scorer:
 class _ScoreBatch(beam.DoFn):
     """Serialized examples -> ((model name, slice key), totals) for each model and slice."""
 
-    def __init__(self, models, task, num_classes, label_key, slice_features):
+    def __init__(self, models, task, num_classes, transformed_label_key, slice_features):
         self._models = models
         self._task = task
         self._num_classes = num_classes
-        self._label_key = label_key
+        self._label = transformed_label_key
         self._slice_features = slice_features
 
     def setup(self):
@@ -189,7 +193,10 @@ class _ScoreBatch(beam.DoFn):
 
         self._metrics = totals_lib.task_for(self._task, self._num_classes)
         self._scorers = [
-            (model.name, _Scorer(model.path, self._task, self._label_key, self._num_classes))
+            (
+                model.name,
+                _Scorer(model.path, self._task, self._label, self._num_classes),
+            )
             for model in self._models
         ]
         self._decoder = example_coder.ExamplesToRecordBatchDecoder()
@@ -205,7 +212,7 @@ class _ScoreBatch(beam.DoFn):
                 bad = (labels < 0) | (labels >= self._num_classes) | (labels != np.round(labels))
                 if bad.any():
                     raise ValueError(
-                        f"Label {self._label_key!r} holds {labels[bad][0]:g}, which is not a "
+                        f"Label {self._label!r} holds {labels[bad][0]:g}, which is not a "
                         f"class id in 0..{self._num_classes - 1}."
                     )
             totals = self._metrics.totals(
@@ -412,7 +419,7 @@ class Executor(BeamExecutor, stock_evaluator.Executor):
         blessing = artifact_utils.get_single_instance(output_dict["blessing"])
         task = exec_properties["task"]
         num_classes = exec_properties.get("num_classes") or None
-        label_key = exec_properties["label_key"]
+        transformed_label_key = exec_properties["transformed_label_key"]
         slice_features = json.loads(exec_properties["slice_features"])
         gate = BlessingGate(**json.loads(exec_properties["blessing_gate"]))
 
@@ -436,7 +443,9 @@ class Executor(BeamExecutor, stock_evaluator.Executor):
                 | "Read" >> beam.FlatMap(serialized_batches).with_output_types(list[bytes])
                 | "Progress" >> beam.ParDo(CountRows("scoring eval")).with_output_types(list[bytes])
                 | "Score"
-                >> beam.ParDo(_ScoreBatch(models, task, num_classes, label_key, slice_features))
+                >> beam.ParDo(
+                    _ScoreBatch(models, task, num_classes, transformed_label_key, slice_features)
+                )
                 | "Merge" >> beam.CombinePerKey(lambda parts: totals_lib.merge(list(parts)))
                 | "Metrics" >> beam.MapTuple(lambda key, totals: (key, metrics.values(totals)))
                 | "Gather" >> beam.combiners.ToList()
@@ -444,7 +453,7 @@ class Executor(BeamExecutor, stock_evaluator.Executor):
             )
         write_eval_config(
             evaluation.uri,
-            build_eval_config(task, label_key, slice_features, gate, num_classes),
+            build_eval_config(task, transformed_label_key, slice_features, gate, num_classes),
             models,
         )
         self._bless(blessing, evaluation.uri, model, baseline)

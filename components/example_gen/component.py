@@ -27,7 +27,7 @@ class ExampleGenSpec(component_spec.ComponentSpec):
         # JSON list of the cell texts that mean "no value" (missing.DEFAULT_MISSING_VALUES).
         "missing_values": component_spec.ExecutionParameter(type=str, optional=True),
         # The label's CSV column: a row where it is missing is set aside (not a bad row).
-        "label_key": component_spec.ExecutionParameter(type=str, optional=True),
+        "raw_label_key": component_spec.ExecutionParameter(type=str, optional=True),
         # Rows without a label tolerated, as a fraction of all rows.
         "max_unlabeled_row_fraction": component_spec.ExecutionParameter(type=float, optional=True),
     }
@@ -54,7 +54,7 @@ class ExampleGen(base_component.BaseComponent):
     """Reads CSV rows, types them by `schema` (or by their values), writes split tf.Examples.
 
     A cell whose text is one of `missing_values` is a missing value (an absent feature).
-    A row whose `label_key` cell is missing is set aside (listed with the bad rows, counted
+    A row whose `raw_label_key` cell is missing is set aside (listed with the bad rows, counted
     as `num_unlabeled`), never written to a split. The column types used are recorded on the
     Examples artifact as `column_types`.
     """
@@ -71,7 +71,7 @@ class ExampleGen(base_component.BaseComponent):
         split_ratios: str = DEFAULT_SPLIT_RATIOS,
         max_bad_row_fraction: float = 0.0,
         missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES,
-        label_key: str = "",
+        raw_label_key: str = "",
         max_unlabeled_row_fraction: float = DEFAULT_MAX_UNLABELED_ROW_FRACTION,
     ):
         parse_split_ratios(split_ratios)
@@ -88,7 +88,7 @@ class ExampleGen(base_component.BaseComponent):
                 split_ratios=split_ratios,
                 max_bad_row_fraction=float(max_bad_row_fraction),
                 missing_values=json.dumps(list(missing_values)),
-                label_key=label_key,
+                raw_label_key=raw_label_key,
                 max_unlabeled_row_fraction=float(max_unlabeled_row_fraction),
                 schema=schema,
                 examples=channel.Channel(type=standard_artifacts.Examples),

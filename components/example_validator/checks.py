@@ -239,7 +239,7 @@ def _label(column: str, stats: _Stats | None, examples: int) -> list[Anomaly]:
 def find_anomalies(
     statistics: statistics_pb2.DatasetFeatureStatistics,
     schema: schema_pb2.Schema,
-    label_key: str = "",
+    raw_label_key: str = "",
 ) -> list[Anomaly]:
     """Every anomaly of one split; the label column, when named, is checked as a label."""
     examples = statistics.num_examples
@@ -249,13 +249,13 @@ def find_anomalies(
         if feature.lifecycle_stage in _UNCHECKED_STAGES or feature.deprecated:
             continue
         stats = by_name.get(feature.name)
-        if feature.name == label_key:
+        if feature.name == raw_label_key:
             found += _label(feature.name, stats, examples)
             if stats is None:
                 continue
         present = _common(stats).num_non_missing if stats is not None else 0
         if not present:
-            if feature.name != label_key and not _may_be_empty(feature):
+            if feature.name != raw_label_key and not _may_be_empty(feature):
                 found.append(
                     Anomaly(
                         feature.name,
@@ -277,7 +277,7 @@ def find_anomalies(
                 )
             )
             continue
-        if feature.name != label_key:
+        if feature.name != raw_label_key:
             found += _presence(feature.name, feature, present, examples)
         kind, domain = _domain(schema, feature)
         if kind == "string_domain":
@@ -285,10 +285,10 @@ def find_anomalies(
         elif kind is not None:
             found += _numeric_domain(feature.name, kind, domain, stats)
     known = {feature.name for feature in schema.feature}
-    if label_key and label_key not in known:
-        found += _label(label_key, by_name.get(label_key), examples)
+    if raw_label_key and raw_label_key not in known:
+        found += _label(raw_label_key, by_name.get(raw_label_key), examples)
     for name, stats in by_name.items():
-        if name not in known and name != label_key:
+        if name not in known and name != raw_label_key:
             found.append(
                 Anomaly(
                     name,

@@ -14,7 +14,7 @@ from components.example_validator.drift import check_thresholds
 class ExampleValidatorSpec(component_spec.ComponentSpec):
     PARAMETERS = {
         # Checked as a label: present in every example, more than one value. "" for none.
-        "label_key": component_spec.ExecutionParameter(type=str),
+        "raw_label_key": component_spec.ExecutionParameter(type=str),
         # JSON list of anomaly kinds (checks.KINDS) that are recorded but do not fail.
         "warn_only": component_spec.ExecutionParameter(type=str),
         # JSON objects {column: threshold} ("*": every column without its own entry): drift of
@@ -52,7 +52,7 @@ class ExampleValidator(base_component.BaseComponent):
         self,
         statistics: channel.BaseChannel,
         schema: channel.BaseChannel,
-        label_key: str = "",
+        raw_label_key: str = "",
         warn_only: Iterable[str] = (),
         baseline_model: channel.BaseChannel | None = None,
         drift_thresholds=(),
@@ -62,7 +62,7 @@ class ExampleValidator(base_component.BaseComponent):
             spec=ExampleValidatorSpec(
                 statistics=statistics,
                 schema=schema,
-                label_key=label_key,
+                raw_label_key=raw_label_key,
                 warn_only=json.dumps(sorted(check_kinds(warn_only))),
                 baseline_model=baseline_model,
                 drift_thresholds=json.dumps(

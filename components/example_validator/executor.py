@@ -87,7 +87,9 @@ class Executor(base_executor.BaseExecutor):
             )
         lines, failed = [], False
         for split in splits:
-            found = find_anomalies(datasets[split], schema, exec_properties.get("label_key") or "")
+            found = find_anomalies(
+                datasets[split], schema, exec_properties.get("raw_label_key") or ""
+            )
             found += [m.anomaly() for m in measured[split] if m.anomalous]
             anomalies = to_proto(found, schema, warn_only, measured[split])
             io_utils.write_bytes_file(

@@ -25,10 +25,10 @@ def _packing(tft_output):
     return packing.Packing.read(os.path.dirname(tft_output.transform_savedmodel_dir))
 
 
-def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key, packed=None):
+def raw_example_receiver_fn(tft_layer, raw_feature_spec, raw_label_key, packed=None):
     """Parses serialized raw examples (no label), packs them as `packed` says (a wide
     table's, components/transform/packing.py) and applies the transform graph."""
-    serving_spec = {k: v for k, v in raw_feature_spec.items() if k != label_key}
+    serving_spec = {k: v for k, v in raw_feature_spec.items() if k != raw_label_key}
 
     def receiver_fn():
         serialized = tf.compat.v1.placeholder(tf.string, [None], name="input_example_tensor")
@@ -38,14 +38,14 @@ def raw_example_receiver_fn(tft_layer, raw_feature_spec, label_key, packed=None)
     return receiver_fn
 
 
-def export_serving_model(estimator, tft_output, label_key, export_dir, checkpoint_path=None):
+def export_serving_model(estimator, tft_output, raw_label_key, export_dir, checkpoint_path=None):
     """Writes the serving SavedModel of `checkpoint_path` (None: the latest) to `export_dir`
     atomically; returns the path."""
     raw_spec = tft_output.raw_feature_spec()
-    if label_key not in raw_spec:
-        raise ValueError(f"Label {label_key!r} is not a raw feature: {sorted(raw_spec)}.")
+    if raw_label_key not in raw_spec:
+        raise ValueError(f"Label {raw_label_key!r} is not a raw feature: {sorted(raw_spec)}.")
     receiver_fn = raw_example_receiver_fn(
-        tft_output.transform_features_layer(), raw_spec, label_key, _packing(tft_output)
+        tft_output.transform_features_layer(), raw_spec, raw_label_key, _packing(tft_output)
     )
     return export_with_transform_features(
         estimator, receiver_fn, tft_output, export_dir, checkpoint_path

@@ -9,8 +9,8 @@ from components.trainer import executor
 class TrainerSpec(component_spec.ComponentSpec):
     PARAMETERS = {
         # A code reference (components/user_code.py) to `build_estimator(run_config,
-        # hparams, warm_start_from)`, which may also declare keywords tft_output, label_key,
-        # task and train_rows (executor.build_estimator), or "auto": the best of the auto
+        # hparams, warm_start_from)`, which may also declare keywords tft_output,
+        # transformed_label_key, task and train_rows (executor.build_estimator), or "auto": the best of the auto
         # candidates over the transform output, head by `task` (components/auto/model.py,
         # components/trainer/candidates.py).
         "estimator_fn": component_spec.ExecutionParameter(type=str),
@@ -19,10 +19,10 @@ class TrainerSpec(component_spec.ComponentSpec):
         "task": component_spec.ExecutionParameter(type=str, optional=True),
         # The label as the model sees it, and the raw feature it comes from
         # (left out of the serving signature's input).
-        "label_key": component_spec.ExecutionParameter(type=str),
+        "transformed_label_key": component_spec.ExecutionParameter(type=str),
         "raw_label_key": component_spec.ExecutionParameter(type=str),
         # Neither steps nor epochs: stop early on a held-out part of the train split
-        # (components/trainer/stopping.py).
+        # (components/trainer/length.py).
         "train_steps": component_spec.ExecutionParameter(type=int, optional=True),
         # When given, replaces train_steps: passes over the train split (its row count from
         # `statistics`), as steps at the global batch size.
@@ -34,6 +34,10 @@ class TrainerSpec(component_spec.ComponentSpec):
         "random_seed": component_spec.ExecutionParameter(type=int),
         # JSON object handed to `estimator_fn` as `hparams`.
         "hparams": component_spec.ExecutionParameter(type=str),
+        # JSON list of the auto candidates to fit and choose among on the held-out part
+        # (components/auto/model.py CANDIDATES); empty or none: the one model estimator_fn
+        # builds.
+        "candidates": component_spec.ExecutionParameter(type=str, optional=True),
         # 1: initialize from `base_model` when one is given.
         "warm_start": component_spec.ExecutionParameter(type=int),
         # A name from components.trainer.strategy.NAMES; "auto" decides from
@@ -73,7 +77,7 @@ class Trainer(base_component.BaseComponent):
         examples,
         transform_graph,
         estimator_fn,
-        label_key,
+        transformed_label_key,
         raw_label_key,
         train_steps,
         eval_steps,
@@ -92,6 +96,7 @@ class Trainer(base_component.BaseComponent):
         task=None,
         code_fingerprint=None,
         train_epochs=None,
+        candidates=None,
     ):
         super().__init__(
             spec=TrainerSpec(
@@ -102,7 +107,7 @@ class Trainer(base_component.BaseComponent):
                 estimator_fn=estimator_fn,
                 code_fingerprint=code_fingerprint,
                 task=task,
-                label_key=label_key,
+                transformed_label_key=transformed_label_key,
                 raw_label_key=raw_label_key,
                 train_steps=train_steps,
                 train_epochs=train_epochs,
@@ -112,6 +117,7 @@ class Trainer(base_component.BaseComponent):
                 save_checkpoints_steps=save_checkpoints_steps,
                 random_seed=random_seed,
                 hparams=hparams,
+                candidates=candidates,
                 warm_start=warm_start,
                 strategy=strategy,
                 training_cluster=training_cluster,

@@ -6,7 +6,6 @@ import json
 import logging
 import math
 import os
-import shutil
 import tempfile
 
 import tensorflow as tf
@@ -21,6 +20,7 @@ from components.exporter.serving import export_serving_model
 from components.trainer import candidates as candidates_lib
 from components.trainer import cluster as cluster_lib
 from components.trainer import launcher, stopping
+from components.trainer import length as length_lib
 from components.trainer import strategy as strategy_lib
 
 log = logging.getLogger(__name__)
@@ -34,9 +34,9 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     """The Estimator `reference` (a user_code reference, or "auto") builds.
 
     Called as `fn(run_config, hparams, warm_start_from, **kwargs)`, where kwargs are those of
-    `offered` (tft_output, label_key, task, train_rows) that the function declares, so a model
-    can read the transform output's columns and vocabularies without the Trainer knowing
-    which, and size itself to the rows it trains on."""
+    `offered` (tft_output, transformed_label_key, task, train_rows) that the function
+    declares, so a model can read the transform output's columns and vocabularies without
+    the Trainer knowing which, and size itself to the rows it trains on."""
     if reference == user_code.AUTO:
         if not offered.get("task"):
             raise ValueError('Trainer: estimator_fn "auto" needs the task.')
@@ -46,6 +46,11 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     except ValueError as e:
         raise ValueError(f"Trainer: cannot load {e}") from e
     parameters = inspect.signature(build).parameters
+    if "label_key" in parameters:
+        raise ValueError(
+            f"Trainer: {reference} declares label_key; the transformed label is offered as "
+            "transformed_label_key (the raw column is raw_label_key): rename the keyword."
+        )
     takes_any = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values())
     kwargs = {k: v for k, v in offered.items() if takes_any or k in parameters}
     return build(run_config, hparams, warm_start_from, **kwargs)
@@ -60,7 +65,14 @@ MEMORY_SPLIT_BYTES = 64 << 20
 
 
 def make_input_fn(
-    file_pattern, feature_spec, label_key, batch_size, repeat, seed, part=None, cache=False
+    file_pattern,
+    feature_spec,
+    transformed_label_key,
+    batch_size,
+    repeat,
+    seed,
+    part=None,
+    cache=False,
 ):
     """Gzipped TFRecords of transformed tf.Examples to (features, label) batches.
 
@@ -81,9 +93,10 @@ def make_input_fn(
     files = tf.io.gfile.glob(file_pattern)
     if not files:
         raise ValueError(f"Trainer: no examples match {file_pattern!r}.")
-    if label_key not in feature_spec:
+    if transformed_label_key not in feature_spec:
         raise ValueError(
-            f"Trainer: label {label_key!r} is not a transformed feature: {sorted(feature_spec)}."
+            f"Trainer: label {transformed_label_key!r} is not a transformed feature: "
+            f"{sorted(feature_spec)}."
         )
 
     in_memory = sum(tf.io.gfile.stat(path).length for path in files) <= MEMORY_SPLIT_BYTES
@@ -91,7 +104,7 @@ def make_input_fn(
     def parse(records):
         # One map for parsing and the label split: each map is a pipeline stage to run.
         features = tf.io.parse_example(records, feature_spec)
-        return features, features.pop(label_key)
+        return features, features.pop(transformed_label_key)
 
     built = []  # the dataset, when it can be read again (docstring)
 
@@ -106,18 +119,7 @@ def make_input_fn(
         return dataset
 
     def dataset_for(input_context):
-        shards = input_context.num_input_pipelines if input_context is not None else 1
-        dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
-        # One input pipeline per worker, each with its own share: of the
-        # files when there are enough of them, else of the records.
-        if 1 < shards <= len(files):
-            dataset = dataset.shard(shards, input_context.input_pipeline_id)
-        dataset = tf.data.TFRecordDataset(dataset, compression_type="GZIP")
-        if shards > len(files):
-            dataset = dataset.shard(shards, input_context.input_pipeline_id)
-        if part is not None:
-            keep = part == "validation"
-            dataset = dataset.filter(lambda record: in_validation_part(record) == keep)
+        dataset = _records(files, input_context, part)
         if batch_size is None:  # the whole split, parsed once, in every batch
             dataset = dataset.batch(WHOLE_SPLIT).map(parse).cache()
             return dataset.repeat() if repeat else dataset
@@ -134,12 +136,30 @@ def make_input_fn(
     return input_fn
 
 
+def _records(files, input_context, part):
+    """The serialized records of `files` this input pipeline reads: of `part` ("fit",
+    "validation"; None: all), and its share when `input_context` has several pipelines."""
+    shards = input_context.num_input_pipelines if input_context is not None else 1
+    dataset = tf.data.Dataset.from_tensor_slices(sorted(files))
+    # One input pipeline per worker, each with its own share: of the
+    # files when there are enough of them, else of the records.
+    if 1 < shards <= len(files):
+        dataset = dataset.shard(shards, input_context.input_pipeline_id)
+    dataset = tf.data.TFRecordDataset(dataset, compression_type="GZIP")
+    if shards > len(files):
+        dataset = dataset.shard(shards, input_context.input_pipeline_id)
+    if part is not None:
+        keep = part == "validation"
+        dataset = dataset.filter(lambda record: in_validation_part(record) == keep)
+    return dataset
+
+
 def in_validation_part(records):
     """Whether each serialized record is in the part of the train split held out for
     validation (one in `VALIDATION_EVERY`, by a hash of its bytes: the same part
     whatever the sharding, and on every run, as the Transform writes the same bytes for
     the same rows; equal rows in the same part)."""
-    return tf.equal(tf.strings.to_hash_bucket_fast(records, stopping.VALIDATION_EVERY), 0)
+    return tf.equal(tf.strings.to_hash_bucket_fast(records, length_lib.VALIDATION_EVERY), 0)
 
 
 def held_out_copy(train_pattern, records, folder):
@@ -201,9 +221,10 @@ def _adopt_run_record(model_run):
 
 
 def _models_to_fit(exec_properties, hparams, offered):
-    """[ModelToFit]: the auto candidates (hparams["candidates"], with estimator_fn "auto"
-    and no canned estimator named), or the one model estimator_fn builds."""
-    if candidate_names(exec_properties, hparams):
+    """[ModelToFit]: the auto candidates the pipeline names (`candidates`), or the one model
+    estimator_fn builds."""
+    names = json.loads(exec_properties.get("candidates") or "[]")
+    if names:
         from components.auto import model as auto_model
 
         return [
@@ -213,7 +234,7 @@ def _models_to_fit(exec_properties, hparams, offered):
                     name, run_config, hparams, warm, **offered
                 ),
             )
-            for name in candidate_names(exec_properties, hparams)
+            for name in names
         ]
     reference = exec_properties["estimator_fn"]
     return [
@@ -228,11 +249,141 @@ def _in_a_cluster(tf_config):
     return sum(len(tasks) for tasks in (tf_config or {}).get("cluster", {}).values()) > 1
 
 
-def candidate_names(exec_properties, hparams):
-    """The auto candidates to choose from; () when one model is built."""
-    if exec_properties["estimator_fn"] != user_code.AUTO or hparams.get("canned"):
-        return ()
-    return tuple(hparams.get("candidates") or ())
+def _warm_start_from(input_dict, exec_properties):
+    """The latest blessed model to start from, when warm_start asks for it and there is one."""
+    base_models = input_dict.get("base_model") or []
+    if not (int(exec_properties["warm_start"]) and base_models):
+        return None
+    log.info("Warm-starting from %s", base_models[0].uri)
+    return estimator.WarmStartSettings(path_utils.serving_model_path(base_models[0].uri))
+
+
+class _Training:
+    """What every model fitted in this process shares: the transform output, the train
+    split and its held-out part, the strategy, the seed and the settings; `fit` trains one
+    model on them (`candidates_lib.fit_and_choose` calls it for each)."""
+
+    def __init__(self, input_dict, exec_properties, choice, strategy, tf_config):
+        self.exec_properties = exec_properties
+        self.choice, self.strategy = choice, strategy
+        self.in_a_cluster = _in_a_cluster(tf_config)
+        self.seed = int(exec_properties["random_seed"])
+        self.tft_output = tft.TFTransformOutput(
+            artifact_utils.get_single_uri(input_dict["transform_graph"])
+        )
+        self.feature_spec = self.tft_output.transformed_feature_spec()
+        self.examples = input_dict["examples"]
+        self.train_pattern = self.split_pattern("train")
+        self.eval_batch = int(exec_properties["eval_batch_size"])
+        self.warm_start_from = _warm_start_from(input_dict, exec_properties)
+        self.hparams = json.loads(exec_properties["hparams"] or "{}")
+        self.steps = exec_properties.get("train_steps")
+        self.epochs = exec_properties.get("train_epochs")
+        several = len(json.loads(exec_properties.get("candidates") or "[]")) > 1
+        # A part of the train split is held out to stop on, or to choose between candidates.
+        stops_early = length_lib.stops_early(self.steps, self.epochs, self.in_a_cluster)
+        self.holds_out = stops_early or several
+        self.rows = train_rows(input_dict)
+        self.fit_rows = length_lib.fit_rows(self.rows, self.holds_out)
+        self.validation = (None, None)  # (input_fn, steps) of the held-out part
+
+    def offered(self):
+        """The keywords a build_estimator may declare (`build_estimator`)."""
+        return {
+            "tft_output": self.tft_output,
+            "transformed_label_key": self.exec_properties["transformed_label_key"],
+            "task": self.exec_properties.get("task"),
+            "train_rows": self.fit_rows,
+        }
+
+    def split_pattern(self, split):
+        return os.path.join(artifact_utils.get_split_uri(self.examples, split), "*.gz")
+
+    def input_fn(self, pattern, batch_size, repeat, part, cache=False):
+        return make_input_fn(
+            pattern,
+            self.feature_spec,
+            self.exec_properties["transformed_label_key"],
+            batch_size,
+            repeat,
+            self.seed,
+            part,
+            cache,
+        )
+
+    def hold_out(self, scratch):
+        """Sets `validation` to the held-out part's input, when there is one: read from the
+        train split across a cluster, else from a copy written to `scratch` (read whole, kept
+        in memory)."""
+        if not self.holds_out:
+            return
+        batches = math.ceil(length_lib.validation_rows(self.rows) / self.eval_batch)
+        if self.in_a_cluster:
+            input_fn = self.input_fn(self.train_pattern, self.eval_batch, False, "validation")
+            self.validation = (input_fn, batches)
+        else:
+            copy = held_out_copy(self.train_pattern, batches * self.eval_batch, scratch)
+            self.validation = (self.input_fn(copy, self.eval_batch, False, None, True), None)
+
+    def fit(self, model, model_dir):
+        """(Estimator, TrainingLength, Outcome, strategy name) of `model` trained in
+        `model_dir`."""
+        # Built once to see how it wants its input (cheap: no variables yet), then again
+        # with the RunConfig that follows from it.
+        feeding = candidates_lib.feeding(
+            model.build(estimator.RunConfig(model_dir=model_dir), None),
+            self.fit_rows,
+            int(self.exec_properties["train_batch_size"]),
+        )
+        # Boosted trees grow on one device (the default one: a GPU where there is one);
+        # in a cluster they get the strategy, which their estimator refuses, naming it.
+        one_device = feeding.one_device and not self.in_a_cluster
+        model_strategy = None if one_device else self.strategy
+        replicas = model_strategy.num_replicas_in_sync if model_strategy is not None else 1
+        length = length_lib.plan(
+            self.steps,
+            self.epochs,
+            self.fit_rows,
+            (feeding.batch_size or self.fit_rows) * replicas,
+            in_a_cluster=self.in_a_cluster,
+            model_steps=feeding.steps,
+            round_steps=feeding.round_steps,
+        )
+        every = int(self.exec_properties["save_checkpoints_steps"])
+        run_config = estimator.RunConfig(
+            model_dir=model_dir,
+            tf_random_seed=self.seed,
+            save_checkpoints_steps=length.round_steps() if length.early_stopping else every,
+            train_distribute=model_strategy,
+        )
+        model_estimator = model.build(run_config, self.warm_start_from)
+        log.info("Trainer: %s, %s", model.name, length.describe())
+        part = "fit" if self.holds_out else None
+        train_input = self.input_fn(self.train_pattern, feeding.batch_size, True, part)
+        outcome = stopping.train(model_estimator, train_input, length, *self.validation)
+        strategy_name = self.choice.name if model_strategy is not None else "default"
+        return model_estimator, length, outcome, strategy_name
+
+
+def _evaluate_and_export(training, chosen, output_dict):
+    """The chief's part after training: the chosen model's eval metrics, its serving
+    export and the run record."""
+    metrics = chosen.estimator.evaluate(
+        training.input_fn(training.split_pattern("eval"), training.eval_batch, False, None),
+        steps=int(training.exec_properties["eval_steps"]),
+        checkpoint_path=chosen.outcome.checkpoint,
+    )
+    log.info("Trainer eval metrics: %s", metrics)
+    export_serving_model(
+        chosen.estimator,
+        training.tft_output,
+        training.exec_properties["raw_label_key"],
+        path_utils.serving_model_dir(artifact_utils.get_single_uri(output_dict["model"])),
+        checkpoint_path=chosen.outcome.checkpoint,
+    )
+    model_run = artifact_utils.get_single_instance(output_dict["model_run"])
+    _write_run_record(model_run, training.choice, metrics, chosen.length, chosen)
+    _adopt_run_record(model_run)
 
 
 def train_in_process(input_dict, output_dict, exec_properties):
@@ -247,129 +398,16 @@ def train_in_process(input_dict, output_dict, exec_properties):
     # First, before any other TensorFlow call: multi-worker mirrored must
     # configure collective ops before the eager context starts.
     strategy = strategy_lib.build(choice)
-    examples = input_dict["examples"]
-    tft_output = tft.TFTransformOutput(artifact_utils.get_single_uri(input_dict["transform_graph"]))
-    model_uri = artifact_utils.get_single_uri(output_dict["model"])
+    training = _Training(input_dict, exec_properties, choice, strategy, tf_config)
+    tf.random.set_seed(training.seed)
+    models = _models_to_fit(exec_properties, training.hparams, training.offered())
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
-    label_key = exec_properties["label_key"]
-    seed = int(exec_properties["random_seed"])
-    tf.random.set_seed(seed)
-
-    warm_start_from = None
-    base_models = input_dict.get("base_model") or []
-    if int(exec_properties["warm_start"]) and base_models:
-        warm_start_from = estimator.WarmStartSettings(
-            path_utils.serving_model_path(base_models[0].uri)
-        )
-        log.info("Warm-starting from %s", base_models[0].uri)
-
-    hparams = json.loads(exec_properties["hparams"] or "{}")
-    steps, epochs = exec_properties.get("train_steps"), exec_properties.get("train_epochs")
-    # A part of the train split is held out to stop on, or to choose between candidates.
-    # Across a cluster nothing stops early: only the chief saves (and so would validate).
-    several = len(candidate_names(exec_properties, hparams)) > 1
-    stop_early = not (steps or epochs) and not _in_a_cluster(tf_config)
-    holdout = stop_early or several
-    rows = train_rows(input_dict)
-    fit_rows = rows - rows // stopping.VALIDATION_EVERY if holdout and rows else rows
-    offered = {
-        "tft_output": tft_output,
-        "label_key": label_key,
-        "task": exec_properties.get("task"),
-        "train_rows": fit_rows,
-    }
-    models = _models_to_fit(exec_properties, hparams, offered)
-    feature_spec = tft_output.transformed_feature_spec()
-    train_pattern = os.path.join(artifact_utils.get_split_uri(examples, "train"), "*.gz")
-    eval_batch = int(exec_properties["eval_batch_size"])
-
-    def input_fn(pattern, batch_size, repeat, part, cache=False):
-        return make_input_fn(
-            pattern, feature_spec, label_key, batch_size, repeat, seed, part, cache
-        )
-
-    validation, scratch = (None, None), None
-    if holdout:
-        held_out = min(
-            max(rows // stopping.VALIDATION_EVERY, 1) if rows else math.inf,
-            stopping.MAX_VALIDATION_EXAMPLES,
-        )
-        batches = math.ceil(held_out / eval_batch)
-        if _in_a_cluster(tf_config):
-            validation = (input_fn(train_pattern, eval_batch, False, "validation"), batches)
-        else:  # this process alone validates: a copy to read whole, kept in memory
-            scratch = tempfile.mkdtemp(prefix="trainer-validation-")
-            copy = held_out_copy(train_pattern, batches * eval_batch, scratch)
-            validation = (input_fn(copy, eval_batch, False, None, cache=True), None)
-
-    def fit(model, model_dir):
-        # Built once to see how it wants its input (cheap: no variables yet), then again
-        # with the RunConfig that follows from it.
-        feeding = candidates_lib.feeding(
-            model.build(estimator.RunConfig(model_dir=model_dir), None),
-            fit_rows,
-            int(exec_properties["train_batch_size"]),
-        )
-        # Boosted trees grow on one device (the default one: a GPU where there is one);
-        # in a cluster they get the strategy, which their estimator refuses, naming it.
-        model_strategy = None if feeding.one_device and not _in_a_cluster(tf_config) else strategy
-        replicas = model_strategy.num_replicas_in_sync if model_strategy is not None else 1
-        length = stopping.plan(
-            steps,
-            epochs,
-            fit_rows,
-            (feeding.batch_size or fit_rows) * replicas,
-            early_stopping=stop_early,
-            model_steps=feeding.steps,
-            round_steps=feeding.round_steps,
-        )
-        every = int(exec_properties["save_checkpoints_steps"])
-        run_config = estimator.RunConfig(
-            model_dir=model_dir,
-            tf_random_seed=seed,
-            save_checkpoints_steps=length.round_steps() if length.early_stopping else every,
-            train_distribute=model_strategy,
-        )
-        model_estimator = model.build(run_config, warm_start_from)
-        log.info("Trainer: %s, %s", model.name, length.describe())
-        part = "fit" if holdout else None
-        train_input = input_fn(train_pattern, feeding.batch_size, True, part)
-        outcome = stopping.train(model_estimator, train_input, length, *validation)
-        return (
-            model_estimator,
-            length,
-            outcome,
-            choice.name if model_strategy is not None else "default",
-        )
-
-    try:
-        chosen = candidates_lib.fit_and_choose(models, model_run.uri, fit)
-    finally:
-        if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="trainer-validation-") as scratch:
+        training.hold_out(scratch)
+        chosen = candidates_lib.fit_and_choose(models, model_run.uri, training.fit)
     if not chosen.estimator.config.is_chief:
         return False  # evaluation and export are the chief's
-    eval_input = input_fn(
-        os.path.join(artifact_utils.get_split_uri(examples, "eval"), "*.gz"),
-        eval_batch,
-        False,
-        None,
-    )
-    metrics = chosen.estimator.evaluate(
-        eval_input,
-        steps=int(exec_properties["eval_steps"]),
-        checkpoint_path=chosen.outcome.checkpoint,
-    )
-    log.info("Trainer eval metrics: %s", metrics)
-    export_serving_model(
-        chosen.estimator,
-        tft_output,
-        exec_properties["raw_label_key"],
-        path_utils.serving_model_dir(model_uri),
-        checkpoint_path=chosen.outcome.checkpoint,
-    )
-    _write_run_record(model_run, choice, metrics, chosen.length, chosen)
-    _adopt_run_record(model_run)
+    _evaluate_and_export(training, chosen, output_dict)
     return True
 
 

@@ -1,11 +1,12 @@
-"""How long the Trainer trains, and why it stopped.
+"""Early stopping: training in rounds on a held-out part of the train split, and why it
+stopped.
 
-Given `train_steps` or `train_epochs` it trains exactly that long. Given neither, the length
-follows the data: the Trainer holds out every `VALIDATION_EVERY`-th train example, trains in
-rounds and evaluates each round's checkpoint on that held-out part; it stops when the
-validation loss has not improved for `PATIENCE` rounds (a plateau), when the model says it is
-complete (boosted trees after their last tree), or at a cap in epochs that shrinks as the row
-count grows. The best round's checkpoint is the one exported. The summary carries the reason.
+How long to train, and whether to stop early, is components/trainer/length.py's rule; this
+module trains for the `TrainingLength` it gives. Stopping early, each round's checkpoint is
+evaluated on the held-out part; training stops when the validation loss has not improved
+for `PATIENCE` rounds (a plateau), when the model says it is complete (boosted trees after
+their last tree), or at the length's cap. The best round's checkpoint is the one exported.
+The summary carries the reason.
 
 The loss is the head's `average_loss` (log loss for classifiers, squared error for
 regressors): the proper score for probabilities, so stopping on it keeps them calibrated.
@@ -20,76 +21,9 @@ import tensorflow as tf
 
 from components import progress
 
-VALIDATION_EVERY = 10  # one train example in ten is held out for validation
 PATIENCE = 4  # rounds without a better validation loss before stopping
 MIN_DELTA = 1e-4  # relative improvement that counts as better
-# The cap: this many examples seen, in whole epochs, at least 1 epoch and at most 100.
-CAP_EXAMPLES = 640_000
-MIN_CAP_EPOCHS, MAX_CAP_EPOCHS = 1, 100
-# A round is an epoch, but at least this many steps (tiny data) and at most that many (big).
-MIN_ROUND_STEPS, MAX_ROUND_STEPS = 50, 1000
-# Validation examples read per round, at most: enough for a steady loss, cheap on big data.
-MAX_VALIDATION_EXAMPLES = 20_000
 BEST_CHECKPOINT_DIR = "best_checkpoint"
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingLength:
-    """How long the Trainer trains: `steps` (with early stopping, the most), the epochs they
-    came from, if any; `early_stopping` when it stops on the validation loss, validating
-    every `round` steps (None: an epoch, within bounds)."""
-
-    steps: int
-    epochs: float | None = None
-    train_rows: int | None = None
-    global_batch_size: int | None = None
-    early_stopping: bool = False
-    round: int | None = None
-
-    def describe(self):
-        text = f"{self.steps:,} steps"
-        if self.epochs is not None:
-            text += (
-                f" ({self.epochs:g} epochs of {self.train_rows:,} train rows "
-                f"at a global batch of {self.global_batch_size:,})"
-            )
-        return f"at most {text}, stopping early" if self.early_stopping else text
-
-    def round_steps(self):
-        """Steps between two validations (module doc)."""
-        if self.round is not None:
-            return min(self.round, self.steps)
-        epoch = math.ceil(self.train_rows / self.global_batch_size)
-        return min(max(epoch, MIN_ROUND_STEPS), MAX_ROUND_STEPS, self.steps)
-
-
-def cap_epochs(train_rows):
-    """Epochs the early-stopping cap allows for `train_rows` rows (module doc)."""
-    return min(max(math.ceil(CAP_EXAMPLES / max(train_rows, 1)), MIN_CAP_EPOCHS), MAX_CAP_EPOCHS)
-
-
-def plan(
-    train_steps,
-    train_epochs,
-    train_rows,
-    global_batch,
-    early_stopping,
-    model_steps=None,
-    round_steps=None,
-):
-    """The `TrainingLength` for the settings. Explicit steps or epochs win. With neither: the
-    model's own end (`model_steps`, boosted trees) or the cap in epochs that follows
-    `train_rows`, stopping early when `early_stopping` (a validation part is held out)."""
-    if train_steps:
-        return TrainingLength(int(train_steps))
-    if train_rows is None:
-        raise ValueError("Trainer: train_epochs or early stopping needs the train row count.")
-    if not train_epochs and model_steps:
-        return TrainingLength(model_steps, early_stopping=early_stopping, round=round_steps)
-    epochs = float(train_epochs) if train_epochs else float(cap_epochs(train_rows))
-    steps = max(1, math.ceil(epochs * train_rows / global_batch))
-    stop_early = early_stopping and not train_epochs
-    return TrainingLength(steps, epochs, train_rows, global_batch, stop_early, round_steps)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,12 +10,12 @@ class TransformSpec(component_spec.ComponentSpec):
     PARAMETERS = {
         # A code reference (components/user_code.py), e.g.
         # 'my_package.preprocessing.preprocessing_fn', or "auto": built from the
-        # schema (components/auto/preprocessing.py) for `label_key` and `task`.
+        # schema (components/auto/preprocessing.py) for `raw_label_key` and `task`.
         "preprocessing_fn": component_spec.ExecutionParameter(type=str),
         # The hash of preprocessing_fn's module (components/user_code.py): part of the
         # cache key, so that an edited module runs again instead of reusing old output.
         "code_fingerprint": component_spec.ExecutionParameter(type=str, optional=True),
-        "label_key": component_spec.ExecutionParameter(type=str, optional=True),
+        "raw_label_key": component_spec.ExecutionParameter(type=str, optional=True),
         "task": component_spec.ExecutionParameter(type=str, optional=True),
         # "auto" only: JSON {"features": [...]} or {"exclude": [...]}, raw columns.
         "feature_selection": component_spec.ExecutionParameter(type=str, optional=True),
@@ -36,7 +36,7 @@ class TransformSpec(component_spec.ComponentSpec):
 class Transform(base_component.BaseComponent):
     """Analyzes `analyze_splits` (default train) and transforms
     `transform_splits` (default: every split of `examples`). With `preprocessing_fn="auto"`,
-    the raw label column `label_key` and the `task` say what the label becomes."""
+    the raw label column `raw_label_key` and the `task` say what the label becomes."""
 
     SPEC_CLASS = TransformSpec
     EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(executor.Executor)
@@ -48,7 +48,7 @@ class Transform(base_component.BaseComponent):
         preprocessing_fn: str,
         analyze_splits: str = '["train"]',
         transform_splits: str | None = None,
-        label_key: str | None = None,
+        raw_label_key: str | None = None,
         task: str | None = None,
         code_fingerprint: str | None = None,
         feature_selection: str | None = None,
@@ -62,7 +62,7 @@ class Transform(base_component.BaseComponent):
                 feature_selection=feature_selection,
                 analyze_splits=analyze_splits,
                 transform_splits=transform_splits,
-                label_key=label_key,
+                raw_label_key=raw_label_key,
                 task=task,
                 transform_graph=channel.Channel(type=standard_artifacts.TransformGraph),
                 transformed_examples=channel.Channel(type=standard_artifacts.Examples),
