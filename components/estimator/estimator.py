@@ -131,6 +131,10 @@ def _is_kit_model_fn(model_fn):
 class Estimator:
     """tf.estimator's `Estimator`, TF2-native."""
 
+    # True for tf.compat.v1.estimator's canned estimators (compat_v1): they train
+    # with TF1 optimizers, in a graph with a session, as 2.15 ran them.
+    _runs_in_a_graph = False
+
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
@@ -213,7 +217,9 @@ class Estimator:
         This kit's own model_fns are TF2 code and skip the check, unless the
         call brings what only a session runs: TF1 `SessionRunHook`s, or an
         input_fn that returns a TF1 iterator's next element."""
-        forced = any(graph_mode.is_session_run_hook(h) for h in hooks or ())
+        forced = self._runs_in_a_graph or any(
+            graph_mode.is_session_run_hook(h) for h in hooks or ()
+        )
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             if input_fn is None or not self._input_fn_reads_an_iterator(input_fn, mode):
                 return None

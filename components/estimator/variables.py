@@ -163,7 +163,9 @@ class VariableStore:
         `tf_keras` legacy optimizer's state: `training/<optimizer>/<variable>/<slot>`,
         `training/<optimizer>/<hyperparameter>`; the second optimizer of a name in
         one `model_fn` call is `<optimizer>_1`, as in a TF1 graph."""
-        if not hasattr(optimizer, "get_slot_names"):
+        if not hasattr(optimizer, "get_slot_names") or not hasattr(optimizer, "_hyper"):
+            # A TF1 optimizer (tf.compat.v1.estimator's) names its slots itself,
+            # in the variable scope the store already records.
             return
         scope, i = optimizer._name, 0
         while scope in self._call.optimizer_scopes:

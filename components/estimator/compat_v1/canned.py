@@ -1,0 +1,455 @@
+"""tf.compat.v1.estimator's canned estimators: 2.15's V1 classes on the kit's canned core.
+
+In 2.15 `tf.compat.v1.estimator.DNNClassifier` is not `tf.estimator.DNNClassifier`:
+the V1 classes sum the loss over the batch (`loss_reduction='weighted_sum'`),
+take TF1 optimizers (`tf.compat.v1.train.*`; a name gets the V1 learning rate,
+e.g. Adagrad at 0.05 for the DNN) and ran in a graph with a session.  These
+subclasses keep exactly that: their own signatures and defaults, the shared
+model code, a graph (`_runs_in_a_graph`), and TF1 optimizers built in it.
+"""
+
+import logging
+
+import tensorflow as tf
+
+from components.estimator import estimator as estimator_lib
+from components.estimator import head as head_lib
+from components.estimator.canned import baseline, dnn, dnn_linear_combined, linear
+from components.estimator.sdca import LinearSDCA
+
+log = logging.getLogger(__name__)
+
+# 2.15's learning rates for an optimizer given by name, per V1 class.
+DNN_LEARNING_RATE = 0.05
+LINEAR_LEARNING_RATE = 0.2
+BASELINE_LEARNING_RATE = 0.3
+COMBINED_DNN_LEARNING_RATE = 0.001
+COMBINED_LINEAR_LEARNING_RATE = 0.005
+
+_V1_TRAIN = tf.compat.v1.train
+# 2.15's `optimizers.get_optimizer_instance`: these names, exactly (case matters).
+TF1_OPTIMIZERS = {
+    "Adagrad": _V1_TRAIN.AdagradOptimizer,
+    "Adam": _V1_TRAIN.AdamOptimizer,
+    "Ftrl": _V1_TRAIN.FtrlOptimizer,
+    "RMSProp": _V1_TRAIN.RMSPropOptimizer,
+    "SGD": _V1_TRAIN.GradientDescentOptimizer,
+}
+
+_REDUCTION = tf.compat.v1.losses.Reduction
+# The V1 reductions the kit's heads compute as 2.15 did; the two that divide
+# by the weights equal SUM_OVER_BATCH_SIZE when every weight is 1.
+_SAME_REDUCTION = {
+    _REDUCTION.SUM: head_lib.SUM,
+    _REDUCTION.SUM_OVER_BATCH_SIZE: head_lib.SUM_OVER_BATCH_SIZE,
+}
+_UNWEIGHTED_ONLY = (_REDUCTION.MEAN, _REDUCTION.SUM_BY_NONZERO_WEIGHTS)
+
+
+def get_optimizer_instance(optimizer, learning_rate):
+    """2.15's V1 resolution as a factory the shared core calls in each graph: a name
+    makes that TF1 optimizer at `learning_rate`; an instance (or a callable returning
+    one) must be a `tf.compat.v1.train.Optimizer`.  `LinearSDCA` passes through."""
+    if isinstance(optimizer, LinearSDCA):
+        return optimizer
+    if isinstance(optimizer, str):
+        if optimizer not in TF1_OPTIMIZERS:
+            raise ValueError(
+                f"Unsupported optimizer name: {optimizer}. Supported names are: "
+                f"{tuple(sorted(TF1_OPTIMIZERS))}"
+            )
+        optimizer_class = TF1_OPTIMIZERS[optimizer]
+        return lambda: optimizer_class(learning_rate=learning_rate)
+
+    def instance():
+        made = optimizer
+        if callable(made) and not isinstance(made, _V1_TRAIN.Optimizer):
+            made = made()
+        if not isinstance(made, _V1_TRAIN.Optimizer):
+            raise ValueError(
+                "tf.compat.v1.estimator's canned estimators take a tf.compat.v1.train "
+                f"optimizer (or its name), as in 2.15; got {made!r}. A Keras optimizer "
+                "goes to the tf.estimator (V2) class of the same name."
+            )
+        return made
+
+    return instance
+
+
+def loss_reduction_for_head(loss_reduction, weight_column=None):
+    """The kit head's reduction for a `tf.compat.v1.losses.Reduction` value."""
+    if loss_reduction in _SAME_REDUCTION:
+        return _SAME_REDUCTION[loss_reduction]
+    if loss_reduction in _UNWEIGHTED_ONLY:
+        if weight_column is None:
+            return head_lib.SUM_OVER_BATCH_SIZE
+        raise ValueError(
+            f"loss_reduction={loss_reduction!r} with a weight_column is not in this kit: use "
+            f"{_REDUCTION.SUM!r} (2.15's default) or {_REDUCTION.SUM_OVER_BATCH_SIZE!r}."
+        )
+    raise ValueError(
+        f"Invalid loss_reduction: {loss_reduction}. tf.compat.v1.estimator's classes take "
+        f"tf.compat.v1.losses.Reduction values, e.g. {_REDUCTION.SUM!r} (the default); "
+        "tf.keras.losses.Reduction values go to the tf.estimator (V2) classes."
+    )
+
+
+def _note_partitioner(name, partitioner):
+    if partitioner is not None:
+        log.warning(
+            "%s=%r is ignored: the kit keeps each variable whole (2.15 split them only "
+            "across parameter servers).",
+            name,
+            partitioner,
+        )
+
+
+class Estimator(estimator_lib.Estimator):
+    """tf.compat.v1.estimator.Estimator: the Estimator, with TF1's `export_savedmodel`."""
+
+    def export_savedmodel(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        strip_default_attrs=False,
+    ):
+        """TF1's name for `export_saved_model` (`strip_default_attrs` changes nothing here)."""
+        del strip_default_attrs
+        return self.export_saved_model(
+            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+        )
+
+
+class _V1Canned(Estimator):
+    """A V1 canned estimator: trains in a graph with a session, as 2.15's did."""
+
+    _runs_in_a_graph = True
+
+
+class BaselineEstimator(_V1Canned, baseline.BaselineEstimator):
+    def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
+        optimizer = get_optimizer_instance(optimizer, BASELINE_LEARNING_RATE)
+        super().__init__(head, model_dir, optimizer, config)
+
+
+class BaselineClassifier(BaselineEstimator):
+    def __init__(
+        self,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Ftrl",
+        config=None,
+        loss_reduction=_REDUCTION.SUM,
+    ):
+        reduction = loss_reduction_for_head(loss_reduction, weight_column)
+        head = head_lib.binary_or_multi_class_head(
+            n_classes, weight_column, label_vocabulary, reduction
+        )
+        super().__init__(head, model_dir, optimizer, config)
+
+
+class BaselineRegressor(BaselineEstimator):
+    def __init__(
+        self,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Ftrl",
+        config=None,
+        loss_reduction=_REDUCTION.SUM,
+    ):
+        reduction = loss_reduction_for_head(loss_reduction, weight_column)
+        head = head_lib.RegressionHead(label_dimension, weight_column, reduction)
+        super().__init__(head, model_dir, optimizer, config)
+
+
+class DNNEstimator(_V1Canned, dnn.DNNEstimator):
+    def __init__(
+        self,
+        head,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        optimizer="Adagrad",
+        activation_fn=tf.nn.relu,
+        dropout=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        batch_norm=False,
+    ):
+        _note_partitioner("input_layer_partitioner", input_layer_partitioner)
+        super().__init__(
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=get_optimizer_instance(optimizer, DNN_LEARNING_RATE),
+            activation_fn=activation_fn,
+            dropout=dropout,
+            config=config,
+            warm_start_from=warm_start_from,
+            batch_norm=batch_norm,
+        )
+
+
+class DNNClassifier(DNNEstimator):
+    def __init__(
+        self,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Adagrad",
+        activation_fn=tf.nn.relu,
+        dropout=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=_REDUCTION.SUM,
+        batch_norm=False,
+    ):
+        head = head_lib.binary_or_multi_class_head(
+            n_classes,
+            weight_column,
+            label_vocabulary,
+            loss_reduction_for_head(loss_reduction, weight_column),
+        )
+        super().__init__(
+            head, hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
+            input_layer_partitioner, config, warm_start_from, batch_norm,
+        )  # fmt: skip
+
+
+class DNNRegressor(DNNEstimator):
+    def __init__(
+        self,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Adagrad",
+        activation_fn=tf.nn.relu,
+        dropout=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=_REDUCTION.SUM,
+        batch_norm=False,
+    ):
+        head = head_lib.RegressionHead(
+            label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
+        )
+        super().__init__(
+            head, hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
+            input_layer_partitioner, config, warm_start_from, batch_norm,
+        )  # fmt: skip
+
+
+class LinearEstimator(_V1Canned, linear.LinearEstimator):
+    def __init__(
+        self,
+        head,
+        feature_columns,
+        model_dir=None,
+        optimizer="Ftrl",
+        config=None,
+        partitioner=None,
+        sparse_combiner="sum",
+        warm_start_from=None,
+    ):
+        _note_partitioner("partitioner", partitioner)
+        super().__init__(
+            head,
+            feature_columns,
+            model_dir=model_dir,
+            optimizer=get_optimizer_instance(optimizer, LINEAR_LEARNING_RATE),
+            config=config,
+            sparse_combiner=sparse_combiner,
+            warm_start_from=warm_start_from,
+        )
+
+
+class LinearClassifier(LinearEstimator):
+    def __init__(
+        self,
+        feature_columns,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Ftrl",
+        config=None,
+        partitioner=None,
+        warm_start_from=None,
+        loss_reduction=_REDUCTION.SUM,
+        sparse_combiner="sum",
+    ):
+        head = head_lib.binary_or_multi_class_head(
+            n_classes,
+            weight_column,
+            label_vocabulary,
+            loss_reduction_for_head(loss_reduction, weight_column),
+        )
+        super().__init__(
+            head, feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
+            warm_start_from,
+        )  # fmt: skip
+
+
+class LinearRegressor(LinearEstimator):
+    def __init__(
+        self,
+        feature_columns,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Ftrl",
+        config=None,
+        partitioner=None,
+        warm_start_from=None,
+        loss_reduction=_REDUCTION.SUM,
+        sparse_combiner="sum",
+    ):
+        head = head_lib.RegressionHead(
+            label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
+        )
+        super().__init__(
+            head, feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
+            warm_start_from,
+        )  # fmt: skip
+
+
+def _combined_optimizers(linear_feature_columns, linear_optimizer, dnn_optimizer):
+    """2.15's V1 wide & deep rates: the DNN's 0.001, the linear part's
+    min(0.005, 1/sqrt(number of linear columns))."""
+    linear_columns = list(linear_feature_columns or [])
+    linear_rate = min(COMBINED_LINEAR_LEARNING_RATE, 1.0 / max(len(linear_columns), 1) ** 0.5)
+    return (
+        linear_columns,
+        get_optimizer_instance(linear_optimizer, linear_rate),
+        get_optimizer_instance(dnn_optimizer, COMBINED_DNN_LEARNING_RATE),
+    )
+
+
+class DNNLinearCombinedEstimator(_V1Canned, dnn_linear_combined.DNNLinearCombinedEstimator):
+    def __init__(
+        self,
+        head,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=tf.nn.relu,
+        dnn_dropout=None,
+        input_layer_partitioner=None,
+        config=None,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
+        self._combined_init(
+            head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+            input_layer_partitioner, config, batch_norm, linear_sparse_combiner, None,
+        )  # fmt: skip
+
+    def _combined_init(
+        self, head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+        dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+        input_layer_partitioner, config, batch_norm, linear_sparse_combiner, warm_start_from,
+    ):  # fmt: skip
+        """The constructor with `warm_start_from`, which 2.15 gave only to the classifier
+        and the regressor (the V1 Estimator's signature has none)."""
+        _note_partitioner("input_layer_partitioner", input_layer_partitioner)
+        linear_columns, linear_opt, dnn_opt = _combined_optimizers(
+            linear_feature_columns, linear_optimizer, dnn_optimizer
+        )
+        super().__init__(
+            head,
+            model_dir=model_dir,
+            linear_feature_columns=linear_columns,
+            linear_optimizer=linear_opt,
+            dnn_feature_columns=dnn_feature_columns,
+            dnn_optimizer=dnn_opt,
+            dnn_hidden_units=dnn_hidden_units,
+            dnn_activation_fn=dnn_activation_fn,
+            dnn_dropout=dnn_dropout,
+            config=config,
+            batch_norm=batch_norm,
+            linear_sparse_combiner=linear_sparse_combiner,
+            warm_start_from=warm_start_from,
+        )
+
+
+class DNNLinearCombinedClassifier(DNNLinearCombinedEstimator):
+    def __init__(
+        self,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=tf.nn.relu,
+        dnn_dropout=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=_REDUCTION.SUM,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
+        head = head_lib.binary_or_multi_class_head(
+            n_classes,
+            weight_column,
+            label_vocabulary,
+            loss_reduction_for_head(loss_reduction, weight_column),
+        )
+        self._combined_init(
+            head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+            input_layer_partitioner, config, batch_norm, linear_sparse_combiner, warm_start_from,
+        )  # fmt: skip
+
+
+class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
+    def __init__(
+        self,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=tf.nn.relu,
+        dnn_dropout=None,
+        label_dimension=1,
+        weight_column=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=_REDUCTION.SUM,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
+        head = head_lib.RegressionHead(
+            label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
+        )
+        self._combined_init(
+            head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
+            input_layer_partitioner, config, batch_norm, linear_sparse_combiner, warm_start_from,
+        )  # fmt: skip

@@ -1,0 +1,142 @@
+"""`import components.estimator.install`: tf.estimator code runs unchanged on the kit.
+
+TF 2.21 has no `tf.estimator`.  Importing this module (once, at the program's
+entry, before any module that does `from tensorflow.compat.v1 import
+estimator`) makes every spelling of it the kit's, in every module:
+
+- `tf.estimator`, `tf.compat.v2.estimator`, `from tensorflow import estimator`:
+  `components.estimator`;
+- `tf.compat.v1.estimator`, `import tensorflow.compat.v1 as tf; tf.estimator`,
+  `from tensorflow.compat.v1 import estimator`: `components.estimator.compat_v1`
+  (2.15's V1 canned estimators);
+- `tf.keras.estimator.model_to_estimator` (and `tf.compat.v1.keras`'s, with
+  `checkpoint_format='saver'`);
+- `import tensorflow_estimator` (2.15's package, which cannot import on TF 2.21):
+  its public `estimator` namespace; its internal modules
+  (`tensorflow_estimator.python.estimator...`) are refused, saying what to use.
+
+Modules that did `import tensorflow as tf` earlier look `tf.estimator` up when
+they run, so they see it too.  On a TensorFlow that has its own tf.estimator
+(2.15 and older) nothing is replaced: a warning says so.  `install()` does the
+same explicitly and is idempotent.
+"""
+
+import importlib.abc
+import importlib.machinery
+import sys
+import types
+import warnings
+
+_TENSORFLOW_ESTIMATOR = "tensorflow_estimator"
+# 2.15's public namespace under it: its V1 API (`tensorflow_estimator.estimator`).
+_PUBLIC_PATH = "tensorflow_estimator.estimator"
+
+
+def real_tf_estimator(tf):
+    """What the running TensorFlow calls `tf.estimator` itself (TF <= 2.15 has one,
+    a lazy loader of the tensorflow_estimator package), or None.  Looked up in the
+    module's own dict, which loads nothing."""
+    existing = tf.__dict__.get("estimator")
+    if existing is not None and getattr(existing, "__name__", "") != "components.estimator":
+        return existing
+    major, minor = (int(part) for part in tf.__version__.split(".")[:2])
+    if (major, minor) <= (2, 15):
+        return f"tensorflow {tf.__version__}'s own tf.estimator"
+    return None
+
+
+def _namespaces():
+    import components.estimator as v2
+    from components.estimator import compat_v1 as v1
+
+    return v2, v1
+
+
+class _TensorflowEstimatorFinder(importlib.abc.MetaPathFinder):
+    """Resolves `tensorflow_estimator.estimator` to the kit's V1 namespace and refuses
+    2.15's internal modules with an ImportError that says what to use."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if not fullname.startswith(_TENSORFLOW_ESTIMATOR + "."):
+            return None
+        if fullname == _PUBLIC_PATH:
+            return importlib.machinery.ModuleSpec(fullname, self)
+        raise ImportError(
+            f"{fullname} is tensorflow-estimator 2.15's internal module, which cannot run "
+            "on TensorFlow 2.21. After `import components.estimator.install`, use the public "
+            "names: tf.estimator.X and tf.compat.v1.estimator.X (the kit's), or "
+            "`from components import estimator`.",
+            name=fullname,
+        )
+
+    def create_module(self, spec):
+        return _namespaces()[1]
+
+    def exec_module(self, module):
+        pass
+
+
+def _tensorflow_estimator_package(v1):
+    """`import tensorflow_estimator`: 2.15's top level, whose `estimator` is the V1 API."""
+    package = types.ModuleType(
+        _TENSORFLOW_ESTIMATOR, "tensorflow-estimator 2.15's public API, on the kit."
+    )
+    package.__path__ = []  # a package, so its submodules reach the finder
+    package.estimator = v1
+    return package
+
+
+def _set_module(module, name, value):
+    if module is not None:
+        setattr(module, name, value)
+
+
+def _patch_keras(v2_model_to_estimator, v1_model_to_estimator):
+    """tf_keras's `estimator.model_to_estimator` (it imports tensorflow_estimator when
+    called): the kit's, in the modules `tf.keras` and `tf.compat.v1.keras` resolve to."""
+    for name, function in (
+        ("tf_keras.estimator", v2_model_to_estimator),
+        ("tf_keras.api._v2.keras.estimator", v2_model_to_estimator),
+        ("tf_keras.api._v1.keras.estimator", v1_model_to_estimator),
+    ):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        module.model_to_estimator = function
+
+
+def install():
+    """Makes tf.estimator, tf.compat.v1.estimator and tf.keras.estimator the kit's.
+
+    Returns False (with a warning) when TensorFlow has its own tf.estimator."""
+    import tensorflow as tf
+
+    real = real_tf_estimator(tf)
+    if real is not None:
+        warnings.warn(
+            f"components.estimator.install: this TensorFlow ({tf.__version__}) has its own "
+            f"tf.estimator ({real!r}); it is left as it is. The kit's estimator is "
+            "`from components import estimator` (it needs TF 2.16 or later).",
+            stacklevel=2,
+        )
+        return False
+    v2, v1 = _namespaces()
+    from components.estimator.compat_v1.keras import model_to_estimator as v1_keras
+
+    compat_v1 = tf.compat.v1
+    for module in (tf, tf.compat.v2, sys.modules.get("tensorflow.compat.v2")):
+        _set_module(module, "estimator", v2)
+    for module in (compat_v1, sys.modules.get("tensorflow.compat.v1")):
+        _set_module(module, "estimator", v1)
+    sys.modules["tensorflow.estimator"] = v2
+    sys.modules["tensorflow.compat.v2.estimator"] = v2
+    sys.modules["tensorflow.compat.v1.estimator"] = v1
+    _patch_keras(v2.model_to_estimator, v1_keras)
+    sys.modules[_TENSORFLOW_ESTIMATOR] = _tensorflow_estimator_package(v1)
+    if not any(isinstance(f, _TensorflowEstimatorFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TensorflowEstimatorFinder())
+    return True
+
+
+install()

@@ -1,0 +1,249 @@
+"""`tf.compat.v1.estimator` (components.estimator.compat_v1) against 2.15, and the one
+line that makes `tf.estimator` code run unchanged (components.estimator.install).
+
+2.15's side was recorded once by tests/tf215/record_compat_v1.py: the public
+names of `tf.compat.v1.estimator` (tests/data/tf215/compat_v1_api.json) and the
+V1 and V2 DNN and linear classifiers trained on the same data from the same
+start (compat_v1_training.json).  `install` is checked in a fresh interpreter,
+since it changes the `tensorflow` module for the rest of the process.
+"""
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from components import estimator
+from components.estimator import compat_v1
+from components.estimator.install import real_tf_estimator
+from tests.test_estimator_api import _parameters
+from tests.tf215 import record_compat_v1 as programs
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(programs.API_OUT) as f:
+    V1_API = json.load(f)["tf.compat.v1.estimator"]
+with open(programs.TRAINING_OUT) as f:
+    TRAINED = json.load(f)
+
+
+def _resolve(namespace, dotted):
+    value = namespace
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+# ------------------------------------------------------------------ names
+@pytest.mark.parametrize("name", sorted(V1_API))
+def test_every_public_name_of_tf_compat_v1_estimator_2_15_is_here(name):
+    value = _resolve(compat_v1, name)
+    kind = V1_API[name]["kind"]
+    if kind == "module":
+        assert inspect.ismodule(value)
+    elif kind == "class":
+        assert inspect.isclass(value), f"{name} is {value!r}, a class in 2.15"
+    else:
+        assert callable(value) and not inspect.isclass(value)
+
+
+# 2.15's own V1 objects (not tf.estimator's): their parameters and defaults are checked.
+# (`tpu.*` is TPUEstimator's, checked with it; the parse-spec helpers take V2's arguments.)
+V1_OWN = sorted(
+    name
+    for name, entry in V1_API.items()
+    if not entry["same_as_tf_estimator"]
+    and entry["kind"] != "module"
+    and not name.startswith(("tpu.", "inputs."))
+)
+
+
+@pytest.mark.parametrize("name", V1_OWN)
+def test_v1_classes_take_the_arguments_and_defaults_of_2_15(name):
+    assert _parameters(_resolve(compat_v1, name)) == V1_API[name]["parameters"]
+
+
+CANNED = [n for n in V1_OWN if n[0].isupper() and n != "experimental.KMeans"]
+
+
+@pytest.mark.parametrize("name", CANNED)
+def test_v1_canned_classes_are_not_tf_estimators(name):
+    # 2.15: tf.compat.v1.estimator.DNNClassifier is not tf.estimator.DNNClassifier.
+    v1 = _resolve(compat_v1, name)
+    assert v1 is not _resolve(estimator, name)
+    assert issubclass(v1, compat_v1.Estimator)
+
+
+def test_names_2_15_shared_between_the_namespaces_are_shared_here():
+    shared = [n for n, e in V1_API.items() if e["same_as_tf_estimator"]]
+    assert len(shared) > 40
+    for name in shared:
+        assert _resolve(compat_v1, name) is _resolve(estimator, name), name
+
+
+def test_kmeans_is_refused_saying_why_and_what_to_use():
+    with pytest.raises(NotImplementedError, match=r"sklearn\.cluster\.KMeans"):
+        compat_v1.experimental.KMeans(num_clusters=3)
+
+
+# ------------------------------------------------------- V1 semantics
+def test_v1_string_optimizers_are_tf1_optimizers_at_the_v1_rates():
+    from components.estimator.compat_v1.canned import get_optimizer_instance
+
+    adagrad = get_optimizer_instance("Adagrad", 0.05)()
+    assert isinstance(adagrad, tf.compat.v1.train.AdagradOptimizer)
+    assert adagrad._learning_rate == 0.05
+    with pytest.raises(ValueError, match=r"Unsupported optimizer name: adagrad\."):
+        get_optimizer_instance("adagrad", 0.05)
+    keras_optimizer = get_optimizer_instance(
+        lambda: estimator.canned.optimizers._BY_NAME["sgd"](), 1
+    )
+    with pytest.raises(ValueError, match=r"Keras optimizer goes to the tf\.estimator"):
+        keras_optimizer()
+
+
+def test_v1_loss_reductions_as_2_15_accepts_them():
+    columns = [tf.feature_column.numeric_column("a")]
+    # tf_upgrade_v2's `tf.keras.losses.Reduction.SUM` is refused by 2.15's V1 classes too.
+    with pytest.raises(ValueError, match="Invalid loss_reduction: sum"):
+        compat_v1.DNNClassifier([2], columns, loss_reduction="sum")
+    model = compat_v1.LinearRegressor(columns, loss_reduction="weighted_mean")
+    assert model is not None
+    with pytest.raises(ValueError, match="weight_column is not in this kit"):
+        compat_v1.LinearRegressor(columns, weight_column="w", loss_reduction="weighted_mean")
+
+
+def _train_as_recorded(namespace, kind, tmp_path):
+    model = programs.build(tf, namespace, kind, str(tmp_path / kind), programs.INIT_DIR)
+    model.train(lambda: programs.input_fn(tf, repeat=True), steps=programs.TRAIN_STEPS)
+    return programs.outcome(tf, model)
+
+
+def _model_variables(names):
+    """Model variables and the step: optimizer slots are named differently (see the guide)."""
+    slots = ("Adagrad", "Ftrl", "Ftrl_1", "accumulator", "linear")
+    return sorted(
+        n for n in names if not n.startswith("training/") and n.split("/")[-1] not in slots
+    )
+
+
+NAMESPACES = {"tf.compat.v1.estimator": compat_v1, "tf.estimator": estimator}
+
+
+@pytest.mark.parametrize(
+    "label,kind",
+    [
+        ("tf.compat.v1.estimator", "dnn"),
+        ("tf.compat.v1.estimator", "linear"),
+        ("tf.estimator", "linear"),
+    ],
+)
+def test_v1_and_v2_classifiers_train_as_2_15s_did(label, kind, tmp_path):
+    # Same data, same start: 2.15's V1 DNN sums the loss over the batch and trains with
+    # TF1 Adagrad at 0.05; its V2 DNN averages it and uses Keras Adagrad's 0.001.
+    recorded = TRAINED[f"{label} {kind}"]
+    got = _train_as_recorded(NAMESPACES[label], kind, tmp_path)
+    for key, value in recorded["metrics"].items():
+        assert got["metrics"][key] == pytest.approx(value, rel=2e-3, abs=1e-4), key
+    np.testing.assert_allclose(got["probabilities"], recorded["probabilities"], atol=1e-3)
+    assert _model_variables(got["variables"]) == _model_variables(recorded["variables"])
+
+
+def test_the_recording_tells_v1_from_v2():
+    # What the test above holds the kit to: 2.15's two classes differ, a lot.
+    v1 = TRAINED["tf.compat.v1.estimator dnn"]["metrics"]
+    v2 = TRAINED["tf.estimator dnn"]["metrics"]
+    assert v1["loss"] == pytest.approx(v1["average_loss"] * programs.BATCH, rel=1e-3)
+    assert v2["loss"] == pytest.approx(v2["average_loss"], rel=1e-6)
+    assert v2["average_loss"] > 2 * v1["average_loss"]
+
+
+# ------------------------------------------------------------- install
+def test_a_tensorflow_with_its_own_estimator_is_never_replaced():
+    assert real_tf_estimator(tf) is None  # TF 2.21: none
+    tf215 = types.ModuleType("tensorflow")
+    tf215.__version__ = "2.15.1"
+    assert real_tf_estimator(tf215) is not None
+    own = types.ModuleType("tensorflow_estimator.python.estimator.api._v2.estimator")
+    tf215.estimator = own
+    assert real_tf_estimator(tf215) is own
+
+
+EARLY_MODULE = """
+import tensorflow as tf
+
+
+def train_v2(model_dir):
+    columns = [tf.feature_column.numeric_column("a")]
+    model = tf.estimator.LinearClassifier(columns, model_dir=model_dir)
+    model.train(input_fn, steps=2)
+    return type(model).__module__
+
+
+def v1_dnn():
+    return tf.compat.v1.estimator.DNNClassifier
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"a": [1.0, -1.0]}, [1, 0])).repeat().batch(2)
+"""
+
+PROGRAM = """
+import json, sys, tempfile
+import early  # did `import tensorflow as tf` before the line
+
+import components.estimator.install
+
+import tensorflow as tf
+import tensorflow.compat.v1 as tf1
+from tensorflow import estimator as v2_estimator
+from tensorflow.compat.v1 import estimator as tf_estimator
+
+result = {"v2 trained": early.train_v2(tempfile.mkdtemp())}
+result["v1 DNN"] = early.v1_dnn().__module__
+result["same v1"] = tf_estimator is tf1.estimator is tf.compat.v1.estimator
+result["same v2"] = v2_estimator is tf.estimator
+columns = [tf.feature_column.numeric_column("a")]
+tf_estimator.LinearClassifier(columns, model_dir=tempfile.mkdtemp()).train(early.input_fn, steps=2)
+model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])
+model.compile("sgd", "mse")
+keras_estimator = tf.keras.estimator.model_to_estimator(model, model_dir=tempfile.mkdtemp())
+result["keras"] = type(keras_estimator).__module__
+import tensorflow_estimator
+result["tensorflow_estimator"] = tensorflow_estimator.estimator is tf_estimator
+try:
+    import tensorflow_estimator.python.estimator.estimator
+except ImportError as error:
+    result["internal refused"] = str(error)
+print("RESULT " + json.dumps(result))
+"""
+
+
+@pytest.mark.slow
+def test_one_line_makes_tf_estimator_code_run_unchanged(tmp_path):
+    (tmp_path / "early.py").write_text(textwrap.dedent(EARLY_MODULE))
+    (tmp_path / "program.py").write_text(textwrap.dedent(PROGRAM))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
+    env.pop("TF_USE_LEGACY_KERAS", None)
+    run = subprocess.run(
+        [sys.executable, str(tmp_path / "program.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
+    assert run.returncode == 0 and lines, run.stderr[-3000:]
+    result = json.loads(lines[-1][len("RESULT ") :])
+    assert result["v2 trained"] == "components.estimator.canned.linear"
+    assert result["v1 DNN"] == "components.estimator.compat_v1.canned"
+    assert result["same v1"] and result["same v2"]
+    assert result["keras"].startswith("components.estimator.")
+    assert result["tensorflow_estimator"]
+    assert "tf.compat.v1.estimator.X" in result["internal refused"]
