@@ -59,43 +59,7 @@ def create_pipeline(
         train_args=tfx.proto.TrainArgs(num_steps=train_steps),
         eval_args=tfx.proto.EvalArgs(num_steps=eval_steps),
     )
-    eval_config = tfma.EvalConfig(
-        # was: [tfma.ModelSpec(signature_name="eval")], the EvalSavedModel's
-        model_specs=[
-            tfma.ModelSpec(
-                signature_name="predict",
-                label_key="tips_xf",
-                preprocessing_function_names=["transform_features"],
-            )
-        ],
-        slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=["trip_start_hour"])],
-        metrics_specs=[
-            tfma.MetricsSpec(
-                metrics=[
-                    tfma.MetricConfig(class_name="ExampleCount"),
-                    tfma.MetricConfig(class_name="AUC"),
-                    tfma.MetricConfig(
-                        class_name="BinaryAccuracy",
-                        # Blessing looks at the overall slice: an hour's slice is small.
-                        per_slice_thresholds=[
-                            tfma.PerSliceMetricThreshold(
-                                slicing_specs=[tfma.SlicingSpec()],
-                                threshold=tfma.MetricThreshold(
-                                    value_threshold=tfma.GenericValueThreshold(
-                                        lower_bound={"value": 0.5}
-                                    ),
-                                    change_threshold=tfma.GenericChangeThreshold(
-                                        direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-                                        absolute={"value": -0.05},
-                                    ),
-                                ),
-                            )
-                        ],
-                    ),
-                ]
-            )
-        ],
-    )
+    eval_config = _eval_config()
     evaluator = tfx.components.Evaluator(
         examples=example_gen.outputs["examples"],
         model=trainer.outputs["model"],
@@ -124,14 +88,58 @@ def create_pipeline(
             pusher,
         ],
         enable_cache=True,
-        # None on Vertex AI, which keeps its own.
-        metadata_connection_config=(
-            tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path)
-            if metadata_path
-            else None
-        ),
+        metadata_connection_config=_metadata_connection_config(metadata_path),
         beam_pipeline_args=list(beam_pipeline_args),
     )
+
+
+def _eval_config():
+    """AUC and accuracy overall and by hour; a model is blessed on overall accuracy."""
+    return tfma.EvalConfig(
+        # was: [tfma.ModelSpec(signature_name="eval")], the EvalSavedModel's
+        model_specs=[
+            tfma.ModelSpec(
+                signature_name="predict",
+                label_key="tips_xf",
+                preprocessing_function_names=["transform_features"],
+            )
+        ],
+        slicing_specs=[tfma.SlicingSpec(), tfma.SlicingSpec(feature_keys=["trip_start_hour"])],
+        metrics_specs=[
+            tfma.MetricsSpec(
+                metrics=[
+                    tfma.MetricConfig(class_name="ExampleCount"),
+                    tfma.MetricConfig(class_name="AUC"),
+                    tfma.MetricConfig(
+                        class_name="BinaryAccuracy",
+                        # Blessing looks at the overall slice: an hour's slice is small.
+                        per_slice_thresholds=[
+                            tfma.PerSliceMetricThreshold(
+                                slicing_specs=[tfma.SlicingSpec()], threshold=_blessing_threshold()
+                            )
+                        ],
+                    ),
+                ]
+            )
+        ],
+    )
+
+
+def _blessing_threshold():
+    """At least 0.5, and at most 0.05 below the last blessed model."""
+    return tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": 0.5}),
+        change_threshold=tfma.GenericChangeThreshold(
+            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -0.05}
+        ),
+    )
+
+
+def _metadata_connection_config(metadata_path):
+    """SQLite at `metadata_path`; None on Vertex AI, which keeps its own."""
+    if not metadata_path:
+        return None
+    return tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path)
 
 
 def main():
