@@ -441,3 +441,24 @@ def test_submit_takes_project_and_region_from_the_definition(
     )
     assert main([*common, "--region", "us-east1", "--project", "other"]) == 0
     assert "/projects/other/locations/us-east1/" in json.loads(capsys.readouterr().out)["url"]
+
+
+def test_the_trainer_gets_the_candidates_apart_from_the_hparams(tmp_path):
+    """The auto model with no canned Estimator chooses among candidates (by default no
+    boosted trees for a multiclass label); a canned Estimator or an own build_estimator is
+    one model; the hparams a build_estimator receives never carry the candidates."""
+    data = {"data_path": TAXI_DATA["data_path"], "raw_label_key": "tips"}
+    binary = PipelineConfig(**data, task="binary")
+    multiclass = PipelineConfig(**data, task="multiclass", num_classes=3)
+    canned = PipelineConfig(**data, task="binary", canned_estimator="DNNClassifier")
+    own = PipelineConfig(**data, task="binary", estimator_fn="models.taxi.build_estimator")
+    assert json.loads(binary.trainer_candidates_json) == list(binary.candidates)
+    assert json.loads(multiclass.trainer_candidates_json) == ["linear", "wide_and_deep"]
+    assert (canned.trainer_candidates_json, own.trainer_candidates_json) == (None, None)
+    for config in (binary, multiclass, own):
+        assert json.loads(config.hparams_json) == {"hidden_units": [64, 32]}
+    assert json.loads(canned.hparams_json)["canned"] == "DNNClassifier"
+    # One model: a warm start needs no single candidate named.
+    assert dataclasses.replace(canned, warm_start=True).warm_start
+    with pytest.raises(ValueError, match="with several candidates there is no one model"):
+        dataclasses.replace(binary, warm_start=True)

@@ -170,6 +170,7 @@ def test_parameters_come_from_the_config(compiled):
     assert (trainer["train_steps"], trainer["eval_steps"], trainer["warm_start"]) == (300, 10, 1)
     assert trainer["estimator_fn"] == config.estimator_fn
     assert json.loads(trainer["hparams"]) == {"hidden_units": list(config.hidden_units)}
+    assert "candidates" not in trainer  # the definition's own build_estimator: one model
     gate = config.blessing_gate
     assert json.loads(_parameters(job, "Evaluator")["blessing_gate"]) == {
         "metric": "auc",

@@ -2,6 +2,7 @@
 the held-out validation part is copied once, in order, as the filter reads it."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from components.trainer import executor
@@ -154,3 +155,21 @@ def test_a_small_shuffled_split_is_read_once_in_the_same_order(tmp_path, monkeyp
     ]
     assert [first[0]["x_xf"].numpy().tolist(), *rest] == from_disk
     assert from_disk[0] != list(range(6))  # shuffled; 30 batches of 6: four and a half epochs
+
+
+def test_a_build_estimator_declaring_label_key_is_told_the_new_name(tmp_path):
+    """The transformed label is offered as transformed_label_key; an old model.py that
+    declares label_key fails naming the rename, not with a missing-argument TypeError."""
+    old, new = tmp_path / "old_model.py", tmp_path / "new_model.py"
+    old.write_text(
+        "def build_estimator(run_config, hparams, warm_start_from=None, *, label_key):\n"
+        "    return label_key\n"
+    )
+    new.write_text(
+        "def build_estimator(run_config, hparams, warm_start_from=None, *, "
+        "transformed_label_key):\n    return transformed_label_key\n"
+    )
+    offered = {"transformed_label_key": "y_xf", "task": "binary"}
+    with pytest.raises(ValueError, match=r"declares label_key; .* transformed_label_key"):
+        executor.build_estimator(f"{old}:build_estimator", None, {}, None, offered)
+    assert executor.build_estimator(f"{new}:build_estimator", None, {}, None, offered) == "y_xf"
