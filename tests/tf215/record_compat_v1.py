@@ -7,9 +7,9 @@ writes tests/data/tf215/compat_v1_api.json (every public name of
 `tf.compat.v1.estimator` with its kind, parameters and whether it is
 `tf.estimator`'s own object), tests/data/tf215/compat_v1_dnn_init/ (a DNN's
 initial weights, so both sides start the same) and
-tests/data/tf215/compat_v1_training.json (the V1 and V2 DNN and linear
-classifiers, same data and start, after TRAIN_STEPS: eval metrics,
-probabilities, variable names).  tests/test_estimator_compat_v1.py builds the
+tests/data/tf215/compat_v1_training.json (each of KINDS, V1 and V2, same
+data and start, after TRAIN_STEPS: eval metrics, the first rows' outputs,
+variable names).  tests/test_estimator_compat_v1.py builds the
 same models from here on the kit.
 """
 
@@ -30,44 +30,74 @@ INIT_DIR = os.path.join(DATA, "compat_v1_dnn_init")
 TRAIN_STEPS = 300
 BATCH = 32
 HIDDEN_UNITS = [8]
-KINDS = ("dnn", "linear")
+KINDS = ("dnn", "linear", "baseline", "dnn_linear", "dnn_regressor", "linear_regressor")
+# 2.15's V2 BaselineClassifier fails on this input_fn ("GetNext() failed because the
+# iterator has not been initialized"): recorded for V1 only.
+KINDS_BY_NAMESPACE = {
+    "tf.estimator": tuple(k for k in KINDS if k != "baseline"),
+    "tf.compat.v1.estimator": KINDS,
+}
 
 
 def training_data():
-    """256 rows of two features; the label is a noisy linear rule."""
+    """256 rows of two features; the class is a noisy linear rule, the regression
+    target a noisy linear function."""
     rng = np.random.RandomState(0)
     x = rng.randn(256, 2).astype(np.float32)
     y = (x[:, 0] - 0.5 * x[:, 1] + 0.3 * rng.randn(256) > 0).astype(np.int64)
-    return x, y
+    target = (2.0 * x[:, 0] + x[:, 1] + 0.1 * rng.randn(256)).astype(np.float32)
+    return x, y, target
 
 
-def input_fn(tf, repeat):
-    x, y = training_data()
-    dataset = tf.data.Dataset.from_tensor_slices(({"a": x[:, 0], "b": x[:, 1]}, y))
+def input_fn(tf, repeat, regression=False):
+    x, y, target = training_data()
+    labels = target if regression else y
+    dataset = tf.data.Dataset.from_tensor_slices(({"a": x[:, 0], "b": x[:, 1]}, labels))
     return (dataset.repeat() if repeat else dataset).batch(BATCH)
 
 
 def build(tf, namespace, kind, model_dir, init_dir):
-    """`kind`'s classifier from `namespace` (tf.estimator or tf.compat.v1.estimator, or
-    the kit's), with its defaults; the DNN starts from `init_dir`'s weights."""
+    """`kind`'s estimator from `namespace` (tf.estimator or tf.compat.v1.estimator, or
+    the kit's), with its defaults; DNNs start from `init_dir`'s weights."""
     columns = [tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")]
+    warm_dnn = namespace.WarmStartSettings(init_dir, vars_to_warm_start="dnn/")
     if kind == "linear":
         return namespace.LinearClassifier(columns, model_dir=model_dir)
-    return namespace.DNNClassifier(
-        HIDDEN_UNITS, columns, model_dir=model_dir, warm_start_from=init_dir
-    )
+    if kind == "linear_regressor":
+        return namespace.LinearRegressor(columns, model_dir=model_dir)
+    if kind == "baseline":
+        return namespace.BaselineClassifier(model_dir=model_dir)
+    if kind == "dnn_linear":
+        return namespace.DNNLinearCombinedClassifier(
+            model_dir=model_dir,
+            linear_feature_columns=columns,
+            dnn_feature_columns=columns,
+            dnn_hidden_units=HIDDEN_UNITS,
+            warm_start_from=warm_dnn,
+        )
+    model_class = namespace.DNNRegressor if kind == "dnn_regressor" else namespace.DNNClassifier
+    return model_class(HIDDEN_UNITS, columns, model_dir=model_dir, warm_start_from=warm_dnn)
 
 
-def outcome(tf, model):
-    """What a test compares: eval metrics, the first rows' probabilities, the variables."""
-    metrics = model.evaluate(lambda: input_fn(tf, repeat=False))
-    predictions = model.predict(lambda: input_fn(tf, repeat=False).map(lambda f, _: f))
-    probabilities = [p["probabilities"].tolist() for p in itertools.islice(predictions, 8)]
+def train(tf, model, kind):
+    regression = kind.endswith("regressor")
+    model.train(lambda: input_fn(tf, True, regression), steps=TRAIN_STEPS)
+
+
+def outcome(tf, model, kind):
+    """What a test compares: eval metrics, the first rows' outputs, the variables."""
+    regression = kind.endswith("regressor")
+    metrics = model.evaluate(lambda: input_fn(tf, False, regression))
+    predictions = model.predict(lambda: input_fn(tf, False).map(lambda f, _: f))
+    key = "predictions" if regression else "probabilities"
     return {
-        "metrics": {k: float(metrics[k]) for k in ("loss", "average_loss", "accuracy")},
-        "probabilities": probabilities,
+        "metrics": {k: float(v) for k, v in metrics.items() if k in _COMPARED},
+        "outputs": [p[key].tolist() for p in itertools.islice(predictions, 8)],
         "variables": sorted(model.get_variable_names()),
     }
+
+
+_COMPARED = ("loss", "average_loss", "accuracy", "label/mean", "prediction/mean")
 
 
 def _api(tf):
@@ -119,11 +149,11 @@ def main():
     record = {"recorded_with": tf.__version__, "train_steps": TRAIN_STEPS}
     namespaces = {"tf.estimator": tf.estimator, "tf.compat.v1.estimator": tf.compat.v1.estimator}
     for label, namespace in namespaces.items():
-        for kind in KINDS:
+        for kind in KINDS_BY_NAMESPACE[label]:
             with tempfile.TemporaryDirectory() as model_dir:
                 model = build(tf, namespace, kind, model_dir, INIT_DIR)
-                model.train(lambda: input_fn(tf, repeat=True), steps=TRAIN_STEPS)
-                record[f"{label} {kind}"] = outcome(tf, model)
+                train(tf, model, kind)
+                record[f"{label} {kind}"] = outcome(tf, model, kind)
     with open(TRAINING_OUT, "w") as f:
         json.dump(record, f, indent=1, sort_keys=True)
         f.write("\n")
