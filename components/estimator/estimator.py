@@ -10,12 +10,14 @@ start; per step, most of the gain on wide & deep is the canned linear model's
 gather for single dense ids (see docs/benchmarks/, the Estimator against tf.estimator 2.15).
 """
 
+import atexit
 import concurrent.futures
 import contextlib
 import inspect
 import logging
 import math
 import os
+import shutil
 import tempfile
 import threading
 import weakref
@@ -128,6 +130,19 @@ def _is_kit_model_fn(model_fn):
     return getattr(model_fn, "__module__", "").startswith(__package__ + ".")
 
 
+def _temporary_model_dir():
+    """A fresh folder for an Estimator given no model_dir, removed when this process exits:
+    tf.estimator left one behind per such Estimator, and a user's temp folder filled up."""
+    model_dir = tempfile.mkdtemp(prefix="estimator-")
+    atexit.register(shutil.rmtree, model_dir, ignore_errors=True)
+    log.warning(
+        "Using temporary folder as model directory: %s (removed when this process exits; "
+        "pass model_dir to keep the model).",
+        model_dir,
+    )
+    return model_dir
+
+
 class Estimator:
     """tf.estimator's `Estimator`, TF2-native."""
 
@@ -150,8 +165,7 @@ class Estimator:
             )
         model_dir = model_dir or config.model_dir
         if not model_dir:
-            model_dir = tempfile.mkdtemp(prefix="estimator-")
-            log.warning("Using temporary folder as model directory: %s", model_dir)
+            model_dir = _temporary_model_dir()
         self._model_dir = model_dir
         self._config = config.replace(model_dir=model_dir)
         self._params = dict(params or {})
