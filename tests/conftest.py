@@ -13,6 +13,20 @@ TAXI_CSV = REPO_ROOT / "data" / "taxi" / "data.csv"
 TAXI_DEFINITION = str(REPO_ROOT / "definitions" / "taxi.toml")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_temp_dir(tmp_path_factory):
+    """The system temp folder of this session (each xdist worker's): one folder, removed
+    when the session ends (or, if it is killed, by the next session or pipeline run), and
+    inherited by subprocesses through TMPDIR. What a test leaves there without meaning to
+    (Beam's job servers and caches, a library's own scratch) then goes with the session
+    instead of filling the machine's temp folder."""
+    from pipeline.runner import run_temp_dir
+
+    tmp_path_factory.getbasetemp()  # pytest's own folders stay where pytest keeps them
+    with run_temp_dir() as folder:
+        yield folder
+
+
 def taxi_config(**overrides):
     """The taxi example's `PipelineConfig` (definitions/taxi.toml) with `overrides`."""
     return build_config(TAXI_DEFINITION, overrides=overrides)

@@ -13,6 +13,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 
 from components.auto import OOV_BUCKETS, VOCAB_TOP_K, feature_vocabulary
 from components.auto.vocabularies import EMPTY_VOCABULARY
+from pipeline.config import DEFAULT_BEAM_ARGS
 
 SCHEMA = """
 feature { name: "req" type: FLOAT presence { min_fraction: 1.0 min_count: 1 }
@@ -222,7 +223,10 @@ def packed(tmp_path_factory):
         },
     )
     batches = [both.slice(start, 8) for start in range(0, both.num_rows, 8)]
-    with beam.Pipeline() as pipeline, tft_beam.Context(temp_dir=str(tmp / "tmp")):
+    with (
+        beam.Pipeline(argv=list(DEFAULT_BEAM_ARGS)) as pipeline,
+        tft_beam.Context(temp_dir=str(tmp / "tmp")),
+    ):
         (data, _), transform_fn = (
             pipeline | beam.Create(batches, reshuffle=False),
             config,

@@ -10,7 +10,6 @@ hooks are in test_estimator_experimental.py.
 import inspect
 import json
 import os
-import tempfile
 
 import numpy as np
 import pandas as pd
@@ -283,7 +282,7 @@ def test_pandas_input_fn_refuses_what_2_15_refused(case, make):
     assert str(raised.value) == expected["message"]
 
 
-def test_pandas_input_fn_trains_a_canned_classifier():
+def test_pandas_input_fn_trains_a_canned_classifier(tmp_path):
     x = pd.DataFrame({"x": np.linspace(-1, 1, 40), "color": ["red", "blue"] * 20})
     y = pd.Series((x["x"] > 0).astype(int), index=x.index)
     columns = [
@@ -292,7 +291,7 @@ def test_pandas_input_fn_trains_a_canned_classifier():
             tf.feature_column.categorical_column_with_vocabulary_list("color", ["red", "blue"])
         ),
     ]
-    classifier = estimator.DNNClassifier([4], columns, model_dir=tempfile.mkdtemp())
+    classifier = estimator.DNNClassifier([4], columns, model_dir=str(tmp_path))
     train = estimator.inputs.pandas_input_fn(x, y, batch_size=8, num_epochs=None, shuffle=True)
     classifier.train(train, steps=5)
     results = classifier.evaluate(

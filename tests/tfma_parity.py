@@ -9,6 +9,8 @@ import json
 import math
 import os
 
+from pipeline.config import DEFAULT_BEAM_ARGS
+
 
 def _by_key(metrics):
     """{(slice key, metric key): value} of `tfma.load_metrics`-style protos."""
@@ -26,6 +28,7 @@ def _by_key(metrics):
 def stock_tfma_metrics(evaluation_uri, eval_files, output_dir):
     """Runs TFMA's own Evaluator as our Evaluator was configured; {key: value} of both."""
     import tensorflow_model_analysis as tfma
+    from apache_beam.options.pipeline_options import PipelineOptions
     from google.protobuf import json_format
     from tensorflow_model_analysis.proto import config_pb2
 
@@ -49,6 +52,9 @@ def stock_tfma_metrics(evaluation_uri, eval_files, output_dir):
         data_location=eval_files,
         file_format="tfrecords",
         output_path=output_dir,
+        # The kit's in-memory runner: Beam's default one starts a job server that leaves
+        # its folders in the temp folder.
+        pipeline_options=PipelineOptions(list(DEFAULT_BEAM_ARGS)),
     )
     return _by_key(tfma.load_metrics(output_dir)), _by_key(tfma.load_metrics(evaluation_uri))
 
