@@ -1,11 +1,14 @@
 """What the kit puts in the system temp folder goes away again: an Estimator's own model
 folder, a Beam executor's scratch; and this suite's leftovers go with its session."""
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+
+import pytest
 
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 from pipeline.recovery import TEMP_PREFIX
@@ -23,6 +26,7 @@ _NO_MODEL_DIR = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a TensorFlow subprocess
 def test_an_estimator_without_model_dir_removes_its_folder_when_its_process_exits(tmp_path):
     temp = tmp_path / "temp"
     temp.mkdir()
@@ -35,8 +39,6 @@ def test_an_estimator_without_model_dir_removes_its_folder_when_its_process_exit
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    import json
-
     seen = json.loads(result.stdout.strip().splitlines()[-1])
     # The model lived in the temp folder while the process ran, and went with it.
     assert os.path.dirname(seen["model_dir"]) == str(temp)
@@ -45,6 +47,7 @@ def test_an_estimator_without_model_dir_removes_its_folder_when_its_process_exit
     assert os.listdir(temp) == []
 
 
+@pytest.mark.slow  # a component executor's Beam job
 def test_a_beam_executor_given_beam_args_leaves_nothing_in_the_temp_folder(tmp_path, monkeypatch):
     """TFX's own Beam executors stage a copy of TFX in the temp folder and leave it
     (components/beam_executor.py); the kit's do not."""
