@@ -6,14 +6,15 @@ estimators train next to tf.estimator's (run once, in the TF 2.15 venv).
 writes tests/data/tf215/compat_v1_api.json (every public name of
 `tf.compat.v1.estimator` with its kind, parameters and whether it is
 `tf.estimator`'s own object), tests/data/tf215/compat_v1_dnn_init/ (a DNN's
-initial weights, so both sides start the same) and
+initial weights, so both sides start the same),
+tests/data/tf215/compat_v1_<kind>_model/ (2.15 V1 model_dirs to resume) and
 tests/data/tf215/compat_v1_training.json (each of KINDS, V1 and V2, same
 data and start, after TRAIN_STEPS: eval metrics, the first rows' outputs,
-variable names).  tests/test_estimator_compat_v1.py builds the
+variable names; and each kept model_dir's after RESUME_STEPS more).
+tests/test_estimator_compat_v1.py builds the
 same models from here on the kit.
 """
 
-import glob
 import itertools
 import json
 import os
@@ -27,6 +28,9 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "t
 API_OUT = os.path.join(DATA, "compat_v1_api.json")
 TRAINING_OUT = os.path.join(DATA, "compat_v1_training.json")
 INIT_DIR = os.path.join(DATA, "compat_v1_dnn_init")
+RESUME_STEPS = 5
+# V1 models whose 2.15 model_dir (compat_v1_<kind>_model, RESUME_STEPS in) is kept.
+RESUMED_KINDS = ("dnn", "linear")
 TRAIN_STEPS = 300
 BATCH = 32
 HIDDEN_UNITS = [8]
@@ -131,11 +135,33 @@ def _write_init(tf):
         config=tf.estimator.RunConfig(tf_random_seed=1),
     )
     model.train(lambda: input_fn(tf, repeat=True), steps=1)
-    latest = tf.train.latest_checkpoint(INIT_DIR)
-    for path in glob.glob(os.path.join(INIT_DIR, "*")):
-        if not path.startswith(latest + ".") or path.endswith(".meta"):
-            os.remove(path)
-    tf.compat.v1.train.update_checkpoint_state(INIT_DIR, os.path.basename(latest))
+    _keep_last_checkpoint_only(INIT_DIR)
+
+
+def _keep_last_checkpoint_only(model_dir):
+    from record_checkpoints import _keep_last_checkpoint_only as keep
+
+    keep(model_dir)
+
+
+def resumed_dir(kind):
+    return os.path.join(DATA, f"compat_v1_{kind}_model")
+
+
+def _record_resume(tf, record):
+    """A V1 model_dir after RESUME_STEPS, kept; and its outputs after RESUME_STEPS more
+    (trained on a copy), which a resume on the kit must give."""
+    for kind in RESUMED_KINDS:
+        model_dir = resumed_dir(kind)
+        shutil.rmtree(model_dir, ignore_errors=True)
+        model = build(tf, tf.compat.v1.estimator, kind, model_dir, INIT_DIR)
+        model.train(lambda: input_fn(tf, repeat=True), steps=RESUME_STEPS)
+        _keep_last_checkpoint_only(model_dir)
+        with tempfile.TemporaryDirectory() as copy:
+            shutil.copytree(model_dir, copy, dirs_exist_ok=True)
+            model = build(tf, tf.compat.v1.estimator, kind, copy, INIT_DIR)
+            model.train(lambda: input_fn(tf, repeat=True), steps=RESUME_STEPS)
+            record[f"resumed {kind}"] = outcome(tf, model, kind)
 
 
 def main():
@@ -154,6 +180,7 @@ def main():
                 model = build(tf, namespace, kind, model_dir, INIT_DIR)
                 train(tf, model, kind)
                 record[f"{label} {kind}"] = outcome(tf, model, kind)
+    _record_resume(tf, record)
     with open(TRAINING_OUT, "w") as f:
         json.dump(record, f, indent=1, sort_keys=True)
         f.write("\n")

@@ -76,6 +76,55 @@ def get_optimizer_instance(optimizer, learning_rate):
     return instance
 
 
+def slots_saved_as_2_15(optimizer, scope):
+    """`optimizer` (a factory from `get_optimizer_instance`) whose TF1 slots are saved
+    under 2.15's checkpoint keys, so model_dirs resume both ways.
+
+    2.15's V1 DNN and linear models split each variable with a partitioner (one part
+    here), and TF1 named a partitioned variable's slot by cutting the primary's name
+    off the slot's, which the model's scope (`scope`) had lengthened:
+    `dnn/hiddenlayer_0/kernel/t_0/Adagrad`, `linear/linear_model/a/weights/part_0/Ftrl`.
+    The kit's variables stay whole; a slot's save-slice info gives it that key."""
+    if not callable(optimizer) or isinstance(optimizer, LinearSDCA):
+        return optimizer
+
+    def instance():
+        made = optimizer()
+        if not getattr(made, "_kit_slots_saved_as_2_15", False):
+            _name_slots_after_applying(made, scope)
+        return made
+
+    return instance
+
+
+def _slot_key(primary_name, slot_name, scope):
+    suffix = slot_name[len(primary_name) + 1 :]
+    cut = f"{primary_name}/part_0/{suffix}"
+    return f"{primary_name}/{cut[-(len(scope) + len(suffix)) :]}"
+
+
+def _name_slots_after_applying(optimizer, scope):
+    apply_gradients = optimizer.apply_gradients
+
+    def apply_and_name_slots(grads_and_vars, global_step=None, name=None):
+        grads_and_vars = list(grads_and_vars)
+        train_op = apply_gradients(grads_and_vars, global_step=global_step, name=name)
+        for _, primary in grads_and_vars:
+            for slot_name in optimizer.get_slot_names():
+                slot = optimizer.get_slot(primary, slot_name)
+                if slot is None or slot._save_slice_info or not slot.shape.rank:
+                    continue
+                shape = slot.shape.as_list()
+                key = _slot_key(primary.op.name, slot.op.name, scope)
+                slot._set_save_slice_info(
+                    tf.Variable.SaveSliceInfo(key, shape, [0] * len(shape), shape)
+                )
+        return train_op
+
+    optimizer.apply_gradients = apply_and_name_slots
+    optimizer._kit_slots_saved_as_2_15 = True
+
+
 def loss_reduction_for_head(loss_reduction, weight_column=None):
     """The kit head's reduction for a `tf.compat.v1.losses.Reduction` value."""
     if loss_reduction in _SAME_REDUCTION:
@@ -189,7 +238,9 @@ class DNNEstimator(_V1Canned, dnn.DNNEstimator):
             hidden_units,
             feature_columns,
             model_dir=model_dir,
-            optimizer=get_optimizer_instance(optimizer, DNN_LEARNING_RATE),
+            optimizer=slots_saved_as_2_15(
+                get_optimizer_instance(optimizer, DNN_LEARNING_RATE), "dnn/"
+            ),
             activation_fn=activation_fn,
             dropout=dropout,
             config=config,
@@ -271,7 +322,9 @@ class LinearEstimator(_V1Canned, linear.LinearEstimator):
             head,
             feature_columns,
             model_dir=model_dir,
-            optimizer=get_optimizer_instance(optimizer, LINEAR_LEARNING_RATE),
+            optimizer=slots_saved_as_2_15(
+                get_optimizer_instance(optimizer, LINEAR_LEARNING_RATE), "linear/"
+            ),
             config=config,
             sparse_combiner=sparse_combiner,
             warm_start_from=warm_start_from,
