@@ -9,6 +9,7 @@ since it changes the `tensorflow` module for the rest of the process.
 """
 
 import inspect
+import itertools
 import json
 import os
 import shutil
@@ -259,3 +260,85 @@ def test_one_line_makes_tf_estimator_code_run_unchanged(tmp_path):
     assert result["keras"].startswith("components.estimator.")
     assert result["tensorflow_estimator"]
     assert "tf.compat.v1.estimator.X" in result["internal refused"]
+
+
+# ------------------------------------------------- experimental, export, keras
+def _logit_fn_model_fn(logit_fn_of):
+    """A TF1 model_fn, as 2.15's users wrote them around the V1 logit-fn builders."""
+
+    def model_fn(features, labels, mode):
+        logits = logit_fn_of(features, mode)
+        head = compat_v1.BinaryClassHead()
+
+        def train_op_fn(loss):
+            return tf.compat.v1.train.AdagradOptimizer(0.5).minimize(
+                loss, global_step=tf.compat.v1.train.get_global_step()
+            )
+
+        return head.create_estimator_spec(
+            features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+        )
+
+    return model_fn
+
+
+def _columns():
+    return [tf.feature_column.numeric_column("a"), tf.feature_column.numeric_column("b")]
+
+
+@pytest.mark.parametrize("builder", ["dnn", "linear"])
+def test_v1_logit_fn_builders_train_in_a_users_model_fn(builder, tmp_path):
+    experimental = compat_v1.experimental
+    if builder == "dnn":
+        logit_fn = experimental.dnn_logit_fn_builder(
+            units=1,
+            hidden_units=[4],
+            feature_columns=_columns(),
+            activation_fn=tf.nn.relu,
+            dropout=None,
+            input_layer_partitioner=None,
+            batch_norm=False,
+        )
+        logit_fn_of = logit_fn
+    else:
+        logit_fn = experimental.linear_logit_fn_builder(units=1, feature_columns=_columns())
+        logit_fn_of = lambda features, mode: logit_fn(features)  # noqa: E731
+    model = compat_v1.Estimator(_logit_fn_model_fn(logit_fn_of), model_dir=str(tmp_path))
+    model.train(lambda: programs.input_fn(tf, True), steps=100)
+    metrics = model.evaluate(lambda: programs.input_fn(tf, False))
+    assert metrics["accuracy"] > 0.85  # the label is a noisy linear rule: 0.5 untrained
+    kernel = "dnn/hiddenlayer_0/kernel" if builder == "dnn" else "linear/linear_model/a/weights"
+    assert kernel in model.get_variable_names()
+
+
+def test_v1_canned_estimator_exports_with_tf1s_export_savedmodel(tmp_path):
+    model = compat_v1.LinearClassifier(_columns(), model_dir=str(tmp_path / "model"))
+    model.train(lambda: programs.input_fn(tf, True), steps=20)
+    spec = tf.feature_column.make_parse_example_spec(_columns())
+    receiver_fn = compat_v1.export.build_parsing_serving_input_receiver_fn(spec)
+    path = model.export_savedmodel(str(tmp_path / "export"), receiver_fn)
+    x, _, _ = programs.training_data()
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "a": tf.train.Feature(float_list=tf.train.FloatList(value=[row[0]])),
+                    "b": tf.train.Feature(float_list=tf.train.FloatList(value=[row[1]])),
+                }
+            )
+        ).SerializeToString()
+        for row in x[:4]
+    ]
+    served = tf.saved_model.load(path.decode()).signatures["predict"](
+        examples=tf.constant(examples)
+    )
+    predicted = model.predict(lambda: programs.input_fn(tf, False).map(lambda f, _: f))
+    expected = [p["probabilities"] for p in itertools.islice(predicted, 4)]
+    np.testing.assert_allclose(served["probabilities"].numpy(), expected, atol=1e-6)
+
+
+def test_v1_keras_model_to_estimator_defaults_to_tf1s_checkpoint_format():
+    from components.estimator.compat_v1.keras import model_to_estimator
+
+    default = inspect.signature(model_to_estimator).parameters["checkpoint_format"].default
+    assert default == "saver"
