@@ -208,7 +208,7 @@ def input_fn():
 """
 
 PROGRAM = """
-import json, sys, tempfile
+import json, os, sys
 import early  # did `import tensorflow as tf` before the line
 
 import components.estimator.install
@@ -218,15 +218,20 @@ import tensorflow.compat.v1 as tf1
 from tensorflow import estimator as v2_estimator
 from tensorflow.compat.v1 import estimator as tf_estimator
 
-result = {"v2 trained": early.train_v2(tempfile.mkdtemp())}
+work = sys.argv[1]  # the test's tmp_path: every model_dir goes there
+result = {"v2 trained": early.train_v2(os.path.join(work, "v2"))}
 result["v1 DNN"] = early.v1_dnn().__module__
 result["same v1"] = tf_estimator is tf1.estimator is tf.compat.v1.estimator
 result["same v2"] = v2_estimator is tf.estimator
 columns = [tf.feature_column.numeric_column("a")]
-tf_estimator.LinearClassifier(columns, model_dir=tempfile.mkdtemp()).train(early.input_fn, steps=2)
+tf_estimator.LinearClassifier(columns, model_dir=os.path.join(work, "v1")).train(
+    early.input_fn, steps=2
+)
 model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])
 model.compile("sgd", "mse")
-keras_estimator = tf.keras.estimator.model_to_estimator(model, model_dir=tempfile.mkdtemp())
+keras_estimator = tf.keras.estimator.model_to_estimator(
+    model, model_dir=os.path.join(work, "keras")
+)
 result["keras"] = type(keras_estimator).__module__
 import tensorflow_estimator
 result["tensorflow_estimator"] = tensorflow_estimator.estimator is tf_estimator
@@ -245,7 +250,7 @@ def test_one_line_makes_tf_estimator_code_run_unchanged(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT]))
     env.pop("TF_USE_LEGACY_KERAS", None)
     run = subprocess.run(
-        [sys.executable, str(tmp_path / "program.py")],
+        [sys.executable, str(tmp_path / "program.py"), str(tmp_path)],
         capture_output=True,
         text=True,
         env=env,
