@@ -274,9 +274,18 @@ class DNNClassifier(DNNEstimator):
             loss_reduction_for_head(loss_reduction, weight_column),
         )
         super().__init__(
-            head, hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
-            input_layer_partitioner, config, warm_start_from, batch_norm,
-        )  # fmt: skip
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            input_layer_partitioner,
+            config,
+            warm_start_from,
+            batch_norm,
+        )
 
 
 class DNNRegressor(DNNEstimator):
@@ -300,9 +309,18 @@ class DNNRegressor(DNNEstimator):
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
         super().__init__(
-            head, hidden_units, feature_columns, model_dir, optimizer, activation_fn, dropout,
-            input_layer_partitioner, config, warm_start_from, batch_norm,
-        )  # fmt: skip
+            head,
+            hidden_units,
+            feature_columns,
+            model_dir,
+            optimizer,
+            activation_fn,
+            dropout,
+            input_layer_partitioner,
+            config,
+            warm_start_from,
+            batch_norm,
+        )
 
 
 class LinearEstimator(_V1Canned, linear.LinearEstimator):
@@ -353,9 +371,15 @@ class LinearClassifier(LinearEstimator):
             loss_reduction_for_head(loss_reduction, weight_column),
         )
         super().__init__(
-            head, feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
+            head,
+            feature_columns,
+            model_dir,
+            optimizer,
+            config,
+            partitioner,
+            sparse_combiner,
             warm_start_from,
-        )  # fmt: skip
+        )
 
 
 class LinearRegressor(LinearEstimator):
@@ -376,9 +400,15 @@ class LinearRegressor(LinearEstimator):
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
         super().__init__(
-            head, feature_columns, model_dir, optimizer, config, partitioner, sparse_combiner,
+            head,
+            feature_columns,
+            model_dir,
+            optimizer,
+            config,
+            partitioner,
+            sparse_combiner,
             warm_start_from,
-        )  # fmt: skip
+        )
 
 
 def _combined_optimizers(linear_feature_columns, linear_optimizer, dnn_optimizer):
@@ -411,16 +441,39 @@ class DNNLinearCombinedEstimator(_V1Canned, dnn_linear_combined.DNNLinearCombine
         linear_sparse_combiner="sum",
     ):
         self._combined_init(
-            head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
-            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
-            input_layer_partitioner, config, batch_norm, linear_sparse_combiner, None,
-        )  # fmt: skip
+            head,
+            model_dir,
+            linear_feature_columns,
+            linear_optimizer,
+            dnn_feature_columns,
+            dnn_optimizer,
+            dnn_hidden_units,
+            dnn_activation_fn,
+            dnn_dropout,
+            input_layer_partitioner,
+            config,
+            batch_norm,
+            linear_sparse_combiner,
+            None,
+        )
 
     def _combined_init(
-        self, head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
-        dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
-        input_layer_partitioner, config, batch_norm, linear_sparse_combiner, warm_start_from,
-    ):  # fmt: skip
+        self,
+        head,
+        model_dir,
+        linear_feature_columns,
+        linear_optimizer,
+        dnn_feature_columns,
+        dnn_optimizer,
+        dnn_hidden_units,
+        dnn_activation_fn,
+        dnn_dropout,
+        input_layer_partitioner,
+        config,
+        batch_norm,
+        linear_sparse_combiner,
+        warm_start_from,
+    ):
         """The constructor with `warm_start_from`, which 2.15 gave only to the classifier
         and the regressor (the V1 Estimator's signature has none)."""
         _note_partitioner("input_layer_partitioner", input_layer_partitioner)
@@ -472,10 +525,21 @@ class DNNLinearCombinedClassifier(DNNLinearCombinedEstimator):
             loss_reduction_for_head(loss_reduction, weight_column),
         )
         self._combined_init(
-            head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
-            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
-            input_layer_partitioner, config, batch_norm, linear_sparse_combiner, warm_start_from,
-        )  # fmt: skip
+            head,
+            model_dir,
+            linear_feature_columns,
+            linear_optimizer,
+            dnn_feature_columns,
+            dnn_optimizer,
+            dnn_hidden_units,
+            dnn_activation_fn,
+            dnn_dropout,
+            input_layer_partitioner,
+            config,
+            batch_norm,
+            linear_sparse_combiner,
+            warm_start_from,
+        )
 
 
 class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
@@ -502,7 +566,18 @@ class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
         self._combined_init(
-            head, model_dir, linear_feature_columns, linear_optimizer, dnn_feature_columns,
-            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout,
-            input_layer_partitioner, config, batch_norm, linear_sparse_combiner, warm_start_from,
-        )  # fmt: skip
+            head,
+            model_dir,
+            linear_feature_columns,
+            linear_optimizer,
+            dnn_feature_columns,
+            dnn_optimizer,
+            dnn_hidden_units,
+            dnn_activation_fn,
+            dnn_dropout,
+            input_layer_partitioner,
+            config,
+            batch_norm,
+            linear_sparse_combiner,
+            warm_start_from,
+        )
