@@ -59,8 +59,7 @@ def linear_logit_fn_builder(units, feature_columns, sparse_combiner="sum"):
 
 
 class KMeans:
-    """2.15's `tf.compat.v1.estimator.experimental.KMeans`, refused when built: it ran
-    TF1 clustering ops (`tf.compat.v1.train` has no equivalent in TF 2.21) and the kit
+    """2.15's `tf.compat.v1.estimator.experimental.KMeans`, refused when built: the kit
     does not re-implement it."""
 
     def __init__(
@@ -78,10 +77,10 @@ class KMeans:
         feature_columns=None,
     ):
         raise NotImplementedError(
-            "tf.compat.v1.estimator.experimental.KMeans is not in this kit: 2.15's ran "
-            "TF1's clustering ops, which TF 2.21 no longer ships. Cluster with "
-            "sklearn.cluster.KMeans or MiniBatchKMeans (same k-means++ start and "
-            "squared-Euclidean or cosine distance) on the features your input_fn reads."
+            "tf.compat.v1.estimator.experimental.KMeans is not in this kit (it has the "
+            "supervised estimators only). Cluster with sklearn.cluster.KMeans or "
+            "MiniBatchKMeans (k-means++ or random start, as 2.15's) on the features your "
+            "input_fn reads."
         )
 
 
