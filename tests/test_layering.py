@@ -1,6 +1,7 @@
 """The import graph of the kit's code (pipeline/, components/, kubeflow/) runs one way: every
 unit sits in a layer declared once below (LAYERS) and imports only from its own layer or
-lower ones, no units import one another round a cycle, and no modules of `pipeline` do.
+lower ones, and no units or modules import one another round a cycle. And no module but
+pipeline/metadata.py reaches ML Metadata: the store's layout is known in one place.
 
 Every import counts, at module level or inside a function: a lazy import is a dependency
 all the same, and a cycle makes what a module holds depend on which one was imported first.
