@@ -89,9 +89,14 @@ def test_names_2_15_shared_between_the_namespaces_are_shared_here():
         assert _resolve(compat_v1, name) is _resolve(estimator, name), name
 
 
-def test_kmeans_is_refused_saying_why_and_what_to_use():
-    with pytest.raises(NotImplementedError, match=r"sklearn\.cluster\.KMeans"):
-        compat_v1.experimental.KMeans(num_clusters=3)
+@pytest.mark.parametrize("run", sorted(programs.KMEANS_RUNS))
+def test_kmeans_clusters_as_2_15s_did(run, tmp_path):
+    # The same TF1 clustering kernels, seed and points: the same centers.
+    recorded = TRAINED[f"kmeans {run}"]
+    got = programs.kmeans_outcome(tf, compat_v1, str(tmp_path), programs.KMEANS_RUNS[run])
+    np.testing.assert_allclose(got["centers"], recorded["centers"], atol=1e-4)
+    assert got["score"] == pytest.approx(recorded["score"], rel=1e-4)
+    assert got["cluster_index"] == recorded["cluster_index"]
 
 
 # ------------------------------------------------------- V1 semantics

@@ -10,7 +10,7 @@ initial weights, so both sides start the same),
 tests/data/tf215/compat_v1_<kind>_model/ (2.15 V1 model_dirs to resume) and
 tests/data/tf215/compat_v1_training.json (each of KINDS, V1 and V2, same
 data and start, after TRAIN_STEPS: eval metrics, the first rows' outputs,
-variable names; and each kept model_dir's after RESUME_STEPS more).
+variable names; each kept model_dir's after RESUME_STEPS more; KMeans's centers).
 tests/test_estimator_compat_v1.py builds the
 same models from here on the kit.
 """
@@ -104,6 +104,43 @@ def outcome(tf, model, kind):
 _COMPARED = ("loss", "average_loss", "accuracy", "label/mean", "prediction/mean")
 
 
+def kmeans_points():
+    """150 points around three centers."""
+    rng = np.random.RandomState(0)
+    centers = np.array([[0.0, 0.0], [5.0, 5.0], [-5.0, 5.0]], np.float32)
+    return np.concatenate([c + 0.3 * rng.randn(50, 2) for c in centers]).astype(np.float32)
+
+
+KMEANS_RUNS = {
+    "random full batch": {"initial_clusters": "random", "use_mini_batch": False},
+    "kmeans_plus_plus full batch": {
+        "initial_clusters": "kmeans_plus_plus",
+        "use_mini_batch": False,
+    },
+    "kmeans_plus_plus mini-batch": {"initial_clusters": "kmeans_plus_plus"},
+}
+KMEANS_TRAIN_CALLS = 5
+
+
+def kmeans_outcome(tf, namespace, model_dir, settings):
+    """KMEANS_TRAIN_CALLS train calls over all points at once (as 2.15's docs did),
+    then the centers, the score and the first points' clusters."""
+    model = namespace.experimental.KMeans(3, model_dir=model_dir, seed=1, **settings)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors(kmeans_points())
+
+    for _ in range(KMEANS_TRAIN_CALLS):
+        model.train(input_fn)
+    return {
+        "centers": model.cluster_centers().tolist(),
+        "score": float(model.score(input_fn)),
+        "cluster_index": [
+            int(i) for i in itertools.islice(model.predict_cluster_index(input_fn), 5)
+        ],
+    }
+
+
 def _api(tf):
     from record_public_api import _walk
 
@@ -181,10 +218,19 @@ def main():
                 train(tf, model, kind)
                 record[f"{label} {kind}"] = outcome(tf, model, kind)
     _record_resume(tf, record)
+    for name, settings in KMEANS_RUNS.items():
+        with tempfile.TemporaryDirectory() as model_dir:
+            record[f"kmeans {name}"] = kmeans_outcome(
+                tf, tf.compat.v1.estimator, model_dir, settings
+            )
     with open(TRAINING_OUT, "w") as f:
         json.dump(record, f, indent=1, sort_keys=True)
         f.write("\n")
-    print(json.dumps({k: v["metrics"] for k, v in record.items() if isinstance(v, dict)}))
+    print(
+        json.dumps(
+            {k: v["metrics"] for k, v in record.items() if isinstance(v, dict) and "metrics" in v}
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """`tf.compat.v1.estimator.experimental`: tf.estimator's experimental names but the
-RNN estimators (2.15 had them only in V2), plus the V1 logit-fn builders and `KMeans`."""
+RNN estimators (2.15 had them only in V2), plus the V1 logit-fn builders and `KMeans`
+(compat_v1.kmeans)."""
 
 from components.estimator.canned.dnn import dnn_logits
 from components.estimator.canned.linear import linear_logits
 from components.estimator.compat_v1.canned import _note_partitioner
+from components.estimator.compat_v1.kmeans import KMeans
 from components.estimator.early_stopping import (
     make_early_stopping_hook,
     make_stop_at_checkpoint_step_hook,
@@ -56,32 +58,6 @@ def linear_logit_fn_builder(units, feature_columns, sparse_combiner="sum"):
         return logits
 
     return linear_logit_fn
-
-
-class KMeans:
-    """2.15's `tf.compat.v1.estimator.experimental.KMeans`, refused when built: the kit
-    does not re-implement it."""
-
-    def __init__(
-        self,
-        num_clusters,
-        model_dir=None,
-        initial_clusters="random",
-        distance_metric="squared_euclidean",
-        seed=None,
-        use_mini_batch=True,
-        mini_batch_steps_per_iteration=1,
-        kmeans_plus_plus_num_retries=2,
-        relative_tolerance=None,
-        config=None,
-        feature_columns=None,
-    ):
-        raise NotImplementedError(
-            "tf.compat.v1.estimator.experimental.KMeans is not in this kit (it has the "
-            "supervised estimators only). Cluster with sklearn.cluster.KMeans or "
-            "MiniBatchKMeans (k-means++ or random start, as 2.15's) on the features your "
-            "input_fn reads."
-        )
 
 
 __all__ = [
