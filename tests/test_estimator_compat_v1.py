@@ -227,7 +227,8 @@ work = sys.argv[1]  # the test's tmp_path: every model_dir goes there
 result = {"v2 trained": early.train_v2(os.path.join(work, "v2"))}
 result["v1 DNN"] = early.v1_dnn().__module__
 result["same v1"] = tf_estimator is tf1.estimator is tf.compat.v1.estimator
-result["same v2"] = v2_estimator is tf.estimator
+result["same v2"] = v2_estimator is tf.estimator is tf.compat.v2.estimator
+result["tpu"] = tf.compat.v1.estimator.tpu.TPUEstimator.__module__
 columns = [tf.feature_column.numeric_column("a")]
 tf_estimator.LinearClassifier(columns, model_dir=os.path.join(work, "v1")).train(
     early.input_fn, steps=2
@@ -267,6 +268,7 @@ def test_one_line_makes_tf_estimator_code_run_unchanged(tmp_path):
     assert result["v2 trained"] == "components.estimator.canned.linear"
     assert result["v1 DNN"] == "components.estimator.compat_v1.canned"
     assert result["same v1"] and result["same v2"]
+    assert result["tpu"] == "components.estimator.tpu.tpu_estimator"
     assert result["keras"].startswith("components.estimator.")
     assert result["tensorflow_estimator"]
     assert "tf.compat.v1.estimator.X" in result["internal refused"]
