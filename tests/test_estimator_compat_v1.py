@@ -126,6 +126,12 @@ def test_v1_loss_reductions_as_2_15_accepts_them():
         compat_v1.LinearRegressor(columns, weight_column="w", loss_reduction="weighted_mean")
 
 
+def test_v1_canned_estimators_refuse_a_distribution_strategy_naming_the_v2_class():
+    config = compat_v1.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
+    with pytest.raises(ValueError, match=r"use tf\.estimator\.LinearClassifier \(the V2"):
+        compat_v1.LinearClassifier([tf.feature_column.numeric_column("a")], config=config)
+
+
 def _train_as_recorded(namespace, kind, tmp_path):
     model = programs.build(tf, namespace, kind, str(tmp_path / kind), programs.INIT_DIR)
     programs.train(tf, model, kind)

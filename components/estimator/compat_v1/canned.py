@@ -177,6 +177,17 @@ class _V1Canned(Estimator):
 
     _runs_in_a_graph = True
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.config.train_distribute is not None:
+            name = type(self).__name__
+            raise ValueError(
+                f"tf.compat.v1.estimator.{name} trains as 2.15's V1 class did, in a graph "
+                "with a session, which no tf.distribute strategy drives: use "
+                f"tf.estimator.{name} (the V2 class) with RunConfig(train_distribute=...), "
+                "or leave the strategy out (a TF_CONFIG cluster with ps tasks trains it)."
+            )
+
 
 class BaselineEstimator(_V1Canned, baseline.BaselineEstimator):
     def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
