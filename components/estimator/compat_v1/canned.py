@@ -185,7 +185,7 @@ class _V1Canned(Estimator):
                 f"tf.compat.v1.estimator.{name} trains as 2.15's V1 class did, in a graph "
                 "with a session, which no tf.distribute strategy drives: use "
                 f"tf.estimator.{name} (the V2 class) with RunConfig(train_distribute=...), "
-                "or leave the strategy out (a TF_CONFIG cluster with ps tasks trains it)."
+                "or leave the strategy out."
             )
 
 
