@@ -9,8 +9,6 @@ from components.estimator.canned.linear import check_features
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import ModeKeys
 
-LEARNING_RATE = 0.05
-
 
 def dnn_logits(
     features, feature_columns, hidden_units, units, activation_fn, dropout, batch_norm, mode
@@ -18,12 +16,15 @@ def dnn_logits(
     """Logits and the layers that own trainable weights, under the scope `dnn`."""
     training = mode == ModeKeys.TRAIN
     with tf.name_scope("dnn"):
-        layers = [
-            tf_keras.layers.DenseFeatures(
-                indicator.counted(feature_columns), name="input_from_feature_columns"
-            )
-        ]
-        net = layers[0](features)
+        # tf.estimator 2.15's names: `dnn/input_from_feature_columns/input_layer/...`,
+        # in a graph (where a Saver or TF1's warm start reads them) as in a function.
+        with tf.name_scope("input_from_feature_columns"):
+            layers = [
+                tf_keras.layers.DenseFeatures(
+                    indicator.counted(feature_columns), name="input_layer"
+                )
+            ]
+            net = layers[0](features)
         for i, width in enumerate(hidden_units):
             hidden = tf_keras.layers.Dense(width, activation=activation_fn, name=f"hiddenlayer_{i}")
             layers.append(hidden)
@@ -67,7 +68,8 @@ def _model_fn(
     )
 
     def train_op_fn(loss):
-        opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
+        # No canned learning rate: a name gets its Keras class's default, as in 2.15.
+        opt = optimizers.get_optimizer(optimizer)
         return optimizers.apply(opt, loss, trainable)
 
     return head.create_estimator_spec(

@@ -1,6 +1,8 @@
 """`LinearEstimator` (any head), `LinearClassifier`, `LinearRegressor`: one weight per
 feature value, Ftrl by default."""
 
+import math
+
 import tensorflow as tf
 import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
@@ -12,6 +14,11 @@ from components.estimator.estimator import Estimator
 from components.estimator.sdca import LinearSDCA
 
 LEARNING_RATE = 0.2
+
+
+def linear_learning_rate(feature_columns):
+    """The learning rate of a linear model's default Ftrl when `optimizer=None`."""
+    return min(LEARNING_RATE, 1.0 / math.sqrt(len(feature_columns)))
 
 
 def _single_dense_ids(column, features):
@@ -168,7 +175,11 @@ def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_c
     def train_op_fn(loss):
         if isinstance(optimizer, LinearSDCA):
             return optimizer.train_op(layer, features, labels, head)
-        opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
+        # `optimizer=None`: 2.15's Ftrl at min(0.2, 1/sqrt(number of columns)).
+        opt = optimizers.get_optimizer(
+            optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),
+            LEARNING_RATE,
+        )
         return optimizers.apply(opt, loss, layer.trainable_weights)
 
     return head.create_estimator_spec(

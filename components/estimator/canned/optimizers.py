@@ -15,8 +15,10 @@ _BY_NAME = {
 }
 
 
-def get_optimizer(optimizer, learning_rate):
-    """An optimizer instance; a name gets the canned `learning_rate`."""
+def get_optimizer(optimizer, learning_rate=None):
+    """An optimizer instance; a name gets the canned `learning_rate`, or with none the
+    Keras class's own default, as tf.estimator 2.15's `get_optimizer_instance_v2` did
+    (its DNN estimators pass none: Adagrad then trains at 0.001)."""
     if isinstance(optimizer, str):
         factory = _BY_NAME.get(optimizer.lower())
         if factory is None:
@@ -24,7 +26,7 @@ def get_optimizer(optimizer, learning_rate):
                 f"Unsupported optimizer name {optimizer!r}; use one of "
                 f"{sorted(['Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD'])} or an optimizer instance."
             )
-        return factory(learning_rate=learning_rate)
+        return factory() if learning_rate is None else factory(learning_rate=learning_rate)
     if callable(optimizer) and not hasattr(optimizer, "apply_gradients"):
         optimizer = optimizer()
     if not hasattr(optimizer, "apply_gradients"):
