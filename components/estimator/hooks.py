@@ -14,6 +14,7 @@ import logging
 import math
 import time
 
+import numpy as np
 import tensorflow as tf
 
 from components.estimator import summaries
@@ -163,48 +164,74 @@ class NanTensorHook(Hook):
 
 
 class LoggingTensorHook(Hook):
-    """Logs named values from the step's logs every `every_n_iter` steps."""
+    """Logs named values every `every_n_iter` steps or `every_n_secs` seconds, and/or
+    `at_end`, in tf.estimator 2.15's lines: `tag = value` joined by commas (a dict's
+    keys are the tags, in sorted order; a list's names in its order), NumPy's
+    scientific notation suppressed, the seconds since the last line appended, or
+    `formatter({tag: value})` instead."""
 
-    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, formatter=None):
-        if (every_n_iter is None) == (every_n_secs is None):
-            raise ValueError("Exactly one of every_n_iter and every_n_secs must be given.")
-        self._names = list(tensors.values()) if isinstance(tensors, dict) else list(tensors)
-        self._every_n_iter = every_n_iter
-        self._every_n_secs = every_n_secs
-        self._formatter = formatter
-        self._count = 0
-        self._last_time = None
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False, formatter=None):
+        only_at_end = at_end and every_n_iter is None and every_n_secs is None
+        if not only_at_end and (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError(
+                "LoggingTensorHook: give exactly one of every_n_iter and every_n_secs "
+                "(and at_end=True if wanted), or at_end=True alone."
+            )
+        if every_n_iter is not None and every_n_iter <= 0:
+            raise ValueError(
+                f"LoggingTensorHook: every_n_iter must be positive, got {every_n_iter}."
+            )
+        if isinstance(tensors, dict):
+            self._tags, self._names = sorted(tensors), dict(tensors)
+        else:
+            self._tags = list(tensors)
+            self._names = {tag: tag for tag in self._tags}
+        self._args = (every_n_iter, every_n_secs, at_end, formatter)
+        self._timer = None if only_at_end else SecondOrStepTimer(every_n_secs, every_n_iter)
+        self._at_end, self._formatter = at_end, formatter
+        self._iter_count = 0
         self.logged = []
 
     def session_run_hook(self, built, tensors):
         """TF1's LoggingTensorHook: a name is a log's (`loss`, `global_step`) or a graph
         tensor's, as tf.estimator's hook took it."""
-        named = {name: tensors.get(name, name) for name in self._names}
-        return tf.compat.v1.train.LoggingTensorHook(
-            named, self._every_n_iter, self._every_n_secs, formatter=self._formatter
+        named = {tag: tensors.get(name, name) for tag, name in self._names.items()}
+        every_n_iter, every_n_secs, at_end, formatter = self._args
+        hook = tf.compat.v1.train.LoggingTensorHook(
+            named, every_n_iter, every_n_secs, at_end=at_end, formatter=formatter
         )
+        hook._tag_order = list(self._tags)  # a list's order, as its own hook keeps it
+        return hook
 
-    def after_step(self, context, logs):
-        self._count += 1
-        now = time.time()
-        due = (
-            self._count % self._every_n_iter == 1 or self._every_n_iter == 1
-            if self._every_n_iter
-            else self._last_time is None or now - self._last_time >= self._every_n_secs
-        )
-        if not due:
-            return
-        self._last_time = now
-        missing = [n for n in self._names if n not in logs]
+    def _values(self, logs):
+        missing = [name for name in self._names.values() if name not in logs]
         if missing:
             raise KeyError(f"LoggingTensorHook: {missing} not in step logs {sorted(logs)}.")
-        values = {n: logs[n] for n in self._names}
+        return {tag: logs[name] for tag, name in self._names.items()}
+
+    def _log(self, values):
+        elapsed = None
+        if self._timer is not None:
+            elapsed, _ = self._timer.update_last_triggered_step(self._iter_count)
         self.logged.append(values)
-        log.info(
-            self._formatter(values)
-            if self._formatter
-            else ", ".join(f"{k} = {v}" for k, v in values.items())
-        )
+        if self._formatter:
+            log.info(self._formatter(values))
+            return
+        with np.printoptions(suppress=True):
+            line = ", ".join(f"{tag} = {np.asarray(values[tag])}" for tag in self._tags)
+        if elapsed is None:
+            log.info("%s", line)
+        else:
+            log.info("%s (%.3f sec)", line, elapsed)
+
+    def after_step(self, context, logs):
+        if self._timer is not None and self._timer.should_trigger_for_step(self._iter_count):
+            self._log(self._values(logs))
+        self._iter_count += 1
+
+    def end(self, logs):
+        if self._at_end:
+            self._log(self._values(logs))
 
 
 class StepCounterHook(Hook):
