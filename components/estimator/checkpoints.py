@@ -370,6 +370,27 @@ def _chosen(variables, settings):
     )
 
 
+def warn_unmatched(settings, names):
+    """Warns naming each `vars_to_warm_start` regex that chooses none of the model's
+    variable `names` (tf.estimator 2.15 passed over them in silence, so a model could
+    be warm-started with nothing)."""
+    wanted = settings.vars_to_warm_start
+    patterns = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    unmatched = [
+        p for p in patterns if isinstance(p, str) and not any(_matches(p, n) for n in names)
+    ]
+    for pattern in unmatched:
+        log.warning(
+            "Warm start from %s: vars_to_warm_start %r matches none of the model's "
+            "variables (%s%s).",
+            settings.ckpt_to_initialize_from,
+            pattern,
+            ", ".join(sorted(names)[:8]),
+            ", ..." if len(names) > 8 else "",
+        )
+    return unmatched
+
+
 def warm_start(variables, settings):
     """Initializes `variables` ({name: var}, tf.estimator's names) from `settings`.
 
@@ -387,6 +408,7 @@ def warm_start(variables, settings):
     else:
         source = {key: key for key in shapes}
     chosen = _chosen(variables, settings)
+    warn_unmatched(settings, list(variables))
     problems, plan = [], []
     for name, variable in sorted(chosen.items()):
         previous = settings.var_name_to_prev_var_name.get(name, name)

@@ -345,6 +345,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
             if ckpt_lib.is_object_based(path):  # this kit's TF2 checkpoint or export
                 warm_start_hooks.append(_WarmStartHook(settings, built.graph))
             else:
+                ckpt_lib.warn_unmatched(settings, [v.op.name for v in _V1.global_variables()])
                 _V1.train.warm_start(
                     path,
                     settings.vars_to_warm_start,
@@ -594,8 +595,8 @@ def _signature_defs(spec, receiver):
     from components.estimator import serving
 
     signatures = {}
-    for key, output in serving.export_outputs(spec).items():
-        inputs, outputs = output.signature_io(receiver.receiver_tensors)
+    servable = serving.servable_signatures(spec, receiver.receiver_tensors)
+    for key, (output, inputs, outputs) in servable.items():
         signatures[key] = _V1.saved_model.build_signature_def(
             inputs={k: _V1.saved_model.build_tensor_info(t) for k, t in inputs.items()},
             outputs={k: _V1.saved_model.build_tensor_info(t) for k, t in outputs.items()},

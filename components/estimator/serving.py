@@ -10,6 +10,7 @@ the module, so the SavedModel carries them; of the variables, only those of
 the PREDICT graph and the global step are saved, as tf.estimator did.
 """
 
+import logging
 import os
 import time
 
@@ -23,6 +24,8 @@ from components.estimator import checkpoints as ckpt_lib
 from components.estimator import export as export_lib
 from components.estimator.model_fn import ModeKeys
 from components.estimator.variables import GLOBAL_STEP_NAME
+
+log = logging.getLogger(__name__)
 
 
 class ServingModule(tf.Module):
@@ -50,6 +53,36 @@ def export_outputs(spec):
         return outputs
     predictions = spec.predictions
     return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
+
+
+def servable_signatures(spec, receiver_tensors):
+    """{signature: (export output, inputs, outputs)} for the export outputs these receiver
+    tensors can serve.  As tf.estimator 2.15's export, an output whose signature cannot
+    take them (a classify or regress signature needs one string input; a raw receiver
+    of several tensors has more) is left out, named in the log, and the export goes on."""
+    servable, excluded = {}, {}
+    for name, output in export_outputs(spec).items():
+        try:
+            inputs, outputs = output.signature_io(receiver_tensors)
+        except ValueError as error:
+            excluded[name] = str(error)
+            continue
+        servable[name] = (output, inputs, outputs)
+    for name, reason in sorted(excluded.items()):
+        log.info("Signature %r is left out of the export: %s", name, reason)
+    if not servable:
+        raise ValueError(
+            "No signature can be exported from these receiver tensors "
+            f"{sorted(receiver_tensors)}: " + "; ".join(f"{k}: {v}" for k, v in excluded.items())
+        )
+    if export_lib.SERVING_DEFAULT not in servable:
+        log.warning(
+            "The export has no %r signature (%s); its signatures are %s.",
+            export_lib.SERVING_DEFAULT,
+            excluded.get(export_lib.SERVING_DEFAULT),
+            sorted(servable),
+        )
+    return servable
 
 
 def _signature_function(pruned, key, inputs, feeds):
@@ -81,17 +114,15 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
                 raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
             spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
         traced["receiver"] = receiver
-        traced["outputs"] = export_outputs(spec)
+        traced["signatures"] = servable_signatures(spec, receiver.receiver_tensors)
         traced["variables"] = estimator._store.requested_in_last_call()
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
-    receiver_tensors = traced["receiver"].receiver_tensors
     # Export outputs fed by the same tensors share one pruned graph (the
     # classify, regress and predict signatures all read the serialized examples).
     by_feeds = {}
-    for name, output in traced["outputs"].items():
-        inputs, outputs = output.signature_io(receiver_tensors)
+    for name, (_, inputs, outputs) in traced["signatures"].items():
         feeds = dict(sorted({t.name: t for t in inputs.values()}.items()))
         group = by_feeds.setdefault(
             tuple(feeds), {"feeds": list(feeds.values()), "fetches": {}, "inputs": {}}
@@ -103,7 +134,7 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         pruned = wrapped.prune(feeds=group["feeds"], fetches=group["fetches"])
         for name, inputs in group["inputs"].items():
             signatures[name] = _signature_function(pruned, name, inputs, group["feeds"])
-    methods = {name: output.method_name for name, output in traced["outputs"].items()}
+    methods = {name: output.method_name for name, (output, *_) in traced["signatures"].items()}
     module = ServingModule(
         _serving_variables(estimator, wrapped, traced["variables"]), tables.resources, methods
     )
