@@ -139,12 +139,7 @@ def _train_as_recorded(namespace, kind, tmp_path):
 
 
 NAMESPACES = {"tf.compat.v1.estimator": compat_v1, "tf.estimator": estimator}
-CASES = [
-    (label, kind)
-    for label in NAMESPACES
-    for kind in programs.KINDS_BY_NAMESPACE[label]
-    if label != "tf.estimator" or kind in ("linear", "linear_regressor")
-]
+CASES = [(label, kind) for label in NAMESPACES for kind in programs.KINDS_BY_NAMESPACE[label]]
 
 
 @pytest.mark.parametrize("label,kind", CASES)
@@ -161,9 +156,14 @@ def _assert_same_outcome(got, recorded):
     for key, value in recorded["metrics"].items():
         assert got["metrics"][key] == pytest.approx(value, rel=2e-3, abs=1e-4), key
     np.testing.assert_allclose(got["outputs"], recorded["outputs"], rtol=1e-3, atol=1e-3)
+
     # The checkpoint's names too, so a model_dir resumes on either side (the kit's Keras
-    # optimizers also save their step counter, `training/<optimizer>/iter`).
-    assert [n for n in got["variables"] if not n.endswith("/iter")] == recorded["variables"]
+    # optimizers always save their step counter, `training/<optimizer>/iter`; 2.15's
+    # only sometimes).
+    def without_iter(names):
+        return [n for n in names if not n.endswith("/iter")]
+
+    assert without_iter(got["variables"]) == without_iter(recorded["variables"])
 
 
 @pytest.mark.parametrize("kind", programs.RESUMED_KINDS)
