@@ -220,10 +220,9 @@ def _adopt_run_record(model_run):
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
 
 
-def _models_to_fit(exec_properties, hparams, offered):
-    """[ModelToFit]: the auto candidates the pipeline names (`candidates`), or the one model
-    estimator_fn builds."""
-    names = json.loads(exec_properties.get("candidates") or "[]")
+def _models_to_fit(exec_properties, names, hparams, offered):
+    """[ModelToFit]: the auto candidates `names` (the `candidates` parameter), or, with none,
+    the one model estimator_fn builds."""
     if names:
         from components.auto import model as auto_model
 
@@ -279,10 +278,10 @@ class _Training:
         self.hparams = json.loads(exec_properties["hparams"] or "{}")
         self.steps = exec_properties.get("train_steps")
         self.epochs = exec_properties.get("train_epochs")
-        several = len(json.loads(exec_properties.get("candidates") or "[]")) > 1
+        self.candidates = json.loads(exec_properties.get("candidates") or "[]")
         # A part of the train split is held out to stop on, or to choose between candidates.
         stops_early = length_lib.stops_early(self.steps, self.epochs, self.in_a_cluster)
-        self.holds_out = stops_early or several
+        self.holds_out = stops_early or len(self.candidates) > 1
         self.rows = train_rows(input_dict)
         self.fit_rows = length_lib.fit_rows(self.rows, self.holds_out)
         self.validation = (None, None)  # (input_fn, steps) of the held-out part
@@ -400,7 +399,9 @@ def train_in_process(input_dict, output_dict, exec_properties):
     strategy = strategy_lib.build(choice)
     training = _Training(input_dict, exec_properties, choice, strategy, tf_config)
     tf.random.set_seed(training.seed)
-    models = _models_to_fit(exec_properties, training.hparams, training.offered())
+    models = _models_to_fit(
+        exec_properties, training.candidates, training.hparams, training.offered()
+    )
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
     with tempfile.TemporaryDirectory(prefix="trainer-validation-") as scratch:
         training.hold_out(scratch)
