@@ -101,7 +101,15 @@ def outcome(tf, model, kind):
     }
 
 
-_COMPARED = ("loss", "average_loss", "accuracy", "label/mean", "prediction/mean")
+_COMPARED = (
+    "loss",
+    "average_loss",
+    "accuracy",
+    "auc",
+    "auc_precision_recall",
+    "label/mean",
+    "prediction/mean",
+)
 
 
 def kmeans_points():

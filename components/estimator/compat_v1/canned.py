@@ -11,6 +11,7 @@ model code, a graph (`_runs_in_a_graph`), and TF1 optimizers built in it.
 import logging
 
 import tensorflow as tf
+import tf_keras
 
 from components.estimator import estimator as estimator_lib
 from components.estimator import head as head_lib
@@ -143,6 +144,48 @@ def loss_reduction_for_head(loss_reduction, weight_column=None):
     )
 
 
+class _TrapezoidalPRAUC(tf_keras.metrics.AUC):
+    """2.15's V1 `auc_precision_recall`: `tf.compat.v1.metrics.auc(curve='PR')`, the
+    trapezoidal rule over precision and recall (each smoothed by 1e-6) at the same
+    200 thresholds Keras's AUC counts at; Keras's PR curve interpolates instead."""
+
+    def __init__(self, name):
+        super().__init__(curve="PR", name=name)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        # Keras runs a subclass's update in a tf.function in a graph, which must not
+        # return AUC's update op.
+        super().update_state(y_true, y_pred, sample_weight=sample_weight)
+
+    def result(self):
+        epsilon = 1.0e-6
+        true_positives = self.true_positives + epsilon
+        recall = true_positives / (self.true_positives + self.false_negatives + epsilon)
+        precision = true_positives / (self.true_positives + self.false_positives + epsilon)
+        return tf.reduce_sum((recall[:-1] - recall[1:]) * (precision[:-1] + precision[1:]) / 2.0)
+
+
+class _V1BinaryClassHead(head_lib.BinaryClassHead):
+    """The V1 classifiers' two-class head: 2.15's V1 head's PR-AUC."""
+
+    def _metric_objects(self):
+        metrics = super()._metric_objects()
+        metrics["auc_precision_recall"] = _TrapezoidalPRAUC("auc_precision_recall")
+        return metrics
+
+
+def _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction):
+    """The V1 classifiers' head for `n_classes`, with a V1 `loss_reduction`."""
+    reduction = loss_reduction_for_head(loss_reduction, weight_column)
+    if n_classes == 2:
+        return _V1BinaryClassHead(
+            weight_column=weight_column, label_vocabulary=label_vocabulary, loss_reduction=reduction
+        )
+    return head_lib.binary_or_multi_class_head(
+        n_classes, weight_column, label_vocabulary, reduction
+    )
+
+
 def _note_partitioner(name, partitioner):
     if partitioner is not None:
         log.warning(
@@ -206,10 +249,7 @@ class BaselineClassifier(BaselineEstimator):
         config=None,
         loss_reduction=_REDUCTION.SUM,
     ):
-        reduction = loss_reduction_for_head(loss_reduction, weight_column)
-        head = head_lib.binary_or_multi_class_head(
-            n_classes, weight_column, label_vocabulary, reduction
-        )
+        head = _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         super().__init__(head, model_dir, optimizer, config)
 
 
@@ -278,12 +318,7 @@ class DNNClassifier(DNNEstimator):
         loss_reduction=_REDUCTION.SUM,
         batch_norm=False,
     ):
-        head = head_lib.binary_or_multi_class_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            loss_reduction_for_head(loss_reduction, weight_column),
-        )
+        head = _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         super().__init__(
             head,
             hidden_units,
@@ -347,12 +382,18 @@ class LinearEstimator(_V1Canned, linear.LinearEstimator):
         warm_start_from=None,
     ):
         _note_partitioner("partitioner", partitioner)
+        feature_columns = list(feature_columns)
+        learning_rate = LINEAR_LEARNING_RATE
+        if optimizer is None:
+            # 2.15's V1 default when none is given: Ftrl at min(0.2, 1/sqrt(n columns)).
+            optimizer = "Ftrl"
+            learning_rate = min(learning_rate, 1.0 / max(len(feature_columns), 1) ** 0.5)
         super().__init__(
             head,
             feature_columns,
             model_dir=model_dir,
             optimizer=slots_saved_as_2_15(
-                get_optimizer_instance(optimizer, LINEAR_LEARNING_RATE), "linear/"
+                get_optimizer_instance(optimizer, learning_rate), "linear/"
             ),
             config=config,
             sparse_combiner=sparse_combiner,
@@ -375,12 +416,7 @@ class LinearClassifier(LinearEstimator):
         loss_reduction=_REDUCTION.SUM,
         sparse_combiner="sum",
     ):
-        head = head_lib.binary_or_multi_class_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            loss_reduction_for_head(loss_reduction, weight_column),
-        )
+        head = _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         super().__init__(
             head,
             feature_columns,
@@ -529,12 +565,7 @@ class DNNLinearCombinedClassifier(DNNLinearCombinedEstimator):
         batch_norm=False,
         linear_sparse_combiner="sum",
     ):
-        head = head_lib.binary_or_multi_class_head(
-            n_classes,
-            weight_column,
-            label_vocabulary,
-            loss_reduction_for_head(loss_reduction, weight_column),
-        )
+        head = _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
         self._combined_init(
             head,
             model_dir,
