@@ -37,6 +37,11 @@ def dnn_logits(
                 )
                 layers.append(norm)
                 net = norm(net, training=training)
+                if training and not (tf.executing_eagerly() or tf.inside_function()):
+                    # In a TF1 graph (tf.compat.v1.estimator's, or a run with TF1 hooks)
+                    # nothing else runs the moving averages' updates.
+                    with tf.control_dependencies(norm.updates):
+                        net = tf.identity(net)
         output = tf_keras.layers.Dense(units, name="logits")
         layers.append(output)
         logits = output(net)
