@@ -46,7 +46,7 @@ PROGRAMS = {}  # "namespace/name" -> Program
 # the hooks and the constructors, in each namespace.
 FAST = re.compile(
     r"^v\d/([a-z_]+(/n_classes_3)?|dnn_classifier/[a-z]+|[a-z_]+/loss_reduction_sum"
-    r"|export/binary/[a-z_]+|export/\w+/parsing|logging_tensor_hook/.*|constructor_parameters)$"
+    r"|[a-z_]+/tf1_hook|export/binary/[a-z_]+|export/\w+/parsing|logging_tensor_hook/.*|constructor_parameters)$"
 )
 
 
@@ -166,12 +166,14 @@ def build(est, class_name, model_dir, init=None, **kwargs):
     return getattr(est, class_name)(model_dir=model_dir, **kwargs)
 
 
-def canned(class_name, label_key, init=None, weighted=False, **kwargs):
-    """A program: train `class_name` STEPS steps, then its predictions and metrics."""
+def canned(class_name, label_key, init=None, weighted=False, tf1_hook=False, **kwargs):
+    """A program: train `class_name` STEPS steps, then its predictions and metrics.
+    `tf1_hook` trains with a TF1 SessionRunHook (the kit's graph-mode path)."""
 
     def run(est, workdir):
         model = build(est, class_name, workdir, init, **kwargs)
-        model.train(train_input_fn(label_key, weighted), steps=STEPS)
+        hooks = [tf.compat.v1.train.StopAtStepHook(last_step=1000)] if tf1_hook else []
+        model.train(train_input_fn(label_key, weighted), steps=STEPS, hooks=hooks)
         return {
             "predictions": predictions(model),
             "metrics": metrics(model.evaluate(train_input_fn(label_key, weighted), steps=1)),
@@ -336,6 +338,17 @@ def _argument_rows(namespace):
             f"{low}/weight_column",
             family,
             canned(class_name, "binary", init, weighted=True, weight_column="w"),
+        )
+    for low, class_name, init in (
+        ("dnn_classifier", "DNNClassifier", "dnn_1"),
+        ("linear_classifier", "LinearClassifier", None),
+        ("dnn_linear_combined_classifier", "DNNLinearCombinedClassifier", "combined_1"),
+    ):
+        add(
+            namespace,
+            f"{low}/tf1_hook",
+            low.split("_")[0],
+            canned(class_name, "binary", init, tf1_hook=True),
         )
     add(
         namespace,
@@ -547,9 +560,10 @@ class LogLines:
     """Collects the log lines that start with one of HOOK_TAGS, from TensorFlow's logger
     and every other (this kit logs under its modules' names)."""
 
-    def __init__(self):
+    def __init__(self, tags=HOOK_TAGS):
         import logging
 
+        self.tags = tuple(tags)
         self.lines = []
         self._logging = logging
         self._handler = logging.Handler(logging.INFO)
@@ -558,7 +572,7 @@ class LogLines:
 
     def _keep(self, record):
         message = record.getMessage()
-        if message.startswith(HOOK_TAGS) and (not self.lines or self.lines[-1][0] is not record):
+        if message.startswith(self.tags) and (not self.lines or self.lines[-1][0] is not record):
             self.lines.append((record, _SECONDS.sub("(<elapsed> sec)", message)))
 
     def __enter__(self):

@@ -80,37 +80,9 @@ NOT_SUPPORTED = re.compile(r"/export/.*/supervised_")
 
 # tf.compat.v1.estimator's differences this suite found (components/estimator/compat_v1),
 # expected to fail until fixed (strict: a fixed one then fails here, to be removed).
-AUC_PR = "V1 binary head: auc_precision_recall is not 2.15's V1 value"
 BN = "V1 DNN with batch_norm: predictions differ from 2.15's"
 HEAD = "2.15's V1 *Estimator refused a V2 head with its TF1 optimizer (ValueError); the kit trains"
-NONE = "2.15's V1 linear took optimizer=None (Ftrl at min(0.2, 1/sqrt(n))); the kit refuses it"
 KNOWN_V1_DIFFERENCES = {
-    "v1/baseline_classifier": AUC_PR,
-    "v1/baseline_classifier/adagrad": AUC_PR,
-    "v1/baseline_classifier/adam": AUC_PR,
-    "v1/baseline_classifier/ftrl": AUC_PR,
-    "v1/baseline_classifier/label_vocabulary": AUC_PR,
-    "v1/baseline_classifier/rmsprop": AUC_PR,
-    "v1/baseline_classifier/sgd": AUC_PR,
-    "v1/baseline_classifier/weight_column": AUC_PR,
-    "v1/dnn_classifier": AUC_PR,
-    "v1/dnn_classifier/adagrad": AUC_PR,
-    "v1/dnn_classifier/adam": AUC_PR,
-    "v1/dnn_classifier/ftrl": AUC_PR,
-    "v1/dnn_classifier/label_vocabulary": AUC_PR,
-    "v1/dnn_classifier/rmsprop": AUC_PR,
-    "v1/dnn_classifier/sgd": AUC_PR,
-    "v1/dnn_classifier/weight_column": AUC_PR,
-    "v1/dnn_linear_combined_classifier": AUC_PR,
-    "v1/dnn_linear_combined_classifier/dnn_adagrad": AUC_PR,
-    "v1/dnn_linear_combined_classifier/dnn_adam": AUC_PR,
-    "v1/dnn_linear_combined_classifier/dnn_ftrl": AUC_PR,
-    "v1/dnn_linear_combined_classifier/dnn_rmsprop": AUC_PR,
-    "v1/dnn_linear_combined_classifier/dnn_sgd": AUC_PR,
-    "v1/dnn_linear_combined_classifier/linear_adagrad": AUC_PR,
-    "v1/dnn_linear_combined_classifier/linear_adam": AUC_PR,
-    "v1/dnn_linear_combined_classifier/linear_ftrl": AUC_PR,
-    "v1/dnn_linear_combined_classifier/linear_rmsprop": AUC_PR,
     "v1/dnn_classifier/batch_norm": BN,
     "v1/dnn_estimator": HEAD,
     "v1/export/multi_label/parsing": HEAD,
@@ -118,7 +90,6 @@ KNOWN_V1_DIFFERENCES = {
     "v1/export/multi_label/raw_one_string": HEAD,
     "v1/export/multi_label/raw_several": HEAD,
     "v1/linear_estimator": HEAD,
-    "v1/linear_classifier/optimizer_none": NONE,
 }
 
 
@@ -161,3 +132,30 @@ def test_the_table_covers_every_canned_class_of_each_namespace():
             assert any(n.split("/")[1] == snake for n in names), (namespace, class_name)
         for optimizer in programs.OPTIMIZER_NAMES:
             assert f"{namespace}/dnn_classifier/{optimizer.lower()}" in names
+
+
+def test_a_warm_start_regex_that_matches_no_variable_is_named(tmp_path, caplog):
+    """2.15 passed over it in silence: a model could be warm-started with nothing."""
+    settings = estimator.WarmStartSettings(
+        programs.os.path.join(programs.INIT_DIR, "dnn_1"),
+        vars_to_warm_start=["dnn/hiddenlayer_.*", "linear/nothing_by_this_name.*"],
+    )
+    model = programs.build(estimator, "DNNClassifier", str(tmp_path), warm_start_from=settings)
+    with caplog.at_level("WARNING"):
+        model.train(programs.train_input_fn("binary"), steps=1)
+    named = [r.getMessage() for r in caplog.records if "matches none" in r.getMessage()]
+    assert len(named) == 1 and "'linear/nothing_by_this_name.*'" in named[0]
+    assert "dnn/hiddenlayer_0/kernel" in named[0]  # the names it could have matched
+
+
+def test_logging_tensor_hook_on_the_tf2_path_writes_2_15s_lines(tmp_path):
+    """A canned estimator's own logs (`loss`, `global_step`) under a dict's labels, in
+    the lines the graph path (TF1's hook) writes."""
+    model = programs.build(estimator, "LinearClassifier", str(tmp_path))
+    hook = estimator.LoggingTensorHook({"the_loss": "loss", "at": "global_step"}, every_n_iter=3)
+    with programs.LogLines(tags=["at = "]) as logs:
+        model.train(programs.train_input_fn("binary"), steps=7, hooks=[hook])
+    lines = [line for line in logs.messages() if line.startswith("at = ")]
+    assert len(lines) == 3  # steps 1, 4 and 7
+    assert re.fullmatch(r"at = 1, the_loss = 0\.693147\d*", lines[0]), lines[0]
+    assert all(line.endswith(" (<elapsed> sec)") for line in lines[1:]), lines
