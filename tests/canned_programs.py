@@ -46,7 +46,7 @@ PROGRAMS = {}  # "namespace/name" -> Program
 # the hooks and the constructors, in each namespace.
 FAST = re.compile(
     r"^v\d/([a-z_]+(/n_classes_3)?|dnn_classifier/[a-z]+|[a-z_]+/loss_reduction_sum"
-    r"|[a-z_]+/tf1_hook|export/binary/[a-z_]+|export/\w+/parsing|logging_tensor_hook/.*|constructor_parameters)$"
+    r"|[a-z_]+/tf1_hook|linear_classifier/warm_start\w*|export/binary/[a-z_]+|export/\w+/parsing|logging_tensor_hook/.*|constructor_parameters)$"
 )
 
 
@@ -188,28 +188,58 @@ INITS = {
     "dnn_3": ("DNNClassifier", {"n_classes": 3}),
     "dnn_bn_1": ("DNNClassifier", {"batch_norm": True}),
     "combined_1": ("DNNLinearCombinedClassifier", {}),
+    # A linear model 2.15 trained STEPS steps with its defaults: what a warm start carries.
+    "linear_trained": ("LinearClassifier", {}),
 }
 
 
 def make_inits(est, out_dir):
-    """Under 2.15: each INITS net as drawn (one step at learning rate 0), last checkpoint only."""
+    """Under 2.15: each INITS net not yet in `out_dir`, as drawn (one step at learning rate
+    0) or, for a `_trained` one, trained STEPS steps; its last checkpoint only."""
     for name, (class_name, kwargs) in INITS.items():
         model_dir = os.path.join(out_dir, name)
-        shutil.rmtree(model_dir, ignore_errors=True)
+        if os.path.isdir(model_dir):
+            continue
         zero = {"optimizer": keras.optimizers.legacy.SGD(0.0)}
         if class_name.startswith("DNNLinearCombined"):
             zero = {
                 "dnn_optimizer": keras.optimizers.legacy.SGD(0.0),
                 "linear_optimizer": keras.optimizers.legacy.SGD(0.0),
             }
-        model = build(est, class_name, model_dir, **kwargs, **zero)
-        model.train(train_input_fn("multi" if kwargs.get("n_classes") else "binary"), steps=1)
+        trained = name.endswith("_trained")
+        model = build(est, class_name, model_dir, **kwargs, **({} if trained else zero))
+        label_key = "multi" if kwargs.get("n_classes") else "binary"
+        model.train(train_input_fn(label_key), steps=STEPS if trained else 1)
         latest = tf.train.latest_checkpoint(model_dir)
         for path in glob.glob(os.path.join(model_dir, "*")):
             if not path.startswith(latest + ".") or path.endswith(".meta"):
                 shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
         with open(os.path.join(model_dir, "checkpoint"), "w") as f:
             f.write(f'model_checkpoint_path: "{os.path.basename(latest)}"\n')
+
+
+def vocab_warm_start(est, workdir):
+    """A linear model whose `c` vocabulary changed (a, b, c to c, a, z plus an OOV
+    bucket) warm-started from 2.15's trained one through a VocabInfo, then trained."""
+    os.makedirs(workdir, exist_ok=True)
+    old_vocab, new_vocab = os.path.join(workdir, "old.txt"), os.path.join(workdir, "new.txt")
+    for path, words in ((old_vocab, "abc"), (new_vocab, "caz")):
+        with open(path, "w") as f:
+            f.write("".join(word + "\n" for word in words))
+    fc = tf.feature_column
+    columns = [fc.categorical_column_with_vocabulary_file("c", new_vocab, num_oov_buckets=1)]
+    columns += [column for column in linear_columns() if column.name != "c"]
+    name = "linear/linear_model/c/weights"
+    settings = est.WarmStartSettings(
+        os.path.join(INIT_DIR, "linear_trained"),
+        vars_to_warm_start=".*",
+        var_name_to_vocab_info={name: est.VocabInfo(new_vocab, 3, 1, old_vocab)},
+    )
+    model = est.LinearClassifier(
+        columns, model_dir=os.path.join(workdir, "model"), warm_start_from=settings
+    )
+    model.train(train_input_fn("binary"), steps=2)
+    return {"predictions": predictions(model)}
 
 
 # ------------------------------------------------------------------ the table
@@ -315,6 +345,13 @@ def _default_rows(namespace):
 def _argument_rows(namespace):
     """Arguments whose handling differs quietly: reduction, vocabulary, weights, callables."""
     sum_reduction = Late(lambda est: keras.losses.Reduction.SUM)
+    add(
+        namespace,
+        "linear_classifier/warm_start",
+        "linear",
+        canned("LinearClassifier", "binary", "linear_trained"),
+    )
+    add(namespace, "linear_classifier/warm_start_vocabulary", "linear", vocab_warm_start)
     for low, class_name, init in (
         ("dnn_classifier", "DNNClassifier", "dnn_1"),
         ("linear_classifier", "LinearClassifier", None),
@@ -339,6 +376,13 @@ def _argument_rows(namespace):
             family,
             canned(class_name, "binary", init, weighted=True, weight_column="w"),
         )
+    add(
+        namespace,
+        "linear_classifier/warm_start",
+        "linear",
+        canned("LinearClassifier", "binary", "linear_trained"),
+    )
+    add(namespace, "linear_classifier/warm_start_vocabulary", "linear", vocab_warm_start)
     for low, class_name, init in (
         ("dnn_classifier", "DNNClassifier", "dnn_1"),
         ("linear_classifier", "LinearClassifier", None),

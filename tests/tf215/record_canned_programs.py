@@ -5,8 +5,8 @@ tests/data/tf215/canned_init/).
     bench/.venv-tf215/bin/python tests/tf215/record_canned_programs.py [NAME_REGEX]
 
 (`bench/estimator_vs_tf215.py` builds that venv.)  With a regex, only the matching
-programs are run again and the others' records kept.  The starting weights are drawn
-when canned_init/ is missing (delete it to draw them again, then re-record all).  A program that raises is
+programs are run again and the others' records kept.  Starting weights missing from
+canned_init/ are drawn first (delete one to draw it again, then re-record its users).  A program that raises is
 recorded as its error's type, which the test then expects too.
 """
 
@@ -43,8 +43,7 @@ def _write(results):
 
 
 def main(pattern=None):
-    if not os.path.isdir(programs.INIT_DIR):
-        programs.make_inits(tf.estimator, programs.INIT_DIR)
+    programs.make_inits(tf.estimator, programs.INIT_DIR)  # those not yet drawn
     results = {}
     if pattern is not None and os.path.exists(programs.RECORDED):
         with open(programs.RECORDED) as f:
