@@ -345,13 +345,6 @@ def _default_rows(namespace):
 def _argument_rows(namespace):
     """Arguments whose handling differs quietly: reduction, vocabulary, weights, callables."""
     sum_reduction = Late(lambda est: keras.losses.Reduction.SUM)
-    add(
-        namespace,
-        "linear_classifier/warm_start",
-        "linear",
-        canned("LinearClassifier", "binary", "linear_trained"),
-    )
-    add(namespace, "linear_classifier/warm_start_vocabulary", "linear", vocab_warm_start)
     for low, class_name, init in (
         ("dnn_classifier", "DNNClassifier", "dnn_1"),
         ("linear_classifier", "LinearClassifier", None),
