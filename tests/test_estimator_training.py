@@ -262,7 +262,8 @@ def test_training_summaries_include_loss_and_learning_rate(tmp_path):
     )
     rates = {tag: v for tag, v in scalars[20].items() if tag.endswith("learning_rate")}
     assert "loss" in scalars[20]
-    assert list(rates.values()) == [pytest.approx(0.05)]  # DNN's canned Adagrad rate
+    # A V2 DNN's Adagrad at Keras's own default rate, as tf.estimator 2.15 trained it.
+    assert list(rates.values()) == [pytest.approx(0.001)]
 
 
 def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):
