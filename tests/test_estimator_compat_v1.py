@@ -56,13 +56,13 @@ def test_every_public_name_of_tf_compat_v1_estimator_2_15_is_here(name):
 
 
 # 2.15's own V1 objects (not tf.estimator's): their parameters and defaults are checked.
-# (`tpu.*` is TPUEstimator's, checked with it; the parse-spec helpers take V2's arguments.)
+# (The parse-spec helpers take V2's arguments.)
 V1_OWN = sorted(
     name
     for name, entry in V1_API.items()
     if not entry["same_as_tf_estimator"]
     and entry["kind"] != "module"
-    and not name.startswith(("tpu.", "inputs."))
+    and not name.startswith("inputs.")
 )
 
 

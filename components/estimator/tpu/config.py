@@ -7,6 +7,7 @@ line is logged; the rest is kept for the program to read back.
 """
 
 import collections
+import functools
 import inspect
 import re
 
@@ -56,28 +57,27 @@ def parse_iterations_per_loop(value):
     return IterationsPerLoop(int(match.group("value")) * _SECONDS_PER[suffix], "seconds")
 
 
-class TPUConfig(collections.namedtuple("TPUConfig", list(_TPU_CONFIG_DEFAULTS))):
+_TPUConfigFields = collections.namedtuple(
+    "TPUConfig", list(_TPU_CONFIG_DEFAULTS), defaults=list(_TPU_CONFIG_DEFAULTS.values())
+)
+
+
+class TPUConfig(_TPUConfigFields):
     """tf.estimator 2.15's TPU settings, with its defaults.
 
     `iterations_per_loop` is checked as 2.15 checked it; on CPUs and GPUs 2.15 still
     ran one step per session call (every hook saw every step), as this kit does.
     """
 
+    @functools.wraps(_TPUConfigFields.__new__)  # 2.15's signature, for callers and inspect
     def __new__(cls, *args, **kwargs):
-        if len(args) > len(_TPU_CONFIG_DEFAULTS):
-            raise TypeError(f"TPUConfig takes at most {len(_TPU_CONFIG_DEFAULTS)} arguments.")
-        positional = dict(zip(_TPU_CONFIG_DEFAULTS, args, strict=False))
-        unknown = sorted(set(kwargs) - set(_TPU_CONFIG_DEFAULTS))
-        twice = sorted(set(kwargs) & set(positional))
-        if unknown or twice:
-            raise TypeError(f"TPUConfig: unknown arguments {unknown} or given twice {twice}.")
-        values = {**_TPU_CONFIG_DEFAULTS, **positional, **kwargs}
-        parse_iterations_per_loop(values["iterations_per_loop"])
+        config = super().__new__(cls, *args, **kwargs)
+        parse_iterations_per_loop(config.iterations_per_loop)
         for name in ("num_shards", "num_cores_per_replica"):
-            number = values[name]
+            number = getattr(config, name)
             if number is not None and (not isinstance(number, int) or number < 1):
                 raise ValueError(f"TPUConfig({name}={number!r}) must be a positive int or None.")
-        return super().__new__(cls, **values)
+        return config
 
 
 # The base RunConfig's arguments, carried over by `RunConfig.replace`.

@@ -15,6 +15,7 @@ is refused: TensorFlow 2.21 drives TPUs with `tf.distribute.TPUStrategy`.
 """
 
 import collections
+import enum
 import inspect
 import logging
 import math
@@ -239,6 +240,14 @@ def _check_params(model_fn, params, config, embedding_config_spec):
         )
 
 
+class ExportSavedModelApiVersion(enum.Enum):
+    """2.15's choice of how the TPU MetaGraph was exported; the kit writes only the
+    `serve` MetaGraph, where both versions are the same."""
+
+    V1 = 1
+    V2 = 2
+
+
 class TPUEstimator(Estimator):
     """tf.estimator 2.15's `TPUEstimator` with `use_tpu=False`: see the module's docstring."""
 
@@ -258,14 +267,15 @@ class TPUEstimator(Estimator):
         export_to_cpu=True,
         warm_start_from=None,
         embedding_config_spec=None,
-        export_saved_model_api_version=1,
+        export_saved_model_api_version=ExportSavedModelApiVersion.V1,
     ):
         if use_tpu:
             _refuse_tpu()
         _check_params(model_fn, params, config, embedding_config_spec)
-        if export_saved_model_api_version not in (1, 2):
+        if export_saved_model_api_version not in (*ExportSavedModelApiVersion, 1, 2):
             raise ValueError(
-                "TPUEstimator: export_saved_model_api_version must be 1 or 2, got "
+                "TPUEstimator: export_saved_model_api_version must be "
+                "ExportSavedModelApiVersion.V1 or V2 (or 1 or 2), got "
                 f"{export_saved_model_api_version!r}."
             )
         # (batch_axis and eval_on_tpu only place work on TPU cores: nothing to do here.)
