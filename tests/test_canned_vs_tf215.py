@@ -80,10 +80,8 @@ NOT_SUPPORTED = re.compile(r"/export/.*/supervised_")
 
 # tf.compat.v1.estimator's differences this suite found (components/estimator/compat_v1),
 # expected to fail until fixed (strict: a fixed one then fails here, to be removed).
-BN = "V1 DNN with batch_norm: predictions differ from 2.15's"
 HEAD = "2.15's V1 *Estimator refused a V2 head with its TF1 optimizer (ValueError); the kit trains"
 KNOWN_V1_DIFFERENCES = {
-    "v1/dnn_classifier/batch_norm": BN,
     "v1/dnn_estimator": HEAD,
     "v1/export/multi_label/parsing": HEAD,
     "v1/export/multi_label/raw_one_float": HEAD,
