@@ -312,21 +312,14 @@ def test_the_scan_sees_imports_in_functions_of_every_folder():
     assert ("pipeline.report", "pipeline") in edges
 
 
-# Within the Estimator library, `head` imports `canned.optimizers` in a function while the
-# canned estimators import `head`: its one module cycle, left to the library to untie.
-_MODULE_CYCLES_UNCHECKED_IN = ("components.estimator",)
-
-
 def test_no_modules_import_one_another_round_a_cycle():
-    modules = python_modules(REPO_ROOT)
-    graph = {
-        module: imported
-        for module, imported in module_graph().items()
-        if unit_of(module, modules) not in _MODULE_CYCLES_UNCHECKED_IN
-    }
-    assert {"pipeline.report.collect", "pipeline.__main__", "components.trainer.executor"} <= set(
-        graph
-    )
+    graph = module_graph()
+    assert {
+        "pipeline.report.collect",
+        "pipeline.__main__",
+        "components.trainer.executor",
+        "components.estimator.head",
+    } <= set(graph)
     cycle = find_cycle(graph)
     assert cycle is None, " -> ".join(cycle)
 

@@ -15,6 +15,7 @@ import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
 from components.estimator import export as export_lib
+from components.estimator import optimizers
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
@@ -204,9 +205,6 @@ def _with_regularization(loss, regularization_losses):
 
 def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
     """The TRAIN spec's op: `optimizer` on `trainable_variables`, or `train_op_fn(loss)`."""
-    # Imported here: the canned package imports this module.
-    from components.estimator.canned import optimizers
-
     if update_ops is not None and not isinstance(update_ops, (list, tuple)):
         raise ValueError(f"update_ops should be a list or a tuple. Given type: {type(update_ops)}.")
     if optimizer is not None:

@@ -9,7 +9,7 @@ import tensorflow as tf
 import tf_keras
 
 from components.estimator import head as head_lib
-from components.estimator.canned import optimizers
+from components.estimator import optimizers
 from components.estimator.estimator import Estimator
 
 LEARNING_RATE = 0.3

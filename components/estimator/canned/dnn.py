@@ -4,7 +4,8 @@ import tensorflow as tf
 import tf_keras
 
 from components.estimator import head as head_lib
-from components.estimator.canned import indicator, optimizers
+from components.estimator import optimizers
+from components.estimator.canned import indicator
 from components.estimator.canned.linear import check_features
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import ModeKeys

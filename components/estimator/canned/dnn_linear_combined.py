@@ -5,7 +5,7 @@ import math
 import tensorflow as tf
 
 from components.estimator import head as head_lib
-from components.estimator.canned import optimizers
+from components.estimator import optimizers
 from components.estimator.canned.dnn import dnn_logits
 from components.estimator.canned.linear import check_features, linear_logits
 from components.estimator.estimator import Estimator

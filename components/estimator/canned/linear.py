@@ -9,7 +9,8 @@ from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 from tf_keras.src.feature_column.dense_features_v2 import _StateManagerImplV2
 
 from components.estimator import head as head_lib
-from components.estimator.canned import indicator, optimizers
+from components.estimator import optimizers
+from components.estimator.canned import indicator
 from components.estimator.estimator import Estimator
 from components.estimator.sdca import LinearSDCA
 

@@ -19,7 +19,7 @@ from tensorflow.python.feature_column import sequence_feature_column
 
 from components.estimator import export as export_lib
 from components.estimator import head as head_lib
-from components.estimator.canned import optimizers
+from components.estimator import optimizers
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
