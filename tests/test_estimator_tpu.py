@@ -8,6 +8,7 @@ once under tf.estimator 2.15 (`tests/tf215/record_tpu_estimator.py`, into
 2.15 is deterministic: losses, metrics and predictions are compared to 1e-4.
 """
 
+import itertools
 import json
 import os
 import types
@@ -62,11 +63,19 @@ def test_params_carry_each_modes_batch_size_to_model_fn_and_input_fn(ran, tf215)
     assert ran["export_params"] == [{"mode": "infer", "batch_size": None, "use_tpu": False}]
 
 
+def _steps_read_beside_the_train_op(steps):
+    """The global step a hook or host_call reads in the same session call as the train op
+    is the step before or after its increment, whichever TF1's executor runs first (on
+    2.15 too; a busy machine shows both): call k sees k or k + 1, never going back."""
+    return all(k <= step <= k + 1 for k, step in enumerate(steps)) and steps == sorted(steps)
+
+
 def test_training_from_the_scaffold_fns_checkpoint_matches_2_15(ran, tf215):
     # iterations_per_loop=4: on CPUs 2.15 still ran one step per session call, so the
     # hook saw all 20 steps; so does this kit.
-    assert [step for step, _ in ran["steps"]] == list(range(20))
-    assert [step for step, _ in tf215["steps"]] == list(range(20))
+    for side in (ran, tf215):
+        assert len(side["steps"]) == 20
+        assert _steps_read_beside_the_train_op([step for step, _ in side["steps"]])
     ours = [loss for _, loss in ran["steps"]]
     theirs = [loss for _, loss in tf215["steps"]]
     assert ours == pytest.approx(theirs, abs=1e-4)
@@ -83,8 +92,13 @@ def test_training_from_the_scaffold_fns_checkpoint_matches_2_15(ran, tf215):
 
 
 def test_host_call_writes_its_summaries_every_step(ran, tf215):
-    assert ran["host_call_summaries"] == tf215["host_call_summaries"]
-    assert ran["host_call_summaries"]["host_loss"] == list(range(20))
+    # One summary a step, at the step read beside the train op (k or k + 1 for call k:
+    # the distinct steps run from 0 or 1 to 19 or 20 with no gap over 2).
+    for side in (ran, tf215):
+        assert list(side["host_call_summaries"]) == ["host_loss"]
+        steps = side["host_call_summaries"]["host_loss"]
+        assert steps[0] <= 1 and steps[-1] >= 19 and set(steps) <= set(range(21))
+        assert all(0 < later - earlier <= 2 for earlier, later in itertools.pairwise(steps))
 
 
 def test_eval_metrics_from_a_list_or_a_dict_of_tensors(ran, tf215):
