@@ -234,6 +234,7 @@ def run_zero_code(config, work_dir, stream=None):
     no push)."""
     from components.schema_file import SCHEMA_FILE_NAME, load_schema
     from components.statistics_gen.layout import read_split_statistics
+    from pipeline.config_values import trainer_candidates
     from pipeline.metadata import custom_property, latest_output
     from pipeline.pipeline import create_components
     from pipeline.runner import run_pipeline
@@ -246,7 +247,7 @@ def run_zero_code(config, work_dir, stream=None):
         metadata_path=None,
         enable_cache=False,
     )
-    several = len(config.candidates) > 1
+    several = len(trainer_candidates(config)) > 1  # the Trainer's own rule
     last = "Trainer" if several else "SchemaGen"
     nodes = create_components(config, resolver=False)
     nodes = nodes[: [node.id for node in nodes].index(last) + 1]
