@@ -4,14 +4,14 @@ With estimator_fn "auto" the Trainer fits a small fixed set of candidates (the a
 `CANDIDATES`), each in a folder of its own under the ModelRun, each stopped early on the part
 of the train split held out for validation; the one with the lowest validation loss wins
 (log loss for classifiers, squared error for regressors: the proper scores, which reward
-ranking and calibrated probabilities at once). The losers' folders are removed; their scores,
-costs and stop reasons stay in the run record, with the reason the winner won.
+ranking and calibrated probabilities at once). Of the losers' folders only their TensorBoard
+event files are kept (their curves, for the run report and `tensorboard --logdir`); their
+scores, costs and stop reasons stay in the run record, with the reason the winner won.
 """
 
 import dataclasses
 import math
 import os
-import shutil
 
 from components import progress
 from components.trainer import stopping
@@ -103,8 +103,22 @@ def fit_and_choose(models, model_run_uri, fit):
     best = min(fitted, key=lambda f: stopping.validation_loss(f.outcome.validation))
     for loser in fitted:
         if loser is not best:
-            shutil.rmtree(loser.estimator.model_dir, ignore_errors=True)
+            keep_only_event_files(loser.estimator.model_dir)
     return dataclasses.replace(best, others=tuple(f for f in fitted if f is not best))
+
+
+EVENTS_PREFIX = "events.out.tfevents"
+
+
+def keep_only_event_files(folder):
+    """Removes from `folder` all but its TensorBoard event files (checkpoints and exports are
+    the bulk; the curves are small and are what a reader compares candidates by)."""
+    for parent, _, names in os.walk(folder, topdown=False):
+        for name in names:
+            if not name.startswith(EVENTS_PREFIX):
+                os.remove(os.path.join(parent, name))
+        if parent != folder and not os.listdir(parent):
+            os.rmdir(parent)
 
 
 def _shown(validation):
