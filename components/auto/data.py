@@ -50,8 +50,11 @@ class LabelColumn:
         return len(self.values)
 
 
-def csv_files(data_path: str) -> list[str] | None:
-    """The CSV files ExampleGen reads, or None when `data_path` is not readable here."""
+def csv_files(data_path: str | list[str]) -> list[str] | None:
+    """The CSV files ExampleGen reads, or None when `data_path` is not readable here; a list
+    is the files a span pattern's window holds (components/example_gen/spans.py)."""
+    if isinstance(data_path, list):
+        return data_path or None
     if os.path.isdir(data_path):
         pattern = os.path.join(data_path, "*.csv")
         return sorted(glob.glob(pattern, include_hidden=True)) or None
