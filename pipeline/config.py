@@ -47,7 +47,9 @@ class PipelineConfig:
         kind="path",
         flag="--data",
         commands=(*BUILD, "init", *HISTORY),
-        help="CSV file, or folder of *.csv files, to ingest. Without a definition this runs "
+        help="CSV file, or folder of *.csv files, to ingest; or a span pattern such as "
+        "'landing/span-{SPAN}/*.csv' (data.spans says which spans). Without a definition "
+        "this runs "
         "zero code: with --label, every setting not given is inferred (the schema by "
         "SchemaGen, preprocessing_fn and estimator_fn auto, the task from the label). For "
         "runs, models, rollback and report: the data `run --data` ran on, which names the "
@@ -119,6 +121,16 @@ class PipelineConfig:
     )
 
     # ExampleGen
+    data_spans: str = setting(
+        "1",
+        key="data.spans",
+        flag="--spans",
+        metavar="N|FIRST..LAST",
+        help="With a span pattern in data.path ({SPAN}, or {YYYY}{MM}{DD}, and {VERSION}, "
+        "as TFX's): N reads the newest N spans (1: the latest; more: a rolling window), "
+        "FIRST..LAST the spans of a fixed range (numbers, or dates YYYY-MM-DD). Resolved "
+        "when the run reads the data (docs/guide/retraining.md).",
+    )
     split_key: str = setting(
         "",
         key="data.split_key",

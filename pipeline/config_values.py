@@ -41,9 +41,13 @@ def _set(config, name, value):
 
 
 def name_of(data_path):
-    """A pipeline name from the data file's (or folder's) name; always a name by
-    `check_pipeline_name`'s rule (a leading '-' dropped: "-x.csv" names "x")."""
-    name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(str(data_path).rstrip("/")).stem)
+    """A pipeline name from the data file's (or folder's) name, a span pattern's from the
+    folder above its first spec ('landing/span-{SPAN}/*.csv' names "landing"); always a
+    name by `check_pipeline_name`'s rule (a leading '-' dropped: "-x.csv" names "x")."""
+    data_path = str(data_path)
+    if "{" in data_path:
+        data_path = os.path.dirname(data_path[: data_path.index("{")]) or data_path
+    name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(data_path.rstrip("/")).stem)
     return name.strip("_").lstrip("-") or "data"
 
 
@@ -69,6 +73,9 @@ def check(config):
     check_kinds(config.warn_only_anomalies)
     _check_thresholds(config)
     _set(config, "missing_values", tuple(config.missing_values))
+    from components.example_gen.spans import parse_window
+
+    parse_window(config.data_spans, config.data_path)
     if not config.raw_label_key:
         raise ValueError("raw_label_key: name the CSV column to predict.")
     if not config.pipeline_name:
@@ -214,11 +221,13 @@ def resolve_from_data(config):
     naming the columns and the closest one, when the label is not a column (of data readable
     here), and when the label has no value at all."""
     from components.auto.data import check_column, resolve_task
+    from components.example_gen.spans import resolved_files
 
+    data = resolved_files(config.data_path, config.data_spans)  # a span pattern's window now
     for column in config.features or config.exclude_features:
-        check_column(config.data_path, column, "feature")
+        check_column(data, column, "feature")
     task, num_classes = resolve_task(
-        config.data_path,
+        data,
         config.raw_label_key,
         config.task,
         config.num_classes,
@@ -228,22 +237,23 @@ def resolve_from_data(config):
     if (task, num_classes) != (config.task, config.num_classes):
         changes.update(task=task, num_classes=num_classes)
     if config.left_out is None:
-        changes.update(_left_out(config))
+        changes.update(_left_out(config, data))
     return dataclasses.replace(config, **changes) if changes else config
 
 
-def _left_out(config):
-    """`left_out` and `exclude_features` with the columns without signal (none when the
-    user chose the features, or the preprocessing is theirs)."""
+def _left_out(config, data):
+    """`left_out` and `exclude_features` with the columns without signal in `data` (the
+    data path, or the files of its window) (none when the user chose the features, or the
+    preprocessing is theirs)."""
     if config.preprocessing_fn != AUTO or config.features:
         return {"left_out": ()}
     from components.auto.columns import columns_without_signal
     from components.auto.data import check_column
 
-    found = columns_without_signal(config.data_path, config.raw_label_key, config.missing_values)
+    found = columns_without_signal(data, config.raw_label_key, config.missing_values)
     left_out = tuple((name, why) for name, why in found if name not in config.exclude_features)
     excluded = (*config.exclude_features, *(name for name, _ in left_out))
-    if left_out and len(excluded) == len(check_column(config.data_path, config.raw_label_key)) - 1:
+    if left_out and len(excluded) == len(check_column(data, config.raw_label_key)) - 1:
         raise ValueError(
             "no column but the label carries a signal: "
             + ", ".join(f"{name} ({why})" for name, why in left_out)

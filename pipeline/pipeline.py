@@ -59,6 +59,7 @@ def data_components(config):
     given_schema = schema_importer.outputs["schema"] if schema_importer else None
     example_gen = ExampleGen(
         input_base=config.data_path,
+        data_spans=config.data_spans,
         schema=given_schema,
         split_key=config.split_key,
         split_ratios=config.split_ratios,

@@ -5,7 +5,7 @@ import json
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.types import channel, component_spec, standard_artifacts
 
-from components.example_gen import executor
+from components.example_gen import executor, spans
 from components.example_gen.missing import (
     DEFAULT_MAX_UNLABELED_ROW_FRACTION,
     DEFAULT_MISSING_VALUES,
@@ -16,8 +16,11 @@ from components.input_fingerprint import InputFingerprintDriver
 
 class ExampleGenSpec(component_spec.ComponentSpec):
     PARAMETERS = {
-        # A CSV file, or a folder whose *.csv files are all read.
+        # A CSV file, or a folder whose *.csv files are all read; or a span pattern
+        # (spans.py), resolved when the component runs.
         "input_base": component_spec.ExecutionParameter(type=str),
+        # Which spans of a span pattern are read: N newest, or FIRST..LAST (spans.py).
+        "data_spans": component_spec.ExecutionParameter(type=str, optional=True),
         # Column whose text decides the split; '' hashes the whole line.
         "split_key": component_spec.ExecutionParameter(type=str, optional=True),
         # JSON object {split name: integer weight}.
@@ -41,13 +44,25 @@ class ExampleGenSpec(component_spec.ComponentSpec):
 
 
 class ExampleGenDriver(InputFingerprintDriver):
-    """Fingerprints the CSV files, so a rerun on changed data is not served from cache."""
+    """Fingerprints the CSV files, so a rerun on changed data is not served from cache; a span
+    pattern is resolved here, and the executor reads the spans the fingerprint is of."""
 
     def input_files(self, exec_properties):
         try:
-            return executor.list_csv_files(exec_properties["input_base"])
+            window = executor.resolve_window(exec_properties)
+            self._window = window
+            return (
+                window.files() if window else executor.list_csv_files(exec_properties["input_base"])
+            )
         except ValueError:
             return [exec_properties["input_base"]]  # the executor fails saying why
+
+    def run(self, execution_info):
+        self._window = None
+        output = super().run(execution_info)
+        if self._window is not None:
+            output.exec_properties[spans.RESOLVED_KEY].string_value = spans.to_json(self._window)
+        return output
 
 
 class ExampleGen(base_component.BaseComponent):
@@ -73,8 +88,10 @@ class ExampleGen(base_component.BaseComponent):
         missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES,
         raw_label_key: str = "",
         max_unlabeled_row_fraction: float = DEFAULT_MAX_UNLABELED_ROW_FRACTION,
+        data_spans: str = spans.DEFAULT_WINDOW,
     ):
         parse_split_ratios(split_ratios)
+        spans.parse_window(data_spans, str(input_base))
         for name, value in [
             ("max_bad_row_fraction", max_bad_row_fraction),
             ("max_unlabeled_row_fraction", max_unlabeled_row_fraction),
@@ -84,6 +101,7 @@ class ExampleGen(base_component.BaseComponent):
         super().__init__(
             spec=ExampleGenSpec(
                 input_base=str(input_base),
+                data_spans=str(data_spans),
                 split_key=split_key,
                 split_ratios=split_ratios,
                 max_bad_row_fraction=float(max_bad_row_fraction),

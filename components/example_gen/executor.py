@@ -39,6 +39,7 @@ from tfx.types import artifact_utils
 
 from components.beam_executor import BeamExecutor
 from components.example_encoding import serialize_examples
+from components.example_gen import spans
 from components.example_gen.csv_text import (
     RawReader,
     block_bytes,
@@ -341,6 +342,19 @@ def _feature_specs(schema: schema_pb2.Schema) -> dict[str, tuple[str, bool]]:
     return specs
 
 
+def resolve_window(exec_properties) -> "spans.Window | None":
+    """The spans a span pattern's run reads (as its driver resolved them, else now); None
+    for a file or folder."""
+    input_base = exec_properties["input_base"]
+    if not spans.is_pattern(input_base):
+        return None
+    if exec_properties.get(spans.RESOLVED_KEY):
+        return spans.from_json(exec_properties[spans.RESOLVED_KEY])
+    window = spans.resolve(input_base, exec_properties.get("data_spans") or spans.DEFAULT_WINDOW)
+    logging.info("ExampleGen: %s reads %s", input_base, window.describe())
+    return window
+
+
 def list_csv_files(input_base: str) -> list[str]:
     if tf.io.gfile.isdir(input_base):
         files = sorted(tf.io.gfile.glob(os.path.join(input_base, "*.csv")))
@@ -468,7 +482,9 @@ class Executor(BeamExecutor):
         max_unlabeled = exec_properties.get("max_unlabeled_row_fraction")
         if max_unlabeled is None:
             max_unlabeled = DEFAULT_MAX_UNLABELED_ROW_FRACTION
-        features, files = _columns_and_files(input_dict, input_base, missing)
+        window = resolve_window(exec_properties)
+        input_files = window.files() if window else list_csv_files(input_base)
+        features, files = _columns_and_files(input_dict, input_base, input_files, missing)
         if split_key and split_key not in features:
             raise ValueError(f"split_key {split_key!r} is not a column of the CSV files")
         if label and label not in features:
@@ -477,8 +493,9 @@ class Executor(BeamExecutor):
         # The local runner's driver sets it; on Vertex, which runs no driver, the same here.
         examples.set_string_custom_property(
             FINGERPRINT_KEY,
-            exec_properties.get(FINGERPRINT_KEY) or files_fingerprint(list_csv_files(input_base)),
+            exec_properties.get(FINGERPRINT_KEY) or files_fingerprint(input_files),
         )
+        _record_spans(examples, window)
         split_dirs = [os.path.join(examples.uri, f"Split-{name}") for name in ratios]
         rejected_dir = os.path.join(examples.uri, REJECTED_DIR)
         summary_path = os.path.join(self._get_tmp_dir(), "example_gen_summary.jsonl")
@@ -506,15 +523,29 @@ class Executor(BeamExecutor):
         _describe_examples(examples, list(ratios), counts, features)
 
 
-def _columns_and_files(input_dict, input_base: str, missing) -> tuple[dict, list[str]]:
-    """(each column's (kind, required), the CSV files to read): the schema's columns and
-    the files with its header when a schema is given, else the columns inferred from the
-    files whose header they share."""
+def _record_spans(examples, window: "spans.Window | None") -> None:
+    """`span` and `version` as TFX's ExampleGen records them (the newest span read; span 0
+    for data with no span), and `spans`, every span read."""
+    span = window.newest.number if window else 0
+    examples.span = span
+    examples.set_int_custom_property(spans.SPAN_PROPERTY, span)
+    if window is None:
+        return
+    if window.newest.version is not None:
+        examples.version = window.newest.version
+        examples.set_int_custom_property(spans.VERSION_PROPERTY, window.newest.version)
+    examples.set_string_custom_property(spans.SPANS_PROPERTY, json.dumps(window.record()))
+
+
+def _columns_and_files(input_dict, input_base: str, input_files, missing) -> tuple[dict, list]:
+    """(each column's (kind, required), the CSV files to read) of `input_files`: the schema's
+    columns and the files with its header when a schema is given, else the columns inferred
+    from the files whose header they share."""
     if input_dict.get("schema"):
         features = _feature_specs(load_schema_artifact(input_dict["schema"]))
-        files = [path for path in list_csv_files(input_base) if _has_header(path, features)]
+        files = [path for path in input_files if _has_header(path, features)]
     else:
-        files, header = headed_files(list_csv_files(input_base))
+        files, header = headed_files(input_files)
         kinds = infer_column_kinds(files, header, missing=missing) if files else {}
         logging.info("ExampleGen: column types inferred from the data: %s", kinds)
         features = {name: (kind, False) for name, kind in kinds.items()}
