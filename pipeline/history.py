@@ -40,6 +40,8 @@ RUN_KEYS = (
     "failed_component",
     "input_rows",
     "input_fingerprint",
+    "spans",
+    "warm_started_from",
     "metrics",
     "blessed",
     "pushed_version",
@@ -62,6 +64,7 @@ MODEL_KEYS = (
     "metrics",
     "input_rows",
     "input_fingerprint",
+    "spans",
     "definition",
     "definition_sha256",
     "code_version",
@@ -93,6 +96,24 @@ def code_version(folder=REPO_ROOT):
         return None
     dirty = "-dirty" if changes.returncode != 0 or changes.stdout.strip() else ""
     return commit.stdout.strip() + dirty
+
+
+def spans_read(examples):
+    """[{"span": N, "version": V or None}, ...] the Examples artifact was read from (a span
+    pattern, components/example_gen/spans.py), oldest first; None for a file or folder."""
+    recorded = custom_property(examples, "spans")
+    if not recorded:
+        return None
+    return [{"span": span, "version": version} for span, version in json.loads(recorded)]
+
+
+def format_spans(spans):
+    """Spans for a table: "3", "2-3", "3 v2" (the newest span's version)."""
+    if not spans:
+        return ""
+    first, last = spans[0], spans[-1]
+    text = str(last["span"]) if len(spans) == 1 else f"{first['span']}-{last['span']}"
+    return text + ("" if last["version"] is None else f" v{last['version']}")
 
 
 def _store_or_none(metadata_path, writable=False):
@@ -202,6 +223,8 @@ class History(metadata.PipelineRecords):
             "failed_component": self.node_of.get(failed[0].id) if failed else None,
             "input_rows": custom_property(examples, "num_rows"),
             "input_fingerprint": custom_property(examples, "input_fingerprint"),
+            "spans": spans_read(examples),
+            "warm_started_from": self.warm_start_run(run),
             "metrics": self.metrics(evaluation) if with_metrics else {},
             "blessed": blessed,
             "pushed_version": int(pushed_version) if pushed_version else None,
@@ -209,6 +232,17 @@ class History(metadata.PipelineRecords):
             "definition_sha256": custom_property(run, DEFINITION_SHA256_PROPERTY),
             "code_version": custom_property(run, CODE_VERSION_PROPERTY),
         }
+
+    def warm_start_run(self, run):
+        """The id of the run that trained the model `run`'s Trainer warm-started from, or
+        None (no warm start, or a model from no run of this pipeline)."""
+        for execution in self.run_executions[run.id]:
+            if self.node_of.get(execution.id) != "Trainer":
+                continue
+            for model in self.inputs.get(execution.id, {}).get("base_model", []):
+                origin = self.run_of.get(self.producer.get(model.id))
+                return origin.name if origin is not None else None
+        return None
 
     def runs(self, with_metrics=True):
         """Every run of the pipeline, newest first, as RUN_KEYS dicts."""
@@ -401,6 +435,7 @@ def format_runs(records):
         "OUTCOME",
         "ROWS",
         "INPUT",
+        "SPANS",
         "METRICS",
         "BLESSED",
         "VERSION",
@@ -414,6 +449,7 @@ def format_runs(records):
             outcome(r),
             _cell(r["input_rows"]),
             fingerprint_digest(r["input_fingerprint"]),
+            format_spans(r["spans"]),
             _headline(r["metrics"]),
             _cell(r["blessed"]),
             _cell(r["pushed_version"]),
@@ -440,6 +476,7 @@ def format_models(records):
         "METRICS",
         "BLESSED",
         "INPUT",
+        "SPANS",
         "DEFINITION",
         "CODE",
         "REASON",
@@ -453,6 +490,7 @@ def format_models(records):
             _headline(r["metrics"]),
             _cell(r["blessed"]),
             fingerprint_digest(r["input_fingerprint"]),
+            format_spans(r["spans"]),
             os.path.relpath(r["definition"]) if r["definition"] else "",
             _commit(r["code_version"]),
             _cell(r["reason"]),

@@ -98,6 +98,9 @@ class RunSummary:
     left_out: tuple[tuple[str, str], ...] = ()
     stop_reason: str | None = None  # why the Trainer stopped training
     model_choice: dict | None = None  # components/trainer/candidates.py `record`
+    spans: str | None = None  # the spans of a span pattern read, e.g. "spans 2-3"
+    # Why nothing ran: the window holds nothing newer than the served model's (`nothing_new`).
+    nothing_new: str | None = None
 
     @property
     def exit_code(self):
@@ -108,6 +111,8 @@ class RunSummary:
 
     def format(self):
         lines = ["", "Summary"]
+        if self.nothing_new:
+            return "\n".join([*lines, f"  nothing new: {self.nothing_new}"])
         if self.metrics:
             lines.append(
                 "  eval metrics (overall slice): "
@@ -174,8 +179,8 @@ class RunSummary:
         return lines
 
     def _data_lines(self):
-        """The rows set aside and the columns left out, when there are any."""
-        lines = []
+        """The spans read, the rows set aside and the columns left out, when there are any."""
+        lines = [f"  data: {self.spans}"] if self.spans else []
         set_aside = [
             (n, what)
             for n, what in [(self.unlabeled_rows, "without a label"), (self.bad_rows, "malformed")]
@@ -255,6 +260,48 @@ def summarize(config):
         bad_rows=custom(examples, "num_rejected") or 0,
         rejected_dir=os.path.join(examples.uri, REJECTED_DIR) if examples is not None else None,
         left_out=config.left_out or (),
+        spans=_spans_line(examples),
+    )
+
+
+def _spans_line(examples):
+    """The spans `examples` was read from, as the summary shows them; None without any."""
+    read = history.spans_read(examples)
+    if not read:
+        return None
+    return f"span{'s' if len(read) > 1 else ''} {history.format_spans(read)}"
+
+
+def nothing_new(config):
+    """Why a run of `config` would train on nothing newer than the served model was trained
+    on, or None: its data is a span pattern read through a rolling window (a fixed range is
+    read as asked), and the window's newest span (and version) is not above the served
+    model's (`python -m pipeline models`)."""
+    from components.example_gen import spans
+
+    if not spans.is_pattern(config.data_path):
+        return None
+    if spans.parse_window(config.data_spans)[1] is not None:
+        return None
+    if not os.path.exists(config.resolved_metadata_path):
+        return None
+    window = spans.resolve(config.data_path, config.data_spans)
+    served = history.load(config).models(config.resolved_serving_model_dir, with_metrics=False)
+    served = next((record for record in served if record["serving"]), None)
+    if served is None or not served["spans"]:
+        return None
+
+    def order(number, version):
+        return number, -1 if version is None else version
+
+    trained = served["spans"][-1]
+    newest = window.newest
+    if order(newest.number, newest.version) > order(trained["span"], trained["version"]):
+        return None
+    return (
+        f"the newest of {config.data_path} is {newest.describe()}, which the served model "
+        f"(version {served['version']}) was trained on already; nothing was trained or pushed. "
+        "A new span runs again; data_spans FIRST..LAST retrains on spans already read."
     )
 
 
@@ -300,6 +347,9 @@ def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
     `stream` gets the per-component progress lines and warnings.
     """
     config = config.resolve_from_data()  # the summary names the resolved task's gate
+    reason = nothing_new(config)
+    if reason:
+        return RunSummary({}, None, None, reason, [], None, nothing_new=reason)
     run_pipeline(config, None, stream, verbose, reporter)
     return summarize(config)
 
