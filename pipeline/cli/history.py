@@ -36,7 +36,8 @@ _JSON_KEYS = " JSON keys: docs, Operating retraining."
 @_history_command(
     "runs",
     help="Each run: id, start, duration, outcome (pushed, not blessed, failed with the "
-    "failing component, incomplete), input rows and fingerprint, overall metrics, blessed, "
+    "failing component, incomplete), input rows and fingerprint, the spans read (a span "
+    "pattern's), the run whose model it warm-started from, overall metrics, blessed, "
     "pushed version, definition and code version." + _JSON_KEYS,
     short_help="List the pipeline's local runs, newest first, from ML Metadata.",
 )
@@ -48,7 +49,7 @@ def runs(ctx, as_json, **_):
 @_history_command(
     "models",
     help="Each version in the serving folder or recorded as pushed: metrics, the run, data "
-    "fingerprint, definition and code version behind it, whether it is a rollback, and "
+    "fingerprint and spans, definition and code version behind it, whether it is a rollback, and "
     "whether it is served now (the highest version number)." + _JSON_KEYS,
     short_help="List the pushed model versions, highest first, with their lineage and which "
     "one is served.",
