@@ -6,6 +6,8 @@
                                                   # (and Debian's chromium, if missing)
     python3 bootstrap.py lint                     # ruff format --check, ruff check
     python3 bootstrap.py docs                     # mkdocs build --strict into build/site
+    python3 bootstrap.py docs --serve [PORT]      # ... then serve it on 127.0.0.1 (search
+                                                  # needs a server: a page from disk has none)
 
 Needs only `python3` (3.11-3.12) and access to the package index.  The
 environment is installed once; later calls reuse it unless `requirements.lock`
@@ -112,16 +114,37 @@ def lint():
     return 0
 
 
-def docs():
+DOCS_PORT = 8000
+
+
+def docs(args=()):
     """Builds the docs site (`mkdocs.yml`, pages under `docs/`) into `build/site`, in strict
-    mode: a broken link, a page missing from the nav or any other warning fails the build."""
+    mode: a broken link, a page missing from the nav or any other warning fails the build.
+    With `--serve [PORT]`, serves it on 127.0.0.1 until interrupted: every page works opened
+    from disk but search, which runs in a web worker that a browser starts only for a page
+    with an origin."""
+    serve = bool(args) and args[0] == "--serve"
+    if (args and not serve) or len(args) > 2 or (len(args) == 2 and not args[1].isdigit()):
+        print("usage: python3 bootstrap.py docs [--serve [PORT]]", file=sys.stderr)
+        return 2
     mkdocs = VENV / "bin" / "mkdocs"
     cmd = [mkdocs, "build", "--strict", "--clean", "--site-dir", DOCS_SITE]
     if subprocess.run([str(c) for c in cmd], cwd=ROOT).returncode != 0:
         print("\nDocs build failed: fix the warnings above (mkdocs, strict mode).", file=sys.stderr)
         return 1
     print(f"Docs site: {DOCS_SITE}/index.html", file=sys.stderr)
-    return 0
+    if not serve:
+        print(
+            "  (search needs the site served: python3 bootstrap.py docs --serve)", file=sys.stderr
+        )
+        return 0
+    port = int(args[1]) if len(args) == 2 else DOCS_PORT
+    print(f"Serving it at http://127.0.0.1:{port}/index.html (Ctrl-C stops)", file=sys.stderr)
+    cmd = [PYTHON, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", DOCS_SITE]
+    try:
+        return subprocess.run([str(c) for c in cmd], cwd=ROOT).returncode
+    except KeyboardInterrupt:
+        return 0
 
 
 def _parallel(pytest_args):
@@ -143,7 +166,7 @@ def main(argv):
     if command == "lint":
         return lint()
     if command == "docs":
-        return docs()
+        return docs(rest)
     if command == "run":
         cmd = [str(PYTHON), "-m", "pipeline", "run", *rest]
     else:

@@ -17,19 +17,11 @@ import re
 
 import pytest
 
+from tests.browser import Page, chromium
 from tests.conftest import TAXI_DEFINITION, copy_of_run
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 _IMPOSSIBLE_AUC = 1.01
 
 
@@ -85,65 +77,8 @@ def runs(pipeline_run, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Debian Chromium, driven by Playwright."""
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(
-            f"Chromium is not installed at {CHROMIUM}: install Debian's package "
-            "(`apt-get install chromium`, as `python3 bootstrap.py test` does) to check the report renders."
-        )
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-class Page:
-    """A report opened in Chromium, with every error and request it made."""
-
-    def __init__(self, browser, path):
-        self.path = os.path.abspath(path)
-        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
-        self.errors, self.requests = [], []
-        self.page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
-        self.page.on(
-            "console",
-            lambda m: (
-                self.errors.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
-        self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on(
-            "dialog", lambda d: (self.errors.append(f"dialog {d.type}: {d.message}"), d.dismiss())
-        )
-        self.page.goto(f"file://{self.path}")
-        self.page.wait_for_load_state("load")
-
-    def count(self, selector):
-        return self.page.locator(selector).count()
-
-    def texts(self, selector):
-        return [t.strip() for t in self.page.locator(selector).all_inner_texts()]
-
-    def svg_texts(self, selector):
-        """The text of SVG elements, which have no inner text."""
-        return self.page.locator(selector).all_text_contents()
-
-    def row(self, table, first_cell):
-        """The cells of the row of `table` (a selector) whose first cell is `first_cell`."""
-        for row in self.page.locator(f"{table} tbody tr").all():
-            cells = [c.strip() for c in row.locator("td").all_inner_texts()]
-            if cells and cells[0] == first_cell:
-                return cells
-        raise AssertionError(f"no row {first_cell!r} in {table}: {self.texts(table)}")
-
-    def check_renders_alone(self):
-        """No script error or dialog, and nothing loaded but the file itself."""
-        assert self.errors == []
-        assert self.requests == [f"file://{self.path}"]
+    with chromium() as launched:
+        yield launched
 
 
 def _fmt(value):
