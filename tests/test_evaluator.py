@@ -17,18 +17,29 @@ from components.evaluator.executor import (
     slice_groups,
     validation_result,
 )
+from components.evaluator.plots import (
+    CALIBRATION_PLOT,
+    CONFUSION_MATRIX_PLOT,
+    MULTI_CLASS_CONFUSION_MATRIX_PLOT,
+    plot_data,
+)
 from components.evaluator.tasks import BlessingGate
 
 
-def _values(task, labels, predictions, batches=3):
-    """The overall metrics with the rows cut into `batches` parts merged afterwards, as
-    Beam merges them."""
+def _merged(task, labels, predictions, batches=3):
+    """The overall totals with the rows cut into `batches` parts merged afterwards, as Beam
+    merges them."""
     parts = []
     for rows in np.array_split(np.arange(len(labels)), batches):
         n = len(rows)
         (part,) = task.totals(labels[rows], predictions[rows], np.ones(n), np.zeros(n, int), 1)
         parts.append(part)
-    return task.values(totals_lib.merge(parts))
+    return totals_lib.merge(parts)
+
+
+def _values(task, labels, predictions, batches=3):
+    """The overall metrics, from `_merged` totals."""
+    return task.values(_merged(task, labels, predictions, batches))
 
 
 def _exact_auc(labels, scores):
@@ -170,6 +181,63 @@ def test_per_slice_totals_equal_each_slice_scored_alone():
     for g in range(5):
         alone = _values(task, labels[groups == g], scores[groups == g], 1)
         assert task.values(per_slice[g]) == pytest.approx(alone)
+
+
+def test_binary_plots_count_the_examples_above_each_threshold_and_per_probability_bucket():
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 2, 2000).astype(float)
+    scores = np.round(np.clip(0.3 * labels + rng.uniform(0, 0.7, 2000), 0, 1), 3)
+    data = plot_data("binary", _merged(totals_lib.BinaryTask(), labels, scores))
+    matrices = data[CONFUSION_MATRIX_PLOT].confusion_matrix_at_thresholds.matrices
+    assert len(matrices) == 1001 and matrices[0].threshold < 0 < 1 < matrices[-1].threshold
+    for matrix in matrices[1::97]:
+        positive = scores > matrix.threshold + 1e-6  # clear of the bucket edges
+        assert matrix.true_positives == pytest.approx(np.sum(positive & (labels == 1)), abs=3)
+        assert matrix.false_positives == pytest.approx(np.sum(positive & (labels == 0)), abs=3)
+        assert matrix.true_positives + matrix.false_negatives == labels.sum()
+    assert matrices[0].recall == 1 and matrices[-1].recall == 0 and matrices[-1].precision == 1
+    buckets = data[CALIBRATION_PLOT].calibration_histogram_buckets.buckets
+    assert sum(b.num_weighted_examples.value for b in buckets) == 2000
+    for b in buckets:
+        inside = (scores >= b.lower_threshold_inclusive) & (scores < b.upper_threshold_exclusive)
+        assert b.num_weighted_examples.value == inside.sum()
+        assert b.total_weighted_label.value == labels[inside].sum()
+        assert b.total_weighted_refined_prediction.value == pytest.approx(scores[inside].sum())
+
+
+def test_multiclass_plot_is_the_confusion_of_label_and_most_probable_class():
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 500)
+    probabilities = rng.dirichlet([1, 1, 1], 500)
+    data = plot_data(
+        "multiclass", _merged(totals_lib.MulticlassTask(3), labels.astype(float), probabilities)
+    )
+    (matrix,) = data[
+        MULTI_CLASS_CONFUSION_MATRIX_PLOT
+    ].multi_class_confusion_matrix_at_thresholds.matrices
+    predicted = probabilities.argmax(axis=1)
+    assert len(matrix.entries) == 9
+    for entry in matrix.entries:
+        expected = np.sum(
+            (labels == entry.actual_class_id) & (predicted == entry.predicted_class_id)
+        )
+        assert entry.num_weighted_examples == expected
+
+
+def test_regression_plot_buckets_predictions_by_two_significant_digits_in_any_units():
+    rng = np.random.default_rng(6)
+    predictions = np.concatenate([rng.normal(0, 3, 300), rng.uniform(1e5, 3e5, 300), [0.0]])
+    labels = predictions + rng.normal(0, 1, len(predictions))
+    data = plot_data("regression", _merged(totals_lib.RegressionTask(), labels, predictions))
+    buckets = data[CALIBRATION_PLOT].calibration_histogram_buckets.buckets
+    assert sum(b.num_weighted_examples.value for b in buckets) == len(predictions)
+    for b in buckets:
+        low, high = b.lower_threshold_inclusive, b.upper_threshold_exclusive
+        inside = (predictions >= low) & (predictions < high) if high > low else predictions == low
+        assert b.num_weighted_examples.value == inside.sum()
+        assert b.total_weighted_label.value == pytest.approx(labels[inside].sum())
+        if low != 0:  # two significant digits: a bucket is a tenth to a hundredth of its value
+            assert 0.0099 <= (high - low) / abs(low) <= 0.1001
 
 
 @pytest.mark.parametrize(

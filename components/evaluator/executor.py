@@ -7,9 +7,10 @@ as training saw it) and `predict` signature (the head's output), and becomes per
 totals (totals.py) that Beam merges. The stock TFMA Evaluator computes the same metrics one
 example at a time in Python; on a million-row run it was three quarters of the run.
 
-Output, readable by `tfma.load_eval_result`, `tfma.load_metrics` and
+Output, readable by `tfma.load_eval_result`, `tfma.load_metrics`, `tfma.load_plots` and
 `tfma.load_validation_result`: `metrics-*`, `plots-*` and `attributions-*` (TFRecords of
-`MetricsForSlice`, one per slice; no plots or attributions are computed), `validations.tfrecord`
+`MetricsForSlice` and `PlotsForSlice`, one per slice: the plots of plots.py; no attributions
+are computed), `validations.tfrecord`
 (a `ValidationResult`) and `eval_config.json`; the blessing gets a BLESSED or NOT_BLESSED file
 and the custom properties TFX's own Evaluator sets, which the latest-blessed-model resolver
 reads.
@@ -38,6 +39,7 @@ from tfx.types import artifact_utils
 from tfx.utils import path_utils
 
 from components.beam_executor import BeamExecutor
+from components.evaluator import plots as plots_lib
 from components.evaluator import totals as totals_lib
 from components.evaluator.eval_config import build_eval_config, gate_threshold
 from components.evaluator.tasks import CHANGE_CHECK, VALUE_CHECK, BlessingGate, gate_checks
@@ -267,6 +269,18 @@ def metrics_for_slice(key, values_by_model):
     return proto
 
 
+def plots_for_slice(key, plots_by_model):
+    """One slice's `PlotsForSlice`: each plot of each model, under TFMA's plot keys."""
+    proto = metrics_for_slice_pb2.PlotsForSlice(slice_key=_slice_key_proto(key))
+    for model in sorted(plots_by_model, key=lambda name: name != CANDIDATE and name != ""):
+        for name, data in plots_by_model[model].items():
+            entry = proto.plot_keys_and_values.add(value=data)
+            entry.key.name = name
+            entry.key.model_name = model
+            entry.key.example_weighted.value = False
+    return proto
+
+
 def gate_failures(gate: BlessingGate, candidate: float, baseline: float | None):
     """[(check, why)]: how `candidate` (the gate metric on the overall slice) fails the gate's
     checks (`gate_checks`), check being VALUE_CHECK or CHANGE_CHECK; [] if it passes.
@@ -347,11 +361,13 @@ def _write_records(path, protos):
 
 
 def write_evaluation(results, output_uri, slice_features, gate):
-    """Writes the metrics, empty plots and attributions, and the validation result of
-    `results` ([((model name, slice key), {metric: value})]) into `output_uri`."""
-    by_slice = {}
-    for (model, key), values in results:
+    """Writes the metrics, plots, empty attributions and the validation result of `results`
+    ([((model name, slice key), ({metric: value}, {plot name: PlotData}))]) into
+    `output_uri`."""
+    by_slice, plots_by_slice = {}, {}
+    for (model, key), (values, plots) in results:
         by_slice.setdefault(key, {})[model] = values
+        plots_by_slice.setdefault(key, {})[model] = plots
     if () not in by_slice:
         raise ValueError("The eval split holds no examples: there is nothing to evaluate.")
     keys = sorted(by_slice, key=lambda key: _slice_order(key, slice_features))
@@ -359,14 +375,17 @@ def write_evaluation(results, output_uri, slice_features, gate):
         os.path.join(output_uri, METRICS_FILE),
         [metrics_for_slice(key, by_slice[key]) for key in keys],
     )
-    for name, proto_type in (
-        (PLOTS_FILE, metrics_for_slice_pb2.PlotsForSlice),
-        (ATTRIBUTIONS_FILE, metrics_for_slice_pb2.AttributionsForSlice),
-    ):
-        _write_records(
-            os.path.join(output_uri, name),
-            [proto_type(slice_key=_slice_key_proto(key)) for key in keys],
-        )
+    _write_records(
+        os.path.join(output_uri, PLOTS_FILE),
+        [plots_for_slice(key, plots_by_slice[key]) for key in keys],
+    )
+    _write_records(
+        os.path.join(output_uri, ATTRIBUTIONS_FILE),
+        [
+            metrics_for_slice_pb2.AttributionsForSlice(slice_key=_slice_key_proto(key))
+            for key in keys
+        ],
+    )
     _write_records(
         os.path.join(output_uri, constants.VALIDATIONS_TFRECORDS_FILE_NAME),
         [validation_result(gate, by_slice[()])],
@@ -447,7 +466,13 @@ class Executor(BeamExecutor, stock_evaluator.Executor):
                     _ScoreBatch(models, task, num_classes, transformed_label_key, slice_features)
                 )
                 | "Merge" >> beam.CombinePerKey(lambda parts: totals_lib.merge(list(parts)))
-                | "Metrics" >> beam.MapTuple(lambda key, totals: (key, metrics.values(totals)))
+                | "Metrics"
+                >> beam.MapTuple(
+                    lambda key, totals: (
+                        key,
+                        (metrics.values(totals), plots_lib.plot_data(task, totals)),
+                    )
+                )
                 | "Gather" >> beam.combiners.ToList()
                 | "Write" >> beam.Map(write_evaluation, evaluation.uri, list(slice_features), gate)
             )

@@ -16,6 +16,11 @@ numbers agree with the stock Evaluator (tests/test_evaluator.py compares them):
 - regression: root mean squared and mean absolute error.
 
 A ratio with a zero denominator is NaN, as in TFMA.
+
+The same totals give TFMA's plots (components/evaluator/plots.py): the binary counts per
+threshold bucket are its confusion matrices at thresholds; `Buckets` of predictions (the
+weight, label and prediction summed per bucket of the prediction) its calibration plot, for
+regression too (predicted against actual); multiclass counts its confusion matrix.
 """
 
 import numpy as np
@@ -68,6 +73,97 @@ class Histogram:
         return full
 
 
+CALIBRATION_BUCKETS = 1_000  # TFMA's CalibrationPlot default: [i/1000, (i+1)/1000) on [0, 1]
+
+
+class Buckets:
+    """Sparse sums per bucket of the prediction (`ids`, sorted): the examples' weight, their
+    weighted label and weighted prediction; what a calibration plot draws."""
+
+    def __init__(self, ids, weights, labels, predictions):
+        self.ids = ids
+        self.weights = weights
+        self.labels = labels
+        self.predictions = predictions
+
+    def __add__(self, other):
+        ids, index = np.unique(np.concatenate([self.ids, other.ids]), return_inverse=True)
+        return Buckets(
+            ids,
+            *(
+                np.bincount(index, np.concatenate([mine, theirs]), len(ids))
+                for mine, theirs in (
+                    (self.weights, other.weights),
+                    (self.labels, other.labels),
+                    (self.predictions, other.predictions),
+                )
+            ),
+        )
+
+
+def _sparse_sums(groups, ids, n_ids, n_groups, columns):
+    """[(ids, [column sums])] per group: each column summed per (group, id) cell, only the
+    cells that occur."""
+    cells, index = np.unique(groups * n_ids + ids, return_inverse=True)
+    sums = [np.bincount(index, weights=column, minlength=len(cells)) for column in columns]
+    # The cells are sorted by group: group g's are those between these bounds.
+    bounds = np.searchsorted(cells // n_ids, np.arange(n_groups + 1))
+    return [
+        (cells[bounds[g] : bounds[g + 1]] % n_ids, [c[bounds[g] : bounds[g + 1]] for c in sums])
+        for g in range(n_groups)
+    ]
+
+
+def probability_bucket_ids(predictions):
+    """A probability's calibration bucket: i for [i/1000, (i+1)/1000), 0 below 0 is bucket
+    -1 and 1 and above 1000, shifted by one so that ids start at 0."""
+    ids = np.floor(predictions * CALIBRATION_BUCKETS).astype(np.int64)
+    return np.clip(ids, -1, CALIBRATION_BUCKETS) + 1
+
+
+def probability_bucket_bounds(bucket_id):
+    """[low, high) of `probability_bucket_ids`'s bucket."""
+    i = bucket_id - 1
+    low = -np.inf if i < 0 else i / CALIBRATION_BUCKETS
+    high = np.inf if i >= CALIBRATION_BUCKETS else (i + 1) / CALIBRATION_BUCKETS
+    return low, high
+
+
+_EXPONENT_SPAN = 700  # decimal exponents -350..349: every finite float64
+_VALUE_BUCKETS = 2 * _EXPONENT_SPAN * 1000
+
+
+def value_bucket_ids(values):
+    """A number's bucket on a scale that needs no range known in advance: its two leading
+    significant digits (width 1 in 10..99 times its power of ten), so that buckets merge
+    across batches whatever the label's units; 0 and non-finite values are bucket 0."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values) & (values != 0)
+    magnitude = np.where(finite, np.abs(values), 1.0)
+    exponent = np.floor(np.log10(magnitude)) - 1
+    digits = np.floor(np.where(finite, values, 0.0) / 10.0**exponent)
+    ids = (exponent + _EXPONENT_SPAN / 2) * 1000 + np.clip(digits, -100, 100) + 500
+    return np.where(finite, ids, 0).astype(np.int64)
+
+
+def value_bucket_bounds(bucket_id):
+    """[low, high) of `value_bucket_ids`'s bucket."""
+    if bucket_id == 0:
+        return 0.0, 0.0
+    exponent, digits = divmod(int(bucket_id), 1000)
+    scale = 10.0 ** (exponent - _EXPONENT_SPAN / 2)
+    return (digits - 500) * scale, (digits - 499) * scale
+
+
+def calibration_buckets(bucket_ids, n_ids, labels, predictions, weights, groups, n_groups):
+    """`Buckets` per group of the predictions by `bucket_ids` (ids below `n_ids`)."""
+    columns = (weights, weights * labels, weights * predictions)
+    return [
+        Buckets(ids, *sums)
+        for ids, sums in _sparse_sums(groups, bucket_ids, n_ids, n_groups, columns)
+    ]
+
+
 def merge(totals: list[Totals]) -> Totals:
     """The sum of `totals`, entry by entry."""
     merged = dict(totals[0])
@@ -103,11 +199,16 @@ class BinaryTask:
         n_buckets = len(THRESHOLDS) + 1
         positive = weights * labels
         negative = weights * (1.0 - labels)
-        cells, index = np.unique(groups * n_buckets + buckets, return_inverse=True)
-        cell_positives = np.bincount(index, weights=positive, minlength=len(cells))
-        cell_negatives = np.bincount(index, weights=negative, minlength=len(cells))
-        # The cells are sorted by group: group g's are those between these bounds.
-        bounds = np.searchsorted(cells // n_buckets, np.arange(n_groups + 1))
+        histograms = _sparse_sums(groups, buckets, n_buckets, n_groups, (positive, negative))
+        calibration = calibration_buckets(
+            probability_bucket_ids(predictions),
+            CALIBRATION_BUCKETS + 2,
+            labels,
+            predictions,
+            weights,
+            groups,
+            n_groups,
+        )
         predicted = (binned > DECISION_THRESHOLD).astype(np.float64)
         sums = {
             "count": _per_group(np.ones_like(weights), groups, n_groups),
@@ -122,11 +223,8 @@ class BinaryTask:
         return [
             {
                 **{name: float(column[g]) for name, column in sums.items()},
-                "histogram": Histogram(
-                    cells[bounds[g] : bounds[g + 1]] % n_buckets,
-                    cell_positives[bounds[g] : bounds[g + 1]],
-                    cell_negatives[bounds[g] : bounds[g + 1]],
-                ),
+                "histogram": Histogram(histograms[g][0], *histograms[g][1]),
+                "calibration": calibration[g],
             }
             for g in range(n_groups)
         ]
@@ -176,6 +274,10 @@ class MulticlassTask:
         hits = per_class(labels, weights * hit).reshape(n_groups, k)
         by_label = per_class(labels, weights).reshape(n_groups, k)
         by_prediction = per_class(predicted, weights).reshape(n_groups, k)
+        # Row: the label, column: the most probable class (TFMA's at threshold 0).
+        confusion = np.bincount(
+            (groups * k + labels) * k + predicted, weights=weights, minlength=n_groups * k * k
+        ).reshape(n_groups, k, k)
         sums = {
             "count": _per_group(np.ones_like(weights), groups, n_groups),
             "weight": _per_group(weights, groups, n_groups),
@@ -187,6 +289,7 @@ class MulticlassTask:
                 "hits": hits[g],
                 "labelled": by_label[g],
                 "predicted": by_prediction[g],
+                "confusion": confusion[g],
             }
             for g in range(n_groups)
         ]
@@ -219,7 +322,22 @@ class RegressionTask:
             "label": _per_group(weights * labels, groups, n_groups),
             "prediction": _per_group(weights * predictions, groups, n_groups),
         }
-        return [{name: float(column[g]) for name, column in sums.items()} for g in range(n_groups)]
+        calibration = calibration_buckets(
+            value_bucket_ids(predictions),
+            _VALUE_BUCKETS,
+            labels,
+            predictions,
+            weights,
+            groups,
+            n_groups,
+        )
+        return [
+            {
+                **{name: float(column[g]) for name, column in sums.items()},
+                "calibration": calibration[g],
+            }
+            for g in range(n_groups)
+        ]
 
     @staticmethod
     def values(t: Totals) -> dict[str, float]:
