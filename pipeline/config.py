@@ -46,13 +46,14 @@ class PipelineConfig:
         key="data.path",
         kind="path",
         flag="--data",
-        commands=(*BUILD, "init", *HISTORY),
+        commands=(*BUILD, "init", *STORE),
         help="CSV file, or folder of *.csv files, to ingest; or a span pattern such as "
         "'landing/span-{SPAN}/*.csv' (data.spans says which spans). Without a definition "
         "this runs "
         "zero code: with --label, every setting not given is inferred (the schema by "
         "SchemaGen, preprocessing_fn and estimator_fn auto, the task from the label). For "
-        "runs, models, rollback and report: the data `run --data` ran on, which names the "
+        "stats, schema, runs, models, rollback and report: the data `run --data` ran on, "
+        "which names the "
         "pipeline as run names it (no --label needed there).",
     )
     raw_label_key: str = setting(
@@ -64,7 +65,7 @@ class PipelineConfig:
     pipeline_name: str = setting(
         "",
         key="name",
-        commands=(*BUILD, "init", *STORE),
+        commands=(*BUILD, "init", *STORE, "predict"),
         default_text="the definition's name, else the data file's (or folder's); init: DIR's",
         help="Name of the pipeline; also names its output folders. A name: letters, digits, "
         "'-', '_' and '.', starting with a letter, digit or '_'.",
@@ -85,7 +86,7 @@ class PipelineConfig:
         ".",
         key="output.dir",
         kind="path",
-        commands=LOCAL,
+        commands=(*LOCAL, "predict"),
         default_text="the current folder",
         help="Base folder for pipelines/<name>/ (root, metadata and reports) and "
         "serving_model/<name>/.",
@@ -103,7 +104,7 @@ class PipelineConfig:
         None,
         key="output.metadata_path",
         kind="path",
-        commands=LOCAL,
+        commands=(*LOCAL, "predict"),
         default_text="<output-dir>/pipelines/<name>/metadata.sqlite",
         help="SQLite ML Metadata file.",
     )
@@ -111,7 +112,7 @@ class PipelineConfig:
         None,
         key="serving.dir",
         kind="path",
-        commands=(*BUILD, "models", "rollback"),
+        commands=(*BUILD, "models", "rollback", "predict"),
         command_key=("vertex.serving_dir", ("compile",)),
         default_text="<output-dir>/serving_model/<name>",
         help="Where blessed models are pushed, one numeric version folder each: a local "

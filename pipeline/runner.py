@@ -6,11 +6,12 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import tempfile
 import time
 
-from pipeline import exit_codes, history, metadata, recovery
+from pipeline import exit_codes, hints, history, metadata, recovery
 
 
 class ProgressReporter:
@@ -89,6 +90,11 @@ class RunSummary:
     schema_path: str | None = None  # the Schema artifact's schema.pbtxt
     schema_inferred: bool = False  # by SchemaGen, from the train statistics
     report_path: str | None = None  # the run report (`python -m pipeline run` writes it)
+    # The options that find this pipeline again (pipeline/hints.py), for the commands the
+    # summary suggests: with --data (or --definition), and for `predict` without --data.
+    finding: tuple[tuple[str, str], ...] = ()
+    predict_finding: tuple[tuple[str, str], ...] = ()
+    data_path: str | None = None  # what the run read: `predict --data` on it runs as printed
     # ExampleGen's rows: written to the splits, set aside without a label, set aside as bad.
     input_rows: int | None = None
     unlabeled_rows: int = 0
@@ -127,11 +133,12 @@ class RunSummary:
                 )
         lines += self._data_lines()
         if self.statistics_uri:
-            lines.append(f"  data statistics: {self.statistics_uri} (`python -m pipeline stats`)")
+            lines.append(f"  data statistics: {self.statistics_uri} (`{self._command('stats')}`)")
         if self.schema_path:
             how = (
-                "inferred from the train statistics (`python -m pipeline schema --out FILE` "
-                "saves it to edit and pass as --schema)"
+                "inferred from the train statistics "
+                f"(`{self._command('schema', '--out', 'schema.pbtxt')}` saves it to edit and "
+                "pass as --schema)"
                 if self.schema_inferred
                 else "imported"
             )
@@ -149,13 +156,22 @@ class RunSummary:
         lines.append(f"  blessed: {'yes' if self.blessed else 'no'}{gate}")
         if self.pushed_to:
             lines.append(f"  pushed model: {self.pushed_to}")
+            if self.data_path:
+                predict = hints.command(
+                    "predict", self.predict_finding, "--data", hints.shown_path(self.data_path)
+                )
+                lines.append(f"  predictions: `{predict}` (or --data any CSV of new rows)")
         else:
             lines.append(f"  not pushed: {self.not_pushed_reason or 'no push recorded'}")
         if self.cached_components:
             lines.append("  reused from cache: " + ", ".join(self.cached_components))
         if self.report_path:
-            lines.append(f"  report: {self.report_path} (`python -m pipeline report`)")
+            lines.append(f"  report: {self.report_path} (`{self._command('report')}`)")
         return "\n".join(lines)
+
+    def _command(self, name, *rest):
+        """A command this summary suggests, with what finds the same pipeline."""
+        return hints.command(name, self.finding, *rest)
 
     def _model_lines(self):
         """The model choice: every candidate's validation score and cost, the winner first."""
@@ -260,6 +276,9 @@ def summarize(config):
         bad_rows=custom(examples, "num_rejected") or 0,
         rejected_dir=os.path.join(examples.uri, REJECTED_DIR) if examples is not None else None,
         left_out=config.left_out or (),
+        finding=hints.finding_options(config),
+        predict_finding=hints.finding_options(config, by_data=False),
+        data_path=os.path.abspath(config.data_path) if os.path.exists(config.data_path) else None,
         spans=_spans_line(examples),
     )
 
@@ -313,8 +332,14 @@ _KNOWN_NOISE = (
 )
 
 
+# TFX's launcher logs this before the component's own error, which the command prints.
+_FAILED_EXECUTION = re.compile(r"Execution \d+ failed\.")
+
+
 def _drop_known_noise(record):
     message = record.getMessage()
+    if _FAILED_EXECUTION.fullmatch(message):
+        return False
     return not any(text in message for text in _KNOWN_NOISE)
 
 

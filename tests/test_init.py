@@ -1,8 +1,11 @@
 """`python -m pipeline init DIR --data my.csv --label target`: a project that runs unedited,
 whose edits are not served from the cache, and that compiles for Vertex from definitions/."""
 
+import contextlib
+import io
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,13 +24,19 @@ pytestmark = pytest.mark.slow
 IMAGE = "europe-docker.pkg.dev/proj/repo/pipeline:1"
 
 
+printed = {}  # what `init` printed, filled by `project`
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """(project folder, its CSV): `init` on generated multiclass data with missing values."""
     folder = tmp_path_factory.mktemp("init")
     data = _generate(folder)["multiclass"]
     project = folder / "tiers"
-    assert main(["init", str(project), "--data", str(data), "--label", "tier"]) == 0
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["init", str(project), "--data", str(data), "--label", "tier"]) == 0
+    printed["init"] = out.getvalue()
     return project, data
 
 
@@ -64,24 +73,37 @@ def test_init_writes_what_zero_code_infers_and_refuses_to_overwrite(project, cap
     )
 
 
-def test_the_project_runs_unedited_and_its_model_serves(project, tmp_path):
-    from pipeline.runner import run_locally
-
+def test_the_project_runs_unedited_as_init_printed_and_its_model_serves(
+    project, tmp_path, monkeypatch, capsys
+):
+    """The command `init` printed runs (from another folder: the training shortened), and so
+    does each command its summary then prints."""
     folder, data = project
-    config = build_config(
-        str(folder / "pipeline.toml"),
-        overrides={
-            "output_dir": str(tmp_path),
-            "train_steps": 300,
-            "eval_steps": 5,
-            "save_checkpoints_steps": 300,
-        },
-    )
+    config = build_config(str(folder / "pipeline.toml"))
     assert config.preprocessing_fn == f"{folder}/preprocessing.py:preprocessing_fn"
     assert config.schema_path == str(folder / "schema.pbtxt")
-    summary = run_locally(config)
-    assert summary.blessed and summary.pushed_to
-    jobs = [["multiclass", summary.pushed_to, str(data), "tier"]]
+    (command,) = [
+        line.removeprefix("Edit them, then: ")
+        for line in printed["init"].splitlines()
+        if line.startswith("Edit them, then: ")
+    ]
+    monkeypatch.chdir(tmp_path)
+    words = shlex.split(command)
+    assert words[:4] == ["python", "-m", "pipeline", "run"], command
+    shorter = ["--train-steps", "300", "--eval-steps", "5", "--save-checkpoints-steps", "300"]
+    assert main([*words[3:], *shorter]) == 0
+    summary = capsys.readouterr().out
+    suggested = re.findall(r"`(python -m pipeline [^`]+)`", summary)
+    assert sorted(shlex.split(text)[3] for text in suggested) == [
+        "predict",
+        "report",
+        "schema",
+        "stats",
+    ]
+    for text in suggested:
+        assert main(shlex.split(text)[3:]) == 0, text
+    pushed = re.search(r"pushed model: (\S+)", summary).group(1)
+    jobs = [["multiclass", pushed, str(data), "tier"]]
     result = subprocess.run(
         [sys.executable, "-c", _SERVE_SCRIPT, json.dumps([jobs, TYPES, list(MISSING)])],
         capture_output=True,

@@ -256,3 +256,107 @@ def test_small_integer_column_is_a_category_and_missing_tokens_are_missing(runs)
     assert features["x1"].type == schema_pb2.FLOAT and features["x1"].presence.min_fraction < 1
     assert features["x2"].type == schema_pb2.FLOAT
     assert set(features["city"].string_domain.value) == set(CITIES)
+
+
+def _holdout_csv(config, path):
+    """The eval split ExampleGen wrote, back as CSV rows (an absent feature: an empty cell;
+    a float32 as the shortest text that reads back to it), and its serialized examples."""
+    import tensorflow as tf
+
+    (split,) = glob.glob(
+        os.path.join(config.resolved_pipeline_root, "ExampleGen", "examples", "*", "Split-eval")
+    )
+    records = list(
+        tf.data.TFRecordDataset(sorted(glob.glob(f"{split}/*.gz")), compression_type="GZIP")
+    )
+    columns = [*TYPES, config.raw_label_key]
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for record in records:
+            feature = tf.train.Example.FromString(record.numpy()).features.feature
+            cells = []
+            for name in columns:
+                kind = feature[name].WhichOneof("kind") if name in feature else None
+                value = getattr(feature[name], kind).value[0] if kind else ""
+                if kind == "float_list":
+                    value = repr(float(np.float32(value)))
+                cells.append(value.decode() if isinstance(value, bytes) else value)
+            writer.writerow(cells)
+    return [record.numpy() for record in records]
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_predict_on_the_holdout_serves_as_the_signature_and_scores_as_the_evaluator(
+    runs, task, tmp_path, capsys
+):
+    """`predict` on the rows the Evaluator evaluated (the eval split, written back as CSV):
+    each row's probabilities (or value) are the serving signature's on the split's own
+    examples without the label, and its metrics are the Evaluator's."""
+    import tensorflow as tf
+
+    from pipeline.cli import main
+
+    config, summary = runs[task]
+    holdout = tmp_path / "holdout.csv"
+    serialized = _holdout_csv(config, holdout)
+    out = tmp_path / "predictions.jsonl"
+    argv = ["predict", "--pipeline-name", config.pipeline_name, "--output-dir", config.output_dir]
+    assert main([*argv, "--data", str(holdout), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    predicted = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [p["line"] for p in predicted] == list(range(2, len(serialized) + 2))
+
+    without_label = []
+    for record in serialized:
+        example = tf.train.Example.FromString(record)
+        del example.features.feature[config.raw_label_key]
+        without_label.append(example.SerializeToString())
+    model = tf.saved_model.load(summary.pushed_to)
+    inputs = tf.constant(without_label)
+    if task == "regression":
+        direct = model.signatures["regression"](inputs=inputs)["outputs"].numpy().reshape(-1)
+        assert [p["predicted"] for p in predicted] == direct.tolist()
+    else:
+        out = model.signatures["serving_default"](inputs=inputs)
+        classes = [c.decode() for c in out["classes"].numpy()[0]]
+        got = np.array([[p["probabilities"][c] for c in classes] for p in predicted])
+        np.testing.assert_array_equal(got, out["scores"].numpy())
+
+    assert f"metrics on the {len(serialized)} row(s) with a label: " in err
+    from pipeline import predict as predicting
+
+    served = predicting.served_model(config)
+    rows = predicting.read_rows(str(holdout), served)
+    outputs = predicting.score(served, model, rows.examples)
+    metrics, labelled = predicting.metrics(served, model, rows, outputs)
+    assert labelled == len(serialized)
+    assert set(metrics) == set(summary.metrics)
+    assert metrics == pytest.approx(summary.metrics, rel=1e-6, nan_ok=True)
+
+
+def test_the_summary_s_commands_run_as_printed(runs, tmp_path, monkeypatch, capsys):
+    """After `run --data` (zero code), each command the summary suggests finds the same
+    pipeline from another folder and exits 0."""
+    import shlex
+
+    from pipeline.cli import main
+
+    _, summary = runs["binary"]
+    monkeypatch.chdir(tmp_path)
+    commands = [
+        shlex.split(text)
+        for text in re_commands(summary.format())
+        if text.startswith("python -m pipeline ")
+    ]
+    assert sorted(c[3] for c in commands) == ["predict", "schema", "stats"]
+    for words in commands:
+        assert main(words[3:]) == 0, words
+    assert (tmp_path / "schema.pbtxt").exists()
+    assert "metrics on the 450 row(s) with a label" in capsys.readouterr().err
+
+
+def re_commands(text):
+    import re
+
+    return re.findall(r"`([^`]+)`", text)

@@ -4,10 +4,12 @@ import dataclasses
 import json
 import os
 import sys
+import traceback
 
 import click
 
-from pipeline import exit_codes
+from pipeline import exit_codes, hints
+from pipeline.cli import errors
 from pipeline.cli.options import (
     config_for,
     definition_option,
@@ -16,7 +18,7 @@ from pipeline.cli.options import (
     setting_options,
     wait_option,
 )
-from pipeline.cli.quiet import import_tensorflow
+from pipeline.cli.quiet import filtered_stderr, import_tensorflow
 from pipeline.config import LOCAL_BACKENDS, PipelineConfig
 from pipeline.config_values import name_of
 
@@ -37,11 +39,12 @@ from pipeline.config_values import name_of
 @click.pass_context
 def run(ctx, verbose, as_json, wait, **_):
     config = config_for(ctx)
+    errors.check_data(config)
     try:
         # Before any component runs: a wrong label names the columns there are.
         config = config.resolve_from_data()
     except ValueError as e:
-        raise click.UsageError(str(e), ctx) from None
+        raise errors.Refused(errors.in_user_terms(str(e), config)) from None
     if config.training_backend not in LOCAL_BACKENDS:
         raise click.UsageError(
             f"--training-backend {config.training_backend} needs the artifacts on gs://, "
@@ -52,11 +55,21 @@ def run(ctx, verbose, as_json, wait, **_):
     from pipeline.lock import Locked, pipeline_lock
 
     try:
-        with pipeline_lock(config.resolved_metadata_path, "run", wait=wait):
+        with (
+            errors.removed_when_refused(config),
+            filtered_stderr(verbose),
+            pipeline_lock(config.resolved_metadata_path, "run", wait=wait),
+        ):
             summary = _run_with_report(config, verbose)
     except Locked as e:
         print(f"Not run: {e}", file=sys.stderr)
         return exit_codes.LOCKED
+    except Exception as e:
+        if not errors.refused_data(e):
+            raise
+        if verbose:
+            traceback.print_exc()
+        raise errors.Refused(errors.in_user_terms(str(e), config)) from None
     if as_json:
         print(json.dumps(dataclasses.asdict(summary), indent=2, sort_keys=True))
     else:
@@ -74,7 +87,9 @@ def _run_with_report(config, verbose):
     known = run_ids(config)
     try:
         summary = run_locally(config, verbose=verbose)
-    except Exception:
+    except Exception as e:
+        if errors.refused_data(e):  # nothing ran: nothing to report
+            raise
         path = _new_run_report(config, known)
         if path:
             print(f"Run report: {path}", file=sys.stderr)
@@ -94,9 +109,12 @@ def _new_run_report(config, known):
 
 
 @click.command(
-    help="Infers the schema of --data (ExampleGen, StatisticsGen and SchemaGen run on it) "
-    "and writes DIR/pipeline.toml, DIR/schema.pbtxt, DIR/preprocessing.py and DIR/model.py: "
-    "what `run --data ... --label ...` would run, as files to edit. Then `run --definition "
+    help="Runs on --data what `run --data ... --label ...` would run up to the model choice "
+    "(ExampleGen, StatisticsGen and SchemaGen; then, with several candidates, the Transform "
+    "and the Trainer, which trains every candidate to choose one: as long as a run's "
+    "training; no Evaluator, no push), in a temporary folder, and writes DIR/pipeline.toml, "
+    "DIR/schema.pbtxt (the inferred schema), DIR/preprocessing.py and DIR/model.py (the "
+    "candidate chosen): what that run would run, as files to edit. Then `run --definition "
     "DIR/pipeline.toml`. For `compile`, DIR must be in the pipeline image: under "
     "definitions/, for example.",
     short_help="Write a pipeline project to edit: definition, inferred schema, "
@@ -104,21 +122,28 @@ def _new_run_report(config, known):
 )
 @click.argument("dir", metavar="DIR")
 @setting_options("init", required=("data_path", "raw_label_key"))
+@click.option("--verbose", is_flag=True, help="Show TFX's, Beam's and TensorFlow's own INFO logs.")
 @click.pass_context
-def init(ctx, dir, **_):
+def init(ctx, dir, verbose, **_):
     folder = os.path.abspath(dir)
     values = given_settings(ctx)
     values["data_path"] = os.path.abspath(values["data_path"])
     values.setdefault("pipeline_name", name_of(folder))
     try:
         config = PipelineConfig(**values)
-        import_tensorflow()
-        from pipeline.init import init_project
+    except ValueError as e:
+        raise errors.Refused(errors.in_user_terms(str(e), None)) from None
+    errors.check_data(dataclasses.replace(config, data_path=ctx.params["data_path"]))
+    import_tensorflow(verbose)
+    from pipeline.init import init_project
 
-        paths = init_project(folder, config)
+    try:
+        with filtered_stderr(verbose):
+            paths = init_project(folder, config)
     except (ValueError, FileExistsError) as e:
-        raise click.UsageError(str(e), ctx) from None
-    definition = os.path.relpath(paths[0])
-    print("Wrote " + ", ".join(os.path.relpath(p) for p in paths) + ".")
-    print(f"Edit them, then: python -m pipeline run --definition {definition}")
+        if verbose:
+            traceback.print_exc()
+        raise errors.Refused(errors.in_user_terms(str(e), None)) from None
+    print("Wrote " + ", ".join(hints.shown_path(p) for p in paths) + ".")
+    print(f"Edit them, then: {hints.command('run', [('definition', paths[0])])}")
     return exit_codes.OK

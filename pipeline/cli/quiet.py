@@ -7,10 +7,12 @@ caught, and passes on what is not start-up noise. With TF_CPP_MIN_LOG_LEVEL set,
 `--verbose`, nothing is caught or hidden.
 """
 
+import contextlib
 import os
 import re
 import sys
 import tempfile
+import threading
 
 _STARTUP_NOISE = re.compile(
     r"All log messages before absl::InitializeLog|Could not find cuda drivers|"
@@ -18,6 +20,8 @@ _STARTUP_NOISE = re.compile(
     r"computation placer already registered|TF-TRT Warning|This TensorFlow binary is "
     r"optimized to use available CPU instructions|rebuild TensorFlow with the appropriate"
 )
+# Lines TensorFlow's C++ logs while a pipeline runs that ask nothing of the user.
+_RUN_NOISE = re.compile(r"oneDNN supports DT_\w+ only on platforms with")
 
 
 def import_tensorflow(verbose=False):
@@ -43,3 +47,33 @@ def import_tensorflow(verbose=False):
             for line in caught.read().decode(errors="replace").splitlines(keepends=True):
                 if not _STARTUP_NOISE.search(line):
                     sys.stderr.write(line)
+
+
+@contextlib.contextmanager
+def filtered_stderr(verbose=False):
+    """Standard error, the process's own file descriptor (TensorFlow's C++ logs write there),
+    passed on line by line but for _RUN_NOISE; as it is with `verbose`."""
+    if verbose:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    read_end, write_end = os.pipe()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+
+    def pass_on():
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                if not _RUN_NOISE.search(line.decode(errors="replace")):
+                    os.write(saved, line)
+
+    reader = threading.Thread(target=pass_on, name="stderr-filter", daemon=True)
+    reader.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)  # the pipe's last writer closed: the reader ends
+        reader.join(timeout=10)
+        os.close(saved)
