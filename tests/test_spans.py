@@ -116,7 +116,9 @@ def test_run_refuses_a_changed_span_in_one_line_before_any_component(tmp_path, c
     with pytest.raises(SystemExit) as exited:
         main(["run", "--data", data, "--label", "y", "--output-dir", str(tmp_path / "out")])
     assert exited.value.code == 2
-    error = [line for line in capsys.readouterr().err.splitlines() if line.startswith("Error:")]
+    error = [
+        line for line in capsys.readouterr().err.splitlines() if line.lower().startswith("error")
+    ]
     assert len(error) == 1 and "span 2" in error[0] and "than span 1" in error[0], error
     assert not (tmp_path / "out").exists()
 
@@ -174,3 +176,59 @@ def test_example_gen_reads_the_window_and_records_span_and_version_as_tfx(tmp_pa
     assert json.loads(examples.get_string_custom_property("spans")) == [[1, 1], [2, 3]]
     assert examples.get_int_custom_property("num_rows") == 10  # span 1 v1 and span 2 v3
     assert "v3.csv" in examples.get_string_custom_property("input_fingerprint")
+
+
+def _cli(*argv):
+    """`python -m pipeline ARGV`'s exit status, run in this process."""
+    try:
+        return main(list(argv))
+    except SystemExit as e:
+        return e.code
+
+
+@pytest.mark.slow
+def test_three_days_of_landing_data_retrain_on_the_newest_and_skip_a_rerun(tmp_path, capsys):
+    """Day 1 trains on span 1; a rerun with nothing new pushes nothing; day 2 trains on span
+    2 from day 1's blessed model; day 3 reads the last two spans; a bad day 4 is refused."""
+    landing = tmp_path / "landing"
+    data = str(landing / "span-{SPAN}" / "*.csv")
+    out = ["--output-dir", str(tmp_path / "out")]
+    run = ["run", "--data", data, "--label", "y", "--warm-start", "--candidate", "linear"]
+    run += ["--train-steps", "20", "--eval-steps", "2", *out]
+
+    def runs():
+        capsys.readouterr()  # what the run printed
+        assert _cli("runs", "--data", data, "--json", *out) == 0
+        return json.loads(capsys.readouterr().out)
+
+    _land(landing, "span-1/part.csv", _rows(240, 1))
+    assert _cli(*run) == 0, capsys.readouterr().err[-3000:]
+    (day1,) = runs()
+    assert day1["spans"] == [{"span": 1, "version": None}] and day1["outcome"] == "pushed"
+    assert day1["warm_started_from"] is None
+
+    assert _cli(*run) == 3  # no new span: nothing trained, nothing pushed, and it says so
+    assert "nothing new: the newest of" in capsys.readouterr().out
+    assert len(runs()) == 1
+
+    _land(landing, "span-2/part.csv", _rows(240, 2))
+    assert _cli(*run) == 0, capsys.readouterr().err[-3000:]
+    day2 = runs()[0]
+    assert day2["spans"] == [{"span": 2, "version": None}]
+    assert day2["warm_started_from"] == day1["run_id"]
+    assert "landing/span-2/part.csv" in day2["input_fingerprint"]
+
+    _land(landing, "span-3/part.csv", _rows(240, 3))
+    assert _cli(*run, "--spans", "2") == 0, capsys.readouterr().err[-3000:]
+    day3 = runs()[0]
+    assert [s["span"] for s in day3["spans"]] == [2, 3] and day3["input_rows"] == 480
+    assert day3["warm_started_from"] == day2["run_id"]
+    capsys.readouterr()
+    assert _cli("models", "--data", data, *out) == 0
+    assert "2-3" in capsys.readouterr().out.splitlines()[1]  # the served version's spans
+
+    _land(landing, "span-4/part.csv", [[1, 2, 0]], header="a,c,y")
+    assert _cli(*run) == 2
+    err = capsys.readouterr().err.splitlines()
+    (error,) = [line for line in err if line.lower().startswith("error")]
+    assert "span 4" in error and "than span 3" in error
