@@ -242,3 +242,29 @@ def test_tensorflow_s_run_noise_is_dropped_and_the_rest_passed_on():
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ("kept\nafter\noneDNN supports DT_INT32 only on platforms with AVX-512\n")
+
+
+def test_a_suggested_command_carries_what_finds_the_same_pipeline(tmp_path, monkeypatch):
+    from pipeline import hints
+    from pipeline.cli.errors import with_finding
+    from pipeline.config import PipelineConfig
+    from tests.conftest import TAXI_DEFINITION
+
+    monkeypatch.chdir(tmp_path)
+    data, out = tmp_path / "my data.csv", tmp_path / "out"
+    config = PipelineConfig(data_path=str(data), raw_label_key="y", output_dir=str(out))
+    assert with_finding("its runs (`python -m pipeline runs`).", config) == (
+        "its runs (`python -m pipeline runs --data 'my data.csv' --output-dir out`)."
+    )
+    predict = hints.finding_options(config, by_data=False)
+    assert hints.command("predict", predict, "--data", "new.csv") == (
+        "python -m pipeline predict --pipeline-name my_data --output-dir out --data new.csv"
+    )
+    renamed = taxi_config(pipeline_name="other")
+    assert hints.command("stats", hints.finding_options(renamed)) == (
+        f"python -m pipeline stats --definition {TAXI_DEFINITION} --pipeline-name other"
+    )
+    monkeypatch.chdir(REPO_ROOT)
+    assert hints.command("report", hints.finding_options(config_from_argv(["run"]))) == (
+        "python -m pipeline report"
+    )

@@ -31,6 +31,19 @@ def one_line(text):
     return " ".join(str(text).split())
 
 
+def with_finding(message, config):
+    """`message` with each command it suggests (`python -m pipeline runs`) given what finds
+    `config`'s pipeline, so that it runs as printed."""
+    from pipeline import hints
+
+    options = hints.finding_options(config)
+    return re.sub(
+        r"`python -m pipeline (\w+)`",
+        lambda match: f"`{hints.command(match.group(1), options)}`",
+        message,
+    )
+
+
 def in_user_terms(message, config):
     """`message` with each setting's field name (max_bad_row_fraction) as the flag that sets
     it, and the definition key beside it when the run has a definition."""

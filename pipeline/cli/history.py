@@ -9,6 +9,7 @@ import sys
 import click
 
 from pipeline import exit_codes
+from pipeline.cli.errors import with_finding
 from pipeline.cli.options import (
     config_for,
     definition_option,
@@ -138,7 +139,7 @@ def report(ctx, run_id, out, **_):
     try:
         path = write_report(config, run_id, out)
     except (RuntimeError, ValueError) as e:
-        print(e, file=sys.stderr)
+        print(with_finding(str(e), config), file=sys.stderr)
         return exit_codes.REFUSED
     print(path)
     return exit_codes.OK
