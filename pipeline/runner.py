@@ -90,6 +90,7 @@ class RunSummary:
     schema_path: str | None = None  # the Schema artifact's schema.pbtxt
     schema_inferred: bool = False  # by SchemaGen, from the train statistics
     report_path: str | None = None  # the run report (`python -m pipeline run` writes it)
+    training_uri: str | None = None  # the Trainer's event files (`tensorboard --logdir`)
     # The options that find this pipeline again (pipeline/hints.py), for the commands the
     # summary suggests: with --data (or --definition), and for `predict` without --data.
     finding: tuple[tuple[str, str], ...] = ()
@@ -165,6 +166,8 @@ class RunSummary:
             lines.append(f"  not pushed: {self.not_pushed_reason or 'no push recorded'}")
         if self.cached_components:
             lines.append("  reused from cache: " + ", ".join(self.cached_components))
+        if self.training_uri:
+            lines.append(f"  training curves: `tensorboard --logdir {self.training_uri}`")
         if self.report_path:
             lines.append(f"  report: {self.report_path} (`{self._command('report')}`)")
         return "\n".join(lines)
@@ -262,6 +265,7 @@ def summarize(config):
         training_length=custom(model_run, "training_length") or None,
         stop_reason=custom(model_run, "stop_reason") or None,
         model_choice=json.loads(custom(model_run, "model_choice") or "null"),
+        training_uri=model_run.uri if model_run is not None else None,
         schema_path=os.path.join(schema.uri, SCHEMA_FILE_NAME) if schema is not None else None,
         schema_inferred=any(node == "SchemaGen" for _, node in nodes),
         anomalies=(
