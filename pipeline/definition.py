@@ -268,14 +268,19 @@ def _cell(text):
 
 
 def reference_table():
-    """The docs' table of every setting (docs/reference/settings.md), made from the
-    declarations: its definition key, flag and the commands that take it, type, default."""
-    rows = ["| key | flag | type | default | what it is |", "|---|---|---|---|---|"]
+    """The docs' tables of every setting (docs/reference/settings.md), one per section of the
+    definition under its heading, made from the declarations: its definition key, flag and
+    the commands that take it, type, default."""
+    header = ["| key | flag | type | default | what it is |", "|---|---|---|---|---|"]
+    rows, section = [], None
     fields = {
         field.name: (field, declared_setting)
         for field, declared_setting in declared(PipelineConfig)
     }
     for key in KEYS:
+        if key.section != section:  # a heading and a table per section: the page's contents
+            section = key.section
+            rows += ["", f"## `[{section}]`" if section else "## Top-level keys", "", *header]
         field, declared_setting = fields[key.field]
         flag = ""
         command_key = declared_setting.command_key
