@@ -223,6 +223,19 @@ def test_a_ragged_row_is_one_line_naming_the_flag_or_the_key_and_leaves_nothing(
         f"{os.path.relpath(definition)}) to tolerate some)"
     ), line
     assert not out.exists()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--definition", str(definition), "--verbose"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback (most recent call last)" in err
+    assert err.splitlines()[-1].startswith(f"error: {data} line 3: expected 2 fields")
+    assert not out.exists()
+
+
+def test_init_help_says_what_it_runs(capsys):
+    assert main(["init", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "ExampleGen, StatisticsGen and SchemaGen; then, with several candidates, the " in text
+    assert "Transform and the Trainer, which trains every candidate to choose one" in text
 
 
 def test_tensorflow_s_run_noise_is_dropped_and_the_rest_passed_on():
