@@ -61,8 +61,10 @@ def next_version(destination):
     return version
 
 
-def push(model_dir, destination):
-    """Copies `model_dir` to a new, highest numeric version under `destination`; returns it.
+def push(model_dir, destination, extra_files=None):
+    """Copies `model_dir` to a new, highest numeric version under `destination`, with
+    `extra_files` ({path in the version: text}) written in before it is published; returns
+    it.
 
     A model identical to the newest version already there (same SavedModel
     fingerprint) is not copied again: that version is returned.
@@ -83,6 +85,10 @@ def push(model_dir, destination):
     shutil.rmtree(staging, ignore_errors=True)
     try:
         shutil.copytree(model_dir, staging)
+        for relative, text in (extra_files or {}).items():
+            os.makedirs(os.path.dirname(os.path.join(staging, relative)), exist_ok=True)
+            with open(os.path.join(staging, relative), "w") as f:
+                f.write(text)
         os.rename(staging, final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

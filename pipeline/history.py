@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 
+from components.example_gen.spans import NOTHING_NEW
 from components.model_registry import fingerprint_digest
 from components.user_code import file_sha256
 from pipeline import metadata
@@ -69,7 +70,7 @@ MODEL_KEYS = (
     "definition_sha256",
     "code_version",
 )
-OUTCOMES = ("pushed", "not_blessed", "failed", "incomplete")
+OUTCOMES = ("pushed", "not_blessed", "nothing_new", "failed", "incomplete")
 # Canceled: found RUNNING by a later run, its process killed (pipeline/recovery.py).
 _FAILED_STATES = ("failed", "canceled")
 
@@ -199,6 +200,8 @@ class History(metadata.PipelineRecords):
             outcome = "failed"
         elif pushed_version is not None:
             outcome = "pushed"
+        elif (custom_property(pushed, "reason") or "").startswith(NOTHING_NEW):
+            outcome = "nothing_new"  # blessed, but trained on no newer span than the served
         elif blessed is False or custom_property(pushed, "pushed") == 0:
             outcome = "not_blessed"
         else:

@@ -15,6 +15,7 @@ from components.auto import AUTO
 from components.evaluator.component import Evaluator
 from components.example_gen import ExampleGen
 from components.example_gen.executor import RANGE_BYTES
+from components.example_gen.spans import is_pattern
 from components.example_validator.component import ExampleValidator
 from components.model_registry import gcs_uri
 from components.pusher import Pusher
@@ -153,12 +154,15 @@ def _evaluator_and_pusher(config, example_gen, trainer, latest_blessed):
     registry = config.registry_destination
     if registry is not None:
         gcs_uri(config.resolved_serving_model_dir)  # the registry reads only Cloud Storage
+    # The examples: their fingerprint labels a registry version; their spans say whether
+    # there is anything newer than the served model's to push (components/pusher).
+    spans_read = is_pattern(config.data_path)
     pusher = Pusher(
         model=trainer.outputs["model"],
         model_blessing=evaluator.outputs["blessing"],
         push_destination=config.resolved_serving_model_dir,
         model_registry=registry and registry.to_json(),
-        examples=registry and example_gen.outputs["examples"],
+        examples=example_gen.outputs["examples"] if registry or spans_read else None,
     )
     return evaluator, pusher
 

@@ -148,6 +148,9 @@ def test_the_vertex_spec_carries_the_pattern_resolved_when_the_task_runs(tmp_pat
     parameters = {k: v["runtimeValue"]["constant"] for k, v in task["inputs"]["parameters"].items()}
     assert parameters["input_base"] == pattern and parameters["data_spans"] == "2"
     assert "span-1" not in json.dumps(job) and spans.RESOLVED_KEY not in parameters
+    # The Pusher reads the spans the run read: nothing newer than the served model's, no push.
+    pusher = job["pipelineSpec"]["root"]["dag"]["tasks"]["Pusher"]["inputs"]["artifacts"]
+    assert pusher["examples"]["taskOutputArtifact"]["producerTask"] == "ExampleGen"
 
 
 def test_example_gen_reads_the_window_and_records_span_and_version_as_tfx(tmp_path):
@@ -232,3 +235,44 @@ def test_three_days_of_landing_data_retrain_on_the_newest_and_skip_a_rerun(tmp_p
     err = capsys.readouterr().err.splitlines()
     (error,) = [line for line in err if line.lower().startswith("error")]
     assert "span 4" in error and "than span 3" in error
+
+
+def test_the_pusher_of_a_scheduled_run_pushes_nothing_without_a_newer_span(tmp_path):
+    """What a compiled pipeline's Pusher does (a local run stops before training instead):
+    each pushed version records its spans, and a rolling window with nothing newer than the
+    served version's is not pushed; a fixed range is."""
+    from tfx.types import standard_artifacts
+
+    from components.pusher.executor import Executor
+
+    destination = tmp_path / "serving"
+
+    def push(name, read, window="1"):
+        model = standard_artifacts.Model()
+        model.uri = str(tmp_path / name)
+        os.makedirs(os.path.join(model.uri, "Format-Serving"))
+        with open(os.path.join(model.uri, "Format-Serving", "fingerprint.pb"), "w") as f:
+            f.write(name)  # each model a different SavedModel
+        blessing = standard_artifacts.ModelBlessing()
+        blessing.set_int_custom_property("blessed", 1)
+        examples = standard_artifacts.Examples()
+        examples.set_string_custom_property(spans.SPANS_PROPERTY, json.dumps(read))
+        examples.set_string_custom_property(spans.WINDOW_PROPERTY, window)
+        pushed = standard_artifacts.PushedModel()
+        inputs = {"model": [model], "model_blessing": [blessing], "examples": [examples]}
+        Executor().Do(inputs, {"pushed_model": [pushed]}, {"push_destination": str(destination)})
+        return pushed
+
+    first = push("day1", [[1, None]])
+    version = first.get_string_custom_property("pushed_destination")
+    with open(os.path.join(version, spans.SERVED_SPANS_FILE)) as f:
+        assert json.load(f) == {"spans": [[1, None]]}
+    again = push("day1-again", [[1, None]])
+    assert again.get_int_custom_property("pushed") == 0
+    reason = again.get_string_custom_property("reason")
+    assert reason.startswith("nothing new: the newest span read, 1, is no newer than span 1")
+    assert os.listdir(destination) == [os.path.basename(version)]
+    assert push("day1-range", [[1, None]], "1..1").get_int_custom_property("pushed") == 1
+    assert push("day1-v2", [[1, 2]]).get_int_custom_property("pushed") == 1  # a new version
+    assert push("day2", [[1, 2], [2, None]], "2").get_int_custom_property("pushed") == 1
+    assert len(os.listdir(destination)) == 4

@@ -495,7 +495,7 @@ class Executor(BeamExecutor):
             FINGERPRINT_KEY,
             exec_properties.get(FINGERPRINT_KEY) or files_fingerprint(input_files),
         )
-        _record_spans(examples, window)
+        _record_spans(examples, window, exec_properties.get("data_spans"))
         split_dirs = [os.path.join(examples.uri, f"Split-{name}") for name in ratios]
         rejected_dir = os.path.join(examples.uri, REJECTED_DIR)
         summary_path = os.path.join(self._get_tmp_dir(), "example_gen_summary.jsonl")
@@ -523,9 +523,9 @@ class Executor(BeamExecutor):
         _describe_examples(examples, list(ratios), counts, features)
 
 
-def _record_spans(examples, window: "spans.Window | None") -> None:
+def _record_spans(examples, window: "spans.Window | None", data_spans) -> None:
     """`span` and `version` as TFX's ExampleGen records them (the newest span read; span 0
-    for data with no span), and `spans`, every span read."""
+    for data with no span), `spans`, every span read, and `span_window`, the window."""
     span = window.newest.number if window else 0
     examples.span = span
     examples.set_int_custom_property(spans.SPAN_PROPERTY, span)
@@ -535,6 +535,7 @@ def _record_spans(examples, window: "spans.Window | None") -> None:
         examples.version = window.newest.version
         examples.set_int_custom_property(spans.VERSION_PROPERTY, window.newest.version)
     examples.set_string_custom_property(spans.SPANS_PROPERTY, json.dumps(window.record()))
+    examples.set_string_custom_property(spans.WINDOW_PROPERTY, data_spans or spans.DEFAULT_WINDOW)
 
 
 def _columns_and_files(input_dict, input_base: str, input_files, missing) -> tuple[dict, list]:

@@ -32,7 +32,14 @@ SPAN_PROPERTY = "span"  # Examples custom property (and property), as TFX's Exam
 VERSION_PROPERTY = "version"
 # Examples custom property: JSON [[span, version or null], ...], every span read, oldest first.
 SPANS_PROPERTY = "spans"
+# Examples custom property: the window the spans were read through (the data_spans setting).
+WINDOW_PROPERTY = "span_window"
 DEFAULT_WINDOW = "1"
+# How a reason not to push starts when nothing newer than the served model's spans was read.
+NOTHING_NEW = "nothing new"
+# Beside each pushed version (components/pusher): {"spans": [[span, version], ...]} it was
+# trained on, which a later push compares its spans with (`nothing_newer`).
+SERVED_SPANS_FILE = os.path.join("assets.extra", "spans.json")
 # ExampleGen's execution property where its driver puts the window it resolved (to_json).
 RESOLVED_KEY = "resolved_spans"
 
@@ -345,3 +352,19 @@ def from_json(text: str) -> Window:
         for number, version, paths, dated in found["spans"]
     )
     return Window(found["pattern"], tuple(spans))
+
+
+def is_rolling(window: str) -> bool:
+    """Whether `window` is the newest N spans (not a fixed range)."""
+    return parse_window(window)[1] is None
+
+
+def _newest(record: list[list]) -> tuple[int, int]:
+    number, version = record[-1]
+    return number, -1 if version is None else version
+
+
+def nothing_newer(read: list[list], trained: list[list]) -> bool:
+    """Whether spans `read` ([[span, version], ...]) hold nothing newer than `trained`: their
+    newest span (and version) is not above `trained`'s."""
+    return bool(read and trained) and _newest(read) <= _newest(trained)

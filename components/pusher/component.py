@@ -22,7 +22,8 @@ class PusherSpec(component_spec.ComponentSpec):
     INPUTS = {
         "model": component_spec.ChannelParameter(type=standard_artifacts.Model),
         "model_blessing": component_spec.ChannelParameter(type=standard_artifacts.ModelBlessing),
-        # ExampleGen's output, for the input fingerprint the registry's labels carry.
+        # ExampleGen's output, for the input fingerprint the registry's labels carry, and
+        # for the spans it read: none newer than the served version's, no push.
         "examples": component_spec.ChannelParameter(
             type=standard_artifacts.Examples, optional=True
         ),
@@ -33,7 +34,8 @@ class PusherSpec(component_spec.ComponentSpec):
 
 
 class Pusher(base_component.BaseComponent):
-    """Pushes only blessed models; the `pushed` property records what happened and why."""
+    """Pushes only blessed models, and of span data only those trained on a span newer than
+    the served version's; the `pushed` property records what happened and why."""
 
     SPEC_CLASS = PusherSpec
     EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(executor.Executor)
