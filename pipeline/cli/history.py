@@ -36,9 +36,9 @@ _JSON_KEYS = " JSON keys: docs, Operating retraining."
 @json_option("a JSON list of objects")
 @_history_command(
     "runs",
-    help="Each run: id, start, duration, outcome (pushed, not blessed, failed with the "
-    "failing component, incomplete), input rows and fingerprint, the spans read (a span "
-    "pattern's), the run whose model it warm-started from, overall metrics, blessed, "
+    help="Each run: id, start, duration, outcome (pushed, not blessed, nothing new, failed "
+    "with the failing component, incomplete), input rows and fingerprint, the spans read (a "
+    "span pattern's), the run whose model it warm-started from, overall metrics, blessed, "
     "pushed version, definition and code version." + _JSON_KEYS,
     short_help="List the pipeline's local runs, newest first, from ML Metadata.",
 )
