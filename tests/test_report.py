@@ -359,6 +359,8 @@ def _hostile_data():
                         "best_step": 60,
                         "stop_reason": QUOTES,
                         "strategy": HOSTILE,
+                        "loss_spread": 0.05,
+                        "weight": 1.0,
                     },
                     {
                         "name": QUOTES,
@@ -371,6 +373,14 @@ def _hostile_data():
                         "stop_reason": HOSTILE,
                     },
                 ],
+                "rows": 500,
+                "folds": 5,
+                "temperature": 1.25,
+                "trivial": {
+                    "model": QUOTES,
+                    "validation_loss": 0.69,
+                    "validation_metrics": {HOSTILE: 0.5},
+                },
             },
             "curves": {HOSTILE: {QUOTES: [(1, 0.5), (2, 0.4)]}, QUOTES: {QUOTES: [(2, 0.9)]}},
         },
@@ -423,11 +433,19 @@ def test_the_runs_own_text_is_shown_as_text_and_never_run(browser, tmp_path):
     assert HOSTILE in page.svg_texts("#data svg[data-chart=values] text.tick title")
     assert page.texts("#training .card h4") == [HOSTILE]
     assert page.row("#training table.candidates", HOSTILE) == [
-        HOSTILE, "chosen", "0.4", f"{QUOTES} 0.9", "1.5", "100", "60", HOSTILE, QUOTES,
+        HOSTILE, "chosen", "0.4 ± 0.05", f"{QUOTES} 0.9", "1", "1.5", "100", "60", HOSTILE, QUOTES,
     ]  # fmt: skip
-    # A record from before candidates named their strategy: an empty cell.
+    # A record from before candidates named their strategy (and weight): empty cells.
     assert page.row("#training table.candidates", QUOTES)[1] == ""
-    assert page.row("#training table.candidates", QUOTES)[7] == ""
+    assert page.row("#training table.candidates", QUOTES)[4] == ""
+    assert page.row("#training table.candidates", QUOTES)[8] == ""
+    # The trivial model on the same rows, beside the candidates; the folds and temperature
+    assert page.row("#training table.candidates", f"trivial ({QUOTES})")[2:4] == [
+        "0.69",
+        f"{HOSTILE} 0.5",
+    ]
+    assert "5-fold cross-validation" in page.texts("#training p")[0]
+    assert "temperature of 1.25" in page.texts("#training p")[0]
     assert HOSTILE in page.texts("#training p")[0] and QUOTES in page.texts("#training dd")
     page.page.locator("#evaluation details summary").click()
     assert page.texts("#evaluation table.slices tbody td:first-child") == [QUOTES, HOSTILE]

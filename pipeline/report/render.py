@@ -162,20 +162,36 @@ def _training(training):
     if training["strategy_reason"]:
         strategy = f"{strategy} ({training['strategy_reason']})"
     choice = training.get("model_choice") or {}
+    lines = list(choice.get("candidates", []))
+    if choice.get("trivial"):  # beside the candidates, on the same rows (since 2026-12-04)
+        lines.append(
+            {
+                "name": f"trivial ({choice['trivial']['model']})",
+                **dict.fromkeys(("seconds", "steps", "strategy", "stop_reason"), ""),
+                "chosen": False,
+                **choice["trivial"],
+            }
+        )
     return {
         **training,
         "strategy": strategy,
         "choice_reason": choice.get("reason"),
+        "choice_rows": choice.get("rows"),
+        "choice_folds": choice.get("folds"),
+        "temperature": number(choice.get("temperature")) if choice.get("temperature") else None,
         "candidates": [
             {
                 **line,
                 "strategy": line.get("strategy") or "",  # (not in records before 2026-12-03)
-                "validation_loss": number(line["validation_loss"]),
+                "validation_loss": number(line["validation_loss"])
+                + (f" ± {number(line['loss_spread'])}" if line.get("loss_spread") else ""),
+                "weight": number(line.get("weight")) if "weight" in line else "",
+                "best_step": number(line.get("best_step")) if "best_step" in line else "",
                 "scores": ", ".join(
                     f"{k} {number(v)}" for k, v in line["validation_metrics"].items()
                 ),
             }
-            for line in choice.get("candidates", [])
+            for line in lines
         ],
         "legend": list(colors.items()),
         "charts": [
