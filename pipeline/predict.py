@@ -13,6 +13,7 @@ task's metrics printed (components/evaluator/totals.py: the Evaluator's definiti
 """
 
 import dataclasses
+import glob
 import json
 import os
 
@@ -142,37 +143,54 @@ def _header(path, records, model, id_column):
 
 
 def read_rows(path, model, id_column=None):
-    """`Rows` of the CSV at `path` for `model`, parsed as ExampleGen parses its rows."""
-    import tensorflow as tf
-
+    """`Rows` of the CSV file at `path`, or of each *.csv file of the folder `path` (a row
+    then named file:line), for `model`, parsed as ExampleGen parses its rows."""
     if not os.path.exists(path):
         raise Refused(f"--data {path}: no such file")
-    if os.path.isdir(path):
-        raise Refused(f"--data {path}: a folder: give one CSV file")
+    files = sorted(glob.glob(os.path.join(path, "*.csv"))) if os.path.isdir(path) else [path]
+    if not files:
+        raise Refused(f"--data {path}: a folder with no *.csv file")
+    rows = Rows()
+    for file in files:
+        _read_file(file, model, id_column, rows, with_name=len(files) > 1)
+    return rows
+
+
+def _cells_feature(path, line, cells, model, missing):
+    """({column: tf.train.Feature}, None) of a row's cells, or (None, the row set aside)."""
+    feature = {}
+    for name, (kind, required) in model.columns.items():
+        text = cells.get(name)
+        if text is None or text in missing:
+            if required and name != model.label:
+                return None, (path, line, name, "missing value for required feature")
+            continue
+        try:
+            feature[name] = _feature(kind, parse_value(kind, text))
+        except ValueError as e:
+            return None, (path, line, name, str(e))
+    return feature, None
+
+
+def _read_file(path, model, id_column, rows, with_name):
+    """Adds the rows of the CSV file `path` to `rows`."""
+    import tensorflow as tf
+
     records = read_records(path)
     header = _header(path, records, model, id_column)
-    rows = Rows(ignored_columns=[c for c in header if c not in model.columns and c != id_column])
+    rows.ignored_columns += [
+        c
+        for c in header
+        if c not in model.columns and c != id_column and c not in rows.ignored_columns
+    ]
     missing = frozenset(model.missing_values)
     for line, fields, _ in records:
         if len(fields) != len(header):
-            rows.set_aside.append(
-                (path, line, "", f"expected {len(header)} fields, got {len(fields)}")
-            )
+            reason = f"expected {len(header)} fields, got {len(fields)}"
+            rows.set_aside.append((path, line, "", reason))
             continue
         cells = dict(zip(header, fields, strict=True))
-        feature, bad = {}, None
-        for name, (kind, required) in model.columns.items():
-            text = cells.get(name)
-            if text is None or text in missing:
-                if required and name != model.label:
-                    bad = (path, line, name, "missing value for required feature")
-                    break
-                continue
-            try:
-                feature[name] = _feature(kind, parse_value(kind, text))
-            except ValueError as e:
-                bad = (path, line, name, str(e))
-                break
+        feature, bad = _cells_feature(path, line, cells, model, missing)
         if bad:
             rows.set_aside.append(bad)
             continue
@@ -184,8 +202,8 @@ def read_rows(path, model, id_column=None):
         else:
             example.features.feature[model.label].CopyFrom(label)
             rows.labelled.append(example.SerializeToString())
-        rows.ids.append(cells[id_column] if id_column else line)
-    return rows
+        row_id = cells[id_column] if id_column else line
+        rows.ids.append(f"{os.path.basename(path)}:{row_id}" if with_name else row_id)
 
 
 def score(model, loaded, examples):

@@ -77,3 +77,12 @@ def test_predict_without_a_pushed_model_exits_2_in_one_line(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: No ML Metadata store at "), err
+
+
+def test_a_folder_s_rows_are_named_file_and_line(tmp_path):
+    (tmp_path / "b.csv").write_text("n,y\n5,no\n")
+    (tmp_path / "a.csv").write_text("n,y,extra\n3,yes,1\n4,no,2\n")
+    rows = read_rows(str(tmp_path), MODEL)
+    assert rows.ids == ["a.csv:2", "a.csv:3", "b.csv:2"]
+    assert [_features(e) for e in rows.examples] == [{"n": 3}, {"n": 4}, {"n": 5}]
+    assert rows.ignored_columns == ["extra"]

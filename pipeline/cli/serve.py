@@ -27,7 +27,8 @@ from pipeline.cli.options import config_for, definition_option, setting_options
     "rows_path",
     required=True,
     metavar="FILE.csv",
-    help="The rows to predict: a CSV file with a header, the columns the pipeline read.",
+    help="The rows to predict: a CSV file with a header, the columns the pipeline read (or "
+    "a folder of *.csv files: each row then named file:line).",
 )
 @click.option(
     "--version", type=int, help="A pushed version (`models` lists them); default: served."
