@@ -50,7 +50,7 @@ from pipeline.cli.options import config_for, definition_option, setting_options
 @click.pass_context
 def predict(ctx, rows_path, version, out, id_column, **_):
     config = config_for(ctx, label_needed=False)
-    from pipeline.cli.quiet import import_tensorflow
+    from pipeline.cli.quiet import filtered_stderr, import_tensorflow
 
     import_tensorflow()
     logging.getLogger("tensorflow").setLevel(logging.ERROR)
@@ -64,9 +64,10 @@ def predict(ctx, rows_path, version, out, id_column, **_):
         _report_set_aside(rows)
         if not rows.examples:
             raise predicting.Refused(f"--data {rows_path}: no row to predict")
-        loaded = tf.saved_model.load(model.path)
-        outputs = predicting.score(model, loaded, rows.examples)
-        values, labelled = predicting.metrics(model, loaded, rows, outputs)
+        with filtered_stderr():  # a tree model's ops log oneDNN's line
+            loaded = tf.saved_model.load(model.path)
+            outputs = predicting.score(model, loaded, rows.examples)
+            values, labelled = predicting.metrics(model, loaded, rows, outputs)
     except (predicting.Refused, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return exit_codes.REFUSED
