@@ -19,6 +19,15 @@ third more for the holdout) of 10 z-scored numbers and 3 category ids with
 learning rate 0.1, l2 1.0, train_in_memory, no center_bias), HGB with 200
 iterations, max_depth 6, no leaf limit, l2 1.0, the ids as numbers (its
 categorical support stops at 255 categories).
+
+`--data friedman` (regression: scikit-learn's make_friedman1, --rows rows, 10 features,
+noise 1, the target exp-skewed as a price is) and `--data digits` (scikit-learn's bundled
+8x8 digits, 1,797 rows, 64 features, 10 classes) compare quality: HGB at its defaults
+(early stopping on when over 10,000 rows), the kit at tf.estimator's defaults
+(`--kit tf`: max_depth 6, 100 buckets, full Hessian) or the zero-code candidate's
+HGB-like settings (`--kit hgb`, `components.auto.model.BOOSTED_TREES`: diagonal Hessian,
+31 leaves, 20 examples a leaf, 255 buckets, center_bias), 100 trees, learning rate 0.1
+for both. Prints RMSE, or accuracy and log loss, on a seeded quarter held out.
 """
 
 import argparse
@@ -82,7 +91,35 @@ def load_wide(rows):
     return [({k: v[part] for k, v in columns.items()}, label[part]) for part in split]
 
 
+def load_friedman(rows):
+    """(train, test) of the regression case: a quarter held out."""
+    import numpy as np
+    from sklearn.datasets import make_friedman1
+
+    x, y = make_friedman1(rows + rows // 3, n_features=10, noise=1.0, random_state=0)
+    y = np.exp(y / 6.0).astype(np.float32)  # skewed, as a price
+    return _split_columns(x, y, rows)
+
+
+def load_digits_split():
+    from sklearn.datasets import load_digits
+
+    x, y = load_digits(return_X_y=True)
+    order = __import__("numpy").random.default_rng(0).permutation(len(y))
+    return _split_columns(x[order], y[order].astype("int64"), len(y) * 3 // 4)
+
+
+def _split_columns(x, y, rows):
+    columns = {f"f{i:02d}": x[:, i].astype("float32") for i in range(x.shape[1])}
+    split = [slice(0, rows), slice(rows, len(y))]
+    return [({k: v[part] for k, v in columns.items()}, y[part]) for part in split]
+
+
 def dataset(data, rows):
+    if data == "friedman":
+        return load_friedman(rows)
+    if data == "digits":
+        return load_digits_split()
     return load() if data == "taxi" else load_wide(rows)
 
 
@@ -172,6 +209,101 @@ def run_hgb(repeats, data, rows):
     return {"auc": auc, "seconds": best}
 
 
+def _kit_settings(kit):
+    """The kit's settings beyond the columns: tf.estimator's defaults or the zero-code
+    candidate's (`components.auto.model.BOOSTED_TREES`), 100 trees either way."""
+    if kit == "tf":
+        return {"n_trees": N_TREES, "learning_rate": LEARNING_RATE}
+    from components.auto.model import BOOSTED_TREES
+
+    return {**BOOSTED_TREES, "n_trees": N_TREES, "center_bias": True}
+
+
+def _scores(task, y, predicted):
+    """RMSE (regression), or accuracy and log loss."""
+    import numpy as np
+    from sklearn.metrics import log_loss
+
+    if task == "regression":
+        return {"rmse": float(np.sqrt(np.mean((predicted - y) ** 2)))}
+    return {
+        "accuracy": float(np.mean(predicted.argmax(1) == y)),
+        "log_loss": float(log_loss(y, predicted, labels=np.arange(predicted.shape[1]))),
+    }
+
+
+def run_kit_quality(data, rows, kit):
+    """The kit on the friedman (regression) or digits (10 classes) case."""
+    import numpy as np
+    import tensorflow as tf
+
+    from components import estimator
+
+    (train, y_train), (test, y_test) = dataset(data, rows)
+    columns = [tf.feature_column.numeric_column(name) for name in sorted(train)]
+    task = "regression" if data == "friedman" else "multiclass"
+    settings = _kit_settings(kit)
+    if task == "regression":
+        make = estimator.BoostedTreesRegressor
+    else:
+        make = estimator.BoostedTreesClassifier
+        settings["n_classes"] = 10
+    if kit == "tf":
+        settings.pop("multi_class_hessian", None)
+    with tempfile.TemporaryDirectory() as model_dir:
+        model = make(
+            columns, n_batches_per_layer=1, model_dir=model_dir, train_in_memory=True, **settings
+        )
+        start = time.perf_counter()
+        model.train(
+            lambda: tf.data.Dataset.from_tensors((train, y_train)).repeat(), max_steps=10**9
+        )
+        seconds = time.perf_counter() - start
+        key = "predictions" if task == "regression" else "probabilities"
+        predicted = np.array(
+            [
+                p[key]
+                for p in model.predict(lambda: tf.data.Dataset.from_tensor_slices(test).batch(4096))
+            ]
+        )
+    if task == "regression":
+        predicted = predicted[:, 0]
+    return {**_scores(task, y_test, predicted), "seconds": seconds}
+
+
+def run_hgb_quality(data, rows, _kit):
+    import numpy as np
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    (train, y_train), (test, y_test) = dataset(data, rows)
+    names = sorted(train)
+    x_train = np.stack([train[n] for n in names], axis=1).astype(np.float64)
+    x_test = np.stack([test[n] for n in names], axis=1).astype(np.float64)
+    regression = data == "friedman"
+    make = HistGradientBoostingRegressor if regression else HistGradientBoostingClassifier
+    model = make(max_iter=N_TREES, learning_rate=LEARNING_RATE, random_state=0)
+    start = time.perf_counter()
+    model.fit(x_train, y_train)
+    seconds = time.perf_counter() - start
+    predicted = model.predict(x_test) if regression else model.predict_proba(x_test)
+    task = "regression" if regression else "multiclass"
+    return {**_scores(task, y_test, predicted), "seconds": seconds, "trees": model.n_iter_}
+
+
+def quality(args):
+    """The quality cases' table: HGB, the kit at tf.estimator's defaults, the kit as the
+    zero-code candidate, in that order, each in this process."""
+    results = [("HistGradientBoosting (defaults)", run_hgb_quality(args.data, args.rows, None))]
+    labels = {"tf": "kit, tf.estimator's defaults", "hgb": "kit, zero-code (HGB-like) settings"}
+    for kit in args.kits.split(","):
+        results.append((labels[kit], run_kit_quality(args.data, args.rows, kit)))
+    keys = [k for k in results[0][1] if k != "trees"]
+    print("| model | " + " | ".join(keys) + " |")
+    print("|" + "---|" * (len(keys) + 1))
+    for label, result in results:
+        print(f"| {label} | " + " | ".join(f"{result[k]:.4f}" for k in keys) + " |")
+
+
 def one_core(which, repeats, data, rows):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run(
@@ -202,10 +334,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-one-core", action="store_true")
-    parser.add_argument("--data", choices=["taxi", "wide"], default="taxi")
+    parser.add_argument("--data", choices=["taxi", "wide", "friedman", "digits"], default="taxi")
     parser.add_argument("--rows", type=int, default=10_000, help="training rows of --data wide")
+    parser.add_argument(
+        "--kits", default="tf,hgb", help="friedman/digits: the kit's settings to run (tf, hgb)"
+    )
     parser.add_argument("--only", choices=["kit", "hgb"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.data in ("friedman", "digits"):
+        quality(args)
+        return
     runners = {"kit": run_kit, "hgb": run_hgb}
     if args.only:
         print(json.dumps(runners[args.only](args.repeats, args.data, args.rows)))

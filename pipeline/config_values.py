@@ -135,16 +135,11 @@ def _chooses_a_candidate(config):
 
 
 def trainer_candidates(config):
-    """The candidates the Trainer fits, () when it builds one model: as set, but by default
-    no boosted trees for a multiclass label, whose per-node statistics grow with the square
-    of the class count (a full Hessian): zero-code runs with them on 10 and 16 classes took
-    15 and 20 minutes (docs/benchmarks/2026-12-02-zero-code-quality.md)."""
-    from components.auto.model import CANDIDATES
-
+    """The candidates the Trainer fits, () when it builds one model: as set (boosted trees
+    for every task: a multiclass label's take a Hessian per class, so their cost grows with
+    the class count, not its square as with tf.estimator's full Hessian)."""
     if not _chooses_a_candidate(config):
         return ()
-    if config.task == "multiclass" and tuple(config.candidates) == CANDIDATES:
-        return tuple(c for c in CANDIDATES if c != "boosted_trees")
     return tuple(config.candidates)
 
 

@@ -151,6 +151,49 @@ def test_multiclass_with_a_vocabulary(multiclass):
 
 
 @pytest.fixture(scope="module")
+def xor_classes(tmp_path_factory):
+    """Four classes no linear model separates (x1 > 0 XOR x2 > 0, and cat 3 or not), grown
+    as the zero-code candidate grows them: a Hessian per class, leaf-capped."""
+    features, _rng = _data(4)
+    xor = (features["x1"] > 0) ^ (features["x2"] > 0)
+    labels = (xor + 2 * (features["cat"] == 3)).astype(np.int64)
+    model = estimator.BoostedTreesClassifier(
+        _columns(),
+        n_batches_per_layer=1,
+        model_dir=str(tmp_path_factory.mktemp("xor")),
+        n_classes=4,
+        n_trees=8,
+        max_depth=4,
+        learning_rate=0.3,
+        center_bias=True,
+        train_in_memory=True,
+        multi_class_hessian="diagonal",
+        max_leaf_nodes=5,
+        min_samples_leaf=10,
+    )
+    model.train(_in_memory(features, labels), max_steps=10**9)
+    return model, features, labels
+
+
+def test_multiclass_with_a_hessian_per_class_beats_a_linear_model(xor_classes):
+    from sklearn.linear_model import LogisticRegression
+
+    model, features, labels = xor_classes
+    assert int(model.get_variable_value("boosted_trees/tree")) == 8
+    # Centered: the bias starts from the classes' log odds (up to a constant).
+    bias = model.get_variable_value("boosted_trees/bias")
+    log_odds = np.log(np.bincount(labels) / len(labels))
+    np.testing.assert_allclose(bias - bias.mean(), log_odds - log_odds.mean(), atol=0.05)
+    # Leaf-capped: no tree has more than 5 leaves, though depth 4 allows 16.
+    splits = (model.get_variable_value("boosted_trees/node_feature") >= 0).sum(axis=1)
+    assert splits.max() <= 4
+    accuracy = model.evaluate(_batches(features, labels))["accuracy"]
+    x = np.stack([features["x1"], features["x2"], np.eye(6)[features["cat"]].T[3]], axis=1)
+    linear = LogisticRegression(max_iter=1000).fit(x, labels).score(x, labels)
+    assert accuracy > 0.9 and linear < 0.65
+
+
+@pytest.fixture(scope="module")
 def regression(tmp_path_factory):
     features, rng = _data(2)
     labels = (2.0 * features["x1"] + (features["cat"] == 1) + 0.1 * rng.normal(size=N)).astype(
@@ -194,7 +237,7 @@ def _saved_ops(export_dir):
 
 
 @pytest.mark.slow  # a TensorFlow subprocess
-def test_exports_serve_in_a_fresh_process(binary, multiclass, regression, tmp_path):
+def test_exports_serve_in_a_fresh_process(binary, multiclass, regression, xor_classes, tmp_path):
     spec = {
         "x1": tf.io.FixedLenFeature([1], tf.float32),
         "x2": tf.io.FixedLenFeature([1], tf.float32),
@@ -204,7 +247,8 @@ def test_exports_serve_in_a_fresh_process(binary, multiclass, regression, tmp_pa
     expected, exports = {}, {}
     features = binary[1]
     rows = [{k: v[i].item() for k, v in features.items()} for i in range(5)]
-    for name, (model, _, _) in {"binary": binary, "multi": multiclass, "reg": regression}.items():
+    models = {"binary": binary, "multi": multiclass, "reg": regression, "xor": xor_classes}
+    for name, (model, _, _) in models.items():
         exports[name] = model.export_saved_model(str(tmp_path / name), receiver).decode()
         assert not {op for op in _saved_ops(exports[name]) if op.startswith("BoostedTrees")}
         first = list(model.predict(_batches({k: v[:5] for k, v in features.items()})))
@@ -254,6 +298,10 @@ def test_exports_serve_in_a_fresh_process(binary, multiclass, regression, tmp_pa
         ({"l2_regularization": -1.0}, "l2_regularization"),
         ({"train_in_memory": True, "n_batches_per_layer": 2}, "train_in_memory"),
         ({"n_classes": 3, "center_bias": True}, "center_bias"),
+        ({"multi_class_hessian": "half"}, "multi_class_hessian"),
+        ({"min_samples_leaf": -1}, "min_samples_leaf"),
+        ({"max_leaf_nodes": 1}, "max_leaf_nodes"),
+        ({"n_classes": 3, "l1_regularization": 0.1}, "multi_class_hessian='diagonal'"),
         ({"max_depth": 40}, "max_depth"),
     ],
 )
@@ -312,10 +360,12 @@ def test_estimator_takes_a_head_and_a_vocabulary_column(tmp_path):
     assert set(model.experimental_feature_importances()) == {"w", "x1"}
 
 
-def test_split_search_matches_a_plain_search_over_mixed_features():
+@pytest.mark.parametrize("dim, min_count", [(1, 0), (3, 15)])
+def test_split_search_matches_a_plain_search_over_mixed_features(dim, min_count):
     """The histogram and split search on numeric, bucketized and categorical features of
     several sizes (the categorical ones handled together) agree with a plain loop over
-    every node, feature and bucket."""
+    every node, feature and bucket: one logit, or three with a Hessian each (the gain the
+    sum of theirs) and at least `min_count` examples on each side."""
     from components.estimator.canned import tree_ensemble as te
     from components.estimator.canned.tree_growing import TreeParams
     from components.estimator.canned.tree_histogram import LayerHistogram
@@ -331,34 +381,38 @@ def test_split_search_matches_a_plain_search_over_mixed_features():
     n, nodes = 400, 4
     ids = np.stack([rng.integers(0, b, n) for b in layout.num_buckets], 1).astype(np.int32)
     node = rng.integers(-1, nodes, n).astype(np.int32)
-    g, h = rng.normal(size=n), rng.uniform(0.1, 1.0, n)
-    stats = np.stack([g, h], 1).astype(np.float32)
+    g, h = rng.normal(size=(n, dim)), rng.uniform(0.1, 1.0, (n, dim))
+    counted = [np.ones((n, 1))] if min_count else []
+    stats = np.concatenate([g, h, *counted], 1).astype(np.float32)
     params = TreeParams(1, 3, 0.1, 0.0, 0.5, 0.0, 0.0, False, "none", 0.25, 1, True)
+    params = params._replace(multi_class_hessian="diagonal", min_samples_leaf=min_count)
     columns = te.Columns.of(tf.constant(ids), layout)
     hist = LayerHistogram(layout)(columns, tf.constant(node), stats, nodes)
-    gain, feature, threshold, left, right, _ = (
-        t.numpy() for t in te.best_splits(hist, nodes, layout, params, 1)
+    gain, feature, threshold, left, right, ok = (
+        t.numpy() for t in te.best_splits(hist, nodes, layout, params, dim)
     )
 
     def score(gs, hs):
-        return gs * gs / (hs + 0.5)
+        return np.sum(gs * gs / (hs + 0.5))
 
     for k in range(nodes):
         rows = node == k
-        total_g, total_h = g[rows].sum(), h[rows].sum()
+        total_g, total_h = g[rows].sum(0), h[rows].sum(0)
         best = (-np.inf, None, None)
         for f, buckets in enumerate(layout.num_buckets):
             for t in range(buckets):
                 goes_left = ids[rows, f] == t if layout.is_equality[f] else ids[rows, f] <= t
-                lg, lh = g[rows][goes_left].sum(), h[rows][goes_left].sum()
+                if min(goes_left.sum(), (~goes_left).sum()) < min_count:
+                    continue
+                lg, lh = g[rows][goes_left].sum(0), h[rows][goes_left].sum(0)
                 s = score(lg, lh) + score(total_g - lg, total_h - lh)
                 if s > best[0] + 1e-9:
                     best = (s, f, t, lg, lh)
         s, f, t, lg, lh = best
-        assert (feature[k], threshold[k]) == (f, t), k
+        assert ok[k] and (feature[k], threshold[k]) == (f, t), k
         assert gain[k] == pytest.approx(s - score(total_g, total_h), rel=1e-4, abs=1e-5)
-        assert left[k, 0] == pytest.approx(-lg / (lh + 0.5), rel=1e-4)
-        assert right[k, 0] == pytest.approx(-(total_g - lg) / (total_h - lh + 0.5), rel=1e-4)
+        np.testing.assert_allclose(left[k], -lg / (lh + 0.5), rtol=1e-4)
+        np.testing.assert_allclose(right[k], -(total_g - lg) / (total_h - lh + 0.5), rtol=1e-4)
 
 
 def test_bucket_ids_of_every_kind_of_column_in_feature_order():

@@ -444,8 +444,8 @@ def test_submit_takes_project_and_region_from_the_definition(
 
 
 def test_the_trainer_gets_the_candidates_apart_from_the_hparams(tmp_path):
-    """The auto model with no canned Estimator chooses among candidates (by default no
-    boosted trees for a multiclass label); a canned Estimator or an own build_estimator is
+    """The auto model with no canned Estimator chooses among candidates (boosted trees for
+    a multiclass label too); a canned Estimator or an own build_estimator is
     one model; the hparams a build_estimator receives never carry the candidates."""
     data = {"data_path": TAXI_DATA["data_path"], "raw_label_key": "tips"}
     binary = PipelineConfig(**data, task="binary")
@@ -453,7 +453,7 @@ def test_the_trainer_gets_the_candidates_apart_from_the_hparams(tmp_path):
     canned = PipelineConfig(**data, task="binary", canned_estimator="DNNClassifier")
     own = PipelineConfig(**data, task="binary", estimator_fn="models.taxi.build_estimator")
     assert json.loads(binary.trainer_candidates_json) == list(binary.candidates)
-    assert json.loads(multiclass.trainer_candidates_json) == ["linear", "wide_and_deep"]
+    assert json.loads(multiclass.trainer_candidates_json) == list(multiclass.candidates)
     assert (canned.trainer_candidates_json, own.trainer_candidates_json) == (None, None)
     for config in (binary, multiclass, own):
         assert json.loads(config.hparams_json) == {"hidden_units": [64, 32]}

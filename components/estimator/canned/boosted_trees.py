@@ -90,6 +90,10 @@ class BoostedTreesEstimator(Estimator):
         pruning_mode="none",
         quantile_sketch_epsilon=0.01,
         train_in_memory=False,
+        *,
+        multi_class_hessian="full",
+        min_samples_leaf=0,
+        max_leaf_nodes=None,
     ):
         params = tg.checked_params(
             tg.TreeParams(
@@ -105,6 +109,9 @@ class BoostedTreesEstimator(Estimator):
                 quantile_sketch_epsilon,
                 n_batches_per_layer,
                 train_in_memory,
+                multi_class_hessian,
+                min_samples_leaf,
+                max_leaf_nodes,
             ),
             head.logits_dimension,
             config,
@@ -210,9 +217,16 @@ class BoostedTreesClassifier(BoostedTreesEstimator):
         pruning_mode="none",
         quantile_sketch_epsilon=0.01,
         train_in_memory=False,
+        *,
+        multi_class_hessian="full",
+        min_samples_leaf=0,
+        max_leaf_nodes=None,
     ):
-        if n_classes > 2 and center_bias:
-            raise ValueError("center_bias not yet support with n_classes > 2.")
+        if n_classes > 2 and center_bias and multi_class_hessian == "full":
+            raise ValueError(
+                "center_bias not yet support with n_classes > 2 (but with "
+                "multi_class_hessian='diagonal')."
+            )
         super().__init__(
             feature_columns,
             n_batches_per_layer,
@@ -231,6 +245,9 @@ class BoostedTreesClassifier(BoostedTreesEstimator):
             pruning_mode=pruning_mode,
             quantile_sketch_epsilon=quantile_sketch_epsilon,
             train_in_memory=train_in_memory,
+            multi_class_hessian=multi_class_hessian,
+            min_samples_leaf=min_samples_leaf,
+            max_leaf_nodes=max_leaf_nodes,
         )
 
 
@@ -254,6 +271,10 @@ class BoostedTreesRegressor(BoostedTreesEstimator):
         pruning_mode="none",
         quantile_sketch_epsilon=0.01,
         train_in_memory=False,
+        *,
+        multi_class_hessian="full",
+        min_samples_leaf=0,
+        max_leaf_nodes=None,
     ):
         super().__init__(
             feature_columns,
@@ -273,4 +294,7 @@ class BoostedTreesRegressor(BoostedTreesEstimator):
             pruning_mode=pruning_mode,
             quantile_sketch_epsilon=quantile_sketch_epsilon,
             train_in_memory=train_in_memory,
+            multi_class_hessian=multi_class_hessian,
+            min_samples_leaf=min_samples_leaf,
+            max_leaf_nodes=max_leaf_nodes,
         )

@@ -347,15 +347,15 @@ def _weight_and_gain(g, h, l1, l2):
 
 def _weights_and_gains(g, h, params, scale=None):
     """Leaf weights [..., L] and gains [...] from gradient sums [..., L] and Hessian sums
-    [..., L] (one logit) or [..., L*L] (full): -(H + l2)^-1 g and g' (H + l2)^-1 g.  The
-    softmax Hessian is singular; a ridge of 1e-5 of `scale` (the node's mean Hessian
-    diagonal, [nodes]) stands in for the pivoted QR tf.estimator solved it with (g lies
-    in its range: the gains agree), and keeps a child's sums, differences of the
-    node's, clear of rounding."""
+    [..., L] (one logit, or a diagonal Hessian: each logit on its own) or [..., L*L] (full):
+    -(H + l2)^-1 g and g' (H + l2)^-1 g.  The full softmax Hessian is singular; a ridge of
+    1e-5 of `scale` (the node's mean Hessian diagonal, [nodes]) stands in for the pivoted QR
+    tf.estimator solved it with (g lies in its range: the gains agree), and keeps a child's
+    sums, differences of the node's, clear of rounding."""
     dimension = g.shape[-1]
-    if dimension == 1:
-        weight, gain = _weight_and_gain(g[..., 0], h[..., 0], *_l1_l2(params))
-        return weight[..., None], gain
+    if h.shape[-1] == dimension:
+        weight, gain = _weight_and_gain(g, h, *_l1_l2(params))
+        return weight, tf.reduce_sum(gain, axis=-1) if dimension > 1 else gain[..., 0]
     matrix = tf.reshape(h, tf.concat([tf.shape(h)[:-1], [dimension, dimension]], axis=0))
     scale = tf.reshape(
         scale, tf.concat([tf.shape(scale), [1] * (matrix.shape.rank - scale.shape.rank)], axis=0)
@@ -370,13 +370,38 @@ def _l1_l2(params):
     return params.l1_regularization, params.l2_regularization
 
 
-def _scores(left, totals, scale, params, dim):
-    """Gain of the left side plus the right side's, for left sums [..., k] under node
-    `totals` (broadcast to them)."""
-    right = totals - left
-    _, gain_left = _weights_and_gains(left[..., :dim], left[..., dim:], params, scale)
-    _, gain_right = _weights_and_gains(right[..., :dim], right[..., dim:], params, scale)
-    return gain_left + gain_right
+class _Statistics:
+    """Where a histogram row's statistics are: gradients [:dim], Hessians [dim:dim + hess]
+    (L, or L*L for a full one), then an example count where `min_samples_leaf` asks for
+    one; and the count a side of a split needs (in the row's units: a mean over
+    `n_batches_per_layer` batches)."""
+
+    def __init__(self, params, dim, k):
+        self.params, self.dim = params, dim
+        self.counted = params.min_samples_leaf > 0
+        self.hess = k - dim - int(self.counted)
+        self.min_count = params.min_samples_leaf / params.n_batches_per_layer
+
+    def weights_and_gains(self, sums, scale):
+        d = self.dim
+        return _weights_and_gains(sums[..., :d], sums[..., d : d + self.hess], self.params, scale)
+
+    def scores(self, left, totals, scale):
+        """Gain of the left side plus the right side's, for left sums [..., k] under node
+        `totals` (broadcast to them); -inf where a side has fewer examples than asked."""
+        right = totals - left
+        score = self.weights_and_gains(left, scale)[1] + self.weights_and_gains(right, scale)[1]
+        if not self.counted:
+            return score
+        small = tf.minimum(left[..., -1], right[..., -1]) < self.min_count - 0.5
+        return tf.where(small, -np.inf, score)
+
+    def node_scale(self, totals):
+        """Each node's mean Hessian diagonal [nodes] (the full Hessian's ridge)."""
+        d = self.dim
+        hess = totals[:, d : d + self.hess]
+        diagonal = hess[:, :: d + 1] if self.hess > d else hess
+        return tf.reduce_mean(tf.abs(diagonal), axis=1)
 
 
 def best_splits(hist, nodes, layout, params, logits_dimension):
@@ -386,7 +411,8 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     threshold left, equality splits the threshold's bucket), vectorized over nodes, features
     and buckets.  (TF 2.21 ships that op without a kernel.)  Returns (gain, feature,
     threshold, left weight, right weight, ok)."""
-    dim, k, total = logits_dimension, hist.shape[-1], layout.total_buckets
+    k, total = hist.shape[-1], layout.total_buckets
+    stats = _Statistics(params, logits_dimension, k)
     sums = tf.reshape(hist, [nodes, total, k])
     # Every example is in one of feature 0's buckets: their sum is the node's.
     buckets = int(layout.num_buckets[0])
@@ -394,38 +420,36 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
         totals = sums[:, buckets - 1]  # the last running sum
     else:
         totals = tf.reduce_sum(sums[:, :buckets], axis=1)
-    diagonal = totals[:, dim :: dim + 1] if dim > 1 else totals[:, dim:]
-    node_scale = tf.reduce_mean(tf.abs(diagonal), axis=1)
+    node_scale = stats.node_scale(totals)
     # Each group of same-size inequality features is one block [nodes, features, buckets,
     # k] of what a split at each bucket sends left.  Scores come out in position order.
     scores = []
     for first, count, buckets in layout.groups:
         begin = int(layout.offsets[first])
         left = tf.reshape(sums[:, begin : begin + count * buckets], [nodes, count, buckets, k])
-        score = _scores(left, totals[:, None, None, :], node_scale[:, None, None], params, dim)
+        score = stats.scores(left, totals[:, None, None, :], node_scale[:, None, None])
         scores.append(tf.reshape(score, [nodes, count * buckets]))
     if layout.equality_from < layout.num_features:
         # The categorical features together, whatever their sizes (as many sizes as
         # columns, often: a block each would be a graph, and an XLA compilation, that
         # grows with them); a split sends one bucket left.
         left = sums[:, int(layout.offsets[layout.equality_from]) :]
-        scores.append(_scores(left, totals[:, None, :], node_scale[:, None], params, dim))
+        scores.append(stats.scores(left, totals[:, None, :], node_scale[:, None]))
     score = tf.concat(scores, axis=1) if len(scores) > 1 else scores[0]
     best = tf.argmax(score, axis=1, output_type=tf.int32)
-    _, parent = _weights_and_gains(totals[:, :dim], totals[:, dim:], params, node_scale)
+    _, parent = stats.weights_and_gains(totals, node_scale)
     position_feature = np.repeat(np.arange(layout.num_features), layout.num_buckets)
     feature = tf.gather(position_feature.astype(np.int32), best)
     start = tf.gather(layout.offsets, feature)
     threshold = best - start
     # The chosen split's left sums: its bucket's (a running sum for an inequality split).
     best_left = tf.gather(sums, best, batch_dims=1)
-    left_weight, _ = _weights_and_gains(best_left[:, :dim], best_left[:, dim:], params, node_scale)
-    best_right = totals - best_left
-    right_weight, _ = _weights_and_gains(
-        best_right[:, :dim], best_right[:, dim:], params, node_scale
-    )
-    ok = tf.norm(totals[:, dim:], axis=1) >= params.min_node_weight
-    gain = tf.reduce_max(score, axis=1) - parent - params.tree_complexity
+    left_weight, _ = stats.weights_and_gains(best_left, node_scale)
+    right_weight, _ = stats.weights_and_gains(totals - best_left, node_scale)
+    best_score = tf.reduce_max(score, axis=1)
+    ok = tf.norm(totals[:, stats.dim : stats.dim + stats.hess], axis=1) >= params.min_node_weight
+    ok &= best_score > -np.inf  # some split leaves both sides min_samples_leaf examples
+    gain = best_score - parent - params.tree_complexity
     return gain, feature, threshold, left_weight, right_weight, ok
 
 

@@ -40,8 +40,31 @@ TreeParams = collections.namedtuple(
         "quantile_sketch_epsilon",
         "n_batches_per_layer",
         "train_in_memory",
+        "multi_class_hessian",
+        "min_samples_leaf",
+        "max_leaf_nodes",
     ],
+    # Not tf.estimator's: its behaviour by default (full Hessian, no count, no leaf cap).
+    defaults=("full", 0, None),
 )
+_HESSIANS = ("full", "diagonal")
+# The split search is compiled by XLA from this many buckets in all features (`Grower`).
+XLA_FROM_BUCKETS = 20_000
+
+
+def hessian_width(params, logits_dimension):
+    """Hessian statistics per example: one per logit with a diagonal Hessian (or a single
+    logit), else the full L*L matrix."""
+    if logits_dimension == 1 or params.multi_class_hessian == "diagonal":
+        return logits_dimension
+    return logits_dimension * logits_dimension
+
+
+def stats_width(params, logits_dimension):
+    """Statistics per example in the histogram: gradients, Hessians, and an example count
+    where `min_samples_leaf` needs it."""
+    count = 1 if params.min_samples_leaf > 0 else 0
+    return logits_dimension + hessian_width(params, logits_dimension) + count
 
 
 def checked_params(params, logits_dimension, config):
@@ -67,10 +90,18 @@ def checked_params(params, logits_dimension, config):
         raise ValueError("Tree complexity have no effect unless pruning mode is chosen.")
     if params.pruning_mode != "none" and params.tree_complexity <= 0:
         raise ValueError("For pruning, tree_complexity must be positive.")
-    if logits_dimension > 1 and params.l1_regularization > 0:
-        raise ValueError("l1_regularization is not supported with more than one logit.")
-    if logits_dimension > 1 and params.center_bias:
-        raise ValueError("center_bias is not supported with more than one logit (n_classes > 2).")
+    _check_growth_params(params)
+    full = logits_dimension > 1 and params.multi_class_hessian == "full"
+    if full and params.l1_regularization > 0:
+        raise ValueError(
+            "l1_regularization is not supported with more than one logit and a full Hessian "
+            "(multi_class_hessian='diagonal' takes it)."
+        )
+    if full and params.center_bias:
+        raise ValueError(
+            "center_bias is not supported with more than one logit (n_classes > 2) and a "
+            "full Hessian (multi_class_hessian='diagonal' takes it)."
+        )
     nodes = params.n_trees * ((1 << (params.max_depth + 1)) - 1)
     if nodes > te.MAX_TOTAL_NODES:
         raise ValueError(
@@ -98,6 +129,25 @@ def checked_params(params, logits_dimension, config):
     return params
 
 
+def _check_growth_params(params):
+    """The arguments beyond tf.estimator's (`TreeParams`' last three)."""
+    if params.multi_class_hessian not in _HESSIANS:
+        raise ValueError(
+            f"multi_class_hessian must be one of {_HESSIANS}, received: "
+            f"{params.multi_class_hessian!r}"
+        )
+    count = params.min_samples_leaf
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
+        raise ValueError(f"Expected min_samples_leaf to be an integer >= 0, received: {count!r}")
+    cap = params.max_leaf_nodes
+    if cap is not None and (
+        isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 2
+    ):
+        raise ValueError(
+            f"Expected max_leaf_nodes to be None or an integer >= 2, received: {cap!r}"
+        )
+
+
 def _example_weights(features, weight_column, batch_size):
     if weight_column is None:
         return tf.ones([batch_size])
@@ -114,10 +164,11 @@ def _loss_scale(head, features, logits):
     return weights
 
 
-def gradients_and_hessians(head, labels, logits, features):
-    """Per-example gradients [batch, L] and Hessians [batch, L] (one logit) or
-    [batch, L*L] (full, several logits) of the head's training loss: in closed form
-    for the stock heads' own losses, else by differentiating the head's loss twice."""
+def gradients_and_hessians(head, labels, logits, features, diagonal=False):
+    """Per-example gradients [batch, L] and Hessians of the head's training loss: [batch, L]
+    for one logit or with `diagonal` (each logit's own second derivative), else [batch, L*L]
+    (the full matrix); in closed form for the stock heads' own losses, else by
+    differentiating the head's loss twice."""
     dimension = head.logits_dimension
     own_loss = isinstance(head, head_lib._SingleHead) and head._loss_fn is None
     if own_loss and type(head) is head_lib.BinaryClassHead:
@@ -127,13 +178,18 @@ def gradients_and_hessians(head, labels, logits, features):
     if own_loss and type(head) is head_lib.RegressionHead:
         scale = _loss_scale(head, features, logits)
         residual = logits - tf.cast(head._processed_labels(labels), tf.float32)
-        return 2.0 * scale * residual, 2.0 * scale * tf.ones_like(residual)
+        hess = 2.0 * scale * tf.ones_like(residual)
+        if dimension > 1 and not diagonal:
+            hess = tf.reshape(tf.linalg.diag(hess), [-1, dimension * dimension])
+        return 2.0 * scale * residual, hess
     if own_loss and type(head) is head_lib.MultiClassHead:
         # The softmax loss's gradient has no gradient in TensorFlow: its Hessian
         # diag(p) - p p^T, scaled as the head scales the loss.
         scale = _loss_scale(head, features, logits)
         p = tf.nn.softmax(logits)
         onehot = tf.one_hot(head._processed_labels(labels)[:, 0], dimension)
+        if diagonal:
+            return scale * (p - onehot), scale * p * (1.0 - p)
         hess = tf.linalg.diag(p) - p[:, :, None] * p[:, None, :]
         return scale * (p - onehot), tf.reshape(scale[:, :, None] * hess, [-1, dimension**2])
     with tf.GradientTape() as outer:
@@ -144,7 +200,10 @@ def gradients_and_hessians(head, labels, logits, features):
         grads = inner.gradient(loss, logits)
     if dimension == 1:
         return grads, outer.gradient(grads, logits)
-    return grads, tf.reshape(outer.batch_jacobian(grads, logits), [-1, dimension * dimension])
+    jacobian = outer.batch_jacobian(grads, logits)
+    if diagonal:
+        return grads, tf.linalg.diag_part(jacobian)
+    return grads, tf.reshape(jacobian, [-1, dimension * dimension])
 
 
 class Ensemble:
@@ -185,14 +244,16 @@ class Ensemble:
         n = params.n_batches_per_layer
         if n > 1:
             self.batches = variable(np.int32(0), "batches_accumulated")
-            hess = 1 if self.logits_dimension == 1 else self.logits_dimension**2
-            stats = self.logits_dimension + hess
+            stats = stats_width(params, self.logits_dimension)
             layer_nodes = 1 << (params.max_depth - 1)
             self.stats_sum = variable(
                 np.zeros((layer_nodes * layout.total_buckets, stats), np.float32), "stats_sum"
             )
             if params.center_bias:
-                self.bias_stats_sum = variable(np.zeros(stats, np.float32), "bias_stats_sum")
+                hess = hessian_width(params, self.logits_dimension)
+                self.bias_stats_sum = variable(
+                    np.zeros(self.logits_dimension + hess, np.float32), "bias_stats_sum"
+                )
             if layout.num_numeric:
                 self.sketches = variable(
                     np.zeros((n, layout.num_numeric, self.sketch_size), np.float32),
@@ -277,14 +338,15 @@ class Grower:
         self.head, self.features, self.labels = head, features, labels
         self.weight_column = weight_column
         self._histogram = tree_histogram.LayerHistogram(self.layout)
-        # The split search compiled by XLA: its dozen passes over every (node, feature,
-        # bucket) fused into a few (a third of the time on 2,000 features); one
-        # compilation per layer size.
+        # On many buckets the split search compiled by XLA: its dozen passes over every
+        # (node, feature, bucket) fused into a few (a third of the time on 2,000 features).
+        # It compiles once per layer size, seconds each: on fewer buckets (the taxi
+        # sample's 1,600) that is most of a train() call, for steps of 2 ms either way.
         self._best_splits = tf.function(
             lambda hist, nodes: te.best_splits(
                 hist, nodes, self.layout, self.params, ensemble.logits_dimension
             ),
-            jit_compile=True,
+            jit_compile=self.layout.total_buckets >= XLA_FROM_BUCKETS,
             autograph=False,
         )
 
@@ -293,11 +355,14 @@ class Grower:
         """(bucket ids as `te.Columns`, logits, node of each example in the current
         tree, logits of the finished trees or None)."""
         e = self.e
+        # The tree growing; the last one once all are grown (a call's last steps may idle
+        # then, when trees end before max_depth).
+        tree = tf.minimum(e.tree, self.params.n_trees - 1)
         if not self.params.train_in_memory:
             x = e.bucket_ids(self.features)
             ids = te.Columns.of(x, self.layout)
             nodes = te.traverse_tree(
-                e.feature[e.tree], e.threshold[e.tree], ids, e.is_equality, self.params.max_depth
+                e.feature[tree], e.threshold[tree], ids, e.is_equality, self.params.max_depth
             )
             return ids, e.logits(x), nodes, None
 
@@ -314,7 +379,7 @@ class Grower:
             ids = te.Columns.of(e.bucket_ids(self.features), self.layout)
             base = self._finished_trees_logits(ids)
             nodes = te.traverse_tree(
-                e.feature[e.tree], e.threshold[e.tree], ids, e.is_equality, self.params.max_depth
+                e.feature[tree], e.threshold[tree], ids, e.is_equality, self.params.max_depth
             )
             with tf.control_dependencies(
                 [
@@ -328,7 +393,7 @@ class Grower:
 
         columns, base, nodes = tf.cond(e.cache_ready, cached, fresh)
         ids = te.Columns(tf.ensure_shape(columns, [self.layout.num_features, None]))
-        logits = base + tf.gather(e.value[e.tree], nodes)
+        logits = base + tf.gather(e.value[tree], nodes)
         return ids, logits, nodes, base
 
     def _finished_trees_logits(self, ids):
@@ -414,9 +479,17 @@ class Grower:
 
         return tf.cond(count >= n, done, lambda: tf.constant(0))
 
-    def _stats(self, logits):
-        grads, hess = gradients_and_hessians(self.head, self.labels, logits, self.features)
-        return tf.concat([grads, hess], axis=1)
+    def _stats(self, logits, counted=False):
+        """[batch, k]: gradients, Hessians and (`counted`, with `min_samples_leaf`) a 1 per
+        example, the count a leaf's minimum reads."""
+        diagonal = self.params.multi_class_hessian == "diagonal"
+        grads, hess = gradients_and_hessians(
+            self.head, self.labels, logits, self.features, diagonal
+        )
+        parts = [grads, hess]
+        if counted and self.params.min_samples_leaf > 0:
+            parts.append(tf.ones_like(grads[:, :1]))
+        return tf.concat(parts, axis=1)
 
     def _center(self, logits, base):
         e, dim = self.e, self.e.logits_dimension
@@ -443,7 +516,7 @@ class Grower:
         # One batch per layer: only this layer's nodes (1, 2, 4, ...); accumulated
         # over batches: the deepest layer's size, the accumulator's.
         layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
-        hist = self._histogram(ids, relative, self._stats(logits), layer_nodes)
+        hist = self._histogram(ids, relative, self._stats(logits, counted=True), layer_nodes)
         if params.n_batches_per_layer == 1:
             return self._split(hist, layer_nodes, ids, nodes, relative, base)
         return self._accumulated(
@@ -467,6 +540,8 @@ class Grower:
         split = ok & exists
         if params.pruning_mode == "pre":
             split &= gain >= 0  # zero-gain splits are kept, as tf.estimator kept them
+        leaves = 1 + tf.reduce_sum(tf.cast(tree_features >= 0, tf.int32))
+        split = self._within_leaf_cap(split, gain, leaves)
         chosen = tf.cast(tf.where(split)[:, 0], tf.int32)
         at = tf.gather(absolute, chosen)
         trees = tf.fill(tf.shape(at), e.tree)
@@ -481,7 +556,6 @@ class Grower:
         e.value.scatter_nd_update(
             tf.stack([trees, 2 * at + 2], 1), parent_value + rate * tf.gather(right, chosen)
         )
-        any_split = tf.size(chosen) > 0
         next_layer = e.layer + 1
 
         def advance():
@@ -497,34 +571,60 @@ class Grower:
             return tf.constant(0)
 
         def finalize():
-            tree = e.tree.read_value()
-            if params.pruning_mode == "post":
-                pruned, gains = te.post_prune(e.feature[tree], e.gain[tree], params.max_depth)
-                e.feature[tree].assign(pruned)
-                e.gain[tree].assign(gains)
-            if base is not None:
-                leaves = te.traverse_tree(
-                    e.feature[tree], e.threshold[tree], ids, e.is_equality, params.max_depth
-                )
-                e.cached_base.assign_add(tf.gather(e.value[tree], leaves))
-                e.cached_nodes.assign(tf.zeros_like(nodes))
-            e.tree.assign(tree + 1)
-            e.finished.assign(tree + 1 >= params.n_trees)
-            e.layer.assign(0)
-            return tf.constant(0)
-
-        def stop():
-            # No node of the layer split (pruned, or too light): every later attempt
-            # would see the same trees and statistics, so training ends with this tree as
-            # grown so far, as tf.estimator's did (it spent its remaining layer attempts
-            # finding nothing, the tree left as it was).
-            e.finished.assign(True)
-            return tf.constant(0)
+            return self._finalize(ids, nodes, base)
 
         def grown():
-            return tf.cond(next_layer >= params.max_depth, finalize, advance)
+            complete = next_layer >= params.max_depth
+            if params.max_leaf_nodes is not None:
+                complete |= leaves + tf.size(chosen) >= params.max_leaf_nodes
+            return tf.cond(complete, finalize, advance)
 
-        return tf.cond(any_split, grown, stop)
+        def none_split():
+            if params.max_leaf_nodes is None and params.min_samples_leaf == 0:
+                return self._stop()
+            # Grown leaf-capped or with a minimum per leaf, a tree ends where its leaves
+            # cannot split (as HistGradientBoosting's); training, where its root cannot.
+            return tf.cond(e.layer > 0, finalize, self._stop)
+
+        return tf.cond(tf.size(chosen) > 0, grown, none_split)
+
+    def _within_leaf_cap(self, split, gain, leaves):
+        """`split` cut to the splits of most gain that keep the tree within `max_leaf_nodes`
+        leaves (`leaves` now; a split adds one)."""
+        cap = self.params.max_leaf_nodes
+        if cap is None:
+            return split
+        order = tf.argsort(tf.where(split, gain, -np.inf), direction="DESCENDING", stable=True)
+        rank = tf.math.invert_permutation(order)
+        return split & (rank < cap - leaves)
+
+    def _finalize(self, ids, nodes, base):
+        """The current tree complete: post-pruned, added to the cached logits, the next one
+        begun (or training finished)."""
+        e, params = self.e, self.params
+        tree = e.tree.read_value()
+        if params.pruning_mode == "post":
+            pruned, gains = te.post_prune(e.feature[tree], e.gain[tree], params.max_depth)
+            e.feature[tree].assign(pruned)
+            e.gain[tree].assign(gains)
+        if base is not None:
+            leaves = te.traverse_tree(
+                e.feature[tree], e.threshold[tree], ids, e.is_equality, params.max_depth
+            )
+            e.cached_base.assign_add(tf.gather(e.value[tree], leaves))
+            e.cached_nodes.assign(tf.zeros_like(nodes))
+        e.tree.assign(tree + 1)
+        e.finished.assign(tree + 1 >= params.n_trees)
+        e.layer.assign(0)
+        return tf.constant(0)
+
+    def _stop(self):
+        # No node of the layer split (pruned, or too light): every later attempt would see
+        # the same trees and statistics, so training ends with this tree as grown so far,
+        # as tf.estimator's did (it spent its remaining layer attempts finding nothing, the
+        # tree left as it was).
+        self.e.finished.assign(True)
+        return tf.constant(0)
 
 
 class GrowthHook(Hook):
@@ -548,6 +648,10 @@ class GrowthHook(Hook):
         if not bool(e.boundaries_ready.numpy()) or bool(e.centering.numpy()):
             return max(1, n - done)
         layers = (p.n_trees - int(e.tree.numpy())) * p.max_depth - int(e.layer.numpy())
+        if p.max_leaf_nodes is not None or p.min_samples_leaf > 0:
+            # A tree may end before max_depth: no further than the current tree's end,
+            # so that steps past the last tree idle no more than a tree's layers.
+            layers = min(layers, p.max_depth - int(e.layer.numpy()))
         return max(1, layers * n - done)
 
     def _check(self, context):
