@@ -8,6 +8,7 @@ import glob
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -360,3 +361,54 @@ def re_commands(text):
     import re
 
     return re.findall(r"`([^`]+)`", text)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from tests.browser import chromium
+
+    with chromium() as launched:
+        yield launched
+
+
+# Per task: the evaluation's charts (data-chart) and the rectangles of its confusion matrix.
+_PICTURES = {
+    "binary": ({"roc", "pr", "confusion", "calibration"}, 4),
+    "multiclass": ({"confusion"}, 9),
+    "regression": ({"calibration"}, 0),
+}
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "regression"])
+def test_report_draws_the_evaluation_and_every_candidates_curves(runs, browser, task):
+    from pipeline.report import write_report
+    from tests.browser import Page
+
+    config, _ = runs[task]
+    page = Page(browser, write_report(config))
+    page.check_renders_alone()  # inline SVG only: no request leaves the page
+    kinds, cells = _PICTURES[task]
+    drawn = page.page.locator("#evaluation .pictures svg").evaluate_all(
+        "svgs => svgs.map(s => [s.dataset.chart, s.getBoundingClientRect().width])"
+    )
+    assert {kind for kind, _ in drawn} == kinds and all(width > 100 for _, width in drawn)
+    assert page.count("#evaluation svg[data-chart=confusion] rect.bar") == cells
+    if task != "multiclass":  # the calibration's points: observed against predicted per bin
+        assert page.count("#evaluation svg[data-chart=calibration] circle.point") >= 3
+    if task == "binary":
+        assert page.count("#evaluation svg[data-chart=roc] polyline") == 2  # curve, diagonal
+    # Training: a color per candidate fitted, each with its training and validation curves
+    # (a point per validation, a line once there are two); the table's ensemble and trivial
+    # rows are not models fitted on their own.
+    rows = page.texts("#training table.candidates tbody td:first-child")
+    fitted = [name for name in rows if not name.startswith(("trivial", "ensemble"))]
+    assert len(fitted) >= 2 and sorted(page.texts("#training .legend span")) == sorted(fitted)
+    loss = page.page.locator("#training .card", has_text="loss").first
+    series = {
+        title.split(" step ")[0] for title in loss.locator("circle title").all_text_contents()
+    }
+    assert {f"{name} {kind}" for name in fitted for kind in ("train", "validation")} <= series
+    assert loss.locator("polyline").count() >= len(fitted)
+    (logdir,) = re.findall(r"tensorboard --logdir (\S+)", page.texts("#training dl.facts")[0])
+    event_files = glob.glob(os.path.join(logdir, "**", "events.out.tfevents.*"), recursive=True)
+    assert len({os.path.dirname(f) for f in event_files}) >= 2 * len(fitted)

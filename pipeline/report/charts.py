@@ -180,8 +180,9 @@ def values(name, series):
 
 
 def line(title, series, x_label="step"):
-    """Values over steps, a line per series: [(name, color, [(x, y)])]."""
-    points = [p for _, _, pts in series for p in pts if math.isfinite(p[1])]
+    """Values over steps, a line per series: [(name, color, [(x, y)], dash or None)] (the
+    dash, an SVG stroke-dasharray, optional)."""
+    points = [p for _, _, pts, *_ in series for p in pts if math.isfinite(p[1])]
     if not points:
         return _empty("line", title, "no finite values")
     xs, ys = [p[0] for p in points], [p[1] for p in points]
@@ -201,11 +202,10 @@ def line(title, series, x_label="step"):
         ticks(y_low, y_high, 4),
         x_label,
     )
-    for name, color, pts in series:
+    for name, color, pts, *dash in series:
         pts = sorted(p for p in pts if math.isfinite(p[1]))
         if len(pts) > 1:
-            path = " ".join(f"{plot.x(x):.1f},{plot.y(y):.1f}" for x, y in pts)
-            chart.polylines.append({"points": path, "color": color})
+            _polyline(chart, plot, pts, color, dash[0] if dash else None)
         for x, y in pts:
             chart.points.append(
                 {
@@ -245,3 +245,106 @@ def slices(metric, shown):
             chart.bar(x0 + j * bar, y, bar - 1, max(zero - y, 0.5), color, title, model=model)
         chart.text("tick", x0 + (step - 8) / 2, plot.y(low) + 14, label)
     return chart
+
+
+REFERENCE_COLOR = "#9aa5b1"
+_REFERENCE_DASH = "4 3"
+
+
+def _polyline(chart, plot, points, color, dash=None):
+    path = " ".join(f"{plot.x(x):.1f},{plot.y(y):.1f}" for x, y in points)
+    chart.polylines.append({"points": path, "color": color, "dash": dash})
+
+
+def _square(kind, label, low, high, x_label, y_label):
+    """A square plot of [low, high] on both axes with its diagonal (y = x) dashed."""
+    plot = _Plot(300, 280, (low, high), (low, high), left=52, right=16)
+    grid = ticks(low, high, 4)
+    chart = plot.chart(kind, label, grid, grid, x_label, y_label)
+    _polyline(chart, plot, [(low, low), (high, high)], REFERENCE_COLOR, _REFERENCE_DASH)
+    return plot, chart
+
+
+def curve(kind, label, series, x_label, y_label):
+    """Curves on the unit square (ROC, precision-recall): [(name, color, [(x, y)])]; the
+    diagonal is the ROC of a model that ranks at random."""
+    plot, chart = _square(kind, label, 0.0, 1.0, x_label, y_label)
+    if kind != "roc":
+        chart.polylines.pop()  # a diagonal means nothing on a precision-recall plane
+    for _, color, points in series:
+        if len(points) > 1:
+            _polyline(chart, plot, points, color)
+    return chart
+
+
+def predicted_against_observed(kind, label, series, x_label, y_label, unit=False):
+    """Mean observed against mean predicted per bin, a line of points per model:
+    [(name, color, [(predicted, observed, weight)])]; on the diagonal a model is calibrated.
+    `unit`: both axes [0, 1] (probabilities), else the values' range."""
+    found = [v for _, _, bins in series for p, o, _ in bins for v in (p, o) if math.isfinite(v)]
+    if not found:
+        return _empty(kind, label, "no examples")
+    low, high = (0.0, 1.0) if unit else (min(found), max(found))
+    if high <= low:
+        low, high = low - 1, high + 1
+    pad = 0.0 if unit else (high - low) * 0.05
+    plot, chart = _square(kind, label, low - pad, high + pad, x_label, y_label)
+    for name, color, bins in series:
+        points = [(p, o) for p, o, _ in bins if math.isfinite(p) and math.isfinite(o)]
+        if len(points) > 1:
+            _polyline(chart, plot, points, color)
+        for (p, o), (_, _, weight) in zip(points, bins, strict=False):
+            title = (
+                f"{name}: predicted {number(p)}, observed {number(o)} ({number(weight)} examples)"
+            )
+            chart.points.append({"x": plot.x(p), "y": plot.y(o), "color": color, "title": title})
+    return chart
+
+
+def confusion(label, classes, cells):
+    """A confusion matrix: a row per actual class, a column per predicted one, each cell
+    its count, shaded by its share of the row (the row's recall on the diagonal)."""
+    k = len(classes)
+    size = max(24, min(56, 480 // max(k, 1)))
+    left, top = 90, 30
+    width, height = left + k * size + 12, top + k * size + 36
+    chart = Chart("confusion", width, height, label)
+    chart.text("label", left + k * size / 2, 12, "predicted")
+    chart.text("label", 12, top + k * size / 2, "actual", vertical=True)
+    for i, row in enumerate(cells):
+        total = sum(row) or 1.0
+        y = top + i * size
+        chart.text("tick", left - 6, y + size / 2 + 4, _short(classes[i]), "end", title=classes[i])
+        for j, count in enumerate(row):
+            x = left + j * size
+            share = count / total
+            title = f"actual {classes[i]}, predicted {classes[j]}: {number(count)} ({share:.1%} of the row)"
+            chart.bar(
+                x,
+                y,
+                size - 1,
+                size - 1,
+                CANDIDATE_COLOR,
+                title,
+                opacity=round(0.08 + 0.9 * share, 3),
+            )
+            css = "cell dark" if share > 0.5 else "cell"
+            chart.text(css, x + size / 2, y + size / 2 + 4, compact_count(count))
+    for j, name in enumerate(classes):
+        chart.text(
+            "tick", left + j * size + size / 2, top + k * size + 14, _short(name), title=name
+        )
+    return chart
+
+
+def compact_count(value):
+    """A count in a cell: whole, or in thousands (k) and millions (M) when long."""
+    if value >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if value >= 1e4:
+        return f"{value / 1e3:.3g}k"
+    return number(value)
+
+
+def _short(text, width=10):
+    return text if len(text) <= width else text[: width - 1] + "…"

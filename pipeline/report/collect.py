@@ -18,6 +18,7 @@ from components.serving_dir import versions
 from components.statistics_gen.layout import load_statistics, model_statistics_uri
 from pipeline import metadata, stats
 from pipeline.history import LEFT_OUT_PROPERTY
+from pipeline.report.plot_data import read_plots
 
 _EVENTS_PREFIX = "events.out.tfevents"
 # TFMA metric class -> the key it reports under (components/evaluator/tasks.py).
@@ -228,18 +229,21 @@ def _scalar(tensor_proto):
 
 
 def _training(model_run):
-    """The Trainer's scalars from its TensorBoard event files: {tag: {folder: [(step, value)]}}
-    (folder `train` for the model folder itself, `eval` for its eval/), and its settings."""
+    """The Trainer's scalars from its TensorBoard event files: {tag: {series: [(step, value)]}}
+    (series `train` for the model folder itself, `eval` for its eval/, each prefixed by the
+    candidate's name when several were fitted: `series` maps it to (candidate, kind)), and
+    its settings."""
     if model_run is None or not os.path.isdir(model_run.uri):
         return None
     from tensorboard.backend.event_processing import event_accumulator
 
-    curves = {}
+    curves, kinds = {}, {}
     for folder, _, names in sorted(os.walk(model_run.uri)):
         if not any(name.startswith(_EVENTS_PREFIX) for name in names):
             continue
-        series = os.path.relpath(folder, model_run.uri)
-        series = "train" if series == "." else series
+        candidate, kind = _series_of(os.path.relpath(folder, model_run.uri))
+        series = f"{candidate} {kind}".strip()
+        kinds[series] = (candidate, kind)
         events = event_accumulator.EventAccumulator(
             folder, size_guidance={event_accumulator.SCALARS: 0, event_accumulator.TENSORS: 0}
         )
@@ -262,7 +266,26 @@ def _training(model_run):
         "stop_reason": custom(model_run, "stop_reason"),
         "model_choice": json.loads(custom(model_run, "model_choice") or "null"),
         "curves": curves,
+        "series": kinds,
+        # A hook: {feature: gain} when the Trainer records a tree model's importances.
+        "feature_importances": json.loads(custom(model_run, "feature_importances") or "null"),
     }
+
+
+# The Trainer's folders of event files: candidates/<name>/ per candidate when several were
+# fitted (components/trainer/candidates.py), eval_validation/ for the held-out tenth.
+_CANDIDATES_DIR = "candidates"
+_KINDS = {"": "train", "eval_validation": "validation"}
+
+
+def _series_of(relative):
+    """(candidate or "", kind: train, validation, eval or the folder) of an event folder."""
+    parts = [] if relative == "." else relative.split(os.sep)
+    candidate = ""
+    if len(parts) > 1 and parts[0] == _CANDIDATES_DIR:
+        candidate, parts = parts[1], parts[2:]
+    rest = "/".join(parts)
+    return candidate, _KINDS.get(rest, rest)
 
 
 def _slice_name(slice_key):
@@ -326,6 +349,7 @@ def _evaluation(uri, gate_json=None, eval_config_json=None):
     return {
         "uri": uri,
         "slices": slices,
+        "plots": read_plots(uri),
         "gates": _gates(uri, gate_json, eval_config_json),
         "validation_ok": validation.validation_ok,
         "failures": [

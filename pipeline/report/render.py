@@ -5,15 +5,33 @@ slice value, an error message) reaches the page as text, never as markup."""
 import math
 
 import jinja2
+import markupsafe
 
 from components.evaluator.tasks import CHANGE_CHECK, LOWER_IS_BETTER, TASK_METRICS, gate_checks
 from components.example_validator import drift
-from pipeline.report import charts
+from pipeline.report import charts, plot_data
 from pipeline.report.formats import NONE, compact, number
 
 _SLICES_CHARTED = 40
 # Metrics that describe rather than score: no change of theirs is better or worse.
 _UNRANKED = frozenset({"example_count", "calibration", "mean_label", "mean_prediction"})
+
+# The longest text the page shows of any one value (a cell, a name, a message): a CSV cell of
+# 20 MB must not make a page of 63 MB. What is cut says so and how long it was.
+MAX_TEXT = 500
+
+
+def cut(value):
+    """`value` as the page writes it: a text longer than MAX_TEXT characters cut to it (the
+    templates' own markup, a macro's output, is the page itself and stays whole)."""
+    if (
+        isinstance(value, str)
+        and not isinstance(value, markupsafe.Markup)
+        and len(value) > MAX_TEXT
+    ):
+        return f"{value[:MAX_TEXT]}\N{HORIZONTAL ELLIPSIS} (cut: {len(value):,} characters)"
+    return value
+
 
 _ENVIRONMENT = jinja2.Environment(
     loader=jinja2.PackageLoader("pipeline.report", "templates"),
@@ -21,10 +39,14 @@ _ENVIRONMENT = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
+    finalize=cut,  # every {{ value }} of every template
 )
 _ENVIRONMENT.filters["number"] = number
 _ENVIRONMENT.globals.update(
-    none=NONE, candidate_color=charts.CANDIDATE_COLOR, baseline_color=charts.BASELINE_COLOR
+    none=NONE,
+    candidate_color=charts.CANDIDATE_COLOR,
+    baseline_color=charts.BASELINE_COLOR,
+    max_text=MAX_TEXT,
 )
 # In the page's first bytes: how `report --out` knows a file it may write over.
 GENERATOR = "tfx-estimator-kit report"
@@ -150,14 +172,20 @@ def _training(training):
     if training is None:
         return None
     curves = training["curves"]
+    kinds = training.get("series") or {}  # (not in what collect returned before 2026-12-04)
     folders = sorted(
         {f for by_folder in curves.values() for f in by_folder}, key=lambda f: (f != "train", f)
     )
-    colors = charts.split_colors(folders)
     charted = {t: f for t, f in curves.items() if any(len(p) > 1 for p in f.values())}
     single = {t: f for t, f in curves.items() if t not in charted}
+    # A series that never moves (a baseline's accuracy, a constant learning rate) says nothing
+    # a chart would show: left out, and named under the charts.
+    moving = {t: {f: p for f, p in by.items() if not _flat(p)} for t, by in charted.items()}
+    flat = sorted(t for t, by in moving.items() if not by)
+    charted = {t: by for t, by in moving.items() if by}
     order = sorted(charted, key=lambda t: (t != "loss", "learning_rate" in t, t))
     logged = [f for f in folders if any(f in by_folder for by_folder in single.values())]
+    style = _series_style(folders, kinds)
     strategy = training["strategy"] or ""
     if training["strategy_reason"]:
         strategy = f"{strategy} ({training['strategy_reason']})"
@@ -193,9 +221,22 @@ def _training(training):
             }
             for line in lines
         ],
-        "legend": list(colors.items()),
+        "legend": style["legend"],
+        "dashes": style["dashes"],
+        "flat": flat,
+        "tensorboard": f"tensorboard --logdir {training['uri']}",
+        "importances": _importances(training.get("feature_importances")),
         "charts": [
-            (tag, charts.line(tag, [(f, colors[f], charted[tag][f]) for f in sorted(charted[tag])]))
+            (
+                tag,
+                charts.line(
+                    tag,
+                    [
+                        (f, style["lines"][f][0], charted[tag][f], style["lines"][f][1])
+                        for f in sorted(charted[tag])
+                    ],
+                ),
+            )
             for tag in order
         ],
         "logged_header": ["metric", *logged, "step"],
@@ -206,6 +247,47 @@ def _training(training):
             for tag in sorted(single)
         ],
     }
+
+
+def _flat(points):
+    values = [v for _, v in points if math.isfinite(v)]
+    return len(values) > 1 and max(values) - min(values) <= 1e-12 * max(1.0, abs(values[0]))
+
+
+_DASHES = {"train": None, "validation": "6 3", "eval": "2 3"}
+
+
+def _series_style(folders, kinds):
+    """Each series' (color, dash): a color per candidate (per folder for a single model), a
+    dash per kind (training solid, validation dashed, eval dotted); the legends of both."""
+    candidates = sorted({kinds.get(f, ("", f))[0] for f in folders})
+    if candidates == [""]:  # one model: a color per folder, as before candidates
+        colors = charts.split_colors(folders)
+        return {
+            "lines": {f: (colors[f], None) for f in folders},
+            "legend": list(colors.items()),
+            "dashes": [],
+        }
+    colors = charts.split_colors(candidates)
+    lines = {}
+    for f in folders:
+        candidate, kind = kinds.get(f, ("", f))
+        lines[f] = (colors[candidate], _DASHES.get(kind, "1 2"))
+    used = {kinds.get(f, ("", f))[1] for f in folders}
+    return {
+        "lines": lines,
+        "legend": list(colors.items()),
+        "dashes": [(kind, dash) for kind, dash in _DASHES.items() if kind in used],
+    }
+
+
+def _importances(importances):
+    """A bar chart of the largest feature importances, when the Trainer recorded them."""
+    if not importances:
+        return None
+    total = sum(v for v in importances.values() if v > 0) or 1.0
+    shares = {name: 100 * v / total for name, v in importances.items()}
+    return charts.values("feature importance", [("gain", charts.CANDIDATE_COLOR, shares)])
 
 
 def _change(name, change):
@@ -241,7 +323,88 @@ def _evaluation(evaluation, overall, gate_metric):
         "overall": overall_rows,
         "messages": [f["message"] for f in evaluation["failures"] if f["message"]],
         "sliced": _sliced(slices, with_baseline, gate_metric),
+        "pictures": _pictures(evaluation.get("plots") or {}),
     }
+
+
+def _pictures(plots):
+    """The evaluation's charts from TFMA's plots of the overall slice: [(title, chart, what
+    it shows)], the candidate's with the baseline's beside it where both are there."""
+    models = [
+        (m, c)
+        for m, c in (("candidate", charts.CANDIDATE_COLOR), ("baseline", charts.BASELINE_COLOR))
+        if m in plots
+    ]
+    pictures = []
+    if any("roc" in plots[m] for m, _ in models):
+        for kind, title, x, y, note in (
+            (
+                "roc",
+                "ROC curve",
+                "false positive rate",
+                "true positive rate (recall)",
+                "the share of positives found against the share of negatives taken for positives, at every threshold; the diagonal is a model that ranks at random",
+            ),
+            (
+                "pr",
+                "Precision-recall curve",
+                "recall",
+                "precision",
+                "of the examples predicted positive, the share that are, against the share of positives found, at every threshold",
+            ),
+        ):
+            series = [(m, c, plots[m].get(kind) or []) for m, c in models]
+            pictures.append((title, charts.curve(kind, title, series, x, y), note))
+    confusion = plots.get("candidate", {}).get("confusion")
+    if confusion:
+        threshold = f"{confusion['threshold']:.4g}"
+        pictures.append(
+            (
+                "Confusion matrix",
+                charts.confusion(
+                    f"confusion matrix at threshold {threshold}",
+                    ["negative", "positive"],
+                    confusion["cells"],
+                ),
+                f"the candidate's predictions at the threshold {threshold} (a probability above it is positive)",
+            )
+        )
+    cells = plots.get("candidate", {}).get("multiclass_confusion")
+    if cells:
+        classes = [f"class {i}" for i in range(len(cells))]
+        pictures.append(
+            (
+                "Confusion matrix",
+                charts.confusion("confusion matrix", classes, cells),
+                "the candidate's most probable class against the label, by class id (the order of the label's vocabulary)",
+            )
+        )
+    binary = any("roc" in plots[m] for m, _ in models)
+    series = [
+        (m, c, plot_data.calibration_bins(plots[m].get("calibration") or [], binary))
+        for m, c in models
+    ]
+    if any(bins for _, _, bins in series):
+        if binary:
+            title, note = (
+                "Calibration",
+                "per tenth of the predicted probability, the share of positives against the mean prediction; on the diagonal the probabilities can be taken at their word",
+            )
+            x, y = "mean predicted probability", "observed share of positives"
+        else:
+            title, note = (
+                "Predicted against actual",
+                f"the examples in about {plot_data.PREDICTED_ACTUAL_BINS} groups of equal size by prediction: each group's mean label against its mean prediction; the distance from the diagonal is the residual",
+            )
+            x, y = "mean prediction", "mean label"
+        pictures.append(
+            (
+                title,
+                charts.predicted_against_observed("calibration", title, series, x, y, unit=binary),
+                note,
+            )
+        )
+    return pictures
 
 
 def _sliced(slices, with_baseline, gate_metric):
