@@ -5,6 +5,7 @@ end runs three days of landing data end to end)."""
 import datetime
 import json
 import os
+import re
 
 import pytest
 
@@ -180,6 +181,32 @@ def test_example_gen_reads_the_window_and_records_span_and_version_as_tfx(tmp_pa
     assert examples.get_int_custom_property("num_rows") == 10  # span 1 v1 and span 2 v3
     assert "v3.csv" in examples.get_string_custom_property("input_fingerprint")
 
+    # StatisticsGen passes the spans on, and the ExampleValidator names them when it fails.
+    from components.example_validator.executor import DataValidationError
+    from components.example_validator.executor import Executor as Validator
+    from tests.conftest import run_statistics_gen, schema_artifact
+
+    statistics = run_statistics_gen(tmp_path, examples)
+    assert (
+        statistics.span == 2
+        and statistics.get_string_custom_property("spans") == "[[1, 1], [2, 3]]"
+    )
+    schema = schema_artifact(
+        tmp_path / "schema",
+        'feature { name: "a" type: FLOAT } feature { name: "b" type: FLOAT }\n'
+        'feature { name: "y" type: INT int_domain { min: 5 max: 9 } }',
+    )
+    anomalies = standard_artifacts.ExampleAnomalies()
+    anomalies.uri = str(tmp_path / "anomalies")
+    with pytest.raises(
+        DataValidationError, match=re.escape("Data validation failed on spans 1-2 (version 3); ")
+    ):
+        Validator().Do(
+            {"statistics": [statistics], "schema": [schema]},
+            {"anomalies": [anomalies]},
+            {"raw_label_key": "y", "warn_only": "[]"},
+        )
+
 
 def _cli(*argv):
     """`python -m pipeline ARGV`'s exit status, run in this process."""
@@ -226,6 +253,9 @@ def test_three_days_of_landing_data_retrain_on_the_newest_and_skip_a_rerun(tmp_p
     day3 = runs()[0]
     assert [s["span"] for s in day3["spans"]] == [2, 3] and day3["input_rows"] == 480
     assert day3["warm_started_from"] == day2["run_id"]
+    report = (tmp_path / "out" / "pipelines" / "landing" / "reports").glob("*.html")
+    page = max(report, key=os.path.getmtime).read_text()
+    assert "<dt>spans read</dt><dd>2-3</dd>" in page and day2["run_id"] in page
     capsys.readouterr()
     assert _cli("models", "--data", data, *out) == 0
     assert "2-3" in capsys.readouterr().out.splitlines()[1]  # the served version's spans

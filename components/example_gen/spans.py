@@ -368,3 +368,28 @@ def nothing_newer(read: list[list], trained: list[list]) -> bool:
     """Whether spans `read` ([[span, version], ...]) hold nothing newer than `trained`: their
     newest span (and version) is not above `trained`'s."""
     return bool(read and trained) and _newest(read) <= _newest(trained)
+
+
+def copy_spans(source, target) -> None:
+    """`source`'s span records (`span`, `version`, `spans`: ExampleGen's) onto `target`, an
+    artifact made from it, as TFX's StatisticsGen passes the span on."""
+    for name in (SPAN_PROPERTY, VERSION_PROPERTY):
+        if source.has_custom_property(name):
+            target.set_int_custom_property(name, source.get_int_custom_property(name))
+    if source.has_custom_property(SPANS_PROPERTY):
+        target.set_string_custom_property(
+            SPANS_PROPERTY, source.get_string_custom_property(SPANS_PROPERTY)
+        )
+
+
+def describe_recorded(artifact) -> str:
+    """The spans an artifact records (`copy_spans`) in words: "span 3", "spans 2-3 (the
+    newest, 3, version 2)"; "" for data with no spans."""
+    if not artifact.has_custom_property(SPANS_PROPERTY):
+        return ""
+    read = json.loads(artifact.get_string_custom_property(SPANS_PROPERTY))
+    if not read:
+        return ""
+    number, version = read[-1]
+    text = f"span {number}" if len(read) == 1 else f"spans {read[0][0]}-{number}"
+    return text + ("" if version is None else f" (version {version})")

@@ -10,6 +10,7 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils
 from tfx.utils import io_utils
 
+from components.example_gen import spans
 from components.example_validator.checks import (
     anomaly_lines,
     find_anomalies,
@@ -99,8 +100,10 @@ class Executor(base_executor.BaseExecutor):
             failed = failed or has_errors(anomalies)
         output.split_names = artifact_utils.encode_split_names(splits)
         if failed:
+            checked = spans.describe_recorded(statistics)
             raise DataValidationError(
-                "Data validation failed; the Trainer does not run on this data. Anomalies "
+                f"Data validation failed{' on ' + checked if checked else ''}; the Trainer "
+                "does not run on this data. Anomalies "
                 "(split: column: kind (severity): what, observed vs expected):\n  "
                 + "\n  ".join(lines)
                 + f"\nThey are recorded in {output.uri}. If the data changed on purpose, update "

@@ -20,6 +20,7 @@ from tfx.types import artifact_utils
 from tfx_bsl import sketches
 
 from components.beam_executor import BeamExecutor
+from components.example_gen import spans
 from components.examples_reader import ReadSplit, split_files
 from components.schema_importer.executor import load_schema_artifact
 from components.statistics_gen.layout import kept_splits, split_statistics_path
@@ -372,3 +373,6 @@ class Executor(BeamExecutor):
                     )
                 )
         statistics.split_names = artifact_utils.encode_split_names(splits)
+        if examples.has_custom_property(spans.SPAN_PROPERTY):
+            statistics.span = examples.get_int_custom_property(spans.SPAN_PROPERTY)
+        spans.copy_spans(examples, statistics)  # the validator names the spans it checked
