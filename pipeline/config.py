@@ -249,7 +249,17 @@ class PipelineConfig:
         metavar="NAME",
         help="With the auto build_estimator and no canned Estimator: the models trained on "
         "nine tenths of the train split, the one with the lowest loss on the other tenth "
-        "pushed (log loss for classes, squared error for regression); repeatable.",
+        "pushed (log loss for classes, squared error for regression), or a weighted "
+        "ensemble of them when it is lower still; repeatable.",
+    )
+    cross_validation_below_rows: int = setting(
+        5_000,
+        key="model.cross_validation_below_rows",
+        kind="int",
+        flag=None,
+        help="Below this many train rows, stopping early, the candidates are compared by "
+        "5-fold cross-validation over the whole train split instead of on a tenth of it, "
+        "and the models served trained again on all of it (0: never).",
     )
     canned_estimator: str | None = setting(
         None,

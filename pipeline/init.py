@@ -263,7 +263,9 @@ def run_zero_code(config, work_dir, stream=None):
         return schema, config.candidates[0], "the only candidate given", train_rows
     model_run = latest("ModelRun")
     choice = json.loads(custom_property(model_run, "model_choice"))
-    return schema, custom_property(model_run, "model"), choice["reason"], train_rows
+    # An ensemble is no one candidate's model.py: the best single one is written.
+    winner = choice.get("best_single") or custom_property(model_run, "model")
+    return schema, winner, choice["reason"], train_rows
 
 
 def init_project(folder, config, stream=None):

@@ -133,6 +133,7 @@ def _trainer(config, transform, statistics_gen, latest_blessed):
         random_seed=config.random_seed,
         hparams=config.hparams_json,
         candidates=config.trainer_candidates_json,
+        cross_validation_below_rows=config.cross_validation_below_rows,
         warm_start=int(config.warm_start),
         strategy=config.strategy,
         training_cluster=config.training_cluster.to_json(),

@@ -74,6 +74,28 @@ class ProgressReporter:
 EMPTY_NAME = '""'  # how the summary shows a column with an empty header (R's row names)
 
 
+def _choice_lines(choice):
+    """Beside the candidates: the trivial model's scores on the same rows, and the
+    temperature the served probabilities were calibrated with (records since 2026-12-04)."""
+    lines = []
+    trivial = choice.get("trivial")
+    if trivial:
+        scores = ", ".join(
+            f"{k} {history.format_metric(v)}" for k, v in trivial["validation_metrics"].items()
+        )
+        lines.append(
+            f"      trivial ({trivial['model']}): validation loss "
+            f"{trivial['validation_loss']:.4g} ({scores}), on the same {choice['rows']:,} rows"
+        )
+    if choice.get("temperature") is not None:
+        lines.append(
+            f"  probabilities: temperature {choice['temperature']:.3g} fitted on those rows "
+            f"(log loss {choice['uncalibrated_loss']:.4g} to {choice['served_loss']:.4g}), "
+            "clipped to [1e-7, 1 - 1e-7]"
+        )
+    return lines
+
+
 @dataclasses.dataclass
 class RunSummary:
     metrics: dict[str, float]
@@ -190,12 +212,14 @@ class RunSummary:
                 f"{k} {history.format_metric(v)}" for k, v in line["validation_metrics"].items()
             )
             strategy = f", {line['strategy']} strategy" if len(strategies) > 1 else ""
+            spread = line.get("loss_spread")
+            spread = f" ± {spread:.2g} over the folds" if spread is not None else ""
             lines.append(
                 f"    {'*' if line['chosen'] else ' '} {line['name']}: validation loss "
-                f"{line['validation_loss']:.4g} ({scores}); {line['seconds']:.1f}s, "
+                f"{line['validation_loss']:.4g}{spread} ({scores}); {line['seconds']:.1f}s, "
                 f"{line['steps']:,} steps{strategy}; {line['stop_reason']}"
             )
-        return lines
+        return lines + _choice_lines(self.model_choice)
 
     def _data_lines(self):
         """The spans read, the rows set aside and the columns left out, when there are any."""

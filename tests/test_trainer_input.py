@@ -81,6 +81,25 @@ def test_the_held_out_copy_is_the_validation_part_in_order_up_to_the_limit(tmp_p
     assert read(held_out_copy(pattern, 20, str(copies)), None) == validation[:20]
 
 
+def test_the_folds_partition_the_split_and_fold_0_holds_the_held_out_tenth(tmp_path):
+    from components.trainer import length
+
+    _write(tmp_path / "a.gz", range(0, 500))
+    pattern = str(tmp_path / "*.gz")
+
+    def read(pattern, part):
+        input_fn = make_input_fn(pattern, SPEC, "label_xf", 7, repeat=False, seed=1, part=part)
+        return [v for features, _ in input_fn() for v in features["x_xf"].numpy().tolist()]
+
+    folds = [read(pattern, ("validation", k)) for k in range(length.FOLDS)]
+    assert sorted(v for fold in folds for v in fold) == list(range(500))  # each in one fold
+    assert all(60 < len(fold) < 140 for fold in folds), [len(f) for f in folds]
+    assert set(read(pattern, "validation")) <= set(folds[0])
+    assert sorted(read(pattern, ("fit", 2)) + folds[2]) == list(range(500))
+    copy = held_out_copy(pattern, None, str(tmp_path), fold=3)
+    assert read(copy, None) == folds[3]
+
+
 def test_the_estimator_builds_the_trainers_input_once_a_call(tmp_path):
     """The Trainer's input_fn says it returns a Dataset: the estimator does not build it a
     second time in a scratch graph to see whether it reads a TF1 iterator."""

@@ -12,12 +12,16 @@ table: components/transform/packing.py).  Signatures:
 import os
 
 import tensorflow as tf
+from tensorflow.python.trackable import data_structures
 
 from components.estimator import export as export_lib
 from components.estimator import serving
 from components.transform import packing
 
 TRANSFORM_FEATURES = "transform_features"
+# Served probabilities are clipped to [CLIP, 1 - CLIP] in float32 (1 - 1e-7 is 0.99999988
+# there): never exactly 0 or 1 (components/trainer/ensemble.py).
+CLIP = 1e-7
 
 
 def _packing(tft_output):
@@ -84,3 +88,92 @@ def add_transform_features(saved_model_dir, tft_output, export_dir):
     signatures[TRANSFORM_FEATURES] = _transform_features_function(loaded, tft_output)
     loaded.signature_methods = serving.signature_methods(saved_model_dir)
     return serving.save(loaded, signatures, export_dir)
+
+
+def export_combined_model(
+    members, weights, temperature, tft_output, raw_label_key, export_dir, clip=CLIP
+):
+    """One SavedModel serving the weighted average of `members` ([(estimator, checkpoint)])
+    over raw examples (`combined_serving_module`), and `transform_features`; written to
+    `export_dir` atomically.  Returns the path."""
+    raw_spec = tft_output.raw_feature_spec()
+    if raw_label_key not in raw_spec:
+        raise ValueError(f"Label {raw_label_key!r} is not a raw feature: {sorted(raw_spec)}.")
+    receiver_fn = raw_example_receiver_fn(
+        tft_output.transform_features_layer(), raw_spec, raw_label_key, _packing(tft_output)
+    )
+    module, signatures = combined_serving_module(members, weights, temperature, receiver_fn, clip)
+    signatures[TRANSFORM_FEATURES] = _transform_features_function(module, tft_output)
+    return serving.save(module, signatures, export_dir)
+
+
+def combined_serving_module(members, weights, temperature, receiver_fn, clip=CLIP):
+    """(module, signatures) serving the weighted average of `members` ([(estimator,
+    checkpoint)]) with `weights`, in stock TensorFlow ops, under the members' own signatures
+    (names, inputs, outputs and method names): class probabilities then divided in log
+    space by `temperature` (None: left as averaged) and clipped to [clip, 1 - clip] in
+    float32 (components/trainer/ensemble.py does the same in numpy)."""
+    built = [estimator.build_serving_module(receiver_fn, path) for estimator, path in members]
+    module = tf.Module()
+    module.members = [member for member, _ in built]
+    names = set.intersection(*(set(signatures) for _, signatures in built))
+    signatures = {
+        name: _combined_signature(
+            [signatures[name] for _, signatures in built], weights, temperature, clip
+        )
+        for name in sorted(names)
+    }
+    module.signature_methods = data_structures.NoDependency(
+        {k: v for k, v in built[0][0].signature_methods.items() if k in names}
+    )
+    return module, signatures
+
+
+def _combined_signature(functions, weights, temperature, clip):
+    """A concrete function with the inputs of `functions` (the members' signature), their
+    outputs combined by `_combined_outputs`."""
+    # The members' signature functions take their inputs positionally, named by the specs.
+    specs = functions[0].structured_input_signature[0]
+
+    def call(*args):
+        outputs = [function(*args) for function in functions]
+        return _combined_outputs(outputs, weights, temperature, clip)
+
+    input_signature = [tf.TensorSpec(s.shape, s.dtype, name=s.name) for s in specs]
+    return tf.function(call, input_signature=input_signature).get_concrete_function()
+
+
+def _combined_outputs(outputs, weights, temperature, clip):
+    """The first member's outputs, those that follow from its numbers recomputed from the
+    weighted average: a regressor's `outputs`/`predictions`; a classifier's `scores` or
+    `probabilities` (calibrated, clipped), then `logits`, `logistic`, `class_ids` and
+    `classes` from them."""
+    combined = dict(outputs[0])
+
+    def average(key):
+        return tf.add_n([weight * out[key] for weight, out in zip(weights, outputs, strict=True)])
+
+    for key in ("outputs", "predictions"):
+        if key in combined:
+            combined[key] = average(key)
+    key = next((k for k in ("probabilities", "scores") if k in combined), None)
+    if key is None:
+        return combined
+    probabilities = average(key)
+    log_p = tf.math.log(tf.maximum(probabilities, 1e-30))
+    if temperature is not None:
+        probabilities = tf.nn.softmax(log_p / temperature)
+        log_p = tf.nn.log_softmax(log_p / temperature)
+    probabilities = tf.clip_by_value(probabilities, clip, 1.0 - clip)
+    combined[key] = probabilities
+    if "logistic" in combined:
+        combined["logistic"] = probabilities[:, 1:]
+    if "logits" in combined:
+        binary = combined["logits"].shape[-1] == 1
+        combined["logits"] = log_p[:, 1:] - log_p[:, :1] if binary else log_p
+    if "class_ids" in combined:
+        ids = tf.argmax(probabilities, axis=1, output_type=combined["class_ids"].dtype)[:, None]
+        combined["class_ids"] = ids
+        if "classes" in combined and "all_classes" in combined:
+            combined["classes"] = tf.gather(combined["all_classes"], ids, batch_dims=1)
+    return combined

@@ -1,20 +1,35 @@
-"""Several models fitted on one train split, the best kept by its validation loss.
+"""Several models fitted on one train split, compared on held-out predictions; the best one,
+or a weighted ensemble of them, served.
 
 With estimator_fn "auto" the Trainer fits a small fixed set of candidates (the auto model's
-`CANDIDATES`), each in a folder of its own under the ModelRun, each stopped early on the part
-of the train split held out for validation; the one with the lowest validation loss wins
-(log loss for classifiers, squared error for regressors: the proper scores, which reward
-ranking and calibrated probabilities at once). Of the losers' folders only their TensorBoard
-event files are kept (their curves, for the run report and `tensorboard --logdir`); their
-scores, costs and stop reasons stay in the run record, with the reason the winner won.
+`CANDIDATES`), each in a folder of its own under the ModelRun, each stopped early on held-out
+rows and scored by its loss there (log loss for classifiers, squared error for regressors:
+the proper scores, which reward ranking and calibrated probabilities at once):
+
+- on a train split of at least `cross_validation_below_rows` rows (components/trainer/
+  length.py), on the tenth of it held out (the best checkpoint of each is what it serves);
+- below it, by k-fold cross-validation over the whole split (folds by the same hash as the
+  held-out tenth): each candidate is fitted k times, stopped early on each fold, and scored
+  on the predictions of all its folds (mean and spread recorded); the models served are
+  then fitted again on the whole split for as many epochs as their folds' best steps.
+
+On those held-out predictions greedy ensemble selection (components/trainer/ensemble.py)
+weighs the candidates; the ensemble is served when it beats the best single model, and a
+classifier's probabilities get a temperature fitted there too (exported in the graph,
+components/exporter/serving.py). Of the other folders only their TensorBoard event files
+are kept (their curves, for the run report and `tensorboard --logdir`); every candidate's
+scores, costs and stop reasons stay in the run record, with the rows the choice rested on,
+the trivial model's scores and the reason the winner won.
 """
 
 import dataclasses
 import math
 import os
 
+import numpy as np
+
 from components import progress
-from components.trainer import stopping
+from components.trainer import ensemble, stopping
 
 CANDIDATES_DIR = "candidates"
 
@@ -76,37 +91,157 @@ class Fitted:
     length: object
     outcome: object
     strategy: str
-    others: tuple = ()  # the other candidates' `Fitted`, when several were fitted
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """What the Trainer serves: `members` (the `Fitted` models, heaviest first) averaged with
+    `weights` ({name: weight}, one model: {name: 1.0}); a classifier's probabilities then
+    scaled by `temperature` (None: not calibrated); `record` is the run record's account."""
+
+    members: tuple
+    weights: dict
+    temperature: float | None
+    record: dict
+
+    @property
+    def combined(self):
+        """Whether the export must average or calibrate (else one model exports as it is)."""
+        return len(self.members) > 1 or self.temperature is not None
+
+
+@dataclasses.dataclass
+class _Trial:
+    """One candidate on held-out data: per fold (one, without folds) its loss, best step,
+    seconds, steps run and predictions; the fit kept (without folds) to serve."""
+
+    name: str
+    losses: list = dataclasses.field(default_factory=list)
+    best_steps: list = dataclasses.field(default_factory=list)
+    seconds: float = 0.0
+    steps: int = 0
+    predictions: list = dataclasses.field(default_factory=list)
+    fitted: Fitted | None = None
+    stop_reason: str = ""
+
+    def add(self, fitted, predictions, loss):
+        outcome = fitted.outcome
+        self.losses.append(loss)
+        self.best_steps.append(outcome.step)
+        self.seconds += outcome.seconds
+        self.steps += outcome.steps_run
+        self.predictions.append(predictions)
+        self.fitted, self.stop_reason = fitted, outcome.reason
+
+
+def fit_and_choose(models, model_run_uri, training, folds=0):
+    """The `Choice` among `models`, fitted by `training` (the executor's `_Training`: `fit`,
+    `predict`, `labels`, `classifier`, `rows`): compared on the held-out part, or with
+    `folds` by cross-validation and the members then refit on the whole split (module doc);
+    one model is trained in `model_run_uri` itself."""
+    if len(models) == 1:
+        fitted = Fitted(models[0].name, *training.fit(models[0], model_run_uri))
+        line = _line(fitted.name, True, fitted.outcome, fitted.strategy)
+        return Choice(
+            (fitted,), {fitted.name: 1.0}, None, {"reason": "the only model", "candidates": [line]}
+        )
+    parts = list(range(folds)) if folds else [None]
+    labels = [training.labels(part) for part in parts]
+    trials = []
+    for number, model in enumerate(models, 1):
+        progress.report(f"candidate {number} of {len(models)}: {model.name}")
+        trials.append(_try(model, model_run_uri, training, parts, labels))
+    all_labels = np.concatenate(labels)
+    held_out = {t.name: np.concatenate(t.predictions) for t in trials}
+    weights, temperature, account = _weigh(trials, held_out, all_labels, training.classifier)
+    by_name = {t.name: t for t in trials}
+    members = []
+    for name in sorted(weights, key=lambda n: (-weights[n], n)):
+        model = next(m for m in models if m.name == name)
+        members.append(
+            by_name[name].fitted
+            if not folds
+            else _refit(model, model_run_uri, training, by_name[name])
+        )
+    for trial in trials:
+        if trial.name not in weights and trial.fitted is not None and not folds:
+            keep_only_event_files(trial.fitted.estimator.model_dir)
+    record = _record(trials, weights, account, all_labels, folds, training.classifier)
+    return Choice(tuple(members), weights, temperature, record)
+
+
+def _try(model, model_run_uri, training, parts, labels):
+    """The `_Trial` of `model`: fitted on each fold's rest (or the fit part), stopped early
+    on the fold (the held-out part), its predictions there kept."""
+    trial = _Trial(model.name)
+    for part, part_labels in zip(parts, labels, strict=True):
+        model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
+        if part is not None:
+            model_dir = os.path.join(model_dir, f"fold-{part}")
+        fitted = Fitted(model.name, *training.fit(model, model_dir, fold=part))
+        predictions = training.predict(fitted.estimator, fitted.outcome.checkpoint, part)
+        loss = ensemble.loss(predictions, part_labels, training.classifier)
+        trial.add(fitted, predictions, loss)
+        if part is not None:
+            keep_only_event_files(model_dir)
+    progress.report(
+        f"{model.name}: held-out loss {np.mean(trial.losses):.4g}"
+        + (f" ± {np.std(trial.losses):.2g} over {len(parts)} folds" if len(parts) > 1 else "")
+        + f" in {trial.seconds:.1f}s ({trial.stop_reason})"
+    )
+    return trial
+
+
+def _weigh(trials, held_out, labels, classifier):
+    """({name: weight}, temperature or None, what the record says of them): the best single
+    model, or the greedy ensemble when it beats it by `ENSEMBLE_MARGIN`; then, for a
+    classifier, the temperature fitted on the same held-out predictions."""
+    single = {name: ensemble.loss(p, labels, classifier) for name, p in held_out.items()}
+    best = min(single, key=lambda n: (single[n], n))
+    weights = ensemble.select(held_out, labels, classifier)
+    combined_loss = ensemble.loss(ensemble.combine(held_out, weights), labels, classifier)
+    account = {
+        "single_losses": single,
+        "best_single": best,
+        "ensemble_weights": weights,
+        "ensemble_loss": combined_loss,
+    }
+    if len(weights) < 2 or combined_loss >= single[best] * (1 - ensemble.ENSEMBLE_MARGIN):
+        weights = {best: 1.0}
+    account["served_loss"] = ensemble.loss(ensemble.combine(held_out, weights), labels, classifier)
+    if not classifier:
+        return weights, None, account
+    probabilities = ensemble.combine(held_out, weights)
+    temperature = ensemble.fit_temperature(probabilities, labels)
+    account["temperature"] = temperature
+    account["uncalibrated_loss"] = account["served_loss"]
+    account["served_loss"] = ensemble.loss(
+        ensemble.calibrated(probabilities, temperature), labels, True
+    )
+    return weights, temperature, account
+
+
+def _refit(model, model_run_uri, training, trial):
+    """`model` trained on the whole train split for the steps its folds stopped best at, on
+    average (the executor scales them to the whole split's rows)."""
+    steps = max(1, round(float(np.mean(trial.best_steps))))
+    progress.report(
+        f"refitting {model.name} on all the train rows ({steps:,} steps from the folds)"
+    )
+    model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
+    fitted = Fitted(model.name, *training.fit(model, model_dir, steps=steps))
+    trial.seconds += fitted.outcome.seconds
+    trial.steps += fitted.outcome.steps_run
+    trial.stop_reason = (
+        f"{len(trial.losses)}-fold best steps {', '.join(f'{s:,}' for s in trial.best_steps)}; "
+        f"refit on the whole split: {fitted.outcome.reason}"
+    )
+    return fitted
 
 
 # The metrics each candidate line shows next to the validation loss: the classifiers';
 # a regressor's loss is the squared error, shown as its root too.
 _SHOWN = ("auc", "accuracy")
-
-
-def fit_and_choose(models, model_run_uri, fit):
-    """Fits each of `models` with `fit(model, model_dir)` -> (estimator, length, outcome,
-    strategy name), and returns the `Fitted` one with the lowest validation loss (a single
-    model: that one, trained in `model_run_uri` itself)."""
-    if len(models) == 1:
-        return Fitted(models[0].name, *fit(models[0], model_run_uri))
-    fitted = []
-    for number, model in enumerate(models, 1):
-        progress.report(f"candidate {number} of {len(models)}: {model.name}")
-        model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
-        fitted.append(Fitted(model.name, *fit(model, model_dir)))
-        outcome = fitted[-1].outcome
-        progress.report(
-            f"{model.name}: validation loss {stopping.validation_loss(outcome.validation):.4g} "
-            f"in {outcome.seconds:.1f}s ({outcome.reason})"
-        )
-    best = min(fitted, key=lambda f: stopping.validation_loss(f.outcome.validation))
-    for loser in fitted:
-        if loser is not best:
-            keep_only_event_files(loser.estimator.model_dir)
-    return dataclasses.replace(best, others=tuple(f for f in fitted if f is not best))
-
-
 EVENTS_PREFIX = "events.out.tfevents"
 
 
@@ -121,39 +256,130 @@ def keep_only_event_files(folder):
             os.rmdir(parent)
 
 
-def _shown(validation):
-    shown = {k: float(validation[k]) for k in _SHOWN if k in validation}
-    if validation and not shown:
-        shown["rmse"] = math.sqrt(stopping.validation_loss(validation))
-    return shown
-
-
-def _line(fitted, chosen):
-    validation = fitted.outcome.validation or {}
+def _line(name, chosen, outcome, strategy, validation_loss=None, metrics=None):
+    validation = outcome.validation or {}
+    if validation_loss is None and validation:
+        validation_loss = stopping.validation_loss(validation)
+    if metrics is None:
+        metrics = {k: float(validation[k]) for k in _SHOWN if k in validation}
+        if validation and not metrics:
+            metrics["rmse"] = math.sqrt(stopping.validation_loss(validation))
     return {
-        "name": fitted.name,
+        "name": name,
         "chosen": chosen,
-        "validation_loss": stopping.validation_loss(validation) if validation else None,
-        "validation_metrics": _shown(validation),
-        "seconds": round(fitted.outcome.seconds, 2),
-        "steps": fitted.outcome.steps_run,
-        "best_step": fitted.outcome.step,
-        "stop_reason": fitted.outcome.reason,
-        "strategy": fitted.strategy,
+        "validation_loss": validation_loss,
+        "validation_metrics": metrics,
+        "seconds": round(outcome.seconds, 2),
+        "steps": outcome.steps_run,
+        "best_step": outcome.step,
+        "stop_reason": outcome.reason,
+        "strategy": strategy,
     }
 
 
-def record(chosen):
-    """The model choice as plain data for the run record: every candidate (the chosen one
-    first) with its validation scores, cost and stop reason, and why the winner won."""
-    lines = [_line(chosen, True)] + [_line(f, False) for f in chosen.others]
-    if not chosen.others:
-        reason = "the only model"
-    else:
-        runner_up = min(chosen.others, key=lambda f: stopping.validation_loss(f.outcome.validation))
-        reason = (
-            f"lowest validation loss of {len(lines)} candidates: "
-            f"{lines[0]['validation_loss']:.4g} against {runner_up.name}'s "
-            f"{stopping.validation_loss(runner_up.outcome.validation):.4g}"
+def _trial_line(trial, weights, labels, classifier):
+    predictions = np.concatenate(trial.predictions)
+    fitted = trial.fitted
+    line = _line(
+        trial.name,
+        weights == {trial.name: 1.0},
+        fitted.outcome,
+        fitted.strategy,
+        float(np.mean(trial.losses)),
+        ensemble.scores(predictions, labels, classifier),
+    )
+    line.update(
+        seconds=round(trial.seconds, 2),
+        steps=trial.steps,
+        best_step=round(float(np.mean(trial.best_steps))),
+        stop_reason=trial.stop_reason,
+        fold_losses=[round(x, 6) for x in trial.losses],
+        loss_spread=float(np.std(trial.losses)) if len(trial.losses) > 1 else None,
+        weight=weights.get(trial.name, 0.0),
+    )
+    return line
+
+
+def _record(trials, weights, account, labels, folds, classifier):
+    """The model choice as plain data for the run record: every candidate (the served one
+    first) with its held-out scores (mean and spread over the folds), cost and stop reason;
+    the rows the choice rested on and the trivial model's scores beside them; the ensemble's
+    weights, the temperature, and why the winner won."""
+    held_out = {t.name: np.concatenate(t.predictions) for t in trials}
+    lines = sorted(
+        (_trial_line(t, weights, labels, classifier) for t in trials),
+        key=lambda line: (not line["chosen"], line["validation_loss"]),
+    )
+    served = next(iter(weights)) if len(weights) == 1 else "ensemble"
+    if served == "ensemble":
+        lines.insert(0, _ensemble_line(trials, weights, held_out, labels, classifier))
+    classes = held_out[trials[0].name].shape[1] if classifier else None
+    trivial_predictions, trivial_loss = ensemble.trivial(labels, classifier, classes)
+    trivial_rows = (
+        np.tile(trivial_predictions, (len(labels), 1))
+        if classifier
+        else (np.full(len(labels), trivial_predictions))
+    )
+    where = (
+        f"{folds}-fold cross-validation over {len(labels):,} train rows"
+        if folds
+        else (f"{len(labels):,} held-out rows")
+    )
+    return {
+        "reason": _reason(lines, account, where),
+        "candidates": lines,
+        "rows": len(labels),
+        "folds": folds,
+        "trivial": {
+            "model": "the class shares" if classifier else "the mean",
+            "validation_loss": trivial_loss,
+            "validation_metrics": ensemble.scores(trivial_rows, labels, classifier),
+        },
+        "ensemble": {
+            "weights": account["ensemble_weights"],
+            "validation_loss": account["ensemble_loss"],
+            "chosen": served == "ensemble",
+        },
+        "temperature": account.get("temperature"),
+        "uncalibrated_loss": account.get("uncalibrated_loss"),
+        "served_loss": account["served_loss"],
+        "best_single": account["best_single"],
+        "single_losses": account["single_losses"],
+        "served": served,
+    }
+
+
+def _ensemble_line(trials, weights, held_out, labels, classifier):
+    combined = ensemble.combine(held_out, weights)
+    return {
+        "name": "ensemble",
+        "chosen": True,
+        "validation_loss": ensemble.loss(combined, labels, classifier),
+        "validation_metrics": ensemble.scores(combined, labels, classifier),
+        "seconds": round(sum(t.seconds for t in trials if t.name in weights), 2),
+        "steps": sum(t.steps for t in trials if t.name in weights),
+        "best_step": None,
+        "stop_reason": "weights " + ", ".join(f"{n} {w:.2f}" for n, w in weights.items()),
+        "strategy": "",
+        "weights": dict(weights),
+    }
+
+
+def _reason(lines, account, where):
+    best = account["best_single"]
+    if lines[0]["name"] == "ensemble":
+        return (
+            f"the ensemble's validation loss {lines[0]['validation_loss']:.4g} beat the best "
+            f"single model's ({best}, {account['single_losses'][best]:.4g}), on {where}"
         )
-    return {"reason": reason, "candidates": lines}
+    runner_up = lines[1]
+    return (
+        f"lowest validation loss of {len(lines)} candidates on {where}: "
+        f"{lines[0]['validation_loss']:.4g} against {runner_up['name']}'s "
+        f"{runner_up['validation_loss']:.4g}"
+    )
+
+
+def record(choice):
+    """The run record's account of `choice` (`Choice.record`)."""
+    return choice.record

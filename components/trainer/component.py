@@ -38,6 +38,9 @@ class TrainerSpec(component_spec.ComponentSpec):
         # (components/auto/model.py CANDIDATES); empty or none: the one model estimator_fn
         # builds.
         "candidates": component_spec.ExecutionParameter(type=str, optional=True),
+        # Below this many train rows the candidates are compared by cross-validation
+        # (components/trainer/length.py); none: CROSS_VALIDATION_BELOW_ROWS.
+        "cross_validation_below_rows": component_spec.ExecutionParameter(type=int, optional=True),
         # 1: initialize from `base_model` when one is given.
         "warm_start": component_spec.ExecutionParameter(type=int),
         # A name from components.trainer.strategy.NAMES; "auto" decides from
@@ -97,6 +100,7 @@ class Trainer(base_component.BaseComponent):
         code_fingerprint=None,
         train_epochs=None,
         candidates=None,
+        cross_validation_below_rows=None,
     ):
         super().__init__(
             spec=TrainerSpec(
@@ -118,6 +122,7 @@ class Trainer(base_component.BaseComponent):
                 random_seed=random_seed,
                 hparams=hparams,
                 candidates=candidates,
+                cross_validation_below_rows=cross_validation_below_rows,
                 warm_start=warm_start,
                 strategy=strategy,
                 training_cluster=training_cluster,

@@ -2,12 +2,14 @@
 
 import hashlib
 import inspect
+import itertools
 import json
 import logging
 import math
 import os
 import tempfile
 
+import numpy as np
 import tensorflow as tf
 import tensorflow_transform as tft
 from tfx.dsl.components.base import base_executor
@@ -16,7 +18,7 @@ from tfx.utils import path_utils
 
 from components import estimator, user_code
 from components.estimator import server
-from components.exporter.serving import export_serving_model
+from components.exporter.serving import export_combined_model, export_serving_model
 from components.trainer import candidates as candidates_lib
 from components.trainer import cluster as cluster_lib
 from components.trainer import launcher, stopping
@@ -78,7 +80,8 @@ def make_input_fn(
 
     Under a strategy `batch_size` is per replica, as with tf.estimator; None: every batch
     is the whole split (boosted trees' `train_in_memory`). `part`: "fit" or
-    "validation" reads only that part of the records (`in_validation_part`); None all.
+    "validation" reads only that part of the records (`in_validation_part`), ("fit", k) or
+    ("validation", k) that of fold k; None all.
     `cache`: the parsed batches are kept in memory after the first read (a small split
     read again and again: the held-out part validated on every round). A shuffled split of
     at most `MEMORY_SPLIT_BYTES` keeps its records in memory (before the shuffle: the same
@@ -149,28 +152,39 @@ def _records(files, input_context, part):
     if shards > len(files):
         dataset = dataset.shard(shards, input_context.input_pipeline_id)
     if part is not None:
-        keep = part == "validation"
-        dataset = dataset.filter(lambda record: in_validation_part(record) == keep)
+        name, fold = part if isinstance(part, tuple) else (part, None)
+        keep = name == "validation"
+        dataset = dataset.filter(lambda record: in_validation_part(record, fold) == keep)
     return dataset
 
 
-def in_validation_part(records):
+def in_validation_part(records, fold=None):
     """Whether each serialized record is in the part of the train split held out for
     validation (one in `VALIDATION_EVERY`, by a hash of its bytes: the same part
     whatever the sharding, and on every run, as the Transform writes the same bytes for
-    the same rows; equal rows in the same part)."""
-    return tf.equal(tf.strings.to_hash_bucket_fast(records, length_lib.VALIDATION_EVERY), 0)
+    the same rows; equal rows in the same part); with `fold` k, in cross-validation's
+    fold k (the hash buckets equal to k modulo `length_lib.FOLDS`)."""
+    bucket = tf.strings.to_hash_bucket_fast(records, length_lib.VALIDATION_EVERY)
+    if fold is None:
+        return tf.equal(bucket, 0)
+    return tf.equal(bucket % length_lib.FOLDS, fold)
 
 
-def held_out_copy(train_pattern, records, folder):
-    """The first `records` records of the train split's validation part, in one gzipped
-    TFRecord file written to `folder` (its path): every validation of every candidate
-    reads these few instead of decompressing and hashing the whole split again."""
+def held_out_copy(train_pattern, records, folder, fold=None):
+    """The first `records` records (None: all) of the train split's validation part (of
+    fold `fold`), in one gzipped TFRecord file written to `folder` (its path): every
+    validation of every candidate reads these few instead of decompressing and hashing the
+    whole split again."""
     files = sorted(tf.io.gfile.glob(train_pattern))
-    part = tf.data.TFRecordDataset(files, compression_type="GZIP").filter(in_validation_part)
-    path = os.path.join(folder, "validation.gz")
+    part = tf.data.TFRecordDataset(files, compression_type="GZIP").filter(
+        lambda record: in_validation_part(record, fold)
+    )
+    if records is not None:
+        part = part.take(records)
+    name = "validation.gz" if fold is None else f"validation-{fold}.gz"
+    path = os.path.join(folder, name)
     with tf.io.TFRecordWriter(path, options="GZIP") as writer:
-        for batch in part.take(records).batch(1024):
+        for batch in part.batch(1024):
             for record in batch.numpy():
                 writer.write(record)
     return path
@@ -188,15 +202,16 @@ def train_rows(input_dict):
     return int(read_artifact_statistics(input_dict["statistics"][0])["train"].num_examples)
 
 
-def _write_run_record(model_run, choice, metrics, length, chosen):
+def _write_run_record(model_run, strategy_choice, metrics, model_choice):
+    chosen = model_choice.members[0]
     record = {
-        "strategy": choice.name,
-        "strategy_reason": choice.reason,
+        "strategy": strategy_choice.name,
+        "strategy_reason": strategy_choice.reason,
         "eval_metrics": {k: float(v) for k, v in metrics.items()},
-        "training_length": length.describe(),
+        "training_length": chosen.length.describe(),
         "stop_reason": chosen.outcome.reason,
-        "model": chosen.name,
-        "model_choice": candidates_lib.record(chosen),
+        "model": model_choice.record.get("served", chosen.name),
+        "model_choice": candidates_lib.record(model_choice),
     }
     with tf.io.gfile.GFile(os.path.join(model_run.uri, RUN_RECORD), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
@@ -284,7 +299,18 @@ class _Training:
         self.holds_out = stops_early or len(self.candidates) > 1
         self.rows = train_rows(input_dict)
         self.fit_rows = length_lib.fit_rows(self.rows, self.holds_out)
-        self.validation = (None, None)  # (input_fn, steps) of the held-out part
+        below = exec_properties.get("cross_validation_below_rows")
+        self.folds = length_lib.folds(
+            self.rows,
+            len(self.candidates),
+            self.steps,
+            self.epochs,
+            self.in_a_cluster,
+            length_lib.CROSS_VALIDATION_BELOW_ROWS if below is None else int(below),
+        )
+        # {fold (None: the one held-out part): (input_fn, steps)}, set by `hold_out`
+        self.validation = {}
+        self.classifier = exec_properties.get("task") in ("binary", "multiclass")
 
     def offered(self):
         """The keywords a build_estimator may declare (`build_estimator`)."""
@@ -316,22 +342,66 @@ class _Training:
         in memory)."""
         if not self.holds_out:
             return
+        for fold in range(self.folds):  # small: every row of each fold
+            copy = held_out_copy(self.train_pattern, None, scratch, fold)
+            self.validation[fold] = (self.input_fn(copy, self.eval_batch, False, None, True), None)
+        if self.folds:
+            return
         batches = math.ceil(length_lib.validation_rows(self.rows) / self.eval_batch)
         if self.in_a_cluster:
             input_fn = self.input_fn(self.train_pattern, self.eval_batch, False, "validation")
-            self.validation = (input_fn, batches)
+            self.validation[None] = (input_fn, batches)
         else:
             copy = held_out_copy(self.train_pattern, batches * self.eval_batch, scratch)
-            self.validation = (self.input_fn(copy, self.eval_batch, False, None, True), None)
+            self.validation[None] = (
+                self.input_fn(copy, self.eval_batch, False, None, True),
+                None,
+            )
 
-    def fit(self, model, model_dir):
+    def labels(self, fold=None):
+        """The held-out part's labels (of `fold`), in the order `predict` reads them: class
+        indices in the label vocabulary's order, or numbers."""
+        input_fn, steps = self.validation[fold]
+        dataset = input_fn()
+        if steps is not None:
+            dataset = dataset.take(steps)
+        labels = np.concatenate([np.reshape(label.numpy(), -1) for _, label in dataset])
+        if not self.classifier:
+            return labels.astype(np.float64)
+        from components.auto.model import label_classes
+
+        classes = label_classes(self.tft_output)
+        if classes is None:  # int64 class ids
+            return labels.astype(np.int64)
+        index = {c: i for i, c in enumerate(classes)}
+        return np.array([index[v.decode() if isinstance(v, bytes) else v] for v in labels])
+
+    def predict(self, model, checkpoint, fold=None):
+        """`model`'s predictions at `checkpoint` on the held-out part (of `fold`): class
+        probabilities, or predicted numbers."""
+        input_fn, steps = self.validation[fold]
+        key = "probabilities" if self.classifier else "predictions"
+        batches = model.predict(
+            input_fn, predict_keys=[key], checkpoint_path=checkpoint, yield_single_examples=False
+        )
+        out = [batch[key] for batch in itertools.islice(batches, steps)]
+        out = np.concatenate(out).astype(np.float64)
+        return out if self.classifier else out.reshape(-1)
+
+    def fit(self, model, model_dir, fold=None, steps=None):
         """(Estimator, TrainingLength, Outcome, strategy name) of `model` trained in
-        `model_dir`."""
+        `model_dir`: stopped early on the held-out part (of cross-validation's `fold`), or,
+        given `steps` (the folds' best step), on the whole split for as many epochs."""
+        rows = self.fit_rows
+        if fold is not None:
+            rows = length_lib.fold_fit_rows(self.rows)
+        elif steps is not None:
+            rows = self.rows
         # Built once to see how it wants its input (cheap: no variables yet), then again
         # with the RunConfig that follows from it.
         feeding = candidates_lib.feeding(
             model.build(estimator.RunConfig(model_dir=model_dir), None),
-            self.fit_rows,
+            rows,
             int(self.exec_properties["train_batch_size"]),
         )
         # Boosted trees grow on one device (the default one: a GPU where there is one);
@@ -339,15 +409,20 @@ class _Training:
         one_device = feeding.one_device and not self.in_a_cluster
         model_strategy = None if one_device else self.strategy
         replicas = model_strategy.num_replicas_in_sync if model_strategy is not None else 1
-        length = length_lib.plan(
-            self.steps,
-            self.epochs,
-            self.fit_rows,
-            (feeding.batch_size or self.fit_rows) * replicas,
-            in_a_cluster=self.in_a_cluster,
-            model_steps=feeding.steps,
-            round_steps=feeding.round_steps,
-        )
+        if steps is not None:  # as many epochs on all the rows as the folds' best step
+            if feeding.batch_size is not None:
+                steps = math.ceil(steps * rows / length_lib.fold_fit_rows(self.rows))
+            length = length_lib.TrainingLength(steps)
+        else:
+            length = length_lib.plan(
+                self.steps,
+                self.epochs,
+                rows,
+                (feeding.batch_size or rows) * replicas,
+                in_a_cluster=self.in_a_cluster,
+                model_steps=feeding.steps,
+                round_steps=feeding.round_steps,
+            )
         every = int(self.exec_properties["save_checkpoints_steps"])
         run_config = estimator.RunConfig(
             model_dir=model_dir,
@@ -357,31 +432,47 @@ class _Training:
         )
         model_estimator = model.build(run_config, self.warm_start_from)
         log.info("Trainer: %s, %s", model.name, length.describe())
-        part = "fit" if self.holds_out else None
+        part = "fit" if self.holds_out and steps is None else None
+        if fold is not None:
+            part = ("fit", fold)
         train_input = self.input_fn(self.train_pattern, feeding.batch_size, True, part)
-        outcome = stopping.train(model_estimator, train_input, length, *self.validation)
+        validation = self.validation.get(fold, (None, None)) if steps is None else (None, None)
+        outcome = stopping.train(model_estimator, train_input, length, *validation)
         strategy_name = self.choice.name if model_strategy is not None else "default"
         return model_estimator, length, outcome, strategy_name
 
 
-def _evaluate_and_export(training, chosen, output_dict):
-    """The chief's part after training: the chosen model's eval metrics, its serving
-    export and the run record."""
+def _evaluate_and_export(training, model_choice, output_dict):
+    """The chief's part after training: the chosen model's eval metrics (an ensemble's
+    heaviest member's), its serving export and the run record."""
+    chosen = model_choice.members[0]
     metrics = chosen.estimator.evaluate(
         training.input_fn(training.split_pattern("eval"), training.eval_batch, False, None),
         steps=int(training.exec_properties["eval_steps"]),
         checkpoint_path=chosen.outcome.checkpoint,
     )
     log.info("Trainer eval metrics: %s", metrics)
-    export_serving_model(
-        chosen.estimator,
-        training.tft_output,
-        training.exec_properties["raw_label_key"],
-        path_utils.serving_model_dir(artifact_utils.get_single_uri(output_dict["model"])),
-        checkpoint_path=chosen.outcome.checkpoint,
-    )
+    export_dir = path_utils.serving_model_dir(artifact_utils.get_single_uri(output_dict["model"]))
+    raw_label_key = training.exec_properties["raw_label_key"]
+    if model_choice.combined:
+        export_combined_model(
+            [(m.estimator, m.outcome.checkpoint) for m in model_choice.members],
+            [model_choice.weights[m.name] for m in model_choice.members],
+            model_choice.temperature,
+            training.tft_output,
+            raw_label_key,
+            export_dir,
+        )
+    else:
+        export_serving_model(
+            chosen.estimator,
+            training.tft_output,
+            raw_label_key,
+            export_dir,
+            checkpoint_path=chosen.outcome.checkpoint,
+        )
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
-    _write_run_record(model_run, training.choice, metrics, chosen.length, chosen)
+    _write_run_record(model_run, training.choice, metrics, model_choice)
     _adopt_run_record(model_run)
 
 
@@ -405,8 +496,8 @@ def train_in_process(input_dict, output_dict, exec_properties):
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
     with tempfile.TemporaryDirectory(prefix="trainer-validation-") as scratch:
         training.hold_out(scratch)
-        chosen = candidates_lib.fit_and_choose(models, model_run.uri, training.fit)
-    if not chosen.estimator.config.is_chief:
+        chosen = candidates_lib.fit_and_choose(models, model_run.uri, training, training.folds)
+    if not chosen.members[0].estimator.config.is_chief:
         return False  # evaluation and export are the chief's
     _evaluate_and_export(training, chosen, output_dict)
     return True

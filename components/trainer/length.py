@@ -16,6 +16,12 @@ import dataclasses
 import math
 
 VALIDATION_EVERY = 10  # one train example in ten is held out for validation
+# Below this many train rows the candidates are compared by cross-validation over FOLDS
+# folds, fold k the examples whose validation hash bucket is k modulo FOLDS (so fold 0
+# holds today's held-out tenth): the tenth of 5,000 rows is 500, about where the spread of
+# a log loss over the held-out rows stops swamping the gaps between candidates.
+CROSS_VALIDATION_BELOW_ROWS = 5_000
+FOLDS = 5
 # The cap: this many examples seen, in whole epochs, at least 1 epoch and at most 100.
 CAP_EXAMPLES = 640_000
 MIN_CAP_EPOCHS, MAX_CAP_EPOCHS = 1, 100
@@ -48,6 +54,19 @@ def overriding(overrides):
 def stops_early(train_steps, train_epochs, in_a_cluster=False):
     """Whether training stops on a held-out part of the train split (module doc)."""
     return not (train_steps or train_epochs) and not in_a_cluster
+
+
+def folds(train_rows, candidates, train_steps, train_epochs, in_a_cluster, below_rows):
+    """FOLDS when the model choice cross-validates: several `candidates`, stopping early (no
+    steps or epochs set, not in a cluster) and fewer than `below_rows` train rows; else 0."""
+    if candidates < 2 or not stops_early(train_steps, train_epochs, in_a_cluster):
+        return 0
+    return FOLDS if train_rows and train_rows < below_rows else 0
+
+
+def fold_fit_rows(train_rows):
+    """About the train rows a model fits on beside one fold held out."""
+    return train_rows - train_rows // FOLDS
 
 
 def fit_rows(train_rows, holds_out):
