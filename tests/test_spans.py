@@ -66,6 +66,18 @@ def test_the_highest_version_of_a_span_and_spans_from_dates(tmp_path):
     assert fixed.record() == [[day - 1, 7]]
 
 
+def test_a_url_pattern_is_listed_through_tensorflow_s_file_systems(tmp_path):
+    """As gs:// is on Vertex: file:// here, the same code path (tf.io.gfile)."""
+    _land(tmp_path, "span-1/a.csv", _rows(2, 1))
+    _land(tmp_path, "span-2/a.csv", _rows(2, 2))
+    window = spans.resolve(f"file://{tmp_path}/span-{{SPAN}}", "2")
+    assert window.files() == [f"file://{tmp_path}/span-{n}/a.csv" for n in (1, 2)]
+    # The pre-check does not read data off this machine: ExampleGen resolves it when it runs.
+    assert spans.resolved_files(f"file://{tmp_path}/span-{{SPAN}}") == (
+        f"file://{tmp_path}/span-{{SPAN}}"
+    )
+
+
 def test_a_width_modifier_reads_zero_padded_spans(tmp_path):
     _land(tmp_path, "export-007.csv", _rows(2, 1))
     _land(tmp_path, "export-012.csv", _rows(2, 2))
