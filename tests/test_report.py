@@ -281,6 +281,8 @@ def _hostile_data():
             "definition": QUOTES,
             "definition_sha256": HOSTILE,
             "code_version": QUOTES,
+            "spans": [{"span": HOSTILE, "version": QUOTES}],
+            "warm_started_from": HOSTILE,
         },
         "generated": HOSTILE,
         "components": [

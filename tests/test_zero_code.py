@@ -407,7 +407,9 @@ def test_report_draws_the_evaluation_and_every_candidates_curves(runs, browser, 
     series = {
         title.split(" step ")[0] for title in loss.locator("circle title").all_text_contents()
     }
-    assert {f"{name} {kind}" for name in fitted for kind in ("train", "validation")} <= series
+    for name in fitted:  # per fold too, under cross-validation (`linear fold-0 validation`)
+        for kind in ("train", "validation"):
+            assert any(s.startswith(f"{name} ") and s.endswith(kind) for s in series), series
     assert loss.locator("polyline").count() >= len(fitted)
     (logdir,) = re.findall(r"tensorboard --logdir (\S+)", page.texts("#training dl.facts")[0])
     event_files = glob.glob(os.path.join(logdir, "**", "events.out.tfevents.*"), recursive=True)

@@ -273,19 +273,23 @@ def _training(model_run):
 
 
 # The Trainer's folders of event files: candidates/<name>/ per candidate when several were
-# fitted (components/trainer/candidates.py), eval_validation/ for the held-out tenth.
+# fitted, fold-<k>/ in it per fold of a cross-validation (components/trainer/candidates.py),
+# eval_validation/ for the held-out part.
 _CANDIDATES_DIR = "candidates"
 _KINDS = {"": "train", "eval_validation": "validation"}
 
 
 def _series_of(relative):
-    """(candidate or "", kind: train, validation, eval or the folder) of an event folder."""
+    """(candidate or "", kind) of an event folder: the kind is train, validation, eval or
+    the folder, after the fold (`fold-2 validation`) in a cross-validation."""
     parts = [] if relative == "." else relative.split(os.sep)
-    candidate = ""
+    candidate, fold = "", ""
     if len(parts) > 1 and parts[0] == _CANDIDATES_DIR:
         candidate, parts = parts[1], parts[2:]
+        if parts and parts[0].startswith("fold-"):
+            fold, parts = parts[0] + " ", parts[1:]
     rest = "/".join(parts)
-    return candidate, _KINDS.get(rest, rest)
+    return candidate, fold + _KINDS.get(rest, rest)
 
 
 def _slice_name(slice_key):

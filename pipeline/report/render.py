@@ -272,8 +272,9 @@ def _series_style(folders, kinds):
     lines = {}
     for f in folders:
         candidate, kind = kinds.get(f, ("", f))
-        lines[f] = (colors[candidate], _DASHES.get(kind, "1 2"))
-    used = {kinds.get(f, ("", f))[1] for f in folders}
+        # A fold's curves (`fold-2 validation`) are dashed as their kind.
+        lines[f] = (colors[candidate], _DASHES.get(kind.split(" ")[-1], "1 2"))
+    used = {kinds.get(f, ("", f))[1].split(" ")[-1] for f in folders}
     return {
         "lines": lines,
         "legend": list(colors.items()),
