@@ -8,7 +8,9 @@ import functools
 import html
 import http.server
 import importlib.util
+import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -153,3 +155,37 @@ def test_served_site_searches_without_the_network(site, browser):
         context.close()
     finally:
         server.shutdown()
+
+
+def test_bootstrap_docs_serve_builds_and_serves_the_site_on_localhost():
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # bootstrap.py's docs command itself (its environment set-up left out: this is it).
+    serve = subprocess.Popen(
+        [sys.executable, "-c", f"import bootstrap; bootstrap.docs(['--serve', '{port}'])"],
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its group: the server it starts ends with it
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/search/search_index.json"
+        for _ in range(240):
+            try:
+                with urllib.request.urlopen(url, timeout=5) as response:
+                    assert b'"location"' in response.read()
+                break
+            except OSError:
+                assert serve.poll() is None, serve.stderr.read()
+                time.sleep(0.5)
+        else:
+            raise AssertionError(f"nothing served at {url}")
+    finally:
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.wait(timeout=30)
