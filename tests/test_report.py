@@ -2,11 +2,11 @@
 
 One module fixture makes three runs of the taxi pipeline: the shared first run (blessed and
 pushed, no baseline), then, on a copy of its store, `python -m pipeline run` with an AUC floor
-no model reaches (not blessed, compared with the first model), then one that fails in
-ExampleGen. `run` writes the report of the last two itself; `report RUN` writes the first's.
-Each page is loaded from its file in Chromium (Debian's package, which bootstrap.py test installs) with
-the network cut off, and checked for script errors and for charts and tables with the run's
-own figures.
+no model reaches (not blessed, compared with the first model), then one that fails in the
+Transform (a preprocessing_fn that raises). `run` writes the report of the last two itself;
+`report RUN` writes the first's. Each page is loaded from its file in Chromium (Debian's
+package, which bootstrap.py test installs) with the network cut off, and checked for script
+errors and for charts and tables with the run's own figures.
 """
 
 import contextlib
@@ -23,6 +23,7 @@ from tests.conftest import TAXI_DEFINITION, copy_of_run
 pytestmark = pytest.mark.slow
 
 _IMPOSSIBLE_AUC = 1.01
+BROKEN = "broken on purpose: the report test's failing Transform"
 
 
 def _main(*args, output_dir):
@@ -36,8 +37,8 @@ def _main(*args, output_dir):
             code = main(
                 [*map(str, args), "--definition", TAXI_DEFINITION, "--output-dir", str(output_dir)]
             )
-        except Exception as e:
-            code = e  # a failed run: its error, as `python -m pipeline run` would end with it
+        except SystemExit as e:  # refused: one line on stderr, exit status 2
+            code = e.code
     return code, stdout.getvalue(), stderr.getvalue()
 
 
@@ -51,12 +52,14 @@ def runs(pipeline_run, tmp_path_factory):
     strict = ["--train-steps", "200", "--eval-steps", "10"]
     strict += ["--blessing-threshold", str(_IMPOSSIBLE_AUC)]
     code, stdout, stderr = _main("run", "--data", config.data_path, *strict, output_dir=out)
-    # A run that fails in ExampleGen: one field too many on line 4.
-    lines = pathlib.Path(config.data_path).read_text().splitlines()
-    lines[3] = lines[3].replace(",", ",,", 1)
-    bad = out / "bad.csv"
-    bad.write_text("\n".join(lines) + "\n")
-    error, _, failed_stderr = _main("run", "--data", bad, *strict, output_dir=out)
+    # A run that fails in the Transform: its preprocessing_fn raises (bad data would be
+    # refused before anything runs, with no run to report).
+    broken = out / "broken_preprocessing.py"
+    broken.write_text(f"def preprocessing_fn(inputs):\n    raise RuntimeError({BROKEN!r})\n")
+    error, _, failed_stderr = _main(
+        "run", "--data", config.data_path, *strict, "--preprocessing-fn",
+        f"{broken}:preprocessing_fn", output_dir=out,
+    )  # fmt: skip
     first_id = history.load(config).run_contexts[-1].name
     first_page = out / "first.html"
     return {
@@ -105,7 +108,7 @@ def test_run_prints_where_its_report_is_and_keeps_its_exit_status(runs):
     assert path.startswith(os.path.join(runs["config"].output_dir, "pipelines", "taxi", "reports"))
     assert os.path.isfile(path)
     # A failed run has its report too, named before its error, which still ends the run.
-    assert "line 4" in str(runs["failed_error"])
+    assert runs["failed_error"] == 1 and BROKEN in runs["failed_stderr"]
     failed_path = _report_path(runs["failed_stderr"])
     assert failed_path == default_path(runs["config"], failed["run_id"])
     assert os.path.isfile(failed_path)
@@ -217,8 +220,8 @@ def test_unblessed_run_report_compares_with_the_baseline_and_shows_the_failed_ch
 def test_failed_run_report_names_the_failing_component(runs, browser):
     page = Page(browser, _report_path(runs["failed_stderr"]))
     page.check_renders_alone()
-    assert page.texts("header .badge") == ["failed in ExampleGen"]
-    row = page.row("#lineage table.components", "ExampleGen")
+    assert page.texts("header .badge") == ["failed in Transform"]
+    row = page.row("#lineage table.components", "Transform")
     assert row[1] == "failed"
     for section in ("#training", "#evaluation", "#push"):
         assert "did not run in this run" in page.texts(section)[0]

@@ -3,6 +3,7 @@ size, every candidate's curves get a color each with training and validation tol
 flat series are left out and named, and the evaluation's plots become charts."""
 
 import copy
+import re
 
 from pipeline.report.render import MAX_TEXT, render
 from tests.test_report import _hostile_data
@@ -66,3 +67,12 @@ def test_the_evaluation_plots_become_roc_precision_recall_confusion_and_calibrat
     for kind in ("roc", "pr", "confusion", "calibration"):
         assert f'data-chart="{kind}"' in page
     assert page.count('<rect class="bar"') >= 4 and ">45</text>" in page
+
+
+def test_a_long_curve_is_drawn_whole():
+    data = _data()
+    steps = [(step, 1.0 / step) for step in range(1, 400)]  # a polyline of some 5,000 characters
+    data["training"]["curves"] = {"loss": {"train": steps}}
+    page = render(data)
+    (points,) = re.findall(r'<polyline class="line" points="([^"]*)"', page)
+    assert len(points) > 4 * MAX_TEXT and points.count(",") == len(steps)

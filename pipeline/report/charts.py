@@ -5,6 +5,8 @@ lays a chart out as plain data (its lines, texts, bars and points in pixels), wh
 import dataclasses
 import math
 
+import markupsafe
+
 from pipeline.report.formats import number, tick_labels
 
 SPLIT_COLORS = ("#3b6fb6", "#e8892b", "#4f9a4a", "#c9483f", "#7a5cb0", "#3d9a9a")
@@ -252,7 +254,9 @@ _REFERENCE_DASH = "4 3"
 
 
 def _polyline(chart, plot, points, color, dash=None):
-    path = " ".join(f"{plot.x(x):.1f},{plot.y(y):.1f}" for x, y in points)
+    # Numbers only, and as long as the curve needs: markup of the page, never cut as a text
+    # from the run is (render.cut).
+    path = markupsafe.Markup(" ".join(f"{plot.x(x):.1f},{plot.y(y):.1f}" for x, y in points))
     chart.polylines.append({"points": path, "color": color, "dash": dash})
 
 
