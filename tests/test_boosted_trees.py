@@ -157,19 +157,11 @@ def xor_classes(tmp_path_factory):
     features, _rng = _data(4)
     xor = (features["x1"] > 0) ^ (features["x2"] > 0)
     labels = (xor + 2 * (features["cat"] == 3)).astype(np.int64)
+    growth = {"n_trees": 8, "max_depth": 4, "learning_rate": 0.3, "center_bias": True}
+    hgb_like = {"multi_class_hessian": "diagonal", "max_leaf_nodes": 5, "min_samples_leaf": 10}
+    model_dir = str(tmp_path_factory.mktemp("xor"))
     model = estimator.BoostedTreesClassifier(
-        _columns(),
-        n_batches_per_layer=1,
-        model_dir=str(tmp_path_factory.mktemp("xor")),
-        n_classes=4,
-        n_trees=8,
-        max_depth=4,
-        learning_rate=0.3,
-        center_bias=True,
-        train_in_memory=True,
-        multi_class_hessian="diagonal",
-        max_leaf_nodes=5,
-        min_samples_leaf=10,
+        _columns(), 1, model_dir, n_classes=4, train_in_memory=True, **growth, **hgb_like
     )
     model.train(_in_memory(features, labels), max_steps=10**9)
     return model, features, labels

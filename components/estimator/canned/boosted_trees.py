@@ -14,6 +14,12 @@ bucket ids, the logits of the finished trees and each example's node are kept
 between steps (not in checkpoints: they are rebuilt from the ensemble when a
 `train()` call starts).  The step is in tree_growing.py, the tensors behind it
 in tree_ensemble.py.
+
+Three keyword-only arguments are the kit's, their defaults tf.estimator's behaviour:
+`multi_class_hessian="diagonal"` (a Hessian per class: a layer's statistics linear in
+the classes, not quadratic), `max_leaf_nodes` and `min_samples_leaf` (HistGradientBoosting's
+leaf cap and minimum per leaf; with either, a layer that splits nothing ends its tree, not
+training).
 """
 
 import collections

@@ -338,17 +338,17 @@ class Grower:
         self.head, self.features, self.labels = head, features, labels
         self.weight_column = weight_column
         self._histogram = tree_histogram.LayerHistogram(self.layout)
+
+        def best_splits(hist, nodes):
+            return te.best_splits(hist, nodes, self.layout, self.params, ensemble.logits_dimension)
+
         # On many buckets the split search compiled by XLA: its dozen passes over every
         # (node, feature, bucket) fused into a few (a third of the time on 2,000 features).
         # It compiles once per layer size, seconds each: on fewer buckets (the taxi
-        # sample's 1,600) that is most of a train() call, for steps of 2 ms either way.
-        self._best_splits = tf.function(
-            lambda hist, nodes: te.best_splits(
-                hist, nodes, self.layout, self.params, ensemble.logits_dimension
-            ),
-            jit_compile=self.layout.total_buckets >= XLA_FROM_BUCKETS,
-            autograph=False,
-        )
+        # sample's 1,600) that was most of a train() call, for steps of 2 ms either way.
+        self._best_splits = best_splits
+        if self.layout.total_buckets >= XLA_FROM_BUCKETS:
+            self._best_splits = tf.function(best_splits, jit_compile=True, autograph=False)
 
     # -------------------------------------------------------------- inputs
     def inputs(self):
