@@ -3,6 +3,8 @@ cross-validated on small data), the lowest validation loss kept; trees win where
 is an interaction, a linear model where it is many small linear effects on few rows, and
 cross-validation on 500 rows agrees with a large holdout and resists an overfit network."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -25,8 +27,9 @@ class _InMemory:
 
     classifier = True
 
-    def __init__(self, x, y):
+    def __init__(self, x, y, max_steps=None):
         self.x, self.y = x, y
+        self.max_steps = max_steps  # a cap on each fit stopped early: a quicker test
         self.names = [f"x{i}" for i in range(x.shape[1])]
         self.columns = _numbers(self.names)
 
@@ -67,6 +70,8 @@ class _InMemory:
                 model_steps=feeding.steps,
                 round_steps=feeding.round_steps,
             )
+            if self.max_steps:
+                length = dataclasses.replace(length, steps=min(length.steps, self.max_steps))
         run_config = estimator.RunConfig(
             model_dir=model_dir,
             tf_random_seed=1,
@@ -92,7 +97,7 @@ class _InMemory:
 def _choose(tmp_path, x, y, names=("linear", "boosted_trees"), folds=0, small=False):
     """The choice among the candidates `names`; `small`: fewer, shallower trees and a narrower
     network, so that cross-validation's many fits stay quick."""
-    training = _InMemory(x, y)
+    training = _InMemory(x, y, max_steps=300 if small else None)
     rows_fit = len(y) * 9 // 10
     hparams = {"hidden_units": [16]} if small else {}
 

@@ -150,6 +150,8 @@ def test_an_exported_ensemble_serves_the_weighted_average_of_its_members(tmp_pat
     weights = [0.7, 0.3]
     module, signatures = combined_serving_module(members, weights, None, receiver_fn)
     paths.append(serving.save(module, signatures, str(tmp_path / "ensemble")))
+    module, signatures = combined_serving_module(members, weights, 2.5, receiver_fn)
+    paths.append(serving.save(module, signatures, str(tmp_path / "calibrated")))
     assert serving.signature_methods(paths[-1]) == serving.signature_methods(paths[0])
 
     examples = [
@@ -172,13 +174,16 @@ def test_an_exported_ensemble_serves_the_weighted_average_of_its_members(tmp_pat
     )
     assert result.returncode == 0, result.stderr[-3000:]
     served = json.loads(result.stdout.strip().splitlines()[-1])
-    first, second, combined = (served[p] for p in paths)
+    first, second, combined, calibrated = (served[p] for p in paths)
     for signature, key in (("serving_default", "scores"), ("predict", "probabilities")):
         average = weights[0] * np.array(first[signature][key]) + weights[1] * np.array(
             second[signature][key]
         )
         expected = np.clip(average, np.float32(1e-7), np.float32(1) - np.float32(1e-7))
         np.testing.assert_allclose(combined[signature][key], expected, atol=1e-6)
+        # the temperature in the graph is the one the choice fitted in numpy
+        scaled = ensemble.calibrated(average, 2.5)
+        np.testing.assert_allclose(calibrated[signature][key], scaled, atol=1e-6)
     assert combined["serving_default"]["classes"] == first["serving_default"]["classes"]
     predicted = np.array(combined["predict"]["probabilities"]).argmax(axis=1)
     assert np.array(combined["predict"]["class_ids"]).reshape(-1).tolist() == predicted.tolist()
