@@ -90,16 +90,12 @@ def test_the_project_runs_unedited_as_init_printed_and_its_model_serves(
     monkeypatch.chdir(tmp_path)
     words = shlex.split(command)
     assert words[:4] == ["python", "-m", "pipeline", "run"], command
-    shorter = ["--train-steps", "300", "--eval-steps", "5", "--save-checkpoints-steps", "300"]
+    shorter = ["--train-steps", "300", "--eval-steps", "5"]
     assert main([*words[3:], *shorter]) == 0
     summary = capsys.readouterr().out
     suggested = re.findall(r"`(python -m pipeline [^`]+)`", summary)
-    assert sorted(shlex.split(text)[3] for text in suggested) == [
-        "predict",
-        "report",
-        "schema",
-        "stats",
-    ]
+    # (no `schema` line: the project's schema is imported, not inferred)
+    assert sorted(shlex.split(text)[3] for text in suggested) == ["predict", "report", "stats"]
     for text in suggested:
         assert main(shlex.split(text)[3:]) == 0, text
     pushed = re.search(r"pushed model: (\S+)", summary).group(1)
