@@ -25,6 +25,7 @@ from tensorflow.python.client import session as session_lib
 from tensorflow.python.training import training_util
 
 from components.estimator import checkpoints as ckpt_lib
+from components.estimator import graph_steps
 from components.estimator import hooks as hooks_lib
 from components.estimator import server as server_lib
 from components.estimator.model_fn import (
@@ -176,13 +177,19 @@ def _fetch_key(fetches):
 
 
 class _ChiefSessionCreator(_V1.train.ChiefSessionCreator):
+    session = None  # the last one made: multi-step loops run on it, past the hooks
+
     def create_session(self):
-        return _CallableSession(super().create_session())
+        self.session = _CallableSession(super().create_session())
+        return self.session
 
 
 class _WorkerSessionCreator(_V1.train.WorkerSessionCreator):
+    session = None
+
     def create_session(self):
-        return _CallableSession(super().create_session())
+        self.session = _CallableSession(super().create_session())
+        return self.session
 
 
 # ----------------------------------------------------------------- the graph
@@ -204,6 +211,7 @@ class ModeGraph:
         self.mode = mode
         self.graph = tf.Graph()
         self.input_hooks = []
+        self.input_cardinality = None  # of a Dataset input_fn: steps may then be looped
         self.receiver = None
         with self.graph.as_default(), self.graph.device(_device_fn(estimator.config, mode)):
             seed = estimator.config.tf_random_seed
@@ -226,6 +234,7 @@ class ModeGraph:
     def _input(self, input_fn):
         result = self.estimator._input_fn_result(input_fn, self.mode)
         if isinstance(result, tf.data.Dataset):
+            self.input_cardinality = result.cardinality()
             iterator = _V1.data.make_initializable_iterator(result)
             self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
             result = iterator.get_next()
@@ -387,13 +396,50 @@ def train(built, hooks, steps, max_steps, saving_listeners):
             creator = _WorkerSessionCreator(scaffold=scaffold, master=master, config=session_config)
         worker_hooks = [h for h in worker_hooks if h is not None]
         # As MonitoredTrainingSession orders them: the chief's hooks first.
+        every_hook = (chief_hooks if config.is_chief else []) + worker_hooks
+        stepped = None
+        if _steps_to_run(estimator, steps, max_steps) >= graph_steps.MIN_STEPS_FOR_A_LOOP:
+            stepped = _stepped_hooks(built, every_hook, train_op, loss, master, creator)
         with _V1.train.MonitoredSession(
-            session_creator=creator,
-            hooks=(chief_hooks if config.is_chief else []) + worker_hooks,
+            session_creator=creator, hooks=[stepped] if stepped else every_hook
         ) as session:
             while not session.should_stop():
+                if stepped is not None:
+                    stepped.run_until_needed()
+                    if stepped.stop_requested:
+                        break
                 _, final_loss = session.run([train_op, loss])
     log.info("Loss for final step: %s.", final_loss)
+
+
+def _steps_to_run(estimator, steps, max_steps):
+    """How many steps this train() call may run (infinite: no limit)."""
+    if steps is not None:
+        return steps
+    if max_steps is None:
+        return float("inf")
+    path = estimator.latest_checkpoint()
+    done = int(tf.train.load_variable(path, "global_step")) if path else 0
+    return max_steps - done
+
+
+def _stepped_hooks(built, hooks, train_op, loss, master, creator):
+    """The hooks as one that runs the steps none of them needs in loop calls
+    (`graph_steps`), or None where every step runs alone."""
+    if not graph_steps.ENABLED or master or built.input_cardinality is None:
+        return None
+    steps, loop = graph_steps.build_loop_in_v1_control_flow(train_op, loss, built.global_step)
+    if steps is None:
+        log.info("One step per session call: the train step has %s.", loop)
+        return None
+    return graph_steps.SteppedHooks(
+        hooks,
+        (steps, loop),
+        loss,
+        built.global_step,
+        built.input_cardinality,
+        lambda: creator.session,
+    )
 
 
 class _SessionVariable:

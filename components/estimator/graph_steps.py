@@ -1,0 +1,391 @@
+"""Several training steps per session call on the graph-mode path, where no hook needs them.
+
+tf.estimator 2.15 ran one `Session.run` per step, calling every hook's
+`before_run`/`after_run` around it; on a small model the call and the hooks
+cost about as much as the step's kernels.  Here the train step's ops are copied
+into a `tf.while_loop`, which runs the steps no hook needs in one call, and the
+hooks still see every step they saw:
+
+* TensorFlow's own hooks that fetch the global step on every step only to see
+  whether their step or time has come (`StopAtStepHook`, `CheckpointSaverHook`,
+  `SummarySaverHook`, `StepCounterHook`, `LoggingTensorHook` counting
+  iterations, the Estimator's `NanTensorHook` on the loss) are asked through
+  their timers which step they act on; that step runs alone, as before.  A
+  timer in seconds is checked between calls of at most `MAX_STEPS_PER_CALL` steps.
+* Any other hook is called for every step, in order: a step for which its
+  `before_run` returns fetches, feeds or options runs alone with them.  Steps it
+  asks nothing of gather into the next loop call; its `after_run` then comes
+  before the step runs, and any use of `run_context.session` first runs the
+  steps gathered so far, so that what it reads is what 2.15 showed it.
+
+The loop is only built where it changes nothing else: one machine, an input
+from a `tf.data.Dataset` that repeats forever, resource variables, no TF1
+control flow or placeholders among the step's ops, a global step that the step
+moves by exactly one, a train() call of at least `MIN_STEPS_FOR_A_LOOP` steps.
+Otherwise (and with `ENABLED` false) every step runs alone.
+"""
+
+import logging
+
+import numpy as np
+import tensorflow as tf
+from tensorflow.python.training import basic_session_run_hooks as basic_hooks
+
+log = logging.getLogger(__name__)
+
+_V1 = tf.compat.v1
+ENABLED = True
+MAX_STEPS_PER_CALL = 100
+# Copying the step into a loop costs about as much Python as building the model once
+# (a second on the bench's taxi DNN): shorter train() calls run every step alone.
+MIN_STEPS_FOR_A_LOOP = 1000
+_V1_CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
+
+
+# ------------------------------------------------------------ the loop op
+def _closure(fetch_ops):
+    """The ops `fetch_ops` need, inputs before the ops that read them."""
+    ordered, seen, stack = [], set(), [(op, False) for op in fetch_ops]
+    while stack:
+        op, expanded = stack.pop()
+        if expanded:
+            ordered.append(op)
+            continue
+        if op in seen:
+            continue
+        seen.add(op)
+        stack.append((op, True))
+        stack.extend((t.op, False) for t in op.inputs)
+        stack.extend((c, False) for c in op.control_inputs)
+    return ordered
+
+
+def _creates_a_handle(op):
+    """A variable's, iterator's or table's handle: made once, shared by every step."""
+    return (
+        not op.inputs
+        and op.outputs
+        and op.type != "Placeholder"
+        and all(t.dtype == tf.resource for t in op.outputs)
+    )
+
+
+def _why_not_loopable(ops, global_step):
+    """Why these ops cannot be copied into a loop, or None."""
+    for op in ops:
+        if op.type in _V1_CONTROL_FLOW or op._get_control_flow_context() is not None:
+            return f"TF1 control flow ({op.name})"
+        if op.type.startswith("Placeholder"):
+            return f"a placeholder ({op.name})"
+        if any(t.dtype._is_ref_dtype for t in (*op.inputs, *op.outputs)):
+            return f"a reference variable ({op.name})"
+    handle = global_step.handle
+    writes = [op for op in ops if handle in op.inputs and op.type != "ReadVariableOp"]
+    steps_by_one = (
+        len(writes) == 1
+        and writes[0].type == "AssignAddVariableOp"
+        and tf.get_static_value(writes[0].inputs[1]) == 1
+    )
+    if not steps_by_one:
+        return "a train op that does not add exactly 1 to the global step"
+    return None
+
+
+def _copy_into_current_graph(ordered, varying):
+    """Re-creates the `varying` ops in the current (loop body) graph; the others are
+    read as they are.  Returns {original op name: copy}."""
+    graph = _V1.get_default_graph()
+    copies = {}
+    for op in ordered:
+        if op.name not in varying:
+            continue
+        inputs = [
+            copies[t.op.name].outputs[t.value_index] if t.op.name in copies else t
+            for t in op.inputs
+        ]
+        attrs = {k: v for k, v in op.node_def.attr.items() if k != "_class"}
+        copy = graph._create_op_internal(
+            op.type,
+            inputs,
+            [t.dtype for t in op.outputs],
+            name=op.name,
+            attrs=attrs,
+            op_def=op.op_def,
+        )
+        copy._add_control_inputs([copies[c.name] for c in op.control_inputs if c.name in copies])
+        copies[op.name] = copy
+    return copies
+
+
+def build_step_loop(train_op, loss, global_step):
+    """`(steps, (steps_run, last_loss))` in the current graph: a loop that runs up to
+    `steps` (an int32 placeholder) training steps, stopping after one whose loss is not
+    finite; or `(None, why not)`."""
+    loss = tf.convert_to_tensor(loss)
+    ordered = _closure([train_op, loss.op])
+    why = _why_not_loopable(ordered, global_step)
+    if why is None and (not loss.dtype.is_floating or loss.shape.num_elements() != 1):
+        why = f"a loss of {loss.dtype.name} {loss.shape}, not one float"
+    if why:
+        return None, why
+    varying = set()
+    for op in ordered:
+        depends = any(t.op.name in varying for t in op.inputs) or any(
+            c.name in varying for c in op.control_inputs
+        )
+        if depends or (op._is_stateful and not _creates_a_handle(op)):
+            varying.add(op.name)
+    steps = _V1.placeholder(tf.int32, [], name="steps_per_call")
+
+    def body(done, _):
+        copies = _copy_into_current_graph(ordered, varying)
+        step_loss = (
+            copies[loss.op.name].outputs[loss.value_index] if loss.op.name in copies else loss
+        )
+        with tf.control_dependencies([copies[train_op.name]]):
+            return done + 1, tf.reshape(tf.identity(step_loss), [])
+
+    def more(done, last_loss):
+        return tf.logical_and(done < steps, tf.math.is_finite(last_loss))
+
+    loop = _V1.while_loop(
+        more,
+        body,
+        [tf.constant(0), tf.zeros([], loss.dtype)],
+        parallel_iterations=1,
+        back_prop=False,
+        name="steps_per_call_loop",
+    )
+    return steps, tuple(loop)
+
+
+def build_loop_in_v1_control_flow(train_op, loss, global_step):
+    """`build_step_loop` as a TF1 while loop: its steps run in the session's own executor,
+    where a TF2 `While` calls its body function once per step (measured: a step costs
+    about twice as much in it)."""
+    from tensorflow.python.ops import control_flow_util
+
+    train_op = getattr(train_op, "op", train_op)
+    was = control_flow_util.ENABLE_CONTROL_FLOW_V2
+    control_flow_util.ENABLE_CONTROL_FLOW_V2 = False
+    try:
+        return build_step_loop(train_op, loss, global_step)
+    finally:
+        control_flow_util.ENABLE_CONTROL_FLOW_V2 = was
+
+
+# ------------------------------------------------------- the hooks' schedules
+def _never_runs_per_step(hook):
+    base = _V1.train.SessionRunHook
+    kind = type(hook)
+    return kind.before_run is base.before_run and kind.after_run is base.after_run
+
+
+_SCHEDULED = (
+    basic_hooks.StopAtStepHook,
+    basic_hooks.CheckpointSaverHook,
+    basic_hooks.StepCounterHook,
+    basic_hooks.SummarySaverHook,
+    basic_hooks.LoggingTensorHook,
+)
+
+
+def _is_scheduled(hook, loss):
+    """One of TensorFlow's own hooks (not a subclass) whose steps `_scheduled_need` knows."""
+    kind = type(hook)
+    return kind in _SCHEDULED or (kind is basic_hooks.NanTensorHook and hook._loss_tensor is loss)
+
+
+def _scheduled_need(hook, step, ahead, loss):
+    """For TensorFlow's own hooks whose per-step fetch only watches a timer: whether the
+    step from global step `step` (`ahead` steps after the next) is one it acts on.
+    None for any other hook."""
+    kind = type(hook)
+    if kind is basic_hooks.StopAtStepHook:
+        return hook._last_step is None or step + 1 >= hook._last_step
+    if kind in (basic_hooks.CheckpointSaverHook, basic_hooks.StepCounterHook):
+        return hook._timer.should_trigger_for_step(step + 1)
+    if kind is basic_hooks.SummarySaverHook:
+        return hook._next_step is None or hook._timer.should_trigger_for_step(step + 1)
+    if kind is basic_hooks.LoggingTensorHook:
+        return hook._timer.should_trigger_for_step(hook._iter_count + ahead)
+    if kind is basic_hooks.NanTensorHook and hook._loss_tensor is loss:
+        return False  # the loop stops at a loss that is not finite; see _ran
+    return None
+
+
+def _catch_up(hook, steps_run, step):
+    """What the skipped calls of a scheduled hook would have left in it."""
+    kind = type(hook)
+    if kind is basic_hooks.LoggingTensorHook:
+        hook._iter_count += steps_run
+    elif kind is basic_hooks.SummarySaverHook and hook._next_step is not None:
+        hook._next_step = step + 1
+
+
+def _asks(args):
+    """Whether a `before_run` result asks anything of its step."""
+    if args is None:
+        return False
+    fetches = args.fetches
+    empty_fetches = fetches is None or (isinstance(fetches, (list, tuple, dict)) and not fetches)
+    return not empty_fetches or bool(args.feed_dict) or args.options is not None
+
+
+def _merged_options(merged, options):
+    merged.trace_level = max(merged.trace_level, options.trace_level)
+    if options.timeout_in_ms and (
+        not merged.timeout_in_ms or options.timeout_in_ms < merged.timeout_in_ms
+    ):
+        merged.timeout_in_ms = options.timeout_in_ms
+    merged.debug_options.MergeFrom(options.debug_options)
+    merged.report_tensor_allocations_upon_oom |= options.report_tensor_allocations_upon_oom
+
+
+class _CatchingUpSession:
+    """`run_context.session` for the hooks of gathered steps: any use of it runs the
+    gathered steps first, so the hook reads what it would have after them."""
+
+    def __init__(self, stepped):
+        self._stepped = stepped
+
+    def __getattr__(self, name):
+        self._stepped.run_gathered()
+        return getattr(self._stepped.session, name)
+
+
+class SteppedHooks(_V1.train.SessionRunHook):
+    """A train() call's hooks as one `MonitoredSession` hook that can gather the steps
+    none of them needs into loop calls (`run_until_needed`).  On a step run alone it
+    calls them as `MonitoredSession` does: every `before_run` in order, the run with
+    their fetches merged, every `after_run`."""
+
+    def __init__(self, hooks, loop, loss, global_step, input_cardinality, session_source):
+        self._hooks = list(hooks)
+        self._steps, self._loop_fetches = loop
+        self._loss, self._global_step = loss, global_step
+        self._cardinality = input_cardinality
+        self._session_source = session_source  # () -> the raw session
+        self._scheduled = [h for h in self._hooks if _is_scheduled(h, loss)]
+        self._called = [
+            h for h in self._hooks if h not in self._scheduled and not _never_runs_per_step(h)
+        ]
+        self._gathered, self._asked, self._asked_context = 0, {}, None
+        self.stop_requested, self.loop_calls, self.looped_steps = False, 0, 0
+        self._loop_fn = self._step_read = None
+        self._step_tensor = global_step.read_value()
+
+    @property
+    def session(self):
+        return self._session_source()
+
+    def begin(self):
+        for hook in self._hooks:
+            hook.begin()
+
+    def after_create_session(self, session, coord):
+        for hook in self._hooks:
+            hook.after_create_session(session, coord)
+        raw = self.session
+        repeats = raw.run(self._cardinality) == tf.data.INFINITE_CARDINALITY
+        self._loop_fn = raw.make_callable(self._loop_fetches, [self._steps]) if repeats else None
+        self._step_read = raw.make_callable(self._step_tensor)
+        if not repeats:
+            log.info("One step per session call: the input does not repeat forever.")
+
+    def end(self, session):
+        self.run_gathered()
+        for hook in self._hooks:
+            hook.end(session)
+        log.info("Looped %d steps in %d session calls.", self.looped_steps, self.loop_calls)
+
+    # ----------------------------------------------------------- gathered steps
+    def _needed_by_a_scheduled_hook(self, step, ahead):
+        return any(_scheduled_need(h, step, ahead, self._loss) for h in self._scheduled)
+
+    def run_until_needed(self):
+        """Calls the hooks of the coming steps that no hook needs and runs those steps
+        in loop calls, up to the first step a hook needs (its `before_run` answers kept
+        for `MonitoredSession.run`) or a stop request."""
+        if self._loop_fn is None:
+            return
+        step = int(self._step_read())
+        original = _V1.train.SessionRunArgs([])
+        while self._gathered < MAX_STEPS_PER_CALL and not self.stop_requested:
+            ahead = self._gathered
+            if self._needed_by_a_scheduled_hook(step + ahead, ahead):
+                break
+            context = _V1.train.SessionRunContext(original, _CatchingUpSession(self))
+            answers = {id(h): h.before_run(context) for h in self._called}
+            if any(_asks(a) for a in answers.values()):
+                self._asked, self._asked_context = answers, context
+                break
+            for hook in self._called:
+                nothing = _V1.train.SessionRunValues(None, _V1.RunOptions(), _V1.RunMetadata())
+                hook.after_run(context, nothing)
+            self._gathered += 1
+            self.stop_requested = self.stop_requested or context.stop_requested
+        self.run_gathered()
+
+    def run_gathered(self):
+        """Runs the steps whose hooks have been called, in one loop call."""
+        count, self._gathered = self._gathered, 0
+        if not count:
+            return
+        step = int(self._step_read())
+        ran, loss = self._loop_fn(count)
+        self.loop_calls += 1
+        self.looped_steps += int(ran)
+        for hook in self._scheduled:
+            _catch_up(hook, int(ran), step + int(ran))
+        if int(ran) < count or not np.isfinite(loss):
+            self._ran_into_nan(loss)
+
+    def _ran_into_nan(self, loss):
+        """The loop stopped after a step whose loss is not finite: the Estimator's
+        NanTensorHook sees it, as it saw every step's loss."""
+        context = _V1.train.SessionRunContext(_V1.train.SessionRunArgs([]), self.session)
+        for hook in self._scheduled:
+            if type(hook) is basic_hooks.NanTensorHook:
+                values = _V1.train.SessionRunValues(loss, _V1.RunOptions(), _V1.RunMetadata())
+                hook.after_run(context, values)
+        self.stop_requested = self.stop_requested or context.stop_requested
+
+    # ------------------------------------------------------- a step run alone
+    def before_run(self, run_context):
+        if self._asked_context is not None and self._asked_context.stop_requested:
+            run_context.request_stop()
+        fetches, feeds, options, any_options = {}, {}, _V1.RunOptions(), False
+        for index, hook in enumerate(self._hooks):
+            if id(hook) in self._asked:
+                args = self._asked[id(hook)]
+            else:
+                args = hook.before_run(run_context)
+            if args is None:
+                continue
+            if args.fetches is not None:
+                fetches[index] = args.fetches
+            if args.feed_dict:
+                clash = set(feeds) & set(args.feed_dict)
+                if clash:
+                    raise RuntimeError(
+                        f"Same tensor is fed by two hooks: {sorted(map(str, clash))}"
+                    )
+                feeds.update(args.feed_dict)
+            if args.options is not None:
+                _merged_options(options, args.options)
+                any_options = True
+        return _V1.train.SessionRunArgs(fetches, feeds or None, options if any_options else None)
+
+    def after_run(self, run_context, run_values):
+        results = run_values.results or {}
+        asked, context = self._asked, self._asked_context
+        self._asked, self._asked_context = {}, None
+        for index, hook in enumerate(self._hooks):
+            hook_context = context if id(hook) in asked else run_context
+            values = _V1.train.SessionRunValues(
+                results.get(index), run_values.options, run_values.run_metadata
+            )
+            hook.after_run(hook_context, values)
+        if context is not None and context.stop_requested:
+            run_context.request_stop()
