@@ -1,13 +1,15 @@
 """This project's estimator (TF 2.21) against tf.estimator (TF 2.15) on the taxi data.
 
     .venv/bin/python bench/estimator_vs_tf215.py [--train-steps N] [--batch-size B] [--repeats R]
-        [--intra-op-threads T] [--inter-op-threads T] [--models wide_deep,tf1]
+        [--intra-op-threads T] [--inter-op-threads T] [--models wide_deep,tf1,tf1_hooks]
 
 Both sides train, evaluate, export and serve the same models on the same
 transformed data, each in its own process and environment: the canned
 `DNNLinearCombinedClassifier` (`wide_deep`, which runs on this kit's TF2 path),
-and a custom TF1-style `model_fn` (`tf1`: `tf.compat.v1` feature columns, layers,
-optimizer and metric, which runs on its graph-mode path).
+a custom TF1-style `model_fn` (`tf1`: `tf.compat.v1` feature columns, layers,
+optimizer and metric, which runs on its graph-mode path), and that `model_fn` with
+three training hooks acting every 100 steps (`tf1_hooks`: a `LoggingTensorHook`, a
+`StepCounterHook` and a user's `SessionRunHook` fetching a tensor).
 
 * `bench/.venv-tf215`: TensorFlow 2.15.1 + tensorflow-estimator 2.15.0, built on
   first use and reused afterwards.
@@ -235,24 +237,23 @@ def run_worker(impl, model, python, args):
     return result
 
 
-# The TF1-style model_fn runs on tf.estimator's own machinery here too: it must be
-# no slower per step; the other rows are for reading.
+# The TF1 cases (issue 49): per step and per train() call at least twice tf.estimator 2.15,
+# the export serving at least as fast at both batch sizes; export time is for reading.
 TF1_TARGETS = {
-    "train_step_examples_per_sec": (
-        ">= 1x",
-        lambda ours, base: (
-            ours["train_step_examples_per_sec"] >= base["train_step_examples_per_sec"]
-        ),
-    ),
-    "eval_auc": (
-        ">= tf215 - 0.005",
-        lambda ours, base: ours["eval_auc"] >= base["eval_auc"] - 0.005,
-    ),
+    key: target
+    for _, key, _, _, target in ROWS
+    if target and key not in ("export_seconds", "input_examples_per_sec")
 }
-TARGETS = {"wide_deep": {key: target for _, key, _, _, target in ROWS}, "tf1": TF1_TARGETS}
+TARGETS = {
+    "wide_deep": {key: target for _, key, _, _, target in ROWS},
+    "tf1": TF1_TARGETS,
+    "tf1_hooks": TF1_TARGETS,
+}
 TITLES = {
     "wide_deep": "Taxi wide & deep (canned DNNLinearCombinedClassifier)",
     "tf1": "Taxi DNN as a custom TF1-style model_fn",
+    "tf1_hooks": "The same TF1 model_fn with a LoggingTensorHook, a StepCounterHook and a "
+    "user's hook, each every 100 steps",
 }
 
 
@@ -260,6 +261,7 @@ def combine(runs):
     """One figure per metric from repeated runs of one side."""
     combined = {key: how([run[key] for run in runs]) for _, key, _, how, _ in ROWS}
     combined["tf_version"] = runs[0]["tf_version"]
+    combined["user_hook_fetches"] = [run.get("user_hook_fetches") for run in runs]
     combined["other_cores_busy"] = [round(run["other_cores_busy"], 2) for run in runs]
     return combined
 
@@ -329,7 +331,7 @@ def main():
     )
     parser.add_argument(
         "--models",
-        default="wide_deep,tf1",
+        default="wide_deep,tf1,tf1_hooks",
         help=f"comma-separated, of {sorted(TARGETS)}",
     )
     args = parser.parse_args()
@@ -364,6 +366,11 @@ def main():
             f"Cores (of {os.cpu_count()}) other processes kept busy during each run: "
             f"ours {ours['other_cores_busy']}, tf215 {base['other_cores_busy']}."
         )
+        if model == "tf1_hooks":
+            print(
+                f"Tensors the user's hook fetched (warm-up and timed calls): ours "
+                f"{ours['user_hook_fetches']}, tf215 {base['user_hook_fetches']}."
+            )
 
 
 if __name__ == "__main__":
