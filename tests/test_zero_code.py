@@ -354,7 +354,11 @@ def test_the_summary_s_commands_run_as_printed(runs, tmp_path, monkeypatch, caps
     for words in commands:
         assert main(words[3:]) == 0, words
     assert (tmp_path / "schema.pbtxt").exists()
-    assert "metrics on the 450 row(s) with a label" in capsys.readouterr().err
+    printed = capsys.readouterr()
+    assert "metrics on the 450 row(s) with a label" in printed.err
+    lines = printed.out.splitlines()  # predict's CSV, on standard output
+    header = lines.index("line,predicted,p_no,p_yes")
+    assert lines[header + 1].startswith("2,") and len(lines) - header - 1 >= 450
 
 
 def re_commands(text):
