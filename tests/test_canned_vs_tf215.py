@@ -78,18 +78,6 @@ def _run(program, workdir):
 # (experimental_mode) from supervised receivers; this kit exports PREDICT only.
 NOT_SUPPORTED = re.compile(r"/export/.*/supervised_")
 
-# tf.compat.v1.estimator's differences this suite found (components/estimator/compat_v1),
-# expected to fail until fixed (strict: a fixed one then fails here, to be removed).
-HEAD = "2.15's V1 *Estimator refused a V2 head with its TF1 optimizer (ValueError); the kit trains"
-KNOWN_V1_DIFFERENCES = {
-    "v1/dnn_estimator": HEAD,
-    "v1/export/multi_label/parsing": HEAD,
-    "v1/export/multi_label/raw_one_float": HEAD,
-    "v1/export/multi_label/raw_one_string": HEAD,
-    "v1/export/multi_label/raw_several": HEAD,
-    "v1/linear_estimator": HEAD,
-}
-
 
 def _marked(name):
     marks = []
@@ -99,8 +87,6 @@ def _marked(name):
         marks.append(
             pytest.mark.xfail(reason="TRAIN/EVAL SavedModels are not exported", strict=True)
         )
-    elif name in KNOWN_V1_DIFFERENCES:
-        marks.append(pytest.mark.xfail(reason=KNOWN_V1_DIFFERENCES[name], strict=True))
     return pytest.param(name, marks=marks)
 
 

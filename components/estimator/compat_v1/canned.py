@@ -232,6 +232,30 @@ class _V1Canned(Estimator):
             )
 
 
+class _HeadGivenCannotTrain(_V1Canned):
+    """2.15's V1 `DNNEstimator` and `LinearEstimator` hand their TF1 optimizer to the head
+    they are given, and a head (`tf.estimator.*Head`, the only public ones) trains with Keras
+    optimizers alone: those two classes could not train under 2.15 (ValueError), only the
+    Classifier/Regressor built on them, whose own heads took TF1 optimizers.  Refused here
+    too, before anything is written, saying what trains.  `LinearSDCA` trained (it builds
+    its own train op), and still does."""
+
+    # The V1 Classifier/Regressor subclasses build a head that takes TF1 optimizers.
+    _head_takes_tf1_optimizers = False
+    # A LinearSDCA optimizer builds its own train op, which any head takes.
+    _builds_own_train_op = False
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        if not (self._head_takes_tf1_optimizers or self._builds_own_train_op):
+            name = type(self).__name__
+            raise ValueError(
+                f"tf.compat.v1.estimator.{name} cannot train (nor could it under tf.estimator "
+                "2.15): it gives its TF1 optimizer to the head, which takes a tf.keras "
+                f"optimizer only. Use tf.estimator.{name} with the same head."
+            )
+        return super().train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+
 class BaselineEstimator(_V1Canned, baseline.BaselineEstimator):
     def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
         optimizer = get_optimizer_instance(optimizer, BASELINE_LEARNING_RATE)
@@ -268,7 +292,7 @@ class BaselineRegressor(BaselineEstimator):
         super().__init__(head, model_dir, optimizer, config)
 
 
-class DNNEstimator(_V1Canned, dnn.DNNEstimator):
+class DNNEstimator(_HeadGivenCannotTrain, dnn.DNNEstimator):
     def __init__(
         self,
         head,
@@ -301,6 +325,8 @@ class DNNEstimator(_V1Canned, dnn.DNNEstimator):
 
 
 class DNNClassifier(DNNEstimator):
+    _head_takes_tf1_optimizers = True
+
     def __init__(
         self,
         hidden_units,
@@ -335,6 +361,8 @@ class DNNClassifier(DNNEstimator):
 
 
 class DNNRegressor(DNNEstimator):
+    _head_takes_tf1_optimizers = True
+
     def __init__(
         self,
         hidden_units,
@@ -369,7 +397,7 @@ class DNNRegressor(DNNEstimator):
         )
 
 
-class LinearEstimator(_V1Canned, linear.LinearEstimator):
+class LinearEstimator(_HeadGivenCannotTrain, linear.LinearEstimator):
     def __init__(
         self,
         head,
@@ -382,6 +410,7 @@ class LinearEstimator(_V1Canned, linear.LinearEstimator):
         warm_start_from=None,
     ):
         _note_partitioner("partitioner", partitioner)
+        self._builds_own_train_op = isinstance(optimizer, LinearSDCA)
         feature_columns = list(feature_columns)
         learning_rate = LINEAR_LEARNING_RATE
         if optimizer is None:
@@ -402,6 +431,8 @@ class LinearEstimator(_V1Canned, linear.LinearEstimator):
 
 
 class LinearClassifier(LinearEstimator):
+    _head_takes_tf1_optimizers = True
+
     def __init__(
         self,
         feature_columns,
@@ -430,6 +461,8 @@ class LinearClassifier(LinearEstimator):
 
 
 class LinearRegressor(LinearEstimator):
+    _head_takes_tf1_optimizers = True
+
     def __init__(
         self,
         feature_columns,
