@@ -428,7 +428,7 @@ def _stepped_hooks(built, hooks, train_op, loss, master, creator):
     (`graph_steps`), or None where every step runs alone."""
     if not graph_steps.ENABLED or master or built.input_cardinality is None:
         return None
-    steps, loop = graph_steps.build_loop_in_v1_control_flow(train_op, loss, built.global_step)
+    steps, loop = graph_steps.build_step_loop(train_op, loss, built.global_step)
     if steps is None:
         log.info("One step per session call: the train step has %s.", loop)
         return None

@@ -29,6 +29,7 @@ import logging
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.framework import attr_value_pb2, graph_pb2
 from tensorflow.python.training import basic_session_run_hooks as basic_hooks
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,9 @@ def _why_not_loopable(ops, global_step):
         if any(t.dtype._is_ref_dtype for t in (*op.inputs, *op.outputs)):
             return f"a reference variable ({op.name})"
     handle = global_step.handle
-    writes = [op for op in ops if handle in op.inputs and op.type != "ReadVariableOp"]
+    writes = [
+        op for op in ops if op.type != "ReadVariableOp" and any(t is handle for t in op.inputs)
+    ]
     steps_by_one = (
         len(writes) == 1
         and writes[0].type == "AssignAddVariableOp"
@@ -91,41 +94,113 @@ def _why_not_loopable(ops, global_step):
     return None
 
 
-def _copy_into_current_graph(ordered, varying):
-    """Re-creates the `varying` ops in the current (loop body) graph; the others are
-    read as they are.  Returns {original op name: copy}."""
-    graph = _V1.get_default_graph()
-    copies = {}
+_FRAME = "steps_per_call_loop"
+_CONTROL = "steps_per_call_loop_control/"  # the loop's own nodes (graph names have no "_")
+
+
+def _node(graph_def, name, op, inputs=(), **attrs):
+    """Adds a NodeDef to `graph_def`; attrs are AttrValue keyword arguments by name."""
+    node = graph_def.node.add(name=name, op=op, input=list(inputs))
+    for key, value in attrs.items():
+        node.attr[key].CopyFrom(value)
+    return name
+
+
+def _attr(**kwargs):
+    return attr_value_pb2.AttrValue(**kwargs)
+
+
+class _LoopGraphDef:
+    """The loop as a GraphDef, imported in one call (creating its ~2,000 ops one by one
+    in Python took longer than building the model).  A TF1 while loop's frame, as
+    `tf.compat.v1.while_loop` lays it out: Enter, Merge, LoopCond, Switch, the body,
+    NextIteration, Exit; the step's ops are the body."""
+
+    def __init__(self):
+        self.graph_def = graph_pb2.GraphDef()
+        self.input_map = {}  # placeholder in graph_def -> tensor of the graph
+        self._entered = {}  # tensor name -> its Enter node
+
+    def enter(self, tensor, constant=True, dtype=None):
+        """`tensor` (of the graph, or the name of a node here, of `dtype`) inside the
+        loop's frame."""
+        key = tensor if isinstance(tensor, str) else tensor.name
+        if key in self._entered:
+            return self._entered[key]
+        source = key
+        if not isinstance(tensor, str):
+            source = _CONTROL + f"outside_{len(self.input_map)}"
+            _node(
+                self.graph_def,
+                source,
+                "Placeholder",
+                dtype=_attr(type=tensor.dtype.as_datatype_enum),
+            )
+            self.input_map[source + ":0"] = tensor
+            dtype = tensor.dtype
+        enter = _node(
+            self.graph_def,
+            _CONTROL + f"enter_{len(self._entered)}",
+            "Enter",
+            [source],
+            T=_attr(type=dtype.as_datatype_enum),
+            frame_name=_attr(s=_FRAME.encode()),
+            is_constant=_attr(b=constant),
+            parallel_iterations=_attr(i=1),
+        )
+        self._entered[key] = enter
+        return enter
+
+    def constant(self, name, value, dtype):
+        proto = tf.make_tensor_proto(value, dtype=dtype)
+        return _node(
+            self.graph_def,
+            _CONTROL + name,
+            "Const",
+            dtype=_attr(type=dtype.as_datatype_enum),
+            value=_attr(tensor=proto),
+        )
+
+
+def _tensor_input(tensor, varying, loop, pivot):
+    if tensor.op.name in varying:
+        return (
+            tensor.op.name if tensor.value_index == 0 else f"{tensor.op.name}:{tensor.value_index}"
+        )
+    return loop.enter(tensor)
+
+
+def _copy_step(loop, ordered, varying, pivot):
+    """The varying ops as nodes of the loop's body; the others entered as constants."""
     for op in ordered:
         if op.name not in varying:
             continue
-        inputs = [
-            copies[t.op.name].outputs[t.value_index] if t.op.name in copies else t
-            for t in op.inputs
-        ]
-        attrs = {k: v for k, v in op.node_def.attr.items() if k != "_class"}
-        copy = graph._create_op_internal(
-            op.type,
-            inputs,
-            [t.dtype for t in op.outputs],
-            name=op.name,
-            attrs=attrs,
-            op_def=op.op_def,
-        )
-        copy._add_control_inputs([copies[c.name] for c in op.control_inputs if c.name in copies])
-        copies[op.name] = copy
-    return copies
+        node = loop.graph_def.node.add()
+        node.CopyFrom(op.node_def)
+        node.ClearField("input")
+        node.attr.pop("_class", None)
+        inside = False
+        for tensor in op.inputs:
+            node.input.append(_tensor_input(tensor, varying, loop, pivot))
+            inside = inside or tensor.op.name in varying
+        for control in op.control_inputs:
+            if control.name in varying:
+                node.input.append("^" + control.name)
+                inside = True
+        if not inside:  # only loop invariants in: run it once per step all the same
+            node.input.append("^" + pivot)
 
 
 def build_step_loop(train_op, loss, global_step):
     """`(steps, (steps_run, last_loss))` in the current graph: a loop that runs up to
     `steps` (an int32 placeholder) training steps, stopping after one whose loss is not
     finite; or `(None, why not)`."""
+    train_op = getattr(train_op, "op", train_op)
     loss = tf.convert_to_tensor(loss)
     ordered = _closure([train_op, loss.op])
     why = _why_not_loopable(ordered, global_step)
-    if why is None and (not loss.dtype.is_floating or loss.shape.num_elements() != 1):
-        why = f"a loss of {loss.dtype.name} {loss.shape}, not one float"
+    if why is None and (not loss.dtype.is_floating or loss.shape.rank != 0):
+        why = f"a loss of {loss.dtype.name} {loss.shape}, not a float scalar"
     if why:
         return None, why
     varying = set()
@@ -136,42 +211,85 @@ def build_step_loop(train_op, loss, global_step):
         if depends or (op._is_stateful and not _creates_a_handle(op)):
             varying.add(op.name)
     steps = _V1.placeholder(tf.int32, [], name="steps_per_call")
-
-    def body(done, _):
-        copies = _copy_into_current_graph(ordered, varying)
-        step_loss = (
-            copies[loss.op.name].outputs[loss.value_index] if loss.op.name in copies else loss
-        )
-        with tf.control_dependencies([copies[train_op.name]]):
-            return done + 1, tf.reshape(tf.identity(step_loss), [])
-
-    def more(done, last_loss):
-        return tf.logical_and(done < steps, tf.math.is_finite(last_loss))
-
-    loop = _V1.while_loop(
-        more,
-        body,
-        [tf.constant(0), tf.zeros([], loss.dtype)],
-        parallel_iterations=1,
-        back_prop=False,
-        name="steps_per_call_loop",
+    loop = _LoopGraphDef()
+    exits = _loop_frame(loop, steps, loss, ordered, varying, train_op)
+    done, last_loss = tf.graph_util.import_graph_def(
+        loop.graph_def, input_map=loop.input_map, return_elements=exits, name=_FRAME
     )
-    return steps, tuple(loop)
+    return steps, (done, last_loss)
 
 
-def build_loop_in_v1_control_flow(train_op, loss, global_step):
-    """`build_step_loop` as a TF1 while loop: its steps run in the session's own executor,
-    where a TF2 `While` calls its body function once per step (measured: a step costs
-    about twice as much in it)."""
-    from tensorflow.python.ops import control_flow_util
-
-    train_op = getattr(train_op, "op", train_op)
-    was = control_flow_util.ENABLE_CONTROL_FLOW_V2
-    control_flow_util.ENABLE_CONTROL_FLOW_V2 = False
-    try:
-        return build_step_loop(train_op, loss, global_step)
-    finally:
-        control_flow_util.ENABLE_CONTROL_FLOW_V2 = was
+def _loop_frame(loop, steps, loss, ordered, varying, train_op):
+    """Lays the loop's control nodes and body into `loop`; returns its exits' names."""
+    c, gd, int32 = _CONTROL, loop.graph_def, tf.int32
+    entered = {
+        "done": loop.enter(loop.constant("zero", 0, int32), constant=False, dtype=int32),
+        "loss": loop.enter(
+            loop.constant("no_loss", 0, loss.dtype), constant=False, dtype=loss.dtype
+        ),
+    }
+    dtypes = {"done": int32, "loss": loss.dtype}
+    merged, switched = {}, {}
+    for key, dtype in dtypes.items():
+        merged[key] = _node(
+            gd,
+            c + f"merge_{key}",
+            "Merge",
+            [entered[key], c + f"next_{key}"],
+            T=_attr(type=dtype.as_datatype_enum),
+            N=_attr(i=2),
+        )
+    more = _node(
+        gd,
+        c + "more",
+        "Less",
+        [merged["done"], loop.enter(steps)],
+        T=_attr(type=int32.as_datatype_enum),
+    )
+    finite = _node(
+        gd, c + "finite", "IsFinite", [merged["loss"]], T=_attr(type=loss.dtype.as_datatype_enum)
+    )
+    both = _node(gd, c + "go_on", "LogicalAnd", [more, finite])
+    cond = _node(gd, c + "loop_cond", "LoopCond", [both])
+    exits = []
+    for key, dtype in dtypes.items():
+        t = _attr(type=dtype.as_datatype_enum)
+        switched[key] = _node(gd, c + f"switch_{key}", "Switch", [merged[key], cond], T=t)
+        exits.append(_node(gd, c + f"exit_{key}", "Exit", [switched[key]], T=t) + ":0")
+    pivot = _node(
+        gd, c + "pivot", "Identity", [switched["done"] + ":1"], T=_attr(type=int32.as_datatype_enum)
+    )
+    _copy_step(loop, ordered, varying, pivot)
+    one = _node(
+        gd,
+        c + "one",
+        "Const",
+        ["^" + pivot],
+        dtype=_attr(type=int32.as_datatype_enum),
+        value=_attr(tensor=tf.make_tensor_proto(1, dtype=int32)),
+    )
+    after = "^" + train_op.name
+    body = {
+        "done": _node(
+            gd, c + "add_one", "AddV2", [pivot, one, after], T=_attr(type=int32.as_datatype_enum)
+        ),
+        "loss": _node(
+            gd,
+            c + "step_loss",
+            "Identity",
+            [_tensor_input(loss, varying, loop, pivot), after],
+            T=_attr(type=loss.dtype.as_datatype_enum),
+        ),
+    }
+    for key, dtype in dtypes.items():
+        _node(
+            gd,
+            c + f"next_{key}",
+            "NextIteration",
+            [body[key]],
+            T=_attr(type=dtype.as_datatype_enum),
+        )
+    return exits
 
 
 # ------------------------------------------------------- the hooks' schedules
