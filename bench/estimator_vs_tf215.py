@@ -64,6 +64,13 @@ ROWS = [
     ),
     ("  fixed cost of one train() call, s", "train_call_seconds", "{:.2f}", min, None),
     (
+        "  CPU ms per step of the timed call, all threads",
+        "train_cpu_ms_per_step",
+        "{:.2f}",
+        min,
+        None,
+    ),
+    (
         "  train examples/s, median of 100-step windows",
         "train_step_examples_per_sec",
         "{:,.0f}",
