@@ -4,6 +4,7 @@ drift apart. Every built page works offline (docs/hooks/offline.py): opened from
 Chromium with the network off it loads nothing but the site's own files; served on
 127.0.0.1 (as `bootstrap.py docs --serve` serves it), its search finds pages."""
 
+import contextlib
 import functools
 import html
 import http.server
@@ -187,5 +188,6 @@ def test_bootstrap_docs_serve_builds_and_serves_the_site_on_localhost():
         else:
             raise AssertionError(f"nothing served at {url}")
     finally:
-        os.killpg(serve.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # it may have failed already
+            os.killpg(serve.pid, signal.SIGTERM)
         serve.wait(timeout=30)
