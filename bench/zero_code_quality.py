@@ -15,8 +15,10 @@ scored all the same from the Trainer's serving model in the pipeline root, and m
 
 Prints a markdown table: the metric (binary AUC, multiclass accuracy, regression RMSE)
 and log loss of each model, kit/HGB ratios (AUC, accuracy, 1/RMSE) and their median,
-whether the kit is within 2% of the linear model and its log loss no worse than the
-linear one's, and the wall times.
+whether the kit is within 1% of the linear model and its log loss no worse than the
+linear one's and HGB's, the wall times (with `--before FILE`, a previous `--json`, its kit
+wall times beside them), and which model the kit served (an ensemble with its weights) on
+how many rows the choice rested.
 
 The dataset packages are not project dependencies: they are installed once, pinned and
 without their dependencies (pandas is the project's), into bench/.venv-datasets, and only
@@ -493,6 +495,9 @@ def bench_dataset(name, seed, kit_repo, kit_args, keep):
             result["log_loss_no_worse_than_linear"] = (
                 result["kit"]["log_loss"] <= result["linear"]["log_loss"]
             )
+            result["log_loss_no_worse_than_hgb"] = (
+                result["kit"]["log_loss"] <= result["hgb"]["log_loss"]
+            )
     if not keep:
         shutil.rmtree(folder, ignore_errors=True)
     return result
@@ -513,17 +518,38 @@ def _fmt(value, digits=4):
 
 
 def _chosen(result):
-    """The candidate the kit chose, as "name, " (empty when the run recorded none)."""
-    candidates = (result.get("kit_model_choice") or {}).get("candidates") or []
-    return f"{candidates[0]['name']}, " if candidates else ""
+    """The candidate the kit chose (an ensemble with its weights) and how many rows the choice
+    rested on, as "name (...), " (empty when the run recorded none)."""
+    choice = result.get("kit_model_choice") or {}
+    candidates = choice.get("candidates") or []
+    if not candidates:
+        return ""
+    name = candidates[0]["name"]
+    if name == "ensemble":
+        name += " " + "+".join(f"{n} {w:.2f}" for n, w in candidates[0]["weights"].items())
+    if choice.get("rows"):
+        how = f"{choice['folds']}-fold CV" if choice.get("folds") else "held out"
+        name += f" ({how}, {choice['rows']:,} rows)"
+    return f"{name}, "
 
 
-def table(results):
-    """Markdown: one row per dataset, then the median kit/HGB ratio."""
+def _seconds(result, before):
+    """The kit's wall seconds, and beside them those of the run in `before` (a previous
+    --json's results by dataset) with their ratio."""
+    mine = f"{result['kit_seconds']:.0f}"
+    earlier = (before or {}).get(result["dataset"])
+    if not earlier:
+        return mine
+    return f"{mine} / {earlier['kit_seconds']:.0f} ({result['kit_seconds'] / earlier['kit_seconds']:.1f}x)"
+
+
+def table(results, before=None):
+    """Markdown: one row per dataset, then the median kit/HGB ratio; `before` (a previous
+    run's results by dataset) adds its kit wall time beside this one's."""
     lines = [
         "| dataset | task | train / holdout rows | metric | kit | HGB | linear | kit/HGB "
-        "| kit within 2% of linear | log loss kit / HGB / linear | kit log loss <= linear "
-        "| kit s | HGB s | kit model |",
+        "| kit within 1% of linear | log loss kit / HGB / linear | kit log loss <= linear, HGB "
+        f"| kit s{' / before (ratio)' if before else ''} | HGB s | kit model |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -546,10 +572,12 @@ def table(results):
                     _fmt(r["hgb"][key]),
                     _fmt(r["linear"][key]),
                     _fmt(r.get("kit_over_hgb"), 3),
-                    _fmt(r.get("within_2pct_of_linear")),
+                    _fmt(r.get("kit_over_linear", 0) >= 0.99 if "kit" in r else None),
                     losses,
-                    _fmt(r.get("log_loss_no_worse_than_linear")),
-                    f"{r['kit_seconds']:.0f}",
+                    _fmt(r.get("log_loss_no_worse_than_linear"))
+                    + ", "
+                    + _fmt(r.get("log_loss_no_worse_than_hgb")),
+                    _seconds(r, before),
                     f"{r['hgb_seconds']:.1f}",
                     _chosen(r) + r["kit_model"],
                 ]
@@ -584,6 +612,11 @@ def main(argv=None):
         "repository's .venv; default: this working tree",
     )
     parser.add_argument("--keep", action="store_true", help="keep each temporary folder")
+    parser.add_argument(
+        "--before",
+        metavar="FILE",
+        help="a previous run's --json: its kit wall times go beside this run's, with the ratio",
+    )
     parser.add_argument("--list", action="store_true", help="list the datasets and exit")
     args = parser.parse_args(argv)
     if args.list:
@@ -615,7 +648,11 @@ def main(argv=None):
                     f,
                     indent=2,
                 )
-    print(table(results))
+    before = None
+    if args.before:
+        with open(args.before) as f:
+            before = {r["dataset"]: r for r in json.load(f)["results"]}
+    print(table(results, before))
     return 0
 
 
