@@ -206,12 +206,14 @@ class RunSummary:
         lines = [f"  model: {candidates[0]['name']} ({self.model_choice['reason']})"]
         # Named where candidates trained under different strategies (boosted trees grow on
         # one device where the others are mirrored); records before 2026-12-03 have none.
-        strategies = {line.get("strategy") for line in candidates}
+        # (An ensemble's line has none of its own.)
+        strategies = {line.get("strategy") for line in candidates if line.get("strategy")}
         for line in candidates:
             scores = ", ".join(
                 f"{k} {history.format_metric(v)}" for k, v in line["validation_metrics"].items()
             )
-            strategy = f", {line['strategy']} strategy" if len(strategies) > 1 else ""
+            shown = len(strategies) > 1 and line.get("strategy")
+            strategy = f", {line['strategy']} strategy" if shown else ""
             spread = line.get("loss_spread")
             spread = f" ± {spread:.2g} over the folds" if spread is not None else ""
             lines.append(

@@ -206,7 +206,8 @@ def test_the_summary_shows_the_spread_the_trivial_model_and_the_temperature():
     choice = {
         "reason": "the ensemble's validation loss 0.4 beat ...",
         "candidates": [
-            {**line, "name": "ensemble", "chosen": True, "validation_loss": 0.4},
+            # an ensemble has no strategy of its own; its members trained under one
+            {**line, "name": "ensemble", "chosen": True, "validation_loss": 0.4, "strategy": ""},
             {**line, "name": "linear", "validation_loss": 0.45, "loss_spread": 0.031},
         ],
         "rows": 500,
@@ -223,6 +224,7 @@ def test_the_summary_shows_the_spread_the_trivial_model_and_the_temperature():
     summary = RunSummary({}, True, None, None, (), None, model_choice=choice)
     lines = summary._model_lines()
     assert lines[0] == "  model: ensemble (the ensemble's validation loss 0.4 beat ...)"
+    assert "strategy" not in lines[1] + lines[2]
     assert "linear: validation loss 0.45 ± 0.031 over the folds (accuracy 0.8)" in lines[2]
     assert lines[3].endswith(
         "trivial (the class shares): validation loss 0.69 (accuracy 0.5), on the same 500 rows"
