@@ -70,17 +70,39 @@ class _EveryHundredCalls(v1.train.SessionRunHook):
             self.fetched.append(int(run_values.results))
 
 
-def _train(tmp_path, hooks, caplog):
-    est = estimator.Estimator(
+def _estimator(tmp_path):
+    return estimator.Estimator(
         _model_fn,
         model_dir=str(tmp_path),
         config=estimator.RunConfig(save_summary_steps=250, log_step_count_steps=300),
     )
+
+
+def _looped(caplog):
+    """(steps looped, loop calls) of the train() calls that built a loop, by their logs."""
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Looped")]
+    return [tuple(map(int, re.findall(r"\d+", line)[:2])) for line in lines]
+
+
+def _train(tmp_path, hooks, caplog):
+    est = _estimator(tmp_path)
     with caplog.at_level(logging.INFO, logger=graph_steps.__name__):
         est.train(_input_fn, hooks=hooks, steps=STEPS)
-    (line,) = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Looped")]
-    looped, calls = map(int, re.findall(r"\d+", line)[:2])
+    ((looped, calls),) = _looped(caplog)
     return est, looped, calls
+
+
+def test_a_call_to_max_steps_loops_when_the_steps_left_after_the_checkpoint_are_many(
+    tmp_path, caplog
+):
+    est = _estimator(tmp_path)
+    with caplog.at_level(logging.INFO, logger=graph_steps.__name__):
+        est.train(_input_fn, max_steps=100)  # too short for a loop
+        assert _looped(caplog) == []
+        est.train(_input_fn, max_steps=100 + STEPS)
+    ((looped, _),) = _looped(caplog)
+    assert looped > STEPS // 2
+    assert est.get_variable_value("global_step") == 100 + STEPS
 
 
 def test_a_hook_asking_for_every_step_sees_every_step_and_nothing_is_looped(tmp_path, caplog):

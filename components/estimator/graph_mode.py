@@ -419,8 +419,12 @@ def _steps_to_run(estimator, steps, max_steps):
     if max_steps is None:
         return float("inf")
     path = estimator.latest_checkpoint()
-    done = int(tf.train.load_variable(path, "global_step")) if path else 0
-    return max_steps - done
+    if path is None:
+        return max_steps
+    names = {name for name, _ in tf.train.list_variables(path)}
+    if "global_step" not in names:  # not a graph's checkpoint: restoring will say why
+        return float("inf")
+    return max_steps - int(tf.train.load_variable(path, "global_step"))
 
 
 def _stepped_hooks(built, hooks, train_op, loss, master, creator):
