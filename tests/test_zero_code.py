@@ -418,3 +418,12 @@ def test_report_draws_the_evaluation_and_every_candidates_curves(runs, browser, 
     (logdir,) = re.findall(r"tensorboard --logdir (\S+)", page.texts("#training dl.facts")[0])
     event_files = glob.glob(os.path.join(logdir, "**", "events.out.tfevents.*"), recursive=True)
     assert len({os.path.dirname(f) for f in event_files}) >= 2 * len(fitted)
+    # The trees' importances, when trees are served (alone or in the ensemble).
+    from components.trainer.executor import RUN_RECORD
+
+    with open(os.path.join(logdir, RUN_RECORD)) as f:  # the log dir is the ModelRun's
+        record = json.load(f)
+    weights = record["model_choice"].get("ensemble", {}).get("weights", {})
+    served = weights if record["model"] == "ensemble" else {record["model"]: 1.0}
+    drawn = page.count("#training h3:text-is('Feature importances')")
+    assert drawn == (1 if "boosted_trees" in served else 0), record["model"]

@@ -212,9 +212,20 @@ def _write_run_record(model_run, strategy_choice, metrics, model_choice):
         "stop_reason": chosen.outcome.reason,
         "model": model_choice.record.get("served", chosen.name),
         "model_choice": candidates_lib.record(model_choice),
+        "feature_importances": _tree_importances(model_choice.members),
     }
     with tf.io.gfile.GFile(os.path.join(model_run.uri, RUN_RECORD), "w") as f:
         json.dump(record, f, indent=2, sort_keys=True)
+
+
+def _tree_importances(members):
+    """The gain per feature of the first served model that is boosted trees (the report's
+    chart), or None: other models have no importances of their own."""
+    for member in members:
+        if hasattr(member.estimator, "experimental_feature_importances"):
+            importances = member.estimator.experimental_feature_importances()
+            return {name: float(gain) for name, gain in importances.items()}
+    return None
 
 
 def _adopt_run_record(model_run):
@@ -230,6 +241,10 @@ def _adopt_run_record(model_run):
     for key in ("strategy", "strategy_reason", "training_length", "stop_reason", "model"):
         model_run.set_string_custom_property(key, record[key])
     model_run.set_string_custom_property("model_choice", json.dumps(record["model_choice"]))
+    if record.get("feature_importances"):
+        model_run.set_string_custom_property(
+            "feature_importances", json.dumps(record["feature_importances"])
+        )
     for key in ("auc", "accuracy", "loss"):
         if key in record["eval_metrics"]:
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
