@@ -31,7 +31,7 @@ from pipeline.config_values import (  # noqa: F401 (for the components and the C
     EXAMPLE_GEN_THREADS_BEAM_ARGS,
     LOCAL_BACKENDS,
 )
-from pipeline.settings import BUILD, HISTORY, LOCAL, REGISTRY, STORE, setting
+from pipeline.settings import BUILD, LOCAL, REGISTRY, STORE, setting
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The training machines' defaults are the Trainer's own (components/trainer/cluster.py).
