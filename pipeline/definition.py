@@ -235,6 +235,22 @@ def _blamed_keys(definition, values, error):
     return blamed or [key for field, key in own.items() if field in str(error)]
 
 
+def build_found_config(path, command, overrides, label_needed=True):
+    """`build_config` of `path`, or of `DEFAULT_DEFINITION` without one.  The kit installed
+    from its wheel has no default definition (definitions/ is the checkout's): a command
+    that only finds a pipeline (by --pipeline-name and its folders) then starts from the
+    settings' defaults, and one that needs the label is told what to give."""
+    if path is None and not os.path.exists(DEFAULT_DEFINITION):
+        if label_needed:
+            raise DefinitionError(
+                "give --definition, or --data and --label: this installation has no default "
+                f"definition ({DEFAULT_DEFINITION})"
+            )
+        values = {"data_path": "", **training_length.overriding(overrides)}
+        return PipelineConfig(**values, raw_label_key="-")  # neither is read
+    return build_config(path or DEFAULT_DEFINITION, command, overrides)
+
+
 def build_config(path, command="run", overrides=None):
     """`PipelineConfig` from the definition at `path` with `overrides` (fields) over it;
     DefinitionError, naming the keys at fault, for values the config refuses."""

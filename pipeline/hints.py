@@ -18,9 +18,7 @@ def _found_by(options):
     values = dict(options)
     definition = values.pop("definition", None)
     if definition or "data_path" not in values:
-        return definitions.build_config(
-            definition or definitions.DEFAULT_DEFINITION, "report", values
-        )
+        return definitions.build_found_config(definition, "report", values, label_needed=False)
     return PipelineConfig(**values, raw_label_key="-")
 
 

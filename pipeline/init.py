@@ -263,9 +263,12 @@ def run_zero_code(config, work_dir, stream=None):
         return schema, config.candidates[0], "the only candidate given", train_rows
     model_run = latest("ModelRun")
     choice = json.loads(custom_property(model_run, "model_choice"))
+    served = custom_property(model_run, "model")
+    if served != "ensemble":
+        return schema, served, choice["reason"], train_rows
     # An ensemble is no one candidate's model.py: the best single one is written.
-    winner = choice.get("best_single") or custom_property(model_run, "model")
-    return schema, winner, choice["reason"], train_rows
+    why = f"the best single one; the run serves an ensemble: {choice['reason']}"
+    return schema, choice["best_single"], why, train_rows
 
 
 def init_project(folder, config, stream=None):

@@ -4,6 +4,8 @@ install of it that runs the zero-code pipeline from a folder outside the checkou
 
 import os
 import random
+import re
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -126,3 +128,10 @@ def test_an_install_runs_the_zero_code_pipeline_outside_the_checkout(venv, tmp_p
     (version,) = os.listdir(tmp_path / "serving_model" / "my")
     assert (tmp_path / "serving_model" / "my" / version / "saved_model.pb").is_file()
     assert (tmp_path / "pipelines" / "my" / "metadata.sqlite").is_file()
+    # The summary's predict line runs as printed, with no default definition installed.
+    (predict,) = re.findall(
+        r"predictions: `python (-m pipeline predict [^`]*)`", result.stdout + result.stderr
+    )
+    predicted = _run(python, shlex.split(predict), tmp_path)
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    assert len(predicted.stdout.splitlines()) == 1 + 240  # a header, a line per row

@@ -126,9 +126,7 @@ def config_for(ctx, label_needed=True):
     definition = ctx.params.get("definition")
     try:
         if definition or "data_path" not in values:
-            return definitions.build_config(
-                definition or definitions.DEFAULT_DEFINITION, ctx.info_name, values
-            )
+            return definitions.build_found_config(definition, ctx.info_name, values, label_needed)
         if "raw_label_key" not in values:
             if not label_needed:  # only the name and folders are read
                 return PipelineConfig(**values, raw_label_key="-")
