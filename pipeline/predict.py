@@ -13,12 +13,12 @@ task's metrics printed (components/evaluator/totals.py: the Evaluator's definiti
 """
 
 import dataclasses
-import glob
 import json
 import os
 
 import numpy as np
 
+from components.auto.data import csv_files
 from components.example_gen.csv_text import read_records
 from components.example_gen.kinds import parse_value
 from pipeline import history
@@ -147,7 +147,7 @@ def read_rows(path, model, id_column=None):
     then named file:line), for `model`, parsed as ExampleGen parses its rows."""
     if not os.path.exists(path):
         raise Refused(f"--data {path}: no such file")
-    files = sorted(glob.glob(os.path.join(path, "*.csv"))) if os.path.isdir(path) else [path]
+    files = csv_files(path)  # as ExampleGen lists them
     if not files:
         raise Refused(f"--data {path}: a folder with no *.csv file")
     rows = Rows()
