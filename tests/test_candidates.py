@@ -130,7 +130,7 @@ def test_trees_win_on_an_interaction(tmp_path):
     x = rng.uniform(-1, 1, size=(2000, 4)).astype(np.float32)
     y = np.where((x[:, 0] > 0) != (x[:, 1] > 0), "1", "0")  # xor: no line separates it
     choice = _choose(tmp_path, x, y)
-    record = candidates.record(choice)
+    record = choice.record
     assert record["served"] == "boosted_trees", record
     (chosen,) = choice.members
     assert [c["name"] for c in record["candidates"]] == ["boosted_trees", "linear"]
@@ -151,14 +151,14 @@ def test_a_linear_model_wins_on_many_small_linear_effects(tmp_path):
     logits = x @ rng.normal(scale=0.3, size=30)
     y = np.where(rng.uniform(size=3000) < 1 / (1 + np.exp(-logits)), "1", "0")
     choice = _choose(tmp_path, x, y)
-    assert candidates.record(choice)["served"] == "linear", candidates.record(choice)
+    assert choice.record["served"] == "linear", choice.record
 
 
 def test_cross_validation_on_500_rows_picks_what_a_large_holdout_picks(tmp_path):
     rng = np.random.default_rng(0)
     x = rng.uniform(-1, 1, size=(500, 4)).astype(np.float32)
     y = np.where((x[:, 0] > 0) != (x[:, 1] > 0), "1", "0")  # the interaction trees win above
-    record = candidates.record(_choose(tmp_path, x, y, folds=5, small=True))
+    record = _choose(tmp_path, x, y, folds=5, small=True).record
     assert record["best_single"] == "boosted_trees", record
     assert record["rows"] == 500 and record["folds"] == 5
     trees = next(c for c in record["candidates"] if c["name"] == "boosted_trees")
@@ -177,7 +177,7 @@ def test_cross_validation_does_not_pick_an_overfit_network_on_500_rows(tmp_path)
     logits = 0.8 * x[:, 0] - 0.6 * x[:, 1]
     y = np.where(rng.uniform(size=500) < 1 / (1 + np.exp(-logits)), "1", "0")
     choice = _choose(tmp_path, x, y, names=("linear", "wide_and_deep"), folds=5, small=True)
-    record = candidates.record(choice)
+    record = choice.record
     assert record["best_single"] == "linear", record
     assert choice.weights.get("linear", 0) >= 0.5, record
     # the members served were refit on all 500 rows, for the folds' mean best step

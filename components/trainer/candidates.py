@@ -166,7 +166,7 @@ def fit_and_choose(models, model_run_uri, training, folds=0):
     for trial in trials:
         if trial.name not in weights and trial.fitted is not None and not folds:
             keep_only_event_files(trial.fitted.estimator.model_dir)
-    record = _record(trials, weights, account, all_labels, folds, training.classifier)
+    record = _record(trials, held_out, weights, account, all_labels, folds, training.classifier)
     return Choice(tuple(members), weights, temperature, record)
 
 
@@ -208,10 +208,10 @@ def _weigh(trials, held_out, labels, classifier):
     }
     if len(weights) < 2 or combined_loss >= single[best] * (1 - ensemble.ENSEMBLE_MARGIN):
         weights = {best: 1.0}
-    account["served_loss"] = ensemble.loss(ensemble.combine(held_out, weights), labels, classifier)
+    probabilities = ensemble.combine(held_out, weights)  # or predictions, of a regressor
+    account["served_loss"] = ensemble.loss(probabilities, labels, classifier)
     if not classifier:
         return weights, None, account
-    probabilities = ensemble.combine(held_out, weights)
     temperature = ensemble.fit_temperature(probabilities, labels)
     account["temperature"] = temperature
     account["uncalibrated_loss"] = account["served_loss"]
@@ -277,8 +277,7 @@ def _line(name, chosen, outcome, strategy, validation_loss=None, metrics=None):
     }
 
 
-def _trial_line(trial, weights, labels, classifier):
-    predictions = np.concatenate(trial.predictions)
+def _trial_line(trial, predictions, weights, labels, classifier):
     fitted = trial.fitted
     line = _line(
         trial.name,
@@ -300,14 +299,13 @@ def _trial_line(trial, weights, labels, classifier):
     return line
 
 
-def _record(trials, weights, account, labels, folds, classifier):
+def _record(trials, held_out, weights, account, labels, folds, classifier):
     """The model choice as plain data for the run record: every candidate (the served one
     first) with its held-out scores (mean and spread over the folds), cost and stop reason;
     the rows the choice rested on and the trivial model's scores beside them; the ensemble's
     weights, the temperature, and why the winner won."""
-    held_out = {t.name: np.concatenate(t.predictions) for t in trials}
     lines = sorted(
-        (_trial_line(t, weights, labels, classifier) for t in trials),
+        (_trial_line(t, held_out[t.name], weights, labels, classifier) for t in trials),
         key=lambda line: (not line["chosen"], line["validation_loss"]),
     )
     served = next(iter(weights)) if len(weights) == 1 else "ensemble"
@@ -378,8 +376,3 @@ def _reason(lines, account, where):
         f"{lines[0]['validation_loss']:.4g} against {runner_up['name']}'s "
         f"{runner_up['validation_loss']:.4g}"
     )
-
-
-def record(choice):
-    """The run record's account of `choice` (`Choice.record`)."""
-    return choice.record

@@ -211,7 +211,7 @@ def _write_run_record(model_run, strategy_choice, metrics, model_choice):
         "training_length": chosen.length.describe(),
         "stop_reason": chosen.outcome.reason,
         "model": model_choice.record.get("served", chosen.name),
-        "model_choice": candidates_lib.record(model_choice),
+        "model_choice": model_choice.record,
         "feature_importances": _tree_importances(model_choice.members),
     }
     with tf.io.gfile.GFile(os.path.join(model_run.uri, RUN_RECORD), "w") as f:
