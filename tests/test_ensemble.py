@@ -148,9 +148,9 @@ def test_an_exported_ensemble_serves_the_weighted_average_of_its_members(tmp_pat
         module, signatures = model.build_serving_module(receiver_fn, checkpoint)
         paths.append(serving.save(module, signatures, str(tmp_path / f"alone-{len(paths)}")))
     weights = [0.7, 0.3]
-    module, signatures = combined_serving_module(members, weights, None, receiver_fn)
+    module, signatures = combined_serving_module(members, weights, None, ensemble.CLIP, receiver_fn)
     paths.append(serving.save(module, signatures, str(tmp_path / "ensemble")))
-    module, signatures = combined_serving_module(members, weights, 2.5, receiver_fn)
+    module, signatures = combined_serving_module(members, weights, 2.5, ensemble.CLIP, receiver_fn)
     paths.append(serving.save(module, signatures, str(tmp_path / "calibrated")))
     assert serving.signature_methods(paths[-1]) == serving.signature_methods(paths[0])
 

@@ -19,9 +19,6 @@ from components.estimator import serving
 from components.transform import packing
 
 TRANSFORM_FEATURES = "transform_features"
-# Served probabilities are clipped to [CLIP, 1 - CLIP] in float32 (1 - 1e-7 is 0.99999988
-# there): never exactly 0 or 1 (components/trainer/ensemble.py).
-CLIP = 1e-7
 
 
 def _packing(tft_output):
@@ -91,7 +88,7 @@ def add_transform_features(saved_model_dir, tft_output, export_dir):
 
 
 def export_combined_model(
-    members, weights, temperature, tft_output, raw_label_key, export_dir, clip=CLIP
+    members, weights, temperature, clip, tft_output, raw_label_key, export_dir
 ):
     """One SavedModel serving the weighted average of `members` ([(estimator, checkpoint)])
     over raw examples (`combined_serving_module`), and `transform_features`; written to
@@ -102,17 +99,17 @@ def export_combined_model(
     receiver_fn = raw_example_receiver_fn(
         tft_output.transform_features_layer(), raw_spec, raw_label_key, _packing(tft_output)
     )
-    module, signatures = combined_serving_module(members, weights, temperature, receiver_fn, clip)
+    module, signatures = combined_serving_module(members, weights, temperature, clip, receiver_fn)
     signatures[TRANSFORM_FEATURES] = _transform_features_function(module, tft_output)
     return serving.save(module, signatures, export_dir)
 
 
-def combined_serving_module(members, weights, temperature, receiver_fn, clip=CLIP):
+def combined_serving_module(members, weights, temperature, clip, receiver_fn):
     """(module, signatures) serving the weighted average of `members` ([(estimator,
     checkpoint)]) with `weights`, in stock TensorFlow ops, under the members' own signatures
     (names, inputs, outputs and method names): class probabilities then divided in log
     space by `temperature` (None: left as averaged) and clipped to [clip, 1 - clip] in
-    float32 (components/trainer/ensemble.py does the same in numpy)."""
+    float32 (components/trainer/ensemble.py does the same in numpy, and owns `CLIP`)."""
     built = [estimator.build_serving_module(receiver_fn, path) for estimator, path in members]
     module = tf.Module()
     module.members = [member for member, _ in built]

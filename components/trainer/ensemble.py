@@ -2,7 +2,7 @@
 model's score, a greedy weighted ensemble and a temperature for the probabilities.
 
 The same arithmetic runs in the exported graph (components/exporter/serving.py
-`export_combined_model`): the members' probabilities (or predictions) averaged with the
+`export_combined_model`, given `CLIP`): the members' probabilities (or predictions) averaged with the
 weights, then, for a classifier, log-probabilities divided by the temperature, a softmax,
 and every probability clipped to [`CLIP`, 1 - `CLIP`] in float32 (1 - 1e-7 rounds to
 0.99999988 there), so no served probability is exactly 0 or 1.

@@ -21,7 +21,7 @@ from components.estimator import server
 from components.exporter.serving import export_combined_model, export_serving_model
 from components.trainer import candidates as candidates_lib
 from components.trainer import cluster as cluster_lib
-from components.trainer import launcher, stopping
+from components.trainer import ensemble, launcher, stopping
 from components.trainer import length as length_lib
 from components.trainer import strategy as strategy_lib
 
@@ -474,6 +474,7 @@ def _evaluate_and_export(training, model_choice, output_dict):
             [(m.estimator, m.outcome.checkpoint) for m in model_choice.members],
             [model_choice.weights[m.name] for m in model_choice.members],
             model_choice.temperature,
+            ensemble.CLIP,
             training.tft_output,
             raw_label_key,
             export_dir,
