@@ -72,18 +72,16 @@ def _data_source(config):
 def check_data(config):
     """Refused when the data is not there or holds no row (a URL or a span pattern is left
     to ExampleGen): before anything is created."""
+    from components.auto.data import csv_files
     from components.example_gen.csv_text import read_records
+    from components.example_gen.spans import is_pattern
 
     path = config.data_path
-    if "://" in path or "{" in path:
+    if "://" in path or is_pattern(path):
         return
     if not os.path.exists(path):
         raise Refused(f"{_data_source(config)}: no such file or folder")
-    files = (
-        sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".csv"))
-        if os.path.isdir(path)
-        else [path]
-    )
+    files = csv_files(path)  # as ExampleGen lists them
     if not files:
         raise Refused(f"{_data_source(config)}: a folder with no *.csv file")
     for file in files:
