@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from components.auto import AUTO, transformed_name
+from components.example_gen import spans
 from components.model_registry import RegistryDestination, resource_name
 
 # FnApiRunner is the DirectRunner's own batch engine, named directly: the
@@ -45,8 +46,8 @@ def name_of(data_path):
     folder above its first spec ('landing/span-{SPAN}/*.csv' names "landing"); always a
     name by `check_pipeline_name`'s rule (a leading '-' dropped: "-x.csv" names "x")."""
     data_path = str(data_path)
-    if "{" in data_path:
-        data_path = os.path.dirname(data_path[: data_path.index("{")]) or data_path
+    if spans.is_pattern(data_path):
+        data_path = spans.fixed_folder(data_path) or data_path
     name = re.sub(r"[^A-Za-z0-9_-]+", "_", Path(data_path.rstrip("/")).stem)
     return name.strip("_").lstrip("-") or "data"
 
@@ -73,9 +74,7 @@ def check(config):
     check_kinds(config.warn_only_anomalies)
     _check_thresholds(config)
     _set(config, "missing_values", tuple(config.missing_values))
-    from components.example_gen.spans import parse_window
-
-    parse_window(config.data_spans, config.data_path)
+    spans.parse_window(config.data_spans, config.data_path)
     if not config.raw_label_key:
         raise ValueError("raw_label_key: name the CSV column to predict.")
     if not config.pipeline_name:
@@ -216,9 +215,8 @@ def resolve_from_data(config):
     naming the columns and the closest one, when the label is not a column (of data readable
     here), and when the label has no value at all."""
     from components.auto.data import check_column, resolve_task
-    from components.example_gen.spans import resolved_files
 
-    data = resolved_files(config.data_path, config.data_spans)  # a span pattern's window now
+    data = spans.resolved_files(config.data_path, config.data_spans)  # a span pattern's window now
     for column in config.features or config.exclude_features:
         check_column(data, column, "feature")
     task, num_classes = resolve_task(

@@ -140,6 +140,9 @@ def test_a_pattern_names_its_pipeline_after_the_folder_above_its_first_spec():
     assert name_of("landing/span-{SPAN}/*.csv") == "landing"
     assert name_of("/data/sales/{YYYY}-{MM}-{DD}.csv") == "sales"
     assert name_of("data/taxi.csv") == "taxi"
+    # A brace that is no span spec is part of the name, not a cut.
+    assert name_of("exports/{a}/sales-{SPAN}.csv") == "a"
+    assert name_of("exports/v{2}.csv") == "v_2"
 
 
 def test_the_vertex_spec_carries_the_pattern_resolved_when_the_task_runs(tmp_path):

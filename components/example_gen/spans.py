@@ -56,6 +56,14 @@ def is_pattern(path: str) -> bool:
     )
 
 
+def fixed_folder(pattern: str) -> str:
+    """The folder above a pattern's first spec (`landing` of 'landing/span-{SPAN}/*.csv');
+    a brace that is no spec stays part of the name."""
+    starts = [m.start() for m in (_SPAN.search(pattern), _VERSION.search(pattern)) if m]
+    starts += [pattern.index(spec) for spec in _DATE_SPECS if spec in pattern]
+    return os.path.dirname(pattern[: min(starts)]) if starts else pattern
+
+
 def span_of_date(date: datetime.date) -> int:
     return (date - _EPOCH).days
 
