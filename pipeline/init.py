@@ -17,6 +17,7 @@ import tempfile
 from components.auto import transformed_name
 from components.auto.preprocessing import CATEGORY, plan
 from components.evaluator.tasks import DEFAULT_GATES
+from components.example_gen import spans
 from components.example_gen.missing import DEFAULT_MISSING_VALUES
 
 DEFINITION = "pipeline.toml"
@@ -34,7 +35,7 @@ name = "$name"
 [data]
 path = "$data_path"
 schema = "$schema"  # inferred by SchemaGen: edit it, or "infer" to infer it on every run
-$missing_values$left_out
+$missing_values$spans$left_out
 [label]
 column = "$label"
 task = "$task"
@@ -142,11 +143,41 @@ $head        feature_columns=deep,
 """,
     ),
 }
+# A regressor's linear and wide-and-deep bodies, as the auto model builds them: the label
+# standardized by its train-split mean and std (label_moments), predicted in its own units.
+_STANDARDIZED = """\
+    # The label fitted as (y - mean) / std, its mean and std from the train split's
+    # statistics; predictions come back in the label's units.
+    head = standardized_head("regression", label_moments)
+"""
+_REGRESSOR_BODIES = {
+    "wide_and_deep": """\
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together=True)
+$standardized    return estimator.DNNLinearCombinedEstimator(
+        head,
+        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.01),
+        config=run_config,
+        linear_feature_columns=wide or None,
+        dnn_feature_columns=deep,
+        dnn_hidden_units=list(hparams["hidden_units"]),  # [model] hidden_units
+        warm_start_from=warm_start_from,
+    )
+""",
+    "linear": """\
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together=True)
+    numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
+$standardized    return estimator.LinearEstimator(
+        head,
+        wide + numbers,
+        optimizer=lambda: tf.keras.optimizers.Ftrl(0.1, l2_regularization_strength=0.01),
+        config=run_config,
+        warm_start_from=warm_start_from,
+    )
+""",
+}
 _OPTIMIZERS = {
     "classifier": "        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.01),\n",
-    # The label keeps its own units: Adam moves the output bias there in a few hundred steps.
-    "regressor": "        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.05),\n"
-    "        linear_optimizer=lambda: tf.keras.optimizers.Ftrl(0.5),\n",
+    "regressor": "",  # boosted trees only: the others are _REGRESSOR_BODIES
 }
 _MODEL = string.Template('''\
 """The $name model: the Estimator its Trainer trains ($task).
@@ -156,7 +187,8 @@ for this data ($why).
 
 Edit freely. The Trainer calls build_estimator(run_config, hparams, warm_start_from) and
 passes tft_output (the transform graph), transformed_label_key (the label's name among
-the transformed features) and task to the keywords it declares.
+the transformed features), task and label_moments (a number label's mean and std over the
+train split) to the keywords it declares.
 hparams holds the definition's [model] hidden_units.
 """
 
@@ -165,7 +197,7 @@ from components import estimator
 
 
 def build_estimator(
-    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key
+    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key$moments
 ):
     """$summary"""
 $body''')
@@ -177,6 +209,9 @@ def model_text(name, task, winner, why, train_rows):
 
     summary, body = _BODIES[winner]
     kind = "regressor" if task == "regression" else "classifier"
+    standardized = kind == "regressor" and winner in _REGRESSOR_BODIES
+    if standardized:
+        body = _REGRESSOR_BODIES[winner]
     batches = auto_model.batches_per_layer(train_rows)
     trees = auto_model.BOOSTED_TREES
     body = string.Template(body).substitute(
@@ -184,18 +219,27 @@ def model_text(name, task, winner, why, train_rows):
         classes="" if kind == "regressor" else _CLASSES,
         head="" if kind == "regressor" else _HEAD,
         optimizers=_OPTIMIZERS[kind],
+        standardized=_STANDARDIZED,
         batches=batches,
         in_memory=batches == 1,
         center_bias=task == "regression",
         **trees,
     )
-    imports = "from components.auto.model import feature_columns" + (
-        "" if kind == "regressor" else ", label_classes"
+    imported = ["feature_columns"] + (
+        ["standardized_head"] if standardized else [] if kind == "regressor" else ["label_classes"]
     )
+    imports = f"from components.auto.model import {', '.join(imported)}"
     if "tf." in body:
         imports = "import tensorflow as tf\n\n" + imports
     return _MODEL.substitute(
-        name=name, task=task, winner=winner, why=why, imports=imports, summary=summary, body=body
+        name=name,
+        task=task,
+        winner=winner,
+        why=why,
+        imports=imports,
+        summary=summary,
+        body=body,
+        moments=", label_moments" if standardized else "",
     )
 
 
@@ -271,6 +315,41 @@ def run_zero_code(config, work_dir, stream=None):
     return schema, choice["best_single"], why, train_rows
 
 
+def definition_text(config, folder, label, task):
+    """pipeline.toml for `config` (resolved from its data), written into `folder`: its data
+    path relative to it; a span pattern's window (data.spans) written out to be edited."""
+    missing = (
+        ""
+        if config.missing_values == DEFAULT_MISSING_VALUES
+        else "missing_values = ["
+        + ", ".join(f'"{_toml_string(v)}"' for v in config.missing_values)
+        + "]\n"
+    )
+    window = (
+        f'spans = "{_toml_string(config.data_spans)}"  # the newest N spans, or FIRST..LAST\n'
+        if spans.is_pattern(config.data_path)
+        else ""
+    )
+    return _DEFINITION.substitute(
+        name=_toml_string(config.pipeline_name),
+        date=datetime.date.today().isoformat(),
+        data=os.path.basename(config.data_path.rstrip("/")),
+        data_path=_toml_string(os.path.relpath(config.data_path, folder)),
+        schema=SCHEMA,
+        missing_values=missing,
+        spans=window,
+        left_out=left_out_comments(config.left_out),
+        label=_toml_string(label),
+        task=task,
+        num_classes=f"num_classes = {config.num_classes}\n" if config.num_classes else "",
+        preprocessing=PREPROCESSING,
+        model=MODEL,
+        gate=DEFAULT_GATES[task].describe(),
+        hidden_units=json.dumps(list(config.hidden_units)),
+        batch_size=config.train_batch_size,
+    )
+
+
 def init_project(folder, config, stream=None):
     """Writes FILES into `folder` for `config` (zero code's settings: data, label, task,
     missing values); returns their paths. Refuses to overwrite any of them."""
@@ -290,31 +369,8 @@ def init_project(folder, config, stream=None):
     )
     folder = os.path.abspath(folder)
     name = config.pipeline_name
-    missing = (
-        ""
-        if config.missing_values == DEFAULT_MISSING_VALUES
-        else "missing_values = ["
-        + ", ".join(f'"{_toml_string(v)}"' for v in config.missing_values)
-        + "]\n"
-    )
     texts = {
-        DEFINITION: _DEFINITION.substitute(
-            name=_toml_string(name),
-            date=datetime.date.today().isoformat(),
-            data=os.path.basename(config.data_path.rstrip("/")),
-            data_path=_toml_string(os.path.relpath(config.data_path, folder)),
-            schema=SCHEMA,
-            missing_values=missing,
-            left_out=left_out_comments(config.left_out),
-            label=_toml_string(label),
-            task=task,
-            num_classes=f"num_classes = {config.num_classes}\n" if config.num_classes else "",
-            preprocessing=PREPROCESSING,
-            model=MODEL,
-            gate=DEFAULT_GATES[task].describe(),
-            hidden_units=json.dumps(list(config.hidden_units)),
-            batch_size=config.train_batch_size,
-        ),
+        DEFINITION: definition_text(config, folder, label, task),
         SCHEMA: text_format.MessageToString(schema),
         PREPROCESSING: _PREPROCESSING.substitute(
             name=name,

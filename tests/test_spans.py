@@ -2,6 +2,7 @@
 what ExampleGen records of them, and the refusals; no pipeline run here (the slow test at the
 end runs three days of landing data end to end)."""
 
+import dataclasses
 import datetime
 import json
 import os
@@ -11,7 +12,10 @@ import pytest
 
 from components.example_gen import spans
 from pipeline.cli import main
+from pipeline.config import PipelineConfig
 from pipeline.config_values import name_of
+from pipeline.definition import build_config
+from pipeline.init import definition_text
 
 
 def _land(root, name, rows, header="a,b,y"):
@@ -321,3 +325,16 @@ def test_the_pusher_of_a_scheduled_run_pushes_nothing_without_a_newer_span(tmp_p
     assert push("day1-v2", [[1, 2]]).get_int_custom_property("pushed") == 1  # a new version
     assert push("day2", [[1, 2], [2, None]], "2").get_int_custom_property("pushed") == 1
     assert len(os.listdir(destination)) == 4
+
+
+def test_init_writes_a_span_pattern_s_window_which_the_definition_reads_back(tmp_path):
+    data = tmp_path / "landing" / "span-{SPAN}" / "*.csv"
+    config = PipelineConfig(data_path=str(data), data_spans="3", raw_label_key="y", task="binary")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "pipeline.toml").write_text(definition_text(config, str(folder), "y", "binary"))
+    read = build_config(folder / "pipeline.toml")
+    assert (read.data_path, read.data_spans) == (str(data), "3")
+    # A plain file's definition has no window to edit.
+    plain = dataclasses.replace(config, data_path=str(tmp_path / "a.csv"), data_spans="1")
+    assert "spans" not in definition_text(plain, str(folder), "y", "binary")
