@@ -54,7 +54,7 @@ class _InMemory:
 
         return input_fn
 
-    def fit(self, model, model_dir, fold=None, steps=None):
+    def fit(self, model, model_dir, fold=None, steps=None, restart=None, keep_initial=None):
         rows = np.arange(len(self.y)) if steps else self._rows(fold, True)
         feeding = candidates.feeding(model.build(estimator.RunConfig(), None), len(rows), 32)
         if steps:
@@ -77,10 +77,15 @@ class _InMemory:
             tf_random_seed=1,
             save_checkpoints_steps=length.round_steps() if length.early_stopping else 10_000,
         )
-        built = model.build(run_config, None)
+        if restart is not None:  # an earlier fold's Estimator, fitted afresh
+            built, initial = restart
+            built.restart(run_config, initial)
+        else:
+            built = model.build(run_config, None)
         train_input = self._input(rows, feeding.batch_size, True)
         validation = None if steps else self._input(self._rows(fold, False))
-        return built, length, stopping.train(built, train_input, length, validation), "default"
+        outcome = stopping.train(built, train_input, length, validation, None, keep_initial)
+        return built, length, outcome, "default"
 
     def labels(self, fold=None):
         return self.y[self._rows(fold, False)].astype(int)
@@ -166,6 +171,8 @@ def test_cross_validation_on_500_rows_picks_what_a_large_holdout_picks(tmp_path)
     # the trivial model (the class shares) beside them, its loss the labels' entropy
     assert trees["validation_loss"] < 0.5 * record["trivial"]["validation_loss"]
     assert "5-fold cross-validation over 500 train rows" in record["reason"]
+    # each candidate's step-0 checkpoint, kept for its later folds and refit, is gone
+    assert not list(tmp_path.rglob(candidates.INITIAL_DIR))
 
 
 def test_cross_validation_does_not_pick_an_overfit_network_on_500_rows(tmp_path):

@@ -78,3 +78,36 @@ def test_explicit_steps_train_exactly_that_long(tmp_path):
     outcome = stopping.train(model, _input(1, True), TrainingLength(120), _input(2, False), None)
     assert (outcome.step, outcome.reason) == (120, "120 steps as set")
     assert "average_loss" in outcome.validation
+
+
+def test_a_restarted_model_fits_as_a_fresh_one_without_tracing_again(tmp_path):
+    """Cross-validation's later folds: the first fit's step-0 checkpoint kept, the same
+    Estimator restarted in another model_dir fits exactly as a new one would there, with
+    the train and eval functions it traced the first time."""
+    length = TrainingLength(400, early_stopping=True, round=40)
+    sgd = lambda: tf.keras.optimizers.SGD(0.05)  # noqa: E731
+    model = _regressor(tmp_path / "first", sgd, 40)
+    first = stopping.train(
+        model, _input(1, True), length, _input(2, False), None, keep_initial=str(tmp_path / "init")
+    )
+    assert first.initial.startswith(str(tmp_path / "init"))
+    assert model.get_variable_value("linear/linear_model/x/weights") != 0
+    traced = dict(model._functions)
+
+    config = estimator.RunConfig(
+        model_dir=str(tmp_path / "again"), tf_random_seed=1, save_checkpoints_steps=40
+    )
+    model.restart(config, first.initial)
+    again = stopping.train(model, _input(3, True), length, _input(4, False), None)
+    fresh_model = _regressor(tmp_path / "fresh", sgd, 40)
+    fresh = stopping.train(fresh_model, _input(3, True), length, _input(4, False), None)
+
+    assert model.model_dir == str(tmp_path / "again") and model._functions == traced
+    assert again.step == fresh.step and again.reason == fresh.reason
+    assert again.validation["average_loss"] == pytest.approx(fresh.validation["average_loss"])
+    for name in fresh_model.get_variable_names():
+        np.testing.assert_allclose(
+            model.get_variable_value(name), fresh_model.get_variable_value(name), rtol=1e-6
+        )
+    with pytest.raises(ValueError, match="without a checkpoint"):
+        model.restart(config, first.initial)  # "again" holds checkpoints now

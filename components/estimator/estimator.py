@@ -328,6 +328,22 @@ class Estimator:
     def latest_checkpoint(self):
         return tf.train.latest_checkpoint(self._model_dir)
 
+    def restart(self, config, initial_checkpoint):
+        """Points this Estimator at `config` (a model_dir with no checkpoint yet), its
+        variables set from `initial_checkpoint` (one of its own, e.g. its step-0 one): the
+        next `train()` fits the same model afresh there with the functions it already traced.
+        (The kit's extension: cross-validation fits a model once per fold, and a trace costs
+        more than a small fold's training.) Not for a model_fn that builds in a graph."""
+        if self._graph_mode or self._runs_in_a_graph:
+            raise ValueError("restart: a model_fn that builds in a graph traces per call.")
+        if not config.model_dir or tf.train.latest_checkpoint(config.model_dir):
+            raise ValueError(
+                f"restart: {config.model_dir!r} must be a model_dir without a checkpoint."
+            )
+        self._restore(initial_checkpoint, ModeKeys.TRAIN)
+        self._model_dir = config.model_dir
+        self._config = config
+
     def get_variable_names(self):
         path = self._require_checkpoint()
         return ckpt_lib.variable_names(path)

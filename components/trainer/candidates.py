@@ -25,6 +25,7 @@ the trivial model's scores and the reason the winner won.
 import dataclasses
 import math
 import os
+import shutil
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from components import progress
 from components.trainer import ensemble, stopping
 
 CANDIDATES_DIR = "candidates"
+INITIAL_DIR = "initial_checkpoint"  # a candidate's step-0 checkpoint, while its folds fit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +125,9 @@ class _Trial:
     predictions: list = dataclasses.field(default_factory=list)
     fitted: Fitted | None = None
     stop_reason: str = ""
+    # (Estimator, its step-0 checkpoint) of the first fold's fit: the later folds and the
+    # refit fit it afresh without tracing its functions again (`Estimator.restart`)
+    restart: tuple | None = None
 
     def add(self, fitted, predictions, loss):
         outcome = fitted.outcome
@@ -166,6 +171,8 @@ def fit_and_choose(models, model_run_uri, training, folds=0):
     for trial in trials:
         if trial.name not in weights and trial.fitted is not None and not folds:
             keep_only_event_files(trial.fitted.estimator.model_dir)
+        if trial.restart is not None:
+            shutil.rmtree(os.path.dirname(trial.restart[1]), ignore_errors=True)
     record = _record(trials, held_out, weights, account, all_labels, folds, training.classifier)
     return Choice(tuple(members), weights, temperature, record)
 
@@ -174,11 +181,21 @@ def _try(model, model_run_uri, training, parts, labels):
     """The `_Trial` of `model`: fitted on each fold's rest (or the fit part), stopped early
     on the fold (the held-out part), its predictions there kept."""
     trial = _Trial(model.name)
+    candidate_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
     for part, part_labels in zip(parts, labels, strict=True):
-        model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
+        model_dir = candidate_dir
+        keep_initial = None
         if part is not None:
             model_dir = os.path.join(model_dir, f"fold-{part}")
-        fitted = Fitted(model.name, *training.fit(model, model_dir, fold=part))
+            keep_initial = os.path.join(candidate_dir, INITIAL_DIR) if not trial.restart else None
+        fitted = Fitted(
+            model.name,
+            *training.fit(
+                model, model_dir, fold=part, restart=trial.restart, keep_initial=keep_initial
+            ),
+        )
+        if keep_initial and fitted.outcome.initial:
+            trial.restart = (fitted.estimator, fitted.outcome.initial)
         predictions = training.predict(fitted.estimator, fitted.outcome.checkpoint, part)
         loss = ensemble.loss(predictions, part_labels, training.classifier)
         trial.add(fitted, predictions, loss)
@@ -229,7 +246,7 @@ def _refit(model, model_run_uri, training, trial):
         f"refitting {model.name} on all the train rows ({steps:,} steps from the folds)"
     )
     model_dir = os.path.join(model_run_uri, CANDIDATES_DIR, model.name)
-    fitted = Fitted(model.name, *training.fit(model, model_dir, steps=steps))
+    fitted = Fitted(model.name, *training.fit(model, model_dir, steps=steps, restart=trial.restart))
     trial.seconds += fitted.outcome.seconds
     trial.steps += fitted.outcome.steps_run
     trial.stop_reason = (

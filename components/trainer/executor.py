@@ -403,10 +403,13 @@ class _Training:
         out = np.concatenate(out).astype(np.float64)
         return out if self.classifier else out.reshape(-1)
 
-    def fit(self, model, model_dir, fold=None, steps=None):
+    def fit(self, model, model_dir, fold=None, steps=None, restart=None, keep_initial=None):
         """(Estimator, TrainingLength, Outcome, strategy name) of `model` trained in
         `model_dir`: stopped early on the held-out part (of cross-validation's `fold`), or,
-        given `steps` (the folds' best step), on the whole split for as many epochs."""
+        given `steps` (the folds' best step), on the whole split for as many epochs.
+        `restart`: (Estimator, initial checkpoint) of an earlier fit of the same model (an
+        earlier fold's), fitted afresh without tracing again (`Estimator.restart`) unless it
+        trains under a strategy; `keep_initial`: a folder for this fit's step-0 checkpoint."""
         rows = self.fit_rows
         if fold is not None:
             rows = length_lib.fold_fit_rows(self.rows)
@@ -445,14 +448,18 @@ class _Training:
             save_checkpoints_steps=length.round_steps() if length.early_stopping else every,
             train_distribute=model_strategy,
         )
-        model_estimator = model.build(run_config, self.warm_start_from)
+        if restart is not None and model_strategy is None:
+            model_estimator, initial = restart
+            model_estimator.restart(run_config, initial)
+        else:
+            model_estimator = model.build(run_config, self.warm_start_from)
         log.info("Trainer: %s, %s", model.name, length.describe())
         part = "fit" if self.holds_out and steps is None else None
         if fold is not None:
             part = ("fit", fold)
         train_input = self.input_fn(self.train_pattern, feeding.batch_size, True, part)
         validation = self.validation.get(fold, (None, None)) if steps is None else (None, None)
-        outcome = stopping.train(model_estimator, train_input, length, *validation)
+        outcome = stopping.train(model_estimator, train_input, length, *validation, keep_initial)
         strategy_name = self.choice.name if model_strategy is not None else "default"
         return model_estimator, length, outcome, strategy_name
 

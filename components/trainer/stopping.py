@@ -37,6 +37,7 @@ class Outcome:
     steps_run: int
     reason: str
     seconds: float
+    initial: str | None = None  # a copy of the step-0 checkpoint, when asked for (`train`)
 
 
 def validation_loss(metrics):
@@ -44,10 +45,9 @@ def validation_loss(metrics):
     return float(metrics.get("average_loss", metrics["loss"]))
 
 
-def _keep(checkpoint, model_dir):
-    """A copy of `checkpoint`'s files in `<model_dir>/best_checkpoint/`, out of reach of the
-    rotation that deletes old checkpoints; returns the copy's path."""
-    target = os.path.join(model_dir, BEST_CHECKPOINT_DIR)
+def _keep(checkpoint, target):
+    """A copy of `checkpoint`'s files in the folder `target`, out of reach of the rotation
+    that deletes old checkpoints; returns the copy's path."""
     if tf.io.gfile.exists(target):
         tf.io.gfile.rmtree(target)
     tf.io.gfile.makedirs(target)
@@ -65,8 +65,10 @@ class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
     """Validates every checkpoint training saves (one per round), keeps the best one and
     asks training to stop after `PATIENCE` rounds without a better validation loss."""
 
-    def __init__(self, model, validation_input, validation_steps):
+    def __init__(self, model, validation_input, validation_steps, keep_initial=None):
         self._model = model
+        self._keep_initial = keep_initial
+        self.initial = None  # the step-0 checkpoint's copy in `keep_initial`
         self._input = validation_input
         self._steps = validation_steps
         self.best = None  # (checkpoint copy, metrics, step, loss)
@@ -74,8 +76,10 @@ class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
         self.last_step = None
 
     def after_save(self, session, global_step_value):
-        if global_step_value == 0:
-            return False  # the untrained model: nothing to compare with yet
+        if global_step_value == 0:  # the untrained model: nothing to compare with yet
+            if self._keep_initial:
+                self.initial = _keep(self._model.latest_checkpoint(), self._keep_initial)
+            return False
         checkpoint = self._model.latest_checkpoint()
         metrics = self._model.evaluate(
             self._input, steps=self._steps, checkpoint_path=checkpoint, name="validation"
@@ -83,7 +87,7 @@ class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
         loss = validation_loss(metrics)
         self.last_step = global_step_value
         if self.best is None or loss < self.best[3] - MIN_DELTA * abs(self.best[3]):
-            kept = _keep(checkpoint, self._model.model_dir)
+            kept = _keep(checkpoint, os.path.join(self._model.model_dir, BEST_CHECKPOINT_DIR))
             self.best = (kept, metrics, global_step_value, loss)
             self.stale = 0
         elif math.isfinite(loss) or not math.isfinite(self.best[3]):
@@ -95,12 +99,16 @@ class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
         return self.stale >= PATIENCE
 
 
-def train(model, train_input, length, validation_input=None, validation_steps=None):
+def train(
+    model, train_input, length, validation_input=None, validation_steps=None, keep_initial=None
+):
     """Trains `model` for `length` and returns the `Outcome`.
 
     Without early stopping: `length.steps` steps, then (when `validation_input` is given) one
     validation of the final checkpoint. With it: `model`'s RunConfig must save a checkpoint
-    every `length.round_steps()` steps; each one is validated and the best kept (module doc)."""
+    every `length.round_steps()` steps; each one is validated and the best kept (module doc),
+    and with `keep_initial` (a folder) the step-0 one copied there (`Outcome.initial`: what
+    `Estimator.restart` fits the same model afresh from)."""
     started = time.monotonic()
     first = _step(model)
     if not length.early_stopping:
@@ -112,7 +120,7 @@ def train(model, train_input, length, validation_input=None, validation_steps=No
         reason = f"{length.steps:,} steps as set" if step >= length.steps else "model complete"
         elapsed = time.monotonic() - started
         return Outcome(model.latest_checkpoint(), step, validation, step - first, reason, elapsed)
-    listener = _ValidateEachCheckpoint(model, validation_input, validation_steps)
+    listener = _ValidateEachCheckpoint(model, validation_input, validation_steps, keep_initial)
     model.train(train_input, max_steps=length.steps, saving_listeners=[listener])
     step = _step(model)
     if listener.best is None or not math.isfinite(listener.best[3]):
@@ -134,4 +142,4 @@ def train(model, train_input, length, validation_input=None, validation_steps=No
             cap = f"{length.epochs:g} epochs ({cap})"
         reason = f"reached the cap of {cap}, best validation loss at step {best_step:,}"
     elapsed = time.monotonic() - started
-    return Outcome(kept, best_step, metrics, step - first, reason, elapsed)
+    return Outcome(kept, best_step, metrics, step - first, reason, elapsed, listener.initial)
