@@ -143,11 +143,41 @@ $head        feature_columns=deep,
 """,
     ),
 }
+# A regressor's linear and wide-and-deep bodies, as the auto model builds them: the label
+# standardized by its train-split mean and std (label_moments), predicted in its own units.
+_STANDARDIZED = """\
+    # The label fitted as (y - mean) / std, its mean and std from the train split's
+    # statistics; predictions come back in the label's units.
+    head = standardized_head("regression", label_moments)
+"""
+_REGRESSOR_BODIES = {
+    "wide_and_deep": """\
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together=True)
+$standardized    return estimator.DNNLinearCombinedEstimator(
+        head,
+        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.01),
+        config=run_config,
+        linear_feature_columns=wide or None,
+        dnn_feature_columns=deep,
+        dnn_hidden_units=list(hparams["hidden_units"]),  # [model] hidden_units
+        warm_start_from=warm_start_from,
+    )
+""",
+    "linear": """\
+    wide, deep = feature_columns(tft_output, transformed_label_key, numbers_together=True)
+    numbers = [c for c in deep if not hasattr(c, "categorical_column")]  # not indicators
+$standardized    return estimator.LinearEstimator(
+        head,
+        wide + numbers,
+        optimizer=lambda: tf.keras.optimizers.Ftrl(0.1, l2_regularization_strength=0.01),
+        config=run_config,
+        warm_start_from=warm_start_from,
+    )
+""",
+}
 _OPTIMIZERS = {
     "classifier": "        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.01),\n",
-    # The label keeps its own units: Adam moves the output bias there in a few hundred steps.
-    "regressor": "        dnn_optimizer=lambda: tf.keras.optimizers.Adam(0.05),\n"
-    "        linear_optimizer=lambda: tf.keras.optimizers.Ftrl(0.5),\n",
+    "regressor": "",  # boosted trees only: the others are _REGRESSOR_BODIES
 }
 _MODEL = string.Template('''\
 """The $name model: the Estimator its Trainer trains ($task).
@@ -157,7 +187,8 @@ for this data ($why).
 
 Edit freely. The Trainer calls build_estimator(run_config, hparams, warm_start_from) and
 passes tft_output (the transform graph), transformed_label_key (the label's name among
-the transformed features) and task to the keywords it declares.
+the transformed features), task and label_moments (a number label's mean and std over the
+train split) to the keywords it declares.
 hparams holds the definition's [model] hidden_units.
 """
 
@@ -166,7 +197,7 @@ from components import estimator
 
 
 def build_estimator(
-    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key
+    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key$moments
 ):
     """$summary"""
 $body''')
@@ -178,6 +209,9 @@ def model_text(name, task, winner, why, train_rows):
 
     summary, body = _BODIES[winner]
     kind = "regressor" if task == "regression" else "classifier"
+    standardized = kind == "regressor" and winner in _REGRESSOR_BODIES
+    if standardized:
+        body = _REGRESSOR_BODIES[winner]
     batches = auto_model.batches_per_layer(train_rows)
     trees = auto_model.BOOSTED_TREES
     body = string.Template(body).substitute(
@@ -185,18 +219,27 @@ def model_text(name, task, winner, why, train_rows):
         classes="" if kind == "regressor" else _CLASSES,
         head="" if kind == "regressor" else _HEAD,
         optimizers=_OPTIMIZERS[kind],
+        standardized=_STANDARDIZED,
         batches=batches,
         in_memory=batches == 1,
         center_bias=task == "regression",
         **trees,
     )
-    imports = "from components.auto.model import feature_columns" + (
-        "" if kind == "regressor" else ", label_classes"
+    imported = ["feature_columns"] + (
+        ["standardized_head"] if standardized else [] if kind == "regressor" else ["label_classes"]
     )
+    imports = f"from components.auto.model import {', '.join(imported)}"
     if "tf." in body:
         imports = "import tensorflow as tf\n\n" + imports
     return _MODEL.substitute(
-        name=name, task=task, winner=winner, why=why, imports=imports, summary=summary, body=body
+        name=name,
+        task=task,
+        winner=winner,
+        why=why,
+        imports=imports,
+        summary=summary,
+        body=body,
+        moments=", label_moments" if standardized else "",
     )
 
 

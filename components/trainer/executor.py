@@ -36,9 +36,10 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     """The Estimator `reference` (a user_code reference, or "auto") builds.
 
     Called as `fn(run_config, hparams, warm_start_from, **kwargs)`, where kwargs are those of
-    `offered` (tft_output, transformed_label_key, task, train_rows) that the function
-    declares, so a model can read the transform output's columns and vocabularies without
-    the Trainer knowing which, and size itself to the rows it trains on."""
+    `offered` (tft_output, transformed_label_key, task, train_rows, label_moments) that the
+    function declares, so a model can read the transform output's columns and vocabularies
+    without the Trainer knowing which, size itself to the rows it trains on and scale
+    itself to a regression label's (mean, std)."""
     if reference == user_code.AUTO:
         if not offered.get("task"):
             raise ValueError('Trainer: estimator_fn "auto" needs the task.')
@@ -202,6 +203,22 @@ def train_rows(input_dict):
     return int(read_artifact_statistics(input_dict["statistics"][0])["train"].num_examples)
 
 
+def label_moments(input_dict, raw_label_key):
+    """(mean, std) of a numeric raw label over the train split, from the statistics input
+    (a regression label is standardized by them, components/auto/model.py); None without
+    statistics or for a label that is not a number."""
+    from components.statistics_gen.layout import read_artifact_statistics
+
+    if not input_dict.get("statistics"):
+        return None
+    train = read_artifact_statistics(input_dict["statistics"][0])["train"]
+    for feature in train.features:
+        name = ".".join(feature.path.step) or feature.name
+        if name == raw_label_key and feature.WhichOneof("stats") == "num_stats":
+            return (feature.num_stats.mean, feature.num_stats.std_dev)
+    return None
+
+
 def _write_run_record(model_run, strategy_choice, metrics, model_choice):
     chosen = model_choice.members[0]
     record = {
@@ -313,6 +330,7 @@ class _Training:
         stops_early = length_lib.stops_early(self.steps, self.epochs, self.in_a_cluster)
         self.holds_out = stops_early or len(self.candidates) > 1
         self.rows = train_rows(input_dict)
+        self.label_moments = label_moments(input_dict, exec_properties.get("raw_label_key"))
         self.fit_rows = length_lib.fit_rows(self.rows, self.holds_out)
         below = exec_properties.get("cross_validation_below_rows")
         self.folds = length_lib.folds(
@@ -334,6 +352,7 @@ class _Training:
             "transformed_label_key": self.exec_properties["transformed_label_key"],
             "task": self.exec_properties.get("task"),
             "train_rows": self.fit_rows,
+            "label_moments": self.label_moments,
         }
 
     def split_pattern(self, split):
