@@ -495,3 +495,53 @@ def test_layer_histogram_refuses_a_bucket_outside_its_feature():
     histogram = tf.function(LayerHistogram(layout, compiled=True))  # as in training
     with pytest.raises(tf.errors.OpError, match="outside its feature"):
         histogram(te.Columns.of(ids, layout), tf.constant([0, 0]), tf.ones([2, 2]), 1)
+
+
+@pytest.mark.parametrize(
+    "l1, l2, min_count, min_weight, complexity, hessians",
+    [
+        (0.0, 0.0, 0, 0.0, 0.0, "uniform"),
+        (0.3, 0.5, 15, 2.0, 0.1, "uniform"),
+        (0.0, 1.0, 3, 0.0, 0.0, "zero"),
+    ],
+)
+@pytest.mark.parametrize("kinds", ["mixed", "categorical"])
+def test_compiled_one_logit_split_search_is_tensorflows_bit_for_bit(
+    l1, l2, min_count, min_weight, complexity, hessians, kinds
+):
+    """The compiled split search (one logit, on CPUs) returns what the TensorFlow one
+    returns, to the bit: the same gains, splits, leaf weights and refusals, under l1, l2,
+    a minimum per leaf, min_node_weight and tree_complexity, with ties (empty buckets,
+    refused sides, all-zero Hessians), so training grows the same trees either way."""
+    from components.estimator.canned import tree_ensemble as te
+    from components.estimator.canned.tree_growing import TreeParams
+    from components.estimator.canned.tree_histogram import LayerHistogram, OneLogitSplitSearch
+
+    fc = tf.feature_column
+    categorical = [fc.categorical_column_with_identity(f"c{size}", size) for size in (3, 8)]
+    numeric = [
+        fc.numeric_column("n", shape=(2,)),
+        fc.bucketized_column(fc.numeric_column("b"), [0.0]),
+    ]
+    layout = te.FeatureLayout(categorical + (numeric if kinds == "mixed" else []), 6)
+    rng = np.random.default_rng(11)
+    examples, nodes = 250, 8
+    bucket_ids = np.stack([rng.integers(0, size, examples) for size in layout.num_buckets])
+    gradients = rng.normal(size=examples)
+    hess = rng.uniform(0.0, 1.0, examples) if hessians == "uniform" else np.zeros(examples)
+    stats = np.stack([gradients, hess] + [np.ones(examples)] * bool(min_count), 1)
+    params = TreeParams(1, 3, 0.1, l1, l2, complexity, min_weight, False, "pre", 0.25, 1, True)
+    params = params._replace(min_samples_leaf=min_count)
+    hist = LayerHistogram(layout)(
+        te.Columns(tf.constant(bucket_ids, layout.bucket_dtype)),
+        tf.constant(rng.integers(-1, nodes, examples).astype(np.int32)),
+        tf.constant(stats.astype(np.float32)),
+        nodes,
+    )
+    expected = te.best_splits(hist, nodes, layout, params, 1)
+    got = OneLogitSplitSearch(layout, params)(hist, tf.constant(nodes))
+    for name, want, have in zip(
+        ["gain", "feature", "threshold", "left", "right", "ok"], expected, got, strict=True
+    ):
+        assert have.dtype == want.dtype and have.shape == want.shape, name
+        np.testing.assert_array_equal(have.numpy(), want.numpy(), err_msg=name)

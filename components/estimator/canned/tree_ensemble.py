@@ -404,6 +404,16 @@ class _Statistics:
         return tf.reduce_mean(tf.abs(diagonal), axis=1)
 
 
+def node_totals(hist, nodes, layout):
+    """Each node's sums [nodes, k] from the layer's histogram: every example is in one of
+    feature 0's buckets, so their sum is the node's."""
+    sums = tf.reshape(hist, [nodes, layout.total_buckets, hist.shape[-1]])
+    buckets = int(layout.num_buckets[0])
+    if layout.equality_from > 0:
+        return sums[:, buckets - 1]  # the last running sum
+    return tf.reduce_sum(sums[:, :buckets], axis=1)
+
+
 def best_splits(hist, nodes, layout, params, logits_dimension):
     """Best split of every node from the layer's histogram (`tree_histogram`, [nodes * total
     buckets, k], an inequality feature's buckets summed running), as tf.estimator's
@@ -414,12 +424,7 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     k, total = hist.shape[-1], layout.total_buckets
     stats = _Statistics(params, logits_dimension, k)
     sums = tf.reshape(hist, [nodes, total, k])
-    # Every example is in one of feature 0's buckets: their sum is the node's.
-    buckets = int(layout.num_buckets[0])
-    if layout.equality_from > 0:
-        totals = sums[:, buckets - 1]  # the last running sum
-    else:
-        totals = tf.reduce_sum(sums[:, :buckets], axis=1)
+    totals = node_totals(hist, nodes, layout)
     node_scale = stats.node_scale(totals)
     # Each group of same-size inequality features is one block [nodes, features, buckets,
     # k] of what a split at each bucket sends left.  Scores come out in position order.

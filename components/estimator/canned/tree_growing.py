@@ -338,6 +338,10 @@ class Grower:
         self.head, self.features, self.labels = head, features, labels
         self.weight_column = weight_column
         self._histogram = tree_histogram.LayerHistogram(self.layout)
+        # On CPUs the examples' nodes come from a compiled walk (one op, the same nodes).
+        self._walk = None
+        if self._histogram.compiled:
+            self._walk = tree_histogram.TreeWalk(self.layout, self.params.max_depth)
 
         def best_splits(hist, nodes):
             return te.best_splits(hist, nodes, self.layout, self.params, ensemble.logits_dimension)
@@ -347,7 +351,10 @@ class Grower:
         # It compiles once per layer size, seconds each: on fewer buckets (the taxi
         # sample's 1,600) that was most of a train() call, for steps of 2 ms either way.
         self._best_splits = best_splits
-        if self.layout.total_buckets >= XLA_FROM_BUCKETS:
+        if self._histogram.compiled and hessian_width(self.params, ensemble.logits_dimension) == 1:
+            # One logit, on CPUs: the compiled loop's (the same splits from one op).
+            self._best_splits = tree_histogram.OneLogitSplitSearch(self.layout, self.params)
+        elif self.layout.total_buckets >= XLA_FROM_BUCKETS:
             self._best_splits = tf.function(best_splits, jit_compile=True, autograph=False)
 
     # -------------------------------------------------------------- inputs
@@ -361,10 +368,7 @@ class Grower:
         if not self.params.train_in_memory:
             x = e.bucket_ids(self.features)
             ids = te.Columns.of(x, self.layout)
-            nodes = te.traverse_tree(
-                e.feature[tree], e.threshold[tree], ids, e.is_equality, self.params.max_depth
-            )
-            return ids, e.logits(x), nodes, None
+            return ids, e.logits(x), self._leaves(tree, ids), None
 
         def cached():
             return (
@@ -378,9 +382,7 @@ class Grower:
             # ids meaningless: nothing is kept then.
             ids = te.Columns.of(e.bucket_ids(self.features), self.layout)
             base = self._finished_trees_logits(ids)
-            nodes = te.traverse_tree(
-                e.feature[tree], e.threshold[tree], ids, e.is_equality, self.params.max_depth
-            )
+            nodes = self._leaves(tree, ids)
             with tf.control_dependencies(
                 [
                     e.cached_columns.assign(ids.values),
@@ -396,10 +398,21 @@ class Grower:
         logits = base + tf.gather(e.value[tree], nodes)
         return ids, logits, nodes, base
 
+    def _leaves(self, tree, ids):
+        """The node each example of `ids` (`te.Columns`) reaches in tree `tree`."""
+        e = self.e
+        if self._walk is not None:
+            return self._walk.leaves(e.feature[tree], e.threshold[tree], ids.values)
+        return te.traverse_tree(
+            e.feature[tree], e.threshold[tree], ids, e.is_equality, self.params.max_depth
+        )
+
     def _finished_trees_logits(self, ids):
         """The bias plus the finished trees, added one tree at a time as training adds
         them, so that a resumed run's logits are those of an uninterrupted one."""
         e = self.e
+        if self._walk is not None:
+            return self._walk.logits(e.feature, e.threshold, e.value, e.tree, e.bias, ids.values)
 
         def body(t, total):
             leaves = te.traverse_tree(
@@ -479,9 +492,10 @@ class Grower:
 
         return tf.cond(count >= n, done, lambda: tf.constant(0))
 
-    def _stats(self, logits, counted=False):
+    def _stats(self, logits, counted=False, as_parts=False):
         """[batch, k]: gradients, Hessians and (`counted`, with `min_samples_leaf`) a 1 per
-        example, the count a leaf's minimum reads."""
+        example, the count a leaf's minimum reads; `as_parts`: the list of them, unjoined
+        (the histogram takes them so)."""
         diagonal = self.params.multi_class_hessian == "diagonal"
         grads, hess = gradients_and_hessians(
             self.head, self.labels, logits, self.features, diagonal
@@ -489,7 +503,7 @@ class Grower:
         parts = [grads, hess]
         if counted and self.params.min_samples_leaf > 0:
             parts.append(tf.ones_like(grads[:, :1]))
-        return tf.concat(parts, axis=1)
+        return parts if as_parts else tf.concat(parts, axis=1)
 
     def _center(self, logits, base):
         e, dim = self.e, self.e.logits_dimension
@@ -516,7 +530,8 @@ class Grower:
         # One batch per layer: only this layer's nodes (1, 2, 4, ...); accumulated
         # over batches: the deepest layer's size, the accumulator's.
         layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
-        hist = self._histogram(ids, relative, self._stats(logits, counted=True), layer_nodes)
+        stats = self._stats(logits, counted=True, as_parts=True)
+        hist = self._histogram(ids, relative, stats, layer_nodes)
         if params.n_batches_per_layer == 1:
             return self._split(hist, layer_nodes, ids, nodes, relative, base)
         return self._accumulated(
@@ -561,13 +576,9 @@ class Grower:
         def advance():
             e.layer.assign(next_layer)
             if base is not None:
-                safe = tf.maximum(relative, 0)
-                moves = (relative >= 0) & tf.gather(split, safe)
-                f = tf.gather(feature, safe)
-                xv = ids.at(f)
-                t = tf.gather(threshold, safe)
-                go_left = tf.where(tf.gather(e.is_equality, f), tf.equal(xv, t), xv <= t)
-                e.cached_nodes.assign(tf.where(moves, 2 * nodes + tf.where(go_left, 1, 2), nodes))
+                e.cached_nodes.assign(
+                    self._nodes_below(ids, nodes, relative, split, feature, threshold)
+                )
             return tf.constant(0)
 
         def finalize():
@@ -587,6 +598,21 @@ class Grower:
             return tf.cond(e.layer > 0, finalize, self._stop)
 
         return tf.cond(tf.size(chosen) > 0, grown, none_split)
+
+    def _nodes_below(self, ids, nodes, relative, split, feature, threshold):
+        """Each example's node once this layer's splits (`split`, `feature`, `threshold` by
+        node in the layer; `relative`: each example's node in it, or -1) are in the tree."""
+        e = self.e
+        if self._walk is not None:
+            # The splits just written: one level down from each example's node.
+            return self._walk.descend(e.feature[e.tree], e.threshold[e.tree], ids.values, nodes, 1)
+        safe = tf.maximum(relative, 0)
+        moves = (relative >= 0) & tf.gather(split, safe)
+        f = tf.gather(feature, safe)
+        xv = ids.at(f)
+        t = tf.gather(threshold, safe)
+        go_left = tf.where(tf.gather(e.is_equality, f), tf.equal(xv, t), xv <= t)
+        return tf.where(moves, 2 * nodes + tf.where(go_left, 1, 2), nodes)
 
     def _within_leaf_cap(self, split, gain, leaves):
         """`split` cut to the splits of most gain that keep the tree within `max_leaf_nodes`
@@ -608,10 +634,7 @@ class Grower:
             e.feature[tree].assign(pruned)
             e.gain[tree].assign(gains)
         if base is not None:
-            leaves = te.traverse_tree(
-                e.feature[tree], e.threshold[tree], ids, e.is_equality, params.max_depth
-            )
-            e.cached_base.assign_add(tf.gather(e.value[tree], leaves))
+            e.cached_base.assign_add(tf.gather(e.value[tree], self._leaves(tree, ids)))
             e.cached_nodes.assign(tf.zeros_like(nodes))
         e.tree.assign(tree + 1)
         e.finished.assign(tree + 1 >= params.n_trees)

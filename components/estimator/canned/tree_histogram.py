@@ -1,5 +1,9 @@
-"""Boosted trees' layer histogram: the sums of each example's statistics per (node in the
-layer, feature, bucket), the input of the split search (`tree_ensemble.best_splits`).
+"""Boosted trees' compiled loops (numba, on CPUs): the layer histogram, the sums of each
+example's statistics per (node in the layer, feature, bucket), the input of the split
+search (`tree_ensemble.best_splits`); that search for one logit (`OneLogitSplitSearch`);
+and where the examples are in the trees (`TreeWalk`). Each is one op in the training step
+where TensorFlow's took dozens (the steps of a small table are mostly op dispatch, and the
+ops' graph most of the step's trace), and each gives the same numbers, to the bit.
 
 On CPUs it is a compiled loop (numba) over each feature's examples: a feature's bins in
 every node of the layer (its buckets times the nodes, a few KB) are summed in a block that
@@ -30,49 +34,40 @@ def _sum_features(buckets, node, stats, offsets, sizes, running, total, out, beg
 
     buckets [features, batch]: each example's bucket id (feature f's `sizes[f]` buckets
     at `offsets[f]` in a node's row); node [batch]: each example's node in the layer, -1
-    to leave it out; stats [batch, k]. Run compiled (`_compiled`), once per type of
-    `buckets`."""
+    to leave it out; stats [batch, k]. One pass over a feature's examples adds all k
+    statistics (each bin's sums in example order). Run compiled (`_compiled`), once per
+    type of `buckets`."""
     batch, k = stats.shape
     nodes = out.shape[0] // total
-    node_of = np.empty(batch, np.int32)
-    by_statistic = np.zeros((k, batch), np.float32)
     for i in range(batch):
         if node[i] >= nodes:
             raise IndexError("a node outside the histogram")
-        node_of[i] = max(node[i], 0)
-        if node[i] >= 0:
-            for j in range(k):
-                by_statistic[j, i] = stats[i, j]
     widest = 0
     for f in range(begin, end):
         widest = max(widest, sizes[f])
-    block = np.empty((k, nodes * widest), np.float32)  # one feature's bins, in every node
-    bins = np.empty(batch, np.int32)
+    block = np.empty((nodes * widest, k), np.float32)  # one feature's bins, in every node
     carried = np.empty(k, np.float32)
     for f in range(begin, end):
         size, start = sizes[f], offsets[f]
-        outside = False
+        block[: nodes * size] = 0.0
         for i in range(batch):
             bucket = np.int32(buckets[f, i])
-            outside |= (bucket < 0) | (bucket >= size)
-            bins[i] = node_of[i] * size + bucket
-        if outside:
-            raise IndexError("a bucket id outside its feature's buckets")
-        for j in range(k):
-            sums, weights = block[j], by_statistic[j]
-            sums[: nodes * size] = 0.0
-            for i in range(batch):
-                sums[bins[i]] += weights[i]
+            if (bucket < 0) | (bucket >= size):
+                raise IndexError("a bucket id outside its feature's buckets")
+            if node[i] >= 0:
+                row = node[i] * size + bucket
+                for j in range(k):
+                    block[row, j] += stats[i, j]
         for n in range(nodes):
-            row = n * total + start
+            first = n * total + start
             carried[:] = 0.0
             for b in range(size):
                 for j in range(k):
-                    value = block[j, n * size + b]
+                    value = block[n * size + b, j]
                     if running[f]:
                         carried[j] += value
                         value = carried[j]
-                    out[row + b, j] = value
+                    out[first + b, j] = value
 
 
 @functools.cache
@@ -115,22 +110,27 @@ class LayerHistogram:
         self.compiled = compiled
 
     def __call__(self, ids, node_in_layer, stats, nodes_in_layer):
+        """`stats`: [batch, k], or a list of [batch, k_i] parts (the statistics side by
+        side: TensorFlow's concat of columns this narrow takes longer than the loop)."""
+        parts = list(stats) if isinstance(stats, (list, tuple)) else [stats]
         if not self.compiled:
+            stats = tf.concat(parts, axis=1) if len(parts) > 1 else parts[0]
             return self._bincounts(ids, node_in_layer, stats, nodes_in_layer)
         hist = tf.numpy_function(
             self._sums,
-            [ids.values, node_in_layer, stats, tf.convert_to_tensor(nodes_in_layer, tf.int32)],
+            [ids.values, node_in_layer, tf.convert_to_tensor(nodes_in_layer, tf.int32), *parts],
             tf.float32,
             name="layer_histogram",
         )
-        hist.set_shape([None, stats.shape[-1]])
+        hist.set_shape([None, sum(part.shape[-1] for part in parts)])
         return hist
 
-    def _sums(self, buckets, node, stats, nodes):
+    def _sums(self, buckets, node, nodes, *parts):
+        stats = np.concatenate(parts, axis=1) if len(parts) > 1 else np.ascontiguousarray(parts[0])
         rows, k = int(nodes) * self._total, stats.shape[1]
         # A fresh array each layer: tf.numpy_function may keep an aligned one as its tensor.
         out = np.empty((rows, k), np.float32)
-        args = (buckets, node, np.ascontiguousarray(stats), self._offsets, self._sizes)
+        args = (buckets, node, stats, self._offsets, self._sizes)
         args += (self._running, self._total, out)
         parts = self._parts(buckets.shape[1], int(nodes))
         loop = _compiled()
@@ -183,3 +183,194 @@ class LayerHistogram:
             parts.append(tf.reshape(tf.cumsum(block, axis=2), [nodes_in_layer, -1, k]))
         parts.append(sums[:, begin + count * buckets :])  # the equality features
         return tf.reshape(tf.concat(parts, axis=1), [-1, k])
+
+
+# ----------------------------------------------------- the split search, one logit
+def _leaf(g, h, c):
+    """(leaf weight, gain) of gradient sum `g` and Hessian sum `h` under `c` (`_constants`),
+    in float32 as `tree_ensemble._weight_and_gain` computes them, operation for operation."""
+    l1, l2, eps = c[0], c[1], c[2]
+    shrunk = g
+    if l1 != 0:
+        shrunk = np.sign(g) * max(abs(g) - l1, np.float32(0.0))
+    denom = h + l2 if l2 != 0 else h
+    weight = -shrunk / denom if denom > eps else np.float32(0.0)
+    return weight, -shrunk * weight
+
+
+def _best_one_logit_splits(hist, totals, position_feature, offsets, c, counted, out):
+    """Each node's best split from the layer's histogram [nodes * positions, k] (as
+    `tree_ensemble.best_splits` finds it for one logit: scores in position order, the first
+    of the highest); `totals` [nodes, k] the nodes' sums; `out` (gain, feature, threshold,
+    left weight, right weight, ok), one row per node. Run compiled (`_compiled_search`)."""
+    gain, feature, threshold, left_weight, right_weight, ok = out
+    nodes, positions = totals.shape[0], position_feature.shape[0]
+    minus_inf = np.float32(-np.inf)
+    for n in range(nodes):
+        tg, th = totals[n, 0], totals[n, 1]
+        best, best_score = 0, minus_inf
+        for p in range(positions):
+            row = n * positions + p
+            lg, lh = hist[row, 0], hist[row, 1]
+            score = _leaf(lg, lh, c)[1] + _leaf(tg - lg, th - lh, c)[1]
+            if counted:
+                left_count = hist[row, 2]
+                if min(left_count, totals[n, 2] - left_count) < c[3]:
+                    score = minus_inf
+            if p == 0 or score > best_score:
+                best, best_score = p, score
+        f = position_feature[best]
+        feature[n], threshold[n] = f, best - offsets[f]
+        lg, lh = hist[n * positions + best, 0], hist[n * positions + best, 1]
+        left_weight[n, 0] = _leaf(lg, lh, c)[0]
+        right_weight[n, 0] = _leaf(tg - lg, th - lh, c)[0]
+        ok[n] = (np.sqrt(th * th) >= c[4]) & (best_score > minus_inf)
+        gain[n] = best_score - _leaf(tg, th, c)[1] - c[5]
+
+
+@functools.cache
+def _compiled_search():
+    """`_best_one_logit_splits` compiled, with `_leaf` compiled for it to call."""
+    import numba
+
+    global _leaf
+    _leaf = numba.njit(cache=True)(_leaf)
+    return numba.njit(nogil=True, cache=True)(_best_one_logit_splits)
+
+
+def _constants(params):
+    """The float32 scalars of the search, as TensorFlow converts the Python ones: l1, l2,
+    the smallest denominator, the count below which a side is refused, min_node_weight,
+    tree_complexity."""
+    min_count = params.min_samples_leaf / params.n_batches_per_layer - 0.5
+    values = (params.l1_regularization, params.l2_regularization, 1e-15, min_count)
+    return np.array((*values, params.min_node_weight, params.tree_complexity), np.float32)
+
+
+class OneLogitSplitSearch:
+    """`(hist, nodes)` -> `tree_ensemble.best_splits`' six results for one logit (a binary
+    classifier, a one-dimensional regressor), searched by a compiled loop: the same floats,
+    operation for operation, from one op where TensorFlow's takes some sixty per layer (the
+    steps of a small table are mostly op dispatch) and its graph a fifth of the training
+    step's trace."""
+
+    def __init__(self, layout, params):
+        self._layout, self._params = layout, params
+        self._features = np.repeat(
+            np.arange(layout.num_features, dtype=np.int32), layout.num_buckets
+        )
+        self._offsets = np.asarray(layout.offsets, np.int32)
+        self._constants = _constants(params)
+        self._counted = params.min_samples_leaf > 0
+
+    def __call__(self, hist, nodes):
+        from components.estimator.canned import tree_ensemble as te
+
+        totals = te.node_totals(hist, nodes, self._layout)
+        kinds = [tf.float32, tf.int32, tf.int32, tf.float32, tf.float32, tf.bool]
+        results = tf.numpy_function(self._search, [hist, totals], kinds, name="split_search")
+        for result, shape in zip(results, [[None]] * 3 + [[None, 1]] * 2 + [[None]], strict=True):
+            result.set_shape(shape)
+        return tuple(results)
+
+    def _search(self, hist, totals):
+        nodes = totals.shape[0]
+        out = (
+            np.empty(nodes, np.float32),
+            np.empty(nodes, np.int32),
+            np.empty(nodes, np.int32),
+            np.empty((nodes, 1), np.float32),
+            np.empty((nodes, 1), np.float32),
+            np.empty(nodes, np.bool_),
+        )
+        _compiled_search()(
+            hist, totals, self._features, self._offsets, self._constants, self._counted, out
+        )
+        return out
+
+
+# ------------------------------------------------------------------ the trees' walk
+def _descend(feature, threshold, buckets, is_equality, start, levels, out):
+    """`out[i]`: the heap node example i reaches from node `start[i]` of one tree going down
+    at most `levels` levels (`tree_ensemble.descend`'s rule: a node of feature -1 is a leaf;
+    an inequality split sends ids <= threshold left, an equality split the threshold's id)."""
+    for i in range(start.shape[0]):
+        node = start[i]
+        for _ in range(levels):
+            f = feature[node]
+            if f < 0:
+                break
+            x, t = np.int32(buckets[f, i]), threshold[node]
+            node = 2 * node + (1 if (x == t if is_equality[f] else x <= t) else 2)
+        out[i] = node
+
+
+def _trees_logits(features, thresholds, values, trees, bias, buckets, is_equality, depth, out):
+    """`out` [batch, L]: `bias` plus the leaf values of the first `trees` trees, added one tree
+    at a time in float32 (as `tree_growing.Grower` adds them in TensorFlow)."""
+    batch = buckets.shape[1]
+    leaves = np.empty(batch, np.int32)
+    start = np.zeros(batch, np.int32)
+    base = np.float32(0.0) + bias
+    for i in range(batch):
+        out[i, :] = base
+    for t in range(trees):
+        _descend(features[t], thresholds[t], buckets, is_equality, start, depth, leaves)
+        for i in range(batch):
+            for j in range(base.shape[0]):
+                out[i, j] += values[t, leaves[i], j]
+
+
+@functools.cache
+def _compiled_walk():
+    """(`_descend`, `_trees_logits`) compiled, the second calling the first compiled."""
+    import numba
+
+    global _descend
+    _descend = numba.njit(nogil=True, cache=True)(_descend)
+    return _descend, numba.njit(nogil=True, cache=True)(_trees_logits)
+
+
+class TreeWalk:
+    """Where training's examples are in the trees, by a compiled loop (on CPUs): one op
+    where `tree_ensemble.traverse_tree` is some eight per level, and the same nodes.
+    `buckets`: `tree_ensemble.Columns.values`, [features, batch]."""
+
+    def __init__(self, layout, depth):
+        self._is_equality = np.asarray(layout.is_equality, bool)
+        self._depth = depth
+
+    def descend(self, feature, threshold, buckets, start, levels):
+        """The node each example reaches from `start` [batch] in the tree of `feature` and
+        `threshold` [nodes], at most `levels` (a Python int) levels down."""
+
+        def walk(feature, threshold, buckets, start):
+            out = np.empty(start.shape[0], np.int32)
+            args = (feature, threshold, buckets, self._is_equality, start, levels, out)
+            _compiled_walk()[0](*args)
+            return out
+
+        nodes = tf.numpy_function(
+            walk, [feature, threshold, buckets, start], tf.int32, name="tree_walk"
+        )
+        nodes.set_shape(start.shape)
+        return nodes
+
+    def leaves(self, feature, threshold, buckets):
+        """Each example's leaf in one tree, from the root."""
+        start = tf.zeros(tf.shape(buckets)[1:], tf.int32)
+        return self.descend(feature, threshold, buckets, start, self._depth)
+
+    def logits(self, features, thresholds, values, trees, bias, buckets):
+        """[batch, L]: `bias` plus the first `trees` (a scalar tensor) trees' leaf values."""
+
+        def add(features, thresholds, values, trees, bias, buckets):
+            out = np.empty((buckets.shape[1], bias.shape[0]), np.float32)
+            args = (features, thresholds, values, int(trees), bias, buckets, self._is_equality)
+            _compiled_walk()[1](*args, self._depth, out)
+            return out
+
+        inputs = [features, thresholds, values, trees, bias, buckets]
+        total = tf.numpy_function(add, inputs, tf.float32, name="trees_logits")
+        total.set_shape([None, values.shape[-1]])
+        return total
