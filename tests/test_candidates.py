@@ -84,7 +84,16 @@ class _InMemory:
             built = model.build(run_config, None)
         train_input = self._input(rows, feeding.batch_size, True)
         validation = None if steps else self._input(self._rows(fold, False))
-        outcome = stopping.train(built, train_input, length, validation, None, keep_initial)
+        patience = feeding.fold_patience if fold is not None else None
+        outcome = stopping.train(
+            built,
+            train_input,
+            length,
+            validation,
+            None,
+            keep_initial,
+            patience or stopping.PATIENCE,
+        )
         return built, length, outcome, "default"
 
     def labels(self, fold=None):

@@ -61,6 +61,14 @@ def test_a_plateau_stops_training_and_the_best_checkpoint_is_kept(tmp_path, capl
     assert rounds[-1].endswith(f"({stopping.PATIENCE} of {stopping.PATIENCE} not better)")
 
 
+def test_patience_is_the_rounds_without_a_better_loss_before_stopping(tmp_path):
+    model = _regressor(tmp_path, lambda: tf.keras.optimizers.Adam(0.5), 20)
+    length = TrainingLength(2000, early_stopping=True, round=20)
+    outcome = stopping.train(model, _input(1, True), length, _input(2, False), None, patience=1)
+    assert outcome.steps_run == outcome.step + 20
+    assert outcome.reason.endswith("none better in the 1 rounds after it"), outcome.reason
+
+
 def test_a_falling_loss_trains_to_the_cap(tmp_path):
     # Plain SGD at 0.002 is still improving after 300 steps: no stop before the cap.
     model = _regressor(tmp_path, lambda: tf.keras.optimizers.SGD(0.002), 50)

@@ -48,16 +48,22 @@ class ModelToFit:
 class Feeding:
     """How a model wants its training input: `batch_size` (None: the whole train part in
     every batch), `steps` (its own end, None: none), `round_steps` (steps between two
-    validations, None: an epoch) and `one_device` (it trains on one device, without the
-    Trainer's strategy: boosted trees)."""
+    validations, None: an epoch), `one_device` (it trains on one device, without the
+    Trainer's strategy: boosted trees) and `fold_patience` (rounds without a better
+    validation loss before a cross-validation fold's fit stops; None: `stopping.PATIENCE`)."""
 
     batch_size: int | None
     steps: int | None = None
     round_steps: int | None = None
     one_device: bool = False
+    fold_patience: int | None = None
 
 
 TREES_PER_ROUND = 10  # boosted trees: trees grown between two validations
+# A fold's boosted trees stop after one round (10 trees) without a better validation loss,
+# HistGradientBoosting's n_iter_no_change: a fold only gives its best round and predictions,
+# and each round of a many-class, many-column model costs seconds.
+TREES_FOLD_PATIENCE = 1
 # Steps a boosted-trees model may spend before its first layer: the quantile sketch's batches
 # and center_bias's Newton steps (it stops itself when done, so this only bounds).
 _TREES_SETUP_LAYERS = 50
@@ -80,6 +86,7 @@ def feeding(model, train_rows, batch_size):
         steps=layers * batches,
         round_steps=TREES_PER_ROUND * params.max_depth * batches,
         one_device=True,
+        fold_patience=TREES_FOLD_PATIENCE,
     )
 
 

@@ -478,7 +478,12 @@ class _Training:
             part = ("fit", fold)
         train_input = self.input_fn(self.train_pattern, feeding.batch_size, True, part)
         validation = self.validation.get(fold, (None, None)) if steps is None else (None, None)
-        outcome = stopping.train(model_estimator, train_input, length, *validation, keep_initial)
+        patience = stopping.PATIENCE
+        if fold is not None and feeding.fold_patience is not None:
+            patience = feeding.fold_patience
+        outcome = stopping.train(
+            model_estimator, train_input, length, *validation, keep_initial, patience
+        )
         strategy_name = self.choice.name if model_strategy is not None else "default"
         return model_estimator, length, outcome, strategy_name
 

@@ -63,10 +63,11 @@ def _step(model):
 
 class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
     """Validates every checkpoint training saves (one per round), keeps the best one and
-    asks training to stop after `PATIENCE` rounds without a better validation loss."""
+    asks training to stop after `patience` rounds without a better validation loss."""
 
-    def __init__(self, model, validation_input, validation_steps, keep_initial=None):
+    def __init__(self, model, validation_input, validation_steps, keep_initial, patience):
         self._model = model
+        self._patience = patience
         self._keep_initial = keep_initial
         self.initial = None  # the step-0 checkpoint's copy in `keep_initial`
         self._input = validation_input
@@ -94,20 +95,30 @@ class _ValidateEachCheckpoint(tf.compat.v1.train.CheckpointSaverListener):
             self.stale += 1
         progress.report(
             f"step {global_step_value:,}: validation loss {loss:.4g}"
-            + (" (best so far)" if not self.stale else f" ({self.stale} of {PATIENCE} not better)")
+            + (
+                " (best so far)"
+                if not self.stale
+                else f" ({self.stale} of {self._patience} not better)"
+            )
         )
-        return self.stale >= PATIENCE
+        return self.stale >= self._patience
 
 
 def train(
-    model, train_input, length, validation_input=None, validation_steps=None, keep_initial=None
+    model,
+    train_input,
+    length,
+    validation_input=None,
+    validation_steps=None,
+    keep_initial=None,
+    patience=PATIENCE,
 ):
     """Trains `model` for `length` and returns the `Outcome`.
 
     Without early stopping: `length.steps` steps, then (when `validation_input` is given) one
     validation of the final checkpoint. With it: `model`'s RunConfig must save a checkpoint
-    every `length.round_steps()` steps; each one is validated and the best kept (module doc),
-    and with `keep_initial` (a folder) the step-0 one copied there (`Outcome.initial`: what
+    every `length.round_steps()` steps; each one is validated and the best kept, training
+    stopped after `patience` rounds without a better one (module doc); with `keep_initial` (a folder) the step-0 one copied there (`Outcome.initial`: what
     `Estimator.restart` fits the same model afresh from)."""
     started = time.monotonic()
     first = _step(model)
@@ -120,7 +131,9 @@ def train(
         reason = f"{length.steps:,} steps as set" if step >= length.steps else "model complete"
         elapsed = time.monotonic() - started
         return Outcome(model.latest_checkpoint(), step, validation, step - first, reason, elapsed)
-    listener = _ValidateEachCheckpoint(model, validation_input, validation_steps, keep_initial)
+    listener = _ValidateEachCheckpoint(
+        model, validation_input, validation_steps, keep_initial, patience
+    )
     model.train(train_input, max_steps=length.steps, saving_listeners=[listener])
     step = _step(model)
     if listener.best is None or not math.isfinite(listener.best[3]):
@@ -129,10 +142,10 @@ def train(
             f"(steps {first:,} to {step:,}): training diverged."
         )
     kept, metrics, best_step, best_loss = listener.best
-    if listener.stale >= PATIENCE:
+    if listener.stale >= patience:
         reason = (
             f"validation loss stopped improving: best {best_loss:.4g} at step {best_step:,}, "
-            f"none better in the {PATIENCE} rounds after it"
+            f"none better in the {patience} rounds after it"
         )
     elif step < length.steps:
         reason = f"model complete at step {step:,}, best validation loss at step {best_step:,}"
