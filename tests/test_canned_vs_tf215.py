@@ -74,19 +74,10 @@ def _run(program, workdir):
         return {"error": type(error).__name__, "message": str(error)}
 
 
-# Not done here: tf.estimator 2.15 exported TRAIN and EVAL SavedModels
-# (experimental_mode) from supervised receivers; this kit exports PREDICT only.
-NOT_SUPPORTED = re.compile(r"/export/.*/supervised_")
-
-
 def _marked(name):
     marks = []
     if not programs.FAST.match(name):
         marks.append(pytest.mark.slow)
-    if NOT_SUPPORTED.search(name):
-        marks.append(
-            pytest.mark.xfail(reason="TRAIN/EVAL SavedModels are not exported", strict=True)
-        )
     return pytest.param(name, marks=marks)
 
 

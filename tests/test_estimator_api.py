@@ -506,13 +506,46 @@ def test_export_output_subclass_must_say_how_it_maps_tensors():
         Nothing().signature_io({"x": tf.constant(1.0)})
 
 
-def test_export_all_saved_models_refuses_the_modes_it_cannot_export(tmp_path):
-    model = estimator.LinearRegressor(
-        [tf.feature_column.numeric_column("x")], model_dir=str(tmp_path)
+def test_export_all_saved_models_writes_a_meta_graph_per_mode(tmp_path):
+    """A canned estimator (trained on the TF2 path) exports TRAIN, EVAL and PREDICT graphs
+    into one SavedModel, as tf.estimator did; a key that is no mode is refused."""
+    column = tf.feature_column.numeric_column("x")
+    model = estimator.LinearRegressor([column], model_dir=str(tmp_path / "model"))
+    model.train(
+        lambda: tf.data.Dataset.from_tensors(({"x": [[1.0], [2.0]]}, [[2.0], [4.0]])).repeat(),
+        steps=2,
     )
-    receiver = estimator.export.build_raw_serving_input_receiver_fn({"x": tf.zeros([1])})
-    with pytest.raises(ValueError, match=r"only a 'infer' receiver.*\['eval', 'infer'\]"):
-        model.experimental_export_all_saved_models(
-            str(tmp_path / "export"),
-            {estimator.ModeKeys.PREDICT: receiver, estimator.ModeKeys.EVAL: receiver},
-        )
+    features = {"x": tf.zeros([1, 1])}
+    supervised = estimator.experimental.build_raw_supervised_input_receiver_fn(
+        features, tf.zeros([1, 1])
+    )
+    serving = estimator.export.build_raw_serving_input_receiver_fn(features)
+    with pytest.raises(ValueError, match=r"keys \['serving'\] that are no ModeKeys"):
+        model.experimental_export_all_saved_models(str(tmp_path / "x"), {"serving": serving})
+    path = model.experimental_export_all_saved_models(
+        str(tmp_path / "export"),
+        {
+            estimator.ModeKeys.PREDICT: serving,
+            estimator.ModeKeys.EVAL: supervised,
+            estimator.ModeKeys.TRAIN: supervised,
+        },
+    ).decode()
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(path, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    graphs = {",".join(g.meta_info_def.tags): g for g in saved.meta_graphs}
+    assert list(graphs) == ["train", "eval", "serve"]  # tf.estimator's order
+    assert graphs["eval"].signature_def["eval"].method_name == "tensorflow/supervised/eval"
+    assert "saved_model_train_op" in graphs["train"].collection_def
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        loaded = tf.compat.v1.saved_model.loader.load(session, ["eval"], path)
+        signature = loaded.signature_def["eval"]
+        fetch = {k: signature.outputs[k].name for k in ("loss", "predictions")}
+        feed = {signature.inputs["x"].name: [[1.0]], signature.inputs["label"].name: [[2.0]]}
+        values = session.run(fetch, feed)
+    # The restored weights give the checkpoint's prediction.
+    weight = model.get_variable_value("linear/linear_model/x/weights")[0, 0]
+    bias = model.get_variable_value("linear/linear_model/bias_weights")[0]
+    assert values["predictions"][0, 0] == pytest.approx(weight + bias, rel=1e-5)

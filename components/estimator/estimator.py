@@ -13,6 +13,7 @@ gather for single dense ids (see docs/benchmarks/, the Estimator against tf.esti
 import atexit
 import concurrent.futures
 import contextlib
+import copy
 import inspect
 import logging
 import math
@@ -28,8 +29,8 @@ import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_mode, server, summaries
-from components.estimator.hooks import HookRunner
+from components.estimator import graph_export, graph_mode, server, summaries
+from components.estimator.hooks import Hook, HookRunner
 from components.estimator.model_fn import (
     EstimatorSpec,
     ModeKeys,
@@ -47,6 +48,29 @@ def _accepted_args(fn):
     if isinstance(fn, type) or not callable(fn):
         raise TypeError(f"{fn!r} is not callable.")
     return set(inspect.signature(fn).parameters)
+
+
+# What the Estimator passes a model_fn (by name), as tf.estimator did.
+_MODEL_FN_ARGS = {"features", "labels", "mode", "params", "config"}
+
+
+def _required_args(fn):
+    """`fn`'s named parameters that have no default (what a call must give)."""
+    return {
+        name
+        for name, parameter in inspect.signature(fn).parameters.items()
+        if parameter.default is inspect.Parameter.empty
+        and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+    }
+
+
+def _checked_hooks(hooks):
+    """train/evaluate/predict's `hooks` as a list, each a hook (TF1's or this kit's)."""
+    hooks = list(hooks or ())
+    for hook in hooks:
+        if not isinstance(hook, (tf.compat.v1.train.SessionRunHook, Hook)):
+            raise TypeError(f"Hooks must be a SessionRunHook, given: {hook!r}")
+    return hooks
 
 
 def _is_parameter_server(strategy):
@@ -143,6 +167,14 @@ def _temporary_model_dir():
     return model_dir
 
 
+class MissingVariableError(tf.errors.NotFoundError, ValueError):
+    """`get_variable_value` of a name the checkpoint lacks: TensorFlow's NotFoundError
+    (what tf.estimator raised), and a ValueError (what this kit raised before)."""
+
+    def __init__(self, message):
+        super().__init__(None, None, message)
+
+
 class Estimator:
     """tf.estimator's `Estimator`, TF2-native."""
 
@@ -154,6 +186,12 @@ class Estimator:
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError("model_fn must take a `features` argument.")
+        unexpected = sorted(_required_args(model_fn) - _MODEL_FN_ARGS)
+        if unexpected:
+            raise ValueError(
+                f"model_fn ({model_fn}) has following not expected args: {unexpected} "
+                f"(the Estimator passes only {sorted(_MODEL_FN_ARGS)})."
+            )
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
@@ -168,7 +206,8 @@ class Estimator:
             model_dir = _temporary_model_dir()
         self._model_dir = model_dir
         self._config = config.replace(model_dir=model_dir)
-        self._params = dict(params or {})
+        # Deep copies, as tf.estimator's: what model_fn does to its params stays there.
+        self._params = copy.deepcopy(dict(params or {}))
         self._model_fn = model_fn
         self._warm_start_from = warm_start_from
         self._store = VariableStore()
@@ -182,7 +221,7 @@ class Estimator:
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
-    params = property(lambda self: dict(self._params))
+    params = property(lambda self: copy.deepcopy(self._params))
     model_fn = property(lambda self: self._model_fn)
 
     # ----------------------------------------------------------- plumbing
@@ -197,9 +236,13 @@ class Estimator:
                 kwargs[name] = value
         return kwargs
 
-    def _checked_spec(self, spec, mode):
+    @staticmethod
+    def _require_spec(spec):
         if not isinstance(spec, EstimatorSpec):
-            raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec).__name__}.")
+            raise ValueError(f"model_fn should return an EstimatorSpec, got {type(spec).__name__}.")
+
+    def _checked_spec(self, spec, mode):
+        self._require_spec(spec)
         if spec.mode == ModeKeys.TRAIN and spec.loss is None:
             raise ValueError("model_fn returned no `loss` in TRAIN mode.")
         self._traced_specs[mode] = spec
@@ -211,6 +254,7 @@ class Estimator:
         # subclassed Keras layers convert their `call` with AutoGraph.
         with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
             spec = self._model_fn(**kwargs)
+        self._require_spec(spec)
         if spec.scaffold is not None and graph_mode.scaffold_has_session_fields(spec.scaffold):
             raise ValueError(
                 "model_fn's Scaffold has TF1 session fields (init_fn, init_op, local_init_op, "
@@ -222,7 +266,9 @@ class Estimator:
 
     def _call_model_fn_in_graph(self, features, labels, mode):
         """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode)."""
+        log.info("Calling model_fn.")
         spec = self._model_fn(**self._model_fn_kwargs(features, labels, mode))
+        log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
 
     def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None):
@@ -238,16 +284,15 @@ class Estimator:
             if input_fn is None or not self._input_fn_reads_an_iterator(input_fn, mode):
                 return None
             forced = True
+        graph = tf.Graph()
         try:
-            built = graph_mode.ModeGraph(self, mode, input_fn=input_fn, receiver_fn=receiver_fn)
+            built = graph_mode.ModeGraph(
+                self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
+            )
         except Exception:
             # Code that only runs in a tf.function (TF2-style) lands here: the TF2
             # path runs it, unless what it did in the graph was TF1 already.
-            if (
-                forced
-                or self._graph_mode
-                or graph_mode.tf1_collections(tf.compat.v1.get_default_graph())
-            ):
+            if forced or self._graph_mode or graph_mode.tf1_collections(graph):
                 raise
             log.debug("model_fn does not build in a graph; using the TF2 path.", exc_info=True)
             self._graph_mode = False
@@ -349,7 +394,11 @@ class Estimator:
         return ckpt_lib.variable_names(path)
 
     def get_variable_value(self, name):
-        return ckpt_lib.read_variable(self._require_checkpoint(), name)
+        path = self._require_checkpoint()
+        try:
+            return ckpt_lib.read_variable(path, name)
+        except ValueError as error:  # TensorFlow's error for a missing key, as under 2.15
+            raise MissingVariableError(f"Key {name} not found in checkpoint: {error}") from None
 
     def _require_checkpoint(self):
         path = self.latest_checkpoint()
@@ -442,16 +491,18 @@ class Estimator:
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from the latest checkpoint in `model_dir` (or from scratch)."""
+        hooks = _checked_hooks(hooks)
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
+            return self
         built = self._mode_graph(ModeKeys.TRAIN, hooks, input_fn=input_fn)
         if built is not None:
-            if not self._max_steps_reached(max_steps):
-                graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
+            graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
             return self
         if self._config.tf_random_seed is not None and not self._store.variables:
             # As tf.estimator seeded each graph: initial values and dropout
@@ -598,13 +649,14 @@ class Estimator:
         )
 
     def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name):
+        hooks = _checked_hooks(hooks)
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
         if built is not None:
             results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
-            self._write_eval_summaries(results, name)
+            self._write_eval_summaries(results, name, checkpoint_path)
             return results
         global_step = self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.EVAL)
@@ -640,7 +692,7 @@ class Estimator:
         results = {key: np.float32(value.numpy()) for key, value in values.items()}
         results["global_step"] = np.int64(global_step.numpy())
         runner.end(results)
-        self._write_eval_summaries(results, name)
+        self._write_eval_summaries(results, name, checkpoint_path)
         return results
 
     def _prepare_eval(self, checkpoint_path):
@@ -655,11 +707,24 @@ class Estimator:
     def eval_dir(self, name=None):
         return os.path.join(self._model_dir, f"eval_{name}" if name else "eval")
 
-    def _write_eval_summaries(self, results, name):
+    def _write_eval_summaries(self, results, name, checkpoint_path):
+        """The results (and the checkpoint evaluated) as events under `eval_dir(name)`,
+        logged as tf.estimator logged them."""
+        step = int(results["global_step"])
+        log.info(
+            "Saving dict for global step %d: %s",
+            step,
+            ", ".join(f"{k} = {v}" for k, v in sorted(results.items())),
+        )
         writer = tf.summary.create_file_writer(self.eval_dir(name))
         summaries.write_scalars(
-            writer, {k: v for k, v in results.items() if k != "global_step"}, results["global_step"]
+            writer, {k: v for k, v in results.items() if k != "global_step"}, step
         )
+        if checkpoint_path:
+            log.info(
+                "Saving 'checkpoint_path' summary for global step %d: %s", step, checkpoint_path
+            )
+            summaries.write_text(writer, "checkpoint_path", checkpoint_path, step)
         writer.close()
 
     # -------------------------------------------------------------- predict
@@ -682,6 +747,7 @@ class Estimator:
         yield_single_examples=True,
     ):
         """Yields predictions, one example at a time or one batch at a time."""
+        hooks = _checked_hooks(hooks)
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
         if built is not None:
@@ -761,19 +827,30 @@ class Estimator:
     ):
         """Writes a SavedModel to `<export_dir_base>/<timestamp>`; returns that path as bytes.
 
-        `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`."""
+        `as_text=True` writes `saved_model.pbtxt` instead of `saved_model.pb`;
+        `experimental_mode` TRAIN or EVAL exports that mode's graph over a supervised
+        receiver, as `experimental_export_all_saved_models` does."""
         from components.estimator import serving
 
-        if experimental_mode == ModeKeys.PREDICT:
-            built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)
-            if built is not None:
-                return graph_mode.export_saved_model(
-                    built,
-                    export_dir_base,
-                    assets_extra,
-                    as_text,
-                    checkpoint_path or self._require_checkpoint(),
-                )
+        if not serving_input_receiver_fn:
+            raise ValueError("An input_receiver_fn must be defined.")
+        if experimental_mode != ModeKeys.PREDICT:
+            return self.experimental_export_all_saved_models(
+                export_dir_base,
+                {experimental_mode: serving_input_receiver_fn},
+                assets_extra=assets_extra,
+                as_text=as_text,
+                checkpoint_path=checkpoint_path,
+            )
+        built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)
+        if built is not None:
+            return graph_export.export_all(
+                export_dir_base,
+                {ModeKeys.PREDICT: lambda: built},
+                assets_extra,
+                as_text,
+                checkpoint_path or self._require_checkpoint(),
+            )
 
         def export():
             module, signatures = self.build_serving_module(
@@ -788,17 +865,44 @@ class Estimator:
     export_savedmodel = export_saved_model
 
     def experimental_export_all_saved_models(
-        self, export_dir_base, input_receiver_fn_map, **kwargs
+        self,
+        export_dir_base,
+        input_receiver_fn_map,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
     ):
-        """tf.estimator's multi-mode export, for the PREDICT mode: a SavedModel holds one
-        meta graph here, so a TRAIN or EVAL receiver is refused rather than dropped."""
-        others = sorted(set(input_receiver_fn_map) - {ModeKeys.PREDICT})
-        if others or ModeKeys.PREDICT not in input_receiver_fn_map:
+        """One SavedModel with a MetaGraph per mode of `input_receiver_fn_map`, as
+        tf.estimator wrote it (`graph_export`): TRAIN and EVAL graphs from supervised
+        receivers (tagged `train`, `eval`), PREDICT's from a serving receiver (`serve`).
+        A PREDICT receiver alone exports as `export_saved_model` does."""
+        unknown = sorted(set(input_receiver_fn_map) - set(graph_export.EXPORT_ORDER))
+        if unknown:
             raise ValueError(
-                f"experimental_export_all_saved_models: only a {ModeKeys.PREDICT!r} receiver "
-                f"is exported (TFMA 0.52 has no EvalSavedModel); got {sorted(input_receiver_fn_map)}. "
-                "Pass {ModeKeys.PREDICT: receiver_fn}, or use export_saved_model."
+                f"experimental_export_all_saved_models: input_receiver_fn_map has keys "
+                f"{unknown} that are no ModeKeys; expected some of "
+                f"{list(graph_export.EXPORT_ORDER)}."
             )
-        return self.export_saved_model(
-            export_dir_base, input_receiver_fn_map[ModeKeys.PREDICT], **kwargs
+        modes = [m for m in graph_export.EXPORT_ORDER if input_receiver_fn_map.get(m)]
+        if not modes:
+            raise ValueError(
+                "experimental_export_all_saved_models: input_receiver_fn_map has no receiver."
+            )
+        if modes == [ModeKeys.PREDICT]:
+            return self.export_saved_model(
+                export_dir_base,
+                input_receiver_fn_map[ModeKeys.PREDICT],
+                assets_extra=assets_extra,
+                as_text=as_text,
+                checkpoint_path=checkpoint_path,
+            )
+        graphs = {
+            mode: graph_export.receiver_graph(self, mode, input_receiver_fn_map[mode])
+            for mode in modes
+        }
+        checkpoint_path = checkpoint_path or self._require_checkpoint()
+        return _outside_strategy(
+            lambda: graph_export.export_all(
+                export_dir_base, graphs, assets_extra, as_text, checkpoint_path
+            )
         )

@@ -18,6 +18,7 @@ import logging
 import os
 import random
 import re
+import time
 
 import numpy as np
 import tensorflow as tf
@@ -206,10 +207,10 @@ class _IteratorInitializerHook(_V1.train.SessionRunHook):
 class ModeGraph:
     """One mode's graph: the input's (or receiver's) tensors and `model_fn`'s spec."""
 
-    def __init__(self, estimator, mode, input_fn=None, receiver_fn=None):
+    def __init__(self, estimator, mode, input_fn=None, receiver_fn=None, graph=None):
         self.estimator = estimator
         self.mode = mode
-        self.graph = tf.Graph()
+        self.graph = graph or tf.Graph()
         self.input_hooks = []
         self.input_cardinality = None  # of a Dataset input_fn: steps may then be looped
         self.receiver = None
@@ -226,7 +227,8 @@ class ModeGraph:
             training_util._get_or_create_global_step_read(self.graph)
             if receiver_fn is not None:
                 self.receiver = receiver_fn()
-                features, labels = self.receiver.features, None
+                features = self.receiver.features
+                labels = getattr(self.receiver, "labels", None)  # a supervised receiver's
             else:
                 features, labels = self._input(input_fn)
             self.spec = estimator._call_model_fn_in_graph(features, labels, mode)
@@ -365,10 +367,12 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         _V1.summary.scalar("loss", loss)
         train_op = _counting_steps(built)
         step_logs = {"loss": loss, "global_step": built.global_step}
+        # tf.estimator 2.15's order: the input's hooks, train()'s (its StopAtStepHook
+        # last), the loss's NanTensorHook and log, then the spec's training_hooks.
         worker_hooks = [
             *warm_start_hooks,
             *built.input_hooks,
-            *_hooks_for_graph(list(hooks) + list(spec.training_hooks), built, step_logs),
+            *_hooks_for_graph(list(hooks), built, step_logs),
             _V1.train.StopAtStepHook(num_steps=steps, last_step=max_steps)
             if (steps or max_steps)
             else None,
@@ -381,10 +385,11 @@ def train(built, hooks, steps, max_steps, saving_listeners):
                     every_n_iter=config.log_step_count_steps,
                 )
             )
+        worker_hooks += _hooks_for_graph(spec.training_hooks, built, step_logs)
         chief_hooks = _hooks_for_graph(spec.training_chief_hooks, built, step_logs)
         if config.is_chief:
-            chief_hooks += _saving_hooks(
-                built, scaffold, saving_listeners, given=worker_hooks + chief_hooks
+            chief_hooks = _saving_hooks(
+                built, scaffold, saving_listeners, worker_hooks + chief_hooks, chief_hooks
             )
         final_loss = None
         session_config = _cluster_session_config(built) if master else built.session_config()
@@ -508,19 +513,18 @@ def _counting_steps(built):
         return built.global_step.assign_add(1).op
 
 
-def _saving_hooks(built, scaffold, saving_listeners, given):
-    """The chief's checkpoint, summary and step-rate hooks.  A `CheckpointSaverHook`
-    among the `given` hooks saves instead of the Estimator's, with the saving
-    listeners, as under tf.estimator."""
+def _saving_hooks(built, scaffold, saving_listeners, given, spec_chief_hooks):
+    """The chief's hooks as MonitoredTrainingSession ordered them under tf.estimator:
+    the Estimator's CheckpointSaverHook, the spec's `training_chief_hooks`, then the
+    step counter and the summary saver.  A `CheckpointSaverHook` among the `given`
+    hooks saves instead of the Estimator's, with the saving listeners."""
     config, model_dir = built.estimator.config, built.estimator.model_dir
     # A user's CheckpointSaverHook without a saver finds the Estimator's here.
     if not built.graph.get_collection(_KEYS.SAVERS):
         built.graph.add_to_collection(_KEYS.SAVERS, scaffold.saver)
     savers = [h for h in given if isinstance(h, _V1.train.CheckpointSaverHook)]
     saving = []
-    if savers:
-        savers[0]._listeners.extend(saving_listeners)
-    else:
+    if not savers and (config.save_checkpoints_secs or config.save_checkpoints_steps):
         saving.append(
             _V1.train.CheckpointSaverHook(
                 model_dir,
@@ -528,8 +532,23 @@ def _saving_hooks(built, scaffold, saving_listeners, given):
                 save_steps=config.save_checkpoints_steps,
                 scaffold=scaffold,
                 checkpoint_basename=ckpt_lib.CHECKPOINT_NAME,
-                listeners=list(saving_listeners),
                 save_graph_def=config.checkpoint_save_graph_def,
+            )
+        )
+        savers = saving[:]
+    if saving_listeners and not savers:
+        raise ValueError(
+            "train(saving_listeners=...) needs a CheckpointSaverHook: set "
+            "RunConfig.save_checkpoints_steps or save_checkpoints_secs, or pass one in hooks."
+        )
+    for listener in saving_listeners:
+        if listener not in savers[0]._listeners:
+            savers[0]._listeners.append(listener)
+    saving += list(spec_chief_hooks)
+    if config.log_step_count_steps:
+        saving.append(
+            _V1.train.StepCounterHook(
+                every_n_steps=config.log_step_count_steps, output_dir=model_dir
             )
         )
     if config.save_summary_steps:
@@ -538,17 +557,11 @@ def _saving_hooks(built, scaffold, saving_listeners, given):
                 save_steps=config.save_summary_steps, output_dir=model_dir, scaffold=scaffold
             )
         )
-    if config.log_step_count_steps:
-        saving.append(
-            _V1.train.StepCounterHook(
-                every_n_steps=config.log_step_count_steps, output_dir=model_dir
-            )
-        )
     return saving
 
 
 # ------------------------------------------------------------------- evaluate
-def _metric_pair(name, metric):
+def metric_pair(name, metric):
     """`(value, update_op)` of an `eval_metric_ops` entry: a pair or a Keras metric."""
     if isinstance(metric, tuple):
         value, update = metric
@@ -575,6 +588,16 @@ def _session_creator(built, scaffold, checkpoint_path):
     )
 
 
+def _log_eval_progress(done, steps):
+    """tf.estimator's progress lines: with `steps`, `Evaluation [done/steps]` every
+    step under 20 steps, else every tenth of them and at the last."""
+    if steps is None:
+        return
+    every = 1 if steps < 20 else steps // 10
+    if done % every == 0 or done == steps:
+        log.info("Evaluation [%d/%d]", done, steps)
+
+
 def evaluate(built, steps, hooks, checkpoint_path):
     """`Estimator.evaluate` on `built`, an EVAL `ModeGraph`: the metric values."""
     estimator, spec = built.estimator, built.spec
@@ -584,7 +607,7 @@ def evaluate(built, steps, hooks, checkpoint_path):
         scaffold = built.scaffold()
         values, updates = {}, []
         for name, metric in spec.eval_metric_ops.items():
-            values[name], update = _metric_pair(name, metric)
+            values[name], update = metric_pair(name, metric)
             updates.append(update)
         if "loss" not in values:
             values["loss"], update = _V1.metrics.mean(spec.loss)
@@ -600,6 +623,8 @@ def evaluate(built, steps, hooks, checkpoint_path):
             ),
             final,
         ]
+        log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
+        start = time.time()
         with _V1.train.MonitoredSession(
             session_creator=_session_creator(built, scaffold, checkpoint_path), hooks=every_hook
         ) as session:
@@ -607,6 +632,9 @@ def evaluate(built, steps, hooks, checkpoint_path):
             while not session.should_stop() and (steps is None or done < steps):
                 session.run(update_op)
                 done += 1
+                _log_eval_progress(done, steps)
+        log.info("Inference Time : %.5fs", time.time() - start)
+        log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
     if final.final_ops_values is None:
         raise ValueError("evaluate: input_fn produced no data.")
     results = {k: np.float32(v) for k, v in final.final_ops_values.items() if k != "global_step"}
@@ -640,7 +668,7 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
 
 
 # --------------------------------------------------------------------- export
-def _signature_defs(spec, receiver):
+def signature_defs(spec, receiver):
     """tf.estimator's signatures: one per export output, by the outputs' own rules."""
     from components.estimator import serving
 
@@ -653,36 +681,3 @@ def _signature_defs(spec, receiver):
             method_name=output.method_name,
         )
     return signatures
-
-
-def export_saved_model(built, export_dir_base, assets_extra, as_text, checkpoint_path):
-    """`Estimator.export_saved_model` on `built`, a PREDICT `ModeGraph` over a receiver."""
-    from components.estimator import serving
-
-    with built.graph.as_default():
-        signatures = _signature_defs(built.spec, built.receiver)
-        scaffold = built.scaffold()
-        saver = scaffold.saver
-        if hasattr(saver, "build"):
-            saver.build()
-        # What a server runs after restoring: the spec's own local init op, else the
-        # lookup tables' initializers.
-        init_op = scaffold.local_init_op or _V1.tables_initializer()
-
-        def write(temp_dir):
-            with _V1.Session(config=built.session_config()) as session:
-                saver.restore(session, checkpoint_path)
-                builder = _V1.saved_model.Builder(temp_dir)
-                builder.add_meta_graph_and_variables(
-                    session,
-                    [tf.saved_model.SERVING],
-                    signature_def_map=signatures,
-                    assets_collection=_V1.get_collection(_KEYS.ASSET_FILEPATHS),
-                    main_op=init_op,
-                    strip_default_attrs=True,
-                    saver=saver,
-                )
-                builder.save(as_text=as_text)
-
-        target_dir = serving.timestamped_dir(export_dir_base)
-        return serving.write_atomically(write, target_dir, assets_extra).encode()

@@ -64,6 +64,8 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             raise ValueError("EstimatorSpec: `loss` is required in EVAL mode.")
         if mode == ModeKeys.PREDICT and predictions is None:
             raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
+        for hooks in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks):
+            _check_hooks(hooks)
         eval_metric_ops = dict(eval_metric_ops or {})
         for key, metric in eval_metric_ops.items():
             if not (_is_keras_metric(metric) or (isinstance(metric, tuple) and len(metric) == 2)):
@@ -85,6 +87,16 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             tuple(evaluation_hooks or ()),
             tuple(prediction_hooks or ()),
         )
+
+
+def _check_hooks(hooks):
+    """A TypeError for a spec hook that is neither TF1's SessionRunHook nor this kit's
+    Hook (as tf.estimator refused them when the spec was made)."""
+    from components.estimator.hooks import Hook  # (hooks imports this module)
+
+    for hook in hooks or ():
+        if not isinstance(hook, (tf.compat.v1.train.SessionRunHook, Hook)):
+            raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
 
 
 def _is_keras_metric(obj):

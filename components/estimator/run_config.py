@@ -63,11 +63,16 @@ def _apply_session_config(session_config):
             )
 
 
+# A default told apart from an explicit None (tf.estimator's: both None saves nothing).
+_USE_DEFAULT = object()
+
+
 class RunConfig:
     """Run settings with tf.estimator 2.15's defaults.
 
     Neither `save_checkpoints_steps` nor `save_checkpoints_secs` given means
-    every 600 seconds; giving both is an error.  The cluster, task type and
+    every 600 seconds; both given as None, no checkpoints while training; giving
+    both is an error.  The cluster, task type and
     index come from the `TF_CONFIG` environment variable when it is set.
     """
 
@@ -76,8 +81,8 @@ class RunConfig:
         model_dir=None,
         tf_random_seed=None,
         save_summary_steps=100,
-        save_checkpoints_steps=None,
-        save_checkpoints_secs=None,
+        save_checkpoints_steps=_USE_DEFAULT,
+        save_checkpoints_secs=_USE_DEFAULT,
         session_config=None,
         keep_checkpoint_max=5,
         keep_checkpoint_every_n_hours=10000,
@@ -91,12 +96,18 @@ class RunConfig:
         session_creation_timeout_secs=7200,
         checkpoint_save_graph_def=True,
     ):
+        if save_checkpoints_steps is _USE_DEFAULT and save_checkpoints_secs is _USE_DEFAULT:
+            save_checkpoints_secs = _DEFAULT_SAVE_CHECKPOINTS_SECS
+        # (Both None given: as under tf.estimator, train() saves no checkpoints on the
+        # graph-mode path; the TF2 path still saves at the end of each call.)
+        if save_checkpoints_steps is _USE_DEFAULT:
+            save_checkpoints_steps = None
+        if save_checkpoints_secs is _USE_DEFAULT:
+            save_checkpoints_secs = None
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(
                 "RunConfig: set at most one of save_checkpoints_steps and save_checkpoints_secs."
             )
-        if save_checkpoints_steps is None and save_checkpoints_secs is None:
-            save_checkpoints_secs = _DEFAULT_SAVE_CHECKPOINTS_SECS
         if keep_checkpoint_max is not None and keep_checkpoint_max < 0:
             raise ValueError("RunConfig: keep_checkpoint_max must be >= 0.")
         if experimental_distribute is not None:

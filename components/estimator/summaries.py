@@ -24,14 +24,25 @@ def write_scalars(writer, values, step):
         tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
 
 
+def write_text(writer, tag, text, step):
+    """Writes one string tensor summary at `step` (tf.estimator's `checkpoint_path`)."""
+    summary = tf.compat.v1.Summary(
+        value=[tf.compat.v1.Summary.Value(tag=tag, tensor=tf.make_tensor_proto(text))]
+    )
+    with writer.as_default():
+        tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
+
+
 def read_scalars_by_step(event_files):
-    """{step: {tag: value}} from the scalar summaries in `event_files`, of either kind."""
+    """{step: {tag: value}} from the numeric scalar summaries in `event_files`, of either kind."""
     by_step = collections.defaultdict(dict)
     for path in sorted(event_files):
         for event in event_file_loader.EventFileLoader(path).Load():
             for value in event.summary.value:
                 if value.HasField("tensor"):
-                    by_step[event.step][value.tag] = float(tf.make_ndarray(value.tensor))
+                    array = tf.make_ndarray(value.tensor)
+                    if array.dtype.kind in "biuf":  # (not `checkpoint_path`, a string)
+                        by_step[event.step][value.tag] = float(array)
                 elif value.HasField("simple_value"):
                     by_step[event.step][value.tag] = value.simple_value
     return dict(by_step)

@@ -225,7 +225,8 @@ def _scalar(tensor_proto):
     from tensorboard.util import tensor_util
 
     values = tensor_util.make_ndarray(tensor_proto).reshape(-1)
-    return float(values[0]) if values.size == 1 else None
+    # (Not text, such as the `checkpoint_path` an evaluation writes, as tf.estimator did.)
+    return float(values[0]) if values.size == 1 and values.dtype.kind in "biuf" else None
 
 
 def _training(model_run):

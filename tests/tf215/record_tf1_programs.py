@@ -3,7 +3,8 @@
     bench/.venv-tf215/bin/python tests/tf215/record_tf1_programs.py
 
 (`bench/estimator_vs_tf215.py` builds that venv.)  Recorded once; the test compares
-this kit's results on the same programs with these.
+this kit's results on the same programs with these.  `record` serves the other
+recorders of program modules too (record_tf1_fidelity.py).
 """
 
 import json
@@ -15,19 +16,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import tensorflow as tf  # noqa: E402
-import tf1_programs  # noqa: E402
 
 assert tf.__version__.startswith("2.15"), tf.__version__
 
 
-def main():
+def record(programs, filename):
+    """Runs every program of `programs` (a {name: program} dict) with tf.estimator in a
+    fresh folder; writes their results to tests/data/tf215/`filename`."""
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
-        for name, program in tf1_programs.PROGRAMS.items():
+        for name, program in programs.items():
             result = program(tf.estimator, os.path.join(workdir, name))
             result.pop("export_dir", None)
             results[name] = result
-    out = os.path.join(HERE, "..", "data", "tf215", "tf1_programs.json")
+    out = os.path.join(HERE, "..", "data", "tf215", filename)
     with open(out, "w") as f:
         json.dump({"tensorflow": tf.__version__, "programs": results}, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -35,4 +37,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import tf1_programs
+
+    record(tf1_programs.PROGRAMS, "tf1_programs.json")

@@ -1,0 +1,110 @@
+"""TF1 SavedModels as tf.estimator 2.15 wrote them: one MetaGraph per mode.
+
+`export_saved_model(experimental_mode=TRAIN/EVAL)` and
+`experimental_export_all_saved_models` build each mode's graph from its receiver
+(a supervised receiver gives `model_fn` labels too), restore the checkpoint into it
+with a `Saver` and add it to one `tf.compat.v1.saved_model.Builder`: TRAIN first,
+then EVAL, then PREDICT, the first carrying the variables (the TRAIN graph holds
+the optimizer's slots as well).  A TRAIN or EVAL MetaGraph has one signature named
+after its mode (`train`, `eval`) whose inputs are the receiver's tensors and whose
+outputs are the loss, the predictions and (EVAL) each metric's value and update
+op; the TRAIN one also keeps the train op in the `saved_model_train_op`
+collection, so code that retrains or evaluates from the SavedModel finds it.
+"""
+
+import tensorflow as tf
+from tensorflow.python.saved_model import tag_constants
+from tensorflow.python.saved_model.model_utils import export_utils
+
+from components.estimator import graph_mode, serving
+from components.estimator.model_fn import ModeKeys
+
+_V1 = tf.compat.v1
+
+# tf.estimator's order: the first mode exported saves the variables.
+EXPORT_ORDER = (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT)
+_TAGS = {
+    ModeKeys.TRAIN: [tag_constants.TRAINING],
+    ModeKeys.EVAL: [tag_constants.EVAL],
+    ModeKeys.PREDICT: [tag_constants.SERVING],
+}
+
+
+def _signature_defs(built):
+    """The mode's signatures: the serving ones for PREDICT, else one supervised one."""
+    spec, receiver = built.spec, built.receiver
+    if built.mode == ModeKeys.PREDICT:
+        signatures = graph_mode.signature_defs(spec, receiver)
+        # tf.estimator's report of the signatures by kind (those left out: `serving`).
+        export_utils._log_signature_report(signatures, {})
+        return signatures
+    metrics = {
+        name: graph_mode.metric_pair(name, metric)
+        for name, metric in (spec.eval_metric_ops or {}).items()
+    }
+    outputs = export_utils.export_outputs_for_mode(
+        built.mode, predictions=spec.predictions, loss=spec.loss, metrics=metrics or None
+    )
+    return export_utils.build_all_signature_defs(
+        receiver.receiver_tensors, outputs, serving_only=False
+    )
+
+
+def add_meta_graph(builder, built, checkpoint_path, with_variables):
+    """Adds `built` (a `graph_mode.ModeGraph` over a receiver) to `builder`, restored from
+    `checkpoint_path`; `with_variables` for the first MetaGraph of the SavedModel."""
+    with built.graph.as_default():
+        signatures = _signature_defs(built)
+        scaffold = built.scaffold()
+        saver = scaffold.saver
+        if hasattr(saver, "build"):
+            saver.build()
+        # What a loader runs after restoring: the spec's local init op, else tf.estimator's
+        # default (local variables, such as metrics' totals, and lookup tables).
+        init_op = scaffold.local_init_op or _V1.train.Scaffold.default_local_init_op()
+        with _V1.Session(config=built.session_config()) as session:
+            try:
+                saver.restore(session, checkpoint_path)
+            except tf.errors.NotFoundError as error:
+                raise ValueError(
+                    f"Exporting the {built.mode!r} graph: checkpoint {checkpoint_path} lacks "
+                    f"variables this mode's model_fn creates: {error.message.splitlines()[0]}"
+                ) from None
+            builder._add_train_op(built.spec.train_op)
+            kwargs = {
+                "tags": _TAGS[built.mode],
+                "signature_def_map": signatures,
+                "assets_collection": _V1.get_collection(_V1.GraphKeys.ASSET_FILEPATHS),
+                "main_op": init_op,
+                "saver": saver,
+                "strip_default_attrs": True,
+            }
+            if with_variables:
+                builder.add_meta_graph_and_variables(session, **kwargs)
+            else:
+                builder.add_meta_graph(**kwargs)
+
+
+def export_all(export_dir_base, graph_for_mode, assets_extra, as_text, checkpoint_path):
+    """Writes `<export_dir_base>/<timestamp>` with a MetaGraph for each mode of
+    `graph_for_mode` ({mode: a callable giving its ModeGraph}); returns it as bytes."""
+    modes = [mode for mode in EXPORT_ORDER if mode in graph_for_mode]
+
+    def write(temp_dir):
+        builder = _V1.saved_model.Builder(temp_dir)
+        for index, mode in enumerate(modes):
+            add_meta_graph(builder, graph_for_mode[mode](), checkpoint_path, index == 0)
+        builder.save(as_text=as_text)
+
+    target_dir = serving.timestamped_dir(export_dir_base)
+    return serving.write_atomically(write, target_dir, assets_extra).encode()
+
+
+def receiver_graph(estimator, mode, receiver_fn):
+    """`mode`'s graph over `receiver_fn`'s tensors, whichever path the model trains on."""
+
+    def build():
+        built = estimator._mode_graph(mode, (), receiver_fn=receiver_fn)
+        return built or graph_mode.ModeGraph(estimator, mode, receiver_fn=receiver_fn)
+
+    return build
