@@ -333,7 +333,7 @@ class Grower:
 
     def __init__(self, ensemble, head, features, labels, weight_column):
         self.e = ensemble
-        self.params = ensemble.params
+        self.params = params = ensemble.params
         self.layout = ensemble.layout
         self.head, self.features, self.labels = head, features, labels
         self.weight_column = weight_column
@@ -351,11 +351,13 @@ class Grower:
         # It compiles once per layer size, seconds each: on fewer buckets (the taxi
         # sample's 1,600) that was most of a train() call, for steps of 2 ms either way.
         self._best_splits = best_splits
-        if self._histogram.compiled and hessian_width(self.params, ensemble.logits_dimension) == 1:
-            # One logit, on CPUs: the compiled loop's (the same splits from one op).
-            self._best_splits = tree_histogram.OneLogitSplitSearch(self.layout, self.params)
-        elif self.layout.total_buckets >= XLA_FROM_BUCKETS:
+        if self.layout.total_buckets >= XLA_FROM_BUCKETS:
             self._best_splits = tf.function(best_splits, jit_compile=True, autograph=False)
+        elif self._histogram.compiled and hessian_width(params, ensemble.logits_dimension) == 1:
+            # One logit on CPUs, fewer buckets: a compiled loop (the same splits, one op
+            # where TensorFlow's search is some sixty; its scalar loop would not keep up
+            # with XLA's fused passes on many buckets).
+            self._best_splits = tree_histogram.OneLogitSplitSearch(self.layout, self.params)
 
     # -------------------------------------------------------------- inputs
     def inputs(self):
@@ -427,17 +429,21 @@ class Grower:
     # ---------------------------------------------------------------- step
     def train_op(self, ids, logits, nodes, base):
         e = self.e
+        # Built once, outside the branches that read them (bias centering, a layer): half
+        # the gradients' graph to trace, the same values.
+        diagonal = self.params.multi_class_hessian == "diagonal"
+        gradients = gradients_and_hessians(self.head, self.labels, logits, self.features, diagonal)
 
         def idle():
             return tf.constant(0)
 
         def grow():
-            return self._grow(ids, logits, nodes, base)
+            return self._grow(ids, gradients, nodes, base)
 
         def fit():
             if not self.params.center_bias:
                 return grow()
-            return tf.cond(e.centering, lambda: self._center(logits, base), grow)
+            return tf.cond(e.centering, lambda: self._center(gradients, base), grow)
 
         def trained():
             if not self.layout.num_numeric:
@@ -492,22 +498,19 @@ class Grower:
 
         return tf.cond(count >= n, done, lambda: tf.constant(0))
 
-    def _stats(self, logits, counted=False, as_parts=False):
-        """[batch, k]: gradients, Hessians and (`counted`, with `min_samples_leaf`) a 1 per
-        example, the count a leaf's minimum reads; `as_parts`: the list of them, unjoined
-        (the histogram takes them so)."""
-        diagonal = self.params.multi_class_hessian == "diagonal"
-        grads, hess = gradients_and_hessians(
-            self.head, self.labels, logits, self.features, diagonal
-        )
+    def _stats(self, gradients, counted=False, as_parts=False):
+        """[batch, k]: `gradients` (the gradients and Hessians) and (`counted`, with
+        `min_samples_leaf`) a 1 per example, the count a leaf's minimum reads; `as_parts`:
+        the list of them, unjoined (the histogram takes them so)."""
+        grads, hess = gradients
         parts = [grads, hess]
         if counted and self.params.min_samples_leaf > 0:
             parts.append(tf.ones_like(grads[:, :1]))
         return parts if as_parts else tf.concat(parts, axis=1)
 
-    def _center(self, logits, base):
+    def _center(self, gradients, base):
         e, dim = self.e, self.e.logits_dimension
-        mean = tf.reduce_mean(self._stats(logits), axis=0)
+        mean = tf.reduce_mean(self._stats(gradients), axis=0)
 
         def center(stats):
             delta = te.center_bias_step(stats[:dim], stats[dim:], self.params)
@@ -521,7 +524,7 @@ class Grower:
 
         return self._accumulated(mean, getattr(e, "bias_stats_sum", None), center)
 
-    def _grow(self, ids, logits, nodes, base):
+    def _grow(self, ids, gradients, nodes, base):
         e, params = self.e, self.params
         first = tf.bitwise.left_shift(1, e.layer) - 1
         count = first + 1
@@ -530,7 +533,7 @@ class Grower:
         # One batch per layer: only this layer's nodes (1, 2, 4, ...); accumulated
         # over batches: the deepest layer's size, the accumulator's.
         layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
-        stats = self._stats(logits, counted=True, as_parts=True)
+        stats = self._stats(gradients, counted=True, as_parts=True)
         hist = self._histogram(ids, relative, stats, layer_nodes)
         if params.n_batches_per_layer == 1:
             return self._split(hist, layer_nodes, ids, nodes, relative, base)
