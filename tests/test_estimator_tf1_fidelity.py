@@ -111,3 +111,20 @@ def test_misuse_is_refused_as_2_15_refused_it(both):
         assert got[0] == expected[0], (case, got, expected)
         if case in GISTS:
             assert GISTS[case] in got[1], (case, got[1])
+
+
+def test_prediction_edges_as_under_2_15(both):
+    ours, theirs = (result["cases"] for result in both["prediction_edges"])
+    assert sorted(ours) == sorted(theirs)
+    # 2.15 crashed on a prediction without a batch dimension (IndexError from its own
+    # code); the kit names the predictions' batch lengths instead.
+    assert theirs.pop("scalar_prediction")[0] == "IndexError"
+    kind, message = ours.pop("scalar_prediction")
+    assert kind == "ValueError" and "'total': ()" in message
+    for case, expected in theirs.items():
+        got = ours[case]
+        if isinstance(expected, list) and expected and isinstance(expected[0], str):
+            assert got[0] == expected[0], (case, got, expected)  # an error: its type
+        else:
+            assert got == expected, case
+    assert "none of them are specified as the default" in ours["no_default_predict"][1]

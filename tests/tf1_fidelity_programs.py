@@ -593,7 +593,9 @@ def _raised(call):
             for c in type(error).__mro__
             if c.__module__.split(".")[0] in ("builtins", "tensorflow")
         )
-        return [public.__name__, str(error)[:300]]
+        # (Without what changes from run to run: folders, objects' addresses.)
+        message = re.sub(r" at 0x[0-9a-f]+", "", re.sub(r"/\S+/", "<dir>/", str(error)))
+        return [public.__name__, message[:300]]
     return None
 
 
@@ -715,7 +717,7 @@ def scaffold_and_config(est, workdir):
         spec = logistic_model_fn(est)(features, labels, mode, params)
 
         def init_fn(scaffold, session):
-            params["init_fn_calls"].append(mode)
+            init_fn_calls.append(mode)
 
         scaffold = v1.train.Scaffold(
             init_fn=init_fn, saver=v1.train.Saver(max_to_keep=2, sharded=True)
@@ -733,9 +735,7 @@ def scaffold_and_config(est, workdir):
             allow_soft_placement=True,
         ),
     )
-    second = est.Estimator(
-        model_fn, model_dir=model_dir, config=config, params={"init_fn_calls": init_fn_calls}
-    )
+    second = est.Estimator(model_fn, model_dir=model_dir, config=config)
     second.train(_batches, steps=7)
     state = tf.train.get_checkpoint_state(model_dir)
     older = os.path.join(model_dir, "model.ckpt-6")
@@ -763,6 +763,72 @@ def scaffold_and_config(est, workdir):
     }
 
 
+# ------------------------------------------------------------ predictions
+def prediction_edges(est, workdir):
+    """Predictions as one tensor, a batch-less prediction, predictions of unequal
+    batches, several export outputs without a default, a TensorServingInputReceiver."""
+    cases = {}
+
+    def fitted(name, build):
+        model = est.Estimator(_spec_model_fn(est, build), model_dir=os.path.join(workdir, name))
+        model.train(_batches, steps=1)
+        return model
+
+    def predict_input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": X[:3]}).batch(3)
+
+    def train_or(mode, loss, train_op, unused_predictions, **kwargs):
+        if mode == est.ModeKeys.TRAIN:
+            return est.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return est.EstimatorSpec(mode, loss=loss, **kwargs)
+
+    one = fitted(
+        "one_tensor", lambda mode, loss, op, p: train_or(mode, loss, op, p, predictions=p["y"])
+    )
+    cases["one_tensor"] = [np.asarray(v).round(5).tolist() for v in one.predict(predict_input_fn)]
+    scalar = fitted(
+        "scalar",
+        lambda mode, loss, op, p: train_or(
+            mode, loss, op, p, predictions={"y": p["y"], "total": tf.reduce_sum(p["y"])}
+        ),
+    )
+    cases["scalar_prediction"] = _raised(lambda: scalar.predict(predict_input_fn))
+    cases["scalar_prediction_batches"] = [
+        sorted(batch) for batch in scalar.predict(predict_input_fn, yield_single_examples=False)
+    ]
+    uneven = fitted(
+        "uneven",
+        lambda mode, loss, op, p: train_or(
+            mode, loss, op, p, predictions={"y": p["y"], "two": tf.zeros([2, 1])}
+        ),
+    )
+    cases["uneven_batches"] = _raised(lambda: uneven.predict(predict_input_fn))
+    no_default = fitted(
+        "no_default",
+        lambda mode, loss, op, p: train_or(
+            mode,
+            loss,
+            op,
+            p,
+            predictions=p,
+            export_outputs={
+                "a": est.export.PredictOutput(p),
+                "b": est.export.RegressionOutput(tf.reshape(p["y"], [-1])),
+            },
+        ),
+    )
+    cases["no_default_predict"] = _raised(lambda: no_default.predict(predict_input_fn))
+
+    def tensor_receiver():
+        x = v1.placeholder(tf.float32, [None], name="x")
+        return est.export.TensorServingInputReceiver({"x": x}, {"x": x})
+
+    cases["no_default_export"] = _raised(
+        lambda: no_default.export_saved_model(os.path.join(workdir, "export"), tensor_receiver)
+    )
+    return {"cases": cases}
+
+
 PROGRAMS = {
     "hook_protocol": hook_protocol,
     "own_checkpoint_saver": own_checkpoint_saver,
@@ -774,4 +840,5 @@ PROGRAMS = {
     "stock_hook_options": stock_hook_options,
     "misuse": misuse,
     "scaffold_and_config": scaffold_and_config,
+    "prediction_edges": prediction_edges,
 }

@@ -13,7 +13,6 @@ gather for single dense ids (see docs/benchmarks/, the Estimator against tf.esti
 import atexit
 import concurrent.futures
 import contextlib
-import copy
 import inspect
 import logging
 import math
@@ -206,8 +205,9 @@ class Estimator:
             model_dir = _temporary_model_dir()
         self._model_dir = model_dir
         self._config = config.replace(model_dir=model_dir)
-        # Deep copies, as tf.estimator's: what model_fn does to its params stays there.
-        self._params = copy.deepcopy(dict(params or {}))
+        # (tf.estimator deep-copied params, for the Estimator and for each model_fn call;
+        # this kit copies the dict only, so objects in it, such as a hook, are shared.)
+        self._params = dict(params or {})
         self._model_fn = model_fn
         self._warm_start_from = warm_start_from
         self._store = VariableStore()
@@ -221,7 +221,7 @@ class Estimator:
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._config)
-    params = property(lambda self: copy.deepcopy(self._params))
+    params = property(lambda self: dict(self._params))
     model_fn = property(lambda self: self._model_fn)
 
     # ----------------------------------------------------------- plumbing

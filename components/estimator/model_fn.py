@@ -66,6 +66,8 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
         for hooks in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks):
             _check_hooks(hooks)
+        if mode == ModeKeys.PREDICT:
+            _check_export_outputs(export_outputs)
         eval_metric_ops = dict(eval_metric_ops or {})
         for key, metric in eval_metric_ops.items():
             if not (_is_keras_metric(metric) or (isinstance(metric, tuple) and len(metric) == 2)):
@@ -97,6 +99,28 @@ def _check_hooks(hooks):
     for hook in hooks or ():
         if not isinstance(hook, (tf.compat.v1.train.SessionRunHook, Hook)):
             raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
+
+
+def _check_export_outputs(export_outputs):
+    """tf.estimator's checks of a PREDICT spec's `export_outputs`, when the spec is made:
+    ExportOutput values, and a `serving_default` among several."""
+    from tensorflow.python.saved_model.model_utils import export_output
+
+    if not export_outputs:
+        return
+    if not isinstance(export_outputs, dict):
+        raise TypeError(f"export_outputs must be dict, given: {export_outputs!r}")
+    for key, output in export_outputs.items():
+        if not isinstance(output, export_output.ExportOutput):
+            raise TypeError(
+                f"Values in export_outputs must be ExportOutput objects, given: {key}: {output!r}"
+            )
+    default = tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+    if len(export_outputs) > 1 and default not in export_outputs:
+        raise ValueError(
+            f"Multiple `export_outputs` were provided ({sorted(export_outputs)}), but none of "
+            f"them are specified as the default: name one {default!r}."
+        )
 
 
 def _is_keras_metric(obj):
