@@ -7,10 +7,13 @@ model's weights.  Each mode's `model_fn` calls that clone, compiles it like
 the original, and uses its compiled loss and metrics.
 """
 
+import logging
+
 import tensorflow as tf
 import tf_keras
 
 from components.estimator import export as export_lib
+from components.estimator import optimizers
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
@@ -34,11 +37,40 @@ def _as_dict(model, outputs):
     return dict(zip(model.output_names, outputs, strict=True))
 
 
+def _legacy_optimizer(keras_model):
+    """The model's optimizer as a `tf_keras` legacy one, as tf.estimator 2.15 converted
+    it (with its warning): its state is then checkpointed under 2.15's names
+    (`training/Adam/hidden/kernel/m`, `training/Adam/beta_1`)."""
+    optimizer = keras_model.optimizer
+    if isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer):
+        return optimizer
+    logging.getLogger(__name__).warning(
+        "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, which "
+        "only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically converting "
+        "your optimizer to `tf.keras.optimizers.legacy.Optimizer`."
+    )
+    keras_model.optimizer = tf_keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
+    return keras_model.optimizer
+
+
+# Variables Keras makes for its own loops (batch counters when a model is built,
+# steps per execution when it is compiled): not model state, and 2.15's checkpoints
+# held none (unnamed, they would be saved as `Variable`, `Variable_1`, ...).
+_KERAS_BOOKKEEPING = ("_train_counter", "_test_counter", "_predict_counter", "_steps_per_execution")
+
+
+def _forget_bookkeeping(store, model):
+    bookkeeping = {id(getattr(model, name, None)) for name in _KERAS_BOOKKEEPING}
+    for name in [n for n, v in store.variables.items() if id(v) in bookkeeping]:
+        del store.variables[name]
+
+
 class _KerasEstimator(Estimator):
     def __init__(self, keras_model, model_dir, config, metric_names_map, export_outputs):
         metric_names_map = dict(metric_names_map or {})
-        optimizer_class = type(keras_model.optimizer)
-        optimizer_config = keras_model.optimizer.get_config()
+        legacy = _legacy_optimizer(keras_model)
+        optimizer_class = type(legacy)
+        optimizer_config = legacy.get_config()
         # Metric objects hold state: each trace gets fresh ones built from configs.
         metric_specs = [
             m if isinstance(m, str) else (type(m), m.get_config())
@@ -63,6 +95,7 @@ class _KerasEstimator(Estimator):
                 metrics=[m if isinstance(m, str) else m[0].from_config(m[1]) for m in metric_specs],
                 loss_weights=keras_model.compiled_loss._user_loss_weights,
             )
+            _forget_bookkeeping(self._store, model)
             loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
             if mode == ModeKeys.EVAL:
                 model.compiled_metrics.update_state(labels, outputs)
@@ -72,11 +105,7 @@ class _KerasEstimator(Estimator):
                 return EstimatorSpec(
                     mode, predictions=predictions, loss=loss, eval_metric_ops=metrics
                 )
-            variables = model.trainable_weights
-            gradients = tf.gradients(loss, variables)
-            train_op = optimizer.apply_gradients(
-                [(g, v) for g, v in zip(gradients, variables, strict=True) if g is not None]
-            )
+            train_op = optimizers.apply(optimizer, loss, model.trainable_weights)
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
@@ -85,6 +114,7 @@ class _KerasEstimator(Estimator):
             tf_keras.utils.set_random_seed(self.config.tf_random_seed)
         with self._store.scope():
             self._model = tf_keras.models.clone_model(keras_model)
+        _forget_bookkeeping(self._store, self._model)
         # A fresh model_dir starts from the original's weights; a checkpoint
         # or warm start overwrites them.
         self._model.set_weights(keras_model.get_weights())
