@@ -19,9 +19,19 @@ from components.estimator.hooks import Hook, StopAtStepHook
 log = logging.getLogger(__name__)
 
 
+def _steps_to_check(last_step, every_steps, step):
+    """Steps to run before a hook's next check, so that it falls on its step (as 2.15's
+    timer checked after every step) rather than at a chunk's end; None: by time."""
+    if every_steps is None:
+        return None
+    if last_step is None or step is None:
+        return 1
+    return max(1, last_step + every_steps - step)
+
+
 class _EvalMetricStopHook(Hook):
-    # Checked between chunks of steps, not every step: no per-step cost.
-    max_steps_per_call = None
+    """Checks the eval results at 2.15's steps: the first step of the call, then every
+    `run_every_steps` from it (by time: between chunks of steps, no per-step cost)."""
 
     def __init__(self, eval_dir, should_stop, run_every_secs, run_every_steps):
         if run_every_secs is not None and run_every_steps is not None:
@@ -32,8 +42,11 @@ class _EvalMetricStopHook(Hook):
         self._every_steps = run_every_steps
         self._last_time = time.time()
         self._last_step = None
-        if run_every_steps is not None:
-            self.max_steps_per_call = run_every_steps
+        self._step = None
+
+    @property
+    def max_steps_per_call(self):
+        return _steps_to_check(self._last_step, self._every_steps, self._step)
 
     def _due(self, step):
         if self._every_steps is not None:
@@ -43,7 +56,7 @@ class _EvalMetricStopHook(Hook):
         return due
 
     def after_step(self, context, logs):
-        step = logs["global_step"]
+        step = self._step = logs["global_step"]
         if not self._due(step):
             return
         self._last_time, self._last_step = time.time(), step
@@ -207,11 +220,8 @@ class _PredicateStopHook(Hook):
 
     @property
     def max_steps_per_call(self):
-        if self._every_steps is None:
-            return None
-        if self._last_step is None or self._step is None:
-            return 1
-        return max(1, self._last_step + self._every_steps + 1 - self._step)
+        last = None if self._last_step is None else self._last_step + 1  # a step's end
+        return _steps_to_check(last, self._every_steps, self._step)
 
     def _due(self, start_step):
         if self._last_step is None:

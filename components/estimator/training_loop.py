@@ -22,10 +22,12 @@ log = logging.getLogger(__name__)
 _MAX_STEPS_PER_CALL = 200
 
 
-def _steps_to_boundary(step, every):
+def _steps_to_next(step, last, every):
+    """Steps to the next of a timer's steps, as TF1's SecondOrStepTimer set them: the
+    first step of a train() call, then every `every` from the last (None: not due)."""
     if not every:
         return None
-    return every - step % every
+    return 1 if last is None else max(1, last + every - step)
 
 
 def run(
@@ -99,7 +101,9 @@ class _TrainingLoop:
         }
         self.step = start_step
         self.last_save_time = time.time()
-        self.last_log = (start_step, time.time())
+        # (step, time) of the last summary and step-rate line; None until the call's first.
+        self.last_summary_step = None
+        self.last_log = None
         self.last_saved_step = start_step
 
     def train(self, run_chunk, start_step, target):
@@ -132,12 +136,12 @@ class _TrainingLoop:
             limit.append(1)
         if target is not None:
             limit.append(target - self.step)
-        for every in (
-            config.save_summary_steps,
-            config.log_step_count_steps,
-            config.save_checkpoints_steps,
+        last_log_step = None if self.last_log is None else self.last_log[0]
+        for boundary in (
+            _steps_to_next(self.step, self.last_summary_step, config.save_summary_steps),
+            _steps_to_next(self.step, last_log_step, config.log_step_count_steps),
+            _steps_to_next(self.step, self.last_saved_step, config.save_checkpoints_steps),
         ):
-            boundary = _steps_to_boundary(self.step, every)
             if boundary:
                 limit.append(boundary)
         if self.hooks:
@@ -145,17 +149,32 @@ class _TrainingLoop:
         return min(limit)
 
     def _summarize(self, first_call):
+        """As tf.estimator's SummarySaverHook: the call's first step, then every
+        `save_summary_steps` from it (1, 101, 201, ... in a fresh model_dir)."""
         every = self.config.save_summary_steps
-        if self.writer is None or not every or not (first_call or self.step % every == 0):
+        last = self.last_summary_step
+        due = first_call or (last is not None and self.step >= last + every)
+        if not every or not due:
+            return
+        self.last_summary_step = self.step  # on every worker: it paces the chunks
+        if self.writer is None:
             return
         rates = {name: rate.numpy() for name, rate in self.learning_rates.items()}
         summaries.write_scalars(self.writer, {"loss": self.loss, **rates}, self.step)
 
     def _log_rate(self):
+        """As tf.estimator's StepCounterHook and loss line: the call's first step starts
+        the clock (a loss line, no rate), then every `log_step_count_steps` from it."""
         every = self.config.log_step_count_steps
-        if not every or self.step % every != 0:
+        if not every:
             return
         now = time.time()
+        if self.last_log is None:
+            log.info("loss = %g, step = %d", self.loss, self.step)
+            self.last_log = (self.step, now)
+            return
+        if self.step < self.last_log[0] + every:
+            return
         rate = (self.step - self.last_log[0]) / max(now - self.last_log[1], 1e-9)
         log.info("loss = %g, step = %d (%.1f global_step/sec)", self.loss, self.step, rate)
         if self.writer is not None:
@@ -164,12 +183,15 @@ class _TrainingLoop:
 
     def _save_if_due(self):
         """Saves on the chief when a step or time interval is due; True when asked to stop."""
-        if not self.is_chief:
-            return False
         config = self.config
-        due_by_steps = (
-            config.save_checkpoints_steps and self.step % config.save_checkpoints_steps == 0
-        )
+        # As tf.estimator's CheckpointSaverHook: every `save_checkpoints_steps` from the
+        # call's first step (0, 5, 7, 12 for 7 steps then 9 more, every 5), not multiples.
+        every = config.save_checkpoints_steps
+        due_by_steps = bool(every) and self.step >= self.last_saved_step + every
+        if not self.is_chief:
+            if due_by_steps:  # each worker keeps the chief's pace: the same chunks
+                self.last_saved_step = self.step
+            return False
         due_by_secs = (
             config.save_checkpoints_secs
             and time.time() - self.last_save_time >= config.save_checkpoints_secs
