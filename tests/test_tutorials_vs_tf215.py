@@ -1,0 +1,95 @@
+"""Tutorial-shaped programs (tests/tutorial_programs.py) here against tf.estimator 2.15.
+
+What each program's user sees, recorded once under 2.15
+(`tests/tf215/record_tutorial_programs.py`): keys, dtypes, shapes, listings, signatures,
+event tags and steps and error types exactly; deterministic values to 1e-4; values that
+hang on random draws within 35%.  The differences the kit keeps on purpose are taken
+out first (`KNOWN`), each with its reason; the one still open is an expected failure.
+"""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import components.estimator.install  # noqa: F401  (tf.estimator is the kit's)
+from tests import tutorial_programs as programs
+
+with open(programs.RECORDED) as _f:
+    RECORDED = json.load(_f)["programs"]
+
+SLOW = {
+    "wide_and_deep_census",
+    "early_stopping_hook",
+    "linear_titanic_shuffled",
+    "dnn_regressor_label_dimension_2",
+}
+# Kept on purpose (docs/guide/estimator.md): the TF2 path's checkpoints carry no
+# MetaGraph (`.meta`: it marks a checkpoint a TF1 graph wrote); TF 2.21's SavedModels
+# carry a `fingerprint.pb`; each optimizer saves its own step counter (`.../iter`).
+KNOWN = re.compile(r"\.meta$|/fingerprint\.pb$|^training/\w+/iter$")
+# Still different: 2.15's canned models summarize their layers (`bias`,
+# `fraction_of_zero_weights`, `dnn/hiddenlayer_0/fraction_of_zero_values`); the kit
+# writes the optimizers' learning rates instead.  Only the Estimator's own tags compared.
+OWN_TAGS = {"loss", "global_step/sec"}
+
+
+def normalized(value, key=""):
+    """`value` with KNOWN entries dropped and errors cut to their type."""
+    if key == "train_tags":  # {tag: steps}, or the tags alone: how many (see _steps)
+        value = value if isinstance(value, dict) else dict.fromkeys(value)
+        return {k: len(v or ()) for k, v in value.items() if k in OWN_TAGS}
+    if isinstance(value, dict):
+        return {k: normalized(v, k) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if len(value) == 2 and value[0].endswith("Error"):  # [type, message]
+            return value[:1]
+        return [v for v in value if not KNOWN.search(v)]
+    return value
+
+
+def _summary_steps_close(ours, theirs, what):
+    """2.15 wrote a training summary at the global step read beside the train op, before
+    or after its update (k or k + 1, by the run): each step within one of 2.15's."""
+    theirs = theirs.get("train_tags")
+    if isinstance(theirs, dict):
+        for tag in OWN_TAGS & set(theirs):
+            gaps = np.abs(np.subtract(ours["train_tags"][tag], theirs[tag]))
+            assert gaps.max() <= 1, f"{what} {tag}: {ours['train_tags'][tag]} {theirs[tag]}"
+
+
+def _close(ours, theirs, what, rtol, atol):
+    assert sorted(ours) == sorted(theirs), what
+    for key, expected in theirs.items():
+        np.testing.assert_allclose(
+            ours[key], expected, rtol=rtol, atol=atol, err_msg=f"{what} {key}"
+        )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else []) for n in programs.PROGRAMS],
+)
+def test_tutorial_program_behaves_as_under_tf215(name, tmp_path):
+    theirs = RECORDED[name]
+    ours = programs.PROGRAMS[name](str(tmp_path))
+    assert sorted(ours) == sorted(theirs)
+    assert normalized(ours["exact"]) == normalized(theirs["exact"])
+    _summary_steps_close(ours["exact"], theirs["exact"], name)
+    if "close" in theirs:
+        _close(ours["close"], theirs["close"], f"{name} close", 1e-4, 1e-5)
+    if "loose" in theirs:
+        _close(ours["loose"], theirs["loose"], f"{name} loose", 0.35, 0.05)
+
+
+def test_every_program_is_recorded():
+    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+
+
+@pytest.mark.xfail(reason="2.15's canned models' own summaries are not written", strict=True)
+def test_canned_models_summarize_as_under_tf215(tmp_path):
+    theirs = RECORDED["linear_regressor_run_config"]["exact"]["train_tags"]
+    assert {"bias", "fraction_of_zero_weights"} <= set(theirs)  # what 2.15 wrote
+    ours = programs.linear_regressor_run_config(str(tmp_path))["exact"]["train_tags"]
+    assert sorted(ours) == sorted(theirs)
