@@ -16,6 +16,7 @@ import tensorflow as tf
 from tensorflow.python.saved_model import tag_constants
 from tensorflow.python.saved_model.model_utils import export_utils
 
+from components.estimator import checkpoints as ckpt_lib
 from components.estimator import graph_mode, serving
 from components.estimator.model_fn import ModeKeys
 
@@ -50,6 +51,20 @@ def _signature_defs(built):
     )
 
 
+def _missing_variables_message(mode, checkpoint_path):
+    """Why a mode's graph cannot be restored: the variables the checkpoint lacks."""
+    stored = set(ckpt_lib.variable_names(checkpoint_path))
+    missing = sorted(v.op.name for v in _V1.global_variables() if v.op.name not in stored)
+    return (
+        f"Exporting the {mode!r} graph: checkpoint {checkpoint_path} lacks variables this "
+        f"mode's model_fn creates in a graph: {missing[:10]}. TRAIN and EVAL SavedModels "
+        "are built in a graph, as tf.estimator built them: a model_fn that trains on the "
+        "TF2 path (Keras layers and optimizers) may name its variables (an optimizer's "
+        "slots, a Keras model's scope) otherwise there; export the PREDICT mode, or write "
+        "the model_fn with tf.compat.v1 layers and optimizers."
+    )
+
+
 def add_meta_graph(builder, built, checkpoint_path, with_variables):
     """Adds `built` (a `graph_mode.ModeGraph` over a receiver) to `builder`, restored from
     `checkpoint_path`; `with_variables` for the first MetaGraph of the SavedModel."""
@@ -65,11 +80,8 @@ def add_meta_graph(builder, built, checkpoint_path, with_variables):
         with _V1.Session(config=built.session_config()) as session:
             try:
                 saver.restore(session, checkpoint_path)
-            except tf.errors.NotFoundError as error:
-                raise ValueError(
-                    f"Exporting the {built.mode!r} graph: checkpoint {checkpoint_path} lacks "
-                    f"variables this mode's model_fn creates: {error.message.splitlines()[0]}"
-                ) from None
+            except tf.errors.NotFoundError:
+                raise ValueError(_missing_variables_message(built.mode, checkpoint_path)) from None
             builder._add_train_op(built.spec.train_op)
             kwargs = {
                 "tags": _TAGS[built.mode],
