@@ -66,13 +66,6 @@ class EvalSpec(
             raise ValueError(f"EvalSpec: exporter names must be unique, got {names}.")
         if start_delay_secs < 0 or throttle_secs < 0:
             raise ValueError("EvalSpec: start_delay_secs and throttle_secs must be >= 0.")
-        if start_delay_secs != _DEFAULT_START_DELAY_SECS:
-            warn_once(
-                "EvalSpec.start_delay_secs",
-                "EvalSpec: start_delay_secs is not used: the chief evaluates each new "
-                "checkpoint, at most once every throttle_secs, as tf.estimator's "
-                "train_and_evaluate did without an evaluator task.",
-            )
         return super().__new__(
             cls,
             input_fn,
@@ -147,12 +140,26 @@ class _EvaluateAfterSave(CheckpointSaverListener):
             self._last_time = time.time()
 
 
+def warn_if_start_delay_unused(config, eval_spec):
+    """On a cluster 2.15's evaluator task waited `start_delay_secs`; the kit has none.
+    On one machine 2.15 did not use it either (its local mode): no warning there, so a
+    program run with warnings as errors runs as it did."""
+    if eval_spec.start_delay_secs != _DEFAULT_START_DELAY_SECS and config.cluster_spec:
+        warn_once(
+            "EvalSpec.start_delay_secs",
+            "EvalSpec: start_delay_secs is not used: the chief evaluates each new "
+            "checkpoint, at most once every throttle_secs, rather than an evaluator task "
+            "starting after start_delay_secs.",
+        )
+
+
 def train_and_evaluate(estimator, train_spec, eval_spec):
     """Trains, evaluating and exporting along the way; returns (eval result, export paths)."""
     if not isinstance(train_spec, TrainSpec):
         raise TypeError("train_spec must be a TrainSpec.")
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError("eval_spec must be an EvalSpec.")
+    warn_if_start_delay_unused(estimator.config, eval_spec)
     if not estimator.config.is_chief:
         estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps)
         return None, []
