@@ -34,40 +34,49 @@ def _sum_features(buckets, node, stats, offsets, sizes, running, total, out, beg
 
     buckets [features, batch]: each example's bucket id (feature f's `sizes[f]` buckets
     at `offsets[f]` in a node's row); node [batch]: each example's node in the layer, -1
-    to leave it out; stats [batch, k]. One pass over a feature's examples adds all k
-    statistics (each bin's sums in example order). Run compiled (`_compiled`), once per
-    type of `buckets`."""
+    to leave it out; stats [batch, k]. Run compiled (`_compiled`), once per type of
+    `buckets`."""
     batch, k = stats.shape
     nodes = out.shape[0] // total
+    node_of = np.empty(batch, np.int32)
+    by_statistic = np.zeros((k, batch), np.float32)
     for i in range(batch):
         if node[i] >= nodes:
             raise IndexError("a node outside the histogram")
+        node_of[i] = max(node[i], 0)
+        if node[i] >= 0:
+            for j in range(k):
+                by_statistic[j, i] = stats[i, j]
     widest = 0
     for f in range(begin, end):
         widest = max(widest, sizes[f])
-    block = np.empty((nodes * widest, k), np.float32)  # one feature's bins, in every node
+    block = np.empty((k, nodes * widest), np.float32)  # one feature's bins, in every node
+    bins = np.empty(batch, np.int32)
     carried = np.empty(k, np.float32)
     for f in range(begin, end):
         size, start = sizes[f], offsets[f]
-        block[: nodes * size] = 0.0
+        outside = False
         for i in range(batch):
             bucket = np.int32(buckets[f, i])
-            if (bucket < 0) | (bucket >= size):
-                raise IndexError("a bucket id outside its feature's buckets")
-            if node[i] >= 0:
-                row = node[i] * size + bucket
-                for j in range(k):
-                    block[row, j] += stats[i, j]
+            outside |= (bucket < 0) | (bucket >= size)
+            bins[i] = node_of[i] * size + bucket
+        if outside:
+            raise IndexError("a bucket id outside its feature's buckets")
+        for j in range(k):
+            sums, weights = block[j], by_statistic[j]
+            sums[: nodes * size] = 0.0
+            for i in range(batch):
+                sums[bins[i]] += weights[i]
         for n in range(nodes):
-            first = n * total + start
+            row = n * total + start
             carried[:] = 0.0
             for b in range(size):
                 for j in range(k):
-                    value = block[n * size + b, j]
+                    value = block[j, n * size + b]
                     if running[f]:
                         carried[j] += value
                         value = carried[j]
-                    out[first + b, j] = value
+                    out[row + b, j] = value
 
 
 @functools.cache
