@@ -66,7 +66,7 @@ def test_patience_is_the_rounds_without_a_better_loss_before_stopping(tmp_path):
     length = TrainingLength(2000, early_stopping=True, round=20)
     outcome = stopping.train(model, _input(1, True), length, _input(2, False), None, patience=1)
     assert outcome.steps_run == outcome.step + 20
-    assert outcome.reason.endswith("none better in the 1 rounds after it"), outcome.reason
+    assert outcome.reason.endswith("none better in the 1 round after it"), outcome.reason
 
 
 def test_a_falling_loss_trains_to_the_cap(tmp_path):

@@ -145,7 +145,7 @@ def train(
     if listener.stale >= patience:
         reason = (
             f"validation loss stopped improving: best {best_loss:.4g} at step {best_step:,}, "
-            f"none better in the {patience} rounds after it"
+            f"none better in the {patience} round{'s' * (patience != 1)} after it"
         )
     elif step < length.steps:
         reason = f"model complete at step {step:,}, best validation loss at step {best_step:,}"
