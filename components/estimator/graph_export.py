@@ -74,9 +74,15 @@ def add_meta_graph(builder, built, checkpoint_path, with_variables):
         saver = scaffold.saver
         if hasattr(saver, "build"):
             saver.build()
-        # What a loader runs after restoring: the spec's local init op, else tf.estimator's
-        # default (local variables, such as metrics' totals, and lookup tables).
-        init_op = scaffold.local_init_op or _V1.train.Scaffold.default_local_init_op()
+        # What a loader runs after restoring: the spec's local init op, else the lookup
+        # tables' initializers, and for TRAIN and EVAL the local variables' (metrics'
+        # totals) too.  (tf.compat.v1's default local init op in a PREDICT graph keeps
+        # TF2's tf.saved_model.load from loading it: "Graph is finalized".)
+        init_op = scaffold.local_init_op
+        if init_op is None:
+            init_op = _V1.tables_initializer()
+            if built.mode != ModeKeys.PREDICT:
+                init_op = tf.group(init_op, _V1.local_variables_initializer())
         with _V1.Session(config=built.session_config()) as session:
             try:
                 saver.restore(session, checkpoint_path)
