@@ -252,7 +252,18 @@ def test_a_scaffold_with_session_fields_runs_model_fn_in_a_graph(tmp_path):
     assert model.get_variable_value("global_step") == 2
 
 
-def test_training_summaries_include_loss_and_learning_rate(tmp_path):
+def _histograms_by_step(model_dir):
+    """{step: {tag: number of values}} of the histogram summaries in `model_dir`."""
+    by_step = {}
+    for path in glob.glob(os.path.join(model_dir, "*.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.HasField("histo"):
+                    by_step.setdefault(event.step, {})[value.tag] = value.histo.num
+    return by_step
+
+
+def test_training_summaries_hold_the_loss_and_the_dnns_own(tmp_path):
     from components.estimator import summaries
 
     classifier = estimator.DNNClassifier(
@@ -262,12 +273,34 @@ def test_training_summaries_include_loss_and_learning_rate(tmp_path):
     scalars = summaries.read_scalars_by_step(
         glob.glob(os.path.join(classifier.model_dir, "*.tfevents.*"))
     )
-    # As tf.estimator 2.15's SummarySaverHook: the first step, then every 10 from it.
+    # As tf.estimator 2.15's SummarySaverHook: the first step, then every 10 from it;
+    # and as 2.15's DNN, each layer's share of zeros and (below) its outputs, but no
+    # learning rate.
     assert sorted(scalars) == [1, 11]
-    rates = {tag: v for tag, v in scalars[11].items() if tag.endswith("learning_rate")}
-    assert "loss" in scalars[11]
-    # A V2 DNN's Adagrad at Keras's own default rate, as tf.estimator 2.15 trained it.
-    assert list(rates.values()) == [pytest.approx(0.001)]
+    assert sorted(scalars[11]) == [
+        "dnn/hiddenlayer_0/fraction_of_zero_values",
+        "dnn/logits/fraction_of_zero_values",
+        "loss",
+    ]
+    assert 0 <= scalars[11]["dnn/hiddenlayer_0/fraction_of_zero_values"] <= 1
+    # The outputs of that step's batch of 32: 4 units, then 1 logit.
+    layers = {"dnn/hiddenlayer_0/activation": 32 * 4, "dnn/logits/activation": 32}
+    assert _histograms_by_step(classifier.model_dir) == {1: layers, 11: layers}
+
+
+def test_a_linear_models_bias_summary_is_its_bias_after_the_step(tmp_path):
+    from components.estimator import summaries
+
+    regressor = estimator.LinearRegressor(COLUMNS, config=_config(tmp_path, save_summary_steps=10))
+    regressor.train(train_input_fn, steps=11)
+    scalars = summaries.read_scalars_by_step(
+        glob.glob(os.path.join(regressor.model_dir, "*.tfevents.*"))
+    )
+    bias = regressor.get_variable_value("linear/linear_model/bias_weights")
+    assert scalars[11]["bias"] == pytest.approx(float(bias[0]))
+    assert scalars[11]["fraction_of_zero_weights"] == pytest.approx(
+        np.mean(regressor.get_variable_value("linear/linear_model/x/weights") == 0)
+    )
 
 
 def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):

@@ -56,13 +56,16 @@ def listing(directory):
 
 
 def event_tags(directory):
-    """{scalar tag: the steps written}, over the event files directly in `directory`."""
+    """{tag: the steps written}, over the event files directly in `directory`: scalars
+    (`simple_value`) by their tag, histograms as `<tag> (histogram)`."""
     tags = {}
     for path in sorted(glob.glob(os.path.join(directory, "events.out.tfevents.*"))):
         for event in tf.compat.v1.train.summary_iterator(path):
             for value in event.summary.value:
                 if value.HasField("simple_value"):
                     tags.setdefault(value.tag, set()).add(int(event.step))
+                elif value.HasField("histo"):
+                    tags.setdefault(f"{value.tag} (histogram)", set()).add(int(event.step))
     return {tag: sorted(steps) for tag, steps in sorted(tags.items())}
 
 

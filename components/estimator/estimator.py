@@ -91,24 +91,27 @@ class _ParameterServerChunks:
         self._workers = max(1, strategy.extended._num_workers)
         # A zero-step call traces model_fn (creating the variables on the ps
         # tasks) before the host loop needs them.
-        self._coordinator.schedule(run_steps, args=(self._iterator, tf.constant(0, tf.int64)))
+        self._coordinator.schedule(run_steps, args=(self._iterator, *self._counts(0)))
         self._coordinator.join()
 
-    def __call__(self, num_steps):
+    @staticmethod
+    def _counts(num_steps):
+        """(steps, summarize_at): the model's own summaries are not asked of workers."""
+        return tf.constant(num_steps, tf.int64), tf.constant(0, tf.int64)
+
+    def __call__(self, num_steps, summarize=False):
         shares = [
             num_steps // self._workers + (1 if i < num_steps % self._workers else 0)
             for i in range(self._workers)
         ]
         results = [
-            self._coordinator.schedule(
-                self._run_steps, args=(self._iterator, tf.constant(share, tf.int64))
-            )
+            self._coordinator.schedule(self._run_steps, args=(self._iterator, *self._counts(share)))
             for share in shares
             if share
         ]
         self._coordinator.join()
         done = sum(int(r.fetch()[0]) for r in results)
-        return done, float(results[-1].fetch()[1])
+        return done, float(results[-1].fetch()[1]), b""
 
 
 def _scope(strategy):
@@ -440,51 +443,62 @@ class Estimator:
             return self._functions["train"]
         store = self._store
 
-        def one_step(features, labels):
+        def one_step(features, labels, summarize):
             global_step = store.global_step
             before = global_step.read_value()
-            spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+            with summaries.collecting() as requested:
+                spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
             # train_op usually leaves the step alone (TF2 optimizers): count it
             # then.  No tf.cond: under a strategy the update is a merge point.
             unchanged = tf.equal(global_step.read_value(), before)
             global_step.assign_add(tf.cast(unchanged, tf.int64))
-            return tf.cast(spec.loss, tf.float32)
+            # (The model's own summaries, computed on summary steps only.)
+            return tf.cast(spec.loss, tf.float32), summaries.serialized_if(summarize, requested)
 
         strategy = self._config.train_distribute
 
-        def step(features, labels):
+        def step(features, labels, summarize):
             if strategy is None:
-                return tf.reshape(one_step(features, labels), [])
-            per_replica = strategy.run(one_step, args=(features, labels))
+                loss, summary = one_step(features, labels, summarize)
+                return tf.reshape(loss, []), summary
+            loss, summary = strategy.run(one_step, args=(features, labels, summarize))
             # Heads divide each replica's loss by the replica count: the sum
-            # is the loss over the global batch.
-            return tf.reshape(
-                strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None), []
-            )
+            # is the loss over the global batch.  Summaries: the first replica's.
+            loss = strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None)
+            return tf.reshape(loss, []), strategy.experimental_local_results(summary)[0]
 
         # The mode functions are traced without AutoGraph (see _call_model_fn):
         # converting model_fn and the canned models cost seconds per trace.
+        # `summarize_at`: the step of the call (1-based; 0 for none) whose summaries
+        # the model computes and the call returns.
         @tf.function(autograph=False)
-        def run_steps(iterator, max_steps):
-            def more(done, _loss, exhausted):
+        def run_steps(iterator, max_steps, summarize_at):
+            def more(done, _loss, _summary, exhausted):
                 return tf.logical_and(tf.logical_not(exhausted), done < max_steps)
 
-            def next_step(done, loss, _exhausted):
+            def next_step(done, loss, summary, _exhausted):
                 optional = iterator.get_next_as_optional()
 
                 def train():
                     features, labels = _split_element(optional.get_value())
-                    return done + 1, step(features, labels), tf.constant(False)
+                    summarize = tf.equal(done + 1, summarize_at)
+                    new_loss, new_summary = step(features, labels, summarize)
+                    new_summary = tf.where(summarize, new_summary, summary)
+                    return done + 1, new_loss, new_summary, tf.constant(False)
 
-                return tf.cond(optional.has_value(), train, lambda: (done, loss, tf.constant(True)))
+                def exhausted():
+                    return done, loss, summary, tf.constant(True)
+
+                return tf.cond(optional.has_value(), train, exhausted)
 
             start = (
                 tf.constant(0, tf.int64),
                 tf.constant(math.nan, tf.float32),
+                tf.constant(b""),
                 tf.constant(False),
             )
-            done, loss, _ = tf.while_loop(more, next_step, start)
-            return done, loss
+            done, loss, summary, _ = tf.while_loop(more, next_step, start)
+            return done, loss, summary
 
         self._functions["train"] = run_steps
         return run_steps
@@ -584,7 +598,9 @@ class Estimator:
         else:
             if strategy is not None:
                 iterator = iter(dataset)
-            traced = run_steps.get_concrete_function(iterator, tf.TensorSpec([], tf.int64))
+            traced = run_steps.get_concrete_function(
+                iterator, tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)
+            )
             if strategy is None:
                 # (Under a strategy the trace sees per-device components instead.)
                 self._store.adopt(traced.variables)
@@ -598,9 +614,13 @@ class Estimator:
                 tf.io.write_graph(traced.graph.as_graph_def(), self._model_dir, "graph.pbtxt")
                 self._written_graph = traced
 
-            def run_chunk(num_steps):
-                done, loss = run_steps(iterator, tf.constant(num_steps, tf.int64))
-                return int(done), float(loss)
+            def run_chunk(num_steps, summarize=False):
+                done, loss, summary = run_steps(
+                    iterator,
+                    tf.constant(num_steps, tf.int64),
+                    tf.constant(num_steps if summarize else 0, tf.int64),
+                )
+                return int(done), float(loss), summary.numpy()
 
         training_loop.run(
             estimator=self,

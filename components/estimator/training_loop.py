@@ -33,7 +33,8 @@ def _steps_to_next(step, last, every):
 def run(
     estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, hooks, saving_listeners
 ):
-    """`run_chunk(n)` runs up to n steps and returns (steps run, last loss)."""
+    """`run_chunk(n, summarize)` runs up to n steps and returns (steps run, last loss,
+    the model's own summaries of step n as a serialized `Summary` when `summarize`)."""
     loop = _TrainingLoop(estimator, global_step, hooks, saving_listeners)
     loop.restore_or_initialize(latest_checkpoint)
     # (Estimator.train returns before this when max_steps is already reached.)
@@ -93,12 +94,6 @@ class _TrainingLoop:
         self.writer = (
             tf.summary.create_file_writer(self.estimator.model_dir) if self.is_chief else None
         )
-        # Keras optimizers keep their rate in a `learning_rate` variable: chart it.
-        self.learning_rates = {
-            name: v
-            for name, v in self.variables.items()
-            if name.split("/")[-1].startswith("learning_rate") and v.shape.rank == 0
-        }
         self.step = start_step
         self.last_save_time = time.time()
         # (step, time) of the last summary and step-rate line; None until the call's first.
@@ -115,13 +110,13 @@ class _TrainingLoop:
             chunk = self._chunk_size(first_call, target)
             if self.hooks and self.runner.before_step(self.step):
                 break
-            done, self.loss = run_chunk(chunk)
+            done, self.loss, model_summary = run_chunk(chunk, self._summary_due(chunk))
             if done == 0:
                 log.info("Input exhausted at step %d.", self.step)
                 break
             self.step = int(self.global_step.numpy())
             stop = self.runner.after_step({"loss": self.loss, "global_step": self.step})
-            self._summarize(first_call)
+            self._summarize(first_call, model_summary)
             self._log_rate()
             stop = self._save_if_due() or stop
             if done < int(chunk):
@@ -148,19 +143,27 @@ class _TrainingLoop:
             limit += [h.max_steps_per_call for h in self.hooks if h.max_steps_per_call]
         return min(limit)
 
-    def _summarize(self, first_call):
+    def _due(self, step):
         """As tf.estimator's SummarySaverHook: the call's first step, then every
         `save_summary_steps` from it (1, 101, 201, ... in a fresh model_dir)."""
         every = self.config.save_summary_steps
         last = self.last_summary_step
-        due = first_call or (last is not None and self.step >= last + every)
-        if not every or not due:
+        return bool(every) and (last is None or step >= last + every)
+
+    def _summary_due(self, chunk):
+        """Whether the chunk's last step will be summarized here (so the model's own
+        summaries are computed then, on the chief)."""
+        return self.writer is not None and self._due(self.step + chunk)
+
+    def _summarize(self, first_call, model_summary):
+        due = first_call or (self.last_summary_step is not None and self._due(self.step))
+        if not self.config.save_summary_steps or not due:
             return
         self.last_summary_step = self.step  # on every worker: it paces the chunks
         if self.writer is None:
             return
-        rates = {name: rate.numpy() for name, rate in self.learning_rates.items()}
-        summaries.write_scalars(self.writer, {"loss": self.loss, **rates}, self.step)
+        # The model's own (2.15's canned models' layer summaries), when it has any.
+        summaries.write_scalars(self.writer, {"loss": self.loss}, self.step, model_summary)
 
     def _log_rate(self):
         """As tf.estimator's StepCounterHook and loss line: the call's first step starts

@@ -4,7 +4,7 @@ import tensorflow as tf
 import tf_keras
 
 from components.estimator import head as head_lib
-from components.estimator import optimizers
+from components.estimator import optimizers, summaries
 from components.estimator.canned import indicator
 from components.estimator.canned.linear import check_features
 from components.estimator.estimator import Estimator
@@ -43,9 +43,11 @@ def dnn_logits(
                     # nothing else runs the moving averages' updates.
                     with tf.control_dependencies(norm.updates):
                         net = tf.identity(net)
+            summaries.layer(f"dnn/hiddenlayer_{i}", net)
         output = tf_keras.layers.Dense(units, name="logits")
         layers.append(output)
         logits = output(net)
+        summaries.layer("dnn/logits", logits)
     return logits, [w for layer in layers for w in layer.trainable_weights]
 
 

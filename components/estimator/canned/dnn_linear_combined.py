@@ -5,7 +5,7 @@ import math
 import tensorflow as tf
 
 from components.estimator import head as head_lib
-from components.estimator import optimizers
+from components.estimator import optimizers, summaries
 from components.estimator.canned.dnn import dnn_logits
 from components.estimator.canned.linear import check_features, linear_logits
 from components.estimator.estimator import Estimator
@@ -71,6 +71,7 @@ class DNNLinearCombinedEstimator(Estimator):
                 linear_out, layer = linear_logits(
                     features, linear_columns, head.logits_dimension, linear_sparse_combiner
                 )
+                summaries.layer("linear", linear_out)  # (as 2.15's wide and deep: its own)
                 logits += linear_out
                 parts.append(
                     (

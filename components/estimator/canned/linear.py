@@ -9,7 +9,7 @@ from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 from tf_keras.src.feature_column.dense_features_v2 import _StateManagerImplV2
 
 from components.estimator import head as head_lib
-from components.estimator import optimizers
+from components.estimator import optimizers, summaries
 from components.estimator.canned import indicator
 from components.estimator.estimator import Estimator
 from components.estimator.sdca import LinearSDCA
@@ -166,7 +166,20 @@ def _raw_keys(column):
 def linear_logits(features, feature_columns, units, sparse_combiner):
     with tf.name_scope("linear"):
         layer = LinearModel(feature_columns, units, sparse_combiner)
-        return layer(features), layer
+        logits = layer(features)
+    _summarize(layer)
+    return logits, layer
+
+
+def _summarize(layer):
+    """2.15's linear model's own summaries: its bias (a histogram for several logits)
+    and the share of its other weights that are zero, both unscoped."""
+    if layer.bias.shape[0] > 1:
+        summaries.histogram("bias", lambda: layer.bias)
+    else:
+        summaries.scalar("bias", lambda: layer.bias[0])
+    weights = [w for w in layer.weights if w is not layer.bias]
+    summaries.scalar("fraction_of_zero_weights", lambda: summaries.fraction_of_zero(weights))
 
 
 def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_combiner):
