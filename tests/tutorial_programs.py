@@ -508,6 +508,23 @@ def dnn_regressor_label_dimension_2(workdir):
     }
 
 
+@program
+def wide_and_deep_regressor_summaries(workdir):
+    """DNNLinearCombinedRegressor with two targets: what it summarizes while training,
+    each tag of its kind (the linear bias of two logits a histogram), on its steps."""
+    column = tf.feature_column.numeric_column("x", shape=[3])
+    model = tf.estimator.DNNLinearCombinedRegressor(
+        linear_feature_columns=[column],
+        dnn_feature_columns=[column],
+        dnn_hidden_units=[4],
+        label_dimension=2,
+        model_dir=os.path.join(workdir, "model"),
+        config=tf.estimator.RunConfig(save_summary_steps=3, tf_random_seed=3),
+    )
+    model.train(regression_input_fn(label_dimension=2), steps=7)
+    return {"exact": {"train_tags": event_tags(model.model_dir)}}
+
+
 # ------------------------------------------------------------------ warm start, keys, metrics
 def _binary_input_fn(epochs=None, batch_size=8):
     x, y = _numbers(40, 5)
