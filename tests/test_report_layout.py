@@ -53,6 +53,29 @@ def test_every_candidate_has_a_color_its_validation_is_dashed_and_flat_series_ar
     assert ">dnn</span>" in page and ">linear</span>" in page  # a legend entry each
 
 
+def test_charts_go_loss_then_held_out_metrics_then_what_training_alone_logged():
+    """A canned model's layer summaries (2.15's, training only) come after the metrics."""
+    data = _data()
+    rising = [(1, 0.5), (2, 0.4), (3, 0.35)]
+    data["training"]["curves"] = {
+        tag: {"dnn train": rising, **({} if inner else {"dnn validation": rising})}
+        for tag, inner in [
+            ("bias", True),
+            ("dnn/hiddenlayer_0/fraction_of_zero_values", True),
+            ("recall", False),
+            ("loss", False),
+        ]
+    }
+    data["training"]["series"] = {
+        "dnn train": ("dnn", "train"),
+        "dnn validation": ("dnn", "validation"),
+    }
+    page = render(data)
+    titles = ["loss", "recall", "bias", "dnn/hiddenlayer_0/fraction_of_zero_values"]
+    at = [page.index(f">{title}<") for title in titles]
+    assert at == sorted(at), at
+
+
 def test_the_evaluation_plots_become_roc_precision_recall_confusion_and_calibration():
     data = _data()
     data["evaluation"]["plots"] = {
