@@ -549,33 +549,3 @@ def test_export_all_saved_models_writes_a_meta_graph_per_mode(tmp_path):
     weight = model.get_variable_value("linear/linear_model/x/weights")[0, 0]
     bias = model.get_variable_value("linear/linear_model/bias_weights")[0]
     assert values["predictions"][0, 0] == pytest.approx(weight + bias, rel=1e-5)
-
-
-def test_a_train_or_eval_export_whose_graph_names_variables_otherwise_says_which(tmp_path):
-    """A Keras model in a TF2-style model_fn names its variables otherwise in a graph (its
-    scope, the optimizer's slots): the export names them, and what to do instead."""
-
-    def model_fn(features, labels, mode):
-        model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
-        logits = model(tf.reshape(features["x"], [-1, 1]))
-        loss = tf.reduce_mean(tf.square(logits - tf.reshape(labels, [-1, 1])))
-        optimizer = tf_keras.optimizers.SGD(0.1)
-        if mode == estimator.ModeKeys.TRAIN:
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(tf.reshape(features["x"], [-1, 1])) - labels))
-            gradients = tape.gradient(loss, model.trainable_variables)
-            train_op = optimizer.apply_gradients(
-                zip(gradients, model.trainable_variables, strict=True)
-            )
-            return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
-        return estimator.EstimatorSpec(mode, loss=loss, predictions={"y": logits})
-
-    model = estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
-    model.train(lambda: tf.data.Dataset.from_tensors(({"x": [1.0]}, [2.0])).repeat(), steps=1)
-    receiver = estimator.experimental.build_raw_supervised_input_receiver_fn(
-        {"x": tf.zeros([1])}, tf.zeros([1])
-    )
-    with pytest.raises(ValueError, match=r"'eval' graph.*lacks variables.*sequential/dense"):
-        model.export_saved_model(
-            str(tmp_path / "export"), receiver, experimental_mode=estimator.ModeKeys.EVAL
-        )

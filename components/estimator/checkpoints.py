@@ -153,6 +153,10 @@ def restore(store, checkpoint_path, warn_unused=False):
         keys = {checkpoint_key(name): name for name in variables}
     else:
         keys = {store.checkpoint_name(name): name for name in variables}
+        if sum(key in shapes for key in keys) < sum(name in shapes for name in variables):
+            # A model_dir the TF2 path wrote before it named Keras variables as
+            # tf.estimator's graph did (`dense/kernel`, not `sequential/dense/kernel`).
+            keys = {name: name for name in variables}
     found, missing, afresh, counters, mismatched = {}, [], [], [], []
     for key, name in sorted(keys.items()):
         variable = variables[name]

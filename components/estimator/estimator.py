@@ -220,6 +220,7 @@ class Estimator:
         # Whether model_fn runs in a graph with a session (graph_mode): None until
         # its first build tells.
         self._graph_mode = None
+        self._graph_named_modes = set()  # modes whose variables have a graph's names
         self._iterator_input_fns = weakref.WeakKeyDictionary()
 
     model_dir = property(lambda self: self._model_dir)
@@ -257,6 +258,7 @@ class Estimator:
         # subclassed Keras layers convert their `call` with AutoGraph.
         with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
             spec = self._model_fn(**kwargs)
+            self._store.name_as_in_graph(mode)
         self._require_spec(spec)
         if spec.scaffold is not None and graph_mode.scaffold_has_session_fields(spec.scaffold):
             raise ValueError(
@@ -285,6 +287,8 @@ class Estimator:
         )
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             if input_fn is None or not self._input_fn_reads_an_iterator(input_fn, mode):
+                if self._graph_mode is False:
+                    self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
                 return None
             forced = True
         graph = tf.Graph()
@@ -299,6 +303,7 @@ class Estimator:
                 raise
             log.debug("model_fn does not build in a graph; using the TF2 path.", exc_info=True)
             self._graph_mode = False
+            self._graph_named_modes = None  # (nor will it for the other modes)
             return None
         if self._graph_mode is None and not forced:
             markers = built.markers()
@@ -309,10 +314,30 @@ class Estimator:
                 why = "model_dir's checkpoint was written by a graph (as tf.estimator's are)"
             else:
                 self._graph_mode = False
+                self._graph_named_modes.add(mode)
+                self._store.expect_graph_names(mode, graph)
                 return None
             self._graph_mode = True
             log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
         return built
+
+    def _name_variables_as_a_graph(self, mode, input_fn, receiver_fn):
+        """Has the TF2 path name the variables `mode` makes as tf.estimator's graph named
+        them (`VariableStore.expect_graph_names`): `model_fn` built in a graph once per
+        mode, the first time the mode runs (a Keras optimizer's slots, made in TRAIN
+        only, when PREDICT ran first)."""
+        if self._graph_named_modes is None or mode in self._graph_named_modes:
+            return
+        self._graph_named_modes.add(mode)
+        graph = tf.Graph()
+        try:
+            graph_mode.ModeGraph(
+                self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
+            )
+        except Exception:
+            log.debug("model_fn does not build in a graph in %s mode.", mode, exc_info=True)
+            return
+        self._store.expect_graph_names(mode, graph)
 
     def _input_fn_reads_an_iterator(self, input_fn, mode):
         """Whether `input_fn` returns the next element of a TF1 iterator

@@ -58,10 +58,10 @@ def _missing_variables_message(mode, checkpoint_path):
     return (
         f"Exporting the {mode!r} graph: checkpoint {checkpoint_path} lacks variables this "
         f"mode's model_fn creates in a graph: {missing[:10]}. TRAIN and EVAL SavedModels "
-        "are built in a graph, as tf.estimator built them: a model_fn that trains on the "
-        "TF2 path (Keras layers and optimizers) may name its variables (an optimizer's "
-        "slots, a Keras model's scope) otherwise there; export the PREDICT mode, or write "
-        "the model_fn with tf.compat.v1 layers and optimizers."
+        "are built in a graph, as tf.estimator built them; a model_fn that trains on the "
+        "TF2 path has its variables named as in that graph only when it makes the same "
+        "variables there, in the same order (and a model_dir it wrote before the kit named "
+        "them so has the TF2 names): export the PREDICT mode, or retrain in a fresh model_dir."
     )
 
 

@@ -55,6 +55,9 @@ class VariableStore:
         # {store name: checkpoint name}, and the store names of step counters.
         self._optimizer_state = {}
         self._iterations = set()
+        # {store name: the name model_fn's graph gave it} (see `expect_graph_names`).
+        self._graph_names = {}
+        self._graph_variables = {}  # {mode: [(name, shape, dtype)] of its graph}
         # Per thread: MirroredStrategy calls model_fn once per replica, each
         # in its own thread and name scope, and each must get the same names.
         self._call = threading.local()
@@ -93,8 +96,42 @@ class VariableStore:
         self._call.names.add(unique)
         return unique
 
+    def expect_graph_names(self, mode, graph):
+        """Notes the variables `model_fn` made for `mode` when built in `graph` (TF1-style,
+        as tf.estimator 2.15 built it), in the order it made them.  The next call of that
+        mode traced for the TF2 path names the variables it makes in the same order, of the
+        same shapes, as the graph did: Keras models and optimizers name their variables
+        otherwise in a `tf.function` (`dense/kernel`, `Adam/m/dense/dense/kernel`) than in
+        a graph (`sequential/dense/kernel`, `Adam/m/sequential/dense/kernel`)."""
+        self._graph_variables[mode] = [
+            (v.op.name, v.shape, v.dtype.base_dtype)
+            for v in graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES)
+            if v.op.name != GLOBAL_STEP_NAME and not is_metric_variable(v)
+        ]
+
+    def name_as_in_graph(self, mode):
+        """Gives the variables this `mode`'s call (in `scope()`) made so far the names of
+        `expect_graph_names`: only when both made the same variables, one for one."""
+        expected = self._graph_variables.pop(mode, None)
+        if expected is None:
+            return
+        made = [
+            (name, self.variables[name])
+            for name in dict.fromkeys(self._call.order)
+            if name != GLOBAL_STEP_NAME and not is_metric_variable(self.variables[name])
+        ]
+        if len(made) != len(expected):
+            return
+        for (_, variable), (_, shape, dtype) in zip(made, expected, strict=True):
+            if variable.shape != shape or variable.dtype.base_dtype != dtype:
+                return
+        for (name, _), (graph_name, _, _) in zip(made, expected, strict=True):
+            if name != graph_name and name not in self._optimizer_state:
+                self._graph_names[name] = graph_name
+
     def _creator(self, next_creator, **kwargs):
         name = self._full_name(kwargs.get("name"))
+        self._call.order.append(name)
         existing = self.variables.get(name)
         if existing is not None:
             return existing
@@ -134,6 +171,7 @@ class VariableStore:
             return
         _active.store = self
         self._call.names = set()
+        self._call.order = []
         self._call.optimizer_scopes = set()
         self._call.scope_prefix = tf.get_current_name_scope()
         try:
@@ -197,7 +235,11 @@ class VariableStore:
 
     def checkpoint_name(self, name):
         """The name the variable this store calls `name` has in name-based checkpoints."""
-        return self._optimizer_state.get(name) or tf_estimator_name(name)
+        return (
+            self._optimizer_state.get(name)
+            or self._graph_names.get(name)
+            or tf_estimator_name(name)
+        )
 
     def optimizer_role(self, name):
         """'iterations' for an optimizer's step counter, 'state' for its other
