@@ -29,7 +29,7 @@ from tensorflow.python.autograph.core import ag_ctx
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import graph_export, graph_mode, server, summaries
-from components.estimator.hooks import Hook, HookRunner
+from components.estimator.hooks import HookRunner, is_hook
 from components.estimator.model_fn import (
     EstimatorSpec,
     ModeKeys,
@@ -67,7 +67,7 @@ def _checked_hooks(hooks):
     """train/evaluate/predict's `hooks` as a list, each a hook (TF1's or this kit's)."""
     hooks = list(hooks or ())
     for hook in hooks:
-        if not isinstance(hook, (tf.compat.v1.train.SessionRunHook, Hook)):
+        if not is_hook(hook):
             raise TypeError(f"Hooks must be a SessionRunHook, given: {hook!r}")
     return hooks
 
@@ -397,6 +397,10 @@ class Estimator:
     def _global_step(self):
         with tf.init_scope():
             return self._store.create_global_step()
+
+    def traced_train_spec(self):
+        """The EstimatorSpec the TRAIN trace returned, None before one (for hooks)."""
+        return self._traced_specs.get(ModeKeys.TRAIN)
 
     def latest_checkpoint(self):
         return tf.train.latest_checkpoint(self._model_dir)

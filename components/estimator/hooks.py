@@ -19,7 +19,6 @@ import tensorflow as tf
 
 from components.estimator import summaries
 from components.estimator.ignored import warn_once
-from components.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +55,11 @@ class Hook:
 
     def end(self, logs):
         pass
+
+
+def is_hook(value):
+    """Whether `value` is a hook the Estimator runs: TF1's SessionRunHook or this kit's."""
+    return isinstance(value, (tf.compat.v1.train.SessionRunHook, Hook))
 
 
 # TF1's hook protocol, as tf.estimator exported it: such hooks run the Estimator in
@@ -142,7 +146,7 @@ class NanTensorHook(Hook):
     def after_step(self, context, logs):
         if not self._checked_tensor:
             self._checked_tensor = True
-            spec = context.estimator._traced_specs.get(ModeKeys.TRAIN)
+            spec = context.estimator.traced_train_spec()
             if spec is None or self._loss_tensor is not spec.loss:
                 warn_once(
                     "NanTensorHook.loss_tensor",

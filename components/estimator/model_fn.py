@@ -5,6 +5,8 @@ import collections
 import numpy as np
 import tensorflow as tf
 
+from components.estimator import hooks as hooks_lib
+
 
 class ModeKeys:
     """The three modes a `model_fn` is called in (values as tf.estimator's)."""
@@ -94,10 +96,8 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
 def _check_hooks(hooks):
     """A TypeError for a spec hook that is neither TF1's SessionRunHook nor this kit's
     Hook (as tf.estimator refused them when the spec was made)."""
-    from components.estimator.hooks import Hook  # (hooks imports this module)
-
     for hook in hooks or ():
-        if not isinstance(hook, (tf.compat.v1.train.SessionRunHook, Hook)):
+        if not hooks_lib.is_hook(hook):
             raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
 
 
