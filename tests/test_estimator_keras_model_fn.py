@@ -107,3 +107,48 @@ def test_a_model_dir_written_under_kerass_tf2_names_still_resumes(tmp_path):
     assert programs.logits(resumed) == programs.logits(model)
     resumed.train(programs.train_input_fn, steps=1)
     assert "sequential/dense/kernel" in resumed.get_variable_names()
+
+
+def test_get_global_step_in_a_tf2_style_model_fn_is_the_estimators_step(tmp_path):
+    """Samples step the global step themselves beside a Keras optimizer's updates; under
+    2.15 `tf.compat.v1.train.get_global_step()` found it in every mode (checked there: 10
+    steps, these names), here it was None on the TF2 path."""
+    import components.estimator.install  # noqa: F401  (tf.keras as the programs see it)
+
+    x = np.linspace(-1, 1, 64, dtype=np.float32)[:, None]
+    seen = set()
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, 3 * x + 1)).repeat().batch(16)
+
+    def model_fn(features, labels, mode):
+        step = tf.compat.v1.train.get_global_step()
+        seen.add((mode, step is tf.compat.v1.train.get_or_create_global_step()))
+        layer = tf.keras.layers.Dense(1)
+        predictions = layer(features["x"])
+        if mode == estimator.ModeKeys.PREDICT:
+            return estimator.EstimatorSpec(mode, predictions=predictions)
+        loss = tf.reduce_mean(tf.square(predictions - labels))
+        if mode == estimator.ModeKeys.EVAL:
+            return estimator.EstimatorSpec(mode, loss=loss)
+        optimizer = tf.keras.optimizers.legacy.SGD(0.1)
+        updates = optimizer.get_updates(loss, layer.trainable_variables)
+        train_op = tf.group(*updates, step.assign_add(1))
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    model = estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    model.train(input_fn, steps=10)
+    assert model.get_variable_value("global_step") == 10
+    assert model.evaluate(lambda: input_fn().take(2))["global_step"] == 10
+    next(model.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x}).batch(4)))
+    modes = [estimator.ModeKeys.TRAIN, estimator.ModeKeys.EVAL, estimator.ModeKeys.PREDICT]
+    assert {mode for mode, same in seen if same} == set(modes)
+    assert sorted(model.get_variable_names()) == [
+        "SGD/decay",
+        "SGD/iter",
+        "SGD/learning_rate",
+        "SGD/momentum",
+        "dense/bias",
+        "dense/kernel",
+        "global_step",
+    ]

@@ -72,6 +72,16 @@ def _checked_hooks(hooks):
     return hooks
 
 
+def _expose_global_step(global_step):
+    """Puts the Estimator's step where `tf.compat.v1.train.get_global_step()` finds it in
+    the function `model_fn` is traced in, as it found it in tf.estimator's graph (a traced
+    function's collections are its own: nothing outlives the trace)."""
+    graph = tf.compat.v1.get_default_graph()
+    key = tf.compat.v1.GraphKeys.GLOBAL_STEP
+    if global_step is not None and not tf.executing_eagerly() and not graph.get_collection(key):
+        graph.add_to_collection(key, global_step)
+
+
 def _is_parameter_server(strategy):
     return isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy)
 
@@ -257,6 +267,7 @@ class Estimator:
         # As in tf.estimator's graph: model_fn's own Python runs as it is, and
         # subclassed Keras layers convert their `call` with AutoGraph.
         with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
+            _expose_global_step(self._store.global_step)
             spec = self._model_fn(**kwargs)
             self._store.name_as_in_graph(mode)
         self._require_spec(spec)
