@@ -183,9 +183,7 @@ def _training(training):
     moving = {t: {f: p for f, p in by.items() if not _flat(p)} for t, by in charted.items()}
     flat = sorted(t for t, by in moving.items() if not by)
     charted = {t: by for t, by in moving.items() if by}
-    # The loss, then what was also measured on held-out rows (metrics), then what training
-    # alone logged (the step rate, a canned model's layer summaries, a learning rate).
-    order = sorted(charted, key=lambda t: (t != "loss", _training_only(charted[t], kinds), t))
+    order = _chart_order(charted, kinds)
     logged = [f for f in folders if any(f in by_folder for by_folder in single.values())]
     style = _series_style(folders, kinds)
     strategy = training["strategy"] or ""
@@ -259,9 +257,14 @@ def _flat(points):
 _DASHES = {"train": None, "validation": "6 3", "eval": "2 3"}
 
 
-def _training_only(by_series, kinds):
-    """Whether every series of a tag is a training one (no validation or eval rows)."""
-    return all(kinds.get(f, ("", f))[1] == "train" for f in by_series)
+def _chart_order(charted, kinds):
+    """The tags charted: the loss, then what was also measured on held-out rows (metrics),
+    then what training alone logged (the step rate, a canned model's layer summaries)."""
+
+    def training_only(tag):
+        return all(kinds.get(f, ("", f))[1] == "train" for f in charted[tag])
+
+    return sorted(charted, key=lambda t: (t != "loss", training_only(t), t))
 
 
 def _series_style(folders, kinds):
