@@ -159,9 +159,15 @@ def _statistics_artifact(folder, label, values):
 
 def test_the_trainer_reads_the_labels_mean_and_std_from_the_statistics(tmp_path):
     statistics = {"statistics": [_statistics_artifact(tmp_path, "price", [100.0, 300.0])]}
-    assert executor.label_moments(statistics, "price") == pytest.approx((200.0, 100.0))
-    assert executor.label_moments(statistics, "town") is None  # text: no moments
-    assert executor.label_moments({}, "price") is None  # no statistics input
+    assert executor.label_moments(executor.train_statistics(statistics), "price") == pytest.approx(
+        (200.0, 100.0)
+    )
+    assert (
+        executor.label_moments(executor.train_statistics(statistics), "town") is None
+    )  # text: no moments
+    assert (
+        executor.label_moments(executor.train_statistics({}), "price") is None
+    )  # no statistics input
 
 
 @pytest.mark.slow  # a tf.Transform Beam job

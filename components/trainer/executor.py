@@ -194,25 +194,20 @@ def held_out_copy(train_pattern, records, folder, fold=None):
 RUN_RECORD = "trainer_run.json"
 
 
-def train_rows(input_dict):
-    """The train split's row count, from the statistics input; None without it."""
+def train_statistics(input_dict):
+    """The train split's statistics, from the statistics input; None without it."""
     from components.statistics_gen.layout import read_artifact_statistics
 
     if not input_dict.get("statistics"):
         return None
-    return int(read_artifact_statistics(input_dict["statistics"][0])["train"].num_examples)
+    return read_artifact_statistics(input_dict["statistics"][0])["train"]
 
 
-def label_moments(input_dict, raw_label_key):
-    """(mean, std) of a numeric raw label over the train split, from the statistics input
-    (a regression label is standardized by them, components/auto/model.py); None without
-    statistics or for a label that is not a number."""
-    from components.statistics_gen.layout import read_artifact_statistics
-
-    if not input_dict.get("statistics"):
-        return None
-    train = read_artifact_statistics(input_dict["statistics"][0])["train"]
-    for feature in train.features:
+def label_moments(train, raw_label_key):
+    """(mean, std) of a numeric raw label in the `train_statistics` (a regression label is
+    standardized by them, components/auto/model.py); None without statistics or for a
+    label that is not a number."""
+    for feature in train.features if train is not None else ():
         name = ".".join(feature.path.step) or feature.name
         if name == raw_label_key and feature.WhichOneof("stats") == "num_stats":
             return (feature.num_stats.mean, feature.num_stats.std_dev)
@@ -329,8 +324,9 @@ class _Training:
         # A part of the train split is held out to stop on, or to choose between candidates.
         stops_early = length_lib.stops_early(self.steps, self.epochs, self.in_a_cluster)
         self.holds_out = stops_early or len(self.candidates) > 1
-        self.rows = train_rows(input_dict)
-        self.label_moments = label_moments(input_dict, exec_properties.get("raw_label_key"))
+        train = train_statistics(input_dict)  # (read once: its rows and the label's moments)
+        self.rows = int(train.num_examples) if train is not None else None
+        self.label_moments = label_moments(train, exec_properties.get("raw_label_key"))
         self.fit_rows = length_lib.fit_rows(self.rows, self.holds_out)
         below = exec_properties.get("cross_validation_below_rows")
         self.folds = length_lib.folds(
