@@ -3,15 +3,23 @@
 `scaled_numbers` (one mean and one variance over all number columns) must give what
 `tft.scale_to_z_score` gives column by column, and `category_ids` (one Beam analyzer for
 every vocabulary) what `tft.compute_and_apply_vocabulary` gives: the same vocabulary files
-(order, ties, empty values and line breaks left out, a column with no value) and the same
-ids. Both run on real tf.Transform over Beam, in the same pipeline."""
+(order, ties, empty values and line breaks left out, a column with no value, a frequency
+threshold) and the same ids. Both run on real tf.Transform over Beam, in the same pipeline.
+A column of more values than the 1,000 a column kept before 2026-12-05 keeps them all."""
 
 import numpy as np
 import pytest
 from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from components.auto import OOV_BUCKETS, VOCAB_TOP_K, feature_vocabulary
+from components.auto import (
+    OOV_BUCKETS,
+    TREES_CATEGORY_IDS,
+    VOCAB_FLOOR,
+    VOCAB_MIN_COUNT,
+    feature_vocabulary,
+    vocabulary_cap,
+)
 from components.auto.vocabularies import EMPTY_VOCABULARY
 from pipeline.config import DEFAULT_BEAM_ARGS
 
@@ -73,7 +81,8 @@ def _one_each(inputs):
     for name, kind in CATEGORIES:
         outputs[transformed_name(name)] = tft.compute_and_apply_vocabulary(
             dense(_as_text(inputs[name], kind), b""),
-            top_k=VOCAB_TOP_K,
+            top_k=vocabulary_cap(len(CATEGORIES)),
+            frequency_threshold=VOCAB_MIN_COUNT,
             num_oov_buckets=OOV_BUCKETS,
             vocab_filename="tft_" + feature_vocabulary(name),
         )
@@ -304,3 +313,124 @@ def test_packed_categories_get_tft_s_vocabularies_and_ids(packed):
         f for f in output.transformed_metadata.schema.feature if f.name == f"ours_{ALL_CATEGORIES}"
     ]
     assert (feature.int_domain.min, feature.int_domain.max) == (0, sum(widths) - 1)
+
+
+# A tail-number-like column: more values than VOCAB_FLOOR seen twice each, some once.
+TWICE, ONCE = 1_200, 40
+TAILS_SCHEMA = """
+feature { name: "tail" type: BYTES presence { min_fraction: 1.0 min_count: 1 }
+          value_count { min: 1 max: 1 } }
+feature { name: "again" type: BYTES presence { min_fraction: 1.0 min_count: 1 }
+          value_count { min: 1 max: 1 } }
+"""
+
+
+def _tail_rows():
+    values = [b"T%04d" % i for i in range(TWICE)] * 2 + [b"S%04d" % i for i in range(ONCE)]
+    return [{"tail": [v], "again": [v]} for v in values]
+
+
+def _tails(inputs):
+    """Ours with the default and with a count of 2 (the same values, named apart), and
+    tf.Transform's with that count as its frequency threshold."""
+    import tensorflow_transform as tft
+
+    from components.auto.preprocessing import category_ids
+
+    outputs = category_ids(inputs, [("tail", "BYTES")])
+    outputs.update(category_ids(inputs, [("again", "BYTES")], min_count=2))
+    outputs["tft_again_xf"] = tft.compute_and_apply_vocabulary(
+        inputs["again"],
+        top_k=vocabulary_cap(1),
+        frequency_threshold=2,
+        num_oov_buckets=OOV_BUCKETS,
+        vocab_filename="tft_again",
+    )
+    return outputs
+
+
+@pytest.fixture(scope="module")
+def tails(tmp_path_factory):
+    import tensorflow_transform as tft
+    import tensorflow_transform.beam as tft_beam
+    from tensorflow_transform.tf_metadata import dataset_metadata
+
+    from components.schema_gen.inference import with_fixed_shapes
+
+    tmp = tmp_path_factory.mktemp("tails")
+    schema = with_fixed_shapes(text_format.Parse(TAILS_SCHEMA, schema_pb2.Schema()))
+    with tft_beam.Context(temp_dir=str(tmp / "tmp"), desired_batch_size=500):
+        (rows, _), transform_fn = (
+            _tail_rows(),
+            dataset_metadata.DatasetMetadata(schema),
+        ) | tft_beam.AnalyzeAndTransformDataset(_tails)
+        _ = transform_fn | tft_beam.WriteTransformFn(str(tmp / "out"))
+    return rows, tft.TFTransformOutput(str(tmp / "out"))
+
+
+def test_a_column_of_more_than_a_thousand_values_keeps_them_all(tails):
+    """Every value of the train split gets an id of its own (1,200 seen twice, 40 once),
+    not the 1,000 most frequent; the ids' domain says how many the model reads."""
+    rows, output = tails
+    vocabulary = output.vocabulary_by_name(feature_vocabulary("tail"))
+    assert len(vocabulary) == TWICE + ONCE > VOCAB_FLOOR
+    ids = np.array([row["tail_xf"] for row in rows])
+    assert (ids < TWICE + ONCE).all()  # no value fell to an out-of-vocabulary id
+    assert len(set(ids.tolist())) == TWICE + ONCE
+    (feature,) = [f for f in output.transformed_metadata.schema.feature if f.name == "tail_xf"]
+    assert feature.int_domain.max == TWICE + ONCE + OOV_BUCKETS - 1
+
+
+def test_a_minimum_count_leaves_rarer_values_to_the_oov_ids_as_tft_s_threshold_does(tails):
+    rows, output = tails
+    ours = output.vocabulary_by_name(feature_vocabulary("again"))
+    assert ours == output.vocabulary_by_name("tft_again")
+    assert len(ours) == TWICE
+    ids = np.array([row["again_xf"] for row in rows])
+    np.testing.assert_array_equal(ids, np.ravel([row["tft_again_xf"] for row in rows]))
+    assert (ids[-ONCE:] >= TWICE).all()  # the values seen once: out of vocabulary
+
+
+def test_the_vocabulary_cap_shares_the_ids_and_keeps_each_column_s_thousand():
+    """A narrow table's few columns share `CATEGORY_IDS`; a wide one's keep 1,000 each (what
+    a 2,000-column table cost before), never fewer."""
+    from components.auto import CATEGORY_IDS
+
+    assert vocabulary_cap(1) == CATEGORY_IDS
+    assert vocabulary_cap(4) == CATEGORY_IDS // 4
+    assert vocabulary_cap(200) == vocabulary_cap(2_000) == VOCAB_FLOOR
+    assert vocabulary_cap(0) == CATEGORY_IDS
+
+
+def test_boosted_trees_read_a_large_column_s_most_frequent_ids_and_the_rest_as_missing():
+    import tensorflow as tf
+
+    from components.auto.model import trees_columns
+    from components.estimator.canned import tree_ensemble
+
+    fc = tf.feature_column
+    wide = TREES_CATEGORY_IDS + 260
+    deep = [
+        fc.indicator_column(fc.categorical_column_with_identity("tail_xf", wide)),
+        fc.indicator_column(fc.categorical_column_with_identity("city_xf", 13)),
+        fc.numeric_column("x_xf"),
+    ]
+    columns = trees_columns(deep)
+    assert [c.name for c in columns] == [c.name for c in deep]
+    assert columns[1:] == deep[1:]
+    layout = tree_ensemble.FeatureLayout(
+        [c for c in columns if hasattr(c, "categorical_column")], 4
+    )
+    assert dict(zip(layout.names, layout.num_buckets.tolist(), strict=True)) == {
+        "city_xf": 14,
+        "tail_xf": TREES_CATEGORY_IDS + 1,
+    }
+    ids = [0, TREES_CATEGORY_IDS - 1, TREES_CATEGORY_IDS, wide - 1]
+    features = {
+        "tail_xf": tf.constant(ids, tf.int64),
+        "city_xf": tf.constant([1, 2, 3, 12], tf.int64),
+    }
+    buckets = layout.bucket_ids(features, tf.zeros([0]))
+    tail = layout.names.index("tail_xf")
+    missing = TREES_CATEGORY_IDS
+    assert buckets.numpy()[:, tail].tolist() == [0, TREES_CATEGORY_IDS - 1, missing, missing]

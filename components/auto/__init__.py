@@ -19,7 +19,20 @@ from components.user_code import AUTO as AUTO
 
 # Transformed feature `<name>_xf`, the name made safe for TF variable scopes.
 TRANSFORMED_SUFFIX = "_xf"
-VOCAB_TOP_K = 1000  # most frequent values kept per categorical column
+# A category column's vocabulary: its values seen at least `VOCAB_MIN_COUNT` times in the
+# train split (the `vocabulary_min_count` setting), most frequent first, up to
+# `vocabulary_cap(n)` of them where the table has n category columns: the column's own
+# size, bounded. Every column may keep `VOCAB_FLOOR` values (a fixed top 1,000 before
+# 2026-12-05); a table's columns share `CATEGORY_IDS` beyond that, so a narrow table keeps
+# a column of thousands whole and a wide one costs what it did (1,000 a column): the
+# linear model's weights and the DNN's first layer grow with the ids.
+VOCAB_MIN_COUNT = 1
+VOCAB_FLOOR = 1000
+CATEGORY_IDS = 100_000
+# Boosted trees read a column's ids below this (its most frequent values; the others as a
+# missing value): an equality split isolates one value, and their histograms grow with the
+# ids (components/auto/model.py).
+TREES_CATEGORY_IDS = VOCAB_FLOOR
 OOV_BUCKETS = 10  # ids for the values the vocabulary does not hold
 # From this many feature columns on, a table is wide: the auto preprocessing reads its columns
 # packed into two tensors (components/transform/packing.py) and hands its numbers over side
@@ -48,3 +61,9 @@ def transformed_name(raw_name: str) -> str:
 def feature_vocabulary(raw_name: str) -> str:
     """The vocabulary file of the categorical column `raw_name` in the transform graph."""
     return "feature_" + _UNSAFE.sub("_", raw_name)
+
+
+def vocabulary_cap(category_columns: int) -> int:
+    """The most values a category column's vocabulary keeps in a table of `category_columns`
+    of them: `VOCAB_FLOOR`, or its share of `CATEGORY_IDS` when larger."""
+    return max(VOCAB_FLOOR, CATEGORY_IDS // max(category_columns, 1))

@@ -31,8 +31,9 @@ one feature each, are read side by side as one column by the linear model and th
 
 `hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
 Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
-the deep ones; Linear: the ids and the numbers; BoostedTrees: the deep ones, the whole train
-split in memory up to `IN_MEMORY_ROWS` rows) with `hparams["canned_args"]` as its keyword
+the deep ones; Linear: the ids and the numbers; BoostedTrees: the deep ones, a category
+column's `TREES_CATEGORY_IDS` most frequent ids (`trees_columns`), the whole train split in
+memory up to `IN_MEMORY_ROWS` rows) with `hparams["canned_args"]` as its keyword
 arguments and its own defaults for the rest (hidden units from `hidden_units`).
 """
 
@@ -40,7 +41,7 @@ import functools
 import math
 import re
 
-from components.auto import ALL_CATEGORIES, LABEL_VOCABULARY
+from components.auto import ALL_CATEGORIES, LABEL_VOCABULARY, TREES_CATEGORY_IDS
 
 CANNED = (
     "DNNLinearCombinedClassifier",
@@ -183,7 +184,9 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
         del settings["warm_start_from"]
         batches = batches_per_layer(train_rows)
         settings.update(
-            feature_columns=deep, n_batches_per_layer=batches, train_in_memory=batches == 1
+            feature_columns=trees_columns(deep),
+            n_batches_per_layer=batches,
+            train_in_memory=batches == 1,
         )
     numbers = _numbers(deep)
     hidden_units = list(hparams.get("hidden_units", HIDDEN_UNITS))
@@ -200,6 +203,29 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
     if classes is not None:
         settings.update(n_classes=len(classes), label_vocabulary=classes)
     return getattr(estimator, name)(**{**settings, **args})
+
+
+def trees_columns(deep):
+    """`deep` as boosted trees read it: a category column of more than `TREES_CATEGORY_IDS`
+    ids read below that, its most frequent values (a vocabulary's ids are in frequency
+    order), any other id as a missing value. An equality split isolates one value, so a
+    rare value seldom earns one, and the trees' histograms grow with the ids (by the nodes
+    of a layer and the statistics of each class), where the linear model and the DNN take
+    the whole vocabulary."""
+    import tensorflow as tf
+    from tensorflow.python.feature_column import feature_column_v2 as fc_lib
+
+    columns = []
+    for column in deep:
+        ids = getattr(column, "categorical_column", None)
+        if (
+            isinstance(ids, fc_lib.IdentityCategoricalColumn)
+            and ids.num_buckets > TREES_CATEGORY_IDS
+        ):
+            ids = tf.feature_column.categorical_column_with_identity(ids.key, TREES_CATEGORY_IDS)
+            column = tf.feature_column.indicator_column(ids)
+        columns.append(column)
+    return columns
 
 
 def _numbers(deep):

@@ -6,8 +6,10 @@ numbers become one output instead: below):
 - FLOAT, and INT not marked categorical: z-scored as float32; a missing value becomes 0
   after scaling (the mean), so missing values stay out of the statistics;
 - BYTES, and INT marked `int_domain { is_categorical: true }` (SchemaGen marks small-range
-  integer columns so): an int64 id from `tft.apply_vocabulary` over the `VOCAB_TOP_K` most
-  frequent values of the train split, `OOV_BUCKETS` more ids for the others; a missing
+  integer columns so): an int64 id from `tft.apply_vocabulary` over the values seen at
+  least `VOCAB_MIN_COUNT` times in the train split (or the `vocabulary_min_count` given),
+  most frequent first, at most `vocabulary_cap` of them (1,000, or more where the table has
+  few category columns), `OOV_BUCKETS` more ids for the others; a missing
   value is the empty string, which no vocabulary holds, so it gets an OOV id. The output
   carries TFT's `int_domain` annotation [0, vocabulary size + OOV buckets - 1], which the
   auto model reads as the column's number of ids.
@@ -42,9 +44,10 @@ from components.auto import (
     ALL_NUMBERS,
     LABEL_VOCABULARY,
     OOV_BUCKETS,
-    VOCAB_TOP_K,
+    VOCAB_MIN_COUNT,
     feature_vocabulary,
     transformed_name,
+    vocabulary_cap,
 )
 from components.transform import packing
 from components.transform.tensors import dense
@@ -244,10 +247,11 @@ def packed_numbers(numbers):
 COLUMNS_PER_VOCABULARY_ANALYZER = 8
 
 
-def category_ids(inputs, categories):
+def category_ids(inputs, categories, min_count=VOCAB_MIN_COUNT):
     """{transformed_name(name): vocabulary ids} for the category columns `categories`
-    ((name, INT|FLOAT|BYTES) pairs): the `VOCAB_TOP_K` most frequent values of each, and
-    `OOV_BUCKETS` more ids for the rest and for a missing value. The vocabularies come from
+    ((name, INT|FLOAT|BYTES) pairs): the values of each seen at least `min_count` times,
+    `vocabulary_cap(len(categories))` at most, and `OOV_BUCKETS` more ids for the rest and
+    for a missing value. The vocabularies come from
     a few shared analyzers (components/auto/vocabularies.py), written as
     `feature_vocabulary(name)`."""
     import tensorflow as tf
@@ -256,12 +260,12 @@ def category_ids(inputs, categories):
     from components.auto.vocabularies import vocabulary_files
 
     outputs = {}
+    top_k = vocabulary_cap(len(categories))
     for start in range(0, len(categories), COLUMNS_PER_VOCABULARY_ANALYZER):
         chunk = categories[start : start + COLUMNS_PER_VOCABULARY_ANALYZER]
         texts = [dense(_as_text(inputs[name], kind), b"") for name, kind in chunk]
-        paths = vocabulary_files(
-            tf.stack(texts, axis=1), [feature_vocabulary(name) for name, _ in chunk], VOCAB_TOP_K
-        )
+        filenames = [feature_vocabulary(name) for name, _ in chunk]
+        paths = vocabulary_files(tf.stack(texts, axis=1), filenames, top_k, min_count)
         for (name, _), text, path in zip(chunk, texts, paths, strict=True):
             outputs[transformed_name(name)] = tft.apply_vocabulary(
                 text, deferred_vocab_filename_tensor=path, num_oov_buckets=OOV_BUCKETS
@@ -269,7 +273,7 @@ def category_ids(inputs, categories):
     return outputs
 
 
-def packed_category_ids(texts, names):
+def packed_category_ids(texts, names, min_count=VOCAB_MIN_COUNT):
     """`category_ids` of the category columns `names` packed as `texts` (string
     [batch, len(names)], "" where missing: components/transform/packing.py), and
     `ALL_CATEGORIES`, the same ids side by side as int64 [batch, len(names)], column j's
@@ -288,7 +292,7 @@ def packed_category_ids(texts, names):
     from components.auto.vocabularies import column_key, column_marker, combined_vocabulary_file
 
     n = len(names)
-    path = combined_vocabulary_file(texts, ALL_CATEGORIES, VOCAB_TOP_K)
+    path = combined_vocabulary_file(texts, ALL_CATEGORIES, vocabulary_cap(n), min_count)
     prefixes = tf.constant([column_key(j, b"") for j in range(n)])
     keys = tf.strings.join([tf.broadcast_to(prefixes, tf.shape(texts)), texts])
     markers = tf.constant([column_marker(j) for j in range(n + 1)])
@@ -332,19 +336,21 @@ def label_output(y, kind, task):
     return y
 
 
-def preprocessing_fn(inputs, features, label, packed=False):
+def preprocessing_fn(inputs, features, label, packed=False, min_count=VOCAB_MIN_COUNT):
     """The auto preprocessing of `plan`'s (features, label), its columns `packed` as
-    `packing_for` packs them or one by one; see the module doc."""
+    `packing_for` packs them or one by one, a category's values kept from `min_count`
+    occurrences on; see the module doc."""
     numbers = [name for name, treatment, _ in features if treatment == NUMBER]
     categories = [(name, kind) for name, treatment, kind in features if treatment == CATEGORY]
     if packed:
         outputs = {ALL_NUMBERS: packed_numbers(inputs[packing.NUMBERS])} if numbers else {}
         if categories:
             texts = inputs[packing.TEXTS]
-            outputs.update(packed_category_ids(texts, [name for name, _ in categories]))
+            names = [name for name, _ in categories]
+            outputs.update(packed_category_ids(texts, names, min_count))
     else:
         outputs = scaled_numbers(inputs, numbers)
-        outputs.update(category_ids(inputs, categories))
+        outputs.update(category_ids(inputs, categories, min_count))
     label_name, kind, task = label
     outputs[transformed_name(label_name)] = label_output(inputs[label_name], kind, task)
     return outputs
@@ -370,12 +376,26 @@ def _packing(features):
 
 
 def build_preprocessing_fn(
-    schema: schema_pb2.Schema, label: str, task: str, features=(), exclude=()
+    schema: schema_pb2.Schema,
+    label: str,
+    task: str,
+    features=(),
+    exclude=(),
+    vocabulary_min_count=VOCAB_MIN_COUNT,
 ):
     """The auto preprocessing_fn for `schema`, with `label` (a raw column) handled per `task`,
-    over `features` (or all but `exclude`)."""
+    over `features` (or all but `exclude`), keeping a category's values seen at least
+    `vocabulary_min_count` times in the analyzed data."""
+    if not isinstance(vocabulary_min_count, int) or vocabulary_min_count < 1:
+        raise ValueError(
+            f"vocabulary_min_count must be an integer of at least 1, got {vocabulary_min_count!r}."
+        )
     features_plan, label_plan = plan(schema, label, task, features, exclude)
     packed = _packing(features_plan) is not None
     return functools.partial(
-        preprocessing_fn, features=features_plan, label=label_plan, packed=packed
+        preprocessing_fn,
+        features=features_plan,
+        label=label_plan,
+        packed=packed,
+        min_count=vocabulary_min_count,
     )

@@ -4,7 +4,8 @@
 hundreds of category columns then spends its Transform building and running thousands of
 stages. `vocabulary_files` counts several columns' values in one pass instead (a combine
 keyed by column) and writes one vocabulary file per column, as `tft.vocabulary` would: the
-`top_k` most frequent values, most frequent first, ties broken by the larger value; no
+`top_k` most frequent of the values seen at least `min_count` times (tft's
+`frequency_threshold`), most frequent first, ties broken by the larger value; no
 empty value and none holding a line break (a text vocabulary cannot); a placeholder when a
 column has no value at all, since a lookup table cannot be built from an empty file.
 
@@ -70,10 +71,11 @@ def _column_counts(batches):
     )
 
 
-def _top_values(counts, top_k):
-    """The `top_k` most frequent of `counts`' values, most frequent first, ties broken by
-    the larger value."""
-    return [v for _, v in heapq.nlargest(top_k, ((n, v) for v, n in counts.items()))]
+def _top_values(counts, top_k, min_count):
+    """The `top_k` most frequent of `counts`' values counted at least `min_count` times,
+    most frequent first, ties broken by the larger value."""
+    frequent = ((n, v) for v, n in counts.items() if n >= min_count)
+    return [v for _, v in heapq.nlargest(top_k, frequent)]
 
 
 class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
@@ -81,15 +83,16 @@ class TopValuesPerColumn(tft_beam_experimental.PTransformAnalyzer):
     vocabulary to `filenames[j]` in the analysis' temp folder and returns its path, one
     output per column."""
 
-    def __init__(self, filenames, top_k):
+    def __init__(self, filenames, top_k, min_count):
         super().__init__()
         self._filenames = list(filenames)
         self._top_k = top_k
+        self._min_count = min_count
 
     def expand(self, batches):
         def write(column_and_counts):
             column, counts = column_and_counts
-            top = _top_values(counts, self._top_k)
+            top = _top_values(counts, self._top_k, self._min_count)
             path = os.path.join(self.base_temp_dir, self._filenames[column])
             with FileSystems.create(path) as f:
                 f.write(b"".join(v + b"\n" for v in top) or EMPTY_VOCABULARY + b"\n")
@@ -115,11 +118,12 @@ class TopValuesInOneFile(tft_beam_experimental.PTransformAnalyzer):
     to `filename` in the analysis' temp folder, one after the other (module doc), and
     returns its path."""
 
-    def __init__(self, filename, columns, top_k):
+    def __init__(self, filename, columns, top_k, min_count):
         super().__init__()
         self._filename = filename
         self._columns = columns
         self._top_k = top_k
+        self._min_count = min_count
 
     def expand(self, batches):
         def write(counts_per_column):
@@ -127,7 +131,7 @@ class TopValuesInOneFile(tft_beam_experimental.PTransformAnalyzer):
             lines = []
             for column in range(self._columns):
                 lines.append(column_marker(column))
-                top = _top_values(found.get(column, {}), self._top_k)
+                top = _top_values(found.get(column, {}), self._top_k, self._min_count)
                 lines.extend(column_key(column, v) for v in top)
             lines.append(column_marker(self._columns))
             path = os.path.join(self.base_temp_dir, self._filename)
@@ -142,7 +146,7 @@ class TopValuesInOneFile(tft_beam_experimental.PTransformAnalyzer):
         )
 
 
-def combined_vocabulary_file(side_by_side, filename, top_k):
+def combined_vocabulary_file(side_by_side, filename, top_k, min_count):
     """The deferred path of the vocabularies of the columns of `side_by_side` (a string
     [batch, n] tensor) in one file, written as `filename` (module doc)."""
     import tensorflow as tf
@@ -152,7 +156,7 @@ def combined_vocabulary_file(side_by_side, filename, top_k):
     markers_only = b"".join(column_marker(j) + b"\n" for j in range(columns + 1))
     (path,) = tft.experimental.ptransform_analyzer(
         inputs=[side_by_side],
-        ptransform=TopValuesInOneFile(filename, columns, top_k),
+        ptransform=TopValuesInOneFile(filename, columns, top_k, min_count),
         output_dtypes=[tf.string],
         output_shapes=[[]],
         output_asset_default_values=[markers_only],
@@ -161,7 +165,7 @@ def combined_vocabulary_file(side_by_side, filename, top_k):
     return path
 
 
-def vocabulary_files(side_by_side, filenames, top_k):
+def vocabulary_files(side_by_side, filenames, top_k, min_count):
     """Deferred paths of the vocabularies of the columns of `side_by_side` (a string
     [batch, len(filenames)] tensor), one per column, written as `filenames` (see the
     module doc)."""
@@ -170,7 +174,7 @@ def vocabulary_files(side_by_side, filenames, top_k):
 
     return tft.experimental.ptransform_analyzer(
         inputs=[side_by_side],
-        ptransform=TopValuesPerColumn(filenames, top_k),
+        ptransform=TopValuesPerColumn(filenames, top_k, min_count),
         output_dtypes=[tf.string] * len(filenames),
         output_shapes=[[]] * len(filenames),
         output_asset_default_values=[EMPTY_VOCABULARY + b"\n"] * len(filenames),
