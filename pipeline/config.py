@@ -8,7 +8,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from components.auto import AUTO
+from components.auto import AUTO, VOCAB_MIN_COUNT
 from components.auto.model import CANDIDATES, CANNED, HIDDEN_UNITS
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_gen.missing import (
@@ -229,6 +229,15 @@ class PipelineConfig:
         flag="--exclude-feature",
         metavar="COLUMN",
         help="With the auto preprocessing: a column to leave out, repeatable; not with --feature.",
+    )
+    vocabulary_min_count: int = setting(
+        VOCAB_MIN_COUNT,
+        key="preprocessing.vocabulary_min_count",
+        kind="int",
+        help="With the auto preprocessing: a text or small-integer column's values seen at "
+        "least this many times in the train split get ids of their own, most frequent first "
+        "(a table's columns share 100,000 ids, and each keeps up to 1,000 however many "
+        "there are); the other values share 10 out-of-vocabulary ids.",
     )
     # Trainer
     estimator_fn: str = setting(

@@ -66,6 +66,10 @@ def check(config):
     length.check(config.train_steps, config.train_epochs)
     if config.eval_steps <= 0:
         raise ValueError(f"eval_steps must be positive, got {config.eval_steps}.")
+    if config.vocabulary_min_count < 1:
+        raise ValueError(
+            f"vocabulary_min_count must be at least 1, got {config.vocabulary_min_count}."
+        )
     for name in ("max_bad_row_fraction", "max_unlabeled_row_fraction"):
         if not 0.0 <= getattr(config, name) <= 1.0:
             raise ValueError(f"{name} must be in [0, 1], got {getattr(config, name)}.")

@@ -109,6 +109,7 @@ def _validation_and_transform(config, example_gen, statistics_gen, schema, lates
         raw_label_key=config.raw_label_key if auto_transform else None,
         task=config.task if auto_transform else None,
         feature_selection=config.feature_selection_json if auto_transform else None,
+        vocabulary_min_count=config.vocabulary_min_count if auto_transform else None,
     )
     return example_validator, transform
 

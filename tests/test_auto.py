@@ -323,6 +323,24 @@ def test_zero_code_defaults_and_the_taxi_default_unchanged(tmp_path):
         PipelineConfig(data_path=path, raw_label_key="target", num_classes=3)
 
 
+def test_the_vocabulary_min_count_reaches_the_auto_transform_and_is_checked(tmp_path):
+    from pipeline.cli import config_from_argv
+    from pipeline.pipeline import create_components
+
+    path = _csv(tmp_path, "age,city,target\n1,a,x\n2,b,y\n3,a,z\n")
+    argv = ["run", "--data", path, "--label", "target", "--task", "multiclass"]
+    assert config_from_argv(argv).vocabulary_min_count == 1
+    config = config_from_argv([*argv, "--vocabulary-min-count", "3"])
+    (transform,) = [c for c in create_components(config) if c.id == "Transform"]
+    assert transform.exec_properties["vocabulary_min_count"] == 3
+    with pytest.raises(ValueError, match="vocabulary_min_count must be at least 1, got 0"):
+        PipelineConfig(data_path=path, raw_label_key="target", vocabulary_min_count=0)
+    from components.auto.preprocessing import build_preprocessing_fn
+
+    with pytest.raises(ValueError, match="vocabulary_min_count must be an integer of at least 1"):
+        build_preprocessing_fn(_schema(), "y", "multiclass", vocabulary_min_count=0)
+
+
 def test_example_gen_reads_missing_value_tokens_as_absent_features(tmp_path):
     from components.example_gen.executor import _ParseCsvRange, infer_column_kinds
 

@@ -26,7 +26,14 @@ DROPPED = {
 }
 # Options added since the snapshot (settings that are new, on the commands that take them;
 # --data and --verbose on more commands).
-ADDED = {"--max-unlabeled-row-fraction", "--candidate", "--data", "--verbose", "--spans"}
+ADDED = {
+    "--max-unlabeled-row-fraction",
+    "--candidate",
+    "--data",
+    "--verbose",
+    "--spans",
+    "--vocabulary-min-count",
+}
 # Commands added since the snapshot.
 NEW_COMMANDS = {"predict"}
 # Choices added since the snapshot (canned estimators that are new).

@@ -19,6 +19,8 @@ class TransformSpec(component_spec.ComponentSpec):
         "task": component_spec.ExecutionParameter(type=str, optional=True),
         # "auto" only: JSON {"features": [...]} or {"exclude": [...]}, raw columns.
         "feature_selection": component_spec.ExecutionParameter(type=str, optional=True),
+        # "auto" only: a category value's fewest occurrences for an id of its own.
+        "vocabulary_min_count": component_spec.ExecutionParameter(type=int, optional=True),
         # JSON lists of split names.
         "analyze_splits": component_spec.ExecutionParameter(type=str),
         "transform_splits": component_spec.ExecutionParameter(type=str, optional=True),
@@ -52,6 +54,7 @@ class Transform(base_component.BaseComponent):
         task: str | None = None,
         code_fingerprint: str | None = None,
         feature_selection: str | None = None,
+        vocabulary_min_count: int | None = None,
     ):
         super().__init__(
             spec=TransformSpec(
@@ -60,6 +63,7 @@ class Transform(base_component.BaseComponent):
                 preprocessing_fn=preprocessing_fn,
                 code_fingerprint=code_fingerprint,
                 feature_selection=feature_selection,
+                vocabulary_min_count=vocabulary_min_count,
                 analyze_splits=analyze_splits,
                 transform_splits=transform_splits,
                 raw_label_key=raw_label_key,

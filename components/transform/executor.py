@@ -80,8 +80,11 @@ def _auto_preprocessing_fn(exec_properties: dict[str, Any], schema: schema_pb2.S
         raise ValueError('Transform: preprocessing_fn "auto" needs raw_label_key and task.')
     selection = json.loads(exec_properties.get("feature_selection") or "{}")
     args = (schema, label, task, selection.get("features", ()), selection.get("exclude", ()))
+    # Unset (None, or 0 as a pipeline IR may give it): the auto preprocessing's default.
+    min_count = exec_properties.get("vocabulary_min_count")
+    vocabulary = {"vocabulary_min_count": int(min_count)} if min_count else {}
     return (
-        user_code.load(AUTO_PREPROCESSING_FN, "preprocessing_fn")(*args),
+        user_code.load(AUTO_PREPROCESSING_FN, "preprocessing_fn")(*args, **vocabulary),
         user_code.load(AUTO_PACKING, "preprocessing_fn")(*args),
     )
 
