@@ -545,3 +545,67 @@ def test_compiled_one_logit_split_search_is_tensorflows_bit_for_bit(
     ):
         assert have.dtype == want.dtype and have.shape == want.shape, name
         np.testing.assert_array_equal(have.numpy(), want.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"center_bias": True, "l2_regularization": 0.5},
+        {"pruning_mode": "pre", "tree_complexity": 0.004, "l1_regularization": 0.01},
+        {"pruning_mode": "post", "tree_complexity": 0.005, "min_node_weight": 0.02},
+        {"max_leaf_nodes": 5, "min_samples_leaf": 30, "max_depth": 4},
+        {"train_in_memory": False, "n_trees": 3},
+    ],
+    ids=["center_bias", "pre_pruned", "post_pruned", "leaf_capped", "streamed"],
+)
+def test_a_layer_grown_in_one_op_grows_the_same_trees(settings, tmp_path, monkeypatch):
+    """The one-op layer (`tree_layer.LayerStep`) writes what TensorFlow's ops around the
+    compiled loops write, to the bit: splits, gains, leaf values, bias, counters and steps,
+    under pruning, a leaf cap, a minimum per leaf, l1, l2 and bias centering."""
+    from components.estimator.canned import tree_growing
+
+    features, rng = _data(4)
+    noisy = features["x1"] + 1.2 * (features["cat"] == 1) + rng.normal(scale=0.7, size=N)
+    labels = (noisy > 0.2).astype(np.int64)
+    args = {"n_batches_per_layer": 1, "n_trees": 5, "max_depth": 3, "train_in_memory": True}
+    args.update(settings)
+    if args["train_in_memory"]:
+        input_fn = _in_memory(features, labels)
+    else:
+        input_fn = lambda: tf.data.Dataset.from_tensors((features, labels)).repeat()  # noqa: E731
+    grown = {}
+    for one_op in (True, False):
+        monkeypatch.setattr(tree_growing, "LAYER_IN_ONE_OP", one_op)
+        model_dir = tmp_path / str(one_op)
+        model = estimator.BoostedTreesClassifier(_columns(), model_dir=str(model_dir), **args)
+        model.train(input_fn, max_steps=10**9)
+        assert ('/grow_layer"' in (model_dir / "graph.pbtxt").read_text()) == one_op
+        grown[one_op] = {
+            name: model.get_variable_value(name) for name in model.get_variable_names()
+        }
+    assert sorted(grown[True]) == sorted(grown[False])
+    for name, value in grown[True].items():
+        np.testing.assert_array_equal(value, grown[False][name], err_msg=name)
+    assert np.any(grown[True]["boosted_trees/node_feature"] >= 0)
+
+
+def test_post_pruning_and_the_leaf_cap_in_numpy_are_tensorflows():
+    """`tree_layer`'s numpy post-pruning and leaf cap give `tree_ensemble.post_prune`'s and
+    `Grower._within_leaf_cap`'s results on random trees, gains tied and negative."""
+    from components.estimator.canned import tree_ensemble as te
+    from components.estimator.canned import tree_layer
+
+    rng = np.random.default_rng(3)
+    depth = 4
+    for _ in range(20):
+        feature = rng.integers(-1, 3, (1 << (depth + 1)) - 1).astype(np.int32)
+        gain = rng.choice([-1.0, -0.5, 0.0, 0.5], feature.size).astype(np.float32)
+        want = te.post_prune(tf.constant(feature), tf.constant(gain), depth)
+        got = tree_layer.post_pruned(feature, gain, depth)
+        for w, g in zip(want, got, strict=True):
+            np.testing.assert_array_equal(g, w.numpy())
+        split = rng.random(8) < 0.7
+        node_gain = rng.choice([0.1, 0.2, 0.3], 8).astype(np.float32)
+        order = tf.argsort(tf.where(split, node_gain, -np.inf), direction="DESCENDING", stable=True)
+        expected = split & (tf.math.invert_permutation(order).numpy() < 6 - 3)
+        np.testing.assert_array_equal(tree_layer.within_leaf_cap(split, node_gain, 3, 6), expected)

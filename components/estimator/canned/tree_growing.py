@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from components.estimator import head as head_lib
 from components.estimator.canned import tree_ensemble as te
-from components.estimator.canned import tree_histogram
+from components.estimator.canned import tree_histogram, tree_layer
 from components.estimator.hooks import Hook
 from components.estimator.model_fn import ModeKeys
 
@@ -50,6 +50,9 @@ TreeParams = collections.namedtuple(
 _HESSIANS = ("full", "diagonal")
 # The split search is compiled by XLA from this many buckets in all features (`Grower`).
 XLA_FROM_BUCKETS = 20_000
+# A layer grown by one op where `tree_layer.LayerStep` applies (False: by TensorFlow's ops
+# around the compiled loops, the way it grows elsewhere; the trees are the same).
+LAYER_IN_ONE_OP = True
 
 
 def hessian_width(params, logits_dimension):
@@ -304,13 +307,15 @@ class Ensemble:
     def explanations(self, x, activation):
         """(bias, dfc [batch, features]) of one logit, as tf.estimator computed them:
         the path's cumulative logits through every tree, through `activation`, and
-        each step's change credited to the feature split on."""
+        each step's change credited to the feature split on.  In float64, as 2.8's
+        Python floats: bias + sum(dfc) is the float32 prediction to its rounding (the
+        tutorial checks 7 decimals), and the bias is the same number for every row."""
         leaves, path = self.paths(x)
         befores = [tf.squeeze(self._values_at(node), -1) for node, _, _ in path]
         afters = [*befores[1:], tf.squeeze(self._values_at(leaves), -1)]
         deltas = tf.stack(
             [
-                tf.where(moved, a - b, 0.0)
+                tf.where(moved, tf.cast(a, tf.float64) - tf.cast(b, tf.float64), 0.0)
                 for (_, _, moved), b, a in zip(path, befores, afters, strict=True)
             ],
             axis=1,
@@ -319,13 +324,14 @@ class Ensemble:
         batch = tf.shape(x)[0]
         deltas = tf.reshape(tf.transpose(deltas, [2, 0, 1]), [batch, -1])
         feature_ids = tf.reshape(tf.transpose(feature_ids, [2, 0, 1]), [batch, -1])
-        cumulative = self.bias[0] + tf.cumsum(deltas, axis=1)
-        steps = tf.concat([tf.fill([batch, 1], self.bias[0]), cumulative], axis=1)
+        bias = tf.cast(self.bias[0], tf.float64)
+        cumulative = bias + tf.cumsum(deltas, axis=1)
+        steps = tf.concat([tf.fill([batch, 1], bias), cumulative], axis=1)
         changes = activation(steps[:, 1:]) - activation(steps[:, :-1])
         num_features = self.layout.num_features
         segments = tf.range(batch)[:, None] * num_features + feature_ids
         dfc = tf.math.unsorted_segment_sum(changes, segments, batch * num_features)
-        return activation(tf.fill([batch], self.bias[0])), tf.reshape(dfc, [batch, -1])
+        return tf.fill([batch], activation(bias)), tf.reshape(dfc, [batch, -1])
 
 
 class Grower:
@@ -358,6 +364,11 @@ class Grower:
             # where TensorFlow's search is some sixty; its scalar loop would not keep up
             # with XLA's fused passes on many buckets).
             self._best_splits = tree_histogram.OneLogitSplitSearch(self.layout, self.params)
+        self._layer_step = None
+        if LAYER_IN_ONE_OP and tree_layer.LayerStep.applies(self.layout, params, self._best_splits):
+            self._layer_step = tree_layer.LayerStep(
+                self.layout, params, self._histogram, self._best_splits
+            )
 
     # -------------------------------------------------------------- inputs
     def inputs(self):
@@ -526,6 +537,9 @@ class Grower:
 
     def _grow(self, ids, gradients, nodes, base):
         e, params = self.e, self.params
+        stats = self._stats(gradients, counted=True, as_parts=True)
+        if self._layer_step is not None:
+            return self._layer_step(e, ids, stats, nodes, base)
         first = tf.bitwise.left_shift(1, e.layer) - 1
         count = first + 1
         relative = nodes - first
@@ -533,7 +547,6 @@ class Grower:
         # One batch per layer: only this layer's nodes (1, 2, 4, ...); accumulated
         # over batches: the deepest layer's size, the accumulator's.
         layer_nodes = count if params.n_batches_per_layer == 1 else 1 << (params.max_depth - 1)
-        stats = self._stats(gradients, counted=True, as_parts=True)
         hist = self._histogram(ids, relative, stats, layer_nodes)
         if params.n_batches_per_layer == 1:
             return self._split(hist, layer_nodes, ids, nodes, relative, base)

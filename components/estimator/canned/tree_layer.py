@@ -1,0 +1,176 @@
+"""One layer of a tree grown by one op (`LayerStep`, on CPUs): the histogram, the split
+search, the splits written into the tree, and the bookkeeping after them (the layer and
+tree counters, the leaf cap, post-pruning, a finished tree's logits and each example's
+next node), where `tree_growing.Grower._split` builds some eighty TensorFlow ops a layer
+and four branches. A small table's layer is mostly those ops' dispatch (2 ms a layer on
+the taxi sample, of which the compiled loops 0.6 ms) and their graph a part of every
+trace. It computes what they compute, in the same float32 operations: the same trees.
+
+It applies where `OneLogitSplitSearch` does (one logit, the compiled loops, fewer than
+`tree_growing.XLA_FROM_BUCKETS` buckets), one batch a layer, and at least one inequality
+feature (a node's totals are then its first feature's last running sum, read as
+`tree_ensemble.node_totals` reads it; it sums the buckets otherwise, in an order
+TensorFlow's reduction does not promise).
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from components.estimator.canned import tree_histogram
+
+
+def post_pruned(feature, gain, depth):
+    """`tree_ensemble.post_prune` on numpy arrays (one tree's [nodes]): new arrays."""
+    feature, gain = feature.copy(), gain.copy()
+    for level in reversed(range(depth)):
+        ids = np.arange((1 << level) - 1, (1 << (level + 1)) - 1)
+        children_leaves = (feature[2 * ids + 1] < 0) & (feature[2 * ids + 2] < 0)
+        prune = ids[(feature[ids] >= 0) & children_leaves & (gain[ids] < 0)]
+        feature[prune] = -1
+        gain[prune] = 0.0
+    return feature, gain
+
+
+def within_leaf_cap(split, gain, leaves, cap):
+    """`Grower._within_leaf_cap` in numpy: the splits of most gain (ties in node order)
+    that keep the tree within `cap` leaves."""
+    if cap is None:
+        return split
+    order = np.argsort(-np.where(split, gain, -np.inf), kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return split & (rank < cap - leaves)
+
+
+class LayerStep:
+    """`(ensemble, ids, stats, nodes, base)` -> the ops that grow one layer (see the module
+    docstring); `base` None when nothing is cached between steps (not in memory)."""
+
+    def __init__(self, layout, params, histogram, search):
+        self._params = params
+        self._histogram, self._search = histogram, search
+        self._total = layout.total_buckets
+        self._first_buckets = int(layout.num_buckets[0])
+        self._is_equality = np.asarray(layout.is_equality, bool)
+        self._rate = np.float32(params.learning_rate)
+
+    @staticmethod
+    def applies(layout, params, search):
+        return (
+            isinstance(search, tree_histogram.OneLogitSplitSearch)
+            and params.n_batches_per_layer == 1
+            and layout.equality_from > 0
+        )
+
+    def __call__(self, e, ids, stats, nodes, base):
+        in_memory = base is not None
+        if not in_memory:
+            base = tf.zeros([0, e.logits_dimension])
+        variables = [e.tree, e.layer, e.feature, e.threshold, e.gain, e.value]
+        kinds = [tf.int32, tf.int32, tf.float32, tf.float32, tf.int32, tf.int32, tf.bool]
+        kinds += [tf.int32, tf.float32]
+        outputs = tf.numpy_function(
+            self._step,
+            [ids.values, nodes, base, *variables, *stats],
+            kinds,
+            name="grow_layer",
+        )
+        shapes = [v.shape for v in variables[2:]] + [[]] * 3 + [nodes.shape, base.shape]
+        for output, shape in zip(outputs, shapes, strict=True):
+            output.set_shape(shape)
+        feature, threshold, gain, value, layer, tree, finished, new_nodes, new_base = outputs
+        updates = [
+            e.feature.assign(feature),
+            e.threshold.assign(threshold),
+            e.gain.assign(gain),
+            e.value.assign(value),
+            e.layer.assign(layer),
+            e.tree.assign(tree),
+            e.finished.assign(finished),
+        ]
+        if in_memory:
+            updates += [e.cached_nodes.assign(new_nodes), e.cached_base.assign(new_base)]
+        with tf.control_dependencies(updates):
+            return tf.constant(0)
+
+    def _step(self, buckets, nodes, base, tree, layer, feature, threshold, gain, value, *stats):
+        tree, layer = int(tree), int(layer)
+        first = (1 << layer) - 1
+        count = first + 1
+        relative = nodes - first
+        relative = np.where((relative >= 0) & (relative < count), relative, -1).astype(np.int32)
+        hist = self._histogram._sums(buckets, relative, count, *stats)
+        totals = np.ascontiguousarray(
+            hist.reshape(count, self._total, -1)[:, self._first_buckets - 1]
+        )
+        found = self._search._search(hist, totals)
+        feature, threshold, gain, value = (np.array(a) for a in (feature, threshold, gain, value))
+        leaves = 1 + int(np.count_nonzero(feature[tree] >= 0))
+        chosen = self._chosen(found, feature[tree], first, count, layer, leaves)
+        at = first + chosen
+        feature[tree, at], threshold[tree, at], gain[tree, at] = (
+            found[i][chosen] for i in (1, 2, 0)
+        )
+        parent = value[tree, at]
+        value[tree, 2 * at + 1] = parent + self._rate * found[3][chosen]
+        value[tree, 2 * at + 2] = parent + self._rate * found[4][chosen]
+        action = self._action(chosen.size, layer, leaves + chosen.size)
+        trees = (feature, threshold, gain, value)
+        return self._after(action, trees, buckets, nodes, base, tree, layer)
+
+    def _chosen(self, found, row, first, count, layer, leaves):
+        """The layer's nodes (0 to count - 1) that split: `Grower._split`'s rule."""
+        gain, ok, params = found[0], found[5], self._params
+        absolute = first + np.arange(count)
+        parent_split = row[np.maximum(absolute - 1, 0) // 2] >= 0
+        split = ok & ((layer == 0) | parent_split)
+        if params.pruning_mode == "pre":
+            split &= gain >= 0
+        return np.flatnonzero(within_leaf_cap(split, gain, leaves, params.max_leaf_nodes))
+
+    def _action(self, chosen, layer, leaves_after):
+        """'advance' (to the next layer), 'finalize' (the tree) or 'stop' (training), as
+        `Grower._split` chooses them; `leaves_after`: the tree's leaves with the new splits."""
+        params = self._params
+        if chosen:
+            complete = layer + 1 >= params.max_depth
+            if params.max_leaf_nodes is not None:
+                complete |= leaves_after >= params.max_leaf_nodes
+            return "finalize" if complete else "advance"
+        if params.max_leaf_nodes is None and params.min_samples_leaf == 0:
+            return "stop"
+        return "finalize" if layer > 0 else "stop"
+
+    def _after(self, action, trees, buckets, nodes, base, tree, layer):
+        feature, threshold, gain, value = trees
+        finished = False
+        if action == "advance":
+            layer += 1
+            if base.shape[0]:
+                nodes = self._descend(feature[tree], threshold[tree], buckets, nodes, 1)
+        elif action == "finalize":
+            if self._params.pruning_mode == "post":
+                depth = self._params.max_depth
+                feature[tree], gain[tree] = post_pruned(feature[tree], gain[tree], depth)
+            if base.shape[0]:
+                leaves = self._descend(
+                    feature[tree],
+                    threshold[tree],
+                    buckets,
+                    np.zeros_like(nodes),
+                    self._params.max_depth,
+                )
+                base = base + value[tree][leaves]
+                nodes = np.zeros_like(nodes)
+            tree, layer = tree + 1, 0
+            finished = tree >= self._params.n_trees
+        else:
+            finished = True
+        scalars = (np.int32(layer), np.int32(tree), np.bool_(finished))
+        return (*trees, *scalars, nodes, base)
+
+    def _descend(self, feature, threshold, buckets, start, levels):
+        out = np.empty(start.shape[0], np.int32)
+        descend = tree_histogram._compiled_walk()[0]
+        descend(feature, threshold, buckets, self._is_equality, start, levels, out)
+        return out
