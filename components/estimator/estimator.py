@@ -922,7 +922,14 @@ class Estimator:
 
         return _outside_strategy(export)
 
-    export_savedmodel = export_saved_model
+    @property
+    def export_savedmodel(self):
+        """Hidden, as 2.15 hid TF1's name on tf.estimator.Estimator (and its canned
+        classes); tf.compat.v1.estimator.Estimator has it."""
+        raise AttributeError(
+            "`Estimator.export_savedmodel` has been deprecated. Please use "
+            "`export_saved_model` instead."
+        )
 
     def experimental_export_all_saved_models(
         self,

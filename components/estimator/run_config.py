@@ -172,6 +172,12 @@ class RunConfig:
         self.master = ""
         self.evaluation_master = ""
         self.global_id_in_cluster = self.task_id
+        self.service = tf_config.get("service")
+        if self.service is not None and not isinstance(self.service, dict):
+            raise TypeError(
+                f"TF_CONFIG's 'service' must be a dict (a platform's service settings), "
+                f"got {type(self.service).__name__}: {self.service!r}."
+            )
 
     def replace(self, **kwargs):
         """A copy with some fields changed, as tf.estimator's `RunConfig.replace`."""

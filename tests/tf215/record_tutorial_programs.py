@@ -22,21 +22,23 @@ import tutorial_programs as programs
 assert tf.__version__.startswith("2.15"), tf.__version__
 
 
-def main(pattern=None):
+def main(pattern=None, module=programs, run_one=lambda run, workdir: run(workdir)):
+    """Runs `module`'s PROGRAMS (those matching `pattern`) with `run_one`; writes their
+    results to `module.RECORDED`, keeping the other programs' records."""
     results = {}
-    if pattern is not None and os.path.exists(programs.RECORDED):
-        with open(programs.RECORDED) as f:
+    if pattern is not None and os.path.exists(module.RECORDED):
+        with open(module.RECORDED) as f:
             results = json.load(f)["programs"]
-    for name, run in programs.PROGRAMS.items():
+    for name, run in module.PROGRAMS.items():
         if pattern is None or re.search(pattern, name):
             print(name, flush=True)
             with tempfile.TemporaryDirectory() as workdir:
-                results[name] = run(workdir)
-    results = {name: results[name] for name in programs.PROGRAMS if name in results}
-    with open(programs.RECORDED, "w") as f:
+                results[name] = run_one(run, workdir)
+    results = {name: results[name] for name in module.PROGRAMS if name in results}
+    with open(module.RECORDED, "w") as f:
         json.dump({"tensorflow": tf.__version__, "programs": results}, f, indent=1, sort_keys=True)
         f.write("\n")
-    print(f"wrote {len(results)} programs to {os.path.normpath(programs.RECORDED)}")
+    print(f"wrote {len(results)} programs to {os.path.normpath(module.RECORDED)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,575 @@
+"""Programs in the shape of well-known TF1-era custom-Estimator samples, after `tf_upgrade_v2`.
+
+Each program takes the `tensorflow` module (2.15's, or 2.21's once
+`components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
+returns what the sample's user sees, in three parts that `tests/test_tf1_samples.py`
+compares with 2.15's recording (`tests/tf215/record_tf1_samples.py`, into
+`tests/data/tf215/tf1_samples.json`):
+
+- `exact`: keys, dtypes, shapes, listings, event tags, log lines' shapes, variable
+  names, attributes, errors: equal;
+- `close`: values of deterministic models (zero-initialised, unshuffled): 1e-4;
+- `loose`: values of seeded random models (initial weights, dropout, shuffles): within
+  35%.
+
+The samples: the layers tutorial's `cnn_mnist.py`, tensorflow/models'
+`samples/core/get_started/custom_estimator.py` (iris), the Estimator object's API as
+such samples use it, and TF1 training idioms they share (a decayed learning rate,
+`tf.compat.v1.metrics`, pandas inputs, the spec's hook lists, a placeholder receiver).
+"""
+
+import json
+import os
+import re
+
+import numpy as np
+import pandas as pd
+
+from tests.tf1_fidelity_programs import _info_lines
+from tests.tutorial_programs import event_tags, listing, signatures, structure
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "tf1_samples.json")
+SEED = 42
+_NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def _floats(values):
+    return {k: float(v) for k, v in sorted(values.items())}
+
+
+def _messages(lines, prefix):
+    """The logged messages starting with `prefix`, each once (TensorFlow's logger and the
+    root logger may both pass one on)."""
+    kept = [line for line in lines if line.startswith(prefix)]
+    return [line for i, line in enumerate(kept) if i == 0 or kept[i - 1] != line]
+
+
+def _shape_of_message(message):
+    """A LoggingTensorHook message as [its keys, how many numbers each shows, whether it
+    ends with the time since the last one]."""
+    body, timed = message, message.endswith(" sec)")
+    if timed:
+        body = body[: body.rindex(" (")]
+    parts = re.split(r"(?:^|, )(\w+) = ", body)[1:]
+    return [
+        [key, len(_NUMBER.findall(value))]
+        for key, value in zip(parts[::2], parts[1::2], strict=True)
+    ] + [timed]
+
+
+def _loss_steps(lines):
+    """The steps of the Estimator's `loss = ..., step = N` lines."""
+    steps = re.compile(r"^loss = .*, step = (\d+)")
+    return [int(m.group(1)) for m in map(steps.match, _messages(lines, "loss = ")) if m]
+
+
+# ------------------------------------------------------------------ cnn_mnist.py
+def _digits(n, seed):
+    """8x8 'digits': class k lights row k % 8 (column k // 8 for k >= 8), plus noise."""
+    rng = np.random.RandomState(seed)
+    labels = rng.randint(0, 10, size=n).astype(np.int32)
+    images = rng.uniform(0, 0.3, size=(n, 8, 8)).astype(np.float32)
+    for i, label in enumerate(labels):
+        if label < 8:
+            images[i, label, :] = 1.0
+        else:
+            images[i, :, label - 8] = 1.0
+    return images.reshape(n, 64), labels
+
+
+def cnn_model_fn(features, labels, mode):
+    """The layers tutorial's model, shrunk to 8x8 images (tf_upgrade_v2's spelling)."""
+    import tensorflow as tf
+
+    input_layer = tf.reshape(features["x"], [-1, 8, 8, 1])
+    conv1 = tf.compat.v1.layers.conv2d(
+        inputs=input_layer, filters=4, kernel_size=[3, 3], padding="same", activation=tf.nn.relu
+    )
+    pool1 = tf.compat.v1.layers.max_pooling2d(inputs=conv1, pool_size=[2, 2], strides=2)
+    conv2 = tf.compat.v1.layers.conv2d(
+        inputs=pool1, filters=8, kernel_size=[3, 3], padding="same", activation=tf.nn.relu
+    )
+    pool2 = tf.compat.v1.layers.max_pooling2d(inputs=conv2, pool_size=[2, 2], strides=2)
+    pool2_flat = tf.reshape(pool2, [-1, 2 * 2 * 8])
+    dense = tf.compat.v1.layers.dense(inputs=pool2_flat, units=32, activation=tf.nn.relu)
+    dropout = tf.compat.v1.layers.dropout(
+        inputs=dense, rate=0.4, training=mode == tf.estimator.ModeKeys.TRAIN
+    )
+    logits = tf.compat.v1.layers.dense(inputs=dropout, units=10)
+    predictions = {
+        "classes": tf.argmax(input=logits, axis=1),
+        "probabilities": tf.nn.softmax(logits, name="softmax_tensor"),
+    }
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode=mode, predictions=predictions)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        # (The tutorial: 0.001 over 20,000 steps; here 300 steps.)
+        optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate=0.1)
+        train_op = optimizer.minimize(loss=loss, global_step=tf.compat.v1.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+    eval_metric_ops = {
+        "accuracy": tf.compat.v1.metrics.accuracy(labels=labels, predictions=predictions["classes"])
+    }
+    return tf.estimator.EstimatorSpec(mode=mode, loss=loss, eval_metric_ops=eval_metric_ops)
+
+
+def cnn_mnist(tf, workdir):
+    """main() of cnn_mnist.py: train with a LoggingTensorHook on the softmax, evaluate
+    one epoch of numpy input, predict."""
+    train_data, train_labels = _digits(400, 0)
+    eval_data, eval_labels = _digits(150, 1)
+    model_dir = os.path.join(workdir, "mnist_convnet_model")
+    mnist_classifier = tf.estimator.Estimator(
+        model_fn=cnn_model_fn,
+        model_dir=model_dir,
+        config=tf.estimator.RunConfig(tf_random_seed=SEED, log_step_count_steps=50),
+    )
+    tensors_to_log = {"probabilities": "softmax_tensor"}
+    logging_hook = tf.compat.v1.train.LoggingTensorHook(tensors=tensors_to_log, every_n_iter=50)
+    train_input_fn = tf.compat.v1.estimator.inputs.numpy_input_fn(
+        x={"x": train_data}, y=train_labels, batch_size=100, num_epochs=None, shuffle=True
+    )
+    with _info_lines() as lines:
+        mnist_classifier.train(input_fn=train_input_fn, steps=300, hooks=[logging_hook])
+    eval_input_fn = tf.compat.v1.estimator.inputs.numpy_input_fn(
+        x={"x": eval_data}, y=eval_labels, num_epochs=1, shuffle=False
+    )
+    eval_results = mnist_classifier.evaluate(input_fn=eval_input_fn)
+    rows = list(
+        mnist_classifier.predict(
+            tf.compat.v1.estimator.inputs.numpy_input_fn(
+                x={"x": eval_data[:5]}, num_epochs=1, shuffle=False
+            )
+        )
+    )
+    logged = _messages(lines, "probabilities = ")
+    return {
+        "exact": {
+            "eval_keys": sorted(eval_results),
+            "eval_types": sorted({type(v).__name__ for v in eval_results.values()}),
+            "global_step": int(eval_results["global_step"]),
+            "predictions": structure(rows),
+            "logged": [_shape_of_message(message) for message in logged],
+            "loss_steps": _loss_steps(lines),
+            "files": listing(model_dir),
+            "train_tags": sorted(event_tags(model_dir)),
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
+            "variables": mnist_classifier.get_variable_names(),
+        },
+        "loose": _floats({k: v for k, v in eval_results.items() if k != "global_step"}),
+    }
+
+
+# ------------------------------------------------------- get_started/custom_estimator.py
+CSV_COLUMN_NAMES = ["SepalLength", "SepalWidth", "PetalLength", "PetalWidth", "Species"]
+SPECIES = ["Setosa", "Versicolor", "Virginica"]
+
+
+def _iris_frames(n, seed):
+    """(train_x, train_y) as iris_data.load_data() returns them: a DataFrame, a Series."""
+    rng = np.random.RandomState(seed)
+    species = rng.randint(0, 3, size=n)
+    frame = pd.DataFrame(
+        {
+            key: (rng.normal(size=n) * 0.4 + species * (i + 1) * 0.5 + 1.0).astype(np.float32)
+            for i, key in enumerate(CSV_COLUMN_NAMES[:-1])
+        }
+    )
+    return frame, pd.Series(species.astype(np.int64), name="Species")
+
+
+def train_input_fn(features, labels, batch_size):
+    import tensorflow as tf
+
+    dataset = tf.data.Dataset.from_tensor_slices((dict(features), labels))
+    return dataset.shuffle(1000, seed=SEED).repeat().batch(batch_size)
+
+
+def eval_input_fn(features, labels, batch_size):
+    import tensorflow as tf
+
+    features = dict(features)
+    inputs = features if labels is None else (features, labels)
+    return tf.data.Dataset.from_tensor_slices(inputs).batch(batch_size)
+
+
+def my_model(features, labels, mode, params):
+    """custom_estimator.py's DNN, its accuracy summary, its three modes."""
+    import tensorflow as tf
+
+    net = tf.compat.v1.feature_column.input_layer(features, params["feature_columns"])
+    for units in params["hidden_units"]:
+        net = tf.compat.v1.layers.dense(net, units=units, activation=tf.nn.relu)
+    logits = tf.compat.v1.layers.dense(net, params["n_classes"], activation=None)
+    predicted_classes = tf.argmax(input=logits, axis=1)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        predictions = {
+            "class_ids": predicted_classes[:, tf.newaxis],
+            "probabilities": tf.nn.softmax(logits),
+            "logits": logits,
+        }
+        return tf.estimator.EstimatorSpec(mode, predictions=predictions)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    accuracy = tf.compat.v1.metrics.accuracy(
+        labels=labels, predictions=predicted_classes, name="acc_op"
+    )
+    metrics = {"accuracy": accuracy}
+    tf.compat.v1.summary.scalar("accuracy", accuracy[1])
+    if mode == tf.estimator.ModeKeys.EVAL:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+    assert mode == tf.estimator.ModeKeys.TRAIN
+    optimizer = tf.compat.v1.train.AdagradOptimizer(learning_rate=0.1)
+    train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _iris_classifier(tf, model_dir, **config):
+    my_feature_columns = [tf.feature_column.numeric_column(key=k) for k in CSV_COLUMN_NAMES[:-1]]
+    return tf.estimator.Estimator(
+        model_fn=my_model,
+        model_dir=model_dir,
+        params={"feature_columns": my_feature_columns, "hidden_units": [10, 10], "n_classes": 3},
+        config=tf.estimator.RunConfig(tf_random_seed=SEED, **config),
+    )
+
+
+def custom_estimator(tf, workdir):
+    """main() of custom_estimator.py: train, evaluate (also under a name), predict and
+    print each prediction as the sample's template does."""
+    (train_x, train_y), (test_x, test_y) = _iris_frames(120, 0), _iris_frames(30, 1)
+    model_dir = os.path.join(workdir, "iris")
+    classifier = _iris_classifier(tf, model_dir, save_summary_steps=20)
+    classifier.train(input_fn=lambda: train_input_fn(train_x, train_y, 100), steps=100)
+    eval_result = classifier.evaluate(input_fn=lambda: eval_input_fn(test_x, test_y, 100))
+    named = classifier.evaluate(input_fn=lambda: eval_input_fn(test_x, test_y, 10), name="test")
+    expected = ["Setosa", "Versicolor", "Virginica"]
+    predict_x = {
+        "SepalLength": [5.1, 5.9, 6.9],
+        "SepalWidth": [3.3, 3.0, 3.1],
+        "PetalLength": [1.7, 4.2, 5.4],
+        "PetalWidth": [0.5, 1.5, 2.1],
+    }
+    predictions = classifier.predict(input_fn=lambda: eval_input_fn(predict_x, None, 100))
+    template = 'Prediction is "{}" ({:.1f}%), expected "{}"'
+    printed, rows = [], []
+    for pred_dict, expec in zip(predictions, expected, strict=True):
+        class_id = pred_dict["class_ids"][0]
+        probability = pred_dict["probabilities"][class_id]
+        printed.append(template.format(SPECIES[class_id], 100 * probability, expec))
+        rows.append(pred_dict)
+    return {
+        "exact": {
+            "accuracy_line": _NUMBER.sub(
+                "N", "Test set accuracy: {accuracy:0.3f}".format(**eval_result)
+            ),
+            "eval_keys": sorted(eval_result),
+            "named_keys": sorted(named),
+            "global_step": int(named["global_step"]),
+            "printed": [_NUMBER.sub("N", line.split('"')[2]) for line in printed],
+            "class_id_type": type(rows[0]["class_ids"][0]).__name__,
+            "predictions": structure(rows),
+            "files": listing(model_dir),
+            "train_tags": sorted(event_tags(model_dir)),
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
+            "test_tags": event_tags(os.path.join(model_dir, "eval_test")),
+            "params": sorted(classifier.params),
+            "variables": classifier.get_variable_names(),
+        },
+        "loose": {
+            **_floats({f"eval/{k}": v for k, v in eval_result.items() if k != "global_step"}),
+            **_floats({f"test/{k}": v for k, v in named.items() if k != "global_step"}),
+        },
+    }
+
+
+# ------------------------------------------------------------ the Estimator object's API
+def _attributes(obj):
+    """{public name of dir(obj): "ok" or the error its lookup raises}."""
+    outcome = {}
+    for name in sorted(dir(obj)):
+        if name.startswith("_"):
+            continue
+        try:
+            getattr(obj, name)
+            outcome[name] = "ok"
+        except Exception as error:  # the attribute's lookup is what is recorded
+            outcome[name] = f"{type(error).__name__}: {error}"
+    return outcome
+
+
+def _class_matrix(tf, objects):
+    """{object: [the classes of tf.estimator / tf.compat.v1.estimator it is an instance of]}."""
+    classes = {
+        "tf.estimator.Estimator": tf.estimator.Estimator,
+        "tf.compat.v1.estimator.Estimator": tf.compat.v1.estimator.Estimator,
+        "tf.estimator.DNNClassifier": tf.estimator.DNNClassifier,
+        "tf.compat.v1.estimator.DNNClassifier": tf.compat.v1.estimator.DNNClassifier,
+    }
+    return {
+        name: sorted(c for c, cls in classes.items() if isinstance(obj, cls))
+        for name, obj in objects.items()
+    }
+
+
+def estimator_objects(tf, workdir):
+    """The attributes an Estimator's user reaches for (export_savedmodel among them) on
+    both Estimator classes and both DNNClassifiers, and which classes each is."""
+    columns = [tf.feature_column.numeric_column("x")]
+    objects = {
+        "tf.estimator.Estimator": tf.estimator.Estimator(my_model, os.path.join(workdir, "a")),
+        "tf.compat.v1.estimator.Estimator": tf.compat.v1.estimator.Estimator(
+            my_model, os.path.join(workdir, "b")
+        ),
+        "tf.estimator.DNNClassifier": tf.estimator.DNNClassifier([2], columns),
+        "tf.compat.v1.estimator.DNNClassifier": tf.compat.v1.estimator.DNNClassifier([2], columns),
+        "tf.estimator.LinearRegressor": tf.estimator.LinearRegressor(columns),
+    }
+    config = tf.estimator.RunConfig()
+    return {
+        "exact": {
+            "attributes": {name: _attributes(obj) for name, obj in objects.items()},
+            "run_config": _attributes(config),
+            "service": [_service_of(tf, {"name": "trainer"}), _service_of(tf, "trainer")],
+            "classes": _class_matrix(tf, objects),
+        }
+    }
+
+
+def _service_of(tf, service):
+    """RunConfig().service under a TF_CONFIG holding `service` (or the error's type)."""
+    before = os.environ.get("TF_CONFIG")
+    os.environ["TF_CONFIG"] = json.dumps({"service": service})
+    try:
+        return tf.estimator.RunConfig().service
+    except Exception as error:  # the type is the record
+        return type(error).__name__
+    finally:
+        if before is None:
+            del os.environ["TF_CONFIG"]
+        else:
+            os.environ["TF_CONFIG"] = before
+
+
+def _batch_shapes(batches):
+    return [
+        {k: [np.asarray(v).dtype.name, list(np.shape(v))] for k, v in sorted(b.items())}
+        for b in batches
+    ]
+
+
+def estimator_api(tf, workdir):
+    """What samples call on a trained Estimator: its model_dir, config and params, its
+    variables, its latest checkpoint, evaluate(steps, name), predict's options, both
+    export spellings of the V1 class."""
+    train_x, train_y = _iris_frames(60, 2)
+    model_dir = os.path.join(workdir, "model")
+    classifier = _iris_classifier(tf, model_dir, save_checkpoints_steps=15, keep_checkpoint_max=2)
+    classifier.train(input_fn=lambda: train_input_fn(train_x, train_y, 20), steps=40)
+    metrics = classifier.evaluate(
+        input_fn=lambda: train_input_fn(train_x, train_y, 20), steps=2, name="validation"
+    )
+    batches = list(
+        classifier.predict(
+            lambda: eval_input_fn(train_x[:7], None, 4),
+            predict_keys=["probabilities", "class_ids"],
+            yield_single_examples=False,
+        )
+    )
+    one_key = list(classifier.predict(lambda: eval_input_fn(train_x[:3], None, 4), "logits"))
+    kernel = classifier.get_variable_value("dense/kernel")
+    step = classifier.get_variable_value("global_step")
+    config = classifier.config
+    return {
+        "exact": {
+            "model_dir": os.path.relpath(classifier.model_dir, workdir),
+            "config": {
+                "type": type(config).__name__,
+                "model_dir": os.path.relpath(config.model_dir, workdir),
+                "tf_random_seed": config.tf_random_seed,
+                "save_checkpoints_steps": config.save_checkpoints_steps,
+                "save_checkpoints_secs": config.save_checkpoints_secs,
+                "save_summary_steps": config.save_summary_steps,
+                "keep_checkpoint_max": config.keep_checkpoint_max,
+                "log_step_count_steps": config.log_step_count_steps,
+                "is_chief": config.is_chief,
+                "task_type": config.task_type,
+                "num_worker_replicas": config.num_worker_replicas,
+            },
+            "params": {k: v for k, v in classifier.params.items() if k != "feature_columns"},
+            "variables": classifier.get_variable_names(),
+            "kernel": [type(kernel).__name__, kernel.dtype.name, list(kernel.shape)],
+            "global_step": [type(step).__name__, int(step)],
+            "latest": os.path.relpath(classifier.latest_checkpoint(), workdir),
+            "checkpoint_files": sorted(
+                f for f in os.listdir(model_dir) if f.startswith("model.ckpt-")
+            ),
+            "metrics": sorted(metrics),
+            "metric_step": int(metrics["global_step"]),
+            "eval_dirs": sorted(d for d in os.listdir(model_dir) if d.startswith("eval")),
+            "batches": _batch_shapes(batches),
+            "one_key": _batch_shapes(one_key),
+            **_exports(tf, workdir, model_dir, classifier.params),
+        }
+    }
+
+
+def _exports(tf, workdir, model_dir, params):
+    """The V1 class's export_savedmodel beside export_saved_model: what each returns."""
+    v1_classifier = tf.compat.v1.estimator.Estimator(my_model, model_dir=model_dir, params=params)
+    feature_spec = {k: tf.io.FixedLenFeature([1], tf.float32) for k in CSV_COLUMN_NAMES[:-1]}
+    receiver = tf.estimator.export.build_parsing_serving_input_receiver_fn(feature_spec)
+    old = v1_classifier.export_savedmodel(os.path.join(workdir, "old"), receiver)
+    new = v1_classifier.export_saved_model(os.path.join(workdir, "new"), receiver)
+    return {
+        "export_types": [type(old).__name__, type(new).__name__],
+        "export_signatures": signatures(new.decode() if isinstance(new, bytes) else new),
+        "same_listing": listing(os.path.join(workdir, "old"))
+        == listing(os.path.join(workdir, "new")),
+    }
+
+
+# ----------------------------------------------------------- TF1 training idioms
+def _houses(n, seed):
+    rng = np.random.RandomState(seed)
+    frame = pd.DataFrame(
+        {
+            "rooms": rng.randint(1, 6, size=n).astype(np.float32),
+            "area": rng.uniform(0.5, 2.0, size=n).astype(np.float32),
+        }
+    )
+    price = 0.6 * frame["rooms"] + 1.5 * frame["area"] - 2.0
+    return frame, (price > 0.8).astype(np.int64).rename("expensive")
+
+
+class CountingHook:
+    """A prediction hook: counts the runs it saw (made a SessionRunHook on first use)."""
+
+    @staticmethod
+    def make(tf, seen, name):
+        class Counter(tf.compat.v1.train.SessionRunHook):
+            def begin(self):
+                seen.setdefault(name, [])
+
+            def after_run(self, run_context, run_values):
+                seen[name].append("run")
+
+        return Counter()
+
+
+def idioms_model_fn(seen):
+    """A zero-initialised logistic model: a staircase-decayed learning rate and its
+    summary, Momentum, six TF1 metrics, each of the spec's hook lists."""
+    import tensorflow as tf
+
+    def model_fn(features, labels, mode, params):
+        inputs = tf.stack([features["rooms"], features["area"]], axis=1)
+        logits = tf.compat.v1.layers.dense(
+            inputs, 1, kernel_initializer=tf.compat.v1.zeros_initializer(), name="logit"
+        )
+        probability = tf.sigmoid(logits, name="probability")
+        predictions = {"probability": probability, "label": tf.cast(probability > 0.5, tf.int64)}
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            hooks = [CountingHook.make(tf, seen, "prediction_hooks")]
+            return tf.estimator.EstimatorSpec(mode, predictions=predictions, prediction_hooks=hooks)
+        labels = tf.cast(tf.reshape(labels, [-1, 1]), tf.float32)
+        loss = tf.compat.v1.losses.sigmoid_cross_entropy(labels, logits)
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        learning_rate = tf.compat.v1.train.exponential_decay(
+            params["learning_rate"], global_step, decay_steps=5, decay_rate=0.5, staircase=True
+        )
+        tf.compat.v1.summary.scalar("learning_rate", learning_rate)
+        optimizer = tf.compat.v1.train.MomentumOptimizer(learning_rate, momentum=0.9)
+        train_op = optimizer.minimize(loss, global_step=global_step)
+        eval_metric_ops = {
+            "accuracy": tf.compat.v1.metrics.accuracy(labels, predictions["label"]),
+            "mean_probability": tf.compat.v1.metrics.mean(probability),
+            "precision": tf.compat.v1.metrics.precision(labels, predictions["label"]),
+            "recall": tf.compat.v1.metrics.recall(labels, predictions["label"]),
+            "rmse": tf.compat.v1.metrics.root_mean_squared_error(labels, probability),
+            "mae": tf.compat.v1.metrics.mean_absolute_error(labels, probability),
+        }
+        logged = tf.compat.v1.train.LoggingTensorHook({"eval_loss": loss}, every_n_iter=1)
+        return tf.estimator.EstimatorSpec(
+            mode,
+            predictions=predictions,
+            loss=loss,
+            train_op=train_op,
+            eval_metric_ops=eval_metric_ops,
+            training_chief_hooks=[tf.compat.v1.train.StepCounterHook(every_n_steps=4)],
+            evaluation_hooks=[logged],
+        )
+
+    return model_fn
+
+
+def _placeholder_receiver():
+    """A serving_input_receiver_fn as samples wrote it: a placeholder per feature."""
+    import tensorflow as tf
+
+    rooms = tf.compat.v1.placeholder(tf.float32, [None], name="rooms")
+    area = tf.compat.v1.placeholder(tf.float32, [None], name="area")
+    features = {"rooms": rooms, "area": area}
+    return tf.estimator.export.ServingInputReceiver(features, features)
+
+
+def tf1_idioms(tf, workdir):
+    """pandas_input_fn in three modes, a decayed learning rate, TF1 metrics, the spec's
+    hook lists, a placeholder receiver exported with export_savedmodel (V1)."""
+    frame, labels = _houses(48, 3)
+    inputs = tf.compat.v1.estimator.inputs
+    seen = {}
+    model_dir = os.path.join(workdir, "model")
+    model = tf.compat.v1.estimator.Estimator(
+        idioms_model_fn(seen),
+        model_dir=model_dir,
+        params={"learning_rate": 0.2},
+        config=tf.compat.v1.estimator.RunConfig(save_summary_steps=2),
+    )
+    train = inputs.pandas_input_fn(frame, labels, batch_size=8, num_epochs=None, shuffle=False)
+    model.train(train, steps=12)
+    with _info_lines() as lines:
+        result = model.evaluate(
+            inputs.pandas_input_fn(frame, labels, batch_size=16, num_epochs=1, shuffle=False)
+        )
+    rows = list(model.predict(inputs.pandas_input_fn(frame[:5], batch_size=2, shuffle=False)))
+    export_dir = model.export_savedmodel(os.path.join(workdir, "export"), _placeholder_receiver)
+    export_dir = export_dir.decode() if isinstance(export_dir, bytes) else export_dir
+    rates = sorted({round(v, 6) for v in _scalar_values(tf, model_dir, "learning_rate")})
+    return {
+        "exact": {
+            "eval_keys": sorted(result),
+            "global_step": int(result["global_step"]),
+            "eval_logged": [_shape_of_message(m) for m in _messages(lines, "eval_loss = ")],
+            "predictions": structure(rows),
+            "prediction_hook_runs": len(seen["prediction_hooks"]),
+            "train_tags": sorted(event_tags(model_dir)),
+            "variables": model.get_variable_names(),
+            "signatures": signatures(export_dir),
+            "export_files": listing(export_dir),
+        },
+        "close": {
+            **_floats({k: v for k, v in result.items() if k != "global_step"}),
+            "learning_rates": rates,
+            "kernel": model.get_variable_value("logit/kernel").ravel().tolist(),
+            "probabilities": [float(r["probability"][0]) for r in rows],
+        },
+    }
+
+
+def _scalar_values(tf, folder, tag):
+    values = []
+    for path in sorted(tf.io.gfile.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            values += [v.simple_value for v in event.summary.value if v.tag == tag]
+    return values
+
+
+PROGRAMS = {
+    "cnn_mnist": cnn_mnist,
+    "custom_estimator": custom_estimator,
+    "estimator_objects": estimator_objects,
+    "estimator_api": estimator_api,
+    "tf1_idioms": tf1_idioms,
+}
