@@ -609,3 +609,28 @@ def test_post_pruning_and_the_leaf_cap_in_numpy_are_tensorflows():
         order = tf.argsort(tf.where(split, node_gain, -np.inf), direction="DESCENDING", stable=True)
         expected = split & (tf.math.invert_permutation(order).numpy() < 6 - 3)
         np.testing.assert_array_equal(tree_layer.within_leaf_cap(split, node_gain, 3, 6), expected)
+
+
+def test_plain_numeric_columns_read_together_give_the_columns_own_values():
+    """Numeric columns over rank-1 features of one dtype are read in one stack
+    (`tree_ensemble._plain_numbers`): the values each column's own transformation gives
+    (read so for [batch, 1] features, a normalizer or mixed dtypes)."""
+    from components.estimator.canned import tree_ensemble as te
+
+    fc = tf.feature_column
+    rng = np.random.default_rng(5)
+    raw = {name: rng.normal(size=40) * 1e3 for name in ("b", "a", "c")}  # float64
+    columns = [fc.numeric_column(name) for name in raw]
+    layout = te.FeatureLayout(columns, 10)
+    as_rank_1 = {name: tf.constant(value) for name, value in raw.items()}
+    as_rank_2 = {name: tf.constant(value[:, None]) for name, value in raw.items()}
+    assert te._plain_numbers(layout.columns, as_rank_1) is not None
+    assert te._plain_numbers(layout.columns, as_rank_2) is None
+    together = layout.numeric_values(as_rank_1, te.fc_lib.FeatureTransformationCache(as_rank_1))
+    apart = layout.numeric_values(as_rank_2, te.fc_lib.FeatureTransformationCache(as_rank_2))
+    assert together.dtype == tf.float32
+    np.testing.assert_array_equal(together.numpy(), apart.numpy())
+    mixed = dict(as_rank_1, a=tf.constant(np.arange(40)))
+    assert te._plain_numbers(layout.columns, mixed) is None
+    scaled = [fc.numeric_column("a", normalizer_fn=lambda x: x * 2.0)]
+    assert te._plain_numbers(te.FeatureLayout(scaled, 10).columns, as_rank_1) is None
