@@ -47,9 +47,18 @@ def test_every_program_is_recorded():
     assert sorted(RECORDED) == sorted(programs.PROGRAMS)
 
 
+def _without_queue_tags(value):
+    if isinstance(value, dict):
+        return {k: _without_queue_tags(v) for k, v in value.items() if not QUEUE_TAG.match(k)}
+    if isinstance(value, list):
+        return [_without_queue_tags(v) for v in value if not QUEUE_TAG.match(str(v))]
+    return value
+
+
 def _without_known(key, value):
-    if key == "train_tags":
-        return [tag for tag in value if not QUEUE_TAG.match(tag)]
+    """`value` (the `key` of a program's result) without what the kit differs in on
+    purpose (docs/guide/estimator.md)."""
+    value = _without_queue_tags(value)
     if key == "run_config":
         return {k: v for k, v in value.items() if k not in KIT_ATTRIBUTES}
     if key == "attributes":

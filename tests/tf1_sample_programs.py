@@ -566,10 +566,235 @@ def _scalar_values(tf, folder, tag):
     return values
 
 
+# ------------------------------------------------------------------ official/r1/mnist
+def _summary_kinds(tf, folder):
+    """{tag: kind} of the events files directly in `folder` (scalar, histogram, image)."""
+    kinds = {}
+    for path in sorted(tf.io.gfile.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                kinds[value.tag] = value.WhichOneof("value")
+    return dict(sorted(kinds.items()))
+
+
+def r1_mnist_model_fn(features, labels, mode, params):
+    """official/r1/mnist's model_fn with TF1 layers: named tensors for a logging hook, an
+    image and a histogram summary, a `classify` export output."""
+    import tensorflow as tf
+
+    image = features
+    if isinstance(image, dict):
+        image = features["image"]
+    images = tf.reshape(image, [-1, 8, 8, 1])
+    tf.compat.v1.summary.image("images", images, max_outputs=2)
+    hidden = tf.compat.v1.layers.dense(tf.reshape(images, [-1, 64]), 16, activation=tf.nn.relu)
+    logits = tf.compat.v1.layers.dense(hidden, 10)
+    tf.compat.v1.summary.histogram("logits", logits)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        predictions = {"classes": tf.argmax(logits, axis=1), "probabilities": tf.nn.softmax(logits)}
+        return tf.estimator.EstimatorSpec(
+            mode=tf.estimator.ModeKeys.PREDICT,
+            predictions=predictions,
+            export_outputs={"classify": tf.estimator.export.PredictOutput(predictions)},
+        )
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    accuracy = tf.compat.v1.metrics.accuracy(labels=labels, predictions=tf.argmax(logits, axis=1))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        learning_rate = params["learning_rate"]
+        optimizer = tf.compat.v1.train.AdamOptimizer(learning_rate=learning_rate)
+        tf.identity(learning_rate, "learning_rate")
+        tf.identity(loss, "cross_entropy")
+        tf.identity(accuracy[1], name="train_accuracy")
+        tf.compat.v1.summary.scalar("train_accuracy", accuracy[1])
+        train_op = optimizer.minimize(loss, tf.compat.v1.train.get_or_create_global_step())
+        return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+    return tf.estimator.EstimatorSpec(
+        mode=tf.estimator.ModeKeys.EVAL, loss=loss, eval_metric_ops={"accuracy": accuracy}
+    )
+
+
+def r1_mnist(tf, workdir):
+    """official/r1/mnist's main: a dataset of images, a LoggingTensorHook on named
+    tensors, train to max_steps twice, evaluate, a raw placeholder receiver's export."""
+    images, labels = _digits(96, 4)
+    model_dir = os.path.join(workdir, "mnist_model")
+    mnist_classifier = tf.estimator.Estimator(
+        model_fn=r1_mnist_model_fn,
+        model_dir=model_dir,
+        params={"learning_rate": 1e-2},
+        config=tf.estimator.RunConfig(tf_random_seed=SEED, save_summary_steps=10),
+    )
+
+    def train_input_fn():
+        ds = tf.data.Dataset.from_tensor_slices((images, labels)).repeat().batch(32)
+        return ds
+
+    tensors_to_log = ["learning_rate", "cross_entropy", "train_accuracy"]
+    hook = tf.compat.v1.train.LoggingTensorHook(
+        {name: name for name in tensors_to_log}, every_n_iter=10
+    )
+    with _info_lines() as lines:
+        mnist_classifier.train(input_fn=train_input_fn, hooks=[hook], max_steps=30)
+        mnist_classifier.train(input_fn=train_input_fn, max_steps=30)
+    eval_results = mnist_classifier.evaluate(
+        input_fn=lambda: tf.data.Dataset.from_tensor_slices((images, labels)).batch(32)
+    )
+    # (The sample's placeholder, made in eager code, fails under TF2: a tensor of the shape.)
+    image = tf.zeros([1, 64])
+    receiver = tf.estimator.export.build_raw_serving_input_receiver_fn({"image": image})
+    export_dir = mnist_classifier.export_saved_model(os.path.join(workdir, "export"), receiver)
+    logged = _messages(lines, "cross_entropy = ")
+    return {
+        "exact": {
+            "logged": [_shape_of_message(message) for message in logged],
+            "skipped": [_NUMBER.sub("N", line) for line in _messages(lines, "Skipping training")],
+            "eval_keys": sorted(eval_results),
+            "global_step": int(eval_results["global_step"]),
+            "train_summaries": _summary_kinds(tf, model_dir),
+            "eval_summaries": _summary_kinds(tf, os.path.join(model_dir, "eval")),
+            "signatures": signatures(export_dir.decode()),
+            "variables": mnist_classifier.get_variable_names(),
+        },
+        # (Its loss after 30 steps hangs on the initial draw: 0.08 to 0.47 by the seed.)
+        "loose": _floats({"accuracy": eval_results["accuracy"]}),
+    }
+
+
+# ------------------------------------------------------------------ what input_fns give
+def _described(tf, value):
+    """A features or labels value as model_fn sees it: type, dtype, static shape."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {k: _described(tf, v) for k, v in sorted(value.items())}
+    shape = value.shape.as_list() if value.shape.rank is not None else None
+    return [type(value).__name__.replace("EagerTensor", "Tensor"), value.dtype.name, shape]
+
+
+def input_variants(tf, workdir):
+    """What model_fn receives from numpy_input_fn with an array (no dict) or a dict of
+    labels, pandas_input_fn, and a dataset of features alone: types, dtypes, static
+    shapes, in train, evaluate and predict."""
+    seen = []
+
+    def model_fn(features, labels, mode):
+        seen.append([mode, _described(tf, features), _described(tf, labels)])
+        first = features if not isinstance(features, dict) else next(iter(features.values()))
+        first = tf.reshape(tf.cast(first, tf.float32), [tf.shape(first)[0], -1])[:, :1]
+        weight = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.zeros_initializer())
+        output = tf.matmul(first, weight)
+        loss = tf.reduce_mean(output)
+        step = tf.compat.v1.train.get_global_step()
+        return tf.estimator.EstimatorSpec(
+            mode,
+            predictions={"output": output},
+            loss=loss,
+            train_op=tf.compat.v1.assign_add(step, 1),
+        )
+
+    model = tf.estimator.Estimator(model_fn, model_dir=os.path.join(workdir, "model"))
+    inputs = tf.compat.v1.estimator.inputs
+    x = np.arange(24, dtype=np.float32).reshape(6, 4)
+    y = np.arange(6, dtype=np.int32)
+    model.train(inputs.numpy_input_fn(x, y, batch_size=4, shuffle=False), steps=1)
+    model.train(
+        inputs.numpy_input_fn({"a": x, "b": y}, {"y1": y, "y2": x}, batch_size=4, shuffle=False),
+        steps=1,
+    )
+    frame = pd.DataFrame({"a": x[:, 0], "b": y})
+    model.evaluate(inputs.pandas_input_fn(frame, pd.Series(y), batch_size=4, shuffle=False))
+    list(model.predict(inputs.numpy_input_fn(x, batch_size=4, shuffle=False)))
+    model.train(lambda: tf.data.Dataset.from_tensor_slices({"a": x}).batch(3), steps=1)
+    return {"exact": {"seen": seen}}
+
+
+# ------------------------------------------------ regularizers, Keras metrics, summaries
+def regularized_model_fn(model_dirs):
+    """A zero-initialised linear model with an L2 kernel regularizer (tf_upgrade_v2's
+    spelling of contrib's), Keras metrics in eval_metric_ops, a SummarySaverHook of
+    merge_all() in training_hooks, and config read in model_fn (into `model_dirs`)."""
+
+    def model_fn(features, labels, mode, config):
+        model_dirs.append(config.model_dir)
+        return _regularized_spec(features, labels, mode, config)
+
+    return model_fn
+
+
+def _regularized_spec(features, labels, mode, config):
+    import tensorflow as tf
+
+    x = tf.stack([features["rooms"], features["area"]], axis=1)
+    prediction = tf.compat.v1.layers.dense(
+        x,
+        1,
+        kernel_initializer=tf.compat.v1.zeros_initializer(),
+        kernel_regularizer=tf.keras.regularizers.l2(0.5 * (0.1)),
+        name="linear",
+    )
+    labels = tf.reshape(tf.cast(labels, tf.float32), [-1, 1])
+    mse = tf.compat.v1.losses.mean_squared_error(labels, prediction)
+    loss = mse + tf.compat.v1.losses.get_regularization_loss()
+    tf.compat.v1.summary.scalar("mse", mse)
+    step = tf.compat.v1.train.get_global_step()
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.05).minimize(loss, step)
+    mean = tf.keras.metrics.Mean(name="mean_prediction")
+    mean.update_state(prediction)
+    saver_hook = tf.compat.v1.train.SummarySaverHook(
+        save_steps=3,
+        output_dir=os.path.join(config.model_dir, "custom"),
+        summary_op=tf.compat.v1.summary.merge_all(),
+    )
+    return tf.estimator.EstimatorSpec(
+        mode,
+        predictions={"price": prediction},
+        loss=loss,
+        train_op=train_op,
+        eval_metric_ops={"mean_prediction": mean, "mse": tf.compat.v1.metrics.mean(mse)},
+        training_hooks=[saver_hook],
+    )
+
+
+def regularized(tf, workdir):
+    """The regularization loss in the loss and the variables, Keras metrics evaluated,
+    a user's SummarySaverHook's folder, config's model_dir in model_fn."""
+    frame, _ = _houses(40, 5)
+    price = (0.6 * frame["rooms"] + 1.5 * frame["area"] - 2.0).astype(np.float32)
+    model_dirs = []
+    model = tf.estimator.Estimator(
+        regularized_model_fn(model_dirs),
+        config=tf.estimator.RunConfig(model_dir=os.path.join(workdir, "model")),
+    )
+    inputs = tf.compat.v1.estimator.inputs
+    model.train(inputs.pandas_input_fn(frame, price, batch_size=10, num_epochs=2, shuffle=False))
+    result = model.evaluate(
+        inputs.pandas_input_fn(frame, price, batch_size=10, num_epochs=1, shuffle=False)
+    )
+    model_dir = os.path.join(workdir, "model")
+    return {
+        "exact": {
+            "eval_keys": sorted(result),
+            "global_step": int(result["global_step"]),
+            "model_dirs": sorted({os.path.relpath(d, workdir) for d in model_dirs}),
+            "custom": _summary_kinds(tf, os.path.join(model_dir, "custom")),
+            "custom_files": listing(os.path.join(model_dir, "custom")),
+            "train_summaries": _summary_kinds(tf, model_dir),
+            "variables": model.get_variable_names(),
+        },
+        "close": {
+            **_floats({k: v for k, v in result.items() if k != "global_step"}),
+            "kernel": model.get_variable_value("linear/kernel").ravel().tolist(),
+        },
+    }
+
+
 PROGRAMS = {
     "cnn_mnist": cnn_mnist,
     "custom_estimator": custom_estimator,
     "estimator_objects": estimator_objects,
     "estimator_api": estimator_api,
     "tf1_idioms": tf1_idioms,
+    "r1_mnist": r1_mnist,
+    "input_variants": input_variants,
+    "regularized": regularized,
 }
