@@ -19,21 +19,22 @@ from components.user_code import AUTO as AUTO
 
 # Transformed feature `<name>_xf`, the name made safe for TF variable scopes.
 TRANSFORMED_SUFFIX = "_xf"
+OOV_BUCKETS = 10  # ids for the values the vocabulary does not hold
 # A category column's vocabulary: its values seen at least `VOCAB_MIN_COUNT` times in the
 # train split (the `vocabulary_min_count` setting), most frequent first, up to
-# `vocabulary_cap(n)` of them where the table has n category columns: the column's own
-# size, bounded. Every column may keep `VOCAB_FLOOR` values (a fixed top 1,000 before
-# 2026-12-05); a table's columns share `CATEGORY_IDS` beyond that, so a narrow table keeps
-# a column of thousands whole and a wide one costs what it did (1,000 a column): the
-# linear model's weights and the DNN's first layer grow with the ids.
+# `vocabulary_cap` of them: the column's own size, bounded. Every column may keep
+# `VOCAB_FLOOR` values (a fixed top 1,000 before 2026-12-05); the columns of a table that
+# is not wide share `CATEGORY_IDS` beyond that, so a column of thousands stays whole, while
+# a wide table (`WIDE_FROM`) costs what it did, 1,000 a column. The linear model (and the
+# wide part of wide-and-deep) reads every id, its weights a sparse lookup; the DNN and
+# boosted trees read `DEEP_CATEGORY_IDS` of a column (components/auto/model.py), whose
+# cost grows with the ids and which would learn a rare value from a row or two.
 VOCAB_MIN_COUNT = 1
 VOCAB_FLOOR = 1000
 CATEGORY_IDS = 100_000
-# Boosted trees read a column's ids below this (its most frequent values; the others as a
-# missing value): an equality split isolates one value, and their histograms grow with the
-# ids (components/auto/model.py).
-TREES_CATEGORY_IDS = VOCAB_FLOOR
-OOV_BUCKETS = 10  # ids for the values the vocabulary does not hold
+# The ids a column had before (the top 1,000 and the OOV buckets): the DNN's input and the
+# trees' buckets keep that size; a larger column's ids past the last one read as the last.
+DEEP_CATEGORY_IDS = VOCAB_FLOOR + OOV_BUCKETS
 # From this many feature columns on, a table is wide: the auto preprocessing reads its columns
 # packed into two tensors (components/transform/packing.py) and hands its numbers over side
 # by side as one float32 [batch, n] feature, `ALL_NUMBERS` (in the schema's order), which
@@ -63,7 +64,10 @@ def feature_vocabulary(raw_name: str) -> str:
     return "feature_" + _UNSAFE.sub("_", raw_name)
 
 
-def vocabulary_cap(category_columns: int) -> int:
+def vocabulary_cap(category_columns: int, packed: bool = False) -> int:
     """The most values a category column's vocabulary keeps in a table of `category_columns`
-    of them: `VOCAB_FLOOR`, or its share of `CATEGORY_IDS` when larger."""
+    of them: `VOCAB_FLOOR`, or its share of `CATEGORY_IDS` when larger and the table is not
+    `packed` (wide: its ids side by side, `ALL_CATEGORIES`, are the DNN's input)."""
+    if packed:
+        return VOCAB_FLOOR
     return max(VOCAB_FLOOR, CATEGORY_IDS // max(category_columns, 1))

@@ -8,8 +8,8 @@ numbers become one output instead: below):
 - BYTES, and INT marked `int_domain { is_categorical: true }` (SchemaGen marks small-range
   integer columns so): an int64 id from `tft.apply_vocabulary` over the values seen at
   least `VOCAB_MIN_COUNT` times in the train split (or the `vocabulary_min_count` given),
-  most frequent first, at most `vocabulary_cap` of them (1,000, or more where the table has
-  few category columns), `OOV_BUCKETS` more ids for the others; a missing
+  most frequent first, at most `vocabulary_cap` of them (1,000, or more where the table is
+  not wide and has few category columns), `OOV_BUCKETS` more ids for the others; a missing
   value is the empty string, which no vocabulary holds, so it gets an OOV id. The output
   carries TFT's `int_domain` annotation [0, vocabulary size + OOV buckets - 1], which the
   auto model reads as the column's number of ids.
@@ -44,6 +44,7 @@ from components.auto import (
     ALL_NUMBERS,
     LABEL_VOCABULARY,
     OOV_BUCKETS,
+    VOCAB_FLOOR,  # noqa: F401 (named in a docstring)
     VOCAB_MIN_COUNT,
     feature_vocabulary,
     transformed_name,
@@ -281,7 +282,8 @@ def packed_category_ids(texts, names, min_count=VOCAB_MIN_COUNT):
     of its own among `int_domain.max + 1`: what a linear model or a DNN reads as one column.
 
     The vocabularies (the same values, order and OOV buckets as `category_ids`', except
-    that a column with no value at all has none, only its OOV buckets) are one file,
+    that a column with no value at all has none, only its OOV buckets, and that each keeps
+    at most `VOCAB_FLOOR` values: `ALL_CATEGORIES` is the DNN's input) are one file,
     `ALL_CATEGORIES`, and one lookup table (components/auto/vocabularies.py): hundreds of
     tables, one per column, took most of a wide table's Transform to save, load and
     initialize."""
@@ -292,7 +294,7 @@ def packed_category_ids(texts, names, min_count=VOCAB_MIN_COUNT):
     from components.auto.vocabularies import column_key, column_marker, combined_vocabulary_file
 
     n = len(names)
-    path = combined_vocabulary_file(texts, ALL_CATEGORIES, vocabulary_cap(n), min_count)
+    path = combined_vocabulary_file(texts, ALL_CATEGORIES, vocabulary_cap(n, True), min_count)
     prefixes = tf.constant([column_key(j, b"") for j in range(n)])
     keys = tf.strings.join([tf.broadcast_to(prefixes, tf.shape(texts)), texts])
     markers = tf.constant([column_marker(j) for j in range(n + 1)])
