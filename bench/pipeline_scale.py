@@ -19,8 +19,9 @@ Rows (the default):
    (this kit's `eval_config.json`), each with the same Beam arguments, side by side.
 
 Columns (`--columns N`): generates a table of N feature columns (one in ten text with 3 to
-42 values, the rest numbers with 1% missing) and a binary label that depends on a few of
-them, `--rows` rows (default 10,000); runs it zero-code (`run --data --label`) as in step 2;
+42 values, or `--text-values` each, the rest numbers with 1% missing) and a binary label
+that depends on a few of them, `--rows` rows (default 10,000); runs it zero-code (`run
+--data --label`) as in step 2;
 then, as its baseline, the 1M-row taxi run (a similar number of cells) unless
 `--no-baseline`, and prints the ratio of the two wall times.
 
@@ -74,10 +75,11 @@ def generate(rows, path, seed=0):
             writer.writerow(row)
 
 
-def generate_wide(rows, columns, path, seed=0):
+def generate_wide(rows, columns, path, seed=0, text_values=None):
     """Writes `rows` rows of `columns` feature columns and a binary `label` to `path` (see
     the module docstring): the label's log-odds are a sum of effects of the first 20 number
-    columns and of the text columns among the first 100."""
+    columns and of the text columns among the first 100; a text column draws from
+    `text_values` values (None: 3 to 42 by column)."""
     import numpy as np
     import pandas as pd
 
@@ -85,7 +87,7 @@ def generate_wide(rows, columns, path, seed=0):
     table, log_odds = {}, np.zeros(rows)
     for column in range(columns):
         if column % 10 == 9:
-            values = rng.integers(0, 3 + column % 40, rows)
+            values = rng.integers(0, text_values or 3 + column % 40, rows)
             table[f"c{column}"] = np.char.add("v", values.astype(str))
             if column < 100:
                 log_odds += (values % 2) * 0.5
@@ -287,6 +289,11 @@ def main():
         "--columns", type=int, help="A wide table of this many feature columns, zero code."
     )
     parser.add_argument(
+        "--text-values",
+        type=int,
+        help="With --columns: values each text column draws from (default 3 to 42, by column).",
+    )
+    parser.add_argument(
         "--train-steps", type=int, help="Replaces the taxi definition's steps (2,000)."
     )
     parser.add_argument(
@@ -314,7 +321,7 @@ def main():
         rows = args.rows or 10_000
         data = os.path.join(work, f"wide_{args.columns}x{rows}.csv")
         began = time.monotonic()
-        generate_wide(rows, args.columns, data)
+        generate_wide(rows, args.columns, data, text_values=args.text_values)
         print(
             f"generated {rows:,} rows x {args.columns:,} columns in {time.monotonic() - began:.0f} s"
         )
