@@ -41,6 +41,13 @@ MAX_STEPS_PER_CALL = 100
 # (a second on the bench's taxi DNN): shorter train() calls run every step alone.
 MIN_STEPS_FOR_A_LOOP = 1000
 _V1_CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
+# Where the whole graph allows it, the training session runs TensorFlow's single-threaded
+# executor, and the gathered steps are session calls in a Python loop: a step's ~900
+# small kernels cost that executor far less than the default one's hand-offs between
+# threads (which a TF1 while loop does not save under TF 2.21), and no loop is copied
+# or compiled.  Elsewhere the steps run in a TF1 while loop.
+SINGLE_THREADED = True
+_SINGLE_THREADED_EXECUTOR = "SINGLE_THREADED_EXECUTOR"
 
 
 # ------------------------------------------------------------ the loop op
@@ -191,18 +198,53 @@ def _copy_step(loop, ordered, varying, pivot):
             node.input.append("^" + pivot)
 
 
+def why_not_stepped(train_op, loss, global_step):
+    """Why the steps of this train op cannot be gathered into loop calls, or None."""
+    train_op = getattr(train_op, "op", train_op)
+    loss = tf.convert_to_tensor(loss)
+    why = _why_not_loopable(_closure([train_op, loss.op]), global_step)
+    if why is None and (not loss.dtype.is_floating or loss.shape.rank != 0):
+        why = f"a loss of {loss.dtype.name} {loss.shape}, not a float scalar"
+    return why
+
+
+def runs_single_threaded(graph, session_config):
+    """Whether a session on `graph` can run the single-threaded executor: nothing in the
+    graph it refuses (TF1 control flow, reference variables) and no executor asked for."""
+    if not SINGLE_THREADED:
+        return False
+    if session_config is not None and session_config.experimental.executor_type:
+        return False
+    for op in graph.get_operations():
+        if op.type in _V1_CONTROL_FLOW:
+            return False
+        if any(t.dtype._is_ref_dtype for t in op.outputs):
+            return False
+    return True
+
+
+def single_threaded_config(graph, session_config):
+    """`session_config` asking for the single-threaded executor where `graph` allows it."""
+    if not runs_single_threaded(graph, session_config):
+        return session_config
+    config = _V1.ConfigProto()
+    if session_config is not None:
+        config.CopyFrom(session_config)
+    config.experimental.executor_type = _SINGLE_THREADED_EXECUTOR
+    log.info("Training steps run by TensorFlow's single-threaded executor.")
+    return config
+
+
 def build_step_loop(train_op, loss, global_step):
     """`(steps, (steps_run, last_loss))` in the current graph: a loop that runs up to
     `steps` (an int32 placeholder) training steps, stopping after one whose loss is not
     finite; or `(None, why not)`."""
+    why = why_not_stepped(train_op, loss, global_step)
+    if why:
+        return None, why
     train_op = getattr(train_op, "op", train_op)
     loss = tf.convert_to_tensor(loss)
     ordered = _closure([train_op, loss.op])
-    why = _why_not_loopable(ordered, global_step)
-    if why is None and (not loss.dtype.is_floating or loss.shape.rank != 0):
-        why = f"a loss of {loss.dtype.name} {loss.shape}, not a float scalar"
-    if why:
-        return None, why
     varying = set()
     for op in ordered:
         depends = any(t.op.name in varying for t in op.inputs) or any(
@@ -360,6 +402,21 @@ def _merged_options(merged, options):
     merged.report_tensor_allocations_upon_oom |= options.report_tensor_allocations_upon_oom
 
 
+def _steps_one_call_each(step):
+    """A loop's stand-in of session calls: `count` steps -> (steps run, the last loss),
+    stopping after a step whose loss is not finite."""
+
+    def run(count):
+        loss = None
+        for done in range(1, count + 1):
+            loss = step()[1]
+            if not np.isfinite(loss):
+                return done, loss
+        return count, loss
+
+    return run
+
+
 class _CatchingUpSession:
     """`run_context.session` for the hooks of gathered steps: any use of it runs the
     gathered steps first, so the hook reads what it would have after them."""
@@ -378,9 +435,13 @@ class SteppedHooks(_V1.train.SessionRunHook):
     calls them as `MonitoredSession` does: every `before_run` in order, the run with
     their fetches merged, every `after_run`."""
 
-    def __init__(self, hooks, loop, loss, global_step, input_cardinality, session_source):
+    def __init__(self, hooks, loop, step, global_step, input_cardinality, session_source):
+        """`loop`: `build_step_loop`'s result, or None to run the gathered steps one
+        session call each; `step`: (train op, loss)."""
         self._hooks = list(hooks)
-        self._steps, self._loop_fetches = loop
+        self._steps, self._loop_fetches = loop or (None, None)
+        self._step_fetches = list(step)
+        loss = step[1]
         self._loss, self._global_step = loss, global_step
         self._cardinality = input_cardinality
         self._session_source = session_source  # () -> the raw session
@@ -406,7 +467,12 @@ class SteppedHooks(_V1.train.SessionRunHook):
             hook.after_create_session(session, coord)
         raw = self.session
         repeats = raw.run(self._cardinality) == tf.data.INFINITE_CARDINALITY
-        self._loop_fn = raw.make_callable(self._loop_fetches, [self._steps]) if repeats else None
+        if not repeats:
+            self._loop_fn = None
+        elif self._steps is None:
+            self._loop_fn = _steps_one_call_each(raw.make_callable(self._step_fetches))
+        else:
+            self._loop_fn = raw.make_callable(self._loop_fetches, [self._steps])
         self._step_read = raw.make_callable(self._step_tensor)
         if not repeats:
             log.info("One step per session call: the input does not repeat forever.")
