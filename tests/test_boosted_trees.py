@@ -506,16 +506,18 @@ def test_layer_histogram_refuses_a_bucket_outside_its_feature():
     ],
 )
 @pytest.mark.parametrize("kinds", ["mixed", "categorical"])
-def test_compiled_one_logit_split_search_is_tensorflows_bit_for_bit(
-    l1, l2, min_count, min_weight, complexity, hessians, kinds
+@pytest.mark.parametrize("dim", [1, 3])
+def test_compiled_diagonal_split_search_is_tensorflows_bit_for_bit(
+    l1, l2, min_count, min_weight, complexity, hessians, kinds, dim
 ):
-    """The compiled split search (one logit, on CPUs) returns what the TensorFlow one
-    returns, to the bit: the same gains, splits, leaf weights and refusals, under l1, l2,
-    a minimum per leaf, min_node_weight and tree_complexity, with ties (empty buckets,
-    refused sides, all-zero Hessians), so training grows the same trees either way."""
+    """The compiled split search (one logit, or three with a Hessian each, on CPUs) returns
+    what the TensorFlow one returns, to the bit: the same gains, splits, leaf weights and
+    refusals, under l1, l2, a minimum per leaf, min_node_weight and tree_complexity, with
+    ties (empty buckets, refused sides, all-zero Hessians), so training grows the same
+    trees either way."""
     from components.estimator.canned import tree_ensemble as te
     from components.estimator.canned.tree_growing import TreeParams
-    from components.estimator.canned.tree_histogram import LayerHistogram, OneLogitSplitSearch
+    from components.estimator.canned.tree_histogram import DiagonalSplitSearch, LayerHistogram
 
     fc = tf.feature_column
     categorical = [fc.categorical_column_with_identity(f"c{size}", size) for size in (3, 8)]
@@ -527,19 +529,20 @@ def test_compiled_one_logit_split_search_is_tensorflows_bit_for_bit(
     rng = np.random.default_rng(11)
     examples, nodes = 250, 8
     bucket_ids = np.stack([rng.integers(0, size, examples) for size in layout.num_buckets])
-    gradients = rng.normal(size=examples)
-    hess = rng.uniform(0.0, 1.0, examples) if hessians == "uniform" else np.zeros(examples)
-    stats = np.stack([gradients, hess] + [np.ones(examples)] * bool(min_count), 1)
+    gradients = rng.normal(size=(examples, dim))
+    shape = (examples, dim)
+    hess = rng.uniform(0.0, 1.0, shape) if hessians == "uniform" else np.zeros(shape)
+    stats = np.concatenate([gradients, hess] + [np.ones((examples, 1))] * bool(min_count), 1)
     params = TreeParams(1, 3, 0.1, l1, l2, complexity, min_weight, False, "pre", 0.25, 1, True)
-    params = params._replace(min_samples_leaf=min_count)
+    params = params._replace(min_samples_leaf=min_count, multi_class_hessian="diagonal")
     hist = LayerHistogram(layout)(
         te.Columns(tf.constant(bucket_ids, layout.bucket_dtype)),
         tf.constant(rng.integers(-1, nodes, examples).astype(np.int32)),
         tf.constant(stats.astype(np.float32)),
         nodes,
     )
-    expected = te.best_splits(hist, nodes, layout, params, 1)
-    got = OneLogitSplitSearch(layout, params)(hist, tf.constant(nodes))
+    expected = te.best_splits(hist, nodes, layout, params, dim)
+    got = DiagonalSplitSearch(layout, params, dim)(hist, tf.constant(nodes))
     for name, want, have in zip(
         ["gain", "feature", "threshold", "left", "right", "ok"], expected, got, strict=True
     ):
@@ -555,18 +558,20 @@ def test_compiled_one_logit_split_search_is_tensorflows_bit_for_bit(
         {"pruning_mode": "post", "tree_complexity": 0.005, "min_node_weight": 0.02},
         {"max_leaf_nodes": 5, "min_samples_leaf": 30, "max_depth": 4},
         {"train_in_memory": False, "n_trees": 3},
+        {"n_classes": 3, "multi_class_hessian": "diagonal", "center_bias": True},
     ],
-    ids=["center_bias", "pre_pruned", "post_pruned", "leaf_capped", "streamed"],
+    ids=["center_bias", "pre_pruned", "post_pruned", "leaf_capped", "streamed", "3_classes"],
 )
 def test_a_layer_grown_in_one_op_grows_the_same_trees(settings, tmp_path, monkeypatch):
     """The one-op layer (`tree_layer.LayerStep`) writes what TensorFlow's ops around the
     compiled loops write, to the bit: splits, gains, leaf values, bias, counters and steps,
-    under pruning, a leaf cap, a minimum per leaf, l1, l2 and bias centering."""
+    under pruning, a leaf cap, a minimum per leaf, l1, l2, bias centering and three classes
+    with a Hessian each."""
     from components.estimator.canned import tree_growing
 
     features, rng = _data(4)
     noisy = features["x1"] + 1.2 * (features["cat"] == 1) + rng.normal(scale=0.7, size=N)
-    labels = (noisy > 0.2).astype(np.int64)
+    labels = np.digitize(noisy, [0.2] if "n_classes" not in settings else [-0.3, 0.6])
     args = {"n_batches_per_layer": 1, "n_trees": 5, "max_depth": 3, "train_in_memory": True}
     args.update(settings)
     if args["train_in_memory"]:

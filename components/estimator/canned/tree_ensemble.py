@@ -383,7 +383,7 @@ def _weights_and_gains(g, h, params, scale=None):
     dimension = g.shape[-1]
     if h.shape[-1] == dimension:
         weight, gain = _weight_and_gain(g, h, *_l1_l2(params))
-        return weight, tf.reduce_sum(gain, axis=-1) if dimension > 1 else gain[..., 0]
+        return weight, _sum_in_order(gain)
     matrix = tf.reshape(h, tf.concat([tf.shape(h)[:-1], [dimension, dimension]], axis=0))
     scale = tf.reshape(
         scale, tf.concat([tf.shape(scale), [1] * (matrix.shape.rank - scale.shape.rank)], axis=0)
@@ -392,6 +392,16 @@ def _weights_and_gains(g, h, params, scale=None):
     matrix = matrix + ridge * tf.eye(dimension)
     weight = -tf.linalg.solve(matrix, g[..., None])[..., 0]
     return weight, -tf.reduce_sum(g * weight, axis=-1)
+
+
+def _sum_in_order(x):
+    """`x` [..., L] summed over its last axis from the first logit to the last: the order
+    the compiled search (`tree_histogram.DiagonalSplitSearch`) adds them in, which
+    TensorFlow's reduction does not promise (the same trees either way)."""
+    total = x[..., 0]
+    for j in range(1, x.shape[-1]):
+        total = total + x[..., j]
+    return total
 
 
 def _l1_l2(params):
@@ -480,7 +490,12 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
     left_weight, _ = stats.weights_and_gains(best_left, node_scale)
     right_weight, _ = stats.weights_and_gains(totals - best_left, node_scale)
     best_score = tf.reduce_max(score, axis=1)
-    ok = tf.norm(totals[:, stats.dim : stats.dim + stats.hess], axis=1) >= params.min_node_weight
+    hessians = totals[:, stats.dim : stats.dim + stats.hess]
+    if stats.hess == stats.dim:  # (one logit, or a Hessian per logit: as the compiled search)
+        norm = tf.sqrt(_sum_in_order(hessians * hessians))
+    else:
+        norm = tf.norm(hessians, axis=1)
+    ok = norm >= params.min_node_weight
     ok &= best_score > -np.inf  # some split leaves both sides min_samples_leaf examples
     gain = best_score - parent - params.tree_complexity
     return gain, feature, threshold, left_weight, right_weight, ok

@@ -349,8 +349,10 @@ class Grower:
         if self._histogram.compiled:
             self._walk = tree_histogram.TreeWalk(self.layout, self.params.max_depth)
 
+        dim = ensemble.logits_dimension
+
         def best_splits(hist, nodes):
-            return te.best_splits(hist, nodes, self.layout, self.params, ensemble.logits_dimension)
+            return te.best_splits(hist, nodes, self.layout, self.params, dim)
 
         # On many buckets the split search compiled by XLA: its dozen passes over every
         # (node, feature, bucket) fused into a few (a third of the time on 2,000 features).
@@ -359,11 +361,11 @@ class Grower:
         self._best_splits = best_splits
         if self.layout.total_buckets >= XLA_FROM_BUCKETS:
             self._best_splits = tf.function(best_splits, jit_compile=True, autograph=False)
-        elif self._histogram.compiled and hessian_width(params, ensemble.logits_dimension) == 1:
-            # One logit on CPUs, fewer buckets: a compiled loop (the same splits, one op
-            # where TensorFlow's search is some sixty; its scalar loop would not keep up
-            # with XLA's fused passes on many buckets).
-            self._best_splits = tree_histogram.OneLogitSplitSearch(self.layout, self.params)
+        elif self._histogram.compiled and hessian_width(params, dim) == dim:
+            # One logit, or a Hessian per logit, on CPUs, fewer buckets: a compiled loop (the
+            # same splits, one op where TensorFlow's search is some sixty; its scalar loop
+            # would not keep up with XLA's fused passes on many buckets).
+            self._best_splits = tree_histogram.DiagonalSplitSearch(self.layout, params, dim)
         self._layer_step = None
         if LAYER_IN_ONE_OP and tree_layer.LayerStep.applies(self.layout, params, self._best_splits):
             self._layer_step = tree_layer.LayerStep(

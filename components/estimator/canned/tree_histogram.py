@@ -1,7 +1,7 @@
 """Boosted trees' compiled loops (numba, on CPUs): the layer histogram, the sums of each
 example's statistics per (node in the layer, feature, bucket), the input of the split
-search (`tree_ensemble.best_splits`); that search for one logit (`OneLogitSplitSearch`);
-and where the examples are in the trees (`TreeWalk`). Each is one op in the training step
+search (`tree_ensemble.best_splits`); that search for one logit or a Hessian per logit
+(`DiagonalSplitSearch`); and where the examples are in the trees (`TreeWalk`). Each is one op in the training step
 where TensorFlow's took dozens (the steps of a small table are mostly op dispatch, and the
 ops' graph most of the step's trace), and each gives the same numbers, to the bit.
 
@@ -207,44 +207,66 @@ def _leaf(g, h, c):
     return weight, -shrunk * weight
 
 
-def _best_one_logit_splits(hist, totals, position_feature, offsets, c, counted, out):
+def _best_diagonal_splits(hist, totals, position_feature, offsets, c, counted, dim, out):
     """Each node's best split from the layer's histogram [nodes * positions, k] (as
-    `tree_ensemble.best_splits` finds it for one logit: scores in position order, the first
-    of the highest); `totals` [nodes, k] the nodes' sums; `out` (gain, feature, threshold,
-    left weight, right weight, ok), one row per node. Run compiled (`_compiled_search`)."""
+    `tree_ensemble.best_splits` finds it for `dim` logits, each with its own Hessian: scores
+    in position order, the first of the highest; a side's gain summed over the logits in
+    their order); `totals` [nodes, k] the nodes' sums; `out` (gain, feature, threshold,
+    left weights, right weights, ok), one row per node. Run compiled (`_compiled_search`)."""
     gain, feature, threshold, left_weight, right_weight, ok = out
     nodes, positions = totals.shape[0], position_feature.shape[0]
     minus_inf = np.float32(-np.inf)
     for n in range(nodes):
-        tg, th = totals[n, 0], totals[n, 1]
         best, best_score = 0, minus_inf
         for p in range(positions):
             row = n * positions + p
-            lg, lh = hist[row, 0], hist[row, 1]
-            score = _leaf(lg, lh, c)[1] + _leaf(tg - lg, th - lh, c)[1]
+            left, right = _sides(hist[row], totals[n], c, dim)
+            score = left + right
             if counted:
-                left_count = hist[row, 2]
-                if min(left_count, totals[n, 2] - left_count) < c[3]:
+                left_count = hist[row, 2 * dim]
+                if min(left_count, totals[n, 2 * dim] - left_count) < c[3]:
                     score = minus_inf
             if p == 0 or score > best_score:
                 best, best_score = p, score
         f = position_feature[best]
         feature[n], threshold[n] = f, best - offsets[f]
-        lg, lh = hist[n * positions + best, 0], hist[n * positions + best, 1]
-        left_weight[n, 0] = _leaf(lg, lh, c)[0]
-        right_weight[n, 0] = _leaf(tg - lg, th - lh, c)[0]
-        ok[n] = (np.sqrt(th * th) >= c[4]) & (best_score > minus_inf)
-        gain[n] = best_score - _leaf(tg, th, c)[1] - c[5]
+        row = n * positions + best
+        parent = np.float32(0.0)
+        squares = np.float32(0.0)
+        for j in range(dim):
+            lg, lh = hist[row, j], hist[row, dim + j]
+            tg, th = totals[n, j], totals[n, dim + j]
+            left_weight[n, j] = _leaf(lg, lh, c)[0]
+            right_weight[n, j] = _leaf(tg - lg, th - lh, c)[0]
+            node_gain = _leaf(tg, th, c)[1]
+            parent = node_gain if j == 0 else parent + node_gain
+            squares = th * th if j == 0 else squares + th * th
+        ok[n] = (np.sqrt(squares) >= c[4]) & (best_score > minus_inf)
+        gain[n] = best_score - parent - c[5]
+
+
+def _sides(row, totals, c, dim):
+    """(left gain, right gain) of one histogram row under a node's `totals`, each summed
+    over the logits in order, from the first (as `tree_ensemble._sum_in_order`)."""
+    left = right = np.float32(0.0)
+    for j in range(dim):
+        lg, lh = row[j], row[dim + j]
+        left_gain = _leaf(lg, lh, c)[1]
+        right_gain = _leaf(totals[j] - lg, totals[dim + j] - lh, c)[1]
+        left = left_gain if j == 0 else left + left_gain
+        right = right_gain if j == 0 else right + right_gain
+    return left, right
 
 
 @functools.cache
 def _compiled_search():
-    """`_best_one_logit_splits` compiled, with `_leaf` compiled for it to call."""
+    """`_best_diagonal_splits` compiled, with `_leaf` and `_sides` compiled for it to call."""
     import numba
 
-    global _leaf
+    global _leaf, _sides
     _leaf = numba.njit(cache=True)(_leaf)
-    return numba.njit(nogil=True, cache=True)(_best_one_logit_splits)
+    _sides = numba.njit(cache=True)(_sides)
+    return numba.njit(nogil=True, cache=True)(_best_diagonal_splits)
 
 
 def _constants(params):
@@ -256,15 +278,16 @@ def _constants(params):
     return np.array((*values, params.min_node_weight, params.tree_complexity), np.float32)
 
 
-class OneLogitSplitSearch:
-    """`(hist, nodes)` -> `tree_ensemble.best_splits`' six results for one logit (a binary
-    classifier, a one-dimensional regressor), searched by a compiled loop: the same floats,
+class DiagonalSplitSearch:
+    """`(hist, nodes)` -> `tree_ensemble.best_splits`' six results for `dim` logits, each with
+    its own Hessian (one logit: a binary classifier, a one-dimensional regressor; several
+    with `multi_class_hessian="diagonal"`), searched by a compiled loop: the same floats,
     operation for operation, from one op where TensorFlow's takes some sixty per layer (the
     steps of a small table are mostly op dispatch) and its graph a fifth of the training
     step's trace."""
 
-    def __init__(self, layout, params):
-        self._layout, self._params = layout, params
+    def __init__(self, layout, params, dim=1):
+        self._layout, self._params, self._dim = layout, params, dim
         self._features = np.repeat(
             np.arange(layout.num_features, dtype=np.int32), layout.num_buckets
         )
@@ -278,7 +301,8 @@ class OneLogitSplitSearch:
         totals = te.node_totals(hist, nodes, self._layout)
         kinds = [tf.float32, tf.int32, tf.int32, tf.float32, tf.float32, tf.bool]
         results = tf.numpy_function(self._search, [hist, totals], kinds, name="split_search")
-        for result, shape in zip(results, [[None]] * 3 + [[None, 1]] * 2 + [[None]], strict=True):
+        shapes = [[None]] * 3 + [[None, self._dim]] * 2 + [[None]]
+        for result, shape in zip(results, shapes, strict=True):
             result.set_shape(shape)
         return tuple(results)
 
@@ -288,13 +312,12 @@ class OneLogitSplitSearch:
             np.empty(nodes, np.float32),
             np.empty(nodes, np.int32),
             np.empty(nodes, np.int32),
-            np.empty((nodes, 1), np.float32),
-            np.empty((nodes, 1), np.float32),
+            np.empty((nodes, self._dim), np.float32),
+            np.empty((nodes, self._dim), np.float32),
             np.empty(nodes, np.bool_),
         )
-        _compiled_search()(
-            hist, totals, self._features, self._offsets, self._constants, self._counted, out
-        )
+        args = (hist, totals, self._features, self._offsets, self._constants, self._counted)
+        _compiled_search()(*args, self._dim, out)
         return out
 
 

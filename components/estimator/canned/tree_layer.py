@@ -6,9 +6,9 @@ and four branches. A small table's layer is mostly those ops' dispatch (2 ms a l
 the taxi sample, of which the compiled loops 0.6 ms) and their graph a part of every
 trace. It computes what they compute, in the same float32 operations: the same trees.
 
-It applies where `OneLogitSplitSearch` does (one logit, the compiled loops, fewer than
-`tree_growing.XLA_FROM_BUCKETS` buckets), one batch a layer, and at least one inequality
-feature (a node's totals are then its first feature's last running sum, read as
+It applies where `DiagonalSplitSearch` does (one logit or a Hessian per logit, the
+compiled loops, fewer than `tree_growing.XLA_FROM_BUCKETS` buckets), one batch a layer, and
+at least one inequality feature (a node's totals are then its first feature's last running sum, read as
 `tree_ensemble.node_totals` reads it; it sums the buckets otherwise, in an order
 TensorFlow's reduction does not promise).
 """
@@ -57,7 +57,7 @@ class LayerStep:
     @staticmethod
     def applies(layout, params, search):
         return (
-            isinstance(search, tree_histogram.OneLogitSplitSearch)
+            isinstance(search, tree_histogram.DiagonalSplitSearch)
             and params.n_batches_per_layer == 1
             and layout.equality_from > 0
         )
