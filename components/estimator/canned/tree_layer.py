@@ -99,14 +99,12 @@ class LayerStep:
         count = first + 1
         relative = nodes - first
         relative = np.where((relative >= 0) & (relative < count), relative, -1).astype(np.int32)
-        hist = self._histogram._sums(buckets, relative, count, *stats)
-        totals = np.ascontiguousarray(
-            hist.reshape(count, self._total, -1)[:, self._first_buckets - 1]
-        )
-        found = self._search._search(hist, totals)
         feature, threshold, gain, value = (np.array(a) for a in (feature, threshold, gain, value))
+        absolute = first + np.arange(count)
+        exists = (layer == 0) | (feature[tree][np.maximum(absolute - 1, 0) // 2] >= 0)
+        found = self._found(buckets, relative, stats, exists)
         leaves = 1 + int(np.count_nonzero(feature[tree] >= 0))
-        chosen = self._chosen(found, feature[tree], first, count, layer, leaves)
+        chosen = self._chosen(found, exists, leaves)
         at = first + chosen
         feature[tree, at], threshold[tree, at], gain[tree, at] = (
             found[i][chosen] for i in (1, 2, 0)
@@ -118,12 +116,32 @@ class LayerStep:
         trees = (feature, threshold, gain, value)
         return self._after(action, trees, buckets, nodes, base, tree, layer)
 
-    def _chosen(self, found, row, first, count, layer, leaves):
+    def _found(self, buckets, relative, stats, exists):
+        """The search's six results for each node of the layer (`relative`: each example's,
+        or -1), searched in the nodes that `exists` only (their parent split): a leaf-capped
+        tree's deep layers have a few of their 2^layer nodes. The others get ok False (they
+        cannot split: `Grower._split` masks them so)."""
+        live = np.flatnonzero(exists)
+        compact = relative
+        if live.size < exists.size:
+            position = np.full(exists.size, -1, np.int32)
+            position[live] = np.arange(live.size, dtype=np.int32)
+            compact = np.where(relative >= 0, position[np.maximum(relative, 0)], -1)
+            compact = compact.astype(np.int32)
+        hist = self._histogram._sums(buckets, compact, live.size, *stats)
+        totals = hist.reshape(live.size, self._total, -1)[:, self._first_buckets - 1]
+        found = self._search._search(hist, np.ascontiguousarray(totals))
+        if live.size == exists.size:
+            return found
+        full = tuple(np.zeros((exists.size, *part.shape[1:]), part.dtype) for part in found)
+        for whole, part in zip(full, found, strict=True):
+            whole[live] = part
+        return full
+
+    def _chosen(self, found, exists, leaves):
         """The layer's nodes (0 to count - 1) that split: `Grower._split`'s rule."""
         gain, ok, params = found[0], found[5], self._params
-        absolute = first + np.arange(count)
-        parent_split = row[np.maximum(absolute - 1, 0) // 2] >= 0
-        split = ok & ((layer == 0) | parent_split)
+        split = ok & exists
         if params.pruning_mode == "pre":
             split &= gain >= 0
         return np.flatnonzero(within_leaf_cap(split, gain, leaves, params.max_leaf_nodes))
