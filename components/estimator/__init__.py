@@ -7,9 +7,10 @@ Importing it makes `tf.keras` mean Keras 2 (tf_keras), as in tf.estimator's
 days, when `tf.keras` has not been used yet (see `legacy_keras`).
 """
 
-from components.estimator import legacy_keras
+from components.estimator import legacy_keras, tf_logging
 
 legacy_keras.use_legacy_keras()
+tf_logging.follow_tensorflow_verbosity()
 
 from components.estimator import experimental, export, inputs
 from components.estimator.canned import (

@@ -166,20 +166,24 @@ class _TrainingLoop:
         summaries.write_scalars(self.writer, {"loss": self.loss}, self.step, model_summary)
 
     def _log_rate(self):
-        """As tf.estimator's StepCounterHook and loss line: the call's first step starts
-        the clock (a loss line, no rate), then every `log_step_count_steps` from it."""
+        """As tf.estimator's loss line and StepCounterHook: the call's first step starts
+        the clock (a loss line, no rate), then every `log_step_count_steps` from it.  The
+        step shown is the one the step started from, as 2.15's graph read it beside the
+        train op (`step = 0` for a fresh model's first step)."""
         every = self.config.log_step_count_steps
         if not every:
             return
         now = time.time()
         if self.last_log is None:
-            log.info("loss = %g, step = %d", self.loss, self.step)
+            log.info("loss = %g, step = %d", self.loss, self.step - 1)
             self.last_log = (self.step, now)
             return
         if self.step < self.last_log[0] + every:
             return
-        rate = (self.step - self.last_log[0]) / max(now - self.last_log[1], 1e-9)
-        log.info("loss = %g, step = %d (%.1f global_step/sec)", self.loss, self.step, rate)
+        elapsed = max(now - self.last_log[1], 1e-9)
+        rate = (self.step - self.last_log[0]) / elapsed
+        log.info("loss = %g, step = %d (%.3f sec)", self.loss, self.step - 1, elapsed)
+        log.info("global_step/sec: %g", rate)
         if self.writer is not None:
             summaries.write_scalars(self.writer, {"global_step/sec": rate}, self.step)
         self.last_log = (self.step, now)

@@ -1,0 +1,65 @@
+"""The kit's log lines where tf.estimator 2.15 wrote its own: TensorFlow's logger.
+
+2.15 logged through `tf.get_logger()` (the `tensorflow` logger), so a program that
+called `tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)` (every public
+sample did) saw `INFO:tensorflow:Loss for final step: 0.69.` and the like on stderr, and
+scripts grepped them.  The kit's modules log under `components.estimator.*`, which that
+call does not reach.  `follow_tensorflow_verbosity()` makes the package's logger enabled
+down to the `tensorflow` logger's level too, and hands each record that logger would
+show to its handlers, named `tensorflow` as 2.15's were; Python's own path (the package's
+level, the root logger's handlers) is unchanged.
+"""
+
+import logging
+
+PACKAGE = "components.estimator"
+TENSORFLOW = "tensorflow"
+
+
+class _FollowsTensorflow(logging.Logger):
+    """The package's logger: its level is its own (or its parents'), lowered to the
+    `tensorflow` logger's effective level.  Setting a level sets its own."""
+
+    @property
+    def level(self):
+        own = self.__dict__.get("_own_level", logging.NOTSET)
+        if not own:
+            own = self.parent.getEffectiveLevel() if self.parent else logging.WARNING
+        return min(own, logging.getLogger(TENSORFLOW).getEffectiveLevel())
+
+    @level.setter
+    def level(self, value):
+        self.__dict__["_own_level"] = value
+
+
+class _ToTensorflowHandlers(logging.Handler):
+    """Shows a record through the `tensorflow` logger's handlers when that logger is
+    enabled for its level (the root logger's handlers get it by propagation, as they
+    got 2.15's records)."""
+
+    def handle(self, record):
+        tensorflow_logger = logging.getLogger(TENSORFLOW)
+        if not tensorflow_logger.isEnabledFor(record.levelno):
+            return False
+        shown = logging.makeLogRecord(record.__dict__)
+        shown.name = TENSORFLOW
+        for handler in tensorflow_logger.handlers:
+            if shown.levelno >= handler.level:
+                handler.handle(shown)
+        return True
+
+    def emit(self, record):  # handle() does the work
+        pass
+
+
+def follow_tensorflow_verbosity():
+    """Idempotent: the package's logger follows the `tensorflow` logger's verbosity."""
+    logger = logging.getLogger(PACKAGE)
+    if isinstance(logger, _FollowsTensorflow):
+        return logger
+    own = logger.__dict__.pop("level", logging.NOTSET)
+    logger.__class__ = _FollowsTensorflow
+    logger.level = own
+    logger.addHandler(_ToTensorflowHandlers())
+    logging.Logger.manager._clear_cache()
+    return logger
