@@ -163,6 +163,10 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not estimator.config.is_chief:
         estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps)
         return None, []
+    if estimator._max_steps_reached(train_spec.max_steps):
+        # 2.15 evaluated and exported after the checkpoints train() saved: a job run
+        # again on a model_dir already at max_steps saves none, so gets (None, None).
+        return None, None
     evaluator = _Evaluator(estimator, eval_spec)
     latest = estimator.latest_checkpoint()
     start_step = ckpt_lib.checkpoint_step(latest) if latest else 0
