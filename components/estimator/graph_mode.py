@@ -18,11 +18,13 @@ import logging
 import os
 import random
 import re
+import threading
 import time
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.client import session as session_lib
+from tensorflow.python.framework import meta_graph
 from tensorflow.python.training import training_util
 
 from components.estimator import checkpoints as ckpt_lib
@@ -512,18 +514,67 @@ def _counting_steps(built):
     """The spec's train op, made to step the global step when nothing in the graph does
     (a Keras optimizer's `apply_gradients`, a TF1 `minimize` without `global_step`):
     tf.estimator then trained forever, its StopAtStepHook never reached."""
-    handle = built.global_step.handle
     writes = [
         op
-        for op in built.graph.get_operations()
-        if handle in op.inputs
-        and op.type.startswith(_WRITE_OP_PREFIXES)
-        and op is not built.global_step.initializer
+        for op in built.global_step.handle.consumers()
+        if op.type.startswith(_WRITE_OP_PREFIXES) and op is not built.global_step.initializer
     ]
     if writes:
         return built.spec.train_op
     with tf.control_dependencies([built.spec.train_op]):
         return built.global_step.assign_add(1).op
+
+
+class _CheckpointSaverHook(_V1.train.CheckpointSaverHook):
+    """The Estimator's CheckpointSaverHook: TensorFlow's, but `graph.pbtxt` (text, the
+    slowest part of a train() call's start) is written on a thread of its own while the
+    steps run, from the GraphDef the MetaGraph is made of (one export, not two)."""
+
+    graph_steps_schedule_as = _V1.train.CheckpointSaverHook  # saves on the same steps
+    _writing = None
+
+    def after_create_session(self, session, coord):
+        global_step = session.run(self._global_step_tensor)
+        graph = _V1.get_default_graph()
+        graph_def = graph.as_graph_def(add_shapes=True)
+        if self._save_graph_def:
+            self._writing = _Background(
+                training_util.write_graph, graph_def, self._checkpoint_dir, "graph.pbtxt"
+            )
+        saver = self._get_saver()
+        meta_graph_def = meta_graph.create_meta_graph_def(
+            graph_def=graph_def, saver_def=saver.saver_def if saver else None
+        )
+        self._summary_writer.add_graph(graph)
+        self._summary_writer.add_meta_graph(meta_graph_def)
+        self._save(session, global_step)  # the state at `global_step`, as the stock hook
+        self._timer.update_last_triggered_step(global_step)
+
+    def end(self, session):
+        super().end(session)
+        if self._writing is not None:
+            self._writing.join()
+
+
+class _Background:
+    """`function(*args)` on a thread; `join()` waits for it and raises what it raised."""
+
+    def __init__(self, function, *args):
+        self._error = None
+
+        def run():
+            try:
+                function(*args)
+            except Exception as error:  # raised again in join()
+                self._error = error
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def join(self):
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
 
 
 def _saving_hooks(built, scaffold, saving_listeners, given, spec_chief_hooks):
@@ -539,7 +590,7 @@ def _saving_hooks(built, scaffold, saving_listeners, given, spec_chief_hooks):
     saving = []
     if not savers and (config.save_checkpoints_secs or config.save_checkpoints_steps):
         saving.append(
-            _V1.train.CheckpointSaverHook(
+            _CheckpointSaverHook(
                 model_dir,
                 save_secs=config.save_checkpoints_secs,
                 save_steps=config.save_checkpoints_steps,

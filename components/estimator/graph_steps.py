@@ -350,9 +350,15 @@ _SCHEDULED = (
 )
 
 
+def _kind(hook):
+    """The hook's class, or the stock hook whose steps it acts on (the Estimator's own
+    CheckpointSaverHook says so in `graph_steps_schedule_as`)."""
+    return getattr(type(hook), "graph_steps_schedule_as", type(hook))
+
+
 def _is_scheduled(hook, loss):
     """One of TensorFlow's own hooks (not a subclass) whose steps `_scheduled_need` knows."""
-    kind = type(hook)
+    kind = _kind(hook)
     return kind in _SCHEDULED or (kind is basic_hooks.NanTensorHook and hook._loss_tensor is loss)
 
 
@@ -360,7 +366,7 @@ def _scheduled_need(hook, step, ahead, loss):
     """For TensorFlow's own hooks whose per-step fetch only watches a timer: whether the
     step from global step `step` (`ahead` steps after the next) is one it acts on.
     None for any other hook."""
-    kind = type(hook)
+    kind = _kind(hook)
     if kind is basic_hooks.StopAtStepHook:
         return hook._last_step is None or step + 1 >= hook._last_step
     if kind in (basic_hooks.CheckpointSaverHook, basic_hooks.StepCounterHook):
