@@ -92,6 +92,10 @@ def test_sample_sees_what_it_saw_under_tf215(ours, name):
         ("cnn_mnist", "loose", 0.35, 0.05),
         ("custom_estimator", "loose", 0.35, 0.05),
         ("tf1_idioms", "close", 1e-4, 1e-5),
+        ("regularized", "close", 1e-4, 1e-5),
+        ("head_in_model_fn", "close", 1e-4, 1e-5),
+        ("r1_mnist", "loose", 0.35, 0.05),
+        ("train_and_evaluate_custom", "loose", 0.35, 0.05),
     ],
 )
 def test_sample_values_as_under_tf215(ours, name, part, rtol, atol):
@@ -112,3 +116,17 @@ def test_known_differences_are_what_2_15_recorded(ours):
     classes = RECORDED["estimator_objects"]["exact"]["classes"]
     assert "tf.estimator.Estimator" not in classes["tf.compat.v1.estimator.Estimator"]
     assert "tf.compat.v1.estimator.Estimator" in classes["tf.estimator.Estimator"]
+
+
+def test_a_head_refuses_what_2_15_refused_or_trains(ours):
+    """A head in a TF1 model_fn: a non-legacy Keras optimizer, whose updates no op of a
+    TF1 graph runs, is refused (2.15: an AttributeError of its own, no `get_updates`;
+    here a ValueError naming the legacy class); a tf.compat.v1.train optimizer, which
+    2.15's V2 heads refused, trains."""
+    theirs = RECORDED["head_in_model_fn"]["differs"]
+    got = ours["head_in_model_fn"]["differs"]
+    assert theirs["keras_optimizer"][0] == "AttributeError"
+    assert got["keras_optimizer"][0] == "ValueError"
+    assert "tf.keras.optimizers.legacy.Adagrad" in got["keras_optimizer"][1]
+    assert theirs["v1_optimizer"][0] == "ValueError"
+    assert got["v1_optimizer"] is None

@@ -788,6 +788,159 @@ def regularized(tf, workdir):
     }
 
 
+# ----------------------------------------------------- train_and_evaluate and exporters
+def example_receiver_fn():
+    """The classic serving_input_receiver_fn: serialized tf.Examples in a placeholder."""
+    import tensorflow as tf
+
+    serialized = tf.compat.v1.placeholder(
+        dtype=tf.string, shape=[None], name="input_example_tensor"
+    )
+    spec = {k: tf.io.FixedLenFeature([], tf.float32) for k in CSV_COLUMN_NAMES[:-1]}
+    features = tf.io.parse_example(serialized, spec)
+    return tf.estimator.export.ServingInputReceiver(features, {"examples": serialized})
+
+
+def train_and_evaluate_custom(tf, workdir):
+    """custom_estimator's model through `train_and_evaluate` with a LatestExporter and
+    a FinalExporter of a placeholder receiver: what it returns, evaluations' steps,
+    model_dir's listing."""
+    (train_x, train_y), (test_x, test_y) = _iris_frames(80, 6), _iris_frames(20, 7)
+    model_dir = os.path.join(workdir, "model")
+    classifier = _iris_classifier(tf, model_dir, save_checkpoints_steps=20)
+    train_spec = tf.estimator.TrainSpec(
+        input_fn=lambda: train_input_fn(train_x, train_y, 16), max_steps=60
+    )
+    exporters = [
+        tf.estimator.LatestExporter("latest", example_receiver_fn, exports_to_keep=2),
+        tf.estimator.FinalExporter("final", example_receiver_fn),
+    ]
+    eval_spec = tf.estimator.EvalSpec(
+        input_fn=lambda: eval_input_fn(test_x, test_y, 8),
+        steps=None,
+        exporters=exporters,
+        start_delay_secs=0,
+        throttle_secs=0,
+    )
+    returned = tf.estimator.train_and_evaluate(classifier, train_spec, eval_spec)
+    metrics, export_results = returned
+    return {
+        "exact": {
+            "returned": [type(returned).__name__, len(returned)],
+            "metrics": sorted(metrics),
+            "export_results": [type(r).__name__ for r in export_results],
+            "files": listing(model_dir),
+            "exports_kept": {
+                name: len(os.listdir(os.path.join(model_dir, "export", name)))
+                for name in ("final", "latest")
+            },
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
+        },
+        # (The loss after 60 shuffled steps hangs on the draws: 0.28 to 0.42 seen.)
+        "loose": _floats({"accuracy": metrics["accuracy"]}),
+    }
+
+
+# ----------------------------------------------------- a head in a custom model_fn
+def head_model_fn(features, labels, mode, params):
+    """TF2-era samples' custom model_fn: a TF1 variable, logits into
+    `MultiClassHead.create_estimator_spec` with the optimizer `params["optimizer"]` makes
+    (its iterations the global step, as 2.15's guide said), and `trainable_variables`."""
+    import tensorflow as tf
+
+    x = tf.reshape(features["x"], [-1, 1])
+    weight = tf.compat.v1.get_variable("w", [1, 3], initializer=tf.compat.v1.zeros_initializer())
+    logits = tf.matmul(x, weight)
+    head = tf.estimator.MultiClassHead(n_classes=3)
+    optimizer = params["optimizer"]()
+    if params.get("iterations_are_steps"):
+        optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
+    return head.create_estimator_spec(
+        features=features,
+        mode=mode,
+        logits=logits,
+        labels=labels,
+        optimizer=optimizer,
+        trainable_variables=params.get("trainable_variables", tf.compat.v1.trainable_variables)(),
+    )
+
+
+class StopAtSeven:
+    """ExamplesPerSecondHook's shape (official/utils/logs/hooks.py): the global step
+    fetched with each run through SessionRunArgs; here it asks to stop at step 7."""
+
+    @staticmethod
+    def make(tf, results):
+        class Hook(tf.estimator.SessionRunHook):
+            def begin(self):
+                self._global_step_tensor = tf.compat.v1.train.get_global_step()
+
+            def before_run(self, run_context):
+                return tf.estimator.SessionRunArgs(self._global_step_tensor)
+
+            def after_run(self, run_context, run_values):
+                results.append(run_values.results)
+                if run_values.results >= 7:
+                    run_context.request_stop()
+
+        return Hook()
+
+
+def head_in_model_fn(tf, workdir):
+    """A head trained from a custom model_fn with a legacy Keras optimizer, a hook that
+    stops training, and what 2.15 said to a head's misuse."""
+    x = np.linspace(-1, 1, 16).astype(np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, (x > 0).astype(np.int32)))
+
+    def batches():
+        return input_fn().repeat().batch(4)
+
+    def estimator(name, **params):
+        params.setdefault("optimizer", lambda: tf.keras.optimizers.legacy.Adagrad(0.1))
+        return tf.estimator.Estimator(head_model_fn, os.path.join(workdir, name), params=params)
+
+    model = estimator("model", iterations_are_steps=True)
+    untrained = _error(lambda: model.get_variable_value("w"))
+    model.train(batches, steps=5)
+    results = []
+    model.train(batches, steps=50, hooks=[StopAtSeven.make(tf, results)])
+    metrics = model.evaluate(lambda: input_fn().batch(8))
+    no_variables = estimator("nv", trainable_variables=lambda: None)
+    keras_optimizer = estimator("keras", optimizer=lambda: tf.keras.optimizers.Adagrad(0.1))
+    v1_optimizer = estimator("v1", optimizer=lambda: tf.compat.v1.train.AdagradOptimizer(0.1))
+    return {
+        # What the kit does otherwise on purpose (docs/guide/estimator.md).
+        "differs": {
+            "keras_optimizer": _error(lambda: keras_optimizer.train(batches, steps=1)),
+            "v1_optimizer": _error(lambda: v1_optimizer.train(batches, steps=1)),
+        },
+        "exact": {
+            "untrained": untrained,
+            "no_trainable_variables": _error(lambda: no_variables.train(batches, steps=1))[:1],
+            "hook_results": sorted({type(r).__name__ for r in results}),
+            "metrics": sorted(metrics),
+            "variables": model.get_variable_names(),
+        },
+        "close": {
+            "stopped_at": int(model.get_variable_value("global_step")),
+            "first_result": int(results[0]),
+            **_floats({k: v for k, v in metrics.items() if k != "global_step"}),
+            "w": model.get_variable_value("w").ravel().tolist(),
+        },
+    }
+
+
+def _error(call):
+    """[type name, message] of what `call()` raises (folders as <dir>), or None."""
+    try:
+        call()
+    except Exception as error:  # what a user sees is the point
+        return [type(error).__name__, re.sub(r"/\S+", "<dir>", str(error))]
+    return None
+
+
 PROGRAMS = {
     "cnn_mnist": cnn_mnist,
     "custom_estimator": custom_estimator,
@@ -797,4 +950,6 @@ PROGRAMS = {
     "r1_mnist": r1_mnist,
     "input_variants": input_variants,
     "regularized": regularized,
+    "head_in_model_fn": head_in_model_fn,
+    "train_and_evaluate_custom": train_and_evaluate_custom,
 }

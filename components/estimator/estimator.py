@@ -179,6 +179,11 @@ def _temporary_model_dir():
     return model_dir
 
 
+# Without a checkpoint: 2.15's words when variables are read, and when exporting.
+_NOT_TRAINED_VARIABLES = "Could not find trained model in model_dir: {}."
+_NOT_TRAINED_EXPORT = "Couldn't find trained model at {}."
+
+
 class MissingVariableError(tf.errors.NotFoundError, ValueError):
     """`get_variable_value` of a name the checkpoint lacks: TensorFlow's NotFoundError
     (what tf.estimator raised), and a ValueError (what this kit raised before)."""
@@ -433,20 +438,22 @@ class Estimator:
         self._config = config
 
     def get_variable_names(self):
-        path = self._require_checkpoint()
+        path = self._require_checkpoint(_NOT_TRAINED_VARIABLES)
         return ckpt_lib.variable_names(path)
 
     def get_variable_value(self, name):
-        path = self._require_checkpoint()
+        path = self._require_checkpoint(_NOT_TRAINED_VARIABLES)
         try:
             return ckpt_lib.read_variable(path, name)
         except ValueError as error:  # TensorFlow's error for a missing key, as under 2.15
             raise MissingVariableError(f"Key {name} not found in checkpoint: {error}") from None
 
-    def _require_checkpoint(self):
+    def _require_checkpoint(self, not_trained=_NOT_TRAINED_EXPORT):
+        """The latest checkpoint; without one, 2.15's ValueError (`not_trained`: its
+        words when variables are read, or when exporting)."""
         path = self.latest_checkpoint()
         if path is None:
-            raise ValueError(f"No checkpoint in model_dir {self._model_dir!r}; train first.")
+            raise ValueError(not_trained.format(self._model_dir))
         return path
 
     def _initialize_fresh_variables(self, variables):

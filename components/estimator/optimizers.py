@@ -53,6 +53,7 @@ def apply(optimizer, loss, variables):
     if tf.executing_eagerly() or tf.inside_function():
         train_op = optimizer.apply_gradients(pairs)
     else:
+        _require_graph_optimizer(optimizer)
         # In a graph (a run with TF1 hooks, see graph_mode) the variables keep their
         # graph names: the optimizer's state lands under tf.estimator 2.15's scope.
         with tf.compat.v1.name_scope(variables_lib.CANNED_TRAINING_SCOPE + "/"):
@@ -60,3 +61,21 @@ def apply(optimizer, loss, variables):
     # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
     variables_lib.name_optimizer_state(optimizer, variables)
     return train_op
+
+
+def _require_graph_optimizer(optimizer):
+    """Refuses a non-legacy Keras optimizer in a TF1 graph: its `apply_gradients` there
+    builds updates that no op of the train op runs (only its step counter would move),
+    so nothing would train; tf.estimator 2.15 refused it too."""
+    import tensorflow as tf
+
+    if isinstance(optimizer, (tf.compat.v1.train.Optimizer, tf_keras.optimizers.legacy.Optimizer)):
+        return
+    name = type(optimizer).__name__
+    raise ValueError(
+        f"A non-legacy Keras optimizer ({type(optimizer)}) cannot train this model: it "
+        "trains in a TF1 graph (a TF1 hook was passed, or model_fn uses TF1 ops), where "
+        "such an optimizer's updates would never run. Use "
+        f"`tf.keras.optimizers.legacy.{name}` (as tf.estimator 2.15 required) or a "
+        "tf.compat.v1.train optimizer."
+    )
