@@ -236,7 +236,7 @@ class PipelineConfig:
         kind="int",
         help="With the auto preprocessing: a text or small-integer column's values seen at "
         "least this many times in the train split get ids of their own, most frequent first "
-        "(a table's columns share 100,000 ids, and each keeps up to 1,000 however many "
+        "(a table's columns share 20,000 ids, and each keeps up to 1,000 however many "
         "there are); the other values share 10 out-of-vocabulary ids.",
     )
     # Trainer

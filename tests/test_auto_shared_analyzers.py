@@ -13,8 +13,8 @@ from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from components.auto import (
-    DEEP_CATEGORY_IDS,
     OOV_BUCKETS,
+    TREES_CATEGORY_IDS,
     VOCAB_FLOOR,
     VOCAB_MIN_COUNT,
     feature_vocabulary,
@@ -403,29 +403,29 @@ def test_the_vocabulary_cap_shares_the_ids_and_keeps_each_column_s_thousand():
     assert vocabulary_cap(4, packed=True) == VOCAB_FLOOR  # a wide table's all_categories
 
 
-def test_the_dnn_and_boosted_trees_read_a_large_column_s_most_frequent_ids_and_one_for_the_rest():
-    """The linear model reads every id; the DNN and the trees the ids a column had before
+def test_boosted_trees_read_a_large_column_s_most_frequent_ids_and_one_for_the_rest():
+    """The linear model and the DNN read every id; the trees the ids a column had before
     (1,000 values and 10 OOV buckets), the rarer values and the OOV ids as the last one."""
     import tensorflow as tf
-    from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
-    from components.auto.model import deep_ids
+    from components.auto.model import trees_ids
     from components.estimator.canned import tree_ensemble
 
     fc = tf.feature_column
-    size = DEEP_CATEGORY_IDS + 260
-    tail, city = (
-        fc.categorical_column_with_identity("tail_xf", size),
-        fc.categorical_column_with_identity("city_xf", 13),
-    )
-    assert deep_ids(city) is city
-    columns = [fc.indicator_column(deep_ids(tail)), fc.indicator_column(deep_ids(city))]
-    layout = tree_ensemble.FeatureLayout(columns, 4)
+    size = TREES_CATEGORY_IDS + 260
+    deep = [
+        fc.indicator_column(fc.categorical_column_with_identity("tail_xf", size)),
+        fc.indicator_column(fc.categorical_column_with_identity("city_xf", 13)),
+        fc.numeric_column("x_xf"),
+    ]
+    columns = trees_ids(deep)
+    assert [c.name for c in columns] == [c.name for c in deep] and columns[1:] == deep[1:]
+    layout = tree_ensemble.FeatureLayout(columns[:2], 4)
     assert dict(zip(layout.names, layout.num_buckets.tolist(), strict=True)) == {
         "city_xf": 14,  # 13 ids and a missing one
-        "tail_xf": DEEP_CATEGORY_IDS + 1,
+        "tail_xf": TREES_CATEGORY_IDS + 1,
     }
-    last = DEEP_CATEGORY_IDS - 1
+    last = TREES_CATEGORY_IDS - 1
     ids = [0, last - 1, last, last + 1, size - 1]
     features = {
         "tail_xf": tf.constant(ids, tf.int64),
@@ -433,6 +433,3 @@ def test_the_dnn_and_boosted_trees_read_a_large_column_s_most_frequent_ids_and_o
     }
     buckets = layout.bucket_ids(features, tf.zeros([0])).numpy()
     assert buckets[:, layout.names.index("tail_xf")].tolist() == [0, last - 1, last, last, last]
-    dense = columns[0].get_dense_tensor(fc_lib.FeatureTransformationCache(features), None)
-    assert dense.shape == (len(ids), DEEP_CATEGORY_IDS)
-    assert np.argmax(dense.numpy(), axis=1).tolist() == [0, last - 1, last, last, last]

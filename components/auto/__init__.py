@@ -25,16 +25,16 @@ OOV_BUCKETS = 10  # ids for the values the vocabulary does not hold
 # `vocabulary_cap` of them: the column's own size, bounded. Every column may keep
 # `VOCAB_FLOOR` values (a fixed top 1,000 before 2026-12-05); the columns of a table that
 # is not wide share `CATEGORY_IDS` beyond that, so a column of thousands stays whole, while
-# a wide table (`WIDE_FROM`) costs what it did, 1,000 a column. The linear model (and the
-# wide part of wide-and-deep) reads every id, its weights a sparse lookup; the DNN and
-# boosted trees read `DEEP_CATEGORY_IDS` of a column (components/auto/model.py), whose
-# cost grows with the ids and which would learn a rare value from a row or two.
+# a wide table (`WIDE_FROM`) costs what it did, 1,000 a column. The linear model's weights
+# and the DNN's first layer grow with the ids: a table's ids are then at most those of 20
+# columns of 1,000 values, or as many as it had before when it has more. Boosted trees
+# read `TREES_CATEGORY_IDS` of a column (components/auto/model.py `trees_ids`).
 VOCAB_MIN_COUNT = 1
 VOCAB_FLOOR = 1000
-CATEGORY_IDS = 100_000
-# The ids a column had before (the top 1,000 and the OOV buckets): the DNN's input and the
-# trees' buckets keep that size; a larger column's ids past the last one read as the last.
-DEEP_CATEGORY_IDS = VOCAB_FLOOR + OOV_BUCKETS
+CATEGORY_IDS = 20_000
+# The ids a column had before (the top 1,000 and the OOV buckets): the trees' buckets keep
+# that size, a larger column's ids past the last one read as the last.
+TREES_CATEGORY_IDS = VOCAB_FLOOR + OOV_BUCKETS
 # From this many feature columns on, a table is wide: the auto preprocessing reads its columns
 # packed into two tensors (components/transform/packing.py) and hands its numbers over side
 # by side as one float32 [batch, n] feature, `ALL_NUMBERS` (in the schema's order), which

@@ -8,8 +8,7 @@ Read from the transform graph (`TFTransformOutput`), so it fits the auto preproc
 any preprocessing_fn whose outputs follow the same rules:
 
 - an int64 feature with an `int_domain` max (TFT annotates vocabulary and bucket ids so):
-  category ids, `max + 1` of them; wide as an identity column, deep as its indicator, of
-  at most `DEEP_CATEGORY_IDS` ids (`deep_ids`: the rarest values share the last);
+  category ids, `max + 1` of them; wide as an identity column, deep as its indicator;
 - any other number: deep, as a numeric column;
 - the label (`transformed_label_key`) is left out; the head follows the task: `binary` and
   `multiclass` a `DNNLinearCombinedClassifier` whose `label_vocabulary` is the Transform's
@@ -32,8 +31,9 @@ one feature each, are read side by side as one column by the linear model and th
 
 `hparams["hidden_units"]` sizes the deep part. `hparams["canned"]` names another canned
 Estimator instead (`CANNED`; its head must fit the task), built over the same columns (DNN:
-the deep ones; Linear: the ids and the numbers; BoostedTrees: the deep ones, the whole train
-split in memory up to `IN_MEMORY_ROWS` rows) with `hparams["canned_args"]` as its keyword
+the deep ones; Linear: the ids and the numbers; BoostedTrees: the deep ones, a category
+column's ids up to `TREES_CATEGORY_IDS` (`trees_ids`), the whole train split in memory up
+to `IN_MEMORY_ROWS` rows) with `hparams["canned_args"]` as its keyword
 arguments and its own defaults for the rest (hidden units from `hidden_units`).
 """
 
@@ -41,7 +41,7 @@ import functools
 import math
 import re
 
-from components.auto import ALL_CATEGORIES, DEEP_CATEGORY_IDS, LABEL_VOCABULARY
+from components.auto import ALL_CATEGORIES, LABEL_VOCABULARY, TREES_CATEGORY_IDS
 
 CANNED = (
     "DNNLinearCombinedClassifier",
@@ -160,7 +160,7 @@ def feature_columns(tft_output, transformed_label_key, numbers_together=False):
                 name, num_buckets=int(domains[name].max) + 1
             )
             wide.append(ids)
-            deep.append(tf.feature_column.indicator_column(deep_ids(ids)))
+            deep.append(tf.feature_column.indicator_column(ids))
         elif dtype in (tf.float32, tf.int64):
             # A fixed-length feature of several numbers (ALL_NUMBERS) is one column.
             shape = tuple(getattr(spec[name], "shape", None) or ()) or (1,)
@@ -173,21 +173,29 @@ def feature_columns(tft_output, transformed_label_key, numbers_together=False):
     return wide, together(deep, NUMBERS_TOGETHER_FROM) if numbers_together else deep
 
 
-def deep_ids(ids):
-    """The identity column `ids` as the DNN and boosted trees read it: whole up to
-    `DEEP_CATEGORY_IDS` ids, else its first `DEEP_CATEGORY_IDS` - 1 (a vocabulary's most
-    frequent values) and one id for all the others, the rarer values and the OOV buckets.
-    The linear model reads them all (a sparse lookup; memorising a value is its part); a
-    DNN's first layer and the trees' histograms grow with the ids, and a value seen in a row
-    or two is there learnt as noise. `ALL_CATEGORIES` is read whole: a wide table's columns
-    keep 1,000 values (`vocabulary_cap`)."""
+def trees_ids(deep):
+    """`deep` as boosted trees read it: a category column whole up to `TREES_CATEGORY_IDS`
+    ids, else its first `TREES_CATEGORY_IDS` - 1 (a vocabulary's most frequent values) and
+    one id for the others, the rarer values and the OOV buckets. An equality split isolates
+    one value, so a rare one seldom earns a split, while the histograms grow with the ids
+    (times a layer's nodes and each class's statistics); the linear model and the DNN read
+    every id."""
     import tensorflow as tf
+    from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
-    if ids.key == ALL_CATEGORIES or ids.num_buckets <= DEEP_CATEGORY_IDS:
-        return ids
-    return tf.feature_column.categorical_column_with_identity(
-        ids.key, num_buckets=DEEP_CATEGORY_IDS, default_value=DEEP_CATEGORY_IDS - 1
-    )
+    columns = []
+    for column in deep:
+        ids = getattr(column, "categorical_column", None)
+        if (
+            isinstance(ids, fc_lib.IdentityCategoricalColumn)
+            and ids.num_buckets > TREES_CATEGORY_IDS
+        ):
+            ids = tf.feature_column.categorical_column_with_identity(
+                ids.key, num_buckets=TREES_CATEGORY_IDS, default_value=TREES_CATEGORY_IDS - 1
+            )
+            column = tf.feature_column.indicator_column(ids)
+        columns.append(column)
+    return columns
 
 
 def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_from, train_rows):
@@ -201,7 +209,9 @@ def _canned(name, args, hparams, wide, deep, classes, run_config, warm_start_fro
         del settings["warm_start_from"]
         batches = batches_per_layer(train_rows)
         settings.update(
-            feature_columns=deep, n_batches_per_layer=batches, train_in_memory=batches == 1
+            feature_columns=trees_ids(deep),
+            n_batches_per_layer=batches,
+            train_in_memory=batches == 1,
         )
     numbers = _numbers(deep)
     hidden_units = list(hparams.get("hidden_units", HIDDEN_UNITS))
