@@ -218,8 +218,22 @@ def _best_diagonal_splits(hist, totals, position_feature, offsets, c, counted, d
     minus_inf = np.float32(-np.inf)
     for n in range(nodes):
         best, best_score = 0, minus_inf
+        zero_seen = False
         for p in range(positions):
             row = n * positions + p
+            # A row equal to one already scored scores the same, and only a higher score
+            # replaces the best: skipped (a feature's empty buckets, each an equal running
+            # sum, or an empty left side; most of a deep node's buckets).
+            if _all_zero(hist[row]):
+                if zero_seen:
+                    continue
+                zero_seen = True
+            elif (
+                p > 0
+                and position_feature[p] == position_feature[p - 1]
+                and _same(hist[row], hist[row - 1])
+            ):
+                continue
             left, right = _sides(hist[row], totals[n], c, dim)
             score = left + right
             if counted:
@@ -245,6 +259,20 @@ def _best_diagonal_splits(hist, totals, position_feature, offsets, c, counted, d
         gain[n] = best_score - parent - c[5]
 
 
+def _all_zero(row):
+    for value in row:  # noqa: SIM110 (a loop numba compiles, not a generator)
+        if value != 0:
+            return False
+    return True
+
+
+def _same(row, other):
+    for j in range(row.shape[0]):  # noqa: SIM110 (as _all_zero)
+        if row[j] != other[j]:
+            return False
+    return True
+
+
 def _sides(row, totals, c, dim):
     """(left gain, right gain) of one histogram row under a node's `totals`, each summed
     over the logits in order, from the first (as `tree_ensemble._sum_in_order`)."""
@@ -260,12 +288,14 @@ def _sides(row, totals, c, dim):
 
 @functools.cache
 def _compiled_search():
-    """`_best_diagonal_splits` compiled, with `_leaf` and `_sides` compiled for it to call."""
+    """`_best_diagonal_splits` compiled, with the functions it calls compiled for it."""
     import numba
 
-    global _leaf, _sides
+    global _leaf, _sides, _all_zero, _same
     _leaf = numba.njit(cache=True)(_leaf)
     _sides = numba.njit(cache=True)(_sides)
+    _all_zero = numba.njit(cache=True)(_all_zero)
+    _same = numba.njit(cache=True)(_same)
     return numba.njit(nogil=True, cache=True)(_best_diagonal_splits)
 
 
