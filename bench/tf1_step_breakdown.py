@@ -4,10 +4,11 @@
     bench/.venv-tf215/bin/python bench/tf1_step_breakdown.py --impl tf215
 
 Runs the `tf1` case of `estimator_vs_tf215.py` (its worker's `model_fn` and input, on
-the data that bench prepared) through `Estimator.train` (ours: with steps looped, and
+the data that bench prepared) through `Estimator.train` (ours: the steps no hook needs
+gathered and run by the single-threaded executor, as by default; in a TF1 while loop;
 one step per session call), then the same graph in a bare `Session`: the train op one
-call a step, the step in a TF1 while loop, the input's next batch alone, and one
-step's full trace summed by op type.  Milliseconds per step, wall and CPU of all the
+call a step (single-threaded executor, and the default one), the step in a TF1 while
+loop, the input's next batch alone, and one step's full trace summed by op type.  Milliseconds per step, wall and CPU of all the
 process's threads, each the quietest of a few rounds; prints one line `PROFILE {json}`.
 """
 
@@ -80,6 +81,16 @@ def _bare_session_rows(api, model_fn, input_fn, out):
         iterator = _V1.data.make_initializable_iterator(input_fn())
         features, labels = iterator.get_next()
         spec = model_fn(features, labels, api.ModeKeys.TRAIN)
+        single_threaded = _V1.ConfigProto()
+        single_threaded.experimental.executor_type = "SINGLE_THREADED_EXECUTOR"
+        with _V1.Session(config=single_threaded) as session:
+            session.run([_V1.global_variables_initializer(), iterator.initializer])
+            step = session.make_callable([spec.train_op, spec.loss])
+            for _ in range(100):
+                step()
+            out["bare Session, single-threaded executor: one call a step"] = _per_step(
+                lambda: [step() for _ in range(1000)], 1000
+            )
         with _V1.Session() as session:
             session.run([_V1.global_variables_initializer(), iterator.initializer])
             step = session.make_callable([spec.train_op, spec.loss])
@@ -144,7 +155,9 @@ def main():
     if args.impl == "ours":
         from components.estimator import graph_steps
 
-        _estimator_rows(api, spec, input_fn, "Estimator, steps looped", out)
+        _estimator_rows(api, spec, input_fn, "Estimator, steps gathered, single-threaded", out)
+        graph_steps.SINGLE_THREADED = False
+        _estimator_rows(api, spec, input_fn, "Estimator, steps in a TF1 while loop", out)
         graph_steps.ENABLED = False
         _estimator_rows(api, spec, input_fn, "Estimator, one step per session call", out)
     else:

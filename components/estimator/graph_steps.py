@@ -487,7 +487,8 @@ class SteppedHooks(_V1.train.SessionRunHook):
         self.run_gathered()
         for hook in self._hooks:
             hook.end(session)
-        log.info("Looped %d steps in %d session calls.", self.looped_steps, self.loop_calls)
+        how = "session calls" if self._steps is not None else "runs of one session call a step"
+        log.info("Looped %d steps in %d %s.", self.looped_steps, self.loop_calls, how)
 
     # ----------------------------------------------------------- gathered steps
     def _needed_by_a_scheduled_hook(self, step, ahead):
