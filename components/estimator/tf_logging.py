@@ -54,6 +54,12 @@ class _ToTensorflowHandlers(logging.Handler):
 
 def follow_tensorflow_verbosity():
     """Idempotent: the package's logger follows the `tensorflow` logger's verbosity."""
+    import tensorflow as tf
+
+    # TensorFlow's logger gets its stderr handler (unless the root logger has one) on
+    # first use: the package's handler below would otherwise keep Python's last resort
+    # from showing the kit's warnings.
+    tf.get_logger()
     logger = logging.getLogger(PACKAGE)
     if isinstance(logger, _FollowsTensorflow):
         return logger

@@ -6,6 +6,7 @@ training, or (with hooks) every step.
 """
 
 import logging
+import os
 import time
 
 import tensorflow as tf
@@ -68,9 +69,14 @@ class _TrainingLoop:
     def save(self):
         """Saves a checkpoint around the listeners' calls; True when one asks to stop."""
         step = int(self.global_step.numpy())
+        # 2.15's CheckpointSaverHook's lines, which scripts grep for progress.
+        log.info("Calling checkpoint listeners before saving checkpoint %d...", step)
         for listener in self.saving_listeners:
             listener.before_save(None, step)
+        prefix = os.path.join(self.estimator.model_dir, ckpt_lib.CHECKPOINT_NAME)
+        log.info("Saving checkpoints for %d into %s.", step, prefix)
         self.manager.save(step)
+        log.info("Calling checkpoint listeners after saving checkpoint %d...", step)
         stop = False
         for listener in self.saving_listeners:
             stop = bool(listener.after_save(None, step)) or stop
@@ -79,11 +85,13 @@ class _TrainingLoop:
     def restore_or_initialize(self, latest_checkpoint):
         if latest_checkpoint is not None:
             self.estimator._restore(latest_checkpoint, ModeKeys.TRAIN)
-            log.info("Restored from %s", latest_checkpoint)
-            return
-        self.estimator._initialize_fresh_variables(self.variables)
-        # With several workers the step-0 save is skipped: a worker starting
-        # later must not find (and restore) a checkpoint its peers did not.
+            log.info("Restoring parameters from %s", latest_checkpoint)
+        else:
+            self.estimator._initialize_fresh_variables(self.variables)
+        # As 2.15's CheckpointSaverHook, each call saves the step it starts from (its
+        # listeners called), resumed or not.  With several workers the step-0 save is
+        # skipped: a worker starting later must not find (and restore) a checkpoint its
+        # peers did not.
         if self.is_chief and self.config.num_worker_replicas == 1:
             self.save()
 
@@ -110,15 +118,18 @@ class _TrainingLoop:
             chunk = self._chunk_size(first_call, target)
             if self.hooks and self.runner.before_step(self.step):
                 break
-            done, self.loss, model_summary = run_chunk(chunk, self._summary_due(chunk))
-            if done == 0:
+            done, loss, model_summary = run_chunk(chunk, self._summary_due(chunk))
+            if done == 0:  # (the loss stays the last step's: this chunk ran none)
                 log.info("Input exhausted at step %d.", self.step)
                 break
+            self.loss = loss
             self.step = int(self.global_step.numpy())
             stop = self.runner.after_step({"loss": self.loss, "global_step": self.step})
+            # 2.15's order within a step: the checkpoint (and its listeners), the step
+            # rate, then the loss line.
+            stop = self._save_if_due() or stop
             self._summarize(first_call, model_summary)
             self._log_rate()
-            stop = self._save_if_due() or stop
             if done < int(chunk):
                 log.info("Input exhausted at step %d.", self.step)
                 break
@@ -182,8 +193,8 @@ class _TrainingLoop:
             return
         elapsed = max(now - self.last_log[1], 1e-9)
         rate = (self.step - self.last_log[0]) / elapsed
-        log.info("loss = %g, step = %d (%.3f sec)", self.loss, self.step - 1, elapsed)
         log.info("global_step/sec: %g", rate)
+        log.info("loss = %g, step = %d (%.3f sec)", self.loss, self.step - 1, elapsed)
         if self.writer is not None:
             summaries.write_scalars(self.writer, {"global_step/sec": rate}, self.step)
         self.last_log = (self.step, now)
