@@ -56,9 +56,13 @@ def program(run):
 # ------------------------------------------------------------------ what a user sees
 # The INFO lines users grep in a sample's output once it set the verbosity to INFO.
 _GREPPED = re.compile(
-    r"^(Loss for final step|Saving dict for global step|loss = |Skipping training)"
+    r"^(Loss for final step|Saving dict for global step|loss = |Skipping training|"
+    r"Saving checkpoints for|Calling checkpoint listeners|global_step/sec|"
+    r"Starting evaluation|Finished evaluation)"
 )
-_NUMBER = re.compile(r"-?\d+\.\d*(e[-+]?\d+)?|\bnan\b|\b-?inf\b")
+_NUMBER = re.compile(r"-?\d+\.\d+(e[-+]?\d+)?")  # (a nan stays: it is news)
+_TIME = re.compile(r"\d{4}-\d\d-\d\d[T-]\d\d:\d\d:\d\d")
+_CHECKPOINT_PREFIX = re.compile(r"\S*/model\.ckpt")
 
 
 class _Lines(logging.Handler):
@@ -69,6 +73,7 @@ class _Lines(logging.Handler):
     def emit(self, record):
         message = record.getMessage()
         if _GREPPED.search(message):
+            message = _CHECKPOINT_PREFIX.sub("<model_dir>/model.ckpt", _TIME.sub("<time>", message))
             self.lines.append(f"{record.levelname}:{record.name}:{_NUMBER.sub('<f>', message)}")
 
 
@@ -293,6 +298,32 @@ def tpu_misuse(workdir):
             "evaluate_without_steps": evaluate_without_steps(),
         },
         "messages": {name: error[1] for name, error in found.items() if error},
+    }
+
+
+# ------------------------------------------------------------------ the lines users grep
+@program
+def linear_to_end_of_input(workdir):
+    """A canned model trained to the end of its input, as the linear tutorial does, under
+    a RunConfig that logs and saves often: the INFO lines in their order."""
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 2).astype(np.float32)
+    y = (x[:, 0] > 0.5).astype(np.int64)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(16).repeat(3)
+
+    model = tf.estimator.LinearClassifier(
+        [tf.feature_column.numeric_column("x", shape=[2])],
+        model_dir=os.path.join(workdir, "model"),
+        config=tf.estimator.RunConfig(log_step_count_steps=5, save_checkpoints_steps=6),
+    )
+    with info_lines() as lines:
+        model.train(input_fn)
+        result = model.evaluate(input_fn, steps=2)
+    return {
+        "exact": {"global_step": int(result["global_step"]), "lines": lines},
+        "close": floats({k: v for k, v in result.items() if k != "global_step"}),
     }
 
 
@@ -650,13 +681,13 @@ def wide_deep_census_r1(workdir):
     )
     tensors_to_log = {"average_loss": "head/truediv", "loss": "head/weighted_loss/Sum"}
     logging_hook = tf.estimator.LoggingTensorHook(tensors=tensors_to_log, every_n_iter=100)
+    # 2.15 failed building the graph, before its first checkpoint; the kit, at the first
+    # step, after it (docs/guide/estimator.md): its lines are left out.
+    hooked = error_of(
+        lambda: model.train(lambda: census_input_fn(train_file, 1, True, 40), hooks=[logging_hook])
+    )
     epochs = []
     with info_lines() as lines:
-        hooked = error_of(
-            lambda: model.train(
-                lambda: census_input_fn(train_file, 1, True, 40), hooks=[logging_hook]
-            )
-        )
         for _ in range(2):
             model.train(input_fn=lambda: census_input_fn(train_file, 1, True, 40))
             epochs.append(model.evaluate(input_fn=lambda: census_input_fn(test_file, 1, False, 40)))

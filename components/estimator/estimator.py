@@ -20,6 +20,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -729,6 +730,7 @@ class Estimator:
         dataset = self._call_input_fn(input_fn, ModeKeys.EVAL)
         if steps is not None:
             dataset = dataset.take(steps)
+        log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
         eval_step = self._eval_function()
         values = None
         runner = None
@@ -759,6 +761,7 @@ class Estimator:
         results = {key: np.float32(value.numpy()) for key, value in values.items()}
         results["global_step"] = np.int64(global_step.numpy())
         runner.end(results)
+        log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
         self._write_eval_summaries(results, name, checkpoint_path)
         return results
 
