@@ -97,8 +97,9 @@ class LayerStep:
         tree, layer = int(tree), int(layer)
         first = (1 << layer) - 1
         count = first + 1
-        relative = nodes - first
-        relative = np.where((relative >= 0) & (relative < count), relative, -1).astype(np.int32)
+        # Each example's node in the layer, negative where it is in a leaf above it (the
+        # histogram leaves those out; no example is below the layer grown).
+        relative = nodes - np.int32(first)
         feature, threshold, gain, value = (np.array(a) for a in (feature, threshold, gain, value))
         absolute = first + np.arange(count)
         exists = (layer == 0) | (feature[tree][np.maximum(absolute - 1, 0) // 2] >= 0)
@@ -118,9 +119,9 @@ class LayerStep:
 
     def _found(self, buckets, relative, stats, exists):
         """The search's six results for each node of the layer (`relative`: each example's,
-        or -1), searched in the nodes that `exists` only (their parent split): a leaf-capped
-        tree's deep layers have a few of their 2^layer nodes. The others get ok False (they
-        cannot split: `Grower._split` masks them so)."""
+        or negative), searched in the nodes that `exists` only (their parent split): a
+        leaf-capped tree's deep layers have a few of their 2^layer nodes. The others get ok
+        False (they cannot split: `Grower._split` masks them so)."""
         live = np.flatnonzero(exists)
         compact = relative
         if live.size < exists.size:
