@@ -336,9 +336,15 @@ def test_the_vocabulary_min_count_reaches_the_auto_transform_and_is_checked(tmp_
     with pytest.raises(ValueError, match="vocabulary_min_count must be at least 1, got 0"):
         PipelineConfig(data_path=path, raw_label_key="target", vocabulary_min_count=0)
     from components.auto.preprocessing import build_preprocessing_fn
+    from components.transform.executor import _auto_preprocessing_fn
 
     with pytest.raises(ValueError, match="vocabulary_min_count must be an integer of at least 1"):
         build_preprocessing_fn(_schema(), "y", "multiclass", vocabulary_min_count=0)
+    # the Transform's executor hands it on; unset (None, or 0 from a pipeline IR): the default
+    for given, used in ((3, 3), (None, 1), (0, 1)):
+        properties = {"raw_label_key": "y", "task": "multiclass", "vocabulary_min_count": given}
+        function, _ = _auto_preprocessing_fn(properties, _schema())
+        assert function.keywords["min_count"] == used, given
 
 
 def test_example_gen_reads_missing_value_tokens_as_absent_features(tmp_path):
