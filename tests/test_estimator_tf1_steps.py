@@ -155,3 +155,34 @@ def test_recorded_tf1_programs_give_2_15s_results_with_loops_from_the_first_step
     assert ours == expected
     iris = tf1_programs.iris(estimator, str(tmp_path / "iris"))
     _stopped_within_a_step_of_its_threshold(iris, threshold=30, steps_after=70)
+
+
+def test_the_single_threaded_executor_runs_the_steps_unless_the_session_config_names_one(
+    tmp_path, caplog
+):
+    """By default the gathered steps are session calls on the single-threaded executor;
+    a session_config naming an executor keeps it, and the steps go through the TF1 loop.
+    Either way the hook gets the steps it asked for and training reaches the same step."""
+    default_config = v1.ConfigProto(experimental={"executor_type": "DEFAULT"})
+    finals = []
+    for name, session_config, how in (
+        ("single", None, "runs of one session call a step"),
+        ("default", default_config, "session calls"),
+    ):
+        hook = _EveryHundredCalls()
+        est = estimator.Estimator(
+            _model_fn,
+            model_dir=str(tmp_path / name),
+            config=estimator.RunConfig(session_config=session_config, tf_random_seed=1),
+        )
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger=graph_steps.__name__):
+            est.train(_input_fn, hooks=[hook], steps=STEPS)
+        messages = [r.getMessage() for r in caplog.records]
+        single = any("single-threaded executor" in m for m in messages)
+        assert single == (session_config is None), messages
+        assert any(m.startswith("Looped") and m.endswith(how + ".") for m in messages), messages
+        assert len(hook.fetched) == STEPS // 100
+        assert est.get_variable_value("global_step") == STEPS
+        finals.append(est.get_variable_value("dense/kernel"))
+    np.testing.assert_allclose(finals[0], finals[1], rtol=1e-5)
