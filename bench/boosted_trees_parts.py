@@ -1,0 +1,151 @@
+"""Where a BoostedTreesClassifier.train() call's time goes, on the taxi sample.
+
+    OMP_NUM_THREADS=1 taskset -c 0 .venv/bin/python bench/boosted_trees_parts.py \
+        [--repeats 7] [--compare]
+
+Trains bench/boosted_trees_vs_hgb.py's taxi model (100 trees of max_depth 6, in memory,
+center_bias) --repeats times in one process and prints, for each call: tracing the training
+step, writing graph.pbtxt, the function's first call (graph optimization and instantiation,
+the quantile sketch), the later calls (up to 100 steps each; `chunk100`: the fastest call
+of 100), and the whole call. The first call of a process also imports and loads numba.
+
+`--compare` alternates the kit as it is ("new") with the layer grown by TensorFlow's ops
+around the compiled loops and the numeric columns read one by one ("old":
+`tree_growing.LAYER_IN_ONE_OP` and `tree_ensemble._plain_numbers` off; the same trees)
+and prints each part's median ratio new/old over the repeats after the first: on a loaded
+machine, ratios of runs side by side in one process are what can be compared.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+PARTS = ("trace", "write_graph", "first_call", "later_calls", "chunk100", "train")
+
+
+class _TimedSteps:
+    """The Estimator's training function, each use timed into `times`."""
+
+    def __init__(self, function, times):
+        self._function, self._times, self._calls = function, times, 0
+
+    def get_concrete_function(self, *args):
+        start = time.perf_counter()
+        try:
+            return self._function.get_concrete_function(*args)
+        finally:
+            self._times["trace"] = time.perf_counter() - start
+
+    def __call__(self, *args):
+        start = time.perf_counter()
+        result = self._function(*args)
+        seconds = time.perf_counter() - start
+        part = "first_call" if self._calls == 0 else "later_calls"
+        self._times[part] = self._times.get(part, 0.0) + seconds
+        if self._calls and int(result[0]) == 100:
+            self._times["chunk100"] = min(self._times.get("chunk100", seconds), seconds)
+        self._calls += 1
+        return result
+
+
+def _instrument(times):
+    import tensorflow as tf
+
+    from components.estimator import estimator as estimator_lib
+
+    write_graph = tf.io.write_graph
+
+    def timed_write(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return write_graph(*args, **kwargs)
+        finally:
+            times["write_graph"] = times.get("write_graph", 0.0) + time.perf_counter() - start
+
+    tf.io.write_graph = timed_write
+    train_function = estimator_lib.Estimator._train_function
+    estimator_lib.Estimator._train_function = lambda self: _TimedSteps(train_function(self), times)
+
+
+def _arms(compare):
+    from components.estimator.canned import tree_ensemble, tree_growing
+
+    plain_numbers = tree_ensemble._plain_numbers
+
+    def arm(new):
+        def setup():
+            tree_growing.LAYER_IN_ONE_OP = new
+            tree_ensemble._plain_numbers = plain_numbers if new else (lambda *_: None)
+
+        return setup
+
+    return {"new": arm(True), "old": arm(False)} if compare else {"new": arm(True)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--compare", action="store_true")
+    args = parser.parse_args()
+    import tensorflow as tf
+
+    from bench import boosted_trees_vs_hgb as bench
+    from components import estimator
+
+    times = {}
+    _instrument(times)
+    (train, y_train), (test, _) = bench.load()
+    columns = []
+    for name, values in sorted(train.items()):
+        if bench.is_id("taxi", name):
+            ids = tf.feature_column.categorical_column_with_identity(
+                name, int(max(values.max(), test[name].max())) + 1
+            )
+            columns.append(tf.feature_column.indicator_column(ids))
+        else:
+            columns.append(tf.feature_column.numeric_column(name))
+    results = {}
+    for repeat in range(args.repeats):
+        for arm, setup in _arms(args.compare).items():
+            setup()
+            times.clear()
+            with tempfile.TemporaryDirectory() as model_dir:
+                model = estimator.BoostedTreesClassifier(
+                    columns,
+                    n_batches_per_layer=1,
+                    model_dir=model_dir,
+                    train_in_memory=True,
+                    n_trees=bench.N_TREES,
+                    learning_rate=bench.LEARNING_RATE,
+                    center_bias=True,
+                )
+                start = time.perf_counter()
+                model.train(
+                    lambda: tf.data.Dataset.from_tensors((train, y_train)).repeat(),
+                    max_steps=10**9,
+                )
+                times["train"] = time.perf_counter() - start
+            print(repeat, arm, " ".join(f"{p}={times.get(p, 0.0):.3f}" for p in PARTS))
+            if repeat:
+                for part in PARTS:
+                    results.setdefault((arm, part), []).append(times.get(part, 0.0))
+    if args.compare and args.repeats > 1:
+        print("| part | new (median s) | old (median s) | new/old (median of pairs) |")
+        print("|---|---:|---:|---:|")
+        for part in PARTS:
+            new, old = results[("new", part)], results[("old", part)]
+            ratio = statistics.median(a / b for a, b in zip(new, old, strict=True) if b)
+            print(
+                f"| {part} | {statistics.median(new):.3f} | {statistics.median(old):.3f} "
+                f"| {ratio:.2f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
