@@ -58,9 +58,12 @@ def program(run):
 _GREPPED = re.compile(
     r"^(Loss for final step|Saving dict for global step|loss = |Skipping training|"
     r"Saving checkpoints for|Calling checkpoint listeners|global_step/sec|"
-    r"Starting evaluation|Finished evaluation)"
+    r"Starting evaluation|Finished evaluation|Skip the current checkpoint eval|"
+    r"Start train and evaluate loop)"
 )
-_NUMBER = re.compile(r"-?\d+\.\d+(e[-+]?\d+)?")  # (a nan stays: it is news)
+# A float as 2.15 printed one (a float32's str, up to 9 significant digits); a nan, or a
+# float64's repr of a float32 (33.16270446777344), stays: they are news.
+_NUMBER = re.compile(r"-?\d+\.\d{1,12}(?!\d)(e[-+]?\d+)?")
 _TIME = re.compile(r"\d{4}-\d\d-\d\d[T-]\d\d:\d\d:\d\d")
 _CHECKPOINT_PREFIX = re.compile(r"\S*/model\.ckpt")
 
@@ -832,7 +835,7 @@ def cloud_ml_train_and_evaluate(workdir):
         steps=2,
         name="taxi-eval",
         start_delay_secs=0,
-        throttle_secs=0,
+        throttle_secs=600,  # (the default: the first checkpoint and the last evaluated)
         exporters=latest,
     )
     with info_lines() as lines:

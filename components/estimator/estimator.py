@@ -784,7 +784,7 @@ class Estimator:
         log.info(
             "Saving dict for global step %d: %s",
             step,
-            ", ".join(f"{k} = {v}" for k, v in sorted(results.items())),
+            ", ".join(f"{k} = {v!s}" for k, v in sorted(results.items())),  # 2.15's %s
         )
         writer = tf.summary.create_file_writer(self.eval_dir(name))
         summaries.write_scalars(

@@ -134,8 +134,13 @@ class _EvaluateAfterSave(CheckpointSaverListener):
         if global_step_value <= self._start_step:
             return  # nothing trained since
         is_final = self._max_steps is not None and global_step_value >= self._max_steps
-        now = time.time()
-        if is_final or self._last_time is None or now - self._last_time >= self._throttle_secs:
+        due = self._last_time is None or time.time() - self._last_time >= self._throttle_secs
+        if not due:  # (2.15 said so at the final checkpoint too, then evaluated it)
+            log.info(
+                "Skip the current checkpoint eval due to throttle secs (%s secs).",
+                self._throttle_secs,
+            )
+        if due or is_final:
             self._evaluator.evaluate_and_export(is_final=is_final)
             self._last_time = time.time()
 
@@ -163,6 +168,14 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not estimator.config.is_chief:
         estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps)
         return None, []
+    config = estimator.config
+    log.info(
+        "Start train and evaluate loop. The evaluate will happen after every checkpoint. "
+        "Checkpoint frequency is determined based on RunConfig arguments: "
+        "save_checkpoints_steps %s or save_checkpoints_secs %s.",
+        config.save_checkpoints_steps,
+        config.save_checkpoints_secs,
+    )
     if estimator._max_steps_reached(train_spec.max_steps):
         # 2.15 evaluated and exported after the checkpoints train() saved: a job run
         # again on a model_dir already at max_steps saves none, so gets (None, None).
