@@ -92,7 +92,7 @@ GISTS = {
     "unexpected_model_fn_arg": "not expected args: ['extra']",
     "train_hooks_not_hooks": "Hooks must be a SessionRunHook",
     "listeners_without_saver": "CheckpointSaverHook",
-    "export_untrained": "model_dir",
+    "export_untrained": "find trained model",
     "missing_variable_value": "Key nope not found in checkpoint",
     "unknown_predict_key": "['z']",
 }

@@ -25,7 +25,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from tests.tf1_fidelity_programs import _info_lines
+from tests.tf1_fidelity_programs import _info_lines, _raised
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -147,7 +147,7 @@ def cnn_mnist(tf, workdir):
     logged = _messages(lines, "probabilities = ")
     return {
         "exact": {
-            "eval_keys": sorted(eval_results),
+            "eval_keys": list(eval_results),
             "eval_types": sorted({type(v).__name__ for v in eval_results.values()}),
             "global_step": int(eval_results["global_step"]),
             "predictions": structure(rows),
@@ -264,7 +264,7 @@ def custom_estimator(tf, workdir):
             "accuracy_line": _NUMBER.sub(
                 "N", "Test set accuracy: {accuracy:0.3f}".format(**eval_result)
             ),
-            "eval_keys": sorted(eval_result),
+            "eval_keys": list(eval_result),
             "named_keys": sorted(named),
             "global_step": int(named["global_step"]),
             "printed": [_NUMBER.sub("N", line.split('"')[2]) for line in printed],
@@ -331,10 +331,58 @@ def estimator_objects(tf, workdir):
         "exact": {
             "attributes": {name: _attributes(obj) for name, obj in objects.items()},
             "run_config": _attributes(config),
+            "run_config_defaults": _settings(config),
+            "hooks": _hook_classes(tf),
+            "eval_dirs": [
+                os.path.relpath(objects["tf.estimator.Estimator"].eval_dir(name), workdir)
+                for name in (None, "validation")
+            ],
             "service": [_service_of(tf, {"name": "trainer"}), _service_of(tf, "trainer")],
             "classes": _class_matrix(tf, objects),
         }
     }
+
+
+HOOK_NAMES = [
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "LoggingTensorHook",
+    "NanTensorHook",
+    "ProfilerHook",
+    "SecondOrStepTimer",
+    "SessionRunArgs",
+    "SessionRunHook",
+    "StepCounterHook",
+    "StopAtStepHook",
+    "SummarySaverHook",
+]
+
+
+def _hook_classes(tf):
+    """{name: [tf.estimator's is tf.compat.v1.train's, it subclasses SessionRunHook]}."""
+    hook = tf.compat.v1.train.SessionRunHook
+    return {
+        name: [
+            getattr(tf.estimator, name) is getattr(tf.compat.v1.train, name),
+            issubclass(getattr(tf.estimator, name), hook),
+        ]
+        for name in HOOK_NAMES
+    }
+
+
+def _settings(config):
+    """A RunConfig's public values, as JSON (objects by their type's name)."""
+    values = {}
+    for name in sorted(dir(config)):
+        value = None if name.startswith("_") else getattr(config, name)
+        if name.startswith("_") or callable(value):
+            continue
+        simple = value is None or isinstance(value, (bool, int, float, str))
+        values[name] = value if simple else type(value).__name__
+    return values
 
 
 def _service_of(tf, service):
@@ -366,7 +414,8 @@ def estimator_api(tf, workdir):
     train_x, train_y = _iris_frames(60, 2)
     model_dir = os.path.join(workdir, "model")
     classifier = _iris_classifier(tf, model_dir, save_checkpoints_steps=15, keep_checkpoint_max=2)
-    classifier.train(input_fn=lambda: train_input_fn(train_x, train_y, 20), steps=40)
+    returned = classifier.train(input_fn=lambda: train_input_fn(train_x, train_y, 20), steps=40)
+    predictions = classifier.predict(lambda: eval_input_fn(train_x[:2], None, 4))
     metrics = classifier.evaluate(
         input_fn=lambda: train_input_fn(train_x, train_y, 20), steps=2, name="validation"
     )
@@ -383,6 +432,8 @@ def estimator_api(tf, workdir):
     config = classifier.config
     return {
         "exact": {
+            "train_returns_the_estimator": returned is classifier,
+            "predict_returns": type(predictions).__name__,
             "model_dir": os.path.relpath(classifier.model_dir, workdir),
             "config": {
                 "type": type(config).__name__,
@@ -405,7 +456,7 @@ def estimator_api(tf, workdir):
             "checkpoint_files": sorted(
                 f for f in os.listdir(model_dir) if f.startswith("model.ckpt-")
             ),
-            "metrics": sorted(metrics),
+            "metrics": list(metrics),
             "metric_step": int(metrics["global_step"]),
             "eval_dirs": sorted(d for d in os.listdir(model_dir) if d.startswith("eval")),
             "batches": _batch_shapes(batches),
@@ -539,7 +590,7 @@ def tf1_idioms(tf, workdir):
     rates = sorted({round(v, 6) for v in _scalar_values(tf, model_dir, "learning_rate")})
     return {
         "exact": {
-            "eval_keys": sorted(result),
+            "eval_keys": list(result),
             "global_step": int(result["global_step"]),
             "eval_logged": [_shape_of_message(m) for m in _messages(lines, "eval_loss = ")],
             "predictions": structure(rows),
@@ -648,7 +699,7 @@ def r1_mnist(tf, workdir):
         "exact": {
             "logged": [_shape_of_message(message) for message in logged],
             "skipped": [_NUMBER.sub("N", line) for line in _messages(lines, "Skipping training")],
-            "eval_keys": sorted(eval_results),
+            "eval_keys": list(eval_results),
             "global_step": int(eval_results["global_step"]),
             "train_summaries": _summary_kinds(tf, model_dir),
             "eval_summaries": _summary_kinds(tf, os.path.join(model_dir, "eval")),
@@ -773,7 +824,7 @@ def regularized(tf, workdir):
     model_dir = os.path.join(workdir, "model")
     return {
         "exact": {
-            "eval_keys": sorted(result),
+            "eval_keys": list(result),
             "global_step": int(result["global_step"]),
             "model_dirs": sorted({os.path.relpath(d, workdir) for d in model_dirs}),
             "custom": _summary_kinds(tf, os.path.join(model_dir, "custom")),
@@ -827,7 +878,7 @@ def train_and_evaluate_custom(tf, workdir):
     return {
         "exact": {
             "returned": [type(returned).__name__, len(returned)],
-            "metrics": sorted(metrics),
+            "metrics": list(metrics),
             "export_results": [type(r).__name__ for r in export_results],
             "files": listing(model_dir),
             "exports_kept": {
@@ -920,7 +971,7 @@ def head_in_model_fn(tf, workdir):
             "untrained": untrained,
             "no_trainable_variables": _error(lambda: no_variables.train(batches, steps=1))[:1],
             "hook_results": sorted({type(r).__name__ for r in results}),
-            "metrics": sorted(metrics),
+            "metrics": list(metrics),
             "variables": model.get_variable_names(),
         },
         "close": {
@@ -941,6 +992,140 @@ def _error(call):
     return None
 
 
+# ------------------------------------------------ feature columns in a custom model_fn
+def _column_model_fn(features, labels, mode, params):
+    """A hand-written wide and deep: `linear_model` over the wide columns beside
+    `input_layer` over embedded and indicator columns, as TF1-era samples wrote it."""
+    import tensorflow as tf
+
+    fc = tf.compat.v1.feature_column
+    wide = tf.compat.v1.feature_column.linear_model(features, params["wide"])
+    deep = fc.input_layer(features, params["deep"])
+    hidden = tf.compat.v1.layers.dense(
+        deep, 2, kernel_initializer=tf.compat.v1.constant_initializer(0.1), name="hidden"
+    )
+    logits = wide + tf.compat.v1.layers.dense(
+        hidden, 1, kernel_initializer=tf.compat.v1.zeros_initializer(), name="logits"
+    )
+    probability = tf.sigmoid(logits)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"probability": probability})
+    labels = tf.cast(tf.reshape(labels, [-1, 1]), tf.float32)
+    loss = tf.compat.v1.losses.sigmoid_cross_entropy(labels, logits)
+    train_op = tf.compat.v1.train.FtrlOptimizer(0.1).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    metrics = {"auc": tf.compat.v1.metrics.auc(labels, probability)}
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, train_op=train_op, eval_metric_ops=metrics, predictions={"p": probability}
+    )
+
+
+def feature_columns_model_fn(tf, workdir):
+    """Variable names and values of hand-built wide and deep columns (vocabulary,
+    hash, bucketized, crossed, embedding, indicator) in a TF1 model_fn."""
+    fc = tf.feature_column
+    color = fc.categorical_column_with_vocabulary_list("color", ["red", "green", "blue"])
+    word = fc.categorical_column_with_hash_bucket("word", 7)
+    size = fc.numeric_column("size")
+    size_buckets = fc.bucketized_column(size, [0.3, 0.6])
+    crossed = fc.crossed_column([color, size_buckets], 5)
+    deep = [
+        fc.embedding_column(
+            word, 2, initializer=tf.compat.v1.constant_initializer(0.05), combiner="sqrtn"
+        ),
+        fc.indicator_column(color),
+        size,
+    ]
+    rng = np.random.RandomState(8)
+    n = 24
+    frame = pd.DataFrame(
+        {
+            "color": rng.choice(["red", "green", "blue", "pink"], n),
+            "word": rng.choice(["a", "b", "c", "d"], n),
+            "size": rng.uniform(0, 1, n).astype(np.float32),
+        }
+    )
+    labels = ((frame["color"] == "red") | (frame["size"] > 0.7)).astype(np.int64)
+    model = tf.estimator.Estimator(
+        _column_model_fn,
+        os.path.join(workdir, "model"),
+        params={"wide": [color, size_buckets, crossed], "deep": deep},
+    )
+    inputs = tf.compat.v1.estimator.inputs
+    model.train(inputs.pandas_input_fn(frame, labels, batch_size=8, num_epochs=3, shuffle=False))
+    result = model.evaluate(inputs.pandas_input_fn(frame, labels, shuffle=False))
+    names = model.get_variable_names()
+    return {
+        "exact": {
+            "variables": names,
+            "shapes": {n: list(model.get_variable_value(n).shape) for n in names},
+        },
+        "close": {
+            **_floats({k: v for k, v in result.items() if k != "global_step"}),
+            **{
+                name: np.asarray(model.get_variable_value(name), np.float64).ravel().tolist()
+                for name in names
+                if "Ftrl" not in name and name != "global_step"
+            },
+        },
+    }
+
+
+# ------------------------------------------------------------------ misuse
+def api_misuse(tf, workdir):
+    """What 2.15 said to common slips with the Estimator's objects: the exception's type
+    (the nearest of Python's or TensorFlow's)."""
+    x = np.linspace(-1, 1, 8).astype(np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x)).batch(4)
+
+    def spec_of(name, build, **kwargs):
+        def model_fn(features, labels, mode):
+            w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.zeros_initializer())
+            y = features["x"] * w
+            step = tf.compat.v1.assign_add(tf.compat.v1.train.get_global_step(), 1)
+            return build(mode, y, step)
+
+        return tf.estimator.Estimator(model_fn, os.path.join(workdir, name), **kwargs)
+
+    def spec(**kwargs):
+        def build(mode, y, step):
+            return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(y), train_op=step, **kwargs)
+
+        return build
+
+    estimator, run_config = tf.estimator.Estimator, tf.estimator.RunConfig
+    cases = {
+        "replace_unknown": lambda: run_config().replace(foo=1),
+        "config_not_run_config": lambda: estimator(cnn_model_fn, config="x"),
+        "model_fn_none": lambda: estimator(None),
+        "model_dir_conflict": lambda: estimator(
+            cnn_model_fn, model_dir="a", config=run_config(model_dir="b")
+        ),
+        "dataset_not_input_fn": lambda: spec_of("ds", spec()).train(input_fn(), steps=1),
+        "both_checkpoint_settings": lambda: run_config(
+            save_checkpoints_steps=10, save_checkpoints_secs=10
+        ),
+        "predictions_list": lambda: spec_of(
+            "pl", lambda m, y, op: spec(predictions=[y])(m, y, op)
+        ).train(input_fn, steps=1),
+        "predictions_value": lambda: spec_of(
+            "pv", lambda m, y, op: spec(predictions={"y": y, "n": 1.0})(m, y, op)
+        ).train(input_fn, steps=1),
+        "predict_without_predictions": lambda: tf.estimator.EstimatorSpec("infer"),
+        "eval_without_loss": lambda: tf.estimator.EstimatorSpec("eval"),
+        "warm_start_from_nothing": lambda: spec_of(
+            "ws", spec(), warm_start_from=os.path.join(workdir, "no")
+        ).train(input_fn, steps=1),
+        "names_untrained": lambda: estimator(
+            cnn_model_fn, os.path.join(workdir, "nu")
+        ).get_variable_names(),
+    }
+    return {"exact": {name: (_raised(case) or [None])[:1] for name, case in cases.items()}}
+
+
 PROGRAMS = {
     "cnn_mnist": cnn_mnist,
     "custom_estimator": custom_estimator,
@@ -952,4 +1137,6 @@ PROGRAMS = {
     "regularized": regularized,
     "head_in_model_fn": head_in_model_fn,
     "train_and_evaluate_custom": train_and_evaluate_custom,
+    "api_misuse": api_misuse,
+    "feature_columns_model_fn": feature_columns_model_fn,
 }

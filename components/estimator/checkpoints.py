@@ -48,6 +48,14 @@ def checkpoint_step(checkpoint_path):
     return int(checkpoint_path.rsplit("-", 1)[1])
 
 
+class CheckpointNotFoundError(tf.errors.NotFoundError, ValueError):
+    """No checkpoint where one was named: TensorFlow's NotFoundError (what tf.estimator
+    2.15's warm start raised), and a ValueError (what this kit raised before)."""
+
+    def __init__(self, message):
+        super().__init__(None, None, message)
+
+
 def resolve_checkpoint(path):
     """A checkpoint prefix from a checkpoint prefix, a model_dir or a SavedModel dir."""
     path = os.fspath(path)
@@ -60,9 +68,9 @@ def resolve_checkpoint(path):
     if tf.io.gfile.isdir(path):
         latest = tf.train.latest_checkpoint(path)
         if latest is None:
-            raise ValueError(f"No checkpoint found in {path!r}.")
+            raise CheckpointNotFoundError(f"No checkpoint found in {path!r}.")
         return latest
-    raise ValueError(f"No checkpoint or SavedModel at {path!r}.")
+    raise CheckpointNotFoundError(f"No checkpoint or SavedModel at {path!r}.")
 
 
 def _reader(checkpoint_path):

@@ -201,6 +201,8 @@ class Estimator:
     _runs_in_a_graph = False
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
+        if model_fn is None:
+            raise ValueError("Estimator: model_fn must be provided (got None).")
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError("model_fn must take a `features` argument.")
@@ -213,7 +215,9 @@ class Estimator:
         if config is None:
             config = RunConfig()
         elif not isinstance(config, RunConfig):
-            raise TypeError(f"config must be a RunConfig, got {type(config).__name__}.")
+            raise ValueError(
+                f"config must be a RunConfig, got {type(config).__name__}: {config!r}."
+            )
         model_dir = os.fspath(model_dir) if model_dir is not None else None
         if model_dir and config.model_dir and model_dir != config.model_dir:
             raise ValueError(
@@ -711,10 +715,16 @@ class Estimator:
         return eval_step
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        """Evaluates a checkpoint; returns metric values plus `global_step`."""
-        return _outside_strategy(
+        """Evaluates a checkpoint; returns metric values plus `global_step`, in 2.15's
+        order (the metrics' keys sorted, then `global_step`), which printing shows."""
+        results = _outside_strategy(
             lambda: self._evaluate(input_fn, steps, hooks, checkpoint_path, name)
         )
+        step_key = tf.compat.v1.GraphKeys.GLOBAL_STEP
+        ordered = {key: results[key] for key in sorted(results) if key != step_key}
+        if step_key in results:
+            ordered[step_key] = results[step_key]
+        return ordered
 
     def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name):
         hooks = _checked_hooks(hooks)

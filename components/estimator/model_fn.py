@@ -66,6 +66,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             raise ValueError("EstimatorSpec: `loss` is required in EVAL mode.")
         if mode == ModeKeys.PREDICT and predictions is None:
             raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
+        _check_predictions(predictions)
         for hooks in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks):
             _check_hooks(hooks)
         if mode == ModeKeys.PREDICT:
@@ -91,6 +92,21 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             tuple(evaluation_hooks or ()),
             tuple(prediction_hooks or ()),
         )
+
+
+def _check_predictions(predictions):
+    """A TypeError for predictions that are neither a tensor nor a dict of tensors (as
+    tf.estimator refused them when the spec was made)."""
+    if predictions is None:
+        return
+    named = predictions.items() if isinstance(predictions, dict) else [(None, predictions)]
+    for key, value in named:
+        if not tf.is_tensor(value):
+            where = "predictions" if key is None else f"predictions[{key!r}]"
+            raise TypeError(
+                f"EstimatorSpec: {where} must be a Tensor (predictions: a Tensor or a dict "
+                f"of Tensors), given: {value!r}"
+            )
 
 
 def _check_hooks(hooks):

@@ -203,6 +203,12 @@ class RunConfig:
                 "checkpoint_save_graph_def",
             )
         }
+        unknown = sorted(set(kwargs) - set(fields))
+        if unknown:
+            raise ValueError(
+                f"RunConfig.replace: {unknown} cannot be replaced; the settings that can: "
+                f"{sorted(fields)}."
+            )
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" not in kwargs:
             fields["save_checkpoints_secs"] = None
         if "save_checkpoints_secs" in kwargs and "save_checkpoints_steps" not in kwargs:
