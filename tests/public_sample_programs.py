@@ -59,7 +59,7 @@ _GREPPED = re.compile(
     r"^(Loss for final step|Saving dict for global step|loss = |Skipping training|"
     r"Saving checkpoints for|Calling checkpoint listeners|global_step/sec|"
     r"Starting evaluation|Finished evaluation|Skip the current checkpoint eval|"
-    r"Start train and evaluate loop)"
+    r"Start train and evaluate loop|Evaluation \[|Inference Time)"
 )
 # A float as 2.15 printed one (a float32's str, up to 9 significant digits); a nan, or a
 # float64's repr of a float32 (33.16270446777344), stays: they are news.

@@ -185,6 +185,16 @@ _NOT_TRAINED_VARIABLES = "Could not find trained model in model_dir: {}."
 _NOT_TRAINED_EXPORT = "Couldn't find trained model at {}."
 
 
+def _log_eval_progress(evaluated, steps):
+    """2.15's `Evaluation [i/N]` lines when evaluate() was given steps: each batch, or
+    every tenth of them from 20 steps on, and the last."""
+    if steps is None:
+        return
+    every = 1 if steps < 20 else math.floor(steps / 10)
+    if evaluated % every == 0 or evaluated == steps:
+        log.info("Evaluation [%d/%d]", evaluated, steps)
+
+
 class MissingVariableError(tf.errors.NotFoundError, ValueError):
     """`get_variable_value` of a name the checkpoint lacks: TensorFlow's NotFoundError
     (what tf.estimator raised), and a ValueError (what this kit raised before)."""
@@ -741,10 +751,11 @@ class Estimator:
         if steps is not None:
             dataset = dataset.take(steps)
         log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
+        started = time.time()
         eval_step = self._eval_function()
         values = None
         runner = None
-        for element in dataset:
+        for evaluated, element in enumerate(dataset, 1):
             features, labels = _split_element(element)
             if runner is None:
                 # Traced for the dataset's element spec, batch size unknown (as tf.estimator's
@@ -762,6 +773,7 @@ class Estimator:
             if runner.hooks and runner.before_step(step):
                 break
             values = eval_step(features, labels)
+            _log_eval_progress(evaluated, steps)
             if runner.hooks and runner.after_step(
                 dict({k: float(v) for k, v in values.items()}, global_step=step)
             ):
@@ -771,6 +783,7 @@ class Estimator:
         results = {key: np.float32(value.numpy()) for key, value in values.items()}
         results["global_step"] = np.int64(global_step.numpy())
         runner.end(results)
+        log.info("Inference Time : %.5fs", time.time() - started)
         log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
         self._write_eval_summaries(results, name, checkpoint_path)
         return results
