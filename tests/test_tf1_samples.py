@@ -104,6 +104,7 @@ def test_sample_sees_what_it_saw_under_tf215(ours, name):
         ("r1_mnist", "loose", 0.35, 0.05),
         ("train_and_evaluate_custom", "loose", 0.35, 0.05),
         ("feature_columns_model_fn", "close", 1e-4, 1e-5),
+        ("eval_summary_hook", "close", 1e-4, 1e-5),
     ],
 )
 def test_sample_values_as_under_tf215(ours, name, part, rtol, atol):

@@ -1072,6 +1072,54 @@ def feature_columns_model_fn(tf, workdir):
     }
 
 
+# ------------------------------------------------ a SummarySaverHook among evaluation hooks
+def _eval_images_model_fn(features, labels, mode, config):
+    """Object-detection samples' way to see eval images: the graph's summaries merged
+    into a SummarySaverHook of the spec's evaluation_hooks, in a folder of its own."""
+    import tensorflow as tf
+
+    x = tf.reshape(features["x"], [-1, 1])
+    w = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+    y = tf.matmul(x, w)
+    loss = tf.compat.v1.losses.mean_squared_error(tf.reshape(labels, [-1, 1]), y)
+    images = tf.reshape(tf.tile(x, [1, 4]), [-1, 2, 2, 1])
+    tf.compat.v1.summary.image("picture", images, max_outputs=1)
+    tf.compat.v1.summary.scalar("mean_output", tf.reduce_mean(y))
+    hooks = []
+    if mode == tf.estimator.ModeKeys.EVAL:
+        saver = tf.compat.v1.train.SummarySaverHook(
+            save_steps=1,
+            output_dir=os.path.join(config.model_dir, "eval_images"),
+            summary_op=tf.compat.v1.summary.merge_all(),
+        )
+        hooks = [saver]
+    step = tf.compat.v1.train.get_global_step()
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, evaluation_hooks=hooks)
+
+
+def eval_summary_hook(tf, workdir):
+    """Which summaries land where: training's, evaluate's, the evaluation hook's."""
+    x = np.linspace(-1, 1, 16).astype(np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x)).batch(4)
+
+    model_dir = os.path.join(workdir, "model")
+    model = tf.estimator.Estimator(_eval_images_model_fn, model_dir)
+    model.train(input_fn, steps=3)
+    result = model.evaluate(input_fn)
+    return {
+        "exact": {
+            "eval_keys": list(result),
+            "train": _summary_kinds(tf, model_dir),
+            "eval": _summary_kinds(tf, os.path.join(model_dir, "eval")),
+            "eval_images": _summary_kinds(tf, os.path.join(model_dir, "eval_images")),
+        },
+        "close": _floats(result),
+    }
+
+
 # ------------------------------------------------------------------ misuse
 def api_misuse(tf, workdir):
     """What 2.15 said to common slips with the Estimator's objects: the exception's type
@@ -1139,4 +1187,5 @@ PROGRAMS = {
     "train_and_evaluate_custom": train_and_evaluate_custom,
     "api_misuse": api_misuse,
     "feature_columns_model_fn": feature_columns_model_fn,
+    "eval_summary_hook": eval_summary_hook,
 }
