@@ -1,10 +1,13 @@
-"""Several training steps per session call on the graph-mode path, where no hook needs them.
+"""The graph-mode path's training steps that no hook needs, gathered and run past the hooks.
 
 tf.estimator 2.15 ran one `Session.run` per step, calling every hook's
 `before_run`/`after_run` around it; on a small model the call and the hooks
-cost about as much as the step's kernels.  Here the train step's ops are copied
-into a `tf.while_loop`, which runs the steps no hook needs in one call, and the
-hooks still see every step they saw:
+cost about as much as the step's kernels.  Here the steps no hook needs are
+gathered and run without them: where the whole graph allows it, on a session
+running the single-threaded executor, one lean session call a step (see
+`SINGLE_THREADED`; if a hook's `begin()` adds what that executor refuses, the same
+calls run on the default one); elsewhere the train step's ops are copied into a
+`tf.while_loop` that runs them in one call.  The hooks still see every step they saw:
 
 * TensorFlow's own hooks that fetch the global step on every step only to see
   whether their step or time has come (`StopAtStepHook`, `CheckpointSaverHook`,
@@ -18,7 +21,7 @@ hooks still see every step they saw:
   before the step runs, and any use of `run_context.session` first runs the
   steps gathered so far, so that what it reads is what 2.15 showed it.
 
-The loop is only built where it changes nothing else: one machine, an input
+Steps are only gathered where it changes nothing else: one machine, an input
 from a `tf.data.Dataset` that repeats forever, resource variables, no TF1
 control flow or placeholders among the step's ops, a global step that the step
 moves by exactly one, a train() call of at least `MIN_STEPS_FOR_A_LOOP` steps.
