@@ -639,3 +639,23 @@ def test_plain_numeric_columns_read_together_give_the_columns_own_values():
     assert te._plain_numbers(layout.columns, mixed) is None
     scaled = [fc.numeric_column("a", normalizer_fn=lambda x: x * 2.0)]
     assert te._plain_numbers(te.FeatureLayout(scaled, 10).columns, as_rank_1) is None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_labels_out_of_range_fail_training_with_the_heads_message(n_classes, tmp_path):
+    """The gradients read the labels the head's loss checked in the same step (no second
+    check): a label out of range still stops training with the head's error."""
+    features, _rng = _data(6)
+    labels = np.zeros(N, np.int64)
+    labels[7] = n_classes
+    model = estimator.BoostedTreesClassifier(
+        _columns(),
+        n_batches_per_layer=1,
+        model_dir=str(tmp_path),
+        n_classes=n_classes,
+        n_trees=2,
+        max_depth=2,
+        train_in_memory=True,
+    )
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Labels must be <= n_classes - 1"):
+        model.train(_in_memory(features, labels), max_steps=10**9)

@@ -15,11 +15,13 @@ between steps (not in checkpoints: they are rebuilt from the ensemble when a
 `train()` call starts).  The step is in tree_growing.py, the tensors behind it
 in tree_ensemble.py.
 
-Three keyword-only arguments are the kit's, their defaults tf.estimator's behaviour:
+Four keyword-only arguments are the kit's, their defaults tf.estimator's behaviour:
 `multi_class_hessian="diagonal"` (a Hessian per class: a layer's statistics linear in
 the classes, not quadratic), `max_leaf_nodes` and `min_samples_leaf` (HistGradientBoosting's
 leaf cap and minimum per leaf; with either, a layer that splits nothing ends its tree, not
-training).
+training), and `max_delta_step` (LightGBM's: a bound on a leaf's weight per logit before the
+learning rate, 0 for none; a diagonal Hessian's -G/H is unbounded where a class's
+p(1 - p) vanishes, as on a leaf of confident predictions that are wrong).
 """
 
 import collections
@@ -50,7 +52,7 @@ def _model_fn(features, labels, mode, head, layout, params, weight_column):
         mode=mode,
         logits=logits,
         labels=labels,
-        train_op_fn=lambda _loss: grower.train_op(ids, logits, nodes, base),
+        train_op_fn=lambda loss: grower.train_op(ids, logits, nodes, base, loss),
     )
     return spec._replace(
         training_hooks=(*tuple(spec.training_hooks or ()), tg.GrowthHook(ensemble))
@@ -100,6 +102,7 @@ class BoostedTreesEstimator(Estimator):
         multi_class_hessian="full",
         min_samples_leaf=0,
         max_leaf_nodes=None,
+        max_delta_step=0.0,
     ):
         params = tg.checked_params(
             tg.TreeParams(
@@ -118,6 +121,7 @@ class BoostedTreesEstimator(Estimator):
                 multi_class_hessian,
                 min_samples_leaf,
                 max_leaf_nodes,
+                max_delta_step,
             ),
             head.logits_dimension,
             config,
@@ -227,6 +231,7 @@ class BoostedTreesClassifier(BoostedTreesEstimator):
         multi_class_hessian="full",
         min_samples_leaf=0,
         max_leaf_nodes=None,
+        max_delta_step=0.0,
     ):
         if n_classes > 2 and center_bias and multi_class_hessian == "full":
             raise ValueError(
@@ -254,6 +259,7 @@ class BoostedTreesClassifier(BoostedTreesEstimator):
             multi_class_hessian=multi_class_hessian,
             min_samples_leaf=min_samples_leaf,
             max_leaf_nodes=max_leaf_nodes,
+            max_delta_step=max_delta_step,
         )
 
 
@@ -281,6 +287,7 @@ class BoostedTreesRegressor(BoostedTreesEstimator):
         multi_class_hessian="full",
         min_samples_leaf=0,
         max_leaf_nodes=None,
+        max_delta_step=0.0,
     ):
         super().__init__(
             feature_columns,
@@ -303,4 +310,5 @@ class BoostedTreesRegressor(BoostedTreesEstimator):
             multi_class_hessian=multi_class_hessian,
             min_samples_leaf=min_samples_leaf,
             max_leaf_nodes=max_leaf_nodes,
+            max_delta_step=max_delta_step,
         )

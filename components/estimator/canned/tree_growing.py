@@ -43,9 +43,11 @@ TreeParams = collections.namedtuple(
         "multi_class_hessian",
         "min_samples_leaf",
         "max_leaf_nodes",
+        "max_delta_step",
     ],
-    # Not tf.estimator's: its behaviour by default (full Hessian, no count, no leaf cap).
-    defaults=("full", 0, None),
+    # Not tf.estimator's: its behaviour by default (full Hessian, no count, no leaf cap, no
+    # bound on a leaf's weight).
+    defaults=("full", 0, None, 0.0),
 )
 _HESSIANS = ("full", "diagonal")
 # The split search is compiled by XLA from this many buckets in all features (`Grower`).
@@ -82,7 +84,8 @@ def checked_params(params, logits_dimension, config):
         raise ValueError(
             f"Expected quantile_sketch_epsilon < 1, received: {params.quantile_sketch_epsilon}"
         )
-    for name in ("l1_regularization", "l2_regularization", "tree_complexity", "min_node_weight"):
+    bounds = ("l2_regularization", "tree_complexity", "min_node_weight", "max_delta_step")
+    for name in ("l1_regularization", *bounds):
         if not getattr(params, name) >= 0:
             raise ValueError(f"Expected {name} >= 0, received: {getattr(params, name)!r}")
     if params.pruning_mode not in _PRUNING_MODES:
@@ -98,6 +101,11 @@ def checked_params(params, logits_dimension, config):
     if full and params.l1_regularization > 0:
         raise ValueError(
             "l1_regularization is not supported with more than one logit and a full Hessian "
+            "(multi_class_hessian='diagonal' takes it)."
+        )
+    if full and params.max_delta_step > 0:
+        raise ValueError(
+            "max_delta_step is not supported with more than one logit and a full Hessian "
             "(multi_class_hessian='diagonal' takes it)."
         )
     if full and params.center_bias:
@@ -167,17 +175,28 @@ def _loss_scale(head, features, logits):
     return weights
 
 
-def gradients_and_hessians(head, labels, logits, features, diagonal=False):
+def _class_labels(head, labels, dtype, checked):
+    """A class head's labels as its loss reads them; where `checked` (the loss's own range
+    check ran first in the step: a control dependency) without tracing and running that
+    check again (four asserts, a seventh of the training step's trace on the taxi sample)."""
+    if not checked or head._vocabulary is not None:
+        return head._class_ids(labels, dtype)
+    return tf.cast(head_lib._dense_labels(labels, 1), dtype)
+
+
+def gradients_and_hessians(head, labels, logits, features, diagonal=False, checked=False):
     """Per-example gradients [batch, L] and Hessians of the head's training loss: [batch, L]
     for one logit or with `diagonal` (each logit's own second derivative), else [batch, L*L]
     (the full matrix); in closed form for the stock heads' own losses, else by
-    differentiating the head's loss twice."""
+    differentiating the head's loss twice. `checked`: the head's loss checked the labels
+    before (`_class_labels`)."""
     dimension = head.logits_dimension
     own_loss = isinstance(head, head_lib._SingleHead) and head._loss_fn is None
     if own_loss and type(head) is head_lib.BinaryClassHead:
         scale = _loss_scale(head, features, logits)
         p = tf.math.sigmoid(logits)
-        return scale * (p - head._processed_labels(labels)), scale * p * (1.0 - p)
+        y = _class_labels(head, labels, tf.float32, checked)
+        return scale * (p - y), scale * p * (1.0 - p)
     if own_loss and type(head) is head_lib.RegressionHead:
         scale = _loss_scale(head, features, logits)
         residual = logits - tf.cast(head._processed_labels(labels), tf.float32)
@@ -190,7 +209,7 @@ def gradients_and_hessians(head, labels, logits, features, diagonal=False):
         # diag(p) - p p^T, scaled as the head scales the loss.
         scale = _loss_scale(head, features, logits)
         p = tf.nn.softmax(logits)
-        onehot = tf.one_hot(head._processed_labels(labels)[:, 0], dimension)
+        onehot = tf.one_hot(_class_labels(head, labels, tf.int64, checked)[:, 0], dimension)
         if diagonal:
             return scale * (p - onehot), scale * p * (1.0 - p)
         hess = tf.linalg.diag(p) - p[:, :, None] * p[:, None, :]
@@ -440,12 +459,16 @@ class Grower:
         return total
 
     # ---------------------------------------------------------------- step
-    def train_op(self, ids, logits, nodes, base):
+    def train_op(self, ids, logits, nodes, base, loss):
         e = self.e
         # Built once, outside the branches that read them (bias centering, a layer): half
-        # the gradients' graph to trace, the same values.
+        # the gradients' graph to trace, the same values. After the head's `loss`, which
+        # checked the labels.
         diagonal = self.params.multi_class_hessian == "diagonal"
-        gradients = gradients_and_hessians(self.head, self.labels, logits, self.features, diagonal)
+        with tf.control_dependencies([loss]):
+            gradients = gradients_and_hessians(
+                self.head, self.labels, logits, self.features, diagonal, checked=True
+            )
 
         def idle():
             return tf.constant(0)
