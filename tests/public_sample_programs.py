@@ -59,8 +59,10 @@ _GREPPED = re.compile(
     r"^(Loss for final step|Saving dict for global step|loss = |Skipping training|"
     r"Saving checkpoints for|Calling checkpoint listeners|global_step/sec|"
     r"Starting evaluation|Finished evaluation|Skip the current checkpoint eval|"
-    r"Start train and evaluate loop|Evaluation \[|Inference Time)"
+    r"Start train and evaluate loop|Evaluation \[|Inference Time|SavedModel written to)"
 )
+# An export's temporary folder (2.15: temp-<seconds>; the kit: .tmp-<seconds>-<us>).
+_TEMPORARY_EXPORT = re.compile(r"\S*/(temp|\.tmp)-[\d-]+/")
 # A float as 2.15 printed one (a float32's str, up to 9 significant digits); a nan, or a
 # float64's repr of a float32 (33.16270446777344), stays: they are news.
 _NUMBER = re.compile(r"-?\d+\.\d{1,12}(?!\d)(e[-+]?\d+)?")
@@ -77,6 +79,7 @@ class _Lines(logging.Handler):
         message = record.getMessage()
         if _GREPPED.search(message):
             message = _CHECKPOINT_PREFIX.sub("<model_dir>/model.ckpt", _TIME.sub("<time>", message))
+            message = _TEMPORARY_EXPORT.sub("<export_dir_base>/<temp>/", message)
             self.lines.append(f"{record.levelname}:{record.name}:{_NUMBER.sub('<f>', message)}")
 
 

@@ -214,6 +214,9 @@ def save(module, signatures, target_dir, assets_extra=None, as_text=False):
     def write(temp_dir):
         tf.saved_model.save(module, temp_dir, signatures=signatures)
         _set_method_names(temp_dir, module.signature_methods, as_text)
+        # 2.15's line (its builder's, naming the temporary folder too).
+        written = "saved_model.pbtxt" if as_text else "saved_model.pb"
+        log.info("SavedModel written to: %s", os.path.join(temp_dir, written))
 
     return write_atomically(write, target_dir, assets_extra)
 

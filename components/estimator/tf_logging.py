@@ -41,11 +41,14 @@ class _ToTensorflowHandlers(logging.Handler):
         tensorflow_logger = logging.getLogger(TENSORFLOW)
         if not tensorflow_logger.isEnabledFor(record.levelno):
             return False
-        shown = logging.makeLogRecord(record.__dict__)
-        shown.name = TENSORFLOW
-        for handler in tensorflow_logger.handlers:
-            if shown.levelno >= handler.level:
-                handler.handle(shown)
+        # The same record (one line, whoever else handles it), named as 2.15's meanwhile.
+        name, record.name = record.name, TENSORFLOW
+        try:
+            for handler in tensorflow_logger.handlers:
+                if record.levelno >= handler.level:
+                    handler.handle(record)
+        finally:
+            record.name = name
         return True
 
     def emit(self, record):  # handle() does the work
