@@ -294,6 +294,8 @@ def test_exports_serve_in_a_fresh_process(binary, multiclass, regression, xor_cl
         ({"min_samples_leaf": -1}, "min_samples_leaf"),
         ({"max_leaf_nodes": 1}, "max_leaf_nodes"),
         ({"n_classes": 3, "l1_regularization": 0.1}, "multi_class_hessian='diagonal'"),
+        ({"n_classes": 3, "max_delta_step": 1.0}, "max_delta_step is not supported"),
+        ({"max_delta_step": -1.0}, "max_delta_step >= 0"),
         ({"max_depth": 40}, "max_depth"),
     ],
 )
@@ -498,23 +500,24 @@ def test_layer_histogram_refuses_a_bucket_outside_its_feature():
 
 
 @pytest.mark.parametrize(
-    "l1, l2, min_count, min_weight, complexity, hessians",
+    "l1, l2, min_count, min_weight, complexity, hessians, max_step",
     [
-        (0.0, 0.0, 0, 0.0, 0.0, "uniform"),
-        (0.3, 0.5, 15, 2.0, 0.1, "uniform"),
-        (0.0, 1.0, 3, 0.0, 0.0, "zero"),
+        (0.0, 0.0, 0, 0.0, 0.0, "uniform", 0.0),
+        (0.3, 0.5, 15, 2.0, 0.1, "uniform", 0.0),
+        (0.0, 1.0, 3, 0.0, 0.0, "zero", 0.0),
+        (0.0, 0.0, 3, 0.0, 0.0, "uniform", 1.5),
     ],
 )
 @pytest.mark.parametrize("kinds", ["mixed", "categorical"])
 @pytest.mark.parametrize("dim", [1, 3])
 def test_compiled_diagonal_split_search_is_tensorflows_bit_for_bit(
-    l1, l2, min_count, min_weight, complexity, hessians, kinds, dim
+    l1, l2, min_count, min_weight, complexity, hessians, max_step, kinds, dim
 ):
     """The compiled split search (one logit, or three with a Hessian each, on CPUs) returns
     what the TensorFlow one returns, to the bit: the same gains, splits, leaf weights and
-    refusals, under l1, l2, a minimum per leaf, min_node_weight and tree_complexity, with
-    ties (empty buckets, refused sides, all-zero Hessians), so training grows the same
-    trees either way."""
+    refusals, under l1, l2, a minimum per leaf, min_node_weight, tree_complexity and
+    max_delta_step, with ties (empty buckets, refused sides, all-zero Hessians), so training
+    grows the same trees either way."""
     from components.estimator.canned import tree_ensemble as te
     from components.estimator.canned.tree_growing import TreeParams
     from components.estimator.canned.tree_histogram import DiagonalSplitSearch, LayerHistogram
@@ -534,7 +537,9 @@ def test_compiled_diagonal_split_search_is_tensorflows_bit_for_bit(
     hess = rng.uniform(0.0, 1.0, shape) if hessians == "uniform" else np.zeros(shape)
     stats = np.concatenate([gradients, hess] + [np.ones((examples, 1))] * bool(min_count), 1)
     params = TreeParams(1, 3, 0.1, l1, l2, complexity, min_weight, False, "pre", 0.25, 1, True)
-    params = params._replace(min_samples_leaf=min_count, multi_class_hessian="diagonal")
+    params = params._replace(
+        min_samples_leaf=min_count, multi_class_hessian="diagonal", max_delta_step=max_step
+    )
     hist = LayerHistogram(layout)(
         te.Columns(tf.constant(bucket_ids, layout.bucket_dtype)),
         tf.constant(rng.integers(-1, nodes, examples).astype(np.int32)),

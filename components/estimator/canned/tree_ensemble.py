@@ -363,14 +363,18 @@ def traverse_trees(features, thresholds, x, is_equality, depth):
 
 
 # ----------------------------------------------------------- split finding
-def _weight_and_gain(g, h, l1, l2):
+def _weight_and_gain(g, h, l1, l2, max_step=0.0):
     """tf.estimator's leaf weight and gain for one logit: -g'/(h+l2) and g'^2/(h+l2),
-    g' being g shrunk by l1 (zero within [-l1, l1])."""
+    g' being g shrunk by l1 (zero within [-l1, l1]). A `max_step` (the kit's
+    `max_delta_step`) bounds the weight and scores it as it is: -(2 g' w + (h+l2) w^2)."""
     shrunk = tf.sign(g) * tf.maximum(tf.abs(g) - l1, 0.0) if l1 else g  # (the same for 0)
     denom = h + l2 if l2 else h
     ok = denom > _EPS
     weight = tf.where(ok, -shrunk / tf.where(ok, denom, 1.0), 0.0)
-    return weight, -shrunk * weight
+    if not max_step:
+        return weight, -shrunk * weight
+    weight = tf.clip_by_value(weight, -max_step, max_step)
+    return weight, -(2.0 * shrunk * weight + denom * weight * weight)
 
 
 def _weights_and_gains(g, h, params, scale=None):
@@ -382,7 +386,7 @@ def _weights_and_gains(g, h, params, scale=None):
     sums, differences of the node's, clear of rounding."""
     dimension = g.shape[-1]
     if h.shape[-1] == dimension:
-        weight, gain = _weight_and_gain(g, h, *_l1_l2(params))
+        weight, gain = _weight_and_gain(g, h, *_l1_l2(params), params.max_delta_step)
         return weight, _sum_in_order(gain)
     matrix = tf.reshape(h, tf.concat([tf.shape(h)[:-1], [dimension, dimension]], axis=0))
     scale = tf.reshape(
@@ -503,8 +507,9 @@ def best_splits(hist, nodes, layout, params, logits_dimension):
 
 def center_bias_step(mean_g, mean_h, params):
     """tf.estimator's bias centering step for one logit: the Newton step on the mean
-    gradient and Hessian, l1 and l2 applied."""
-    weight, _ = _weight_and_gain(mean_g, mean_h, params.l1_regularization, params.l2_regularization)
+    gradient and Hessian, l1 and l2 applied (and `max_delta_step`: several logits' diagonal
+    steps, all taken at once, overshoot to a softmax of exact 0s and 1s otherwise)."""
+    weight, _ = _weight_and_gain(mean_g, mean_h, *_l1_l2(params), params.max_delta_step)
     return weight
 
 

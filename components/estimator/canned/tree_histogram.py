@@ -204,7 +204,11 @@ def _leaf(g, h, c):
         shrunk = np.sign(g) * max(abs(g) - l1, np.float32(0.0))
     denom = h + l2 if l2 != 0 else h
     weight = -shrunk / denom if denom > eps else np.float32(0.0)
-    return weight, -shrunk * weight
+    max_step = c[6]
+    if max_step == 0:
+        return weight, -shrunk * weight
+    weight = min(max(weight, -max_step), max_step)
+    return weight, -(np.float32(2.0) * shrunk * weight + denom * weight * weight)
 
 
 def _best_diagonal_splits(hist, totals, position_feature, offsets, c, counted, dim, out):
@@ -302,10 +306,11 @@ def _compiled_search():
 def _constants(params):
     """The float32 scalars of the search, as TensorFlow converts the Python ones: l1, l2,
     the smallest denominator, the count below which a side is refused, min_node_weight,
-    tree_complexity."""
+    tree_complexity, max_delta_step."""
     min_count = params.min_samples_leaf / params.n_batches_per_layer - 0.5
     values = (params.l1_regularization, params.l2_regularization, 1e-15, min_count)
-    return np.array((*values, params.min_node_weight, params.tree_complexity), np.float32)
+    rest = (params.min_node_weight, params.tree_complexity, params.max_delta_step)
+    return np.array((*values, *rest), np.float32)
 
 
 class DiagonalSplitSearch:
