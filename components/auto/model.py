@@ -276,6 +276,11 @@ BOOSTED_TREES = {
     "quantile_sketch_epsilon": 1 / 255,
     "multi_class_hessian": "diagonal",
 }
+# A multiclass leaf's weight per class at most this before the learning rate (LightGBM's
+# max_delta_step): with a tree shared by the classes, a class's -G/H is unbounded where its
+# p(1 - p) is small in a leaf (a rare class; confident predictions, right or wrong), and
+# its validation loss grew to 1.2e8 on nycflights' 16 carriers (docs/benchmarks/2026-12-05-zero-code-quality.md).
+MULTICLASS_MAX_DELTA_STEP = 5.0
 
 
 def batches_per_layer(train_rows):
@@ -348,6 +353,8 @@ def candidate_estimator(
         family = "BoostedTrees"
         # Trees start from the mean label (regression) or the classes' log odds, as HGB.
         args = {**BOOSTED_TREES, "center_bias": True}
+        if task == "multiclass":
+            args["max_delta_step"] = MULTICLASS_MAX_DELTA_STEP
     else:
         raise ValueError(f"auto model: candidate {name!r} is not one of {', '.join(CANDIDATES)}.")
     kind = family + ("Regressor" if task == "regression" else "Classifier")
