@@ -278,8 +278,9 @@ BOOSTED_TREES = {
 }
 # A multiclass leaf's weight per class at most this before the learning rate (LightGBM's
 # max_delta_step): with a tree shared by the classes, a class's -G/H is unbounded where its
-# p(1 - p) is small in a leaf (a rare class; confident predictions, right or wrong), and
-# its validation loss grew to 1.2e8 on nycflights' 16 carriers (docs/benchmarks/2026-12-05-zero-code-quality.md).
+# p(1 - p) is small in a leaf (a rare class; confident predictions, right or wrong): the
+# trees' validation loss grew to 1.2e8 on nycflights' 16 carriers (docs/benchmarks/
+# 2026-12-05-zero-code-quality.md).
 MULTICLASS_MAX_DELTA_STEP = 5.0
 
 
