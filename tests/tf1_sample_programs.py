@@ -1149,6 +1149,12 @@ def api_misuse(tf, workdir):
         "replace_unknown": lambda: run_config().replace(foo=1),
         "config_not_run_config": lambda: estimator(cnn_model_fn, config="x"),
         "model_fn_none": lambda: estimator(None),
+        "params_not_taken": lambda: estimator(
+            lambda features, labels, mode: None, params={"hidden_units": [4]}
+        ),
+        "defaulted_extra_arg": lambda: estimator(
+            lambda features, labels, mode, params, config, verbose=False: None
+        ),
         "model_dir_conflict": lambda: estimator(
             cnn_model_fn, model_dir="a", config=run_config(model_dir="b")
         ),

@@ -13,6 +13,7 @@ gather for single dense ids (see docs/benchmarks/, the Estimator against tf.esti
 import atexit
 import concurrent.futures
 import contextlib
+import functools
 import inspect
 import logging
 import math
@@ -54,13 +55,15 @@ def _accepted_args(fn):
 _MODEL_FN_ARGS = {"features", "labels", "mode", "params", "config"}
 
 
-def _required_args(fn):
-    """`fn`'s named parameters that have no default (what a call must give)."""
+def _named_args(fn):
+    """`fn`'s named parameters, as tf.estimator 2.15 counted them: with or without a
+    default, but not those a `functools.partial` already bound by keyword."""
+    bound = set(fn.keywords) if isinstance(fn, functools.partial) else set()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     return {
         name
         for name, parameter in inspect.signature(fn).parameters.items()
-        if parameter.default is inspect.Parameter.empty
-        and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+        if parameter.kind in named and name not in bound
     }
 
 
@@ -216,11 +219,16 @@ class Estimator:
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError("model_fn must take a `features` argument.")
-        unexpected = sorted(_required_args(model_fn) - _MODEL_FN_ARGS)
+        unexpected = sorted(_named_args(model_fn) - _MODEL_FN_ARGS)
         if unexpected:
             raise ValueError(
                 f"model_fn ({model_fn}) has following not expected args: {unexpected} "
                 f"(the Estimator passes only {sorted(_MODEL_FN_ARGS)})."
+            )
+        if params and "params" not in self._model_fn_args:
+            raise ValueError(
+                f"model_fn ({model_fn}) does not take a `params` argument, but params "
+                f"({params}) were passed to the Estimator."
             )
         if config is None:
             config = RunConfig()
