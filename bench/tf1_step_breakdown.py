@@ -5,7 +5,8 @@
 
 Runs the `tf1` case of `estimator_vs_tf215.py` (its worker's `model_fn` and input, on
 the data that bench prepared) through `Estimator.train` (ours: the steps no hook needs
-gathered and run by the single-threaded executor, as by default; in a TF1 while loop;
+gathered and run by the single-threaded executor, which the session_config asks for; in
+a TF1 while loop, as by default;
 one step per session call), then the same graph in a bare `Session`: the train op one
 call a step (single-threaded executor, and the default one), the step in a TF1 while
 loop, the input's next batch alone, and one step's full trace summed by op type.  Milliseconds per step, wall and CPU of all the
@@ -44,10 +45,16 @@ def _per_step(run, steps, rounds=3):
     return [round(f, 3) for f in best]
 
 
-def _estimator_rows(api, spec, input_fn, label, out):
+def _estimator_rows(api, spec, input_fn, label, out, executor_type=""):
     """A one-step call's fixed cost, and a step's cost as the difference of a 3,000-step
-    and a 1,000-step call (their fixed costs cancel)."""
+    and a 1,000-step call (their fixed costs cancel); `executor_type`: the session's."""
     model = worker._build(api, "tf1", spec, tempfile.mkdtemp(), 1, 0, 0)
+    if executor_type:
+        session_config = _V1.ConfigProto()
+        session_config.CopyFrom(model.config.session_config)
+        session_config.experimental.executor_type = executor_type
+        config = model.config.replace(session_config=session_config)
+        model = api.Estimator(model.model_fn, config=config)
     model.train(input_fn, steps=200)
     one = _per_step(lambda: model.train(input_fn, steps=1), 1, rounds=2)
     out[f"{label}: fixed cost of a train() call, s (wall, cpu)"] = [f / 1e3 for f in one]
@@ -155,8 +162,14 @@ def main():
     if args.impl == "ours":
         from components.estimator import graph_steps
 
-        _estimator_rows(api, spec, input_fn, "Estimator, steps gathered, single-threaded", out)
-        graph_steps.SINGLE_THREADED = False
+        _estimator_rows(
+            api,
+            spec,
+            input_fn,
+            "Estimator, steps gathered, single-threaded executor",
+            out,
+            "SINGLE_THREADED_EXECUTOR",
+        )
         _estimator_rows(api, spec, input_fn, "Estimator, steps in a TF1 while loop", out)
         graph_steps.ENABLED = False
         _estimator_rows(api, spec, input_fn, "Estimator, one step per session call", out)

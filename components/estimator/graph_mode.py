@@ -181,14 +181,8 @@ def _fetch_key(fetches):
 
 class _ChiefSessionCreator(_V1.train.ChiefSessionCreator):
     session = None  # the last one made: multi-step loops run on it, past the hooks
-    single_threaded_graph = None  # set: the session runs the single-threaded executor there
 
     def create_session(self):
-        if self.single_threaded_graph is not None:
-            self._scaffold.finalize()  # the hooks' begin() has run: the graph is whole
-            self._config = graph_steps.single_threaded_config(
-                self.single_threaded_graph, self._config
-            )
         self.session = _CallableSession(super().create_session())
         return self.session
 
@@ -450,11 +444,7 @@ def _stepped_hooks(built, hooks, train_op, loss, master, creator):
         log.info("One step per session call: the train step has %s.", why)
         return None
     loop = None
-    if isinstance(creator, _ChiefSessionCreator) and graph_steps.runs_single_threaded(
-        built.graph, built.session_config()
-    ):
-        creator.single_threaded_graph = built.graph
-    else:
+    if not graph_steps.asks_single_threaded(built.session_config()):
         loop = graph_steps.build_step_loop(train_op, loss, built.global_step)
     return graph_steps.SteppedHooks(
         hooks,

@@ -3,11 +3,10 @@
 tf.estimator 2.15 ran one `Session.run` per step, calling every hook's
 `before_run`/`after_run` around it; on a small model the call and the hooks
 cost about as much as the step's kernels.  Here the steps no hook needs are
-gathered and run without them: where the whole graph allows it, on a session
-running the single-threaded executor, one lean session call a step (see
-`SINGLE_THREADED`; if a hook's `begin()` adds what that executor refuses, the same
-calls run on the default one); elsewhere the train step's ops are copied into a
-`tf.while_loop` that runs them in one call.  The hooks still see every step they saw:
+gathered and run without them: the train step's ops are copied into a
+`tf.while_loop` that runs them in one call; or, where the `session_config` asks for
+TensorFlow's single-threaded executor, one lean session call a step (see
+`asks_single_threaded`).  The hooks still see every step they saw:
 
 * TensorFlow's own hooks that fetch the global step on every step only to see
   whether their step or time has come (`StopAtStepHook`, `CheckpointSaverHook`,
@@ -44,12 +43,12 @@ MAX_STEPS_PER_CALL = 100
 # (a second on the bench's taxi DNN): shorter train() calls run every step alone.
 MIN_STEPS_FOR_A_LOOP = 1000
 _V1_CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
-# Where the whole graph allows it, the training session runs TensorFlow's single-threaded
-# executor, and the gathered steps are session calls in a Python loop: a step's ~900
-# small kernels cost that executor far less than the default one's hand-offs between
-# threads (which a TF1 while loop does not save under TF 2.21), and no loop is copied
-# or compiled.  Elsewhere the steps run in a TF1 while loop.
-SINGLE_THREADED = True
+# A session_config asking for this executor (`experimental.executor_type`) gets the
+# gathered steps as session calls in a Python loop rather than a TF1 while loop (which
+# that executor refuses): a step's ~900 small kernels cost it less than the default
+# executor's hand-offs between threads. It is not the default: it runs unordered
+# stateful ops in another order than the default executor (TF1's mini-batch k-means
+# read its centers before they were set), and code written for 2.15 relies on that order.
 _SINGLE_THREADED_EXECUTOR = "SINGLE_THREADED_EXECUTOR"
 
 
@@ -211,31 +210,12 @@ def why_not_stepped(train_op, loss, global_step):
     return why
 
 
-def runs_single_threaded(graph, session_config):
-    """Whether a session on `graph` can run the single-threaded executor: nothing in the
-    graph it refuses (TF1 control flow, reference variables) and no executor asked for."""
-    if not SINGLE_THREADED:
-        return False
-    if session_config is not None and session_config.experimental.executor_type:
-        return False
-    for op in graph.get_operations():
-        if op.type in _V1_CONTROL_FLOW:
-            return False
-        if any(t.dtype._is_ref_dtype for t in op.outputs):
-            return False
-    return True
-
-
-def single_threaded_config(graph, session_config):
-    """`session_config` asking for the single-threaded executor where `graph` allows it."""
-    if not runs_single_threaded(graph, session_config):
-        return session_config
-    config = _V1.ConfigProto()
-    if session_config is not None:
-        config.CopyFrom(session_config)
-    config.experimental.executor_type = _SINGLE_THREADED_EXECUTOR
-    log.info("Training steps run by TensorFlow's single-threaded executor.")
-    return config
+def asks_single_threaded(session_config):
+    """Whether `session_config` asks for TensorFlow's single-threaded executor."""
+    return (
+        session_config is not None
+        and session_config.experimental.executor_type == _SINGLE_THREADED_EXECUTOR
+    )
 
 
 def build_step_loop(train_op, loss, global_step):
