@@ -281,7 +281,7 @@ BOOSTED_TREES = {
 # p(1 - p) is small in a leaf (a rare class; confident predictions, right or wrong): the
 # trees' validation loss grew to 1.2e8 on nycflights' 16 carriers (docs/benchmarks/
 # 2026-12-05-zero-code-quality.md).
-MULTICLASS_MAX_DELTA_STEP = 5.0
+MULTICLASS_MAX_DELTA_STEP = 10.0
 
 
 def batches_per_layer(train_rows):
