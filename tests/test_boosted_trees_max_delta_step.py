@@ -8,6 +8,7 @@ import tensorflow as tf
 from components import estimator
 
 CLASSES, VALUES, ROWS = 12, 120, 2000
+TASK_CLASSES = [("multiclass", ["a", "b", "c"]), ("binary", ["0", "1"]), ("regression", None)]
 
 
 def _near_deterministic():
@@ -64,3 +65,20 @@ def test_a_bounded_step_keeps_many_classes_finite_and_learning(tmp_path):
     values = model.get_variable_value("boosted_trees/node_value")
     # A node's value adds its own bounded step to its parent's: at most depth 4 of them.
     assert 0 < np.abs(values).max() <= 4 * 0.3 * 5.0
+
+
+def test_the_zero_code_candidate_bounds_the_step_of_multiclass_trees_only(tmp_path):
+    """A regression's leaves are mean residuals in the label's units and a binary label's
+    one logit has no shared tree: only a multiclass candidate takes the bound."""
+    from components.auto.model import MULTICLASS_MAX_DELTA_STEP, candidate_estimator
+
+    columns = [tf.feature_column.numeric_column("x")]
+    config = estimator.RunConfig(model_dir=str(tmp_path))
+    bounds = {
+        task: candidate_estimator(
+            "boosted_trees", task, [], columns, classes, config, {}, None, 100
+        ).tree_params.max_delta_step
+        for task, classes in TASK_CLASSES
+    }
+    assert bounds == {"multiclass": MULTICLASS_MAX_DELTA_STEP, "binary": 0.0, "regression": 0.0}
+    assert MULTICLASS_MAX_DELTA_STEP > 0
