@@ -32,6 +32,14 @@ def _model_fn(features, labels, mode):
     return estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+def _seeded_model_fn(features, labels, mode):
+    """`_model_fn` with op-level seeds: TF1 derives an unseeded op's seed from the number
+    of ops in the graph, which what ran before in the process can change."""
+    seeded = v1.glorot_uniform_initializer(seed=7)
+    with v1.variable_scope(v1.get_variable_scope(), initializer=seeded):
+        return _model_fn(features, labels, mode)
+
+
 def _input_fn():
     rng = np.random.RandomState(0)
     x = rng.normal(size=(256, 3)).astype(np.float32)
@@ -172,7 +180,7 @@ def test_gathered_steps_run_in_the_tf1_loop_or_on_the_single_threaded_executor_w
     ):
         hook = _EveryHundredCalls()
         est = estimator.Estimator(
-            _model_fn,
+            _seeded_model_fn,
             model_dir=str(tmp_path / name),
             config=estimator.RunConfig(session_config=session_config, tf_random_seed=1),
         )

@@ -45,8 +45,8 @@ def _apply_session_config(session_config):
         if field.name not in _SESSION_SETTINGS:
             warn_once(
                 name,
-                f"RunConfig: {name} is ignored: it is a TF1 session setting with no "
-                "TF2 equivalent here.",
+                f"RunConfig: {name} is a TF1 session setting: a TF1 graph model_fn's "
+                "session gets it; the TF2 path, which has no session, ignores it.",
             )
             continue
         get, set_ = _SESSION_SETTINGS[field.name]
