@@ -445,7 +445,7 @@ def _stepped_hooks(built, hooks, train_op, loss, master, creator):
         return None
     loop = None
     if not graph_steps.asks_single_threaded(built.session_config()):
-        loop = graph_steps.build_step_loop(train_op, loss, built.global_step)
+        loop = graph_steps.build_step_loop(train_op, loss)
     return graph_steps.SteppedHooks(
         hooks,
         loop,

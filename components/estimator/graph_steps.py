@@ -218,13 +218,10 @@ def asks_single_threaded(session_config):
     )
 
 
-def build_step_loop(train_op, loss, global_step):
+def build_step_loop(train_op, loss):
     """`(steps, (steps_run, last_loss))` in the current graph: a loop that runs up to
     `steps` (an int32 placeholder) training steps, stopping after one whose loss is not
-    finite; or `(None, why not)`."""
-    why = why_not_stepped(train_op, loss, global_step)
-    if why:
-        return None, why
+    finite. For a train op `why_not_stepped` found nothing against."""
     train_op = getattr(train_op, "op", train_op)
     loss = tf.convert_to_tensor(loss)
     ordered = _closure([train_op, loss.op])
