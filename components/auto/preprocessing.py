@@ -44,7 +44,6 @@ from components.auto import (
     ALL_NUMBERS,
     LABEL_VOCABULARY,
     OOV_BUCKETS,
-    VOCAB_FLOOR,  # noqa: F401 (named in a docstring)
     VOCAB_MIN_COUNT,
     feature_vocabulary,
     transformed_name,
@@ -294,7 +293,9 @@ def packed_category_ids(texts, names, min_count=VOCAB_MIN_COUNT):
     from components.auto.vocabularies import column_key, column_marker, combined_vocabulary_file
 
     n = len(names)
-    path = combined_vocabulary_file(texts, ALL_CATEGORIES, vocabulary_cap(n, True), min_count)
+    path = combined_vocabulary_file(
+        texts, ALL_CATEGORIES, vocabulary_cap(n, packed=True), min_count
+    )
     prefixes = tf.constant([column_key(j, b"") for j in range(n)])
     keys = tf.strings.join([tf.broadcast_to(prefixes, tf.shape(texts)), texts])
     markers = tf.constant([column_marker(j) for j in range(n + 1)])
