@@ -8,7 +8,7 @@ import dataclasses
 import os
 from pathlib import Path
 
-from components.auto import AUTO, VOCAB_MIN_COUNT
+from components.auto import AUTO, CATEGORY_IDS, OOV_BUCKETS, VOCAB_FLOOR, VOCAB_MIN_COUNT
 from components.auto.model import CANDIDATES, CANNED, HIDDEN_UNITS
 from components.evaluator.tasks import DEFAULT_GATES, TASKS
 from components.example_gen.missing import (
@@ -236,8 +236,8 @@ class PipelineConfig:
         kind="int",
         help="With the auto preprocessing: a text or small-integer column's values seen at "
         "least this many times in the train split get ids of their own, most frequent first "
-        "(a table's columns share 20,000 ids, and each keeps up to 1,000 however many "
-        "there are); the other values share 10 out-of-vocabulary ids.",
+        f"(a table's columns share {CATEGORY_IDS:,} ids, and each keeps up to {VOCAB_FLOOR:,} "
+        f"however many there are); the other values share {OOV_BUCKETS} out-of-vocabulary ids.",
     )
     # Trainer
     estimator_fn: str = setting(
