@@ -233,3 +233,19 @@ def test_the_summary_shows_the_spread_the_trivial_model_and_the_temperature():
         "  probabilities: temperature 1.3 fitted on those rows (log loss 0.41 to 0.4), "
         "clipped to [1e-7, 1 - 1e-7]"
     )
+
+
+def test_a_temperature_for_refit_models_only_softens():
+    """Fitted with `lowest=1` (the models served are refits, not the ones that predicted):
+    an underconfident model's probabilities are left as they are rather than sharpened; an
+    overconfident model's are softened as without the floor."""
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 2, 400)
+    logits = 4 * (labels - 0.5) + rng.normal(size=400)
+    p1 = 1 / (1 + np.exp(-logits / 4))  # right, but four times too timid
+    timid = np.stack([1 - p1, p1], axis=1)
+    assert ensemble.fit_temperature(timid, labels) < 0.5
+    assert ensemble.fit_temperature(timid, labels, lowest=1.0) == 1.0
+    sure, sure_labels = _overconfident()
+    free = ensemble.fit_temperature(sure, sure_labels)
+    assert free > 1.5 and ensemble.fit_temperature(sure, sure_labels, lowest=1.0) == free

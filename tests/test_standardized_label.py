@@ -146,6 +146,7 @@ def _statistics_artifact(folder, label, values):
     feature = dataset.features.add(type=statistics_pb2.FeatureNameStatistics.FLOAT)
     feature.path.step.append(label)
     feature.num_stats.mean, feature.num_stats.std_dev = np.mean(values), np.std(values)
+    feature.num_stats.min, feature.num_stats.max = min(values), max(values)
     text = dataset.features.add(type=statistics_pb2.FeatureNameStatistics.STRING)
     text.path.step.append("town")
     path = split_statistics_path(str(folder), "train")
@@ -168,6 +169,10 @@ def test_the_trainer_reads_the_labels_mean_and_std_from_the_statistics(tmp_path)
     assert (
         executor.label_moments(executor.train_statistics({}), "price") is None
     )  # no statistics input
+    # the range a chosen regressor's served predictions are bounded to
+    train = executor.train_statistics(statistics)
+    assert executor.label_range(train, "price") == (100.0, 300.0)
+    assert executor.label_range(train, "town") is None
 
 
 @pytest.mark.slow  # a tf.Transform Beam job

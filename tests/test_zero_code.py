@@ -233,6 +233,37 @@ def test_regression_serves_predictions_in_the_label_units(served):
     assert served["regression"]["rmse"] < 0.5 * served["regression"]["std"]
 
 
+def test_regression_serves_nothing_beyond_the_train_labels_range(runs):
+    """A row far outside the train rows (x2 a hundred times its range) gets the highest train
+    label from the served model, not a linear model's extrapolation; the range is the train
+    split's (within the CSV's) and the choice scored its candidates so bounded."""
+    import tensorflow as tf
+
+    config, summary = runs["regression"]
+    with open(config.data_path) as f:
+        prices = [float(row["price"]) for row in csv.DictReader(f)]
+    low, high = summary.model_choice["label_range"]
+    assert min(prices) <= low < high <= max(prices)
+    model = tf.saved_model.load(summary.pushed_to)
+
+    def served(x2):
+        values = {"x1": [0.5], "x2": [x2], "rooms": [3], "city": [b"north"], "noise": [5000]}
+        feature = {
+            k: tf.train.Feature(int64_list=tf.train.Int64List(value=v))
+            if TYPES[k] == "INT"
+            else tf.train.Feature(float_list=tf.train.FloatList(value=v))
+            if TYPES[k] == "FLOAT"
+            else tf.train.Feature(bytes_list=tf.train.BytesList(value=v))
+            for k, v in values.items()
+        }
+        example = tf.train.Example(features=tf.train.Features(feature=feature))
+        inputs = tf.constant([example.SerializeToString()])
+        return float(model.signatures["regression"](inputs=inputs)["outputs"].numpy()[0, 0])
+
+    assert served(1000.0) == pytest.approx(high) and served(-1000.0) == pytest.approx(low)
+    assert low < served(5.0) < high  # an ordinary row is left as predicted
+
+
 def test_progress_lines_inside_a_component_are_printed_under_it(runs):
     lines = printed["binary"].splitlines()
     start = next(i for i, line in enumerate(lines) if line.endswith("] Transform ..."))

@@ -88,7 +88,7 @@ def add_transform_features(saved_model_dir, tft_output, export_dir):
 
 
 def export_combined_model(
-    members, weights, temperature, clip, tft_output, raw_label_key, export_dir
+    members, weights, temperature, clip, tft_output, raw_label_key, export_dir, bounds=None
 ):
     """One SavedModel serving the weighted average of `members` ([(estimator, checkpoint)])
     over raw examples (`combined_serving_module`), and `transform_features`; written to
@@ -99,24 +99,27 @@ def export_combined_model(
     receiver_fn = raw_example_receiver_fn(
         tft_output.transform_features_layer(), raw_spec, raw_label_key, _packing(tft_output)
     )
-    module, signatures = combined_serving_module(members, weights, temperature, clip, receiver_fn)
+    module, signatures = combined_serving_module(
+        members, weights, temperature, clip, receiver_fn, bounds
+    )
     signatures[TRANSFORM_FEATURES] = _transform_features_function(module, tft_output)
     return serving.save(module, signatures, export_dir)
 
 
-def combined_serving_module(members, weights, temperature, clip, receiver_fn):
+def combined_serving_module(members, weights, temperature, clip, receiver_fn, bounds=None):
     """(module, signatures) serving the weighted average of `members` ([(estimator,
     checkpoint)]) with `weights`, in stock TensorFlow ops, under the members' own signatures
     (names, inputs, outputs and method names): class probabilities then divided in log
     space by `temperature` (None: left as averaged) and clipped to [clip, 1 - clip] in
-    float32 (components/trainer/ensemble.py does the same in numpy, and owns `CLIP`)."""
+    float32 (components/trainer/ensemble.py does the same in numpy, and owns `CLIP`); a
+    regressor's predictions clipped to `bounds` ((low, high); None: not bounded)."""
     built = [estimator.build_serving_module(receiver_fn, path) for estimator, path in members]
     module = tf.Module()
     module.members = [member for member, _ in built]
     names = set.intersection(*(set(signatures) for _, signatures in built))
     signatures = {
         name: _combined_signature(
-            [signatures[name] for _, signatures in built], weights, temperature, clip
+            [signatures[name] for _, signatures in built], weights, temperature, clip, bounds
         )
         for name in sorted(names)
     }
@@ -126,7 +129,7 @@ def combined_serving_module(members, weights, temperature, clip, receiver_fn):
     return module, signatures
 
 
-def _combined_signature(functions, weights, temperature, clip):
+def _combined_signature(functions, weights, temperature, clip, bounds=None):
     """A concrete function with the inputs of `functions` (the members' signature), their
     outputs combined by `_combined_outputs`."""
     # The members' signature functions take their inputs positionally, named by the specs.
@@ -134,17 +137,17 @@ def _combined_signature(functions, weights, temperature, clip):
 
     def call(*args):
         outputs = [function(*args) for function in functions]
-        return _combined_outputs(outputs, weights, temperature, clip)
+        return _combined_outputs(outputs, weights, temperature, clip, bounds)
 
     input_signature = [tf.TensorSpec(s.shape, s.dtype, name=s.name) for s in specs]
     return tf.function(call, input_signature=input_signature).get_concrete_function()
 
 
-def _combined_outputs(outputs, weights, temperature, clip):
+def _combined_outputs(outputs, weights, temperature, clip, bounds=None):
     """The first member's outputs, those that follow from its numbers recomputed from the
-    weighted average: a regressor's `outputs`/`predictions`; a classifier's `scores` or
-    `probabilities` (calibrated, clipped), then `logits`, `logistic`, `class_ids` and
-    `classes` from them."""
+    weighted average: a regressor's `outputs`/`predictions` (within `bounds`, when given);
+    a classifier's `scores` or `probabilities` (calibrated, clipped), then `logits`,
+    `logistic`, `class_ids` and `classes` from them."""
     combined = dict(outputs[0])
 
     def average(key):
@@ -153,6 +156,9 @@ def _combined_outputs(outputs, weights, temperature, clip):
     for key in ("outputs", "predictions"):
         if key in combined:
             combined[key] = average(key)
+            if bounds is not None:
+                low, high = (tf.cast(b, combined[key].dtype) for b in bounds)
+                combined[key] = tf.clip_by_value(combined[key], low, high)
     key = next((k for k in ("probabilities", "scores") if k in combined), None)
     if key is None:
         return combined

@@ -83,9 +83,13 @@ def calibrated(probabilities, temperature):
     return clipped(scaled / scaled.sum(axis=1, keepdims=True))
 
 
-def fit_temperature(probabilities, labels):
+def fit_temperature(probabilities, labels, lowest=None):
     """The temperature that minimizes the held-out log loss of `calibrated` (1.0 among
-    those tried, so the result is never worse than leaving them as they are here)."""
+    those tried, so the result is never worse than leaving them as they are here), at least
+    `lowest` when given (the loss is convex in 1 / temperature, so the best one allowed is
+    then the larger of the two)."""
+    if lowest is not None:
+        return max(float(lowest), fit_temperature(probabilities, labels))
 
     def cost(t):
         return loss(calibrated(probabilities, t), labels, True)

@@ -203,15 +203,30 @@ def train_statistics(input_dict):
     return read_artifact_statistics(input_dict["statistics"][0])["train"]
 
 
+def _label_number_stats(train, raw_label_key):
+    """The `num_stats` of a numeric raw label in the `train_statistics`; None without
+    statistics or for a label that is not a number."""
+    for feature in train.features if train is not None else ():
+        name = ".".join(feature.path.step) or feature.name
+        if name == raw_label_key and feature.WhichOneof("stats") == "num_stats":
+            return feature.num_stats
+    return None
+
+
 def label_moments(train, raw_label_key):
     """(mean, std) of a numeric raw label in the `train_statistics` (a regression label is
     standardized by them, components/auto/model.py); None without statistics or for a
     label that is not a number."""
-    for feature in train.features if train is not None else ():
-        name = ".".join(feature.path.step) or feature.name
-        if name == raw_label_key and feature.WhichOneof("stats") == "num_stats":
-            return (feature.num_stats.mean, feature.num_stats.std_dev)
-    return None
+    stats = _label_number_stats(train, raw_label_key)
+    return None if stats is None else (stats.mean, stats.std_dev)
+
+
+def label_range(train, raw_label_key):
+    """(min, max) of a numeric raw label in the `train_statistics`: the range a chosen
+    regressor's served predictions are bounded to (components/trainer/candidates.py);
+    None as for `label_moments`."""
+    stats = _label_number_stats(train, raw_label_key)
+    return None if stats is None else (stats.min, stats.max)
 
 
 def _write_run_record(model_run, strategy_choice, metrics, model_choice):
@@ -327,6 +342,7 @@ class _Training:
         train = train_statistics(input_dict)  # (read once: its rows and the label's moments)
         self.rows = int(train.num_examples) if train is not None else None
         self.label_moments = label_moments(train, exec_properties.get("raw_label_key"))
+        self.label_range = label_range(train, exec_properties.get("raw_label_key"))
         self.fit_rows = length_lib.fit_rows(self.rows, self.holds_out)
         below = exec_properties.get("cross_validation_below_rows")
         self.folds = length_lib.folds(
@@ -505,6 +521,7 @@ def _evaluate_and_export(training, model_choice, output_dict):
             training.tft_output,
             raw_label_key,
             export_dir,
+            bounds=model_choice.bounds,
         )
     else:
         export_serving_model(
@@ -539,7 +556,13 @@ def train_in_process(input_dict, output_dict, exec_properties):
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
     with tempfile.TemporaryDirectory(prefix="trainer-validation-") as scratch:
         training.hold_out(scratch)
-        chosen = candidates_lib.fit_and_choose(models, model_run.uri, training, training.folds)
+        chosen = candidates_lib.fit_and_choose(
+            models,
+            model_run.uri,
+            training,
+            training.folds,
+            label_range=None if training.classifier else training.label_range,
+        )
     if not chosen.members[0].estimator.config.is_chief:
         return False  # evaluation and export are the chief's
     _evaluate_and_export(training, chosen, output_dict)
