@@ -88,8 +88,12 @@ def _choice_lines(choice):
             f"{trivial['validation_loss']:.4g} ({scores}), on the same {choice['rows']:,} rows"
         )
     if choice.get("temperature") is not None:
+        fitted = "fitted on those rows"
+        folds_temperature = choice.get("folds_temperature")  # records since 2026-12-05
+        if folds_temperature is not None and folds_temperature != choice["temperature"]:
+            fitted = f"(the folds' {folds_temperature:.3g}; at least 1 for models refit)"
         lines.append(
-            f"  probabilities: temperature {choice['temperature']:.3g} fitted on those rows "
+            f"  probabilities: temperature {choice['temperature']:.3g} {fitted} "
             f"(log loss {choice['uncalibrated_loss']:.4g} to {choice['served_loss']:.4g}), "
             "clipped to [1e-7, 1 - 1e-7]"
         )

@@ -233,6 +233,13 @@ def test_the_summary_shows_the_spread_the_trivial_model_and_the_temperature():
         "  probabilities: temperature 1.3 fitted on those rows (log loss 0.41 to 0.4), "
         "clipped to [1e-7, 1 - 1e-7]"
     )
+    # under cross-validation a temperature below 1 is raised to 1 (the models are refits)
+    choice.update(temperature=1.0, folds_temperature=0.86, uncalibrated_loss=0.4)
+    summary = RunSummary({}, True, None, None, (), None, model_choice=choice)
+    assert summary._model_lines()[4] == (
+        "  probabilities: temperature 1 (the folds' 0.86; at least 1 for models refit) "
+        "(log loss 0.4 to 0.4), clipped to [1e-7, 1 - 1e-7]"
+    )
 
 
 def test_a_temperature_for_refit_models_only_softens():

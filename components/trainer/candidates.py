@@ -256,6 +256,8 @@ def _weigh(trials, held_out, labels, classifier, refit=False):
         return weights, None, account
     temperature = ensemble.fit_temperature(probabilities, labels, 1.0 if refit else None)
     account["temperature"] = temperature
+    if refit:  # what the folds alone would have had, for the record
+        account["folds_temperature"] = ensemble.fit_temperature(probabilities, labels)
     account["uncalibrated_loss"] = account["served_loss"]
     account["served_loss"] = ensemble.loss(
         ensemble.calibrated(probabilities, temperature), labels, True
@@ -381,6 +383,7 @@ def _record(trials, held_out, weights, account, labels, folds, classifier):
             "chosen": served == "ensemble",
         },
         "temperature": account.get("temperature"),
+        "folds_temperature": account.get("folds_temperature"),
         "uncalibrated_loss": account.get("uncalibrated_loss"),
         "served_loss": account["served_loss"],
         "best_single": account["best_single"],
