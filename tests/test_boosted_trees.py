@@ -599,6 +599,48 @@ def test_a_layer_grown_in_one_op_grows_the_same_trees(settings, tmp_path, monkey
     assert np.any(grown[True]["boosted_trees/node_feature"] >= 0)
 
 
+@pytest.mark.parametrize("batches", [1, 2], ids=["in_memory", "two_batches_a_layer"])
+def test_the_once_a_call_parts_run_eagerly_grow_the_traced_ones_trees(
+    batches, tmp_path, monkeypatch
+):
+    """The quantile sketch and the inputs' cache's bucket ids, run by TensorFlow's kernels one
+    at a time in one op of the step (`tree_growing._eagerly`), grow what the same ops traced
+    into the step grow: every variable to the bit, with weighted examples, in memory and over
+    two batches a layer."""
+    from components.estimator.canned import tree_growing
+
+    features, rng = _data(7)
+    features["w"] = rng.uniform(0.2, 3.0, size=N).astype(np.float32)
+    labels = (features["x1"] + (features["cat"] == 3) + rng.normal(size=N) > 0.4).astype(int)
+    if batches == 1:
+        args, input_fn = {"train_in_memory": True}, _in_memory(features, labels)
+    else:
+        args = {}
+        input_fn = lambda: tf.data.Dataset.from_tensor_slices((features, labels)).batch(300)  # noqa: E731
+    grown = {}
+    for eager in (True, False):
+        if not eager:
+            monkeypatch.setattr(tree_growing, "_eagerly", lambda fn, inputs, *_: fn(*inputs))
+        model_dir = tmp_path / str(eager)
+        model = estimator.BoostedTreesClassifier(
+            _columns(),
+            n_batches_per_layer=batches,
+            model_dir=str(model_dir),
+            weight_column="w",
+            n_trees=4,
+            max_depth=3,
+            center_bias=True,
+            **args,
+        )
+        model.train(lambda: input_fn().repeat(), max_steps=10**9)
+        assert ("EagerPyFunc" in (model_dir / "graph.pbtxt").read_text()) == eager
+        grown[eager] = {name: model.get_variable_value(name) for name in model.get_variable_names()}
+    assert sorted(grown[True]) == sorted(grown[False])
+    for name, value in grown[True].items():
+        np.testing.assert_array_equal(value, grown[False][name], err_msg=name)
+    assert np.any(grown[True]["boosted_trees/node_feature"] >= 0)
+
+
 def test_post_pruning_and_the_leaf_cap_in_numpy_are_tensorflows():
     """`tree_layer`'s numpy post-pruning and leaf cap give `tree_ensemble.post_prune`'s and
     `Grower._within_leaf_cap`'s results on random trees, gains tied and negative."""

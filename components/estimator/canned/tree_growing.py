@@ -228,6 +228,27 @@ def gradients_and_hessians(head, labels, logits, features, diagonal=False, check
     return grads, tf.reshape(jacobian, [-1, dimension * dimension])
 
 
+def _eagerly(fn, inputs, name, kinds=tf.float32):
+    """`fn(*inputs)` (results of `kinds`: a dtype or a list) run by TensorFlow's own kernels
+    one at a time, in one op of the training step: the same numbers as `fn` traced into the
+    step, for what runs once a call (the quantile sketch, the bucket ids of the inputs'
+    cache), whose ops were half of the step's trace and of its first call's graph
+    optimization (and, each step, dead branches the executor walks through)."""
+    return tf.py_function(fn, inputs, kinds, name=name)
+
+
+def _input_keys(column):
+    """The feature keys a feature column reads (its parents' that are strings), or [None]
+    where a column names no parents (it then reads what it reads in the graph)."""
+    parents = getattr(column, "parents", None)
+    if not parents:
+        return [None]
+    keys = []
+    for parent in parents:
+        keys.extend([parent] if isinstance(parent, str) else _input_keys(parent))
+    return keys
+
+
 class Ensemble:
     """The model's variables (under `boosted_trees/`), and predictions from them."""
 
@@ -414,7 +435,7 @@ class Grower:
         def fresh():
             # Before the quantile boundaries exist the trees are empty, and the bucket
             # ids meaningless: nothing is kept then.
-            ids = te.Columns.of(e.bucket_ids(self.features), self.layout)
+            ids = self._bucket_columns()
             base = self._finished_trees_logits(ids)
             nodes = self._leaves(tree, ids)
             with tf.control_dependencies(
@@ -431,6 +452,24 @@ class Grower:
         ids = te.Columns(tf.ensure_shape(columns, [self.layout.num_features, None]))
         logits = base + tf.gather(e.value[tree], nodes)
         return ids, logits, nodes, base
+
+    def _bucket_columns(self):
+        """The bucket ids (`te.Columns`) of a call's first step in memory: `_eagerly` where
+        every column reads dense tensors (a sixth of the step's graph), else traced."""
+        e, layout = self.e, self.layout
+        keys = {key for column in layout.columns for key in _input_keys(column)}
+        tensors = [self.features.get(key) for key in sorted(keys - {None})]
+        if None in keys or not all(isinstance(tensor, tf.Tensor) for tensor in tensors):
+            return te.Columns.of(e.bucket_ids(self.features), layout)
+        boundaries = [] if e.boundaries is None else [e.boundaries]
+
+        def compute(*args):
+            features = dict(zip(sorted(keys), args[: len(keys)], strict=True))
+            x = layout.bucket_ids(features, args[len(keys)] if boundaries else None)
+            return te.Columns.of(x, layout).values
+
+        values = _eagerly(compute, tensors + boundaries, "bucket_ids", layout.bucket_dtype)
+        return te.Columns(tf.ensure_shape(values, [layout.num_features, None]))
 
     def _leaves(self, tree, ids):
         """The node each example of `ids` (`te.Columns`) reaches in tree `tree`."""
@@ -512,17 +551,41 @@ class Grower:
         cache = te.fc_lib.FeatureTransformationCache(self.features)
         values = layout.numeric_values(self.features, cache)
         weights = _example_weights(self.features, self.weight_column, tf.shape(values)[0])
-        sketch = te.batch_quantile_sketch(values, weights, e.sketch_size)
-        total = tf.reduce_sum(weights)
+        n = self.params.n_batches_per_layer
+        if n == 1:
+            boundaries = _eagerly(
+                lambda v, w: te.merged_boundaries(
+                    te.batch_quantile_sketch(v, w, e.sketch_size)[None],
+                    tf.reduce_sum(w)[None],
+                    layout.num_quantiles,
+                ),
+                [values, weights],
+                "quantile_boundaries",
+            )
+            boundaries.set_shape(e.boundaries.shape)
+            e.boundaries.assign(boundaries)
+            e.boundaries_ready.assign(True)
+            return tf.constant(0)
+        sketch, total = _eagerly(
+            lambda v, w: (te.batch_quantile_sketch(v, w, e.sketch_size), tf.reduce_sum(w)),
+            [values, weights],
+            "quantile_sketch",
+            [tf.float32, tf.float32],
+        )
+        sketch.set_shape(e.sketches.shape[1:])
+        total.set_shape([])
 
         def finish(sketches, batch_weights):
-            e.boundaries.assign(te.merged_boundaries(sketches, batch_weights, layout.num_quantiles))
+            merged = _eagerly(
+                lambda s, w: te.merged_boundaries(s, w, layout.num_quantiles),
+                [sketches, batch_weights],
+                "quantile_boundaries",
+            )
+            merged.set_shape(e.boundaries.shape)
+            e.boundaries.assign(merged)
             e.boundaries_ready.assign(True)
             return tf.constant(0)
 
-        n = self.params.n_batches_per_layer
-        if n == 1:
-            return finish(sketch[None], total[None])
         index = e.batches.read_value()
         e.sketches.scatter_nd_update([[index]], sketch[None])
         e.sketch_weights.scatter_nd_update([[index]], total[None])
