@@ -509,23 +509,20 @@ class Grower:
                 self.head, self.labels, logits, self.features, diagonal, checked=True
             )
 
-        def idle():
-            return tf.constant(0)
-
-        def grow():
-            return self._grow(ids, gradients, nodes, base)
-
-        def fit():
-            if not self.params.center_bias:
-                return grow()
-            return tf.cond(e.centering, lambda: self._center(gradients, base), grow)
-
-        def trained():
-            if not self.layout.num_numeric:
-                return fit()
-            return tf.cond(e.boundaries_ready, fit, self._quantiles)
-
-        return tf.cond(e.finished, idle, trained)
+        # The step's stage, the first that applies: finished (idle), the quantiles, bias
+        # centering, a layer; one branch each in one switch, where conditions nested three
+        # deep threaded every branch's inputs through each level (a fifth of the trace).
+        branches = [lambda: self._grow(ids, gradients, nodes, base)]
+        stage = tf.constant(0)
+        if self.params.center_bias:
+            branches.append(lambda: self._center(gradients, base))
+            stage = tf.where(e.centering, len(branches) - 1, stage)
+        if self.layout.num_numeric:
+            branches.append(self._quantiles)
+            stage = tf.where(e.boundaries_ready, stage, len(branches) - 1)
+        branches.append(lambda: tf.constant(0))
+        stage = tf.where(e.finished, len(branches) - 1, stage)
+        return tf.switch_case(stage, branches)
 
     def _accumulated(self, value, accumulator, done_fn):
         """`done_fn(mean of value over n_batches_per_layer batches)` once the n-th batch
