@@ -318,12 +318,15 @@ def test_train_and_evaluate_with_a_tf1_model_fn_exports_each_evaluation(tmp_path
     assert eval_events
 
 
-def test_a_tf1_model_fn_under_a_strategy_is_refused_naming_why(tmp_path):
-    model = _line_estimator(
-        str(tmp_path),
-        config=estimator.RunConfig(train_distribute=tf.distribute.MirroredStrategy(["/cpu:0"])),
-    )
-    with pytest.raises(ValueError, match=r"uses tf.compat.v1.get_variable .*train_distribute"):
+def test_a_tf1_model_fn_under_a_strategy_of_two_replicas_is_refused_naming_why(tmp_path):
+    """(One replica trains, as in 2.15: tests/test_resnet_r1_sample.py.)"""
+    with tf.Graph().as_default():  # (made in a graph, nothing checks that CPU:1 exists)
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    model = _line_estimator(str(tmp_path), config=estimator.RunConfig(train_distribute=strategy))
+    with pytest.raises(
+        ValueError,
+        match=r"uses tf.compat.v1.get_variable .*only with one replica.*train_distribute",
+    ):
         model.train(_line_input_fn, steps=1)
 
 

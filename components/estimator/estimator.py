@@ -798,7 +798,7 @@ class Estimator:
 
     def _prepare_eval(self, checkpoint_path):
         if checkpoint_path is None:
-            log.warning("No trained model in %s; evaluating initial values.", self._model_dir)
+            log.info(graph_mode.NOT_TRAINED, self._model_dir, "evaluate")
             self._initialize_fresh_variables(self._store.model_variables())
         else:
             self._restore(checkpoint_path, ModeKeys.EVAL)
@@ -857,7 +857,7 @@ class Estimator:
             )
             return
         if checkpoint_path is None:
-            log.warning("No trained model in %s; predicting with initial values.", self._model_dir)
+            log.info(graph_mode.NOT_TRAINED, self._model_dir, "predict")
         self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.PREDICT)
         predict_step = self._predict_function()

@@ -28,7 +28,7 @@ from tensorflow.python.framework import meta_graph
 from tensorflow.python.training import training_util
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_steps
+from components.estimator import graph_steps, graph_strategy
 from components.estimator import hooks as hooks_lib
 from components.estimator import server as server_lib
 from components.estimator.model_fn import (
@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 _V1 = tf.compat.v1
 _KEYS = _V1.GraphKeys
+# What tf.estimator 2.15 logged (INFO) evaluating or predicting with no checkpoint.
+NOT_TRAINED = "Could not find trained model in model_dir: %s, running initialization to %s."
 
 # Collections that only TF1 APIs fill: `get_variable` (so `tf.compat.v1.layers`),
 # TF1 optimizers' `minimize`, `UPDATE_OPS`, `tf.compat.v1.summary`.
@@ -216,7 +218,12 @@ class ModeGraph:
         self.input_hooks = []
         self.input_cardinality = None  # of a Dataset input_fn: steps may then be looped
         self.receiver = None
-        with self.graph.as_default(), self.graph.device(_device_fn(estimator.config, mode)):
+        self.strategy = graph_strategy.of_mode(estimator.config, mode, receiver_fn is not None)
+        with (
+            self.graph.as_default(),
+            self.graph.device(_device_fn(estimator.config, mode)),
+            graph_strategy.scope(self.strategy),
+        ):
             seed = estimator.config.tf_random_seed
             if seed is not None:
                 # tf_keras layers in a TF1 model_fn draw their initializers' seeds from
@@ -233,10 +240,13 @@ class ModeGraph:
                 labels = getattr(self.receiver, "labels", None)  # a supervised receiver's
             else:
                 features, labels = self._input(input_fn)
-            self.spec = estimator._call_model_fn_in_graph(features, labels, mode)
+            self.spec = graph_strategy.call_model_fn(
+                self.strategy, estimator._call_model_fn_in_graph, features, labels, mode
+            )
 
     def _input(self, input_fn):
-        result = self.estimator._input_fn_result(input_fn, self.mode)
+        context = graph_strategy.input_context(self.strategy)
+        result = self.estimator._input_fn_result(input_fn, self.mode, context)
         if isinstance(result, tf.data.Dataset):
             self.input_cardinality = result.cardinality()
             iterator = _V1.data.make_initializable_iterator(result)
@@ -302,12 +312,14 @@ def _session_target(built):
     graphs cannot train in are refused, naming why the model_fn runs in a graph."""
     config = built.estimator.config
     why = ", ".join(built.markers()) or "TF1 session hooks"
-    if config.train_distribute is not None:
+    if config.train_distribute is not None and built.strategy is None:
         raise ValueError(
             f"This model_fn uses {why}, so it runs as tf.estimator ran it, in a graph "
-            "with a session, which no tf.distribute strategy drives: remove "
-            "RunConfig(train_distribute=...) (a TF_CONFIG cluster with ps tasks trains it "
-            "as tf.estimator did), or port model_fn to TF2 (Keras layers and optimizers)."
+            "with a session, which a tf.distribute strategy drives only with one replica "
+            "on one machine (OneDeviceStrategy; tf.estimator 2.15 hung on more): use one "
+            "device, remove RunConfig(train_distribute=...) (a TF_CONFIG cluster with ps "
+            "tasks trains it as tf.estimator did), or port model_fn to TF2 (Keras layers "
+            "and optimizers)."
         )
     cluster = config.cluster_spec.as_dict()
     if not config.num_ps_replicas:
@@ -351,20 +363,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         scaffold = built.scaffold()
         warm_start_hooks = []
         if estimator._warm_start_from is not None and estimator.latest_checkpoint() is None:
-            settings = estimator._warm_start_from
-            if isinstance(settings, (str, bytes, os.PathLike)):
-                settings = ckpt_lib.WarmStartSettings(settings)
-            path = ckpt_lib.resolve_checkpoint(settings.ckpt_to_initialize_from)
-            if ckpt_lib.is_object_based(path):  # this kit's TF2 checkpoint or export
-                warm_start_hooks.append(_WarmStartHook(settings, built.graph))
-            else:
-                ckpt_lib.warn_unmatched(settings, [v.op.name for v in _V1.global_variables()])
-                _V1.train.warm_start(
-                    path,
-                    settings.vars_to_warm_start,
-                    settings.var_name_to_vocab_info or None,
-                    settings.var_name_to_prev_var_name or None,
-                )
+            warm_start_hooks = _warm_start(built, estimator._warm_start_from)
         loss = tf.convert_to_tensor(spec.loss)
         _V1.summary.scalar("loss", loss)
         train_op = _counting_steps(built)
@@ -417,6 +416,28 @@ def train(built, hooks, steps, max_steps, saving_listeners):
                         break
                 _, final_loss = session.run([train_op, loss])
     log.info("Loss for final step: %s.", final_loss)
+
+
+def _warm_start(built, settings):
+    """Warm-starts a fresh TRAIN graph's variables as 2.15 did, logging its lines (the
+    settings, then TF1's `Warm-starting from:` the folder or prefix given); from this
+    kit's object-based checkpoints and exports, once the session exists: the hooks."""
+    if isinstance(settings, (str, bytes, os.PathLike)):
+        settings = ckpt_lib.WarmStartSettings(settings)
+    given = settings.ckpt_to_initialize_from
+    path = ckpt_lib.resolve_checkpoint(given)
+    if ckpt_lib.is_object_based(path):  # this kit's TF2 checkpoint or export
+        return [_WarmStartHook(settings, built.graph)]
+    log.info("Warm-starting with WarmStartSettings: %s", settings)
+    ckpt_lib.warn_unmatched(settings, [v.op.name for v in _V1.global_variables()])
+    readable = isinstance(given, str) and path in (given, tf.train.latest_checkpoint(given))
+    _V1.train.warm_start(
+        given if readable else path,
+        settings.vars_to_warm_start,
+        settings.var_name_to_vocab_info or None,
+        settings.var_name_to_prev_var_name or None,
+    )
+    return []
 
 
 def _steps_to_run(estimator, steps, max_steps):
@@ -656,7 +677,7 @@ def evaluate(built, steps, hooks, checkpoint_path):
     """`Estimator.evaluate` on `built`, an EVAL `ModeGraph`: the metric values."""
     estimator, spec = built.estimator, built.spec
     if checkpoint_path is None:
-        log.warning("No trained model in %s; evaluating initial values.", estimator.model_dir)
+        log.info(NOT_TRAINED, estimator.model_dir, "evaluate")
     with built.graph.as_default():
         scaffold = built.scaffold()
         values, updates = {}, []
@@ -701,7 +722,7 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
     """`Estimator.predict` on `built`, a PREDICT `ModeGraph`: yields predictions."""
     estimator, spec = built.estimator, built.spec
     if checkpoint_path is None:
-        log.warning("No trained model in %s; predicting with initial values.", estimator.model_dir)
+        log.info(NOT_TRAINED, estimator.model_dir, "predict")
     predictions, single = selected_predictions(spec.predictions, predict_keys)
     with built.graph.as_default():
         scaffold = built.scaffold()

@@ -14,7 +14,11 @@ _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 _IGNORED_ARGUMENTS = {
     "device_fn": ((None,), "variables and ops are placed by TensorFlow and train_distribute"),
     "protocol": ((None, "grpc"), "cluster servers always use gRPC"),
-    "eval_distribute": ((None,), "evaluate() runs in this process, without a strategy"),
+    "eval_distribute": (
+        (None,),
+        "the TF2 path evaluates without a strategy (a TF1 graph model_fn's evaluation runs "
+        "under it when it has one replica, as under tf.estimator)",
+    ),
     "experimental_max_worker_delay_secs": ((None,), "workers start training as soon as they can"),
     "session_creation_timeout_secs": ((7200,), "there is no TF1 session to wait for"),
 }

@@ -1,0 +1,66 @@
+"""Programs shaped like tensorflow/models' official/r1/resnet sample (cifar10_main.py,
+resnet_run_loop.py, resnet_model.py) after `tf_upgrade_v2`, here against tf.estimator
+2.15 (`tests/resnet_r1_programs.py`, recorded by `tests/tf215/record_resnet_r1.py`).
+
+Each program runs once here (a module fixture); `exact` parts must be equal, `close`
+ones within 1e-4 (every random op is seeded), `loose` ones within 35%.
+"""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests import resnet_r1_programs as programs
+
+with open(programs.RECORDED) as _f:
+    RECORDED = json.load(_f)["programs"]
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    """{program: its result here}, each program run once."""
+    import components.estimator.install  # noqa: F401  (the sample says tf.estimator)
+
+    workdir = tmp_path_factory.mktemp("resnet_r1")
+    results = {}
+    for name, run in programs.PROGRAMS.items():
+        (workdir / name).mkdir()
+        results[name] = run(tf, str(workdir / name))
+    return results
+
+
+def test_every_program_is_recorded():
+    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+
+
+@pytest.mark.parametrize("name", list(programs.PROGRAMS))
+def test_sample_sees_what_it_saw_under_tf215(ours, name):
+    theirs = RECORDED[name]
+    assert sorted(ours[name]) == sorted(theirs)
+    for key, expected in theirs["exact"].items():
+        assert ours[name]["exact"][key] == expected, key
+
+
+@pytest.mark.parametrize(
+    "name, part, rtol, atol",
+    [
+        ("cifar10_one_device", "close", 1e-4, 1e-5),
+        ("cifar10_mirrored", "close", 1e-4, 1e-5),
+        ("cifar10_train_and_evaluate", "close", 1e-4, 1e-5),
+        ("fine_tune", "close", 1e-4, 1e-5),
+        ("fp16", "loose", 0.35, 0.05),
+    ],
+)
+def test_sample_values_as_under_tf215(ours, name, part, rtol, atol):
+    theirs = RECORDED[name][part]
+    assert sorted(ours[name][part]) == sorted(theirs)
+    for key, expected in theirs.items():
+        np.testing.assert_allclose(
+            np.asarray(ours[name][part][key], dtype=float),
+            np.asarray(expected, dtype=float),
+            rtol=rtol,
+            atol=atol,
+            err_msg=key,
+        )
