@@ -66,34 +66,40 @@ class LayerStep:
         in_memory = base is not None
         if not in_memory:
             base = tf.zeros([0, e.logits_dimension])
-        variables = [e.tree, e.layer, e.feature, e.threshold, e.gain, e.value]
-        kinds = [tf.int32, tf.int32, tf.float32, tf.float32, tf.int32, tf.int32, tf.bool]
-        kinds += [tf.int32, tf.float32]
-        outputs = tf.numpy_function(
+        tree = e.tree.read_value()
+        rows = [e.feature[tree], e.threshold[tree], e.gain[tree], e.value[tree]]
+        # Two outputs, the ints and the floats side by side (`_packed`): each output of a
+        # numpy_function costs more than the slices that take them apart.
+        ints, floats = tf.numpy_function(
             self._step,
-            [ids.values, nodes, base, *variables, *stats],
-            kinds,
+            [ids.values, nodes, base, tree, e.layer, *rows, *stats],
+            [tf.int32, tf.float32],
             name="grow_layer",
         )
-        shapes = [v.shape for v in variables[2:]] + [[]] * 3 + [nodes.shape, base.shape]
-        for output, shape in zip(outputs, shapes, strict=True):
-            output.set_shape(shape)
-        feature, threshold, gain, value, layer, tree, finished, new_nodes, new_base = outputs
+        ints.set_shape([None])
+        floats.set_shape([None])
+        width, dim = e.nodes, e.logits_dimension
+        scalars = ints[2 * width : 2 * width + 3]
         updates = [
-            e.feature.assign(feature),
-            e.threshold.assign(threshold),
-            e.gain.assign(gain),
-            e.value.assign(value),
-            e.layer.assign(layer),
-            e.tree.assign(tree),
-            e.finished.assign(finished),
+            e.feature[tree].assign(ints[:width]),
+            e.threshold[tree].assign(ints[width : 2 * width]),
+            e.gain[tree].assign(floats[:width]),
+            e.value[tree].assign(tf.reshape(floats[width : width * (1 + dim)], [width, dim])),
+            e.layer.assign(scalars[0]),
+            e.tree.assign(scalars[1]),
+            e.finished.assign(tf.cast(scalars[2], tf.bool)),
         ]
         if in_memory:
+            new_nodes = tf.ensure_shape(ints[2 * width + 3 :], nodes.shape)
+            new_base = tf.reshape(floats[width * (1 + dim) :], [-1, dim])
             updates += [e.cached_nodes.assign(new_nodes), e.cached_base.assign(new_base)]
         with tf.control_dependencies(updates):
             return tf.constant(0)
 
     def _step(self, buckets, nodes, base, tree, layer, feature, threshold, gain, value, *stats):
+        """One layer from the current tree's rows (`feature`, `threshold`, `gain` [nodes],
+        `value` [nodes, L]): the new rows, counters, and each example's node and finished
+        trees' logits, `_packed`."""
         tree, layer = int(tree), int(layer)
         first = (1 << layer) - 1
         count = first + 1
@@ -102,20 +108,18 @@ class LayerStep:
         relative = nodes - np.int32(first)
         feature, threshold, gain, value = (np.array(a) for a in (feature, threshold, gain, value))
         absolute = first + np.arange(count)
-        exists = (layer == 0) | (feature[tree][np.maximum(absolute - 1, 0) // 2] >= 0)
+        exists = (layer == 0) | (feature[np.maximum(absolute - 1, 0) // 2] >= 0)
         found = self._found(buckets, relative, stats, exists)
-        leaves = 1 + int(np.count_nonzero(feature[tree] >= 0))
+        leaves = 1 + int(np.count_nonzero(feature >= 0))
         chosen = self._chosen(found, exists, leaves)
         at = first + chosen
-        feature[tree, at], threshold[tree, at], gain[tree, at] = (
-            found[i][chosen] for i in (1, 2, 0)
-        )
-        parent = value[tree, at]
-        value[tree, 2 * at + 1] = parent + self._rate * found[3][chosen]
-        value[tree, 2 * at + 2] = parent + self._rate * found[4][chosen]
+        feature[at], threshold[at], gain[at] = (found[i][chosen] for i in (1, 2, 0))
+        parent = value[at]
+        value[2 * at + 1] = parent + self._rate * found[3][chosen]
+        value[2 * at + 2] = parent + self._rate * found[4][chosen]
         action = self._action(chosen.size, layer, leaves + chosen.size)
-        trees = (feature, threshold, gain, value)
-        return self._after(action, trees, buckets, nodes, base, tree, layer)
+        rows = (feature, threshold, gain, value)
+        return _packed(*self._after(action, rows, buckets, nodes, base, tree, layer))
 
     def _found(self, buckets, relative, stats, exists):
         """The search's six results for each node of the layer (`relative`: each example's,
@@ -160,36 +164,38 @@ class LayerStep:
             return "stop"
         return "finalize" if layer > 0 else "stop"
 
-    def _after(self, action, trees, buckets, nodes, base, tree, layer):
-        feature, threshold, gain, value = trees
+    def _after(self, action, rows, buckets, nodes, base, tree, layer):
+        feature, threshold, gain, value = rows
         finished = False
         if action == "advance":
             layer += 1
             if base.shape[0]:
-                nodes = self._descend(feature[tree], threshold[tree], buckets, nodes, 1)
+                nodes = self._descend(feature, threshold, buckets, nodes, 1)
         elif action == "finalize":
             if self._params.pruning_mode == "post":
-                depth = self._params.max_depth
-                feature[tree], gain[tree] = post_pruned(feature[tree], gain[tree], depth)
+                feature, gain = post_pruned(feature, gain, self._params.max_depth)
             if base.shape[0]:
-                leaves = self._descend(
-                    feature[tree],
-                    threshold[tree],
-                    buckets,
-                    np.zeros_like(nodes),
-                    self._params.max_depth,
-                )
-                base = base + value[tree][leaves]
+                start = np.zeros_like(nodes)
+                leaves = self._descend(feature, threshold, buckets, start, self._params.max_depth)
+                base = base + value[leaves]
                 nodes = np.zeros_like(nodes)
             tree, layer = tree + 1, 0
             finished = tree >= self._params.n_trees
         else:
             finished = True
-        scalars = (np.int32(layer), np.int32(tree), np.bool_(finished))
-        return (*trees, *scalars, nodes, base)
+        return (feature, threshold, gain, value), (layer, tree, finished), nodes, base
 
     def _descend(self, feature, threshold, buckets, start, levels):
         out = np.empty(start.shape[0], np.int32)
         descend = tree_histogram._compiled_walk()[0]
         descend(feature, threshold, buckets, self._is_equality, start, levels, out)
         return out
+
+
+def _packed(rows, scalars, nodes, base):
+    """`LayerStep`'s op's two outputs: int32 [feature row, threshold row, layer, tree,
+    finished, nodes...] and float32 [gain row, value row (flat), base (flat)...]."""
+    feature, threshold, gain, value = rows
+    ints = np.concatenate([feature, threshold, np.array(scalars, np.int32), nodes])
+    floats = np.concatenate([gain, value.ravel(), base.ravel()])
+    return ints.astype(np.int32, copy=False), floats.astype(np.float32, copy=False)
