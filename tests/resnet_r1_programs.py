@@ -27,8 +27,8 @@ import re
 
 import numpy as np
 
-from tests.tf1_fidelity_programs import _info_lines, _raised
-from tests.tf1_sample_programs import _floats, _messages, _shape_of_message
+from tests.tf1_fidelity_programs import LOG_MARKERS, _info_lines, _normalized, _raised
+from tests.tf1_sample_programs import _floats, _messages, _shape_of_message, _summary_kinds
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -495,9 +495,11 @@ def cifar10_main(tf, workdir, strategy_name, eval_distribute=False):
             "count": len(rows),
             "files": listing(model_dir),
             "train_tags": sorted(event_tags(model_dir)),
+            "train_summaries": _summary_kinds(tf, model_dir),
             "eval_tags": event_tags(os.path.join(model_dir, "eval")),
             "variables": names,
             "exports": exports,
+            "lines": _marked(lines, workdir),
             "profiler_hook": profiler and profiler[:1],
         },
         "close": {
@@ -508,6 +510,18 @@ def cifar10_main(tf, workdir, strategy_name, eval_distribute=False):
             **{f"served/{key}": value for key, value in served.items()},
         },
     }
+
+
+def _marked(lines, workdir):
+    """The Estimator's INFO lines of the train/evaluate cycles (tf1_fidelity_programs'
+    markers), numbers and the folder replaced, each once in a row."""
+    marked = []
+    for line in lines:
+        if any(marker in line for marker in LOG_MARKERS):
+            normalized = _normalized(line, workdir)
+            if not marked or marked[-1] != normalized:
+                marked.append(normalized)
+    return marked
 
 
 def _numbers(message):
