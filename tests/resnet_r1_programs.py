@@ -451,9 +451,10 @@ def _cifar10_folders(workdir, seed):
     return files, os.path.join(workdir, "cifar10_model"), []
 
 
-def cifar10_main(tf, workdir, strategy_name, eval_distribute=False):
+def cifar10_main(tf, workdir, strategy_name, eval_distribute=False, export=False):
     """cifar10_main.main -> resnet_main: two cycles of an epoch each under the sample's
-    strategy, hooks as hooks_helper made them, predict, both exports served."""
+    strategy, hooks as hooks_helper made them, predict; with `export`, both exports
+    served (they build no strategy's graph)."""
     files, model_dir, contexts = _cifar10_folders(workdir, 0)
     strategy = _strategy(tf, strategy_name)
     config = _run_config(tf, strategy, strategy if eval_distribute else None)
@@ -474,7 +475,9 @@ def cifar10_main(tf, workdir, strategy_name, eval_distribute=False):
         results = _cycles(tf, classifier, files, hooks, 2, 1, contexts)
     rows = list(classifier.predict(input_fn=lambda: input_fn(False, files[1], BATCH_SIZE)))
     names, values = _variables(classifier)
-    exports, served = _exports(tf, classifier, model_dir, config, params, workdir)
+    exports, served = {}, {}
+    if export:
+        exports, served = _exports(tf, classifier, model_dir, config, params, workdir)
     logged = _messages(lines, "cross_entropy = ")
     return {
         "exact": {
@@ -685,7 +688,7 @@ def cifar10_train_and_evaluate(tf, workdir):
 
 PROGRAMS = {
     "cifar10_one_device": lambda tf, workdir: cifar10_main(
-        tf, workdir, "one_device", eval_distribute=True
+        tf, workdir, "one_device", eval_distribute=True, export=True
     ),
     "cifar10_mirrored": lambda tf, workdir: cifar10_main(tf, workdir, "mirrored"),
     "cifar10_train_and_evaluate": cifar10_train_and_evaluate,
