@@ -1,7 +1,7 @@
 """Where a BoostedTreesClassifier.train() call's time goes, on the taxi sample.
 
     OMP_NUM_THREADS=1 taskset -c 0 .venv/bin/python bench/boosted_trees_parts.py \
-        [--repeats 7] [--compare]
+        [--repeats 7] [--compare | --compare-eager]
 
 Trains bench/boosted_trees_vs_hgb.py's taxi model (100 trees of max_depth 6, in memory,
 center_bias) --repeats times in one process and prints, for each call: tracing the training
@@ -14,6 +14,9 @@ around the compiled loops and the numeric columns read one by one ("old":
 `tree_growing.LAYER_IN_ONE_OP` and `tree_ensemble._plain_numbers` off; the same trees)
 and prints each part's median ratio new/old over the repeats after the first: on a loaded
 machine, ratios of runs side by side in one process are what can be compared.
+`--compare-eager` alternates instead with the once-a-call parts (the quantile sketch, the
+in-memory cache's bucket ids) traced into the step ("old": `tree_growing._eagerly` calling
+its function in the graph) rather than run in one op by TensorFlow's eager kernels.
 """
 
 import argparse
@@ -73,25 +76,30 @@ def _instrument(times):
     estimator_lib.Estimator._train_function = lambda self: _TimedSteps(train_function(self), times)
 
 
-def _arms(compare):
+def _arms(compare, compare_eager=False):
     from components.estimator.canned import tree_ensemble, tree_growing
 
-    plain_numbers = tree_ensemble._plain_numbers
+    plain_numbers, eagerly = tree_ensemble._plain_numbers, tree_growing._eagerly
 
     def arm(new):
         def setup():
+            if compare_eager:  # "old": the once-a-call parts traced into the step
+                tree_growing._eagerly = eagerly if new else (lambda fn, inputs, *_: fn(*inputs))
+                return
             tree_growing.LAYER_IN_ONE_OP = new
             tree_ensemble._plain_numbers = plain_numbers if new else (lambda *_: None)
 
         return setup
 
-    return {"new": arm(True), "old": arm(False)} if compare else {"new": arm(True)}
+    both = compare or compare_eager
+    return {"new": arm(True), "old": arm(False)} if both else {"new": arm(True)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--compare", action="store_true")
+    parser.add_argument("--compare-eager", action="store_true")
     args = parser.parse_args()
     import tensorflow as tf
 
@@ -112,7 +120,7 @@ def main():
             columns.append(tf.feature_column.numeric_column(name))
     results = {}
     for repeat in range(args.repeats):
-        for arm, setup in _arms(args.compare).items():
+        for arm, setup in _arms(args.compare, args.compare_eager).items():
             setup()
             times.clear()
             with tempfile.TemporaryDirectory() as model_dir:
@@ -135,7 +143,7 @@ def main():
             if repeat:
                 for part in PARTS:
                     results.setdefault((arm, part), []).append(times.get(part, 0.0))
-    if args.compare and args.repeats > 1:
+    if (args.compare or args.compare_eager) and args.repeats > 1:
         print("| part | new (median s) | old (median s) | new/old (median of pairs) |")
         print("|---|---:|---:|---:|")
         for part in PARTS:
