@@ -212,6 +212,9 @@ class Estimator:
     # True for tf.compat.v1.estimator's canned estimators (compat_v1): they train
     # with TF1 optimizers, in a graph with a session, as 2.15 ran them.
     _runs_in_a_graph = False
+    # Whether the canned model's own training summaries are tagged as 2.15's V1 classes
+    # tagged them (`dnn/dnn/hiddenlayer_0/...`, `linear/bias`, `average_loss`).
+    _v1_summaries = False
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         if model_fn is None:
@@ -311,7 +314,11 @@ class Estimator:
     def _call_model_fn_in_graph(self, features, labels, mode):
         """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode)."""
         log.info("Calling model_fn.")
-        spec = self._model_fn(**self._model_fn_kwargs(features, labels, mode))
+        summarized = contextlib.nullcontext()
+        if mode == ModeKeys.TRAIN:
+            summarized = summaries.in_training_graph(v1=self._v1_summaries)
+        with summarized:
+            spec = self._model_fn(**self._model_fn_kwargs(features, labels, mode))
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
 

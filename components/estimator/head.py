@@ -15,7 +15,7 @@ import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
 from components.estimator import export as export_lib
-from components.estimator import optimizers
+from components.estimator import optimizers, summaries
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
@@ -389,9 +389,15 @@ class _SingleHead(Head):
         logits = _logits(logits, self.logits_dimension)
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features)
-        return _with_regularization(
-            _reduce(unweighted, weights, self._reduction), regularization_losses
-        )
+        reduced = _reduce(unweighted, weights, self._reduction)
+        if mode == ModeKeys.TRAIN and self._reduction == SUM:
+            # 2.15's V1 heads summarized a summed loss's mean over the examples' weights.
+            summaries.scalar(
+                "average_loss",
+                lambda: reduced / tf.reduce_sum(weights * tf.ones_like(unweighted)),
+                v1_only=True,
+            )
+        return _with_regularization(reduced, regularization_losses)
 
     def metrics(self, regularization_losses=None):
         metrics = {self._summary_key(key): metric for key, metric in self._metric_objects().items()}

@@ -75,20 +75,52 @@ def collecting():
         stack.pop()
 
 
-def _request(tag, kind, compute):
+def _request(tag, kind, compute, v1_scope=None, v1_only=False):
     stack = getattr(_collecting, "stack", None)
-    if stack:  # (outside a training trace, as in evaluation or a TF1 graph: nothing)
-        stack[-1].append((tag, kind, compute))
+    if stack:  # a training trace on the TF2 path
+        if not v1_only:
+            stack[-1].append((tag, kind, compute))
+        return
+    graph_kind = getattr(_collecting, "graph", None)
+    if graph_kind is None or (v1_only and graph_kind != "v1"):
+        return  # (evaluation, prediction, export: nothing)
+    if graph_kind == "v1" and v1_scope:
+        tag = f"{v1_scope}/{tag}"
+    _add_to_graph(tag, kind, compute())
 
 
-def scalar(tag, compute):
-    """Asks for a `simple_value` scalar `compute()` under `tag` on summary steps."""
-    _request(tag, "scalar", compute)
+def _add_to_graph(tag, kind, value):
+    """A TF1 summary op of `value` under exactly `tag`, which the training session's
+    summary saver merges with the others on summary steps."""
+    if kind == "scalar":
+        op = tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
+    else:
+        op = tf.raw_ops.HistogramSummary(tag=tag, values=value)
+    tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SUMMARIES, op)
 
 
-def histogram(tag, compute):
+@contextlib.contextmanager
+def in_training_graph(v1):
+    """Model code inside adds its summaries to the TF1 training graph being built: as
+    2.15's V1 classes tagged them (`v1`: each under its part's scope, `dnn/dnn/...`,
+    `linear/bias`, with the V1 heads' `average_loss`) or as its V2 classes did."""
+    before = getattr(_collecting, "graph", None)
+    _collecting.graph = "v1" if v1 else "v2"
+    try:
+        yield
+    finally:
+        _collecting.graph = before
+
+
+def scalar(tag, compute, v1_scope=None, v1_only=False):
+    """Asks for a `simple_value` scalar `compute()` under `tag` on summary steps (under
+    `v1_scope/tag` for a V1 class; `v1_only`: a V1 class's alone)."""
+    _request(tag, "scalar", compute, v1_scope, v1_only)
+
+
+def histogram(tag, compute, v1_scope=None):
     """Asks for a histogram of `compute()` under `tag` on summary steps."""
-    _request(tag, "histogram", compute)
+    _request(tag, "histogram", compute, v1_scope)
 
 
 def fraction_of_zero(tensors):
@@ -98,10 +130,10 @@ def fraction_of_zero(tensors):
     return zeros / sizes
 
 
-def layer(tag, output):
+def layer(tag, output, v1_scope=None):
     """A layer's output as 2.15 summarized it: its share of zeros and its histogram."""
-    scalar(f"{tag}/fraction_of_zero_values", lambda: fraction_of_zero([output]))
-    histogram(f"{tag}/activation", lambda: output)
+    scalar(f"{tag}/fraction_of_zero_values", lambda: fraction_of_zero([output]), v1_scope)
+    histogram(f"{tag}/activation", lambda: output, v1_scope)
 
 
 def serialized_if(condition, requested):

@@ -43,11 +43,11 @@ def dnn_logits(
                     # nothing else runs the moving averages' updates.
                     with tf.control_dependencies(norm.updates):
                         net = tf.identity(net)
-            summaries.layer(f"dnn/hiddenlayer_{i}", net)
+            summaries.layer(f"dnn/hiddenlayer_{i}", net, v1_scope="dnn")
         output = tf_keras.layers.Dense(units, name="logits")
         layers.append(output)
         logits = output(net)
-        summaries.layer("dnn/logits", logits)
+        summaries.layer("dnn/logits", logits, v1_scope="dnn")
     return logits, [w for layer in layers for w in layer.trainable_weights]
 
 

@@ -71,7 +71,7 @@ class DNNLinearCombinedEstimator(Estimator):
                 linear_out, layer = linear_logits(
                     features, linear_columns, head.logits_dimension, linear_sparse_combiner
                 )
-                summaries.layer("linear", linear_out)  # (as 2.15's wide and deep: its own)
+                summaries.layer("linear", linear_out, v1_scope="linear")  # (2.15's own)
                 logits += linear_out
                 parts.append(
                     (

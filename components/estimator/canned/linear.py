@@ -175,11 +175,12 @@ def _summarize(layer):
     """2.15's linear model's own summaries: its bias (a histogram for several logits)
     and the share of its other weights that are zero, both unscoped."""
     if layer.bias.shape[0] > 1:
-        summaries.histogram("bias", lambda: layer.bias)
+        summaries.histogram("bias", lambda: layer.bias, v1_scope="linear")
     else:
-        summaries.scalar("bias", lambda: layer.bias[0])
+        summaries.scalar("bias", lambda: layer.bias[0], v1_scope="linear")
     weights = [w for w in layer.weights if w is not layer.bias]
-    summaries.scalar("fraction_of_zero_weights", lambda: summaries.fraction_of_zero(weights))
+    zeros = lambda: summaries.fraction_of_zero(weights)  # noqa: E731
+    summaries.scalar("fraction_of_zero_weights", zeros, v1_scope="linear")
 
 
 def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_combiner):

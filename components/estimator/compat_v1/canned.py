@@ -98,6 +98,30 @@ def slots_saved_as_2_15(optimizer, scope):
     return instance
 
 
+def state_under_head_scope(optimizer, scope):
+    """`optimizer` (a factory from `get_optimizer_instance`) that makes its non-slot
+    state (Adam's `beta1_power`, ...) under `scope`, as 2.15's V1 heads made it when
+    they applied the gradients (`dnn/head/beta1_power`, `linear/head/...`, `head/...`
+    for wide & deep and the baseline), so such model_dirs resume both ways."""
+    if not callable(optimizer) or isinstance(optimizer, LinearSDCA):
+        return optimizer
+
+    def instance():
+        made = optimizer()
+        if not getattr(made, "_kit_state_under_head_scope", False):
+            apply_gradients = made.apply_gradients
+
+            def apply_in_scope(*args, **kwargs):
+                with tf.compat.v1.name_scope(scope):
+                    return apply_gradients(*args, **kwargs)
+
+            made.apply_gradients = apply_in_scope
+            made._kit_state_under_head_scope = True
+        return made
+
+    return instance
+
+
 def _slot_key(primary_name, slot_name, scope):
     suffix = slot_name[len(primary_name) + 1 :]
     cut = f"{primary_name}/part_0/{suffix}"
@@ -235,6 +259,7 @@ class _V1Canned(Estimator):
     """A V1 canned estimator: trains in a graph with a session, as 2.15's did."""
 
     _runs_in_a_graph = True
+    _v1_summaries = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -275,7 +300,7 @@ class _HeadGivenCannotTrain(_V1Canned):
 class BaselineEstimator(_V1Canned, baseline.BaselineEstimator):
     def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
         optimizer = get_optimizer_instance(optimizer, BASELINE_LEARNING_RATE)
-        super().__init__(head, model_dir, optimizer, config)
+        super().__init__(head, model_dir, state_under_head_scope(optimizer, "head/"), config)
 
 
 class BaselineClassifier(BaselineEstimator):
@@ -329,8 +354,9 @@ class DNNEstimator(_HeadGivenCannotTrain, dnn.DNNEstimator):
             hidden_units,
             feature_columns,
             model_dir=model_dir,
-            optimizer=slots_saved_as_2_15(
-                get_optimizer_instance(optimizer, DNN_LEARNING_RATE), "dnn/"
+            optimizer=state_under_head_scope(
+                slots_saved_as_2_15(get_optimizer_instance(optimizer, DNN_LEARNING_RATE), "dnn/"),
+                "dnn/head/",
             ),
             activation_fn=activation_fn,
             dropout=dropout,
@@ -437,8 +463,9 @@ class LinearEstimator(_HeadGivenCannotTrain, linear.LinearEstimator):
             head,
             feature_columns,
             model_dir=model_dir,
-            optimizer=slots_saved_as_2_15(
-                get_optimizer_instance(optimizer, learning_rate), "linear/"
+            optimizer=state_under_head_scope(
+                slots_saved_as_2_15(get_optimizer_instance(optimizer, learning_rate), "linear/"),
+                "linear/head/",
             ),
             config=config,
             sparse_combiner=sparse_combiner,
@@ -514,8 +541,10 @@ def _combined_optimizers(linear_feature_columns, linear_optimizer, dnn_optimizer
     linear_rate = min(COMBINED_LINEAR_LEARNING_RATE, 1.0 / max(len(linear_columns), 1) ** 0.5)
     return (
         linear_columns,
-        get_optimizer_instance(linear_optimizer, linear_rate),
-        get_optimizer_instance(dnn_optimizer, COMBINED_DNN_LEARNING_RATE),
+        state_under_head_scope(get_optimizer_instance(linear_optimizer, linear_rate), "head/"),
+        state_under_head_scope(
+            get_optimizer_instance(dnn_optimizer, COMBINED_DNN_LEARNING_RATE), "head/"
+        ),
     )
 
 
