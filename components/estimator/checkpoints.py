@@ -97,11 +97,10 @@ def variable_names(checkpoint_path):
     """The variable names stored in a checkpoint.
 
     A checkpoint written through a user's `Scaffold(saver=tf.train.Checkpoint)`
-    has its own object paths; those keys are listed as they are.
+    has its own object paths; those keys are listed as they are, with the object graph's
+    own key, as tf.estimator listed them.
     """
-    keys = [
-        key for key in _reader(checkpoint_path).get_variable_to_shape_map() if key != _OBJECT_GRAPH
-    ]
+    keys = _reader(checkpoint_path).get_variable_to_shape_map()
     return sorted(_object_names(keys) or keys)
 
 

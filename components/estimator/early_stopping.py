@@ -242,7 +242,7 @@ class _PredicateStopHook(Hook):
         if self._agree is not None:
             stop = self._agree(stop)
         if stop:
-            log.info("Requesting early stopping at global step %d.", start_step)
+            log.info("Requesting early stopping at global step %d", start_step)
             context.request_stop()
 
 

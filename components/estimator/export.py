@@ -88,9 +88,15 @@ class SupervisedInputReceiver(
         return super().__new__(cls, features, labels, receiver_tensors)
 
 
-def _placeholder_like(tensor, default_batch_size, name=None):
-    """A placeholder of `tensor`'s dtype and shape, the batch dimension `default_batch_size`."""
-    shape = [default_batch_size, *list(tensor.shape[1:])] if tensor.shape.rank else []
+def _placeholder_like(tensor, default_batch_size):
+    """A placeholder of `tensor`'s dtype and shape, the batch dimension `default_batch_size`
+    (a scalar's too, as tf.estimator made it: a batch of them), named as `tensor`'s op in
+    a graph (no name for an eager tensor), as tf.estimator named it."""
+    shape = tf.TensorShape([default_batch_size]).concatenate(tensor.shape[1:])
+    try:
+        name = tensor.op.name
+    except AttributeError:  # (an eager tensor has no op)
+        name = None
     return tf.compat.v1.placeholder(tensor.dtype, shape=shape, name=name)
 
 
@@ -111,7 +117,7 @@ def build_raw_supervised_input_receiver_fn(features, labels, default_batch_size=
             placeholder = _placeholder_like(tensors, default_batch_size)
             return placeholder, {single_name: placeholder}
         fed = {
-            name: _placeholder_like(tensor, default_batch_size, name)
+            name: _placeholder_like(tensor, default_batch_size)
             for name, tensor in tensors.items()
         }
         return fed, fed
@@ -144,7 +150,7 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
 
     def serving_input_receiver_fn():
         receiver_tensors = {
-            name: _placeholder_like(tensor, default_batch_size, name)
+            name: _placeholder_like(tensor, default_batch_size)
             for name, tensor in features.items()
         }
         return ServingInputReceiver(dict(receiver_tensors), receiver_tensors)

@@ -240,6 +240,8 @@ class ModeGraph:
                 labels = getattr(self.receiver, "labels", None)  # a supervised receiver's
             else:
                 features, labels = self._input(input_fn)
+                if mode == ModeKeys.PREDICT:
+                    labels = None  # (tf.estimator's predict gave the model_fn no labels)
             self.spec = graph_strategy.call_model_fn(
                 self.strategy, estimator._call_model_fn_in_graph, features, labels, mode
             )
@@ -261,13 +263,10 @@ class ModeGraph:
         """The spec's Scaffold, with the Estimator's default Saver when it names none."""
         config = self.estimator.config
         user = self.spec.scaffold
-        if isinstance(getattr(user, "saver", None), tf.train.Checkpoint):
-            raise ValueError(
-                "Scaffold(saver=tf.train.Checkpoint(...)) is for TF2-style model_fns, but this "
-                f"model_fn uses {', '.join(self.markers())}, which run in a graph with a "
-                "tf.compat.v1.train.Saver: leave the saver out or pass a Saver."
-            )
-        saver = getattr(user, "saver", None) or _V1.train.Saver(
+        saver = getattr(user, "saver", None)
+        if isinstance(saver, tf.train.Checkpoint):
+            saver = _object_based_saver(self.graph, saver)
+        saver = saver or _V1.train.Saver(
             sharded=True,
             max_to_keep=config.keep_checkpoint_max,
             keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
@@ -283,6 +282,17 @@ class ModeGraph:
     def session_config(self):
         session_config = self.estimator.config.session_config
         return session_config if isinstance(session_config, _V1.ConfigProto) else None
+
+
+def _object_based_saver(graph, checkpoint):
+    """A Saver of `checkpoint`'s objects under their object paths: a graph model_fn's
+    `Scaffold(saver=tf.train.Checkpoint(...))`, which tf.estimator (and TF1's Scaffold)
+    saved and restored so, in training and in export alike."""
+    from tensorflow.python.checkpoint import graph_view
+
+    with graph.as_default():
+        saveables = graph_view.ObjectGraphView(checkpoint).frozen_saveable_objects()
+        return _V1.train.Saver(var_list=saveables, sharded=True)
 
 
 def _hooks_for_graph(hooks, built, logs):

@@ -66,6 +66,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             raise ValueError("EstimatorSpec: `loss` is required in EVAL mode.")
         if mode == ModeKeys.PREDICT and predictions is None:
             raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
+        loss = _scalar_loss(loss)
         _check_predictions(predictions)
         for hooks in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks):
             _check_hooks(hooks)
@@ -92,6 +93,19 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             tuple(evaluation_hooks or ()),
             tuple(prediction_hooks or ()),
         )
+
+
+def _scalar_loss(loss):
+    """The loss as a scalar: tf.estimator took a loss of one element of any shape (a
+    per-example loss over batches of one, shape [None]) and reshaped it to [], so its
+    summary and logging see a scalar; more elements are refused as it refused them."""
+    if not tf.is_tensor(loss) or isinstance(loss, tf.Variable):
+        return loss
+    if loss.shape.num_elements() not in (None, 1):
+        raise ValueError(f"Loss must be scalar, given: {loss}")
+    if not loss.shape.is_compatible_with(tf.TensorShape([])):
+        return tf.reshape(loss, [])
+    return loss
 
 
 def _check_predictions(predictions):
