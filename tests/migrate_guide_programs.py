@@ -1072,3 +1072,58 @@ def tpu_estimator(tf, workdir):
         },
         "close": _floats(result),
     }
+
+
+# ------------------------------------ evaluator (in-process), checkpoint_saver (listeners)
+def _listener(tf, seen):
+    """A CheckpointSaverListener noting each call's name and step."""
+
+    class Listener(tf.compat.v1.train.CheckpointSaverListener):
+        def begin(self):
+            seen.append(["begin"])
+
+        def before_save(self, session, global_step_value):
+            seen.append(["before_save", int(global_step_value)])
+
+        def after_save(self, session, global_step_value):
+            seen.append(["after_save", int(global_step_value)])
+
+        def end(self, session, global_step_value):
+            seen.append(["end", int(global_step_value)])
+
+    return Listener()
+
+
+def _repeated_eval_input_fn():
+    import tensorflow as tf
+
+    return tf.compat.v1.data.Dataset.from_tensor_slices((EVAL_FEATURES, EVAL_LABELS)).batch(1)
+
+
+@program
+def in_memory_evaluator(tf, workdir):
+    """The evaluation the guides' Estimator side ran in the training process: an
+    InMemoryEvaluatorHook every 4 steps, beside a checkpoint every 3 steps kept 2 at a
+    time (keep_checkpoint_max) and a CheckpointSaverListener."""
+    tf1 = tf.compat.v1
+    model_dir = os.path.join(workdir, "model")
+    config = tf1.estimator.RunConfig(save_checkpoints_steps=3, keep_checkpoint_max=2)
+    estimator = tf1.estimator.Estimator(model_fn=_model_fn, model_dir=model_dir, config=config)
+    evaluator = tf1.estimator.experimental.InMemoryEvaluatorHook(
+        estimator, _repeated_eval_input_fn, every_n_iter=4
+    )
+    seen = []
+    with _info_lines() as lines:
+        estimator.train(
+            _repeated_input_fn, hooks=[evaluator], steps=10, saving_listeners=[_listener(tf, seen)]
+        )
+    return {
+        "exact": {
+            "listener": seen,
+            "files": listing(model_dir),
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
+            "evaluated_steps": _saved_steps(lines, "Saving dict for global step"),
+            "saved_steps": _saved_steps(lines, "Saving checkpoints for"),
+        },
+        "close": _kernel_and_bias(estimator),
+    }

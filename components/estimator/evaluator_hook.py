@@ -85,8 +85,52 @@ class InMemoryEvaluatorHook(Hook):
             )
 
     def session_run_hook(self, built, tensors):
-        raise ValueError(
-            "InMemoryEvaluatorHook: this model_fn trains in a graph with a session (it uses "
-            "TF1 APIs), whose variables an in-process evaluation here cannot read. Evaluate "
-            "from checkpoints instead: train_and_evaluate(), or evaluate() after train()."
+        """On the graph-mode path, TF1's shape of it: each evaluation reads the training
+        session's variables and evaluates with them, as tf.estimator did."""
+        return _GraphInMemoryEvaluator(self)
+
+
+class _LoadedVariables(tf.compat.v1.train.SessionRunHook):
+    """Sets an evaluation graph's variables to `values` ({op name: value}) once its
+    session exists (after any restore): the model as training holds it."""
+
+    def __init__(self, values):
+        self._values = values
+
+    def begin(self):
+        self._variables = [v for v in tf.compat.v1.global_variables() if v.op.name in self._values]
+
+    def after_create_session(self, session, coord):
+        for variable in self._variables:
+            variable.load(self._values[variable.op.name], session)
+
+
+class _GraphInMemoryEvaluator(tf.compat.v1.train.SessionRunHook):
+    """An InMemoryEvaluatorHook in a TF1 training session: evaluates when the session
+    starts, every `every_n_iter` runs and at the end, with the training variables'
+    values of the moment (no checkpoint), its results kept in the hook's `results`."""
+
+    def __init__(self, hook):
+        self._hook = hook
+
+    def begin(self):
+        self._iterations = 0
+        self._variables = {v.op.name: v for v in tf.compat.v1.global_variables()}
+
+    def after_create_session(self, session, coord):
+        self._evaluate(session)
+
+    def after_run(self, run_context, run_values):
+        self._iterations += 1
+        if self._iterations % self._hook._every_n_iter == 0:
+            self._evaluate(run_context.session)
+
+    def end(self, session):
+        self._evaluate(session)
+
+    def _evaluate(self, session):
+        hook = self._hook
+        loaded = _LoadedVariables(session.run(self._variables))
+        hook.results = hook._estimator.evaluate(
+            hook._input_fn, steps=hook._steps, hooks=[*hook._hooks, loaded], name=hook._name
         )
