@@ -1127,3 +1127,48 @@ def in_memory_evaluator(tf, workdir):
         },
         "close": _kernel_and_bias(estimator),
     }
+
+
+# -------------------------------------------------- tensorboard, a V1 linear model's values
+def _scalars_by_tag(tf, folder):
+    """{tag: [its simple_values by step]} of the event files directly in `folder`."""
+    found = {}
+    for path in sorted(tf.io.gfile.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.HasField("simple_value"):
+                    found.setdefault(value.tag, {})[int(event.step)] = value.simple_value
+    return {tag: [steps[s] for s in sorted(steps)] for tag, steps in sorted(found.items())}
+
+
+@program
+def tensorboard_linear(tf, workdir):
+    """The tensorboard guide's flow (summaries every step, train_and_evaluate) with a
+    V1 LinearClassifier, which starts from zeros: the values TensorBoard charts."""
+    tf1 = tf.compat.v1
+    config = tf1.estimator.RunConfig(save_summary_steps=1, save_checkpoints_steps=5)
+    path = os.path.join(workdir, "model")
+    feature_columns = [tf1.feature_column.numeric_column("x", shape=[8, 8])]
+    classifier = tf1.estimator.LinearClassifier(
+        feature_columns=feature_columns, n_classes=10, model_dir=path, config=config
+    )
+    (x_train, y_train), (x_test, y_test) = _mnist_like()
+    train_input_fn = tf1.estimator.inputs.numpy_input_fn(
+        x={"x": x_train}, y=y_train.astype(np.int32), num_epochs=1, batch_size=30, shuffle=False
+    )
+    _, test_input_fn = _numpy_inputs(tf, (x_train, y_train), (x_test, y_test))
+    train_spec = tf1.estimator.TrainSpec(input_fn=train_input_fn, max_steps=10)
+    eval_spec = tf1.estimator.EvalSpec(input_fn=test_input_fn, steps=2, throttle_secs=0)
+    tf1.estimator.train_and_evaluate(classifier, train_spec, eval_spec)
+    train = _scalars_by_tag(tf, path)
+    evaluated = _scalars_by_tag(tf, os.path.join(path, "eval"))
+    return {
+        "exact": {
+            "train_tags": event_tags(path),
+            "eval_tags": event_tags(os.path.join(path, "eval")),
+        },
+        "close": {
+            **{f"train/{k}": v for k, v in train.items() if not k.startswith("enqueue_input")},
+            **{f"eval/{k}": v for k, v in evaluated.items()},
+        },
+    }
