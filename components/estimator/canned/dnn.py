@@ -2,30 +2,48 @@
 
 import tensorflow as tf
 import tf_keras
+from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
 from components.estimator import head as head_lib
 from components.estimator import optimizers, summaries
 from components.estimator.canned import indicator
-from components.estimator.canned.linear import check_features
+from components.estimator.canned.linear import check_features, check_v2_columns
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import ModeKeys
+
+
+def _input_layer(features, feature_columns):
+    """(The DNN's input, the trainable variables it made) under 2.15's names,
+    `dnn/input_from_feature_columns/input_layer/...`.
+
+    V2 columns go through Keras's DenseFeatures. A V1-only column (compat.v1's
+    `shared_embedding_columns`), which only tf.compat.v1.estimator's classes take and
+    always in a graph, goes through TF1's `input_layer`, as 2.15's V1 DNN read it: its
+    variables are the graph's (shared ones made once, under the first column's scope)."""
+    if fc_lib.is_feature_column_v2(feature_columns):
+        layer = tf_keras.layers.DenseFeatures(
+            indicator.counted(feature_columns), name="input_layer"
+        )
+        return layer(features), layer.trainable_weights
+    trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES
+    before = {id(v) for v in tf.compat.v1.get_collection(trainable)}
+    with tf.compat.v1.variable_scope("dnn/input_from_feature_columns", auxiliary_name_scope=False):
+        net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
+    made = [v for v in tf.compat.v1.get_collection(trainable) if id(v) not in before]
+    return net, made
 
 
 def dnn_logits(
     features, feature_columns, hidden_units, units, activation_fn, dropout, batch_norm, mode
 ):
-    """Logits and the layers that own trainable weights, under the scope `dnn`."""
+    """Logits and the trainable weights they depend on, under the scope `dnn`."""
     training = mode == ModeKeys.TRAIN
     with tf.name_scope("dnn"):
         # tf.estimator 2.15's names: `dnn/input_from_feature_columns/input_layer/...`,
         # in a graph (where a Saver or TF1's warm start reads them) as in a function.
         with tf.name_scope("input_from_feature_columns"):
-            layers = [
-                tf_keras.layers.DenseFeatures(
-                    indicator.counted(feature_columns), name="input_layer"
-                )
-            ]
-            net = layers[0](features)
+            net, trainable = _input_layer(features, feature_columns)
+        layers = []
         for i, width in enumerate(hidden_units):
             hidden = tf_keras.layers.Dense(width, activation=activation_fn, name=f"hiddenlayer_{i}")
             layers.append(hidden)
@@ -48,7 +66,7 @@ def dnn_logits(
         layers.append(output)
         logits = output(net)
         summaries.layer("dnn/logits", logits, v1_scope="dnn")
-    return logits, [w for layer in layers for w in layer.trainable_weights]
+    return logits, trainable + [w for layer in layers for w in layer.trainable_weights]
 
 
 def _model_fn(
@@ -88,6 +106,9 @@ def _model_fn(
 class DNNEstimator(Estimator):
     """A feed-forward net under any head (`DNNClassifier` and `DNNRegressor` pick theirs)."""
 
+    # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
+    _takes_v1_feature_columns = False
+
     def __init__(
         self,
         head,
@@ -104,8 +125,11 @@ class DNNEstimator(Estimator):
         if not hidden_units:
             raise ValueError("hidden_units must be a non-empty list of layer widths.")
         feature_columns = list(feature_columns)
+        takes_v1_columns = self._takes_v1_feature_columns
 
         def model_fn(features, labels, mode):
+            if not takes_v1_columns:
+                check_v2_columns(feature_columns)
             return _model_fn(
                 features,
                 labels,

@@ -7,7 +7,7 @@ import tensorflow as tf
 from components.estimator import head as head_lib
 from components.estimator import optimizers, summaries
 from components.estimator.canned.dnn import dnn_logits
-from components.estimator.canned.linear import check_features, linear_logits
+from components.estimator.canned.linear import check_features, check_v2_columns, linear_logits
 from components.estimator.estimator import Estimator
 
 DNN_LEARNING_RATE = 0.001
@@ -24,6 +24,9 @@ class DNNLinearCombinedEstimator(Estimator):
     `warm_start_from` is the kit's addition: tf.estimator 2.15 gave it only to the
     classifier and the regressor.
     """
+
+    # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
+    _takes_v1_feature_columns = False
 
     def __init__(
         self,
@@ -50,7 +53,11 @@ class DNNLinearCombinedEstimator(Estimator):
         if dnn_columns and not dnn_hidden_units:
             raise ValueError("dnn_hidden_units must be given with dnn_feature_columns.")
 
+        takes_v1_columns = self._takes_v1_feature_columns
+
         def model_fn(features, labels, mode):
+            if not takes_v1_columns:
+                check_v2_columns(linear_columns + dnn_columns)
             check_features(features, linear_columns + dnn_columns)
             logits = 0.0
             parts = []

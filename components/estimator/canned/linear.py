@@ -140,6 +140,22 @@ class LinearModel(tf_keras.layers.Layer):
         return tf.add_n(terms) + self.bias
 
 
+# What 2.15's tf.estimator (V2) classes said of a tf.compat.v1.feature_column column
+# (`shared_embedding_columns`' are the V1-only ones), whose gist this keeps.
+V1_COLUMN_IN_V2_ESTIMATOR = (
+    "Received a feature column from TensorFlow v1, but this is a TensorFlow v2 Estimator. "
+    "Use tf.feature_column's columns (tf.feature_column.shared_embeddings for shared "
+    "embeddings) with it, or the tf.compat.v1.estimator class of the same name, which "
+    "takes tf.compat.v1.feature_column's."
+)
+
+
+def check_v2_columns(feature_columns):
+    """Refuses V1-only feature columns in a tf.estimator (V2) class, as 2.15 did."""
+    if not fc_lib.is_feature_column_v2(feature_columns):
+        raise ValueError(V1_COLUMN_IN_V2_ESTIMATOR)
+
+
 def check_features(features, feature_columns):
     """Fails naming the first raw feature a column needs that input_fn did not give."""
     for column in feature_columns:
@@ -205,6 +221,9 @@ def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_c
 class LinearEstimator(Estimator):
     """A linear model under any head (`LinearClassifier` and `LinearRegressor` pick theirs)."""
 
+    # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
+    _takes_v1_feature_columns = False
+
     def __init__(
         self,
         head,
@@ -218,8 +237,11 @@ class LinearEstimator(Estimator):
         feature_columns = list(feature_columns)
         if isinstance(optimizer, LinearSDCA):
             optimizer.check_head(head, sparse_combiner)
+        takes_v1_columns = self._takes_v1_feature_columns
 
         def model_fn(features, labels, mode):
+            if not takes_v1_columns:
+                check_v2_columns(feature_columns)
             return _model_fn(
                 features, labels, mode, head, feature_columns, optimizer, sparse_combiner
             )

@@ -259,6 +259,8 @@ class _V1Canned(Estimator):
     """A V1 canned estimator: trains in a graph with a session, as 2.15's did."""
 
     _runs_in_a_graph = True
+    # 2.15's V1 classes read tf.compat.v1.feature_column's columns (shared_embedding_columns).
+    _takes_v1_feature_columns = True
     _v1_summaries = True
 
     def __init__(self, *args, **kwargs):
