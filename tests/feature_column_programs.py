@@ -276,9 +276,8 @@ def dnn_embedding_from_checkpoint(tf, workdir):
             ckpt_to_load_from=table,
             tensor_name_in_ckpt="emb/table",
             trainable=False,
-            # The checkpoint's own values: on the kit's TF2 path a first step may read
-            # the initializer's (docs/guide/estimator.md).
-            initializer=const(tf, [5, 2], 0),
+            # Not the checkpoint's values: a step that read them would differ.
+            initializer=tf.compat.v1.zeros_initializer(),
         ),
         fc.embedding_column(
             fc.categorical_column_with_vocabulary_file(

@@ -24,13 +24,32 @@ def _input_layer(features, feature_columns):
         layer = tf_keras.layers.DenseFeatures(
             indicator.counted(feature_columns), name="input_layer"
         )
-        return layer(features), layer.trainable_weights
+        net = layer(features)
+        _load_tables_before_the_first_step(layer, feature_columns)
+        return net, layer.trainable_weights
     trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES
     before = {id(v) for v in tf.compat.v1.get_collection(trainable)}
     with tf.compat.v1.variable_scope("dnn/input_from_feature_columns", auxiliary_name_scope=False):
         net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
     made = [v for v in tf.compat.v1.get_collection(trainable) if id(v) not in before]
     return net, made
+
+
+def _load_tables_before_the_first_step(layer, feature_columns):
+    """Sets each embedding table read from a checkpoint (`ckpt_to_load_from`) now, eagerly.
+
+    In a TF1 graph the table's initializer was that restore. Traced in a function, TF's
+    column assigns it inside each step instead, and a first step could read the table's
+    own initial values (a run in a few, on 2 cores): loaded before any step runs, every
+    step reads the checkpoint's values."""
+    if not tf.compat.v1.executing_eagerly_outside_functions():
+        return  # (a TF1 graph: the table's initializer restores it)
+    for column in feature_columns:
+        if isinstance(column, fc_lib.EmbeddingColumn) and column.ckpt_to_load_from:
+            table = layer._state_manager.get_variable(column, "embedding_weights")
+            value = tf.train.load_variable(column.ckpt_to_load_from, column.tensor_name_in_ckpt)
+            with tf.init_scope():
+                table.assign(value)
 
 
 def dnn_logits(
