@@ -139,7 +139,7 @@ def test_the_rerun_warm_starts_from_the_blessed_model_and_is_compared_with_it(tr
     (_, first), (_, second) = _executions(root, "components.tfx_compat.component.Trainer")
     base = second["base_model"][0]
     assert base.id == first["model"][0].id
-    warm = [m for m in messages if m.startswith("Warm-started")]
+    warm = [m for m in messages if m.startswith("Warm-starting from")]
     assert warm and os.path.join(base.uri, "Format-Serving") in warm[0], messages[-20:]
     # The data did not change: everything before the Trainer came from the cache.
     transforms = _executions(root, "components.tfx_compat.component.Transform")

@@ -411,6 +411,7 @@ def warm_start(variables, settings):
     nothing is set then.  Returns the names set."""
     if isinstance(settings, (str, bytes, os.PathLike)):
         settings = WarmStartSettings(settings)
+    _log_warm_start(settings)
     path = resolve_checkpoint(settings.ckpt_to_initialize_from)
     reader = _reader(path)
     shapes = reader.get_variable_to_shape_map()
@@ -452,5 +453,15 @@ def warm_start(variables, settings):
                     f"through its VocabInfo, {key!r} in {path!r} has {tuple(value.shape)}."
                 )
         variable.assign(value)
-    log.info("Warm-started %d variables from %s", len(plan), path)
+    log.info("Warm-started %d variables.", len(plan))
     return [name for name, *_ in plan]
+
+
+def _log_warm_start(settings):
+    """2.15's lines before a warm start (its Estimator's, then TF1's `warm_start`'s): the
+    settings, the checkpoint as given (a folder stays a folder), and, for a regex or
+    None, that only trainable variables are chosen."""
+    log.info("Warm-starting with WarmStartSettings: %s", settings)
+    log.info("Warm-starting from: %s", settings.ckpt_to_initialize_from)
+    if settings.vars_to_warm_start is None or isinstance(settings.vars_to_warm_start, str):
+        log.info("Warm-starting variables only in TRAINABLE_VARIABLES.")

@@ -30,7 +30,7 @@ import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_export, graph_mode, server, summaries
+from components.estimator import graph_export, graph_mode, run_config, server, summaries
 from components.estimator.hooks import HookRunner, is_hook
 from components.estimator.model_fn import (
     EstimatorSpec,
@@ -235,6 +235,7 @@ class Estimator:
             )
         if config is None:
             config = RunConfig()
+            log.info("Using default config.")
         elif not isinstance(config, RunConfig):
             raise ValueError(
                 f"config must be a RunConfig, got {type(config).__name__}: {config!r}."
@@ -249,6 +250,7 @@ class Estimator:
             model_dir = _temporary_model_dir()
         self._model_dir = model_dir
         self._config = config.replace(model_dir=model_dir)
+        log.info("Using config: %s", run_config.as_logged(self._config))
         # (tf.estimator deep-copied params, for the Estimator and for each model_fn call;
         # this kit copies the dict only, so objects in it, such as a hook, are shared.)
         self._params = dict(params or {})
@@ -513,6 +515,7 @@ class Estimator:
             saver.read(checkpoint_path).expect_partial()
         else:
             ckpt_lib.restore(self._store, checkpoint_path, warn_unused=mode == ModeKeys.TRAIN)
+        log.info("Restoring parameters from %s", checkpoint_path)  # 2.15's Saver's line
 
     # ---------------------------------------------------------------- train
     def _train_function(self):

@@ -71,6 +71,41 @@ def _apply_session_config(session_config):
 _USE_DEFAULT = object()
 
 
+# The settings a RunConfig is made of (and `replace` changes), in tf.estimator's order.
+_SETTINGS = (
+    "model_dir",
+    "tf_random_seed",
+    "save_summary_steps",
+    "save_checkpoints_steps",
+    "save_checkpoints_secs",
+    "session_config",
+    "keep_checkpoint_max",
+    "keep_checkpoint_every_n_hours",
+    "log_step_count_steps",
+    "train_distribute",
+    "device_fn",
+    "protocol",
+    "eval_distribute",
+    "experimental_distribute",
+    "experimental_max_worker_delay_secs",
+    "session_creation_timeout_secs",
+    "checkpoint_save_graph_def",
+)
+# What TF_CONFIG sets, in tf.estimator's order.
+_FROM_TF_CONFIG = (
+    "service",
+    "cluster_spec",
+    "task_type",
+    "task_id",
+    "global_id_in_cluster",
+    "master",
+    "evaluation_master",
+    "is_chief",
+    "num_ps_replicas",
+    "num_worker_replicas",
+)
+
+
 class RunConfig:
     """Run settings with tf.estimator 2.15's defaults.
 
@@ -185,28 +220,7 @@ class RunConfig:
 
     def replace(self, **kwargs):
         """A copy with some fields changed, as tf.estimator's `RunConfig.replace`."""
-        fields = {
-            name: getattr(self, name)
-            for name in (
-                "model_dir",
-                "tf_random_seed",
-                "save_summary_steps",
-                "save_checkpoints_steps",
-                "save_checkpoints_secs",
-                "session_config",
-                "keep_checkpoint_max",
-                "keep_checkpoint_every_n_hours",
-                "log_step_count_steps",
-                "train_distribute",
-                "device_fn",
-                "protocol",
-                "eval_distribute",
-                "experimental_distribute",
-                "experimental_max_worker_delay_secs",
-                "session_creation_timeout_secs",
-                "checkpoint_save_graph_def",
-            )
-        }
+        fields = {name: getattr(self, name) for name in _SETTINGS}
         unknown = sorted(set(kwargs) - set(fields))
         if unknown:
             raise ValueError(
@@ -219,3 +233,10 @@ class RunConfig:
             fields["save_checkpoints_steps"] = None
         fields.update(kwargs)
         return RunConfig(**fields)
+
+
+def as_logged(config):
+    """What 2.15's Estimator logged as `Using config: ...`: its RunConfig's fields (their
+    private names, its order), `config`'s values.  (Not a method: RunConfig's public
+    attributes are 2.15's.)"""
+    return str({f"_{name}": getattr(config, name) for name in _SETTINGS + _FROM_TF_CONFIG})

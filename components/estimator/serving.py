@@ -18,10 +18,12 @@ import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow.python.saved_model import fingerprinting_utils
+from tensorflow.python.saved_model.model_utils import export_utils
 from tensorflow.python.trackable import data_structures, resource
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import export as export_lib
+from components.estimator import tf_logging
 from components.estimator.model_fn import ModeKeys
 from components.estimator.variables import GLOBAL_STEP_NAME
 
@@ -118,6 +120,10 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         traced["variables"] = estimator._store.requested_in_last_call()
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
+    # 2.15's report of the signatures by kind (its export's lines, before the restore).
+    export_utils._log_signature_report(
+        {name: output for name, (output, *_) in traced["signatures"].items()}, {}
+    )
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
     # Export outputs fed by the same tensors share one pruned graph (the
     # classify, regress and predict signatures all read the serialized examples).
@@ -208,11 +214,25 @@ def write_atomically(write, target_dir, assets_extra=None):
     return target_dir
 
 
+def _saved_with_asset_lines(module, temp_dir, signatures):
+    """tf.saved_model.save, logging 2.15's builder's asset lines: `Assets added to
+    graph.`, then `Assets written to: <assets>` or, with none, `No assets to write.`
+    (TF 2.21 names the assets folder either way)."""
+    log.info("Assets added to graph.")
+    with tf_logging.withheld("Assets written to:"):
+        tf.saved_model.save(module, temp_dir, signatures=signatures)
+    assets = os.path.join(temp_dir, "assets")
+    if tf.io.gfile.exists(assets) and tf.io.gfile.listdir(assets):
+        log.info("Assets written to: %s", assets)
+    else:
+        log.info("No assets to write.")
+
+
 def save(module, signatures, target_dir, assets_extra=None, as_text=False):
     """Saves `module` with its signatures (and their method names) to `target_dir`."""
 
     def write(temp_dir):
-        tf.saved_model.save(module, temp_dir, signatures=signatures)
+        _saved_with_asset_lines(module, temp_dir, signatures)
         _set_method_names(temp_dir, module.signature_methods, as_text)
         # 2.15's line (its builder's, naming the temporary folder too).
         written = "saved_model.pbtxt" if as_text else "saved_model.pb"

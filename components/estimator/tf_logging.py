@@ -10,6 +10,7 @@ show to its handlers, named `tensorflow` as 2.15's were; Python's own path (the 
 level, the root logger's handlers) is unchanged.
 """
 
+import contextlib
 import logging
 
 PACKAGE = "components.estimator"
@@ -72,3 +73,25 @@ def follow_tensorflow_verbosity():
     logger.addHandler(_ToTensorflowHandlers())
     logging.Logger.manager._clear_cache()
     return logger
+
+
+class _Withheld(logging.Filter):
+    def __init__(self, prefix):
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record):
+        return not record.getMessage().startswith(self.prefix)
+
+
+@contextlib.contextmanager
+def withheld(prefix):
+    """TensorFlow's own lines starting with `prefix` are not shown meanwhile: for a
+    line of TF 2.21's that 2.15 wrote otherwise (the caller logs 2.15's)."""
+    logger = logging.getLogger(TENSORFLOW)
+    line_filter = _Withheld(prefix)
+    logger.addFilter(line_filter)
+    try:
+        yield
+    finally:
+        logger.removeFilter(line_filter)

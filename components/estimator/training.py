@@ -158,6 +158,14 @@ def warn_if_start_delay_unused(config, eval_spec):
         )
 
 
+def _log_how_it_runs(config):
+    """2.15's first lines of train_and_evaluate (no distribute coordinator here; on one
+    machine, training and evaluation in turn)."""
+    log.info("Not using Distribute Coordinator.")
+    if not config.cluster_spec and config.task_type != "evaluator":
+        log.info("Running training and evaluation locally (non-distributed).")
+
+
 def train_and_evaluate(estimator, train_spec, eval_spec):
     """Trains, evaluating and exporting along the way; returns (eval result, export paths)."""
     if not isinstance(train_spec, TrainSpec):
@@ -165,6 +173,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError("eval_spec must be an EvalSpec.")
     warn_if_start_delay_unused(estimator.config, eval_spec)
+    _log_how_it_runs(estimator.config)
     if not estimator.config.is_chief:
         estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps)
         return None, []

@@ -85,7 +85,6 @@ class _TrainingLoop:
     def restore_or_initialize(self, latest_checkpoint):
         if latest_checkpoint is not None:
             self.estimator._restore(latest_checkpoint, ModeKeys.TRAIN)
-            log.info("Restoring parameters from %s", latest_checkpoint)
         else:
             self.estimator._initialize_fresh_variables(self.variables)
         # As 2.15's CheckpointSaverHook, each call saves the step it starts from (its
