@@ -215,6 +215,8 @@ class Estimator:
     # Whether the canned model's own training summaries are tagged as 2.15's V1 classes
     # tagged them (`dnn/dnn/hiddenlayer_0/...`, `linear/bias`, `average_loss`).
     _v1_summaries = False
+    # Why the model cannot run in a graph with a session, for a model that cannot.
+    _needs_eager_execution = None
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         if model_fn is None:
@@ -329,9 +331,20 @@ class Estimator:
 
         This kit's own model_fns are TF2 code and skip the check, unless the
         call brings what only a session runs: TF1 `SessionRunHook`s, or an
-        input_fn that returns a TF1 iterator's next element."""
-        forced = self._runs_in_a_graph or any(
-            graph_mode.is_session_run_hook(h) for h in hooks or ()
+        input_fn that returns a TF1 iterator's next element, or is made where nothing
+        runs eagerly (`tf.compat.v1.disable_eager_execution()`, a `tf.Graph` block),
+        where the TF2 path cannot run."""
+        if self._needs_eager_execution and not tf.executing_eagerly():
+            raise RuntimeError(
+                f"{type(self).__name__} runs only with eager execution, which is off here "
+                "(tf.compat.v1.disable_eager_execution(), disable_v2_behavior() or a "
+                f"tf.Graph().as_default() block): {self._needs_eager_execution}. Run it "
+                "where eager execution is on (TensorFlow 2's default)."
+            )
+        forced = (
+            self._runs_in_a_graph
+            or not tf.executing_eagerly()
+            or any(graph_mode.is_session_run_hook(h) for h in hooks or ())
         )
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             if input_fn is None or not self._input_fn_reads_an_iterator(input_fn, mode):

@@ -537,7 +537,7 @@ def _counting_steps(built):
     tf.estimator then trained forever, its StopAtStepHook never reached."""
     writes = [
         op
-        for op in built.global_step.handle.consumers()
+        for op in built.global_step.op.outputs[0].consumers()  # (a handle, or a ref)
         if op.type.startswith(_WRITE_OP_PREFIXES) and op is not built.global_step.initializer
     ]
     if writes:

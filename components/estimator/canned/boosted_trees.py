@@ -79,6 +79,8 @@ def _sorted_by_name(names, values):
 class BoostedTreesEstimator(Estimator):
     """Gradient boosted trees under any head (the Classifier and Regressor pick theirs)."""
 
+    _needs_eager_execution = "its trees grow between training steps, in eager Python code"
+
     def __init__(
         self,
         feature_columns,
