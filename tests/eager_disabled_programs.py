@@ -238,6 +238,20 @@ def boosted_trees_refused(tf):
     return None
 
 
+def model_to_estimator_refused(tf):
+    """[error type, message] of the kit's model_to_estimator given a Keras model compiled
+    with eager execution off (2.15 trained it)."""
+    import tf_keras
+
+    model = tf_keras.Sequential([tf_keras.layers.Dense(2, input_shape=(3,))])
+    model.compile("sgd", "mse")
+    try:
+        tf_keras.estimator.model_to_estimator(keras_model=model)
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+    return None
+
+
 def main(group, out_path, *flags):
     import tensorflow as tf
 
@@ -247,6 +261,7 @@ def main(group, out_path, *flags):
     found["programs"] = run_group(tf, group)
     if "--kit" in flags:
         found["boosted_trees"] = boosted_trees_refused(tf)
+        found["model_to_estimator"] = model_to_estimator_refused(tf)
     with open(out_path, "w") as f:
         json.dump(found, f, sort_keys=True)
 

@@ -49,6 +49,7 @@ def ours(tmp_path_factory):
             written = json.load(f)
         found["groups"][group] = written["programs"]
         found.setdefault("boosted_trees", written["boosted_trees"])
+        found.setdefault("model_to_estimator", written["model_to_estimator"])
     return found
 
 
@@ -87,3 +88,11 @@ def test_boosted_trees_refuse_naming_the_cause(ours):
     assert kind == "RuntimeError"
     assert "BoostedTreesClassifier runs only with eager execution" in message
     assert "disable_eager_execution()" in message
+
+
+def test_model_to_estimator_refuses_a_tf1_keras_model_naming_the_cause(ours):
+    """A Keras model compiled with eager execution off is TF1 Keras (no `compiled_loss`):
+    2.15 trained it; here it is refused, saying why (not "must be compiled")."""
+    kind, message = ours["model_to_estimator"]
+    assert kind == "ValueError"
+    assert "compiled with eager execution off" in message

@@ -142,6 +142,12 @@ def model_to_estimator(
             "tf.keras, which then is tf_keras."
         )
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
+        if getattr(keras_model, "_is_compiled", False):  # (TF1 Keras: no compiled_loss)
+            raise ValueError(
+                "The Keras model was compiled with eager execution off (after "
+                "tf.compat.v1.disable_eager_execution() or disable_v2_behavior()): "
+                "model_to_estimator here takes a model compiled with eager execution on."
+            )
         raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
     # Checkpoints are tf.estimator's name-based ones (its 'saver' format) either way;
     # 2.15's default 'checkpoint' (object-based) is not written (docs/guide/estimator.md,
