@@ -334,7 +334,8 @@ class Estimator:
         input_fn that returns a TF1 iterator's next element, or is made where nothing
         runs eagerly (`tf.compat.v1.disable_eager_execution()`, a `tf.Graph` block),
         where the TF2 path cannot run."""
-        if self._needs_eager_execution and not tf.executing_eagerly():
+        eager_off = graph_mode.eager_execution_off()
+        if self._needs_eager_execution and eager_off:
             raise RuntimeError(
                 f"{type(self).__name__} runs only with eager execution, which is off here "
                 "(tf.compat.v1.disable_eager_execution(), disable_v2_behavior() or a "
@@ -343,7 +344,7 @@ class Estimator:
             )
         forced = (
             self._runs_in_a_graph
-            or not tf.executing_eagerly()
+            or eager_off
             or any(graph_mode.is_session_run_hook(h) for h in hooks or ())
         )
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):

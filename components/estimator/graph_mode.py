@@ -20,10 +20,12 @@ import random
 import re
 import threading
 import time
+import weakref
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.client import session as session_lib
+from tensorflow.python.eager import context as eager_context
 from tensorflow.python.framework import meta_graph
 from tensorflow.python.training import training_util
 
@@ -208,6 +210,22 @@ class _IteratorInitializerHook(_V1.train.SessionRunHook):
         session.run(self._initializer)
 
 
+# The graphs ModeGraph built: a call the kit makes inside one (a listener's export while
+# training runs in its session) is not made from a user's graph block.
+_MODE_GRAPHS = weakref.WeakSet()
+
+
+def eager_execution_off():
+    """Whether the caller runs where eager execution is off, so only this path can run:
+    `tf.compat.v1.disable_eager_execution()` (or `disable_v2_behavior()`), or a user's
+    `tf.Graph().as_default()` block; not the kit's own mode graphs."""
+    if tf.executing_eagerly():
+        return False
+    if eager_context.default_execution_mode != eager_context.EAGER_MODE:
+        return True
+    return tf.compat.v1.get_default_graph() not in _MODE_GRAPHS
+
+
 class ModeGraph:
     """One mode's graph: the input's (or receiver's) tensors and `model_fn`'s spec."""
 
@@ -215,6 +233,7 @@ class ModeGraph:
         self.estimator = estimator
         self.mode = mode
         self.graph = graph or tf.Graph()
+        _MODE_GRAPHS.add(self.graph)
         self.input_hooks = []
         self.input_cardinality = None  # of a Dataset input_fn: steps may then be looped
         self.receiver = None
