@@ -1,0 +1,336 @@
+"""Programs in the shape of public TF1-era text and sequence Estimator samples, after
+`tf_upgrade_v2`: Google's "text classification with TensorFlow Estimators" (embeddings,
+conv1d, an LSTM, the Keras-layers version), RNN cells through `dynamic_rnn` and
+`static_rnn`, and word2vec's sampled losses.
+
+Each program takes the `tensorflow` module (2.15's, or 2.21's once
+`components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
+returns what the sample's user sees in the parts `tests/tf1_sample_programs.py` names
+(`exact`, `close`: 1e-4, `loose`: 35%); `tests/test_text_sequence_samples.py` compares
+them with 2.15's recording (`tests/tf215/record_text_sequence.py`, into
+`tests/data/tf215/text_sequence.json`). Every random op is seeded: TF1 ops without a
+seed of their own take one from the graph's op count, which differs between versions.
+"""
+
+import os
+
+import numpy as np
+
+from tests.tf1_fidelity_programs import _info_lines
+from tests.tf1_sample_programs import _floats, _loss_steps
+from tests.tutorial_programs import listing, signatures, structure
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "text_sequence.json")
+SEED = 7
+VOCAB = 20  # hash buckets of the words
+MAX_LEN = 6
+SENTENCES = [
+    b"Good great movie!",
+    b"bad awful film",
+    b"great acting, good plot",
+    b"awful boring plot",
+    b"fine good fun",
+    b"poor bad acting",
+    b"great fun",
+    b"boring poor awful movie",
+]
+LABELS = [1, 0, 1, 0, 1, 0, 1, 0]
+
+
+def _cleaned(sentence):
+    """The samples' Python preprocessing step: lower case, no punctuation."""
+    text = sentence.decode() if isinstance(sentence, bytes) else str(sentence)
+    return "".join(c for c in text.lower() if c.isalnum() or c == " ").encode()
+
+
+def _word_ids(tf, sentence):
+    """A sentence's word ids (hash buckets: the same in every version) and length."""
+    words = tf.compat.v1.string_split([sentence]).values[:MAX_LEN]
+    ids = tf.strings.to_hash_bucket_fast(words, VOCAB)
+    return ids, tf.size(ids)
+
+
+def text_input_fn(tf, epochs=None, batch_size=4):
+    """tf.data of ({"words": padded ids, "length": n}, label): py_func cleaning,
+    string_split, padded_batch."""
+
+    def input_fn():
+        def parse(sentence, label):
+            cleaned = tf.compat.v1.py_func(_cleaned, [sentence], tf.string, stateful=False)
+            cleaned.set_shape([])
+            ids, length = _word_ids(tf, cleaned)
+            return {"words": ids, "length": length}, label
+
+        data = tf.data.Dataset.from_tensor_slices((SENTENCES, np.int32(LABELS))).map(parse)
+        return data.repeat(epochs).padded_batch(
+            batch_size, padded_shapes=({"words": [MAX_LEN], "length": []}, [])
+        )
+
+    return input_fn
+
+
+def text_receiver_fn(tf):
+    """A raw receiver taking sentences (a string tensor), tokenized with tf.strings.split."""
+
+    def receiver_fn():
+        sentences = tf.compat.v1.placeholder(tf.string, [None], name="sentence")
+        words = tf.strings.split(tf.strings.lower(sentences))
+        ids = tf.strings.to_hash_bucket_fast(words, VOCAB).to_tensor(shape=[None, MAX_LEN])
+        length = tf.cast(words.row_lengths(), tf.int32)
+        return tf.estimator.export.ServingInputReceiver(
+            {"words": ids, "length": length}, {"sentence": sentences}
+        )
+
+    return receiver_fn
+
+
+def _classifier_spec(tf, mode, logits, labels, train_op_of):
+    """The samples' heads of a two-class model_fn; `train_op_of(loss)` trains."""
+    predictions = {
+        "classes": tf.argmax(logits, 1),
+        "probabilities": tf.nn.softmax(logits, name="probabilities"),
+    }
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(
+            mode,
+            predictions=predictions,
+            export_outputs={"classify": tf.estimator.export.PredictOutput(predictions)},
+        )
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op_of(loss))
+    metrics = {
+        "accuracy": tf.compat.v1.metrics.accuracy(labels, predictions["classes"]),
+        "auc": tf.compat.v1.metrics.auc(labels, predictions["probabilities"][:, 1]),
+    }
+    return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+
+
+def _clipped_adam(tf, learning_rate=0.05):
+    """compute_gradients, clip_by_global_norm, apply_gradients: the samples' Adam."""
+
+    def train_op_of(loss):
+        optimizer = tf.compat.v1.train.AdamOptimizer(learning_rate)
+        grads, variables = zip(*optimizer.compute_gradients(loss), strict=True)
+        clipped, _ = tf.clip_by_global_norm(grads, 1.0)
+        return optimizer.apply_gradients(
+            zip(clipped, variables, strict=True), global_step=tf.compat.v1.train.get_global_step()
+        )
+
+    return train_op_of
+
+
+def _seeded(tf, scale=0.3, seed=SEED):
+    return tf.compat.v1.random_uniform_initializer(-scale, scale, seed=seed)
+
+
+def _run_classifier(tf, workdir, model_fn, steps=20):
+    """Train (log lines kept), evaluate, predict, export with the sentence receiver, and
+    call the export on two sentences."""
+    model = tf.estimator.Estimator(
+        model_fn,
+        os.path.join(workdir, "model"),
+        config=tf.estimator.RunConfig(tf_random_seed=SEED, log_step_count_steps=10),
+    )
+    with _info_lines() as lines:
+        model.train(text_input_fn(tf), steps=steps)
+    result = model.evaluate(text_input_fn(tf, epochs=1))
+    rows = list(model.predict(text_input_fn(tf, epochs=1)))
+    export_dir = model.export_saved_model(
+        os.path.join(workdir, "export"), text_receiver_fn(tf)
+    ).decode()
+    loaded = tf.saved_model.load(export_dir)
+    served = loaded.signatures["classify"](sentence=tf.constant([b"great fun", b"bad plot"]))
+    return {
+        "exact": {
+            "eval_keys": sorted(result),
+            "variables": model.get_variable_names(),
+            "predictions": structure(rows),
+            "count": len(rows),
+            "loss_steps": _loss_steps(lines),
+            "signatures": signatures(export_dir),
+            "export_files": listing(export_dir),
+            "served_keys": sorted(served),
+        },
+        "values": {
+            **{"eval_" + k: v for k, v in _floats(result).items()},
+            "probabilities": [r["probabilities"].tolist() for r in rows],
+            "served": served["probabilities"].numpy().tolist(),
+        },
+    }
+
+
+def _split(result, part):
+    """`result` with its `values` as the part `part` names."""
+    return {"exact": result["exact"], part: result["values"]}
+
+
+# ------------------------------------------------------------------ (a) CNN over words
+def cnn_text_model_fn(features, labels, mode):
+    """Embeddings from get_variable, conv1d, max pooling over time, a dense layer."""
+    import tensorflow as tf
+
+    embeddings = tf.compat.v1.get_variable("embeddings", [VOCAB, 8], initializer=_seeded(tf))
+    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["words"])
+    conv = tf.compat.v1.layers.conv1d(
+        embedded,
+        filters=6,
+        kernel_size=3,
+        padding="same",
+        activation=tf.nn.relu,
+        kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 1),
+    )
+    pooled = tf.reduce_max(conv, axis=1)
+    hidden = tf.compat.v1.layers.dropout(
+        pooled, rate=0.2, seed=SEED + 2, training=mode == tf.estimator.ModeKeys.TRAIN
+    )
+    logits = tf.compat.v1.layers.dense(
+        hidden, 2, kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 3)
+    )
+    return _classifier_spec(tf, mode, logits, labels, _clipped_adam(tf))
+
+
+def cnn_text(tf, workdir):
+    return _split(_run_classifier(tf, workdir, cnn_text_model_fn), "close")
+
+
+# ------------------------------------------------------------------ (b) RNN cells
+def _cells(tf, mode, kind):
+    """Two layers of `kind` cells, the first with seeded dropout while training."""
+    make = {
+        "lstm": lambda n: tf.compat.v1.nn.rnn_cell.LSTMCell(
+            n, initializer=_seeded(tf, seed=SEED + n)
+        ),
+        "gru": lambda n: tf.compat.v1.nn.rnn_cell.GRUCell(
+            n, kernel_initializer=_seeded(tf, seed=SEED + n)
+        ),
+    }[kind]
+    keep = 0.8 if mode == tf.estimator.ModeKeys.TRAIN else 1.0
+    first = tf.compat.v1.nn.rnn_cell.DropoutWrapper(make(5), output_keep_prob=keep, seed=SEED)
+    return tf.compat.v1.nn.rnn_cell.MultiRNNCell([first, make(4)])
+
+
+def rnn_model_fn(features, labels, mode, params):
+    """Embeddings, an RNN (dynamic with sequence_length, or static over the unstacked
+    steps), the last output to logits."""
+    import tensorflow as tf
+
+    embeddings = tf.compat.v1.get_variable("embeddings", [VOCAB, 6], initializer=_seeded(tf))
+    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["words"])
+    cell = _cells(tf, mode, params["cell"])
+    if params["static"]:
+        steps = tf.unstack(embedded, num=MAX_LEN, axis=1)
+        _, state = tf.compat.v1.nn.static_rnn(
+            cell, steps, sequence_length=features["length"], dtype=tf.float32
+        )
+    else:
+        _, state = tf.compat.v1.nn.dynamic_rnn(
+            cell, embedded, sequence_length=features["length"], dtype=tf.float32
+        )
+    last = state[-1].h if params["cell"] == "lstm" else state[-1]
+    logits = tf.compat.v1.layers.dense(
+        last, 2, kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 9)
+    )
+    return _classifier_spec(tf, mode, logits, labels, _clipped_adam(tf))
+
+
+def _rnn_program(cell, static):
+    def program(tf, workdir):
+        def model_fn(features, labels, mode):
+            return rnn_model_fn(features, labels, mode, {"cell": cell, "static": static})
+
+        return _split(_run_classifier(tf, workdir, model_fn), "close")
+
+    return program
+
+
+# ------------------------------------------------------------------ (c) Keras layers
+def keras_layers_model_fn(features, labels, mode):
+    """The TF2-era blog's version: tf.keras layers called in a TF1 model_fn."""
+    import tensorflow as tf
+
+    layers = tf.keras.layers
+    embedded = layers.Embedding(
+        VOCAB, 8, embeddings_initializer=tf.keras.initializers.RandomUniform(-0.3, 0.3, seed=1)
+    )(features["words"])
+    conv = layers.Conv1D(
+        6, 3, activation="relu", kernel_initializer=tf.keras.initializers.GlorotUniform(seed=2)
+    )(embedded)
+    lstm = layers.LSTM(
+        4,
+        return_sequences=True,
+        kernel_initializer=tf.keras.initializers.GlorotUniform(seed=3),
+        recurrent_initializer=tf.keras.initializers.Orthogonal(seed=4),
+    )(conv)
+    pooled = layers.GlobalMaxPooling1D()(lstm)
+    logits = layers.Dense(2, kernel_initializer=tf.keras.initializers.GlorotUniform(seed=5))(pooled)
+    return _classifier_spec(tf, mode, logits, labels, _clipped_adam(tf))
+
+
+def keras_layers(tf, workdir):
+    return _split(_run_classifier(tf, workdir, keras_layers_model_fn), "close")
+
+
+# ------------------------------------------------------------------ (e) word2vec
+PAIRS = np.array([[i, (i * 3 + 1) % 16] for i in range(16)] * 2, np.int64)
+
+
+def word2vec_model_fn(features, labels, mode, params):
+    """Skip-gram pairs: embeddings, and sampled softmax or NCE over 16 words."""
+    import tensorflow as tf
+
+    embeddings = tf.compat.v1.get_variable("embeddings", [16, 4], initializer=_seeded(tf))
+    weights = tf.compat.v1.get_variable(
+        "nce_weights", [16, 4], initializer=_seeded(tf, seed=SEED + 1)
+    )
+    biases = tf.compat.v1.get_variable("nce_biases", [16], initializer=tf.zeros_initializer())
+    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["center"])
+    labels = tf.reshape(labels, [-1, 1])
+    sampled = tf.random.log_uniform_candidate_sampler(
+        labels, 1, num_sampled=4, unique=True, range_max=16, seed=SEED + 2
+    )
+    loss_fn = {
+        "sampled_softmax": tf.compat.v1.nn.sampled_softmax_loss,
+        "nce": tf.compat.v1.nn.nce_loss,
+    }[params["loss"]]
+    loss = tf.reduce_mean(loss_fn(weights, biases, labels, embedded, 4, 16, sampled_values=sampled))
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.5)
+    train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+    metrics = {"mean_loss": tf.compat.v1.metrics.mean(loss)}
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+
+def _word2vec_program(loss):
+    def program(tf, workdir):
+        def input_fn():
+            data = tf.data.Dataset.from_tensor_slices(({"center": PAIRS[:, 0]}, PAIRS[:, 1]))
+            return data.batch(8)
+
+        model = tf.estimator.Estimator(
+            word2vec_model_fn,
+            os.path.join(workdir, "model"),
+            params={"loss": loss},
+            config=tf.estimator.RunConfig(tf_random_seed=SEED),
+        )
+        model.train(input_fn, steps=4)
+        result = model.evaluate(input_fn)
+        return {
+            "exact": {"eval_keys": sorted(result), "variables": model.get_variable_names()},
+            "close": {
+                **_floats(result),
+                "embeddings": model.get_variable_value("embeddings").tolist(),
+            },
+        }
+
+    return program
+
+
+PROGRAMS = {
+    "cnn_text": cnn_text,
+    "lstm_dynamic_rnn": _rnn_program("lstm", static=False),
+    "gru_static_rnn": _rnn_program("gru", static=True),
+    "keras_layers": keras_layers,
+    "word2vec_sampled_softmax": _word2vec_program("sampled_softmax"),
+    "word2vec_nce": _word2vec_program("nce"),
+}
