@@ -18,7 +18,7 @@ import numpy as np
 
 from tests.tf1_fidelity_programs import _info_lines
 from tests.tf1_sample_programs import _floats, _loss_steps
-from tests.tutorial_programs import listing, signatures, structure
+from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "text_sequence.json")
@@ -326,6 +326,101 @@ def _word2vec_program(loss):
     return program
 
 
+# ------------------------------------------------------------------ raw sentences
+WORDS = ["good", "great", "fine", "fun", "bad", "awful", "poor", "boring"]
+
+
+def vocab_model_fn(features, labels, mode, params):
+    """Raw sentences in: lower-cased and split in the model_fn, looked up in a vocabulary
+    file (an asset of the export), averaged embeddings; summaries of its own; a classify
+    signature beside the default."""
+    import tensorflow as tf
+
+    words = tf.compat.v1.string_split(tf.strings.lower(features["sentence"]))
+    initializer = tf.lookup.TextFileInitializer(
+        params["vocab"],
+        tf.string,
+        tf.lookup.TextFileIndex.WHOLE_LINE,
+        tf.int64,
+        tf.lookup.TextFileIndex.LINE_NUMBER,
+    )
+    table = tf.lookup.StaticVocabularyTable(initializer, num_oov_buckets=1)
+    ids = tf.SparseTensor(words.indices, table.lookup(words.values), words.dense_shape)
+    embeddings = tf.compat.v1.get_variable(
+        "word_embeddings", [len(WORDS) + 1, 4], initializer=_seeded(tf)
+    )
+    tf.compat.v1.summary.histogram("word_embeddings", embeddings)
+    oov = tf.reduce_mean(tf.cast(tf.equal(ids.values, len(WORDS)), tf.float32))
+    tf.compat.v1.summary.scalar("oov_rate", oov)
+    pooled = tf.compat.v1.nn.embedding_lookup_sparse(embeddings, ids, None, combiner="mean")
+    logits = tf.compat.v1.layers.dense(
+        pooled, 2, kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 1)
+    )
+    spec = _classifier_spec(tf, mode, logits, labels, _clipped_adam(tf, 0.1))
+    if mode != tf.estimator.ModeKeys.PREDICT:
+        return spec
+    names = tf.tile(tf.constant([["negative", "positive"]]), [tf.shape(logits)[0], 1])
+    scores = spec.predictions["probabilities"]
+    return spec._replace(
+        export_outputs={
+            "serving_default": tf.estimator.export.PredictOutput(spec.predictions),
+            "classify": tf.estimator.export.ClassificationOutput(scores=scores, classes=names),
+        }
+    )
+
+
+def raw_sentences(tf, workdir):
+    """Train and evaluate on raw sentences; export with a raw string receiver, load, call
+    both signatures."""
+    vocab = os.path.join(workdir, "vocab.txt")
+    os.makedirs(workdir, exist_ok=True)
+    with open(vocab, "w") as f:
+        f.write("\n".join(WORDS) + "\n")
+
+    def input_fn():
+        data = tf.data.Dataset.from_tensor_slices(({"sentence": SENTENCES}, np.int32(LABELS)))
+        return data.batch(4)
+
+    model_dir = os.path.join(workdir, "model")
+    model = tf.estimator.Estimator(
+        vocab_model_fn,
+        model_dir,
+        params={"vocab": vocab},
+        config=tf.estimator.RunConfig(tf_random_seed=SEED, save_summary_steps=5),
+    )
+    model.train(lambda: input_fn().repeat(), steps=12)
+    result = model.evaluate(input_fn)
+    rows = list(model.predict(lambda: input_fn().map(lambda x, y: x)))
+    receiver = tf.estimator.export.build_raw_serving_input_receiver_fn(
+        {"sentence": tf.constant([b""])}  # (its batch size: None)
+    )
+    export_dir = model.export_saved_model(os.path.join(workdir, "export"), receiver).decode()
+    loaded = tf.saved_model.load(export_dir)
+    sentences = tf.constant([b"great fun", b"Bad plot"])
+    served = loaded.signatures["serving_default"](sentence=sentences)
+    classified = loaded.signatures["classify"](inputs=sentences)
+    return {
+        "exact": {
+            "eval_keys": sorted(result),
+            "variables": model.get_variable_names(),
+            "predictions": structure(rows),
+            "signatures": signatures(export_dir),
+            "export_files": listing(export_dir),
+            "served_keys": sorted(served),
+            "classified_keys": sorted(classified),
+            "classes": [[c.decode() for c in row] for row in classified["classes"].numpy()],
+            "train_tags": event_tags(model_dir),
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
+        },
+        "close": {
+            **{"eval_" + k: v for k, v in _floats(result).items()},
+            "probabilities": [r["probabilities"].tolist() for r in rows],
+            "served": served["probabilities"].numpy().tolist(),
+            "scores": classified["scores"].numpy().tolist(),
+        },
+    }
+
+
 PROGRAMS = {
     "cnn_text": cnn_text,
     "lstm_dynamic_rnn": _rnn_program("lstm", static=False),
@@ -333,4 +428,5 @@ PROGRAMS = {
     "keras_layers": keras_layers,
     "word2vec_sampled_softmax": _word2vec_program("sampled_softmax"),
     "word2vec_nce": _word2vec_program("nce"),
+    "raw_sentences": raw_sentences,
 }
