@@ -13,10 +13,11 @@ seed of their own take one from the graph's op count, which differs between vers
 """
 
 import os
+import re
 
 import numpy as np
 
-from tests.tf1_fidelity_programs import _info_lines
+from tests.tf1_fidelity_programs import _info_lines, _raised
 from tests.tf1_sample_programs import _floats, _loss_steps
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
@@ -346,11 +347,13 @@ def vocab_model_fn(features, labels, mode, params):
     )
     table = tf.lookup.StaticVocabularyTable(initializer, num_oov_buckets=1)
     ids = tf.SparseTensor(words.indices, table.lookup(words.values), words.dense_shape)
+    with open(params["vocab"]) as f:
+        size = len(f.read().split())
     embeddings = tf.compat.v1.get_variable(
-        "word_embeddings", [len(WORDS) + 1, 4], initializer=_seeded(tf)
+        "word_embeddings", [size + 1, 4], initializer=_seeded(tf)
     )
     tf.compat.v1.summary.histogram("word_embeddings", embeddings)
-    oov = tf.reduce_mean(tf.cast(tf.equal(ids.values, len(WORDS)), tf.float32))
+    oov = tf.reduce_mean(tf.cast(tf.equal(ids.values, size), tf.float32))
     tf.compat.v1.summary.scalar("oov_rate", oov)
     pooled = tf.compat.v1.nn.embedding_lookup_sparse(embeddings, ids, None, combiner="mean")
     logits = tf.compat.v1.layers.dense(
@@ -421,6 +424,139 @@ def raw_sentences(tf, workdir):
     }
 
 
+# ------------------------------------------------------------------ embeddings from elsewhere
+def _write_vocab(path, words):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(words) + "\n")
+    return path
+
+
+def _sentence_input_fn(tf, epochs=None):
+    def input_fn():
+        data = tf.data.Dataset.from_tensor_slices(({"sentence": SENTENCES}, np.int32(LABELS)))
+        return data.batch(4).repeat(epochs)
+
+    return input_fn
+
+
+def _warm_start_lines(lines, workdir):
+    """The 'Warm-starting' log lines, each once, without folders and objects' addresses."""
+    kept = []
+    for line in lines:
+        line = re.sub(r" at 0x[0-9a-f]+", "", line.replace(workdir, "<workdir>"))
+        if line.startswith("Warm-start") and line not in kept:
+            kept.append(line)
+    return kept
+
+
+def warm_start_vocab(tf, workdir):
+    """Train on one vocabulary; warm-start the embeddings of a model with another (words
+    reordered, dropped and added) through VocabInfo, the rest fresh."""
+    old_vocab = _write_vocab(os.path.join(workdir, "old.txt"), WORDS)
+    new_words = ["fun", "movie", "bad", "good", "plot", "awful", "great"]
+    new_vocab = _write_vocab(os.path.join(workdir, "new.txt"), new_words)
+    config = tf.estimator.RunConfig(tf_random_seed=SEED)
+    first = tf.estimator.Estimator(
+        vocab_model_fn, os.path.join(workdir, "first"), params={"vocab": old_vocab}, config=config
+    )
+    first.train(_sentence_input_fn(tf), steps=6)
+
+    def settings(variables):
+        return tf.estimator.WarmStartSettings(
+            ckpt_to_initialize_from=first.model_dir,
+            vars_to_warm_start=variables,
+            var_name_to_vocab_info={
+                "word_embeddings": tf.estimator.VocabInfo(
+                    new_vocab=new_vocab,
+                    new_vocab_size=len(new_words),
+                    num_oov_buckets=1,
+                    old_vocab=old_vocab,
+                    old_vocab_size=len(WORDS),
+                    backup_initializer=tf.compat.v1.zeros_initializer(),
+                )
+            },
+        )
+
+    def second_model(name, variables):
+        return tf.estimator.Estimator(
+            vocab_model_fn,
+            os.path.join(workdir, name),
+            params={"vocab": new_vocab},
+            config=config,
+            warm_start_from=settings(variables),
+        )
+
+    second = second_model("second", "word_embeddings")
+    with _info_lines() as lines:
+        second.train(_sentence_input_fn(tf), steps=1)
+    # A list's regexes match whole names with their ':0', so 'word_embeddings$' finds none.
+    anchored = second_model("anchored", ["word_embeddings$"])
+    unmatched = _raised(lambda: anchored.train(_sentence_input_fn(tf), steps=1))
+    return {
+        "exact": {
+            "variables": second.get_variable_names(),
+            "warm_start_lines": _warm_start_lines(lines, workdir),
+            "anchored_regex": unmatched,
+        },
+        "close": {
+            "old": first.get_variable_value("word_embeddings").tolist(),
+            "warm_started": second.get_variable_value("word_embeddings").tolist(),
+            **{
+                "eval_" + k: v
+                for k, v in _floats(second.evaluate(_sentence_input_fn(tf, epochs=1))).items()
+            },
+        },
+    }
+
+
+PRETRAINED = np.linspace(-1, 1, VOCAB * 3).reshape(VOCAB, 3).astype(np.float32)
+
+
+def pretrained_model_fn(features, labels, mode):
+    """Frozen pretrained embeddings fed through the Scaffold's init_feed_dict (a large
+    matrix is no constant in the graph), beside a constant_initializer copy; a trained
+    projection."""
+    import tensorflow as tf
+
+    matrix = tf.compat.v1.placeholder(tf.float32, PRETRAINED.shape, name="pretrained_matrix")
+    fed = tf.compat.v1.Variable(matrix, trainable=False, name="pretrained")
+    constant = tf.compat.v1.get_variable(
+        "constant_embeddings",
+        PRETRAINED.shape,
+        initializer=tf.compat.v1.constant_initializer(PRETRAINED[::-1]),
+        trainable=False,
+    )
+    words = features["words"]
+    both = tf.concat(
+        [tf.nn.embedding_lookup(fed, words), tf.nn.embedding_lookup(constant, words)], -1
+    )
+    pooled = tf.reduce_mean(both, axis=1)
+    logits = tf.compat.v1.layers.dense(pooled, 2, kernel_initializer=tf.zeros_initializer())
+    spec = _classifier_spec(tf, mode, logits, labels, _clipped_adam(tf, 0.1))
+    return spec._replace(scaffold=tf.compat.v1.train.Scaffold(init_feed_dict={matrix: PRETRAINED}))
+
+
+def pretrained_embeddings(tf, workdir):
+    model = tf.estimator.Estimator(pretrained_model_fn, os.path.join(workdir, "model"))
+    model.train(text_input_fn(tf), steps=8)
+    result = model.evaluate(text_input_fn(tf, epochs=1))
+    rows = list(model.predict(text_input_fn(tf, epochs=1), yield_single_examples=False))
+    return {
+        "exact": {
+            "variables": model.get_variable_names(),
+            "pretrained_kept": bool(
+                np.array_equal(model.get_variable_value("pretrained"), PRETRAINED)
+            ),
+            "batches": [[[k, list(v.shape)] for k, v in sorted(r.items())] for r in rows],
+        },
+        "close": {
+            **_floats(result),
+            "kernel": model.get_variable_value("dense/kernel").tolist(),
+        },
+    }
+
+
 PROGRAMS = {
     "cnn_text": cnn_text,
     "lstm_dynamic_rnn": _rnn_program("lstm", static=False),
@@ -429,4 +565,6 @@ PROGRAMS = {
     "word2vec_sampled_softmax": _word2vec_program("sampled_softmax"),
     "word2vec_nce": _word2vec_program("nce"),
     "raw_sentences": raw_sentences,
+    "warm_start_vocab": warm_start_vocab,
+    "pretrained_embeddings": pretrained_embeddings,
 }
