@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from tests.tf1_fidelity_programs import _info_lines, _raised
-from tests.tf1_sample_programs import _floats, _loss_steps
+from tests.tf1_sample_programs import _floats, _loss_steps, _messages, _shape_of_message
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -557,6 +557,117 @@ def pretrained_embeddings(tf, workdir):
     }
 
 
+# ------------------------------------------------------------------ a sequence tagger
+class IteratorInitializerHook:
+    """nmt-style samples' hook: runs the input_fn's initializable iterator's initializer
+    once the session exists (the input_fn sets `initializer_func`)."""
+
+    def __init__(self, tf):
+        self.base = tf.compat.v1.train.SessionRunHook
+        self.initializer_func = None
+
+    def as_hook(self):
+        outer = self
+
+        class Hook(self.base):
+            def after_create_session(self, session, coord):
+                outer.initializer_func(session)
+
+        return Hook()
+
+
+def tagger_input_fn(tf, hook, epochs=None):
+    """Batches of ({"words", "length"}, per-word tags: 1 for a positive word) from an
+    initializable iterator whose initializer `hook` runs."""
+
+    def input_fn():
+        def parse(sentence, label):
+            ids, length = _word_ids(tf, tf.strings.lower(sentence))
+            return {"words": ids, "length": length}, tf.fill([length], label)
+
+        data = tf.data.Dataset.from_tensor_slices((SENTENCES, np.int32(LABELS))).map(parse)
+        data = data.repeat(epochs).padded_batch(
+            4, padded_shapes=({"words": [MAX_LEN], "length": []}, [MAX_LEN])
+        )
+        iterator = tf.compat.v1.data.make_initializable_iterator(data)
+        hook.initializer_func = lambda session: session.run(iterator.initializer)
+        return iterator.get_next()
+
+    return input_fn
+
+
+def tagger_model_fn(features, labels, mode):
+    """Per-word tags from a bidirectional LSTM; padding masked out of the loss and the
+    metrics; a LoggingTensorHook on the loss and the running accuracy."""
+    import tensorflow as tf
+
+    embeddings = tf.compat.v1.get_variable("embeddings", [VOCAB, 4], initializer=_seeded(tf))
+    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["words"])
+    cells = [
+        tf.compat.v1.nn.rnn_cell.LSTMCell(3, initializer=_seeded(tf, seed=SEED + i)) for i in (1, 2)
+    ]
+    (forward, backward), _ = tf.compat.v1.nn.bidirectional_dynamic_rnn(
+        *cells, embedded, sequence_length=features["length"], dtype=tf.float32
+    )
+    logits = tf.compat.v1.layers.dense(
+        tf.concat([forward, backward], -1),
+        2,
+        kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 3),
+    )
+    tags = tf.argmax(logits, -1)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"tags": tags, "logits": logits})
+    mask = tf.sequence_mask(features["length"], MAX_LEN, dtype=tf.float32)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits, weights=mask)
+    accuracy = tf.compat.v1.metrics.accuracy(labels, tags, weights=mask)
+    if mode == tf.estimator.ModeKeys.EVAL:
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, eval_metric_ops={"tag_accuracy": accuracy}
+        )
+    logging_hook = tf.compat.v1.train.LoggingTensorHook(
+        {"loss": loss, "tag_accuracy": accuracy[1]}, every_n_iter=5
+    )
+    return tf.estimator.EstimatorSpec(
+        mode,
+        loss=loss,
+        train_op=tf.group(_clipped_adam(tf)(loss), accuracy[1]),
+        training_hooks=[logging_hook],
+    )
+
+
+def sequence_tagger(tf, workdir):
+    model = tf.estimator.Estimator(
+        tagger_model_fn,
+        os.path.join(workdir, "model"),
+        config=tf.estimator.RunConfig(tf_random_seed=SEED, log_step_count_steps=5),
+    )
+    hooks = {mode: IteratorInitializerHook(tf) for mode in ("train", "eval", "predict")}
+    with _info_lines() as lines:
+        model.train(tagger_input_fn(tf, hooks["train"]), steps=10, hooks=[hooks["train"].as_hook()])
+    result = model.evaluate(
+        tagger_input_fn(tf, hooks["eval"], epochs=1), hooks=[hooks["eval"].as_hook()]
+    )
+    rows = list(
+        model.predict(
+            lambda: tagger_input_fn(tf, hooks["predict"], epochs=1)()[0],
+            hooks=[hooks["predict"].as_hook()],
+        )
+    )
+    return {
+        "exact": {
+            "eval_keys": sorted(result),
+            "variables": model.get_variable_names(),
+            "predictions": structure(rows),
+            "count": len(rows),
+            "logged": [_shape_of_message(m) for m in _messages(lines, "loss = ")],
+        },
+        "close": {
+            **_floats(result),
+            "logits": [r["logits"].tolist() for r in rows[:3]],
+        },
+    }
+
+
 PROGRAMS = {
     "cnn_text": cnn_text,
     "lstm_dynamic_rnn": _rnn_program("lstm", static=False),
@@ -567,4 +678,5 @@ PROGRAMS = {
     "raw_sentences": raw_sentences,
     "warm_start_vocab": warm_start_vocab,
     "pretrained_embeddings": pretrained_embeddings,
+    "sequence_tagger": sequence_tagger,
 }
