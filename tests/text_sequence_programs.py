@@ -668,6 +668,47 @@ def sequence_tagger(tf, workdir):
     }
 
 
+# ------------------------------------------------------------------ text in numpy and pandas
+def text_array_inputs(tf, workdir):
+    """numpy_input_fn and pandas_input_fn given sentences as bytes, str and object arrays
+    (what `np.array(texts)` and a DataFrame's text column are): what predict returns, or
+    the error."""
+    import pandas as pd
+
+    vocab = _write_vocab(os.path.join(workdir, "vocab.txt"), WORDS)
+    texts = [s.decode() for s in SENTENCES[:3]]
+    model = tf.estimator.Estimator(
+        vocab_model_fn,
+        os.path.join(workdir, "model"),
+        params={"vocab": vocab},
+        config=tf.estimator.RunConfig(tf_random_seed=SEED),
+    )
+    model.train(
+        tf.compat.v1.estimator.inputs.numpy_input_fn(
+            {"sentence": np.array(SENTENCES)}, np.int32(LABELS), batch_size=4, shuffle=False
+        ),
+        steps=2,
+    )
+    inputs = tf.compat.v1.estimator.inputs
+    arrays = {
+        "bytes": np.array([t.encode() for t in texts]),
+        "str": np.array(texts),
+        "object": np.array(texts, dtype=object),
+    }
+    input_fns = {
+        f"numpy_{kind}": inputs.numpy_input_fn({"sentence": a}, shuffle=False)
+        for kind, a in arrays.items()
+    }
+    input_fns["pandas"] = inputs.pandas_input_fn(pd.DataFrame({"sentence": texts}), shuffle=False)
+    exact, close = {}, {}
+    for name, input_fn in input_fns.items():
+        rows = []
+        exact[name] = _raised(lambda f=input_fn, kept=rows: kept.extend(model.predict(f)))
+        if rows:
+            close[name] = [r["probabilities"].tolist() for r in rows]
+    return {"exact": exact, "close": close}
+
+
 PROGRAMS = {
     "cnn_text": cnn_text,
     "lstm_dynamic_rnn": _rnn_program("lstm", static=False),
@@ -679,4 +720,5 @@ PROGRAMS = {
     "warm_start_vocab": warm_start_vocab,
     "pretrained_embeddings": pretrained_embeddings,
     "sequence_tagger": sequence_tagger,
+    "text_array_inputs": text_array_inputs,
 }
