@@ -278,15 +278,23 @@ PAIRS = np.array([[i, (i * 3 + 1) % 16] for i in range(16)] * 2, np.int64)
 
 
 def word2vec_model_fn(features, labels, mode, params):
-    """Skip-gram pairs: embeddings, and sampled softmax or NCE over 16 words."""
+    """Skip-gram pairs: embeddings, and sampled softmax or NCE over 16 words; NCE's
+    embeddings and weights in two partitions (large-vocabulary samples' way)."""
     import tensorflow as tf
 
-    embeddings = tf.compat.v1.get_variable("embeddings", [16, 4], initializer=_seeded(tf))
+    partitioned = params["loss"] == "nce"
+    partitioner = tf.compat.v1.fixed_size_partitioner(2) if partitioned else None
+    strategy = "div" if partitioned else "mod"
+    embeddings = tf.compat.v1.get_variable(
+        "embeddings", [16, 4], initializer=_seeded(tf), partitioner=partitioner
+    )
     weights = tf.compat.v1.get_variable(
-        "nce_weights", [16, 4], initializer=_seeded(tf, seed=SEED + 1)
+        "nce_weights", [16, 4], initializer=_seeded(tf, seed=SEED + 1), partitioner=partitioner
     )
     biases = tf.compat.v1.get_variable("nce_biases", [16], initializer=tf.zeros_initializer())
-    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["center"])
+    embedded = tf.compat.v1.nn.embedding_lookup(
+        embeddings, features["center"], partition_strategy=strategy
+    )
     labels = tf.reshape(labels, [-1, 1])
     sampled = tf.random.log_uniform_candidate_sampler(
         labels, 1, num_sampled=4, unique=True, range_max=16, seed=SEED + 2
@@ -295,7 +303,18 @@ def word2vec_model_fn(features, labels, mode, params):
         "sampled_softmax": tf.compat.v1.nn.sampled_softmax_loss,
         "nce": tf.compat.v1.nn.nce_loss,
     }[params["loss"]]
-    loss = tf.reduce_mean(loss_fn(weights, biases, labels, embedded, 4, 16, sampled_values=sampled))
+    loss = tf.reduce_mean(
+        loss_fn(
+            weights,
+            biases,
+            labels,
+            embedded,
+            4,
+            16,
+            sampled_values=sampled,
+            partition_strategy=strategy,
+        )
+    )
     optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.5)
     train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
     metrics = {"mean_loss": tf.compat.v1.metrics.mean(loss)}
@@ -317,7 +336,11 @@ def _word2vec_program(loss):
         model.train(input_fn, steps=4)
         result = model.evaluate(input_fn)
         return {
-            "exact": {"eval_keys": sorted(result), "variables": model.get_variable_names()},
+            "exact": {
+                "eval_keys": sorted(result),
+                "variables": model.get_variable_names(),
+                "checkpoint": [list(v) for v in tf.train.list_variables(model.model_dir)],
+            },
             "close": {
                 **_floats(result),
                 "embeddings": model.get_variable_value("embeddings").tolist(),
