@@ -163,6 +163,13 @@ def _split_element(element):
     return element, None
 
 
+def _fills_queues(graph):
+    """Whether `graph` has queue runners (`string_input_producer`, `shuffle_batch`, ...):
+    pre-tf.data input_fns, whose batches only a session with their runners started gives
+    (eagerly, TensorFlow refuses queues)."""
+    return bool(graph.get_collection(tf.compat.v1.GraphKeys.QUEUE_RUNNERS))
+
+
 def _is_kit_model_fn(model_fn):
     """A canned estimator's (or model_to_estimator's) model_fn: TF2 code of this package."""
     while hasattr(model_fn, "func"):  # functools.partial
@@ -403,10 +410,10 @@ class Estimator:
 
     def _input_fn_reads_an_iterator(self, input_fn, mode):
         """Whether `input_fn` returns the next element of a TF1 iterator
-        (`make_one_shot_iterator(dataset).get_next()`): a new batch per session run,
-        which only a graph gives (run eagerly it would be one batch, forever).  Found by
-        calling it once in a scratch graph, per input_fn, unless it says it returns a
-        Dataset (`returns_dataset`: the Trainer's, whose parsing of hundreds of features
+        (`make_one_shot_iterator(dataset).get_next()`) or of queues (`shuffle_batch`): a
+        new batch per session run, which only a graph gives (run eagerly it would be one
+        batch, forever; queues TensorFlow refuses).  Found by calling it once in a
+        scratch graph, per input_fn, unless it says it returns a Dataset (`returns_dataset`: the Trainer's, whose parsing of hundreds of features
         took seconds to trace again)."""
         if getattr(input_fn, "returns_dataset", False):
             return False
@@ -424,15 +431,18 @@ class Estimator:
         reads = (
             result is not None
             and not isinstance(result, tf.data.Dataset)
-            and any(
-                op.type in ("IteratorGetNext", "IteratorGetNextSync")
-                for op in graph.get_operations()
+            and (
+                any(
+                    op.type in ("IteratorGetNext", "IteratorGetNextSync")
+                    for op in graph.get_operations()
+                )
+                or _fills_queues(graph)
             )
         )
         if reads:
             log.info(
-                "input_fn returns an iterator's next element (TF1 style): this call runs in "
-                "a graph with a session, as tf.estimator ran it."
+                "input_fn returns an iterator's next element or a queue's (TF1 style): this "
+                "call runs in a graph with a session, as tf.estimator ran it."
             )
         with contextlib.suppress(TypeError):  # not weakly referable: asked again next time
             self._iterator_input_fns[input_fn] = reads

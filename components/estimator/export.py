@@ -159,18 +159,17 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
 
 
 def _single_string_input(receiver_tensors, signature_kind):
-    if len(receiver_tensors) != 1:
+    """The serialized tf.Examples a classify or regress signature reads.  Its refusal
+    starts as 2.15's did: the export's report of left-out signatures shows it."""
+    tensors = list(receiver_tensors.values())
+    if len(tensors) != 1 or tensors[0].dtype != tf.string:
         raise ValueError(
-            f"A {signature_kind} signature needs exactly one receiver tensor, got "
-            f"{sorted(receiver_tensors)}."
+            f"{signature_kind.capitalize()} signatures can only accept a single tensor "
+            "input of type tf.string. It takes serialized tf.Examples: parse them into "
+            "the features with tf.io.parse_example in the serving_input_receiver_fn.\n "
+            f"Received: {receiver_tensors}"
         )
-    (tensor,) = receiver_tensors.values()
-    if tensor.dtype != tf.string:
-        raise ValueError(
-            f"A {signature_kind} signature needs a string input (serialized tf.Examples), "
-            f"got {tensor.dtype.name}."
-        )
-    return {"inputs": tensor}
+    return {"inputs": tensors[0]}
 
 
 class ExportOutput(core_export_output.ExportOutput):

@@ -35,10 +35,7 @@ def _signature_defs(built):
     """The mode's signatures: the serving ones for PREDICT, else one supervised one."""
     spec, receiver = built.spec, built.receiver
     if built.mode == ModeKeys.PREDICT:
-        signatures = graph_mode.signature_defs(spec, receiver)
-        # tf.estimator's report of the signatures by kind (those left out: `serving`).
-        export_utils._log_signature_report(signatures, {})
-        return signatures
+        return graph_mode.signature_defs(spec, receiver)  # (which logs 2.15's report)
     metrics = {
         name: graph_mode.metric_pair(name, metric)
         for name, metric in (spec.eval_metric_ops or {}).items()

@@ -61,7 +61,9 @@ def servable_signatures(spec, receiver_tensors):
     """{signature: (export output, inputs, outputs)} for the export outputs these receiver
     tensors can serve.  As tf.estimator 2.15's export, an output whose signature cannot
     take them (a classify or regress signature needs one string input; a raw receiver
-    of several tensors has more) is left out, named in the log, and the export goes on."""
+    of several tensors has more) is left out, and the export goes on; 2.15's report
+    says which signatures it holds, which it left out and why, and whether the
+    default is missing."""
     servable, excluded = {}, {}
     for name, output in export_outputs(spec).items():
         try:
@@ -70,20 +72,14 @@ def servable_signatures(spec, receiver_tensors):
             excluded[name] = str(error)
             continue
         servable[name] = (output, inputs, outputs)
-    for name, reason in sorted(excluded.items()):
-        log.info("Signature %r is left out of the export: %s", name, reason)
     if not servable:
         raise ValueError(
             "No signature can be exported from these receiver tensors "
             f"{sorted(receiver_tensors)}: " + "; ".join(f"{k}: {v}" for k, v in excluded.items())
         )
-    if export_lib.SERVING_DEFAULT not in servable:
-        log.warning(
-            "The export has no %r signature (%s); its signatures are %s.",
-            export_lib.SERVING_DEFAULT,
-            excluded.get(export_lib.SERVING_DEFAULT),
-            sorted(servable),
-        )
+    export_utils._log_signature_report(
+        {name: output for name, (output, *_) in servable.items()}, excluded
+    )
     return servable
 
 
@@ -120,10 +116,6 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         traced["variables"] = estimator._store.requested_in_last_call()
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
-    # 2.15's report of the signatures by kind (its export's lines, before the restore).
-    export_utils._log_signature_report(
-        {name: output for name, (output, *_) in traced["signatures"].items()}, {}
-    )
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
     # Export outputs fed by the same tensors share one pruned graph (the
     # classify, regress and predict signatures all read the serialized examples).

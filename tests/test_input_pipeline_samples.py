@@ -1,0 +1,48 @@
+"""Pre-tf.data input pipelines and the Google Cloud courses' Estimator trainers
+(tests/input_pipeline_programs.py) here against tf.estimator 2.15.
+
+Recorded once under 2.15 (`tests/tf215/record_input_pipelines.py`): queue-based input_fns
+(string_input_producer, TextLineReader, batch / shuffle_batch, num_epochs ending training),
+the courses' tf.data CSV and TFRecord input_fns, and babyweight's wide and deep trainer
+through train_and_evaluate and its export.  Each program runs once here (a module
+fixture); `exact` parts must be equal, `close` ones within 1e-4 (the seeded DNNs'
+losses hang on their initial weights, which 2.15 drew otherwise: not compared).
+"""
+
+import json
+
+import pytest
+import tensorflow as tf
+
+from tests import input_pipeline_programs as programs
+from tests.test_tutorials_vs_tf215 import _close, normalized
+
+with open(programs.RECORDED) as _f:
+    RECORDED = json.load(_f)["programs"]
+
+
+@pytest.fixture(scope="module")
+def ours(tmp_path_factory):
+    """{program: its result here}, each program run once."""
+    import components.estimator.install  # noqa: F401  (the samples say tf.estimator)
+
+    workdir = tmp_path_factory.mktemp("input_pipelines")
+    results = {}
+    for name, run in programs.PROGRAMS.items():
+        (workdir / name).mkdir()
+        results[name] = run(tf, str(workdir / name))
+    return results
+
+
+def test_every_program_is_recorded():
+    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+
+
+@pytest.mark.parametrize("name", list(programs.PROGRAMS))
+def test_pipeline_sees_what_it_saw_under_tf215(ours, name):
+    """Equal `exact` parts but for the `.meta`, `fingerprint.pb` and `.../iter` entries
+    of docs/guide/estimator.md's list; `close` values within 1e-4."""
+    theirs = RECORDED[name]
+    assert sorted(ours[name]) == sorted(theirs)
+    assert normalized(ours[name]["exact"]) == normalized(theirs["exact"])
+    _close(ours[name]["close"], theirs["close"], name, rtol=1e-4, atol=1e-5)
