@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from tests.tf1_fidelity_programs import _info_lines
-from tests.tutorial_programs import listing, signatures
+from tests.tutorial_programs import event_tags, listing, signatures
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "input_pipelines.json")
@@ -145,6 +145,9 @@ def queue_pipelines(tf, workdir):
             "variables": _variables(model),
             "dnn_global_step": int(dnn.get_variable_value("global_step")),
             "files": listing(os.path.join(workdir, "linear")),
+            "train_tags": event_tags(os.path.join(workdir, "linear")),
+            "eval_tags": event_tags(os.path.join(workdir, "linear", "eval")),
+            "dnn_train_tags": event_tags(os.path.join(workdir, "dnn")),
         },
         "close": _floats(
             {
@@ -382,6 +385,8 @@ def babyweight(tf, workdir):
             "metrics": sorted(metrics),
             "global_step": int(metrics["global_step"]),
             "files": listing(model_dir),
+            "train_tags": event_tags(model_dir),
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
             "signatures": signatures(export_dir),
             "export_parent": os.path.relpath(os.path.dirname(export_dir), model_dir),
             "variables": sorted(estimator.get_variable_names()),
