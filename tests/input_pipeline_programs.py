@@ -164,6 +164,68 @@ def queue_pipelines(tf, workdir):
     }
 
 
+def _linear_model_fn(features, labels, mode):
+    """A TF1 custom model_fn of the courses' kind: zero-initialised dense over the
+    numeric columns, a GradientDescent minimize, an RMSE eval metric."""
+    import tensorflow as tf
+
+    inputs = tf.stack([features[k] for k in ("pickuplon", "pickuplat", "passengers")], 1)
+    inputs = tf.reshape(inputs, [-1, 3]) + tf.constant([74.0, -40.7, 0.0])
+    predictions = tf.compat.v1.layers.dense(
+        inputs, 1, kernel_initializer=tf.compat.v1.zeros_initializer()
+    )
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"fare": predictions})
+    labels = tf.reshape(labels, [-1, 1])
+    loss = tf.compat.v1.losses.mean_squared_error(labels, predictions)
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.01).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    rmse = tf.compat.v1.metrics.root_mean_squared_error(labels, predictions)
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, train_op=train_op, eval_metric_ops={"rmse": rmse}
+    )
+
+
+def queue_v1_estimators(tf, workdir):
+    """The older trainers' classes on queues: a compat.v1 canned regressor and a TF1
+    custom model_fn, each until the epochs run out."""
+    train_csv = _write_taxi_csv(os.path.join(workdir, "train.csv"), 30, 5)
+    valid_csv = _write_taxi_csv(os.path.join(workdir, "valid.csv"), 9, 6)
+    v1 = tf.compat.v1.estimator.LinearRegressor(
+        _taxi_columns(tf), model_dir=os.path.join(workdir, "v1"), optimizer="Ftrl"
+    )
+    v1.train(queue_input_fn(tf, train_csv, 6, num_epochs=2, shuffle=False))
+    v1_eval = v1.evaluate(single_read_input_fn(tf, valid_csv, 4))
+    custom = tf.estimator.Estimator(_linear_model_fn, model_dir=os.path.join(workdir, "fn"))
+    custom.train(single_read_input_fn(tf, train_csv, 5))
+    custom_eval = custom.evaluate(queue_input_fn(tf, valid_csv, 4, num_epochs=1, shuffle=False))
+    fares = [
+        row["fare"][0]
+        for row in custom.predict(queue_input_fn(tf, valid_csv, 4, num_epochs=1, shuffle=False))
+    ]
+    return {
+        "exact": {
+            "steps": [int(v1_eval["global_step"]), int(custom_eval["global_step"])],
+            "v1_keys": sorted(v1_eval),
+            "custom_keys": sorted(custom_eval),
+            "v1_variables": _variables(v1),
+            "custom_variables": _variables(custom),
+            "predictions": len(fares),
+            "custom_files": listing(os.path.join(workdir, "fn")),
+        },
+        "close": _floats(
+            {
+                "v1_average_loss": v1_eval["average_loss"],
+                "custom_rmse": custom_eval["rmse"],
+                "custom_loss": custom_eval["loss"],
+                "first_fare": fares[0],
+                "last_fare": fares[-1],
+            }
+        ),
+    }
+
+
 # -------------------------------------------------------------- tf.data CSV input_fns
 def text_line_input_fn(tf, pattern, batch_size, num_epochs):
     """The courses' read_dataset: glob, TextLineDataset skipping the header, decode_csv."""
@@ -408,6 +470,7 @@ def babyweight(tf, workdir):
 
 PROGRAMS = {
     "queue_pipelines": queue_pipelines,
+    "queue_v1_estimators": queue_v1_estimators,
     "csv_datasets": csv_datasets,
     "babyweight": babyweight,
 }
