@@ -723,13 +723,41 @@ def text_array_inputs(tf, workdir):
         for kind, a in arrays.items()
     }
     input_fns["pandas"] = inputs.pandas_input_fn(pd.DataFrame({"sentence": texts}), shuffle=False)
-    exact, close = {}, {}
+    exact, close = _prediction_misuse(tf, model, input_fns["numpy_bytes"]), {}
     for name, input_fn in input_fns.items():
         rows = []
         exact[name] = _raised(lambda f=input_fn, kept=rows: kept.extend(model.predict(f)))
         if rows:
             close[name] = [r["probabilities"].tolist() for r in rows]
     return {"exact": exact, "close": close}
+
+
+def _prediction_misuse(tf, model, input_fn):
+    """What predict says to a key it has not and to per-sentence predictions beside a
+    per-vocabulary one (no batch dimension in common)."""
+
+    def with_vocabulary(features, labels, mode):
+        tags = tf.strings.split(features["sentence"]).to_tensor()
+        return tf.estimator.EstimatorSpec(
+            mode, predictions={"tags": tags, "vocabulary": tf.constant(WORDS)}
+        )
+
+    def lengths(features, labels, mode):
+        lengths = tf.strings.split(features["sentence"]).row_lengths()
+        return tf.estimator.EstimatorSpec(mode, predictions=lengths)
+
+    mixed = tf.estimator.Estimator(with_vocabulary, model.model_dir)
+    single = tf.estimator.Estimator(lengths, model.model_dir)
+    return {
+        "unknown_key": _raised(lambda: model.predict(input_fn, predict_keys=["nope"])),
+        "partly_unknown_keys": [
+            sorted(row) for row in model.predict(input_fn, predict_keys=["classes", "nope"])
+        ][:1],
+        "single_with_keys": _raised(lambda: single.predict(input_fn, predict_keys=["x"])),
+        "single": [int(n) for n in single.predict(input_fn)],
+        "mixed_batch": _raised(lambda: mixed.predict(input_fn)),
+        "mixed_batch_whole": _raised(lambda: mixed.predict(input_fn, yield_single_examples=False)),
+    }
 
 
 PROGRAMS = {

@@ -2,7 +2,6 @@
 
 import collections
 
-import numpy as np
 import tensorflow as tf
 
 from components.estimator import hooks as hooks_lib
@@ -185,29 +184,44 @@ class Scaffold(tf.compat.v1.train.Scaffold):
 
 def selected_predictions(predictions, predict_keys):
     """`(predictions as a dict, whether model_fn returned a single tensor)`, narrowed to
-    `predict_keys` when given, as `Estimator.predict` yields them."""
+    `predict_keys` when given, as `Estimator.predict` yields them: as in 2.15, keys the
+    predictions lack are passed over while one is there (`key in predict_keys`, a
+    string's too), and predict_keys with a single tensor is refused."""
     single = not isinstance(predictions, dict)
+    if not predict_keys:
+        return ({"predictions": predictions} if single else predictions), single
     if single:
-        predictions = {"predictions": predictions}
-    if predict_keys is not None:
-        keys = [predict_keys] if isinstance(predict_keys, str) else list(predict_keys)
-        missing = [k for k in keys if k not in predictions]
-        if missing:
-            raise ValueError(f"predict_keys {missing} not in predictions {sorted(predictions)}.")
-        predictions = {k: predictions[k] for k in keys}
-    return predictions, single
+        raise ValueError("predict_keys argument is not valid in case of non-dict predictions.")
+    kept = {k: v for k, v in predictions.items() if k in predict_keys}
+    if not kept:
+        raise ValueError(
+            f"Expected to run at least one output from {predictions.keys()}, "
+            f"provided {predict_keys}."
+        )
+    return kept, single
+
+
+def _batch_length(arrays):
+    """The predictions' common batch length, the first key's (or a later one's while it
+    is 0); 2.15's words for the first key that differs."""
+    length = None
+    for key, value in arrays.items():
+        length = length or value.shape[0]
+        if value.shape[0] != length:
+            raise ValueError(
+                f"Batch length of predictions should be same. {key} has different batch "
+                "length than others."
+            )
+    return length
 
 
 def yielded_predictions(arrays, single, yield_single_examples):
-    """One batch's numpy predictions as `Estimator.predict` yields them."""
+    """One batch's numpy predictions as `Estimator.predict` yields them (a scalar one
+    fails as it did in 2.15: a single tensor's TypeError, a dict's IndexError)."""
     if not yield_single_examples:
         yield arrays["predictions"] if single else arrays
-        return
-    sizes = {v.shape[0] if np.ndim(v) else None for v in arrays.values()}
-    if len(sizes) != 1 or None in sizes:
-        raise ValueError(
-            "Batch length of predictions should be same; got "
-            f"{ {k: np.shape(v) for k, v in arrays.items()} }."
-        )
-    for i in range(sizes.pop()):
-        yield arrays["predictions"][i] if single else {k: v[i] for k, v in arrays.items()}
+    elif single:
+        yield from arrays["predictions"]
+    else:
+        for i in range(_batch_length(arrays)):
+            yield {k: v[i] for k, v in arrays.items()}
