@@ -18,7 +18,13 @@ import re
 import numpy as np
 
 from tests.tf1_fidelity_programs import _info_lines, _raised
-from tests.tf1_sample_programs import _floats, _loss_steps, _messages, _shape_of_message
+from tests.tf1_sample_programs import (
+    _floats,
+    _loss_steps,
+    _messages,
+    _shape_of_message,
+    _summary_kinds,
+)
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -378,6 +384,7 @@ def vocab_model_fn(features, labels, mode, params):
     tf.compat.v1.summary.histogram("word_embeddings", embeddings)
     oov = tf.reduce_mean(tf.cast(tf.equal(ids.values, size), tf.float32))
     tf.compat.v1.summary.scalar("oov_rate", oov)
+    tf.compat.v1.summary.text("sentences", features["sentence"])
     pooled = tf.compat.v1.nn.embedding_lookup_sparse(embeddings, ids, None, combiner="mean")
     logits = tf.compat.v1.layers.dense(
         pooled, 2, kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 1)
@@ -436,6 +443,7 @@ def raw_sentences(tf, workdir):
             "classified_keys": sorted(classified),
             "classes": [[c.decode() for c in row] for row in classified["classes"].numpy()],
             "train_tags": event_tags(model_dir),
+            "train_kinds": _summary_kinds(tf, model_dir),
             "eval_tags": event_tags(os.path.join(model_dir, "eval")),
         },
         "close": {
