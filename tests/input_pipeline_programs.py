@@ -187,6 +187,19 @@ def _linear_model_fn(features, labels, mode):
     )
 
 
+def _keras_optimizer_on_queues(tf, train_csv, model_dir):
+    """[type, first line] of what a non-legacy Keras optimizer given to a canned
+    estimator trained on queues raises: the updates of such an optimizer no session runs."""
+    model = tf.estimator.DNNRegressor(
+        [3], _taxi_columns(tf), model_dir=model_dir, optimizer=tf.keras.optimizers.Adam(0.01)
+    )
+    try:
+        model.train(queue_input_fn(tf, train_csv, 6, num_epochs=1, shuffle=False))
+    except ValueError as error:
+        return [type(error).__name__, str(error).split("\n")[0]]
+    return None
+
+
 def queue_v1_estimators(tf, workdir):
     """The older trainers' classes on queues: a compat.v1 canned regressor and a TF1
     custom model_fn, each until the epochs run out."""
@@ -204,8 +217,11 @@ def queue_v1_estimators(tf, workdir):
         row["fare"][0]
         for row in custom.predict(queue_input_fn(tf, valid_csv, 4, num_epochs=1, shuffle=False))
     ]
+    refused = _keras_optimizer_on_queues(tf, train_csv, os.path.join(workdir, "keras"))
     return {
+        "differs": {"keras_optimizer": refused},
         "exact": {
+            "keras_optimizer_error": refused[0],
             "steps": [int(v1_eval["global_step"]), int(custom_eval["global_step"])],
             "v1_keys": sorted(v1_eval),
             "custom_keys": sorted(custom_eval),

@@ -46,3 +46,14 @@ def test_pipeline_sees_what_it_saw_under_tf215(ours, name):
     assert sorted(ours[name]) == sorted(theirs)
     assert normalized(ours[name]["exact"]) == normalized(theirs["exact"])
     _close(ours[name]["close"], theirs["close"], name, rtol=1e-4, atol=1e-5)
+
+
+def test_a_keras_optimizer_on_queues_is_refused_saying_why(ours):
+    """2.15's V2 canned estimators refused a non-legacy Keras optimizer (asking for a
+    legacy one); the kit refuses it where the call runs in a graph, here for the
+    input_fn's queues, and says so."""
+    theirs = RECORDED["queue_v1_estimators"]["differs"]["keras_optimizer"]
+    got = ours["queue_v1_estimators"]["differs"]["keras_optimizer"]
+    assert "tf.keras.optimizers.legacy" in theirs[1]
+    assert "the input_fn reads queues" in got[1]
+    assert "tf.keras.optimizers.legacy.Adam" in got[1]

@@ -74,7 +74,8 @@ def _require_graph_optimizer(optimizer):
     name = type(optimizer).__name__
     raise ValueError(
         f"A non-legacy Keras optimizer ({type(optimizer)}) cannot train this model: it "
-        "trains in a TF1 graph (a TF1 hook was passed, or model_fn uses TF1 ops), where "
+        "trains in a TF1 graph (a TF1 hook was passed, the input_fn reads queues or a TF1 "
+        "iterator, or model_fn uses TF1 ops), where "
         "such an optimizer's updates would never run. Use "
         f"`tf.keras.optimizers.legacy.{name}` (as tf.estimator 2.15 required) or a "
         "tf.compat.v1.train optimizer."
