@@ -331,6 +331,52 @@ def csv_datasets(tf, workdir):
     }
 
 
+# ------------------------------------------------------------ serving receivers
+NUMERIC = ("pickuplon", "pickuplat", "passengers")
+
+
+def flat_serving_input_fn():
+    """Placeholders of [None] handed to the numeric columns as they are (no expand_dims)."""
+    import tensorflow as tf
+
+    tensors = {k: tf.compat.v1.placeholder(tf.float32, [None], name=k) for k in NUMERIC}
+    return tf.estimator.export.ServingInputReceiver(tensors, tensors)
+
+
+def csv_serving_input_fn():
+    """taxifare's CSV receiver: one string of CSV rows, decoded in the serving graph."""
+    import tensorflow as tf
+
+    rows = tf.compat.v1.placeholder(tf.string, [None], name="csv_row")
+    columns = tf.io.decode_csv(rows, record_defaults=TAXI_DEFAULTS[1:4])
+    features = dict(zip(NUMERIC, columns, strict=True))
+    return tf.estimator.export.ServingInputReceiver(features, {"csv_row": rows})
+
+
+def serving_receivers(tf, workdir):
+    """A queue-trained LinearRegressor exported with both receivers: the signatures,
+    their inputs and outputs, and what they predict for one ride."""
+    train_csv = _write_taxi_csv(os.path.join(workdir, "train.csv"), 20, 1)
+    model = tf.estimator.LinearRegressor(_taxi_columns(tf), model_dir=os.path.join(workdir, "m"))
+    model.train(queue_input_fn(tf, train_csv, 5, num_epochs=2, shuffle=False))
+    seen, values = {}, {}
+    for name, receiver_fn in (("flat", flat_serving_input_fn), ("csv", csv_serving_input_fn)):
+        path = model.export_saved_model(os.path.join(workdir, name), receiver_fn)
+        served = tf.saved_model.load(path.decode() if isinstance(path, bytes) else path)
+        seen[name] = {
+            key: [sorted(f.structured_input_signature[1]), sorted(f.structured_outputs)]
+            for key, f in sorted(served.signatures.items())
+        }
+        if name == "flat":
+            ride = {"pickuplon": [-74.05], "pickuplat": [40.72], "passengers": [2.0]}
+            got = served.signatures["predict"](**{k: tf.constant(v) for k, v in ride.items()})
+            values[name] = got["predictions"].numpy()[0][0]
+        else:
+            got = served.signatures["serving_default"](inputs=tf.constant(["-74.05,40.72,2"]))
+            values[name] = got["outputs"].numpy()[0][0]
+    return {"exact": {"signatures": seen}, "close": _floats(values)}
+
+
 # ------------------------------------------------------------------- babyweight
 BABY_COLUMNS = ["weight_pounds", "is_male", "mother_age", "plurality", "gestation_weeks", "key"]
 BABY_DEFAULTS = [[0.0], ["null"], [0.0], ["null"], [0.0], ["nokey"]]
@@ -488,5 +534,6 @@ PROGRAMS = {
     "queue_pipelines": queue_pipelines,
     "queue_v1_estimators": queue_v1_estimators,
     "csv_datasets": csv_datasets,
+    "serving_receivers": serving_receivers,
     "babyweight": babyweight,
 }
