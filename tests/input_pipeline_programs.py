@@ -242,6 +242,25 @@ def queue_v1_estimators(tf, workdir):
     }
 
 
+def queue_steps(tf, workdir):
+    """Endless queues (num_epochs=None) cut by max_steps, steps and evaluate's steps; a
+    seeded shuffle_batch evaluated to its end (the same rows in any order)."""
+    train_csv = _write_taxi_csv(os.path.join(workdir, "train.csv"), 20, 1)
+    model = tf.estimator.LinearRegressor(_taxi_columns(tf), model_dir=os.path.join(workdir, "m"))
+    model.train(queue_input_fn(tf, train_csv, 6, None, shuffle=False), max_steps=7)
+    model.train(single_read_input_fn(tf, train_csv, 3), steps=3)
+    cut = model.evaluate(queue_input_fn(tf, train_csv, 4, None, shuffle=False), steps=2)
+    whole = model.evaluate(queue_input_fn(tf, train_csv, 4, 1, shuffle=True), name="whole")
+    return {
+        "exact": {"files": listing(os.path.join(workdir, "m"))},
+        "close": {
+            f"{name}/{key}": float(value)
+            for name, result in (("cut", cut), ("whole", whole))
+            for key, value in sorted(result.items())
+        },
+    }
+
+
 # -------------------------------------------------------------- tf.data CSV input_fns
 def text_line_input_fn(tf, pattern, batch_size, num_epochs):
     """The courses' read_dataset: glob, TextLineDataset skipping the header, decode_csv."""
@@ -533,6 +552,7 @@ def babyweight(tf, workdir):
 PROGRAMS = {
     "queue_pipelines": queue_pipelines,
     "queue_v1_estimators": queue_v1_estimators,
+    "queue_steps": queue_steps,
     "csv_datasets": csv_datasets,
     "serving_receivers": serving_receivers,
     "babyweight": babyweight,
