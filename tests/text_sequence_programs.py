@@ -754,6 +754,15 @@ def _prediction_misuse(tf, model, input_fn):
         lengths = tf.strings.split(features["sentence"]).row_lengths()
         return tf.estimator.EstimatorSpec(mode, predictions=lengths)
 
+    def split_words(kind):
+        def model_fn(features, labels, mode):
+            split = {"sparse": tf.compat.v1.string_split, "ragged": tf.strings.split}[kind]
+            return tf.estimator.EstimatorSpec(
+                mode, predictions={"words": split(features["sentence"])}
+            )
+
+        return tf.estimator.Estimator(model_fn, model.model_dir)
+
     mixed = tf.estimator.Estimator(with_vocabulary, model.model_dir)
     single = tf.estimator.Estimator(lengths, model.model_dir)
     return {
@@ -763,6 +772,9 @@ def _prediction_misuse(tf, model, input_fn):
         ][:1],
         "single_with_keys": _raised(lambda: single.predict(input_fn, predict_keys=["x"])),
         "single": [int(n) for n in single.predict(input_fn)],
+        # (Their type: the kit's message says more, docs/guide/estimator.md.)
+        "sparse_words": (_raised(lambda: split_words("sparse").predict(input_fn)) or [0])[:1],
+        "ragged_words": (_raised(lambda: split_words("ragged").predict(input_fn)) or [0])[:1],
         "mixed_batch": _raised(lambda: mixed.predict(input_fn)),
         "mixed_batch_whole": _raised(lambda: mixed.predict(input_fn, yield_single_examples=False)),
     }

@@ -109,12 +109,13 @@ def _scalar_loss(loss):
 
 def _check_predictions(predictions):
     """A TypeError for predictions that are neither a tensor nor a dict of tensors (as
-    tf.estimator refused them when the spec was made)."""
+    tf.estimator refused them when the spec was made): a SparseTensor or RaggedTensor
+    (`string_split`'s words) too, which no batch of predictions can be cut from."""
     if predictions is None:
         return
     named = predictions.items() if isinstance(predictions, dict) else [(None, predictions)]
     for key, value in named:
-        if not tf.is_tensor(value):
+        if not isinstance(value, tf.__internal__.types.Tensor):
             where = "predictions" if key is None else f"predictions[{key!r}]"
             raise TypeError(
                 f"EstimatorSpec: {where} must be a Tensor (predictions: a Tensor or a dict "
