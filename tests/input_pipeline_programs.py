@@ -242,6 +242,24 @@ def queue_v1_estimators(tf, workdir):
     }
 
 
+def _matched_files_queue_error(tf, model, pattern):
+    """[type, first line] of what training on `string_input_producer` over
+    `match_filenames_once` (a resource variable under TF2) raises."""
+
+    def input_fn():
+        names = tf.compat.v1.train.match_filenames_once(pattern)
+        queue = tf.compat.v1.train.string_input_producer(names, num_epochs=1)
+        _, rows = tf.compat.v1.TextLineReader().read_up_to(queue, num_records=4)
+        columns = tf.io.decode_csv(tf.expand_dims(rows, -1), record_defaults=TAXI_DEFAULTS)
+        return _features_and_label(tf, columns)
+
+    try:
+        model.train(input_fn, steps=1)
+    except Exception as error:
+        return [type(error).__name__, str(error).split("\n")[0]]
+    return None
+
+
 def queue_steps(tf, workdir):
     """Endless queues (num_epochs=None) cut by max_steps, steps and evaluate's steps; a
     seeded shuffle_batch evaluated to its end (the same rows in any order)."""
@@ -252,7 +270,10 @@ def queue_steps(tf, workdir):
     cut = model.evaluate(queue_input_fn(tf, train_csv, 4, None, shuffle=False), steps=2)
     whole = model.evaluate(queue_input_fn(tf, train_csv, 4, 1, shuffle=True), name="whole")
     return {
-        "exact": {"files": listing(os.path.join(workdir, "m"))},
+        "exact": {
+            "files": listing(os.path.join(workdir, "m")),
+            "match_filenames_once": _matched_files_queue_error(tf, model, train_csv),
+        },
         "close": {
             f"{name}/{key}": float(value)
             for name, result in (("cut", cut), ("whole", whole))

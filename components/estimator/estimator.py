@@ -426,6 +426,8 @@ class Estimator:
             with graph.as_default():
                 result = self._input_fn_result(input_fn, mode)
         except Exception:  # code that builds only eagerly: not a TF1 iterator's
+            if _fills_queues(graph) or graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
+                raise  # TF1 input code (queues, epochs, matched files): 2.15's graph error
             log.debug("input_fn does not build in a graph.", exc_info=True)
             result = None
         reads = (
