@@ -117,8 +117,7 @@ def build_raw_supervised_input_receiver_fn(features, labels, default_batch_size=
             placeholder = _placeholder_like(tensors, default_batch_size)
             return placeholder, {single_name: placeholder}
         fed = {
-            name: _placeholder_like(tensor, default_batch_size)
-            for name, tensor in tensors.items()
+            name: _placeholder_like(tensor, default_batch_size) for name, tensor in tensors.items()
         }
         return fed, fed
 
@@ -150,8 +149,7 @@ def build_raw_serving_input_receiver_fn(features, default_batch_size=None):
 
     def serving_input_receiver_fn():
         receiver_tensors = {
-            name: _placeholder_like(tensor, default_batch_size)
-            for name, tensor in features.items()
+            name: _placeholder_like(tensor, default_batch_size) for name, tensor in features.items()
         }
         return ServingInputReceiver(dict(receiver_tensors), receiver_tensors)
 
