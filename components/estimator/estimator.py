@@ -413,8 +413,9 @@ class Estimator:
         (`make_one_shot_iterator(dataset).get_next()`) or of queues (`shuffle_batch`): a
         new batch per session run, which only a graph gives (run eagerly it would be one
         batch, forever; queues TensorFlow refuses).  Found by calling it once in a
-        scratch graph, per input_fn, unless it says it returns a Dataset (`returns_dataset`: the Trainer's, whose parsing of hundreds of features
-        took seconds to trace again)."""
+        scratch graph, per input_fn, unless it says it returns a Dataset
+        (`returns_dataset`: the Trainer's, whose parsing of hundreds of features took
+        seconds to trace again)."""
         if getattr(input_fn, "returns_dataset", False):
             return False
         try:
