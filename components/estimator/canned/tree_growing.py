@@ -549,28 +549,12 @@ class Grower:
         values = layout.numeric_values(self.features, cache)
         weights = _example_weights(self.features, self.weight_column, tf.shape(values)[0])
         n = self.params.n_batches_per_layer
-        if n == 1:
-            boundaries = _eagerly(
-                lambda v, w: te.merged_boundaries(
-                    te.batch_quantile_sketch(v, w, e.sketch_size)[None],
-                    tf.reduce_sum(w)[None],
-                    layout.num_quantiles,
-                ),
-                [values, weights],
-                "quantile_boundaries",
-            )
-            boundaries.set_shape(e.boundaries.shape)
-            e.boundaries.assign(boundaries)
-            e.boundaries_ready.assign(True)
-            return tf.constant(0)
         sketch, total = _eagerly(
             lambda v, w: (te.batch_quantile_sketch(v, w, e.sketch_size), tf.reduce_sum(w)),
             [values, weights],
             "quantile_sketch",
             [tf.float32, tf.float32],
         )
-        sketch.set_shape(e.sketches.shape[1:])
-        total.set_shape([])
 
         def finish(sketches, batch_weights):
             merged = _eagerly(
@@ -583,6 +567,10 @@ class Grower:
             e.boundaries_ready.assign(True)
             return tf.constant(0)
 
+        if n == 1:
+            return finish(sketch[None], total[None])
+        sketch.set_shape(e.sketches.shape[1:])
+        total.set_shape([])
         index = e.batches.read_value()
         e.sketches.scatter_nd_update([[index]], sketch[None])
         e.sketch_weights.scatter_nd_update([[index]], total[None])
