@@ -6,37 +6,13 @@ Each program runs once here (a module fixture); `exact` parts must be equal, `cl
 ones within 1e-4 (every random op is seeded), `loose` ones within 35%.
 """
 
-import json
-
-import numpy as np
 import pytest
-import tensorflow as tf
 
 from tests import resnet_r1_programs as programs
+from tests.tf215_recordings import assert_close, program_runs, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
-
-
-class _Runs(dict):
-    """{program: its result here}, each program run once, when a test first asks."""
-
-    def __init__(self, workdir):
-        super().__init__()
-        self.workdir = workdir
-
-    def __missing__(self, name):
-        import components.estimator.install  # noqa: F401  (the sample says tf.estimator)
-
-        folder = self.workdir / name
-        folder.mkdir()
-        self[name] = programs.PROGRAMS[name](tf, str(folder))
-        return self[name]
-
-
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    return _Runs(tmp_path_factory.mktemp("resnet_r1"))
+RECORDED = recorded(programs)
+ours = program_runs(programs)
 
 
 def test_every_program_is_recorded():
@@ -62,13 +38,4 @@ def test_sample_sees_what_it_saw_under_tf215(ours, name):
     ],
 )
 def test_sample_values_as_under_tf215(ours, name, part, rtol, atol):
-    theirs = RECORDED[name][part]
-    assert sorted(ours[name][part]) == sorted(theirs)
-    for key, expected in theirs.items():
-        np.testing.assert_allclose(
-            np.asarray(ours[name][part][key], dtype=float),
-            np.asarray(expected, dtype=float),
-            rtol=rtol,
-            atol=atol,
-            err_msg=key,
-        )
+    assert_close(ours[name][part], RECORDED[name][part], name, rtol=rtol, atol=atol)

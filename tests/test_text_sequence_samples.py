@@ -9,25 +9,13 @@ Each program runs once here (a module fixture); `exact` parts must be equal, `cl
 within 1e-4.
 """
 
-import json
-
-import numpy as np
 import pytest
-import tensorflow as tf
 
 from tests import text_sequence_programs as programs
+from tests.tf215_recordings import assert_close, program_runs, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
-
-
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """{program: its result here}, each program run once."""
-    import components.estimator.install  # noqa: F401  (the samples say tf.estimator)
-
-    workdir = tmp_path_factory.mktemp("text_sequence")
-    return {name: run(tf, str(workdir / name)) for name, run in programs.PROGRAMS.items()}
+RECORDED = recorded(programs)
+ours = program_runs(programs)
 
 
 def test_every_program_is_recorded():
@@ -50,8 +38,5 @@ TOLERANCES = {"lstm_dynamic_rnn": {"rtol": 0.1, "atol": 1e-4}}
 
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))
 def test_sample_values_as_under_tf215(ours, name):
-    theirs = RECORDED[name]["close"]
-    assert sorted(ours[name]["close"]) == sorted(theirs)
     tolerance = TOLERANCES.get(name, {"rtol": 1e-4, "atol": 1e-5})
-    for key, expected in theirs.items():
-        np.testing.assert_allclose(ours[name]["close"][key], expected, **tolerance, err_msg=key)
+    assert_close(ours[name]["close"], RECORDED[name]["close"], name, **tolerance)

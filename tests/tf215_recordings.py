@@ -1,0 +1,84 @@
+"""What the sample-family tests share: a family's recording under tf.estimator 2.15, its
+programs run once here, and the comparison of the two.
+
+A family is a module of programs (`tests/*_programs.py`) with `PROGRAMS` ({name:
+program}) and `RECORDED` (the JSON its recorder under `tests/tf215/` wrote). A program
+returns what a user would look at, split into `exact` parts (names, listings,
+signatures, log lines, errors) and `close` values (losses, predictions).
+"""
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+# Kept on purpose (docs/guide/estimator.md): the TF2 path's checkpoints carry no
+# MetaGraph (`.meta`: it marks a checkpoint a TF1 graph wrote); TF 2.21's SavedModels
+# carry a `fingerprint.pb`; each optimizer saves its own step counter (`.../iter`).
+KNOWN = re.compile(r"\.meta$|(^|/)fingerprint\.pb$|^training/\w+/iter$")
+
+
+def recorded(module, part="programs"):
+    """The family's recording under 2.15: {program: its result}."""
+    with open(module.RECORDED) as f:
+        return json.load(f)[part]
+
+
+class ProgramRuns(dict):
+    """{program: its result here}, each program run once, in its own folder, when a test
+    first asks for it (so `-k` runs only what it selects)."""
+
+    def __init__(self, module, workdir, run_one):
+        super().__init__()
+        self.module, self.workdir, self.run_one = module, workdir, run_one
+
+    def __missing__(self, name):
+        import components.estimator.install  # noqa: F401  (the programs say tf.estimator)
+
+        folder = self.workdir / name
+        folder.mkdir()
+        self[name] = self.run_one(self.module.PROGRAMS[name], str(folder))
+        return self[name]
+
+
+def program_runs(module, run_one=None):
+    """A module-scoped fixture of the family's `ProgramRuns`; `run_one(program, folder)`
+    calls one program (by default `program(tf, folder)`, as the recorders do)."""
+
+    def call_with_tf(program, folder):
+        import tensorflow as tf
+
+        return program(tf, folder)
+
+    @pytest.fixture(scope="module")
+    def ours(tmp_path_factory):
+        workdir = tmp_path_factory.mktemp(module.__name__.rsplit(".", 1)[-1])
+        return ProgramRuns(module, workdir, run_one or call_with_tf)
+
+    return ours
+
+
+def without_known(value):
+    """`value` without the kit's known additions (KNOWN), in keys and in lists of names."""
+    if isinstance(value, dict):
+        return {k: without_known(v) for k, v in value.items() if not KNOWN.search(k)}
+    if isinstance(value, list):
+        return [without_known(v) for v in value if not (isinstance(v, str) and KNOWN.search(v))]
+    return value
+
+
+def assert_exact(ours, theirs, what=""):
+    """Every `exact` part 2.15 recorded, equal here (after `without_known`)."""
+    assert sorted(ours) == sorted(theirs), what
+    for key, expected in theirs.items():
+        assert without_known(ours[key]) == without_known(expected), f"{what} {key}"
+
+
+def assert_close(ours, theirs, what="", rtol=1e-4, atol=1e-5):
+    """Every `close` value 2.15 recorded, within the tolerance here."""
+    assert sorted(ours) == sorted(theirs), what
+    for key, expected in theirs.items():
+        np.testing.assert_allclose(
+            ours[key], expected, rtol=rtol, atol=atol, err_msg=f"{what} {key}"
+        )
