@@ -12,17 +12,16 @@ module fixture): `exact` parts equal, `close` ones within 1e-4, `loose` ones wit
 once the differences the kit keeps on purpose (docs/guide/estimator.md) are taken out.
 """
 
-import json
 import re
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from tests import feature_column_programs as programs
+from tests.tf215_recordings import program_runs, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
+RECORDED = recorded(programs)
+ours = program_runs(programs)
 
 # TF 2.21's SavedModels carry a fingerprint; the kit's optimizers save their own step
 # counter where 2.15's canned ones counted in global_step (the guide's checkpoints).
@@ -36,15 +35,6 @@ KIT_WORDING = {
         "Feature 'nope' (needed by column 'nope') is not in the input features",
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """{program: its result here}, each program run once."""
-    import components.estimator.install  # noqa: F401  (the programs say tf.estimator)
-
-    workdir = tmp_path_factory.mktemp("feature_columns")
-    return {name: run(tf, str(workdir / name)) for name, run in programs.PROGRAMS.items()}
 
 
 def test_every_program_is_recorded():

@@ -9,29 +9,13 @@ fixture); `exact` parts must be equal, `close` ones within 1e-4 (the seeded DNNs
 losses hang on their initial weights, which 2.15 drew otherwise: not compared).
 """
 
-import json
-
 import pytest
-import tensorflow as tf
 
 from tests import input_pipeline_programs as programs
-from tests.test_tutorials_vs_tf215 import _close, normalized
+from tests.tf215_recordings import assert_close, normalized, program_runs, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
-
-
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """{program: its result here}, each program run once."""
-    import components.estimator.install  # noqa: F401  (the samples say tf.estimator)
-
-    workdir = tmp_path_factory.mktemp("input_pipelines")
-    results = {}
-    for name, run in programs.PROGRAMS.items():
-        (workdir / name).mkdir()
-        results[name] = run(tf, str(workdir / name))
-    return results
+RECORDED = recorded(programs)
+ours = program_runs(programs)
 
 
 def test_every_program_is_recorded():
@@ -45,7 +29,7 @@ def test_pipeline_sees_what_it_saw_under_tf215(ours, name):
     theirs = RECORDED[name]
     assert sorted(ours[name]) == sorted(theirs)
     assert normalized(ours[name]["exact"]) == normalized(theirs["exact"])
-    _close(ours[name]["close"], theirs["close"], name, rtol=1e-4, atol=1e-5)
+    assert_close(ours[name]["close"], theirs["close"], name)
 
 
 def test_a_keras_optimizer_on_queues_is_refused_saying_why(ours):

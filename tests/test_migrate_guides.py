@@ -7,17 +7,15 @@ once here (a module fixture); `exact` parts must be equal, `close` ones within 1
 estimator.md) are taken out.
 """
 
-import json
 import re
 
-import numpy as np
 import pytest
-import tensorflow as tf
 
 from tests import migrate_guide_programs as programs
+from tests.tf215_recordings import assert_close, program_runs, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
+RECORDED = recorded(programs)
+ours = program_runs(programs)
 
 # Kept on purpose (docs/guide/estimator.md): the TF2 path's checkpoints carry no `.meta`;
 # TF 2.21's SavedModels carry a `fingerprint.pb`; each optimizer saves its own step
@@ -34,15 +32,6 @@ GRAPH_ONLY_LINES = re.compile(
     r"^(Create CheckpointSaverHook|Graph was finalized|Running local_init_op|"
     r"Done running local_init_op|Signatures INCLUDED|Restoring parameters)"
 )
-
-
-@pytest.fixture(scope="module")
-def ours(tmp_path_factory):
-    """{program: its result here}, each program run once."""
-    import components.estimator.install  # noqa: F401  (the guides say tf.estimator)
-
-    workdir = tmp_path_factory.mktemp("migrate_guides")
-    return {name: run(tf, str(workdir / name)) for name, run in programs.PROGRAMS.items()}
 
 
 def test_every_program_is_recorded():
@@ -89,13 +78,7 @@ TOLERANCES = {"close": (1e-4, 1e-5), "loose": (0.35, 0.05)}
     ],
 )
 def test_guide_values_as_under_tf215(ours, name, part):
-    rtol, atol = TOLERANCES[part]
-    theirs = RECORDED[name][part]
-    assert sorted(ours[name][part]) == sorted(theirs)
-    for key, expected in theirs.items():
-        np.testing.assert_allclose(
-            ours[name][part][key], expected, rtol=rtol, atol=atol, err_msg=key
-        )
+    assert_close(ours[name][part], RECORDED[name][part], name, *TOLERANCES[part])
 
 
 def _without_graph_lines(lines):

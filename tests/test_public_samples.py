@@ -13,16 +13,14 @@ held to what the tutorials themselves check and to tf.estimator 2.8's evaluation
 import json
 import os
 
-import numpy as np
 import pytest
 
 import components.estimator.install  # noqa: F401  (tf.estimator is the kit's)
 from components.estimator import ignored
 from tests import public_sample_programs as programs
-from tests.test_tutorials_vs_tf215 import normalized
+from tests.tf215_recordings import assert_close, normalized, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
+RECORDED = recorded(programs)
 with open(os.path.join(programs.DATA_DIR, "boosted_trees_tf28.json")) as _f:
     TF28_EVALUATE_KEYS = sorted(json.load(_f)["cases"]["binary"]["evaluate"])
 
@@ -49,14 +47,6 @@ def _kept_apart(exact):
     return exact
 
 
-def _close(ours, theirs, what, rtol, atol):
-    assert sorted(ours) == sorted(theirs), what
-    for key, expected in theirs.items():
-        np.testing.assert_allclose(
-            ours[key], expected, rtol=rtol, atol=atol, err_msg=f"{what} {key}"
-        )
-
-
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
     """Each program once, on first use."""
@@ -79,9 +69,9 @@ def test_public_sample_behaves_as_under_tf215(name, ran):
     theirs, ours = RECORDED[name], ran(name)
     assert normalized(_kept_apart(ours["exact"])) == normalized(_kept_apart(theirs["exact"]))
     if "close" in theirs:
-        _close(ours["close"], theirs["close"], f"{name} close", 1e-4, 1e-5)
+        assert_close(ours["close"], theirs["close"], f"{name} close")
     if "loose" in theirs:
-        _close(ours["loose"], theirs["loose"], f"{name} loose", 0.35, 0.05)
+        assert_close(ours["loose"], theirs["loose"], f"{name} loose", 0.35, 0.05)
     for key, message in theirs.get("messages", {}).items():
         for word in MESSAGE_GIST[key] if message else ():
             assert word in message, (key, word, message)  # (the gist is 2.15's)

@@ -4,10 +4,9 @@ What each program's user sees, recorded once under 2.15
 (`tests/tf215/record_tutorial_programs.py`): keys, dtypes, shapes, listings, signatures,
 event tags and steps and error types exactly; deterministic values to 1e-4; values that
 hang on random draws within 35%.  The differences the kit keeps on purpose are taken
-out first (`KNOWN`), each with its reason; the one still open is an expected failure.
+out first (`tests/tf215_recordings.KNOWN`, each with its reason); the one still open is an expected failure.
 """
 
-import json
 import re
 import warnings
 
@@ -16,9 +15,9 @@ import pytest
 
 import components.estimator.install  # noqa: F401  (tf.estimator is the kit's)
 from tests import tutorial_programs as programs
+from tests.tf215_recordings import assert_close, normalized, recorded
 
-with open(programs.RECORDED) as _f:
-    RECORDED = json.load(_f)["programs"]
+RECORDED = recorded(programs)
 
 SLOW = {
     "wide_and_deep_census",
@@ -26,24 +25,6 @@ SLOW = {
     "linear_titanic_shuffled",
     "dnn_regressor_label_dimension_2",
 }
-# Kept on purpose (docs/guide/estimator.md): the TF2 path's checkpoints carry no
-# MetaGraph (`.meta`: it marks a checkpoint a TF1 graph wrote); TF 2.21's SavedModels
-# carry a `fingerprint.pb`; each optimizer saves its own step counter (`.../iter`).
-KNOWN = re.compile(r"\.meta$|/fingerprint\.pb$|^training/\w+/iter$")
-
-
-def normalized(value, key=""):
-    """`value` with KNOWN entries dropped and errors cut to their type."""
-    if key == "train_tags":  # {tag: steps}, or the tags alone: how many (see _steps)
-        value = value if isinstance(value, dict) else dict.fromkeys(value)
-        return {k: len(v or ()) for k, v in value.items()}
-    if isinstance(value, dict):
-        return {k: normalized(v, k) for k, v in value.items()}
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        if len(value) == 2 and value[0].endswith("Error"):  # [type, message]
-            return value[:1]
-        return [v for v in value if not KNOWN.search(v)]
-    return value
 
 
 def _summary_steps_close(ours, theirs, what):
@@ -54,14 +35,6 @@ def _summary_steps_close(ours, theirs, what):
         for tag in theirs:
             gaps = np.abs(np.subtract(ours["train_tags"][tag], theirs[tag]))
             assert gaps.max() <= 1, f"{what} {tag}: {ours['train_tags'][tag]} {theirs[tag]}"
-
-
-def _close(ours, theirs, what, rtol, atol):
-    assert sorted(ours) == sorted(theirs), what
-    for key, expected in theirs.items():
-        np.testing.assert_allclose(
-            ours[key], expected, rtol=rtol, atol=atol, err_msg=f"{what} {key}"
-        )
 
 
 @pytest.mark.parametrize(
@@ -83,9 +56,9 @@ def test_tutorial_program_behaves_as_under_tf215(name, tmp_path):
     assert normalized(ours["exact"]) == normalized(theirs["exact"])
     _summary_steps_close(ours["exact"], theirs["exact"], name)
     if "close" in theirs:
-        _close(ours["close"], theirs["close"], f"{name} close", 1e-4, 1e-5)
+        assert_close(ours["close"], theirs["close"], f"{name} close")
     if "loose" in theirs:
-        _close(ours["loose"], theirs["loose"], f"{name} loose", 0.35, 0.05)
+        assert_close(ours["loose"], theirs["loose"], f"{name} loose", 0.35, 0.05)
 
 
 def test_every_program_is_recorded():

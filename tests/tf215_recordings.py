@@ -32,13 +32,20 @@ class ProgramRuns(dict):
     def __init__(self, module, workdir, run_one):
         super().__init__()
         self.module, self.workdir, self.run_one = module, workdir, run_one
+        self.failed = {}  # {program: what it raised}, raised again to each test asking
 
     def __missing__(self, name):
         import components.estimator.install  # noqa: F401  (the programs say tf.estimator)
 
+        if name in self.failed:
+            raise self.failed[name]
         folder = self.workdir / name
         folder.mkdir()
-        self[name] = self.run_one(self.module.PROGRAMS[name], str(folder))
+        try:
+            self[name] = self.run_one(self.module.PROGRAMS[name], str(folder))
+        except Exception as error:
+            self.failed[name] = error
+            raise
         return self[name]
 
 
@@ -65,6 +72,21 @@ def without_known(value):
         return {k: without_known(v) for k, v in value.items() if not KNOWN.search(k)}
     if isinstance(value, list):
         return [without_known(v) for v in value if not (isinstance(v, str) and KNOWN.search(v))]
+    return value
+
+
+def normalized(value, key=""):
+    """`value` with KNOWN entries dropped, errors cut to their type and a summary tag's
+    steps to their count (the tutorial-shaped families' exact parts)."""
+    if key == "train_tags":  # {tag: steps}, or the tags alone: how many
+        value = value if isinstance(value, dict) else dict.fromkeys(value)
+        return {k: len(v or ()) for k, v in value.items()}
+    if isinstance(value, dict):
+        return {k: normalized(v, k) for k, v in value.items()}
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if len(value) == 2 and value[0].endswith("Error"):  # [type, message]
+            return value[:1]
+        return [v for v in value if not KNOWN.search(v)]
     return value
 
 
