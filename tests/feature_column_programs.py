@@ -3,7 +3,7 @@
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
 returns what its user sees in two parts that `tests/test_feature_columns_vs_tf215.py`
-compares with 2.15's recording (`tests/tf215/record_feature_columns.py`, into
+compares with 2.15's recording (`tests/tf215/record_family.py feature_column_programs`, into
 `tests/data/tf215/feature_columns.json`):
 
 - `exact`: variable names and shapes (the checkpoint's keys), parse specs, export

@@ -6,7 +6,7 @@ Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, writes
 its tiny CSV / TFRecord data there, and returns what the user sees in the parts
 `tests/test_input_pipeline_samples.py` compares with 2.15's recording
-(`tests/tf215/record_input_pipelines.py`, into `tests/data/tf215/input_pipelines.json`):
+(`tests/tf215/record_family.py input_pipeline_programs`, into `tests/data/tf215/input_pipelines.json`):
 `exact` (names, keys, listings, steps: equal), `close` (zero-initialised linear models
 fed in file order, and relations that hold whatever the seeded weights: 1e-4).
 """

@@ -4,7 +4,7 @@
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
 returns what the guide's reader sees, in parts that `tests/test_migrate_guides.py`
-compares with 2.15's recording (`tests/tf215/record_migrate_guides.py`, into
+compares with 2.15's recording (`tests/tf215/record_family.py migrate_guide_programs`, into
 `tests/data/tf215/migrate_guides.json`): `exact` (keys, listings, log lines' shapes,
 event tags, variable names, signatures, printed lines without their numbers: equal),
 `close` (values of models whose every random op is seeded: 1e-4) and `loose` (values a

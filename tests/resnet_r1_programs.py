@@ -6,7 +6,7 @@ Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder and
 returns what the sample's user sees, in the parts `tests/tf1_sample_programs.py`
 describes (`exact`, `close`, `loose`); `tests/test_resnet_r1_sample.py` compares them
-with 2.15's recording (`tests/tf215/record_resnet_r1.py`, into
+with 2.15's recording (`tests/tf215/record_family.py resnet_r1_programs`, into
 `tests/data/tf215/resnet_r1.json`).  Every random op has its own seed (an unseeded
 TF1 op's seed follows the graph's op count, which differs between the releases), so
 trained values are compared closely.

@@ -1,7 +1,7 @@
 """Feature columns and canned options of public samples (tests/feature_column_programs.py)
 here against tf.estimator 2.15.
 
-Recorded once under 2.15 (`tests/tf215/record_feature_columns.py`): embeddings with each
+Recorded once under 2.15 (`tests/tf215/record_family.py feature_column_programs`): embeddings with each
 combiner, max_norm, an initializer, a frozen table loaded from a checkpoint; shared
 embeddings (V2's and compat.v1's) in DNNs and wide & deep; vocabulary files with OOV
 buckets or a default, weighted, identity, crossed-of-crossed and 2-d bucketized columns

@@ -1,7 +1,7 @@
 """Pre-tf.data input pipelines and the Google Cloud courses' Estimator trainers
 (tests/input_pipeline_programs.py) here against tf.estimator 2.15.
 
-Recorded once under 2.15 (`tests/tf215/record_input_pipelines.py`): queue-based input_fns
+Recorded once under 2.15 (`tests/tf215/record_family.py input_pipeline_programs`): queue-based input_fns
 (string_input_producer, TextLineReader, batch / shuffle_batch, num_epochs ending training),
 the courses' tf.data CSV and TFRecord input_fns, and babyweight's wide and deep trainer
 through train_and_evaluate and its export.  Each program runs once here (a module

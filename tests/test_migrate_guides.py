@@ -1,7 +1,7 @@
 """The TF1 Estimator halves of TensorFlow's migration guides (tests/migrate_guide_programs.py)
 here against tf.estimator 2.15.
 
-Recorded once under 2.15 (`tests/tf215/record_migrate_guides.py`).  Each program runs
+Recorded once under 2.15 (`tests/tf215/record_family.py migrate_guide_programs`).  Each program runs
 once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4,
 `loose` ones within 35%, once the differences the kit keeps on purpose (docs/guide/
 estimator.md) are taken out.

@@ -1,6 +1,6 @@
 """Programs shaped like tensorflow/models' official/r1/resnet sample (cifar10_main.py,
 resnet_run_loop.py, resnet_model.py) after `tf_upgrade_v2`, here against tf.estimator
-2.15 (`tests/resnet_r1_programs.py`, recorded by `tests/tf215/record_resnet_r1.py`).
+2.15 (`tests/resnet_r1_programs.py`, recorded by `tests/tf215/record_family.py resnet_r1_programs`).
 
 Each program runs once here (a module fixture); `exact` parts must be equal, `close`
 ones within 1e-4 (every random op is seeded), `loose` ones within 35%.

@@ -1,7 +1,7 @@
 """Programs shaped like public TF1-era custom-Estimator samples (tests/tf1_sample_programs.py)
 here against tf.estimator 2.15.
 
-Recorded once under 2.15 (`tests/tf215/record_tf1_samples.py`): the layers tutorial's
+Recorded once under 2.15 (`tests/tf215/record_family.py tf1_sample_programs`): the layers tutorial's
 cnn_mnist, get_started's custom_estimator (iris), the Estimator object's API and
 attributes, and TF1 training idioms.  Each program runs once here (a module fixture);
 `exact` parts must be equal, `close` ones within 1e-4, `loose` ones (seeded random

@@ -7,7 +7,7 @@ Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
 returns what the sample's user sees in the parts `tests/tf1_sample_programs.py` names
 (`exact`, `close`: 1e-4, `loose`: 35%); `tests/test_text_sequence_samples.py` compares
-them with 2.15's recording (`tests/tf215/record_text_sequence.py`, into
+them with 2.15's recording (`tests/tf215/record_family.py text_sequence_programs`, into
 `tests/data/tf215/text_sequence.json`). Every random op is seeded: TF1 ops without a
 seed of their own take one from the graph's op count, which differs between versions.
 """

@@ -3,7 +3,7 @@
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
 returns what the sample's user sees, in three parts that `tests/test_tf1_samples.py`
-compares with 2.15's recording (`tests/tf215/record_tf1_samples.py`, into
+compares with 2.15's recording (`tests/tf215/record_family.py tf1_sample_programs`, into
 `tests/data/tf215/tf1_samples.json`):
 
 - `exact`: keys, dtypes, shapes, listings, event tags, log lines' shapes, variable
