@@ -51,13 +51,17 @@ def add_metrics(estimator, metric_fn):
     while hasattr(inner, "func"):
         inner = inner.func
     new_model_fn.__module__ = getattr(inner, "__module__", None) or __name__
-    return Estimator(
+    extended = Estimator(
         new_model_fn,
         model_dir=estimator.model_dir,
         config=estimator.config,
         params=estimator.params,
         warm_start_from=estimator._warm_start_from,
     )
+    # And where it runs: a compat.v1 canned class's TF1 optimizer needs its graph.
+    extended._runs_in_a_graph = estimator._runs_in_a_graph
+    extended._needs_eager_execution = estimator._needs_eager_execution
+    return extended
 
 
 def call_logit_fn(logit_fn, features, mode, params, config):

@@ -23,14 +23,50 @@ log = logging.getLogger(__name__)
 _DEFAULT_START_DELAY_SECS = 120
 
 
+def _check_input_fn(input_fn):
+    if not callable(input_fn):
+        raise TypeError(f"`input_fn` must be callable, given: {input_fn}")
+
+
+def _checked_exporters(exporters):
+    """`exporters` as a tuple; 2.15's errors for what is not an Exporter or a name that is
+    missing, not a string, or repeated."""
+    if not exporters:
+        return ()
+    if isinstance(exporters, Exporter):
+        exporters = [exporters]
+    try:
+        listed = list(exporters)
+    except TypeError:
+        listed = [None]
+    if not all(isinstance(e, Exporter) for e in listed):
+        raise TypeError(
+            "`exporters` must be an Exporter, an iterable of Exporter, or `None`, "
+            f"found {exporters}."
+        )
+    names = [e.name for e in listed]
+    for i, name in enumerate(names):
+        if not name:
+            raise ValueError(
+                f"An Exporter cannot have a name that is `None` or empty. All exporter names: {names}"
+            )
+        if not isinstance(name, str):
+            raise ValueError(f"An Exporter must have a string name. Given: {type(name)}")
+        if name in names[:i]:
+            raise ValueError(
+                "`exporters` must have unique names. Such a name cannot be `None`. All "
+                f"exporter names: {names}"
+            )
+    return tuple(listed)
+
+
 class TrainSpec(
     collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])
 ):
     def __new__(cls, input_fn, max_steps=None, hooks=None, saving_listeners=None):
-        if not callable(input_fn):
-            raise TypeError("TrainSpec: input_fn must be callable.")
+        _check_input_fn(input_fn)
         if max_steps is not None and max_steps <= 0:
-            raise ValueError(f"TrainSpec: max_steps must be positive, given {max_steps}.")
+            raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         return super().__new__(
             cls, input_fn, max_steps, tuple(hooks or ()), tuple(saving_listeners or ())
         )
@@ -52,20 +88,16 @@ class EvalSpec(
         start_delay_secs=_DEFAULT_START_DELAY_SECS,
         throttle_secs=600,
     ):
-        if not callable(input_fn):
-            raise TypeError("EvalSpec: input_fn must be callable.")
+        _check_input_fn(input_fn)
         if steps is not None and steps <= 0:
-            raise ValueError(f"EvalSpec: steps must be positive or None, given {steps}.")
-        if exporters is None:
-            exporters = ()
-        elif isinstance(exporters, Exporter):
-            exporters = (exporters,)
-        exporters = tuple(exporters)
-        names = [e.name for e in exporters]
-        if len(set(names)) != len(names):
-            raise ValueError(f"EvalSpec: exporter names must be unique, got {names}.")
-        if start_delay_secs < 0 or throttle_secs < 0:
-            raise ValueError("EvalSpec: start_delay_secs and throttle_secs must be >= 0.")
+            raise ValueError(f"Must specify steps > 0, given: {steps}")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"`name` must be string, given: {name}")
+        exporters = _checked_exporters(exporters)
+        if start_delay_secs < 0:
+            raise ValueError(f"Must specify start_delay_secs >= 0, given: {start_delay_secs}")
+        if throttle_secs < 0:
+            raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
         return super().__new__(
             cls,
             input_fn,
