@@ -365,6 +365,8 @@ class Estimator:
             built = graph_mode.ModeGraph(
                 self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
             )
+        except graph_mode.DatasetMadeElsewhereError:
+            raise  # (2.15's error, whichever path the model_fn takes)
         except Exception:
             # Code that only runs in a tf.function (TF2-style) lands here: the TF2
             # path runs it, unless what it did in the graph was TF1 already.
@@ -424,8 +426,12 @@ class Estimator:
             pass
         graph = tf.Graph()
         try:
-            with graph.as_default():
+            with graph.as_default(), graph_mode.refusing_datasets_made_elsewhere():
                 result = self._input_fn_result(input_fn, mode)
+                if isinstance(result, tf.data.Dataset):  # (one made in main, 2.15 refused)
+                    tf.compat.v1.data.make_initializable_iterator(result)
+        except graph_mode.DatasetMadeElsewhereError:
+            raise
         except Exception:  # code that builds only eagerly: not a TF1 iterator's
             if _fills_queues(graph) or graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
                 raise  # TF1 input code (queues, epochs, matched files): 2.15's graph error

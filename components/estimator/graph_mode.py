@@ -14,6 +14,7 @@ Neither: the TF2 path (one `tf.function` per mode) takes over.  The choice is
 logged once and kept for the Estimator's later calls.
 """
 
+import contextlib
 import logging
 import os
 import random
@@ -226,6 +227,34 @@ def eager_execution_off():
     return tf.compat.v1.get_default_graph() not in _MODE_GRAPHS
 
 
+class DatasetMadeElsewhereError(ValueError):
+    """An input_fn's dataset, or a dataset it reads, was made outside the input_fn's
+    graph (eagerly, before the call): tf.estimator 2.15 refused it with TensorFlow's
+    ValueError and its advice, which this carries."""
+
+
+_OTHER_GRAPH = re.compile(r"of the iterator is different from the graph .* was created in\.")
+_ESTIMATOR_ADVICE = (
+    "If you are using the Estimator API, make sure that no part of the dataset returned "
+    "by the `input_fn` function is defined outside the `input_fn` function. Otherwise, "
+    "make sure that the dataset"
+)
+
+
+@contextlib.contextmanager
+def refusing_datasets_made_elsewhere():
+    """Turns TensorFlow's ValueError for an iterator over a dataset of another graph
+    into 2.15's words for an input_fn (TF 2.21's leaves the Estimator's advice out)."""
+    try:
+        yield
+    except ValueError as error:
+        message = str(error)
+        if isinstance(error, DatasetMadeElsewhereError) or not _OTHER_GRAPH.search(message):
+            raise
+        advised = message.replace("Make sure that the dataset", _ESTIMATOR_ADVICE, 1)
+        raise DatasetMadeElsewhereError(advised) from None
+
+
 class ModeGraph:
     """One mode's graph: the input's (or receiver's) tensors and `model_fn`'s spec."""
 
@@ -267,10 +296,12 @@ class ModeGraph:
 
     def _input(self, input_fn):
         context = graph_strategy.input_context(self.strategy)
-        result = self.estimator._input_fn_result(input_fn, self.mode, context)
+        with _V1.device("/cpu:0"), refusing_datasets_made_elsewhere():  # (as tf.estimator)
+            result = self.estimator._input_fn_result(input_fn, self.mode, context)
         if isinstance(result, tf.data.Dataset):
             self.input_cardinality = result.cardinality()
-            iterator = _V1.data.make_initializable_iterator(result)
+            with refusing_datasets_made_elsewhere():
+                iterator = _V1.data.make_initializable_iterator(result)
             self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
             result = iterator.get_next()
         # (features, labels), or features alone: tensors as input_fn built them.
