@@ -981,6 +981,150 @@ def taxifare_feateng(tf, workdir):
     }
 
 
+# ------------------------------- 02_tensorflow e_traineval / 03_model_performance
+TE_COLUMNS = ["fare_amount", "dayofweek", "hourofday", "pickuplon", "pickuplat", "dropofflon"]
+TE_COLUMNS += ["dropofflat"]
+TE_DEFAULTS = [[0.0], [1], [0], [-74.0], [40.0], [-74.0], [40.7]]
+
+
+def _write_traineval_csv(path, n, seed):
+    rng = np.random.RandomState(seed)
+    lines = [",".join(TE_COLUMNS)]
+    for _ in range(n):
+        lon, lat = -74.0 + rng.uniform(-0.3, 0.3, 2), 40.7 + rng.uniform(-0.3, 0.3, 2)
+        fare = 3.0 + 30.0 * np.hypot(lon[1] - lon[0], lat[1] - lat[0]) + rng.normal(0, 0.3)
+        day, hour = rng.randint(1, 8), rng.randint(0, 24)
+        lines.append(f"{fare:.2f},{day},{hour},{lon[0]:.5f},{lat[0]:.5f},{lon[1]:.5f},{lat[1]:.5f}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def add_engineered_features(tf, features):
+    features["dayofweek"] = features["dayofweek"] - 1  # 1-7 to 0-6
+    features["latdiff"] = features["pickuplat"] - features["dropofflat"]
+    features["londiff"] = features["pickuplon"] - features["dropofflon"]
+    features["euclidean_dist"] = tf.sqrt(x=features["latdiff"] ** 2 + features["londiff"] ** 2)
+    return features
+
+
+def traineval_read_dataset(tf, csv_path):
+    def _parse_row(row):
+        fields = tf.io.decode_csv(records=row, record_defaults=TE_DEFAULTS)
+        features = add_engineered_features(tf, dict(zip(TE_COLUMNS, fields, strict=True)))
+        label = features.pop("fare_amount")
+        return features, label
+
+    dataset = tf.data.Dataset.list_files(file_pattern=csv_path)
+    dataset = dataset.flat_map(
+        map_func=lambda filename: tf.data.TextLineDataset(filenames=filename).skip(count=1)
+    )
+    return dataset.map(map_func=_parse_row)
+
+
+def traineval_columns(tf):
+    fc = tf.feature_column
+    fc_dayofweek = fc.categorical_column_with_identity(key="dayofweek", num_buckets=7)
+    fc_hourofday = fc.categorical_column_with_identity(key="hourofday", num_buckets=24)
+    latbuckets = np.linspace(start=38.0, stop=42.0, num=16).tolist()
+    lonbuckets = np.linspace(start=-76.0, stop=-72.0, num=16).tolist()
+    bucketized = [
+        fc.bucketized_column(source_column=fc.numeric_column(key=key), boundaries=boundaries)
+        for key, boundaries in (
+            ("pickuplon", lonbuckets), ("pickuplat", latbuckets),
+            ("dropofflon", lonbuckets), ("dropofflat", latbuckets),
+        )
+    ]  # fmt: skip
+    crossed = fc.crossed_column(keys=[fc_dayofweek, fc_hourofday], hash_bucket_size=24 * 7)
+    engineered = [fc.numeric_column(key=k) for k in ("latdiff", "londiff", "euclidean_dist")]
+    return [fc.indicator_column(categorical_column=crossed), *bucketized, *engineered]
+
+
+def traineval_receiver_fn(tf):
+    """The lab's receiver: add_engineered_features changes its receiver_tensors dict in
+    place, so the derived tensors are the export's inputs too."""
+    receiver_tensors = {
+        "dayofweek": tf.compat.v1.placeholder(dtype=tf.int32, shape=[None]),
+        "hourofday": tf.compat.v1.placeholder(dtype=tf.int32, shape=[None]),
+    }
+    for key in ("pickuplon", "pickuplat", "dropofflat", "dropofflon"):
+        receiver_tensors[key] = tf.compat.v1.placeholder(dtype=tf.float32, shape=[None])
+    features = add_engineered_features(tf, receiver_tensors)
+    return tf.estimator.export.ServingInputReceiver(
+        features=features, receiver_tensors=receiver_tensors
+    )
+
+
+@program
+def traineval_engineered_receiver(tf, workdir):
+    """e_traineval's and a_feature_engineering_dnn's DNNRegressor: model_dir through
+    RunConfig with a seed and save_checkpoints_steps, compat add_metrics' RMSE of squeezed
+    predictions, a header-skipping list_files input, a FinalExporter of a receiver whose
+    receiver_tensors the feature engineering changed in place."""
+    train = _write_traineval_csv(os.path.join(workdir, "taxi-train.csv"), 40, 1)
+    valid = _write_traineval_csv(os.path.join(workdir, "taxi-valid.csv"), 10, 2)
+    outdir = os.path.join(workdir, "taxi_trained_dnn")
+    config = tf.estimator.RunConfig(model_dir=outdir, tf_random_seed=1, save_checkpoints_steps=10)
+    model = tf.estimator.DNNRegressor(
+        hidden_units=[10, 10], feature_columns=traineval_columns(tf), config=config
+    )
+
+    def my_rmse(labels, predictions):
+        pred_values = tf.squeeze(input=predictions["predictions"], axis=-1)
+        return {
+            "rmse": tf.compat.v1.metrics.root_mean_squared_error(
+                labels=labels, predictions=pred_values
+            )
+        }
+
+    model = tf.compat.v1.estimator.add_metrics(estimator=model, metric_fn=my_rmse)
+    train_spec = tf.estimator.TrainSpec(
+        input_fn=lambda: traineval_read_dataset(tf, train).shuffle(1000).repeat().batch(16),
+        max_steps=60,
+    )
+    exporter = tf.estimator.FinalExporter(
+        name="exporter", serving_input_receiver_fn=lambda: traineval_receiver_fn(tf)
+    )
+    eval_spec = tf.estimator.EvalSpec(
+        input_fn=lambda: traineval_read_dataset(tf, valid).batch(16),
+        steps=None, start_delay_secs=1, throttle_secs=1, exporters=exporter,
+    )  # fmt: skip
+    metrics, export_dir, lines = _train_and_export(tf, model, train_spec, eval_spec)
+    # The export takes the derived features as inputs too (dayofweek: already shifted).
+    rides = {
+        "dayofweek": np.array([1, 6], np.int32), "hourofday": np.array([8, 23], np.int32),
+        "pickuplon": np.array([-74.0, -73.9], np.float32),
+        "pickuplat": np.array([40.7, 40.8], np.float32),
+        "dropofflat": np.array([40.75, 40.6], np.float32),
+        "dropofflon": np.array([-73.95, -74.1], np.float32),
+    }  # fmt: skip
+    rides["latdiff"] = rides["pickuplat"] - rides["dropofflat"]
+    rides["londiff"] = rides["pickuplon"] - rides["dropofflon"]
+    rides["euclidean_dist"] = np.hypot(rides["latdiff"], rides["londiff"])
+    served = tf.saved_model.load(export_dir).signatures["predict"]
+    served = served(**{k: tf.constant(v) for k, v in rides.items()})["predictions"]
+    direct = model.predict(lambda: tf.data.Dataset.from_tensors(rides))
+    direct = np.array([row["predictions"][0] for row in direct])
+    return {
+        "exact": {
+            "served": served.shape.as_list(),
+            "model_dir": os.path.relpath(model.model_dir, workdir),
+            "metrics": sorted(metrics),
+            "global_step": int(metrics["global_step"]),
+            "checkpoints": [name for name in listing(outdir) if name.startswith("model.ckpt")],
+            "exports": [name for name in listing(outdir) if name.startswith("export/")],
+            "signatures": signatures(export_dir),
+            "variables": _variables(model),
+            "eval_tags": sorted(event_tags(os.path.join(outdir, "eval"))),
+            "lines": [line for line in _lab_lines(lines, workdir) if "eval" not in line],
+        },
+        "close": {
+            "rmse_squared_over_average_loss": metrics["rmse"] ** 2 / metrics["average_loss"],
+            "export_minus_predict": float(np.abs(served.numpy()[:, 0] - direct).max()),
+        },
+    }
+
+
 # ------------------------------------------------------------------ misuse
 @program
 def lab_misuse(tf, workdir):

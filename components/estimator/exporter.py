@@ -93,6 +93,7 @@ class FinalExporter(_SavedModelExporter):
     def export(self, estimator, export_path, checkpoint_path, eval_result, is_the_final_export):
         if not is_the_final_export:
             return None
+        log.info("Performing the final export in the end of training.")
         return self._save(estimator, export_path, checkpoint_path)
 
 
