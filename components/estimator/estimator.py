@@ -30,7 +30,7 @@ import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_export, graph_mode, run_config, server, summaries
+from components.estimator import graph_export, graph_mode, run_config, server, summaries, tf_logging
 from components.estimator.hooks import HookRunner, is_hook
 from components.estimator.model_fn import (
     EstimatorSpec,
@@ -125,7 +125,7 @@ class _ParameterServerChunks:
         ]
         self._coordinator.join()
         done = sum(int(r.fetch()[0]) for r in results)
-        return done, float(results[-1].fetch()[1]), b""
+        return done, np.asarray(results[-1].fetch()[1])[()], b""
 
 
 def _scope(strategy):
@@ -733,7 +733,7 @@ class Estimator:
                     tf.constant(num_steps, tf.int64),
                     tf.constant(num_steps if summarize else 0, tf.int64),
                 )
-                return int(done), float(loss), summary.numpy()
+                return int(done), loss.numpy(), summary.numpy()  # (its dtype, as logged)
 
         training_loop.run(
             estimator=self,
@@ -855,11 +855,9 @@ class Estimator:
         """The results (and the checkpoint evaluated) as events under `eval_dir(name)`,
         logged as tf.estimator logged them."""
         step = int(results["global_step"])
-        log.info(
-            "Saving dict for global step %d: %s",
-            step,
-            ", ".join(f"{k} = {v!s}" for k, v in sorted(results.items())),  # 2.15's %s
-        )
+        with tf_logging.printed_as_numpy_1():
+            logged = ", ".join(f"{k} = {v!s}" for k, v in sorted(results.items()))  # 2.15's %s
+        log.info("Saving dict for global step %d: %s", step, logged)
         writer = tf.summary.create_file_writer(self.eval_dir(name))
         summaries.write_scalars(
             writer, {k: v for k, v in results.items() if k != "global_step"}, step

@@ -31,7 +31,7 @@ from tensorflow.python.framework import meta_graph
 from tensorflow.python.training import training_util
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_steps, graph_strategy
+from components.estimator import graph_steps, graph_strategy, tf_logging
 from components.estimator import hooks as hooks_lib
 from components.estimator import server as server_lib
 from components.estimator.model_fn import (
@@ -354,6 +354,14 @@ def _hooks_for_graph(hooks, built, logs):
     ]
 
 
+class _LossLoggingHook(_V1.train.LoggingTensorHook):
+    """The Estimator's `loss = ..., step = N` lines, their numbers as 2.15 showed them."""
+
+    def _log_tensors(self, tensor_values):
+        with tf_logging.printed_as_numpy_1():
+            super()._log_tensors(tensor_values)
+
+
 def _device_fn(config, mode):
     """Where a TRAIN graph's ops go on a cluster with ps tasks: tf.estimator's
     between-graph replication, variables on the ps tasks, the rest on this task."""
@@ -441,7 +449,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         ]
         if config.log_step_count_steps:
             worker_hooks.append(
-                _V1.train.LoggingTensorHook(
+                _LossLoggingHook(
                     {"loss": loss, "step": built.global_step},
                     every_n_iter=config.log_step_count_steps,
                 )
@@ -475,7 +483,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
                     if stepped.stop_requested:
                         break
                 _, final_loss = session.run([train_op, loss])
-    log.info("Loss for final step: %s.", final_loss)
+    log.info("Loss for final step: %s.", tf_logging.as_printed(final_loss))
 
 
 def _warm_start(built, settings):

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
-from components.estimator import summaries
+from components.estimator import summaries, tf_logging
 from components.estimator.ignored import warn_once
 
 log = logging.getLogger(__name__)
@@ -221,7 +221,7 @@ class LoggingTensorHook(Hook):
         if self._formatter:
             log.info(self._formatter(values))
             return
-        with np.printoptions(suppress=True):
+        with np.printoptions(suppress=True), tf_logging.printed_as_numpy_1():
             line = ", ".join(f"{tag} = {np.asarray(values[tag])}" for tag in self._tags)
         if elapsed is None:
             log.info("%s", line)

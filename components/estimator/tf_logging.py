@@ -13,8 +13,27 @@ level, the root logger's handlers) is unchanged.
 import contextlib
 import logging
 
+import numpy as np
+
 PACKAGE = "components.estimator"
 TENSORFLOW = "tensorflow"
+
+
+# numpy 2.3 writes float32 numbers of 1e7 and more in scientific notation (`1.5e+07`);
+# the numpy 1.x under 2.15 wrote them positionally below 1e16 (`15000000.0`).
+_NUMPY_1_STR = {"legacy": "2.2"} if np.lib.NumpyVersion(np.__version__) >= "2.3.0" else {}
+
+
+def printed_as_numpy_1():
+    """numpy's print options in which `%s` of a number gives what 2.15's log lines
+    showed (under numpy 1.x)."""
+    return np.printoptions(**_NUMPY_1_STR)
+
+
+def as_printed(value):
+    """`%s` of `value` (a number, numpy's or a 0-d array) as 2.15's log lines showed it."""
+    with printed_as_numpy_1():
+        return str(value)
 
 
 class _FollowsTensorflow(logging.Logger):

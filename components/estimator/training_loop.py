@@ -15,6 +15,7 @@ from components.estimator import checkpoints as ckpt_lib
 from components.estimator import summaries
 from components.estimator.hooks import HookRunner
 from components.estimator.model_fn import ModeKeys
+from components.estimator.tf_logging import as_printed
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +186,7 @@ class _TrainingLoop:
             return
         now = time.time()
         if self.last_log is None:
-            log.info("loss = %g, step = %d", self.loss, self.step - 1)
+            log.info("loss = %s, step = %d", as_printed(self.loss), self.step - 1)
             self.last_log = (self.step, now)
             return
         if self.step < self.last_log[0] + every:
@@ -193,7 +194,7 @@ class _TrainingLoop:
         elapsed = max(now - self.last_log[1], 1e-9)
         rate = (self.step - self.last_log[0]) / elapsed
         log.info("global_step/sec: %g", rate)
-        log.info("loss = %g, step = %d (%.3f sec)", self.loss, self.step - 1, elapsed)
+        log.info("loss = %s, step = %d (%.3f sec)", as_printed(self.loss), self.step - 1, elapsed)
         if self.writer is not None:
             summaries.write_scalars(self.writer, {"global_step/sec": rate}, self.step)
         self.last_log = (self.step, now)
@@ -227,4 +228,4 @@ class _TrainingLoop:
         self.runner.end({"loss": self.loss, "global_step": self.step})
         for listener in self.saving_listeners:
             listener.end(None, self.step)
-        log.info("Loss for final step: %g.", self.loss)
+        log.info("Loss for final step: %s.", as_printed(self.loss))
