@@ -1,0 +1,58 @@
+"""tensorflow/models' r1-era samples and the docs' r1 Estimator guides
+(tests/r1_sample_programs.py) here against tf.estimator 2.15.
+
+Recorded once under 2.15 (`tests/tf215/record_r1_samples.py`): the regression cookbook's
+linear, categorical, DNN and custom regressors over automobile frames (one-shot iterators,
+and datasets made outside the input_fn, which 2.15 refused), the checkpoints guide's
+model_dir, iris from a CSV file, and the r1 linear tutorial's TF1 Ftrl classifiers. Each
+program runs once here (a module fixture); `exact` parts must be equal, `close` ones
+within 1e-4.
+"""
+
+import pytest
+
+from tests import r1_sample_programs as programs
+from tests.tf215_recordings import (
+    assert_close,
+    assert_exact,
+    program_runs,
+    recorded,
+    without_known,
+)
+
+RECORDED = recorded(programs)
+ours = program_runs(programs)
+
+# Kept on purpose (docs/guide/estimator.md): the checkpoints guide's bad restoration
+# (its model_dir read into hidden_units [10, 20]) is refused here; 2.15's V2 DNN took the
+# checkpoint's [10, 10] shapes silently and trained on, to step 7.
+BAD_RESTORATION = {"checkpoints_guide": ("bad_restoration", "after", "checkpoints")}
+
+
+def _compared(name, result):
+    return {k: v for k, v in result.items() if k not in BAD_RESTORATION.get(name, ())}
+
+
+def test_every_program_is_recorded():
+    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+
+
+@pytest.mark.parametrize("name", list(programs.PROGRAMS))
+def test_sample_sees_what_it_saw_under_tf215(ours, name):
+    theirs = _compared(name, RECORDED[name]["exact"])
+    assert_exact(_compared(name, ours[name]["exact"]), theirs, name)
+
+
+@pytest.mark.parametrize("name", list(programs.PROGRAMS))
+def test_sample_values_as_under_tf215(ours, name):
+    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+
+
+def test_bad_restoration_refused_where_tf215_kept_the_old_shapes(ours):
+    theirs, here = RECORDED["checkpoints_guide"]["exact"], ours["checkpoints_guide"]["exact"]
+    assert theirs["bad_restoration"] is None and theirs["checkpoints"][-1] == "model.ckpt-7"
+    assert here["bad_restoration"][0] == "ValueError"
+    assert "does not match this model" in here["bad_restoration"][1]
+    # Nothing written: the model_dir as the second train() call left it, under 2.15 too.
+    assert without_known(here["after"]) == without_known(theirs["second_call"])
+    assert here["checkpoints"] == theirs["checkpoints"][:-1]
