@@ -71,26 +71,27 @@ _CHECKPOINT_PREFIX = re.compile(r"\S*/model\.ckpt")
 
 
 class _Lines(logging.Handler):
-    def __init__(self):
+    def __init__(self, grepped):
         super().__init__()
         self.lines = []
+        self.grepped = grepped
 
     def emit(self, record):
         message = record.getMessage()
-        if _GREPPED.search(message):
+        if self.grepped.search(message):
             message = _CHECKPOINT_PREFIX.sub("<model_dir>/model.ckpt", _TIME.sub("<time>", message))
             message = _TEMPORARY_EXPORT.sub("<export_dir_base>/<temp>/", message)
             self.lines.append(f"{record.levelname}:{record.name}:{_NUMBER.sub('<f>', message)}")
 
 
 @contextlib.contextmanager
-def info_lines():
+def info_lines(grepped=_GREPPED):
     """What TensorFlow's logger shows once a program called
     `tf.compat.v1.logging.set_verbosity(INFO)` (as every sample here does): the lines
-    users grep, floats as `<f>`."""
+    users grep (`grepped`), floats as `<f>`."""
     logger = tf.get_logger()
     level = logger.level
-    handler = _Lines()
+    handler = _Lines(grepped)
     tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
     logger.addHandler(handler)
     try:

@@ -159,10 +159,31 @@ def test_what_2_15_refused_is_refused_by_name(tmp_path):
         tpu.TPUEstimator(no_params, config=_config(tmp_path), use_tpu=False)
     with pytest.raises(ValueError, match="iterations_per_loop='10x'"):
         tpu.TPUConfig(iterations_per_loop="10x")
-    with pytest.raises(ValueError, match=r"master=.grpc://10\.0\.0\.2:8470.*TPU"):
-        tpu.RunConfig(master="grpc://10.0.0.2:8470")
+    with pytest.raises(ValueError, match=r"cluster=.*TPU"):
+        tpu.RunConfig(cluster="a TPUClusterResolver")
     with pytest.raises(NotImplementedError, match="embedding_column"):
         tpu.experimental.EmbeddingConfigSpec(feature_columns=[])
+
+
+def test_a_master_is_kept_and_refused_only_where_a_session_would_open_on_it(tmp_path):
+    """As 2.15: an export-only TPUEstimator on master='local' exports (no session on
+    it), while training there fails as 2.15's did (TensorFlow's NotFoundError: no session
+    factory); a `grpc://` server is refused by name, since the kit runs sessions here."""
+    config = tpu.RunConfig(master="grpc://10.0.0.2:8470", model_dir=str(tmp_path / "grpc"))
+    assert (config.master, config.evaluation_master) == ("grpc://10.0.0.2:8470",) * 2
+    assert tpu.RunConfig(master="a", evaluation_master="").evaluation_master == ""
+    assert config.replace(save_summary_steps=5).master == "grpc://10.0.0.2:8470"
+    model = tpu.TPUEstimator(_model_fn, config=config, use_tpu=False, train_batch_size=4)
+
+    def input_fn(params):
+        return {"x": tf.ones([4])}, tf.ones([4])
+
+    with pytest.raises(ValueError, match=r"master='grpc://10\.0\.0\.2:8470'.*in this process"):
+        model.train(input_fn, steps=1)
+    local = tpu.RunConfig(master="local", model_dir=str(tmp_path / "local"))
+    model = tpu.TPUEstimator(_model_fn, config=local, use_tpu=False, train_batch_size=4)
+    with pytest.raises(tf.errors.NotFoundError, match='target: "local"'):
+        model.evaluate(input_fn, steps=1)
 
 
 def test_an_input_fn_without_params_is_refused_naming_it(tmp_path):

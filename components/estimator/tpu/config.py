@@ -91,8 +91,12 @@ _BASE_ARGUMENTS = [
 class RunConfig(run_config_lib.RunConfig):
     """2.15's `tf.compat.v1.estimator.tpu.RunConfig`: a RunConfig with a `TPUConfig`.
 
-    `master` and `cluster` name a TPU to connect to; this kit trains on CPUs and
-    GPUs only, so either one set is refused rather than silently run locally.
+    `master` and `evaluation_master` are kept as given (`evaluation_master` defaulting to
+    `master`, as in 2.15): a TPUEstimator made only to export never opens a session, so
+    they do not matter there; training, evaluating or predicting on one that is not ''
+    fails as in 2.15 (see `TPUEstimator`).  `cluster` (a TPUClusterResolver) names a TPU
+    to connect to; this kit trains on CPUs and GPUs only, so it is refused rather than
+    silently run locally.
     """
 
     def __init__(self, tpu_config=None, evaluation_master=None, master=None, cluster=None, **kw):
@@ -100,24 +104,29 @@ class RunConfig(run_config_lib.RunConfig):
             raise TypeError(
                 f"RunConfig(tpu_config=...) must be a TPUConfig, got {type(tpu_config).__name__}."
             )
-        for name, value in (("master", master), ("cluster", cluster)):
-            if value:
-                raise ValueError(
-                    f"tpu.RunConfig({name}={value!r}): this names a TPU to run on, and this kit "
-                    "runs TPUEstimator on CPUs and GPUs only (use_tpu=False). Leave it out "
-                    "(None), or train on TPUs with tf.distribute.TPUStrategy and Keras."
-                )
+        if cluster:
+            raise ValueError(
+                f"tpu.RunConfig(cluster={cluster!r}): this names a TPU to run on, and this kit "
+                "runs TPUEstimator on CPUs and GPUs only (use_tpu=False). Leave it out "
+                "(None), or train on TPUs with tf.distribute.TPUStrategy and Keras."
+            )
         super().__init__(**kw)
         self.tpu_config = tpu_config or TPUConfig()
-        self.evaluation_master = evaluation_master or ""
+        if master is not None:
+            self.master = master
+        if evaluation_master is not None:
+            self.evaluation_master = evaluation_master
+        elif not self.evaluation_master and self.task_type != "evaluator":
+            self.evaluation_master = self.master  # (2.15: unless TF_CONFIG set it)
         self.cluster = None
 
     def replace(self, **kwargs):
-        """A copy with some fields changed, keeping `tpu_config`."""
+        """A copy with some fields changed, keeping `tpu_config` and the masters."""
         tpu_config = kwargs.pop("tpu_config", self.tpu_config)
         base = super().replace(**kwargs)
         return RunConfig(
             tpu_config=tpu_config,
-            evaluation_master=self.evaluation_master or None,
+            evaluation_master=self.evaluation_master,
+            master=self.master,
             **{name: getattr(base, name) for name in _BASE_ARGUMENTS},
         )

@@ -15,7 +15,9 @@ is refused: TensorFlow 2.21 drives TPUs with `tf.distribute.TPUStrategy`.
 """
 
 import collections
+import contextlib
 import enum
+import functools
 import inspect
 import logging
 import math
@@ -35,6 +37,9 @@ _V1 = tf.compat.v1
 
 # params keys TPUEstimator sets itself: a program may not pass them.
 _RESERVED_PARAMS = ("batch_size", "context")
+# How 2.15 named each mode in `Running <mode> on CPU/GPU`, and its loop in its error
+# rendezvous (`<loop> marked as finished`).
+_RUNNING = {ModeKeys.TRAIN: "train", ModeKeys.EVAL: "eval", ModeKeys.PREDICT: "infer"}
 
 
 def _check_host_call(name, host_call):
@@ -287,6 +292,12 @@ class TPUEstimator(Estimator):
         self._export_to_tpu, self._export_to_cpu = export_to_tpu, export_to_cpu
         self._log_every_n_steps, self._log_every_n_secs = _examples_log_period(config)
         self._exporting = False
+        if params is None:  # (2.15 checked model_fn's arguments as its Estimator did)
+            log.warning(
+                "Estimator's model_fn (%s) includes params argument, but params are not "
+                "passed to Estimator.",
+                model_fn,
+            )
         # The Estimator's own step logging and counter give way to examples/sec, as in 2.15.
         super().__init__(
             model_fn,
@@ -296,6 +307,30 @@ class TPUEstimator(Estimator):
             warm_start_from=warm_start_from,
         )
         self._graph_mode = True  # TPUEstimator model_fns are TF1 code: always a graph
+        log.info("_TPUContext: eval_on_tpu %s", eval_on_tpu)
+        if eval_on_tpu:
+            log.warning("eval_on_tpu ignored because use_tpu is False.")
+
+    # 2.15 ran each call under its TPU error rendezvous, whose lines these log; a session
+    # on a master other than '' fails first, as it did there (`_check_master`).
+    @functools.wraps(Estimator.train)
+    def train(self, input_fn, *args, **kwargs):
+        with _error_rendezvous("training_loop"):
+            _check_master(self._config, self._config.master)
+            return super().train(input_fn, *args, **kwargs)
+
+    @functools.wraps(Estimator.evaluate)
+    def evaluate(self, input_fn, *args, **kwargs):
+        with _error_rendezvous("evaluation_loop"):
+            _check_master(self._config, self._config.evaluation_master)
+            return super().evaluate(input_fn, *args, **kwargs)
+
+    @functools.wraps(Estimator.predict)
+    def predict(self, input_fn, *args, **kwargs):
+        with _error_rendezvous("prediction_loop"):
+            _check_master(self._config, self._config.master)
+            yield from super().predict(input_fn, *args, **kwargs)
+        log.info("prediction_loop marked as finished")  # (2.15 said it twice at the end)
 
     def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None):
         """Every mode runs in a graph with a session, as under 2.15."""
@@ -329,11 +364,14 @@ class TPUEstimator(Estimator):
         return params
 
     def _call_model_fn_in_graph(self, features, labels, mode):
+        log.info("Calling model_fn.")
         kwargs = self._model_fn_kwargs(features, labels, mode)
         kwargs["params"] = {**self._params_with_batch_size(mode), "use_tpu": False}
+        log.info("Running %s on CPU/GPU", _RUNNING[mode])
         spec = self._model_fn(**kwargs)
         if isinstance(spec, TPUEstimatorSpec):
             spec = spec.as_estimator_spec()
+        log.info("Done calling model_fn.")
         if mode == ModeKeys.TRAIN and (self._log_every_n_steps or self._log_every_n_secs):
             examples = _ExamplesPerSecondHook(
                 self._batch_sizes[ModeKeys.TRAIN],
@@ -365,6 +403,38 @@ class TPUEstimator(Estimator):
         )
 
     export_savedmodel = export_saved_model
+
+
+@contextlib.contextmanager
+def _error_rendezvous(loop):
+    """The lines 2.15's TPU error rendezvous logged around train, evaluate and predict:
+    `<loop> marked as finished` at the end, then `Reraising captured error` if it failed."""
+    failed = False
+    try:
+        yield
+    except Exception:
+        failed = True
+        raise
+    finally:
+        log.info("%s marked as finished", loop)
+        if failed:
+            log.warning("Reraising captured error")
+
+
+def _check_master(config, master):
+    """A session on `master`, as 2.15 opened one: '' runs here; a `grpc://` server (a TPU
+    or a remote TensorFlow) is refused; any other target fails as in 2.15, with
+    TensorFlow's NotFoundError (no session factory for it, e.g. 'local')."""
+    if not master or config.cluster_spec.jobs:  # (a TF_CONFIG cluster's own servers)
+        return
+    if master.startswith("grpc://"):
+        raise ValueError(
+            f"TPUEstimator: RunConfig(master={master!r}) names a TensorFlow server to run "
+            "on; this kit runs TPUEstimator's sessions in this process only (on its CPUs "
+            "and GPUs). Leave master and evaluation_master out, or ''."
+        )
+    with tf.Graph().as_default():
+        _V1.Session(target=master).close()
 
 
 def _examples_log_period(config):

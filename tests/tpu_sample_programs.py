@@ -1,0 +1,1300 @@
+"""Public TPUEstimator programs run with `use_tpu=False` (on CPUs), as `tf_upgrade_v2` leaves
+them, on tiny models and synthetic data; each keeps its sample's TPUEstimator usage:
+
+- `efficientnet_ema`: tensorflow/tpu `models/official/efficientnet/main.py` and `utils.py`
+  (mnasnet's main is the same shape): an ExponentialMovingAverage of the weights and batch
+  norm's moving statistics, restored for evaluation by `scaffold_fn`'s Saver; a `host_call`
+  writing tf2 summaries; `eval_metrics=(metric_fn, [labels, logits])`; a warm-up then
+  staircase learning rate from the global step; its train_and_eval loop, then its eval
+  mode over `checkpoints_iterator` with `archive_ckpt`; a PREDICT `EstimatorSpec` with a
+  `classify` output, exported (`export_to_tpu=False`) from image bytes;
+- `resnet_piecewise`: tensorflow/tpu `models/official/resnet/resnet_main.py`: TPUConfig
+  (iterations_per_loop, num_shards, PER_HOST_V2), the double transpose of its input,
+  `piecewise_constant`, Nesterov momentum, batch norm's UPDATE_OPS, a contrib-summary
+  host_call (as tf.compat.v2.summary), `eval_on_tpu=False`, predict_batch_size, a
+  TensorServingInputReceiver export;
+- `albert_classifier`: google-research/albert `run_classifier.py` and `classifier_utils.py`:
+  `init_from_checkpoint` in model_fn (no scaffold_fn off TPUs), its own v1 Optimizer
+  (AdamWeightDecay) under a warm-up polynomial decay, TFRecords through `map_and_batch`,
+  `keep_checkpoint_max=0`, every checkpoint evaluated by `checkpoint_path` (weighted
+  metrics, a last short batch), worse ones removed, the best renamed `model.ckpt-best` and
+  predicted from;
+- `cloudml_template`: cloudml-samples `tpu/templates/tpu_estimator/trainer.py`'s TPU branch
+  (params=vars(args) with its own `use_tpu`, a plain EstimatorSpec, tensor features and
+  predictions, `set_shapes` with `merge_with`);
+- `detection_export`: tensorflow/tpu `models/official/detection/export_saved_model.py`: a
+  TPUEstimator made only to export a checkpoint (`model_dir=None`, `master='local'`,
+  `export_to_tpu=False`, `checkpoint_path=`);
+- `warm_start_train_and_evaluate`: a TPUEstimator warm-started from a checkpoint
+  (`WarmStartSettings`) and driven by `tf.estimator.train_and_evaluate` with an exporter;
+- `flag_misuse`: what these programs say to misuses their flags allow.
+
+`program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
+`tests/test_tpu_samples.py` with what `tests/tf215/record_family.py tpu_sample_programs`
+recorded under tf.estimator 2.15 (`tests/data/tf215/tpu_samples.json`). Every weight starts
+from fixed numbers (constant initializers, or a checkpoint the program writes), no input is
+shuffled and nothing drops out, so values match to 1e-4.
+"""
+
+import contextlib
+import itertools
+import os
+import re
+
+import numpy as np
+
+from tests.public_sample_programs import _GREPPED, as_text, served
+from tests.public_sample_programs import info_lines as grepped_lines
+from tests.tpu_programs import _export_layout as meta_graphs
+from tests.tutorial_programs import DATA_DIR, error_of, event_tags, floats, listing, seen, structure
+
+RECORDED = os.path.join(DATA_DIR, "tpu_samples.json")
+# The lines users grep, and TPUEstimator's own around each call and model_fn.
+GREPPED = re.compile(
+    f"{_GREPPED.pattern[:-1]}|Calling model_fn|Done calling model_fn|Running \\w+ on CPU|"
+    "\\w+_loop marked as finished|_TPUContext|eval_on_tpu|Reraising|Estimator's model_fn)"
+)
+PROGRAMS = {}  # name -> program(tf, workdir)
+
+IMAGE = 8  # pixels a side
+CLASSES = 6  # top-5 accuracy needs more than 5
+
+
+@contextlib.contextmanager
+def info_lines():
+    """The lines GREPPED finds, a function's address (`<function f at 0x7f...>`) left out."""
+    with grepped_lines(GREPPED) as lines:
+        yield lines
+    lines[:] = [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
+
+
+def program(run):
+    PROGRAMS[run.__name__] = run
+    return run
+
+
+def _fixed(shape, seed, scale=0.3):
+    return (np.random.RandomState(seed).normal(scale=scale, size=shape)).astype(np.float32)
+
+
+def _images(n, seed):
+    """Images whose class lights one pixel; labels int32."""
+    rng = np.random.RandomState(seed)
+    labels = rng.randint(0, CLASSES, n).astype(np.int32)
+    images = rng.uniform(0, 0.5, (n, IMAGE, IMAGE, 3)).astype(np.float32)
+    images[np.arange(n), labels, labels, 0] = 2.0
+    return images, labels
+
+
+def _checkpoint_variables(tf, model_dir):
+    return sorted(name for name, _ in tf.train.list_variables(model_dir))
+
+
+def _values(rows, key):
+    return np.asarray([row[key] for row in rows], np.float64).ravel().tolist()
+
+
+# ------------------------------------------------------------------ efficientnet
+EFFICIENTNET = {
+    "train_batch_size": 8,
+    "eval_batch_size": 8,
+    "num_train_images": 64,
+    "num_eval_images": 16,
+    "iterations_per_loop": 3,
+    "train_steps": 12,
+    "steps_per_eval": 6,
+    "base_learning_rate": 4.0,
+    "lr_decay_epoch": 0.5,
+    "lr_decay_factor": 0.97,
+    "lr_warmup_epochs": 1,
+    "moving_average_decay": 0.9999,
+    "weight_decay": 1e-5,
+    "label_smoothing": 0.1,
+    "log_step_count_steps": 6,
+}
+
+
+def build_learning_rate(tf, initial_lr, global_step, steps_per_epoch, decay_epochs, factor, warmup):
+    """utils.build_learning_rate('exponential'): staircase decay after a linear warm-up."""
+    v1 = tf.compat.v1
+    lr = v1.train.exponential_decay(
+        initial_lr, global_step, steps_per_epoch * decay_epochs, factor, staircase=True
+    )
+    warmup_steps = int(warmup * steps_per_epoch)
+    warmup_lr = initial_lr * tf.cast(global_step, tf.float32) / tf.cast(warmup_steps, tf.float32)
+    return v1.cond(global_step < warmup_steps, lambda: warmup_lr, lambda: lr)
+
+
+def get_ema_vars(tf):
+    """utils.get_ema_vars: trainable variables and batch norm's moving statistics."""
+    v1 = tf.compat.v1
+    ema_vars = v1.trainable_variables() + v1.get_collection("moving_vars")
+    for v in v1.global_variables():
+        if "moving_mean" in v.name or "moving_variance" in v.name:
+            ema_vars.append(v)
+    return sorted(set(ema_vars), key=lambda v: v.name)
+
+
+def conv3x3(tf, inputs, filters, seed, **kwargs):
+    """A 3x3 convolution of RGB images without bias, its kernel fixed numbers."""
+    kernel = tf.compat.v1.constant_initializer(_fixed([3, 3, 3, filters], seed))
+    return tf.compat.v1.layers.conv2d(
+        inputs, filters, 3, padding="same", use_bias=False, kernel_initializer=kernel, **kwargs
+    )
+
+
+def efficientnet_logits(tf, features, is_training):
+    """A stem conv, batch norm (named as utils.BatchNormalization), swish, pool, head."""
+    v1 = tf.compat.v1
+    x = conv3x3(tf, features, 4, seed=1, name="stem/conv2d")
+    x = v1.layers.batch_normalization(
+        x, momentum=0.9, epsilon=1e-3, training=is_training, name="stem/tpu_batch_normalization"
+    )
+    x = tf.nn.swish(x)
+    x = tf.reduce_mean(x, [1, 2])
+    return v1.layers.dense(
+        x, CLASSES, kernel_initializer=v1.constant_initializer(_fixed([4, CLASSES], 2)), name="head"
+    )
+
+
+def efficientnet_host_call(tf, model_dir, iterations_per_loop):
+    def host_call_fn(gs, lr, ce):
+        gs = gs[0]
+        with (
+            tf.compat.v2.summary.create_file_writer(
+                model_dir, max_queue=iterations_per_loop
+            ).as_default(),
+            tf.compat.v2.summary.record_if(True),
+        ):
+            tf.compat.v2.summary.scalar("learning_rate", lr[0], step=gs)
+            tf.compat.v2.summary.scalar("current_epoch", ce[0], step=gs)
+            return tf.compat.v1.summary.all_v2_summary_ops()
+
+    return host_call_fn
+
+
+def top_k_metric_fn(tf):
+    def metric_fn(labels, logits):
+        labels = tf.argmax(labels, axis=1)
+        predictions = tf.argmax(logits, axis=1)
+        top_1_accuracy = tf.compat.v1.metrics.accuracy(labels, predictions)
+        in_top_5 = tf.cast(tf.compat.v1.nn.in_top_k(logits, labels, 5), tf.float32)
+        top_5_accuracy = tf.compat.v1.metrics.mean(in_top_5)
+        return {"top_1_accuracy": top_1_accuracy, "top_5_accuracy": top_5_accuracy}
+
+    return metric_fn
+
+
+def efficientnet_train_op(tf, loss, params, flags):
+    """The train op, the learning rate and the epoch, as main.py's TRAIN branch makes them."""
+    v1 = tf.compat.v1
+    global_step = v1.train.get_global_step()
+    current_epoch = tf.cast(global_step, tf.float32) / params["steps_per_epoch"]
+    scaled_lr = flags["base_learning_rate"] * (flags["train_batch_size"] / 256.0)
+    learning_rate = build_learning_rate(
+        tf,
+        scaled_lr,
+        global_step,
+        params["steps_per_epoch"],
+        flags["lr_decay_epoch"],
+        flags["lr_decay_factor"],
+        flags["lr_warmup_epochs"],
+    )
+    optimizer = v1.train.RMSPropOptimizer(learning_rate, 0.9, 0.9, 0.001)
+    update_ops = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+    with tf.control_dependencies(update_ops):
+        train_op = optimizer.minimize(loss, global_step)
+    return train_op, learning_rate, current_epoch
+
+
+def classify_spec(tf, mode, logits):
+    """Both model_fns' PREDICT branch: a plain EstimatorSpec with a `classify` output."""
+    predictions = {
+        "classes": tf.argmax(logits, axis=1),
+        "probabilities": tf.nn.softmax(logits, name="softmax_tensor"),
+    }
+    return tf.estimator.EstimatorSpec(
+        mode=mode,
+        predictions=predictions,
+        export_outputs={"classify": tf.estimator.export.PredictOutput(predictions)},
+    )
+
+
+def smoothed_loss_with_weight_decay(tf, logits, onehot_labels, flags):
+    """Both model_fns' loss: label-smoothed cross entropy and L2 on all but batch norm."""
+    v1 = tf.compat.v1
+    cross_entropy = v1.losses.softmax_cross_entropy(
+        logits=logits, onehot_labels=onehot_labels, label_smoothing=flags["label_smoothing"]
+    )
+    decayed = [
+        tf.nn.l2_loss(v) for v in v1.trainable_variables() if "batch_normalization" not in v.name
+    ]
+    return cross_entropy + flags["weight_decay"] * tf.add_n(decayed)
+
+
+def efficientnet_model_fn(tf, flags):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        if isinstance(features, dict):
+            features = features["feature"]
+        is_training = mode == tf.estimator.ModeKeys.TRAIN
+        logits = efficientnet_logits(tf, features, is_training)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return classify_spec(tf, mode, logits)
+        batch_size = params["batch_size"]  # noqa: F841  (as main.py reads it)
+        loss = smoothed_loss_with_weight_decay(tf, logits, labels, flags)
+        global_step = v1.train.get_global_step()
+        ema = v1.train.ExponentialMovingAverage(
+            decay=flags["moving_average_decay"], num_updates=global_step
+        )
+        ema_vars = get_ema_vars(tf)
+        host_call = restore_vars_dict = eval_metrics = scaffold_fn = None
+        if is_training:
+            train_op, learning_rate, current_epoch = efficientnet_train_op(tf, loss, params, flags)
+            with tf.control_dependencies([train_op]):
+                train_op = ema.apply(ema_vars)
+            host_call = (
+                efficientnet_host_call(tf, flags["model_dir"], flags["iterations_per_loop"]),
+                [tf.reshape(t, [1]) for t in (global_step, learning_rate, current_epoch)],
+            )
+        else:
+            train_op = None
+            restore_vars_dict = ema.variables_to_restore(ema_vars)
+
+            def scaffold_fn():
+                return v1.train.Scaffold(saver=v1.train.Saver(restore_vars_dict))
+
+        if mode == tf.estimator.ModeKeys.EVAL:
+            eval_metrics = (top_k_metric_fn(tf), [labels, logits])
+        return tf.compat.v1.estimator.tpu.TPUEstimatorSpec(
+            mode=mode,
+            loss=loss,
+            train_op=train_op,
+            host_call=host_call,
+            eval_metrics=eval_metrics,
+            scaffold_fn=scaffold_fn,
+        )
+
+    return model_fn
+
+
+def efficientnet_input_fn(tf, n, seed, is_training):
+    def input_fn(params):
+        images, labels = _images(n, seed)
+        dataset = tf.data.Dataset.from_tensor_slices((images, np.eye(CLASSES)[labels]))
+        dataset = dataset.map(lambda image, label: (image, tf.cast(label, tf.float32)))
+        if is_training:
+            dataset = dataset.repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True).prefetch(1)
+
+    return input_fn
+
+
+def image_bytes_serving_input_fn(tf):
+    """imagenet_input.build_image_serving_input_fn, with raw float bytes for JPEGs."""
+
+    def serving_input_fn():
+        image_bytes_list = tf.compat.v1.placeholder(shape=[None], dtype=tf.string)
+
+        def preprocess(image_bytes):
+            return tf.reshape(tf.io.decode_raw(image_bytes, tf.float32), [IMAGE, IMAGE, 3])
+
+        images = tf.compat.v1.map_fn(
+            preprocess, image_bytes_list, back_prop=False, dtype=tf.float32
+        )
+        return tf.estimator.export.ServingInputReceiver(images, {"image_bytes": image_bytes_list})
+
+    return serving_input_fn
+
+
+def archive_ckpt(tf, ckpt_eval, ckpt_objective, ckpt_path):
+    """utils.archive_ckpt: copies the best checkpoint's files under archive/."""
+    gfile = tf.compat.v1.gfile
+    ckpt_dir, ckpt_name = os.path.split(ckpt_path)
+    saved_objective_path = os.path.join(ckpt_dir, "best_objective.txt")
+    dst_dir = os.path.join(ckpt_dir, "archive")
+    if gfile.Exists(dst_dir):
+        gfile.DeleteRecursively(dst_dir)
+    gfile.MakeDirs(dst_dir)
+    for f in gfile.Glob(ckpt_path + ".*"):
+        gfile.Copy(f, os.path.join(dst_dir, os.path.basename(f)), overwrite=True)
+    ckpt_state = tf.compat.v1.train.generate_checkpoint_state_proto(
+        dst_dir, model_checkpoint_path=ckpt_name, all_model_checkpoint_paths=[ckpt_name]
+    )
+    with gfile.GFile(os.path.join(dst_dir, "checkpoint"), "w") as f:
+        f.write(str(ckpt_state))
+    with gfile.GFile(os.path.join(dst_dir, "best_eval.txt"), "w") as f:
+        f.write(f"{sorted(ckpt_eval)}")
+    with gfile.GFile(saved_objective_path, "w") as f:
+        f.write(f"{ckpt_objective:f}")
+
+
+def efficientnet_estimator(tf, flags, **overrides):
+    tpu = tf.compat.v1.estimator.tpu
+    config = tpu.RunConfig(
+        cluster=None,
+        model_dir=flags["model_dir"],
+        save_checkpoints_steps=max(4, flags["iterations_per_loop"]),
+        log_step_count_steps=flags["log_step_count_steps"],
+        session_config=tf.compat.v1.ConfigProto(
+            graph_options=tf.compat.v1.GraphOptions(
+                rewrite_options=_rewriter_config(disable_meta_optimizer=True)
+            )
+        ),
+        tpu_config=tpu.TPUConfig(
+            iterations_per_loop=flags["iterations_per_loop"],
+            tpu_job_name=None,
+            per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2,
+        ),
+    )
+    params = {
+        "steps_per_epoch": flags["num_train_images"] / flags["train_batch_size"],
+        "use_bfloat16": False,
+    }
+    settings = {
+        "use_tpu": False,
+        "model_fn": efficientnet_model_fn(tf, flags),
+        "config": config,
+        "train_batch_size": flags["train_batch_size"],
+        "eval_batch_size": flags["eval_batch_size"],
+        "export_to_tpu": False,
+        "params": params,
+    }
+    return tpu.TPUEstimator(**{**settings, **overrides})
+
+
+def _rewriter_config(**kwargs):
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    return rewriter_config_pb2.RewriterConfig(**kwargs)
+
+
+def efficientnet_train_and_eval(tf, est, flags):
+    """main.py's train_and_eval mode: train to each eval point, evaluate there."""
+    train_input = efficientnet_input_fn(tf, flags["num_train_images"], 0, True)
+    eval_input = efficientnet_input_fn(tf, flags["num_eval_images"], 1, False)
+    eval_steps = flags["num_eval_images"] // flags["eval_batch_size"]
+    current_step, results = 0, []
+    while current_step < flags["train_steps"]:
+        next_checkpoint = min(current_step + flags["steps_per_eval"], flags["train_steps"])
+        est.train(input_fn=train_input, max_steps=next_checkpoint)
+        current_step = next_checkpoint
+        results.append(est.evaluate(input_fn=eval_input, steps=eval_steps))
+    return results
+
+
+def efficientnet_eval_mode(tf, est, flags):
+    """main.py's eval mode: each new checkpoint evaluated and archived if best."""
+    eval_input = efficientnet_input_fn(tf, flags["num_eval_images"], 1, False)
+    eval_steps = flags["num_eval_images"] // flags["eval_batch_size"]
+    evaluated = []
+    for ckpt in tf.compat.v1.train.checkpoints_iterator(flags["model_dir"], timeout=1):
+        eval_results = est.evaluate(
+            input_fn=eval_input, steps=eval_steps, checkpoint_path=ckpt, name="holdout"
+        )
+        archive_ckpt(tf, eval_results, eval_results["top_1_accuracy"], ckpt)
+        current_step = int(os.path.basename(ckpt).split("-")[1])
+        evaluated.append((current_step, eval_results))
+        if current_step >= flags["train_steps"]:
+            break
+    return evaluated
+
+
+@program
+def efficientnet_ema(tf, workdir):
+    flags = {**EFFICIENTNET, "model_dir": os.path.join(workdir, "model")}
+    est = efficientnet_estimator(tf, flags)
+    with info_lines() as lines:
+        results = efficientnet_train_and_eval(tf, est, flags)
+        holdout = efficientnet_eval_mode(tf, est, flags)
+        export_dir = as_text(
+            est.export_saved_model(
+                export_dir_base=os.path.join(workdir, "export"),
+                serving_input_receiver_fn=image_bytes_serving_input_fn(tf),
+            )
+        )
+    images, _ = _images(3, 2)
+    image_bytes = np.array([image.tobytes() for image in images], dtype=object)
+    shapes, values = served(export_dir, "classify", tags=["serve"], image_bytes=image_bytes)
+    model_dir = flags["model_dir"]
+    return {
+        "exact": {
+            "evaluate_keys": [sorted(r) for r in results],
+            "global_steps": [int(r["global_step"]) for r in results],
+            "holdout_steps": [step for step, _ in holdout],
+            "model_dir": listing(model_dir),
+            "variables": _checkpoint_variables(tf, model_dir),
+            "archive_variables": _checkpoint_variables(tf, os.path.join(model_dir, "archive")),
+            "train_tags": event_tags(model_dir),
+            "eval_tags": event_tags(os.path.join(model_dir, "eval")),
+            "holdout_tags": event_tags(os.path.join(model_dir, "eval_holdout")),
+            "export": meta_graphs(export_dir),
+            "served": shapes,
+            "lines": lines,
+        },
+        "close": {
+            **{f"eval_{i}_{k}": v for i, r in enumerate(results) for k, v in floats(r).items()},
+            **{f"holdout_{k}": v for k, v in floats(holdout[-1][1]).items()},
+            "served_probabilities": values["probabilities"],
+        },
+    }
+
+
+# ------------------------------------------------------------------ resnet
+RESNET = {
+    "train_batch_size": 8,
+    "eval_batch_size": 8,
+    "predict_batch_size": 4,
+    "num_train_images": 48,
+    "iterations_per_loop": 4,
+    "num_cores": 8,
+    "train_steps": 10,
+    "momentum": 0.9,
+    "weight_decay": 1e-4,
+    "label_smoothing": 0.0,
+}
+MEAN_RGB = [0.25, 0.25, 0.25]
+STDDEV_RGB = [0.5, 0.5, 0.5]
+
+
+def resnet_network(tf, inputs, is_training):
+    """A residual block: conv, batch norm, relu, a shortcut, pool, dense."""
+    v1 = tf.compat.v1
+    conv = conv3x3(tf, inputs, 3, seed=3)
+    normed = v1.layers.batch_normalization(conv, momentum=0.9, training=is_training, fused=True)
+    block = tf.nn.relu(normed + inputs)
+    pooled = tf.reduce_mean(block, [1, 2])
+    return v1.layers.dense(
+        pooled, CLASSES, kernel_initializer=v1.constant_initializer(_fixed([3, CLASSES], 4))
+    )
+
+
+def resnet_host_call_fn(tf, model_dir, iterations_per_loop):
+    summary = tf.compat.v2.summary  # tf.contrib.summary, as tf_upgrade_v2 leaves it
+
+    def host_call_fn(gs, loss, lr, ce):
+        gs = gs[0]
+        writer = summary.create_file_writer(model_dir, max_queue=iterations_per_loop)
+        with writer.as_default(), summary.record_if(True):
+            summary.scalar("loss", loss[0], step=gs)
+            summary.scalar("learning_rate", lr[0], step=gs)
+            summary.scalar("current_epoch", ce[0], step=gs)
+            return tf.compat.v1.summary.all_v2_summary_ops()
+
+    return host_call_fn
+
+
+def resnet_train(tf, loss, flags):
+    """resnet_model_fn's TRAIN branch: the train op and its host_call."""
+    v1 = tf.compat.v1
+    global_step = v1.train.get_global_step()
+    steps_per_epoch = flags["num_train_images"] / flags["train_batch_size"]
+    current_epoch = tf.cast(global_step, tf.float32) / steps_per_epoch
+    learning_rate = v1.train.piecewise_constant(global_step, [4, 8], [0.1, 0.05, 0.01])
+    optimizer = v1.train.MomentumOptimizer(
+        learning_rate=learning_rate, momentum=flags["momentum"], use_nesterov=True
+    )
+    update_ops = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+    with tf.control_dependencies(update_ops):
+        train_op = optimizer.minimize(loss, global_step)
+    tensors = [global_step, loss, learning_rate, current_epoch]
+    host_call = (
+        resnet_host_call_fn(tf, flags["model_dir"], flags["iterations_per_loop"]),
+        [tf.reshape(t, [1]) for t in tensors],
+    )
+    return train_op, host_call
+
+
+def resnet_model_fn(tf, flags):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        if isinstance(features, dict):
+            features = features["feature"]
+        if mode != tf.estimator.ModeKeys.PREDICT:
+            features = tf.transpose(features, [3, 0, 1, 2])  # HWCN to NHWC
+        features -= tf.constant(MEAN_RGB, shape=[1, 1, 3], dtype=features.dtype)
+        features /= tf.constant(STDDEV_RGB, shape=[1, 1, 3], dtype=features.dtype)
+        logits = resnet_network(tf, features, mode == tf.estimator.ModeKeys.TRAIN)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return classify_spec(tf, mode, logits)
+        one_hot_labels = tf.one_hot(labels, CLASSES)
+        loss = smoothed_loss_with_weight_decay(tf, logits, one_hot_labels, flags)
+        host_call = train_op = eval_metrics = None
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            train_op, host_call = resnet_train(tf, loss, flags)
+        if mode == tf.estimator.ModeKeys.EVAL:
+
+            def metric_fn(labels, logits):
+                return top_k_metric_fn(tf)(tf.one_hot(labels, CLASSES), logits)
+
+            eval_metrics = (metric_fn, [labels, logits])
+        return v1.estimator.tpu.TPUEstimatorSpec(
+            mode=mode, loss=loss, train_op=train_op, host_call=host_call, eval_metrics=eval_metrics
+        )
+
+    return model_fn
+
+
+def resnet_input_fn(tf, n, seed, mode):
+    """imagenet_input's input_fn: batches of params['batch_size'], transposed to HWCN
+    (transpose_input) for training and evaluation."""
+
+    def input_fn(params):
+        images, labels = _images(n, seed)
+        if mode == "predict":
+            return tf.data.Dataset.from_tensor_slices(images).batch(params["batch_size"])
+        dataset = tf.data.Dataset.from_tensor_slices((images, labels))
+        if mode == "train":
+            dataset = dataset.repeat()
+        dataset = dataset.batch(params["batch_size"], drop_remainder=True)
+        dataset = dataset.map(lambda images, labels: (tf.transpose(images, [1, 2, 3, 0]), labels))
+        return dataset.prefetch(tf.data.experimental.AUTOTUNE)
+
+    return input_fn
+
+
+def resnet_serving_input_fn(tf):
+    def image_serving_input_fn():
+        images = tf.compat.v1.placeholder(tf.float32, [None, IMAGE, IMAGE, 3], name="images")
+        return tf.estimator.export.TensorServingInputReceiver(
+            features=images, receiver_tensors=images
+        )
+
+    return image_serving_input_fn
+
+
+def resnet_estimator(tf, flags):
+    tpu = tf.compat.v1.estimator.tpu
+    config = tpu.RunConfig(
+        cluster=None,
+        model_dir=flags["model_dir"],
+        save_checkpoints_steps=max(6, flags["iterations_per_loop"]),
+        tpu_config=tpu.TPUConfig(
+            iterations_per_loop=flags["iterations_per_loop"],
+            num_shards=flags["num_cores"],
+            per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2,
+        ),
+    )
+    return tpu.TPUEstimator(
+        use_tpu=False,
+        model_fn=resnet_model_fn(tf, flags),
+        config=config,
+        train_batch_size=flags["train_batch_size"],
+        eval_batch_size=flags["eval_batch_size"],
+        predict_batch_size=flags["predict_batch_size"],
+        eval_on_tpu=False,
+        export_to_tpu=False,
+    )
+
+
+@program
+def resnet_piecewise(tf, workdir):
+    flags = {**RESNET, "model_dir": os.path.join(workdir, "model")}
+    classifier = resnet_estimator(tf, flags)
+    with info_lines() as lines:
+        classifier.train(
+            input_fn=resnet_input_fn(tf, 48, 0, "train"), max_steps=flags["train_steps"]
+        )
+        result = classifier.evaluate(input_fn=resnet_input_fn(tf, 24, 1, "eval"), steps=3)
+        rows = list(classifier.predict(input_fn=resnet_input_fn(tf, 10, 2, "predict")))
+        batches = list(
+            classifier.predict(
+                input_fn=resnet_input_fn(tf, 10, 2, "predict"), yield_single_examples=False
+            )
+        )
+        export_dir = as_text(
+            classifier.export_saved_model(
+                export_dir_base=os.path.join(workdir, "export"),
+                serving_input_receiver_fn=resnet_serving_input_fn(tf),
+            )
+        )
+    images, _ = _images(3, 2)
+    shapes, values = served(export_dir, "serving_default", tags=["serve"], input=images)
+    return {
+        "exact": {
+            **seen(result, rows),
+            "batches": [structure([batch]) for batch in batches],
+            "model_dir": listing(flags["model_dir"]),
+            "variables": classifier.get_variable_names(),
+            "train_tags": event_tags(flags["model_dir"]),
+            "eval_tags": event_tags(classifier.eval_dir()),
+            "export": meta_graphs(export_dir),
+            "served": shapes,
+            "lines": lines,
+        },
+        "close": {
+            **floats({k: v for k, v in result.items() if k != "global_step"}),
+            "probabilities": _values(rows, "probabilities"),
+            "batch_probabilities": np.concatenate([b["probabilities"] for b in batches])
+            .ravel()
+            .tolist(),
+            "served_probabilities": values["probabilities"],
+        },
+    }
+
+
+# ------------------------------------------------------------------ albert run_classifier
+VOCAB, SEQ, HIDDEN, LABELS = 20, 6, 8, 2
+ALBERT = {
+    "train_batch_size": 8,
+    "eval_batch_size": 8,
+    "predict_batch_size": 4,
+    "learning_rate": 0.05,
+    "train_step": 12,
+    "warmup_step": 3,
+    "save_checkpoints_steps": 4,
+    "iterations_per_loop": 1000,
+    "num_tpu_cores": 8,
+}
+
+
+def albert_initial_values():
+    return {
+        "bert/embeddings/word_embeddings": _fixed([VOCAB, HIDDEN], 5, 0.5),
+        "bert/pooler/dense/kernel": _fixed([HIDDEN, HIDDEN], 6, 0.5),
+        "bert/pooler/dense/bias": np.zeros(HIDDEN, np.float32),
+    }
+
+
+def write_pretrained_checkpoint(tf, folder, values):
+    """The 'pre-trained' model: a name-based checkpoint of fixed values."""
+    v1 = tf.compat.v1
+    with tf.Graph().as_default():
+        variables = [v1.get_variable(name, initializer=value) for name, value in values.items()]
+        saver = v1.train.Saver(variables)
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            return saver.save(session, os.path.join(folder, "pretrained", "model.ckpt"))
+
+
+def write_albert_records(tf, path, n, seed):
+    """classifier_utils.file_based_convert_examples_to_features, on made-up token ids."""
+    rng = np.random.RandomState(seed)
+    with tf.io.TFRecordWriter(path) as writer:
+        for _ in range(n):
+            ids = rng.randint(1, VOCAB, SEQ)
+            label = int(ids[0] > VOCAB // 2)
+
+            def ints(values):
+                return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
+
+            features = {
+                "input_ids": ints(ids),
+                "label_ids": ints([label]),
+                "is_real_example": ints([1]),
+            }
+            example = tf.train.Example(features=tf.train.Features(feature=features))
+            writer.write(example.SerializeToString())
+    return path
+
+
+def file_based_input_fn_builder(tf, input_file, is_training, drop_remainder, use_tpu, bsz):
+    name_to_features = {
+        "input_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
+        "label_ids": tf.io.FixedLenFeature([], tf.int64),
+        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+    }
+
+    def _decode_record(record, name_to_features):
+        example = tf.io.parse_single_example(serialized=record, features=name_to_features)
+        for name in list(example.keys()):
+            t = example[name]
+            if t.dtype == tf.int64:
+                t = tf.cast(t, dtype=tf.int32)
+            example[name] = t
+        return example
+
+    def input_fn(params):
+        batch_size = params["batch_size"] if use_tpu else bsz
+        d = tf.data.TFRecordDataset(input_file)
+        if is_training:
+            d = d.repeat()  # (its shuffle(buffer_size=100) left out: values are compared)
+        return d.apply(
+            tf.data.experimental.map_and_batch(
+                lambda record: _decode_record(record, name_to_features),
+                batch_size=batch_size,
+                drop_remainder=drop_remainder,
+            )
+        )
+
+    return input_fn
+
+
+class AdamWeightDecayOptimizer:
+    """optimization.AdamWeightDecayOptimizer's shape: a v1 Optimizer whose slots are
+    `<var>/adam_m` and `<var>/adam_v` variables and whose step leaves the global step alone."""
+
+    def __new__(cls, tf, learning_rate, weight_decay_rate=0.01):
+        v1 = tf.compat.v1
+
+        class Optimizer(v1.train.Optimizer):
+            def __init__(self):
+                super().__init__(False, "AdamWeightDecayOptimizer")
+
+            def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+                assignments = []
+                for grad, param in grads_and_vars:
+                    param_name = param.name[: -len(":0")]
+                    m, v = (
+                        v1.get_variable(
+                            name=f"{param_name}/adam_{slot}",
+                            shape=param.shape.as_list(),
+                            dtype=tf.float32,
+                            trainable=False,
+                            initializer=v1.zeros_initializer(),
+                        )
+                        for slot in "mv"
+                    )
+                    next_m = tf.multiply(0.9, m) + tf.multiply(0.1, grad)
+                    next_v = tf.multiply(0.999, v) + tf.multiply(0.001, tf.square(grad))
+                    update = next_m / (tf.sqrt(next_v) + 1e-6)
+                    if "LayerNorm" not in param_name and "bias" not in param_name:
+                        update += weight_decay_rate * param
+                    next_param = param - learning_rate * update
+                    assignments += [param.assign(next_param), m.assign(next_m), v.assign(next_v)]
+                return tf.group(*assignments, name=name)
+
+        return Optimizer()
+
+
+def create_optimizer(tf, loss, init_lr, num_train_steps, num_warmup_steps):
+    """optimization.create_optimizer: warm-up, polynomial decay, clipped gradients, and the
+    global step advanced by the train op itself."""
+    v1 = tf.compat.v1
+    global_step = v1.train.get_or_create_global_step()
+    learning_rate = v1.train.polynomial_decay(
+        tf.constant(init_lr, tf.float32), global_step, num_train_steps, 0.0, power=1.0
+    )
+    global_steps_float = tf.cast(tf.cast(global_step, tf.int32), tf.float32)
+    warmup_percent_done = global_steps_float / float(num_warmup_steps)
+    is_warmup = tf.cast(tf.cast(global_step, tf.int32) < num_warmup_steps, tf.float32)
+    learning_rate = (1.0 - is_warmup) * learning_rate + is_warmup * init_lr * warmup_percent_done
+    optimizer = AdamWeightDecayOptimizer(tf, learning_rate)
+    tvars = v1.trainable_variables()
+    grads, _ = tf.clip_by_global_norm(v1.gradients(loss, tvars), clip_norm=1.0)
+    train_op = optimizer.apply_gradients(zip(grads, tvars, strict=False), global_step=global_step)
+    # optimization.py groups the step's increment with train_op unordered, so the learning
+    # rate may read the step before or after it (a race under any TensorFlow): ordered
+    # after train_op here, so the values compare.
+    with tf.control_dependencies([train_op]):
+        return tf.group(train_op, [global_step.assign(global_step + 1)])
+
+
+def albert_model_fn_builder(tf, init_checkpoint, flags, use_tpu=False):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        input_ids, label_ids = features["input_ids"], features["label_ids"]
+        is_real_example = tf.cast(features["is_real_example"], dtype=tf.float32)
+        with v1.variable_scope("bert"):
+            table = v1.get_variable("embeddings/word_embeddings", [VOCAB, HIDDEN])
+            pooled = tf.reduce_mean(tf.nn.embedding_lookup(table, input_ids), axis=1)
+            output_layer = v1.layers.dense(pooled, HIDDEN, activation=tf.tanh, name="pooler/dense")
+        output_weights = v1.get_variable(
+            "output_weights",
+            [LABELS, HIDDEN],
+            initializer=v1.constant_initializer(_fixed([LABELS, HIDDEN], 7)),
+        )
+        output_bias = v1.get_variable("output_bias", [LABELS], initializer=v1.zeros_initializer())
+        logits = tf.nn.bias_add(
+            tf.matmul(output_layer, output_weights, transpose_b=True), output_bias
+        )
+        probabilities = tf.nn.softmax(logits, axis=-1)
+        predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        one_hot_labels = tf.one_hot(label_ids, depth=LABELS, dtype=tf.float32)
+        per_example_loss = -tf.reduce_sum(one_hot_labels * tf.nn.log_softmax(logits), axis=-1)
+        total_loss = tf.reduce_mean(per_example_loss)
+        names = {name for name, _ in tf.train.list_variables(init_checkpoint)}
+        assignment_map = {
+            v.name[:-2]: v.name[:-2] for v in v1.trainable_variables() if v.name[:-2] in names
+        }
+        scaffold_fn = None
+        v1.train.init_from_checkpoint(init_checkpoint, assignment_map)  # (use_tpu is False)
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            train_op = create_optimizer(
+                tf, total_loss, flags["learning_rate"], flags["train_step"], flags["warmup_step"]
+            )
+            return v1.estimator.tpu.TPUEstimatorSpec(
+                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+            )
+        if mode == tf.estimator.ModeKeys.EVAL:
+
+            def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+                predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+                accuracy = v1.metrics.accuracy(
+                    labels=label_ids, predictions=predictions, weights=is_real_example
+                )
+                loss = v1.metrics.mean(values=per_example_loss, weights=is_real_example)
+                return {"eval_accuracy": accuracy, "eval_loss": loss}
+
+            eval_metrics = (metric_fn, [per_example_loss, label_ids, logits, is_real_example])
+            return v1.estimator.tpu.TPUEstimatorSpec(
+                mode=mode, loss=total_loss, eval_metrics=eval_metrics, scaffold_fn=scaffold_fn
+            )
+        return v1.estimator.tpu.TPUEstimatorSpec(
+            mode=mode,
+            predictions={"probabilities": probabilities, "predictions": predictions},
+            scaffold_fn=scaffold_fn,
+        )
+
+    return model_fn
+
+
+def albert_estimator(tf, output_dir, init_checkpoint, flags):
+    tpu = tf.compat.v1.estimator.tpu
+    run_config = tpu.RunConfig(
+        cluster=None,
+        master=None,
+        model_dir=output_dir,
+        save_checkpoints_steps=int(flags["save_checkpoints_steps"]),
+        keep_checkpoint_max=0,
+        tpu_config=tpu.TPUConfig(
+            iterations_per_loop=int(
+                min(flags["iterations_per_loop"], flags["save_checkpoints_steps"])
+            ),
+            num_shards=flags["num_tpu_cores"],
+            per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2,
+        ),
+    )
+    return tpu.TPUEstimator(
+        use_tpu=False,
+        model_fn=albert_model_fn_builder(tf, init_checkpoint, flags),
+        config=run_config,
+        train_batch_size=flags["train_batch_size"],
+        eval_batch_size=flags["eval_batch_size"],
+        predict_batch_size=flags["predict_batch_size"],
+    )
+
+
+def albert_eval_every_checkpoint(tf, estimator, output_dir, eval_input_fn):
+    """run_classifier's do_eval: every checkpoint in step order evaluated, one no better
+    than the best removed while a later one waits, the best renamed model.ckpt-best."""
+    gfile = tf.compat.v1.gfile
+
+    def remove_checkpoint(checkpoint_path):
+        for ext in ["meta", "data-00000-of-00001", "index"]:
+            gfile.Remove(checkpoint_path + f".{ext}")
+
+    def later_checkpoints(step):
+        names = gfile.ListDirectory(output_dir)
+        return [n for n in names if n.endswith(".index") and int(n[:-6].split("-")[-1]) > step]
+
+    steps_and_files = {}
+    for filename in gfile.ListDirectory(output_dir):
+        if filename.endswith(".index"):
+            steps_and_files[int(filename[:-6].split("-")[-1])] = os.path.join(
+                output_dir, filename[:-6]
+            )
+    best_perf, best_step, results = -1, -1, []
+    for _step, checkpoint_path in sorted(steps_and_files.items()):
+        result = estimator.evaluate(
+            input_fn=eval_input_fn, steps=None, checkpoint_path=checkpoint_path
+        )
+        results.append(result)
+        if result["eval_accuracy"] > best_perf:
+            best_perf, best_step = result["eval_accuracy"], result["global_step"]
+        elif len(later_checkpoints(result["global_step"])) > 1:
+            remove_checkpoint(checkpoint_path)
+    for ext in ["meta", "data-00000-of-00001", "index"]:
+        tf.io.gfile.rename(
+            os.path.join(output_dir, f"model.ckpt-{best_step}.{ext}"),
+            os.path.join(output_dir, f"model.ckpt-best.{ext}"),
+            overwrite=True,
+        )
+    return results
+
+
+@program
+def albert_classifier(tf, workdir):
+    flags = ALBERT
+    output_dir = os.path.join(workdir, "output")
+    tf.compat.v1.gfile.MakeDirs(output_dir)
+    init_checkpoint = write_pretrained_checkpoint(tf, workdir, albert_initial_values())
+    files = {
+        split: write_albert_records(tf, os.path.join(output_dir, f"{split}.tf_record"), n, seed)
+        for split, n, seed in (("train", 40, 0), ("eval", 20, 1), ("predict", 10, 2))
+    }
+    estimator = albert_estimator(tf, output_dir, init_checkpoint, flags)
+    with info_lines() as lines:
+        estimator.train(
+            input_fn=file_based_input_fn_builder(
+                tf, files["train"], True, True, False, flags["train_batch_size"]
+            ),
+            max_steps=flags["train_step"],
+        )
+        listed_after_training = listing(output_dir)
+        eval_input_fn = file_based_input_fn_builder(
+            tf, files["eval"], False, False, False, flags["eval_batch_size"]
+        )
+        results = albert_eval_every_checkpoint(tf, estimator, output_dir, eval_input_fn)
+        rows = list(
+            estimator.predict(
+                input_fn=file_based_input_fn_builder(
+                    tf, files["predict"], False, False, False, flags["predict_batch_size"]
+                ),
+                checkpoint_path=os.path.join(output_dir, "model.ckpt-best"),
+            )
+        )
+    return {
+        "exact": {
+            "after_training": listed_after_training,
+            "evaluated_steps": [int(r["global_step"]) for r in results],
+            "evaluate_keys": sorted(results[0]),
+            "model_dir": listing(output_dir),
+            "variables": estimator.get_variable_names(),
+            "predictions": structure(rows),
+            "count": len(rows),
+            "classes": [int(row["predictions"]) for row in rows],
+            "train_tags": event_tags(output_dir),
+            "eval_tags": event_tags(estimator.eval_dir()),
+            "lines": lines,
+        },
+        "close": {
+            **{f"eval_{i}_{k}": v for i, r in enumerate(results) for k, v in floats(r).items()},
+            "probabilities": _values(rows, "probabilities"),
+        },
+    }
+
+
+# ------------------------------------------------------------------ cloudml-samples template
+def cloudml_model_fn(tf, calls):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        calls.append([mode, sorted(params), params["use_tpu"], params.get("batch_size")])
+        global_step = v1.train.get_global_step()
+        hidden = v1.layers.dense(features, 10, activation=tf.nn.relu)
+        output = v1.layers.dense(hidden, 1)
+        predictions = output
+        loss = None
+        train_op = None
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            loss = tf.nn.l2_loss(predictions - labels)
+            optimizer = v1.train.RMSPropOptimizer(learning_rate=0.05)
+            if params["use_tpu"]:
+                optimizer = v1.tpu.CrossShardOptimizer(optimizer)
+            train_op = optimizer.minimize(loss, global_step=global_step)
+        if params["use_tpu"]:
+            return v1.estimator.tpu.TPUEstimatorSpec(
+                mode=mode, predictions=predictions, loss=loss, train_op=train_op
+            )
+        return tf.estimator.EstimatorSpec(
+            mode=mode, predictions=predictions, loss=loss, train_op=train_op
+        )
+
+    return model_fn
+
+
+def cloudml_train_input_fn(tf, input_params):
+    def train_input_fn(params={}):  # noqa: B006  (the template's own default)
+        input_params.append(sorted(params))
+        x = np.random.rand(100, 5)
+        w = np.random.rand(5)
+        y = np.sum(x * w, axis=1)
+        x_tensor = tf.constant(x, dtype=tf.float32)
+        y_tensor = tf.constant(y, dtype=tf.float32)
+        dataset = tf.data.Dataset.from_tensor_slices((x_tensor, y_tensor))
+        batch_size = params.get("batch_size", 16)
+        dataset = dataset.repeat().shuffle(32).batch(batch_size, drop_remainder=True)
+
+        def set_shapes(features, labels):
+            features_shape = features.get_shape().merge_with([batch_size, None])
+            labels_shape = labels.get_shape().merge_with([batch_size])
+            features.set_shape(features_shape)
+            labels.set_shape(labels_shape)
+            return features, labels
+
+        dataset = dataset.map(set_shapes)
+        return dataset.prefetch(tf.data.experimental.AUTOTUNE)
+
+    return train_input_fn
+
+
+@program
+def cloudml_template(tf, workdir):
+    """The template's TPU branch with --use-tpu left off: its shapes and names (its
+    weights and data are random draws, so no values are compared)."""
+    tpu = tf.compat.v1.estimator.tpu
+    np.random.seed(0)
+    args = {
+        "model_dir": os.path.join(workdir, "model"),
+        "max_steps": 6,
+        "train_batch_size": 16,
+        "save_checkpoints_steps": 4,
+        "use_tpu": False,
+        "tpu": None,
+    }
+    params = dict(args)
+    tpu_config = tpu.TPUConfig(num_shards=8, iterations_per_loop=args["save_checkpoints_steps"])
+    config = tpu.RunConfig(
+        cluster=None,
+        model_dir=args["model_dir"],
+        tpu_config=tpu_config,
+        save_checkpoints_steps=args["save_checkpoints_steps"],
+        save_summary_steps=100,
+    )
+    input_params, model_fn_params = [], []
+    estimator = tpu.TPUEstimator(
+        model_fn=cloudml_model_fn(tf, model_fn_params),
+        config=config,
+        params=params,
+        use_tpu=False,
+        train_batch_size=args["train_batch_size"],
+        eval_batch_size=32,
+        export_to_tpu=False,
+    )
+    with info_lines() as lines:
+        estimator.train(cloudml_train_input_fn(tf, input_params), max_steps=args["max_steps"])
+        rows = list(
+            itertools.islice(estimator.predict(cloudml_train_input_fn(tf, input_params)), 20)
+        )
+    evaluate_error = error_of(
+        lambda: estimator.evaluate(cloudml_train_input_fn(tf, input_params), steps=1)
+    )
+    return {
+        "exact": {
+            "input_params": input_params,
+            "model_fn_params": model_fn_params,
+            "params_after": sorted(estimator.params),
+            "model_dir": listing(args["model_dir"]),
+            "variables": estimator.get_variable_names(),
+            "train_tags": sorted(event_tags(args["model_dir"])),
+            "predictions": [np.asarray(rows[0]).dtype.name, list(np.shape(rows[0]))],
+            "count": len(rows),
+            "evaluate_error": evaluate_error[:1] if evaluate_error else None,
+            "lines": lines,
+        },
+        "close": {},
+    }
+
+
+# ------------------------------------------------------------------ detection export
+def detection_serving_model_fn(tf):
+    """serving_model_fn_builder's shape: features {'images', 'image_info'}, a plain
+    EstimatorSpec off TPUs."""
+    v1 = tf.compat.v1
+
+    def _serving_model_fn(features, labels, mode, params):
+        images = features["images"]
+        scale = features["image_info"][:, 2:3]
+        pooled = tf.reduce_mean(images, [1, 2]) * scale
+        boxes = v1.layers.dense(pooled, 4, name="box_head")
+        scores = tf.nn.sigmoid(v1.layers.dense(pooled, 1, name="class_head"))
+        predictions = {
+            "detection_boxes": boxes,
+            "detection_scores": scores,
+            "num_detections": tf.ones_like(scores[:, 0]) * params["max_total_size"],
+        }
+        if params["use_tpu"]:
+            return v1.estimator.tpu.TPUEstimatorSpec(mode=mode, predictions=predictions)
+        return tf.estimator.EstimatorSpec(mode=mode, predictions=predictions)
+
+    return _serving_model_fn
+
+
+def detection_serving_input_fn(tf, batch_size, image_size):
+    def serving_input_fn():
+        placeholder = tf.compat.v1.placeholder(
+            tf.float32, [batch_size, image_size, image_size, 3], name="image_tensor"
+        )
+        image_info = tf.tile(tf.constant([[image_size, image_size, 1.0, 1.0]]), [batch_size, 1])
+        return tf.estimator.export.ServingInputReceiver(
+            features={"images": placeholder, "image_info": image_info},
+            receiver_tensors={"image_tensor": placeholder},
+        )
+
+    return serving_input_fn
+
+
+@program
+def detection_export(tf, workdir):
+    """export_saved_model.py: a checkpoint trained elsewhere exported by a TPUEstimator
+    with no model_dir, on the in-process master."""
+    values = {
+        "box_head/kernel": _fixed([3, 4], 8),
+        "box_head/bias": np.zeros(4, np.float32),
+        "class_head/kernel": _fixed([3, 1], 9),
+        "class_head/bias": np.zeros(1, np.float32),
+        "global_step": np.int64(17),
+    }
+    checkpoint_path = write_pretrained_checkpoint(tf, workdir, values)
+    estimator = tf.compat.v1.estimator.tpu.TPUEstimator(
+        model_fn=detection_serving_model_fn(tf),
+        model_dir=None,
+        config=tf.compat.v1.estimator.tpu.RunConfig(
+            tpu_config=tf.compat.v1.estimator.tpu.TPUConfig(iterations_per_loop=1),
+            master="local",
+            evaluation_master="local",
+        ),
+        params={"max_total_size": 5, "use_tpu": False},
+        use_tpu=False,
+        train_batch_size=1,
+        predict_batch_size=1,
+        eval_on_tpu=False,
+        export_to_tpu=False,
+        export_to_cpu=True,
+    )
+    with info_lines() as lines:
+        export_path = as_text(
+            estimator.export_saved_model(
+                export_dir_base=os.path.join(workdir, "export"),
+                serving_input_receiver_fn=detection_serving_input_fn(tf, 1, IMAGE),
+                checkpoint_path=checkpoint_path,
+            )
+        )
+    images, _ = _images(1, 3)
+    shapes, values = served(export_path, "serving_default", tags=["serve"], image_tensor=images)
+    return {
+        "exact": {
+            "config": [estimator.config.master, estimator.config.evaluation_master],
+            "export": meta_graphs(export_path),
+            "export_files": listing(export_path),
+            "served": shapes,
+            "lines": lines,
+        },
+        "close": dict(values.items()),
+    }
+
+
+# ------------------------------------------------------------------ misuse the flags allow
+@program
+def flag_misuse(tf, workdir):
+    """What these programs' flags let a user get wrong, and what they are told."""
+    tpu = tf.compat.v1.estimator.tpu
+    flags = {**EFFICIENTNET, "model_dir": os.path.join(workdir, "model")}
+    est = efficientnet_estimator(tf, flags)
+    images_input = efficientnet_input_fn(tf, 16, 1, False)
+    errors = {
+        # efficientnet sets no predict_batch_size: predict gets no params['batch_size'].
+        "predict_without_predict_batch_size": lambda: list(est.predict(images_input)),
+        # --iterations_per_loop=0
+        "iterations_per_loop_zero": lambda: tpu.TPUConfig(iterations_per_loop=0),
+        # resnet's --num_cores with a batch size it does not divide
+        "batch_not_divisible_by_shards": lambda: resnet_estimator(
+            tf, {**RESNET, "train_batch_size": 12, "model_dir": os.path.join(workdir, "r")}
+        ).train(resnet_input_fn(tf, 48, 0, "train"), max_steps=1),
+        # albert's do_predict before do_eval made model.ckpt-best
+        "predict_missing_checkpoint": lambda: list(
+            resnet_estimator(tf, {**RESNET, "model_dir": os.path.join(workdir, "p")}).predict(
+                resnet_input_fn(tf, 4, 2, "predict"),
+                checkpoint_path=os.path.join(workdir, "p", "model.ckpt-best"),
+            )
+        ),
+        # evaluating before any training
+        "evaluate_untrained": lambda: est.evaluate(images_input, steps=1),
+    }
+    with info_lines() as lines:
+        found = {name: error_of(call) for name, call in errors.items()}
+    return {
+        "exact": {
+            **{name: error[:1] if error else None for name, error in found.items()},
+            "lines": lines,
+        },
+        "close": {},
+        "messages": {name: error[1] for name, error in found.items() if error},
+    }
+
+
+# ------------------------------------------------------------------ train_and_evaluate
+def warm_started_model_fn(tf):
+    """A dense classifier returning TPUEstimatorSpecs, trained on from a checkpoint."""
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        hidden = v1.layers.dense(features["x"], 4, activation=tf.tanh, name="dense")
+        logits = v1.layers.dense(
+            hidden, 2, kernel_initializer=v1.constant_initializer(_fixed([4, 2], 12)), name="logits"
+        )
+        probabilities = tf.nn.softmax(logits)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return v1.estimator.tpu.TPUEstimatorSpec(
+                mode,
+                predictions={"probabilities": probabilities},
+                export_outputs={"predict": tf.estimator.export.PredictOutput(probabilities)},
+            )
+        loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op = v1.train.AdagradOptimizer(0.2).minimize(loss, v1.train.get_global_step())
+
+        def metric_fn(labels, logits):
+            predicted = tf.argmax(logits, 1)
+            return {
+                "accuracy": v1.metrics.accuracy(labels, predicted),
+                "auc": v1.metrics.auc(labels, tf.nn.softmax(logits)[:, 1]),
+            }
+
+        return v1.estimator.tpu.TPUEstimatorSpec(
+            mode, loss=loss, train_op=train_op, eval_metrics=(metric_fn, [labels, logits])
+        )
+
+    return model_fn
+
+
+def xy_input_fn(tf, n, seed, repeat):
+    def input_fn(params):
+        rng = np.random.RandomState(seed)
+        x = rng.normal(size=(n, 3)).astype(np.float32)
+        y = (x[:, 0] - x[:, 1] > 0).astype(np.int32)
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
+        return (dataset.repeat() if repeat else dataset).batch(params["batch_size"], True)
+
+    return input_fn
+
+
+@program
+def warm_start_train_and_evaluate(tf, workdir):
+    """A TPUEstimator warm-started from a pre-trained checkpoint (WarmStartSettings over
+    the hidden layer) and driven by tf.estimator.train_and_evaluate with a LatestExporter."""
+    tpu = tf.compat.v1.estimator.tpu
+    pretrained = write_pretrained_checkpoint(
+        tf, workdir, {"dense/kernel": _fixed([3, 4], 10, 0.7), "dense/bias": _fixed([4], 11)}
+    )
+    config = tpu.RunConfig(
+        model_dir=os.path.join(workdir, "model"),
+        save_checkpoints_steps=5,
+        tpu_config=tpu.TPUConfig(iterations_per_loop=5),
+    )
+    estimator = tpu.TPUEstimator(
+        model_fn=warm_started_model_fn(tf),
+        config=config,
+        params={},
+        use_tpu=False,
+        train_batch_size=8,
+        eval_batch_size=8,
+        predict_batch_size=8,
+        warm_start_from=tf.estimator.WarmStartSettings(
+            ckpt_to_initialize_from=pretrained, vars_to_warm_start="dense/.*"
+        ),
+    )
+
+    def serving_input_fn():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3], name="x")
+        return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
+
+    train_spec = tf.estimator.TrainSpec(xy_input_fn(tf, 64, 0, True), max_steps=10)
+    eval_spec = tf.estimator.EvalSpec(
+        xy_input_fn(tf, 32, 1, False),
+        steps=None,
+        exporters=[tf.estimator.LatestExporter("latest", serving_input_fn)],
+        start_delay_secs=0,
+        throttle_secs=0,
+    )
+    with info_lines() as lines:
+        metrics, exports = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+    model_dir = estimator.model_dir
+    return {
+        "exact": {
+            "evaluate_keys": sorted(metrics),
+            "global_step": int(metrics["global_step"]),
+            "exports": len(exports),
+            "model_dir": listing(model_dir),
+            "variables": estimator.get_variable_names(),
+            "eval_tags": event_tags(estimator.eval_dir()),
+            "lines": lines,
+        },
+        "close": {
+            **floats({k: v for k, v in metrics.items() if k != "global_step"}),
+            "dense_kernel": estimator.get_variable_value("dense/kernel").ravel().tolist(),
+        },
+    }
