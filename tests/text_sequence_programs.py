@@ -232,8 +232,15 @@ def rnn_model_fn(features, labels, mode, params):
             cell, steps, sequence_length=features["length"], dtype=tf.float32
         )
     else:
+        # One iteration at a time: TF1's while loop runs up to 32 at once, and the dropout's
+        # random op (its shape static) then draws its masks in whichever order they run,
+        # under 2.15 as here (1 run in 9 moved the probabilities by 3e-3 on both sides).
         _, state = tf.compat.v1.nn.dynamic_rnn(
-            cell, embedded, sequence_length=features["length"], dtype=tf.float32
+            cell,
+            embedded,
+            sequence_length=features["length"],
+            dtype=tf.float32,
+            parallel_iterations=1,
         )
     last = state[-1].h if params["cell"] == "lstm" else state[-1]
     logits = tf.compat.v1.layers.dense(
