@@ -16,9 +16,15 @@ from pipeline.config import REPO_ROOT
 pytestmark = pytest.mark.slow
 
 _COMMON = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     import numpy as np, tensorflow as tf, tf_keras
     from components import estimator
+
+    # As under tf.estimator 2.15, a RunConfig given a strategy reads as one machine's
+    # (is_chief everywhere): the chief is TF_CONFIG's, or the first worker without one.
+    task = json.loads(os.environ.get("TF_CONFIG") or "{}").get("task", {})
+    is_chief = task.get("type", "chief") == "chief" or (
+        task.get("index") == 0 and "chief" not in json.loads(os.environ["TF_CONFIG"])["cluster"])
 
     x = np.random.default_rng(0).normal(size=(1024, 3)).astype("float32")
     y = (x @ np.array([1.0, -2.0, 0.5], "float32") > 0).astype("int64")
@@ -90,10 +96,10 @@ _WORKER = _COMMON + textwrap.dedent("""
 
     model = classifier(model_dir, strategy)
     model.train(input_fn(16), max_steps=max_steps, hooks=[Pace()])
-    result = {"is_chief": model.config.is_chief,
+    result = {"is_chief": is_chief,
               "step": int(model.get_variable_value("global_step"))
-              if model.config.is_chief else None}
-    if model.config.is_chief:
+              if is_chief else None}
+    if is_chief:
         path = model.export_saved_model(model_dir + "/export",
             estimator.export.build_parsing_serving_input_receiver_fn(spec)).decode()
         result["served_accuracy"] = serve(path)
@@ -104,7 +110,7 @@ _WORKER = _COMMON + textwrap.dedent("""
 # A linear model over a hashed categorical column: its gradients are sparse
 # (IndexedSlices), and each worker's batch touches different rows.
 _SPARSE_WORKER = textwrap.dedent("""
-    import json, sys
+    import json, os, sys
     import numpy as np, tensorflow as tf
     from components import estimator
 
@@ -124,8 +130,8 @@ _SPARSE_WORKER = textwrap.dedent("""
     model = estimator.LinearClassifier([column], optimizer="Ftrl", config=estimator.RunConfig(
         model_dir=sys.argv[1], train_distribute=strategy, tf_random_seed=1))
     model.train(input_fn, max_steps=400)
-    result = {"is_chief": model.config.is_chief}
-    if model.config.is_chief:
+    result = {"is_chief": os.environ["TF_CONFIG"].endswith('"index": 0}}')}
+    if result["is_chief"]:
         metrics = model.evaluate(lambda: tf.data.Dataset.from_tensor_slices(
             ({"word": x[:, None]}, y)).batch(256))
         result.update(step=int(metrics["global_step"]), accuracy=float(metrics["accuracy"]))
@@ -133,8 +139,9 @@ _SPARSE_WORKER = textwrap.dedent("""
 """)
 
 
-# The TF distributed guide's script: every task runs train_and_evaluate with
-# a MultiWorkerMirroredStrategy; only the chief evaluates and exports.
+# The TF distributed guide's script: every task runs train_and_evaluate with a
+# MultiWorkerMirroredStrategy; as under tf.estimator 2.15, without an evaluator task none
+# evaluates (each returns None), the chief saves in model_dir, the others in tmp_worker_<i>.
 _TRAIN_AND_EVALUATE = _COMMON + textwrap.dedent("""
     # Adam at 0.05: at tf.estimator's default (Keras's 0.001) 60 steps barely train.
     model = estimator.DNNClassifier([8], columns, optimizer=lambda: tf_keras.optimizers.Adam(0.05),
@@ -142,14 +149,15 @@ _TRAIN_AND_EVALUATE = _COMMON + textwrap.dedent("""
         model_dir=sys.argv[1], train_distribute=tf.distribute.MultiWorkerMirroredStrategy(),
         save_checkpoints_steps=20, tf_random_seed=1))
     receiver = estimator.export.build_parsing_serving_input_receiver_fn(spec)
-    result, exports = estimator.train_and_evaluate(
+    returned = estimator.train_and_evaluate(
         model, estimator.TrainSpec(input_fn(16), max_steps=60),
         estimator.EvalSpec(eval_fn, steps=2, throttle_secs=0,
                            exporters=[estimator.LatestExporter("latest", receiver)]))
-    print(json.dumps({"is_chief": model.config.is_chief,
-                      "step": int(result["global_step"]) if result else None,
-                      "exports": [e.decode() for e in exports],
-                      "served_accuracy": serve(exports[-1].decode()) if exports else None}))
+    result = {"is_chief": is_chief, "returned": returned}
+    if is_chief:
+        path = model.export_saved_model(sys.argv[1] + "/export", receiver).decode()
+        result["served_accuracy"] = serve(path)
+    print(json.dumps(result))
 """)
 
 
@@ -182,19 +190,22 @@ _PS_CHIEF = _COMMON + textwrap.dedent("""
 
 
 # tf.estimator-style distributed code: every task runs train_and_evaluate with
-# TF_CONFIG and no strategy.  Workers and ps tasks serve from inside it.
+# TF_CONFIG and no strategy.  As under tf.estimator 2.15, each returns None and no
+# task of these evaluates (an evaluator task would); the chief exports after training.
 _EVERY_TASK = _COMMON + textwrap.dedent("""
     model_dir = sys.argv[1]
     model = classifier(model_dir, None)
     receiver = estimator.export.build_parsing_serving_input_receiver_fn(spec)
-    result, exports = estimator.train_and_evaluate(
+    returned = estimator.train_and_evaluate(
         model, estimator.TrainSpec(input_fn(16), max_steps=120),
         estimator.EvalSpec(eval_fn, steps=None, throttle_secs=0,
                            exporters=[estimator.LatestExporter("latest", receiver)]))
-    print(json.dumps({"step": int(result["global_step"]), "exports": len(exports),
-                      "strategy": type(model.config.train_distribute).__name__,
-                      "served_accuracy": serve(exports[-1].decode() if isinstance(
-                          exports[-1], bytes) else exports[-1])}))
+    result = {"returned": returned, "step": int(model.get_variable_value("global_step"))}
+    if model.config.is_chief:
+        result["strategy"] = type(model._config.train_distribute).__name__
+        result["served_accuracy"] = serve(
+            model.export_saved_model(model_dir + "/export", receiver).decode())
+    print(json.dumps(result))
 """)
 
 
@@ -327,18 +338,17 @@ def test_train_and_evaluate_under_multi_worker_mirrored(tmp_path, layout):
         assert process.returncode == 0, err[-3000:]
     results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
     assert [r["is_chief"] for r in results] == [True] + [False] * (len(layout) - 1)
-    chief = results[0]
-    assert chief["step"] == 60
+    assert [r["returned"] for r in results] == [None] * len(layout)
     assert sorted(p.name for p in model_dir.glob("model.ckpt-*.index")) == [
         "model.ckpt-20.index",
         "model.ckpt-40.index",
         "model.ckpt-60.index",
     ]
-    # One export per evaluated checkpoint; the last is returned, and serves.
-    assert len(list((model_dir / "export" / "latest").iterdir())) == 3
-    assert len(chief["exports"]) == 1
-    assert chief["served_accuracy"] > 0.8
-    assert all(r["exports"] == [] for r in results[1:])
+    # (tasks[0] is the chief: TF_CONFIG's, or the first worker.)
+    others = sorted(p.name for p in model_dir.glob("tmp_*"))
+    assert others == sorted(f"tmp_{task_type}_{index}" for task_type, index in tasks[1:])
+    assert not (model_dir / "eval").exists() and not (model_dir / "export" / "latest").exists()
+    assert results[0]["served_accuracy"] > 0.8
 
 
 def test_multi_worker_mirrored_sums_sparse_gradients_of_a_linear_model(tmp_path):
@@ -428,18 +438,23 @@ def test_tf_estimator_style_code_trains_on_a_parameter_server_cluster_unchanged(
         for kind, index in [("ps", 0), ("worker", 0), ("worker", 1), ("chief", 0)]
     ]
     try:
-        out, err = tasks[-1].communicate(timeout=300)
-        assert tasks[-1].returncode == 0, err[-3000:]
-        # Workers and ps tasks serve until the job is stopped, as ps tasks did.
-        assert all(task.poll() is None for task in tasks[:-1])
+        outputs = [task.communicate(timeout=300) for task in tasks[1:]]
+        for task, (_out, err) in zip(tasks[1:], outputs, strict=True):
+            assert task.returncode == 0, err[-3000:]
+        # Workers serve the chief until its checkpoint reaches max_steps, then return
+        # (where 2.15's workers stopped training); ps tasks serve until stopped.
+        assert tasks[0].poll() is None
     finally:
         for task in tasks:
             task.kill()
             task.wait(timeout=30)
-    result = json.loads(out.strip().splitlines()[-1])
-    assert result["strategy"] == "ParameterServerStrategyV2"
-    assert result["step"] == 120 and result["exports"] == 1
-    assert result["served_accuracy"] > 0.8
+    results = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    assert [r["returned"] for r in results] == [None] * 3
+    assert all(r["step"] == 120 for r in results)
+    chief = results[-1]
+    assert chief["strategy"] == "ParameterServerStrategyV2"
+    assert chief["served_accuracy"] > 0.8
+    assert not (tmp_path / "model" / "eval").exists()
 
 
 def test_parameter_server_carries_on_when_a_worker_is_killed(tmp_path):

@@ -470,7 +470,7 @@ def test_run_config_rejects_steps_and_secs():
         estimator.RunConfig(save_checkpoints_steps=10, save_checkpoints_secs=10)
 
 
-def test_ps_cluster_without_a_chief_fails_before_training_saying_why(monkeypatch, tmp_path):
+def test_ps_cluster_without_a_chief_is_refused_as_in_tf215(monkeypatch, tmp_path):
     monkeypatch.setenv(
         "TF_CONFIG",
         json.dumps(
@@ -480,13 +480,18 @@ def test_ps_cluster_without_a_chief_fails_before_training_saying_why(monkeypatch
             }
         ),
     )
-    est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
-    with pytest.raises(ValueError, match="needs a 'chief' task in TF_CONFIG"):
-        est.train(train_input_fn, steps=1)
+    with pytest.raises(ValueError, match='TF_CONFIG, it must have one "chief" node'):
+        estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
     assert not os.listdir(tmp_path)
 
 
-def test_an_evaluator_task_fails_saying_the_chief_evaluates(monkeypatch, tmp_path):
+def test_an_evaluator_task_evaluates_and_exports_the_checkpoint_at_max_steps(monkeypatch, tmp_path):
+    """2.15's evaluator task: each new checkpoint evaluated, the one at max_steps with the
+    final export, then it returns (None); the chief's training is done here already."""
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path)).train(
+        train_input_fn, max_steps=10
+    )
     monkeypatch.setenv(
         "TF_CONFIG",
         json.dumps(
@@ -494,9 +499,16 @@ def test_an_evaluator_task_fails_saying_the_chief_evaluates(monkeypatch, tmp_pat
         ),
     )
     est = estimator.LinearClassifier(linear_columns(), model_dir=str(tmp_path))
-    spec = estimator.EvalSpec(eval_input_fn)
-    with pytest.raises(ValueError, match="the chief evaluates and exports"):
-        estimator.train_and_evaluate(est, estimator.TrainSpec(train_input_fn, 10), spec)
+    assert (est.config.cluster_spec.as_dict(), est.config.is_chief) == ({}, False)
+    receiver = estimator.export.build_parsing_serving_input_receiver_fn(
+        tf.feature_column.make_parse_example_spec(linear_columns())
+    )
+    spec = estimator.EvalSpec(
+        eval_input_fn, start_delay_secs=0, exporters=estimator.FinalExporter("final", receiver)
+    )
+    assert estimator.train_and_evaluate(est, estimator.TrainSpec(train_input_fn, 10), spec) is None
+    assert os.listdir(tmp_path / "eval")
+    assert len(os.listdir(tmp_path / "export" / "final")) == 1
 
 
 def test_run_config_reads_tf_config(monkeypatch):

@@ -371,20 +371,6 @@ def test_train_and_evaluate_evaluates_new_checkpoints_and_exports_the_last_as_fi
     assert len(os.listdir(os.path.join(export_dir, "final"))) == 1
 
 
-def test_eval_spec_start_delay_secs_warns_that_it_is_not_used_on_a_cluster(monkeypatch):
-    from components.estimator import ignored, training
-
-    monkeypatch.setattr(ignored, "_warned", set())
-    spec = estimator.EvalSpec(eval_input_fn, start_delay_secs=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # one machine: 2.15 did not use it either
-        training.warn_if_start_delay_unused(estimator.RunConfig(), spec)
-    cluster = {"cluster": {"chief": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]}}
-    monkeypatch.setenv("TF_CONFIG", json.dumps({**cluster, "task": {"type": "chief", "index": 0}}))
-    with pytest.warns(UserWarning, match="start_delay_secs is not used: the chief evaluates"):
-        training.warn_if_start_delay_unused(estimator.RunConfig(), spec)
-
-
 def test_model_to_estimator_writes_saver_checkpoints_and_refuses_other_formats(tmp_path):
     model = estimator.model_to_estimator(
         keras_model=_keras_model(), checkpoint_format="saver", config=_config(tmp_path)

@@ -281,7 +281,7 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
                 "the workers must ask at the same steps; set run_every_steps."
             )
         return _PredicateStopHook(should_stop_fn, None, run_every_steps, _any_worker(strategy))
-    if estimator.config.is_chief:
+    if estimator._config.is_chief:
         return _PredicateStopHook(should_stop_fn, run_every_secs, run_every_steps)
     return _NotAsked()
 
@@ -317,6 +317,6 @@ def make_stop_at_checkpoint_step_hook(estimator, last_step, wait_after_file_chec
     the chief's checkpoint has reached it."""
     if last_step is None:
         raise ValueError("last_step must be specified.")
-    if estimator.config.is_chief:
+    if estimator._config.is_chief:
         return StopAtStepHook(last_step=last_step)
     return _StopAtCheckpointStepHook(estimator, last_step, wait_after_file_check_secs)

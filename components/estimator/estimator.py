@@ -258,8 +258,13 @@ class Estimator:
         if not model_dir:
             model_dir = _temporary_model_dir()
         self._model_dir = model_dir
-        self._config = config.replace(model_dir=model_dir)
-        log.info("Using config: %s", run_config.as_logged(self._config))
+        self._user_config = run_config.with_default_session_config(
+            config.replace(model_dir=model_dir)
+        )
+        log.info("Using config: %s", run_config.as_logged(self._user_config))
+        # What the Estimator trains by, and model_fn gets: under a strategy's cluster, this
+        # task's role in it (`config` keeps 2.15's one-machine fields, as its did).
+        self._config = self._user_config._as_worker()
         # (tf.estimator deep-copied params, for the Estimator and for each model_fn call;
         # this kit copies the dict only, so objects in it, such as a hook, are shared.)
         self._params = dict(params or {})
@@ -276,7 +281,7 @@ class Estimator:
         self._iterator_input_fns = weakref.WeakKeyDictionary()
 
     model_dir = property(lambda self: self._model_dir)
-    config = property(lambda self: self._config)
+    config = property(lambda self: self._user_config)
     params = property(lambda self: dict(self._params))
     model_fn = property(lambda self: self._model_fn)
 
@@ -500,7 +505,8 @@ class Estimator:
             )
         self._restore(initial_checkpoint, ModeKeys.TRAIN)
         self._model_dir = config.model_dir
-        self._config = config
+        self._user_config = config
+        self._config = config._as_worker()
 
     def get_variable_names(self):
         path = self._require_checkpoint(_NOT_TRAINED_VARIABLES)
@@ -636,7 +642,8 @@ class Estimator:
             # repeat from run to run.  tf_keras initializers draw their seeds
             # from Python's `random`, which this seeds too.
             tf_keras.utils.set_random_seed(self._config.tf_random_seed)
-        self._take_cluster_role()
+        if self._take_cluster_role(max_steps) == "served":
+            return self
         with _scope(self._config.train_distribute):
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
@@ -654,20 +661,14 @@ class Estimator:
         log.info("Skipping training since max_steps has already saved.")
         return True
 
-    def _take_cluster_role(self):
+    def _take_cluster_role(self, max_steps):
         """This task's part in a `TF_CONFIG` cluster, before training.
 
         tf.estimator code trains on a cluster with ps tasks without a strategy.
         Here the chief then coordinates a ParameterServerStrategy, and this call
-        on a worker or ps task serves it until the job is stopped.  An
-        evaluator task is refused: the chief evaluates."""
+        on a ps task serves it until the job is stopped; on a worker, until the
+        chief's checkpoint reaches `max_steps` (where a 2.15 worker stopped)."""
         config = self._config
-        if config.task_type == "evaluator":
-            raise ValueError(
-                "TF_CONFIG makes this an 'evaluator' task, which this Estimator does not "
-                "run: the chief evaluates and exports after its checkpoints "
-                "(train_and_evaluate). Leave the evaluator task out of the job."
-            )
         if config.train_distribute is not None or not config.num_ps_replicas:
             return
         cluster = config.cluster_spec.as_dict()
@@ -676,17 +677,46 @@ class Estimator:
                 "Parameter-server training needs a 'chief' task in TF_CONFIG to coordinate "
                 f"it; the cluster lists {sorted(cluster)}."
             )
-        if config.task_type in ("worker", "ps"):
-            server.run_server(
-                {"cluster": cluster, "task": {"type": config.task_type, "index": config.task_id}}
+        task = {"type": config.task_type, "index": config.task_id}
+        if config.task_type == "ps" or (config.task_type == "worker" and max_steps is None):
+            server.run_server({"cluster": cluster, "task": task})
+        if config.task_type == "worker":
+            server.serve_until(
+                {"cluster": cluster, "task": task}, lambda: self._stored_step() >= max_steps
             )
+            return "served"
         if config.is_chief:
             log.info("TF_CONFIG lists ps tasks: training with a ParameterServerStrategy.")
             self._config = config.replace(
                 train_distribute=tf.distribute.experimental.ParameterServerStrategy(
                     tf.distribute.cluster_resolver.TFConfigClusterResolver()
                 )
-            )
+            )._as_worker()
+        return None
+
+    def _stored_step(self):
+        """The latest checkpoint's global step (0 without one)."""
+        latest = self.latest_checkpoint()
+        if latest is None:
+            return 0
+        try:
+            return int(ckpt_lib.read_variable(latest, "global_step"))
+        except (ValueError, tf.errors.OpError):
+            return 0
+
+    def _write_graph(self, traced):
+        """As tf.estimator's graph.pbtxt: the training graph, for inspection, where this
+        task writes.  Once per trace: writing it costs more than a short train() call."""
+        from components.estimator import training_loop
+
+        graph_dir = training_loop.output_dir(self._config, self._model_dir)
+        if (
+            self._config.checkpoint_save_graph_def
+            and graph_dir is not None
+            and self._written_graph is not traced
+        ):
+            tf.io.write_graph(traced.graph.as_graph_def(), graph_dir, "graph.pbtxt")
+            self._written_graph = traced
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         from components.estimator import training_loop
@@ -708,6 +738,8 @@ class Estimator:
             )
         if _is_parameter_server(strategy):
             run_chunk = _ParameterServerChunks(strategy, dataset, run_steps)
+            # (Its zero-step call traced run_steps on the workers' iterator.)
+            self._write_graph(run_steps._list_all_concrete_functions()[-1])
         else:
             if strategy is not None:
                 iterator = iter(dataset)
@@ -717,15 +749,7 @@ class Estimator:
             if strategy is None:
                 # (Under a strategy the trace sees per-device components instead.)
                 self._store.adopt(traced.variables)
-            if (
-                self._config.checkpoint_save_graph_def
-                and self._config.is_chief
-                and self._written_graph is not traced
-            ):
-                # As tf.estimator's graph.pbtxt: the training graph, for inspection.
-                # Once per trace: writing it costs more than a short train() call.
-                tf.io.write_graph(traced.graph.as_graph_def(), self._model_dir, "graph.pbtxt")
-                self._written_graph = traced
+            self._write_graph(traced)
 
             def run_chunk(num_steps, summarize=False):
                 done, loss, summary = run_steps(

@@ -266,13 +266,13 @@ class ModeGraph:
         self.input_hooks = []
         self.input_cardinality = None  # of a Dataset input_fn: steps may then be looped
         self.receiver = None
-        self.strategy = graph_strategy.of_mode(estimator.config, mode, receiver_fn is not None)
+        self.strategy = graph_strategy.of_mode(estimator._config, mode, receiver_fn is not None)
         with (
             self.graph.as_default(),
-            self.graph.device(_device_fn(estimator.config, mode)),
+            self.graph.device(_device_fn(estimator._config, mode)),
             graph_strategy.scope(self.strategy),
         ):
-            seed = estimator.config.tf_random_seed
+            seed = estimator._config.tf_random_seed
             if seed is not None:
                 # tf_keras layers in a TF1 model_fn draw their initializers' seeds from
                 # Python's `random`: seeded too, so a run repeats whatever ran before it.
@@ -311,7 +311,7 @@ class ModeGraph:
 
     def scaffold(self):
         """The spec's Scaffold, with the Estimator's default Saver when it names none."""
-        config = self.estimator.config
+        config = self.estimator._config
         user = self.spec.scaffold
         saver = getattr(user, "saver", None)
         if isinstance(saver, tf.train.Checkpoint):
@@ -330,7 +330,7 @@ class ModeGraph:
         return tf1_markers(self.graph, self.spec)
 
     def session_config(self):
-        session_config = self.estimator.config.session_config
+        session_config = self.estimator._config.session_config
         return session_config if isinstance(session_config, _V1.ConfigProto) else None
 
 
@@ -378,7 +378,7 @@ def _session_target(built):
     """The session's master: '' on one machine; on a cluster with ps tasks, the server
     this task starts (a ps task serves here until the job is stopped).  Layouts TF1
     graphs cannot train in are refused, naming why the model_fn runs in a graph."""
-    config = built.estimator.config
+    config = built.estimator._config
     why = ", ".join(built.markers()) or "TF1 session hooks"
     if config.train_distribute is not None and built.strategy is None:
         raise ValueError(
@@ -413,7 +413,7 @@ def _session_target(built):
 def _cluster_session_config(built):
     """As tf.estimator's: a task talks to the ps tasks and itself, never waiting for
     the other workers."""
-    config = built.estimator.config
+    config = built.estimator._config
     session_config = _V1.ConfigProto()
     if built.session_config() is not None:
         session_config.CopyFrom(built.session_config())
@@ -425,7 +425,7 @@ def _cluster_session_config(built):
 def train(built, hooks, steps, max_steps, saving_listeners):
     """`Estimator.train` on `built`, a TRAIN `ModeGraph`."""
     master = _session_target(built)
-    estimator, spec, config = built.estimator, built.spec, built.estimator.config
+    estimator, spec, config = built.estimator, built.spec, built.estimator._config
     model_dir = estimator.model_dir
     with built.graph.as_default():
         scaffold = built.scaffold()
@@ -661,7 +661,7 @@ def _saving_hooks(built, scaffold, saving_listeners, given, spec_chief_hooks):
     the Estimator's CheckpointSaverHook, the spec's `training_chief_hooks`, then the
     step counter and the summary saver.  A `CheckpointSaverHook` among the `given`
     hooks saves instead of the Estimator's, with the saving listeners."""
-    config, model_dir = built.estimator.config, built.estimator.model_dir
+    config, model_dir = built.estimator._config, built.estimator.model_dir
     # A user's CheckpointSaverHook without a saver finds the Estimator's here.
     if not built.graph.get_collection(_KEYS.SAVERS):
         built.graph.add_to_collection(_KEYS.SAVERS, scaffold.saver)

@@ -1,5 +1,6 @@
 """`RunConfig`: where and how often an Estimator saves, logs and distributes."""
 
+import copy
 import os
 
 import tensorflow as tf
@@ -193,34 +194,48 @@ class RunConfig:
         self._read_tf_config()
 
     def _read_tf_config(self):
+        """The cluster fields from TF_CONFIG, as tf.estimator 2.15 set them.  Given a
+        strategy, a cluster is the strategy's (2.15's distribute coordinator): the fields
+        stay those of one machine and the task's own role is kept for the Estimator."""
         tf_config = server.tf_config_from_env()
-        cluster = dict(tf_config.get("cluster") or {})
-        # tf.estimator's RunConfig.cluster_spec is a tf.train.ClusterSpec.
-        self.cluster_spec = tf.train.ClusterSpec(cluster)
-        task = tf_config.get("task") or {}
-        self.task_type = task.get("type", "worker")
-        self.task_id = int(task.get("index", 0))
-        workers = cluster.get("worker", [])
-        chiefs = cluster.get("chief", [])
-        self.num_ps_replicas = len(cluster.get("ps", []))
-        self.num_worker_replicas = max(1, len(workers) + len(chiefs))
-        if chiefs:
-            self.is_chief = self.task_type == "chief"
-        else:
-            self.is_chief = self.task_type == "worker" and self.task_id == 0
-        self.master = ""
-        self.evaluation_master = ""
-        self.global_id_in_cluster = self.task_id
-        self.service = tf_config.get("service")
-        if self.service is not None and not isinstance(self.service, dict):
+        service = tf_config.get("service")
+        if service is not None and not isinstance(service, dict):
             raise TypeError(
-                f"TF_CONFIG's 'service' must be a dict (a platform's service settings), "
-                f"got {type(self.service).__name__}: {self.service!r}."
+                f'If "service" is set in TF_CONFIG, it must be a dict. Given {type(service)}'
             )
+        cluster = tf_config.get("cluster") or {}
+        spec = tf.train.ClusterSpec(cluster)
+        coordinated = (
+            self.train_distribute is not None and bool(spec.jobs) and "master" not in spec.jobs
+        )
+        fields = cluster_fields({} if coordinated else tf_config)
+        self._worker_fields = cluster_fields(tf_config, coordinated=True) if coordinated else None
+        fields.setdefault("cluster_spec", spec)
+        fields["service"] = service
+        for name, value in fields.items():
+            setattr(self, name, value)
+        self._default_session_config = (
+            self.session_config is None and bool(self.cluster_spec) and not coordinated
+        )
+        if self._default_session_config:
+            self.session_config = _cluster_session_config(self.task_type, self.task_id)
+
+    def _as_worker(self):
+        """This config with the task's role in its strategy's cluster (2.15 gave the
+        Estimator's copy these fields when its distribute coordinator ran the task)."""
+        if self._worker_fields is None:
+            return self
+        worker = copy.copy(self)
+        for name, value in self._worker_fields.items():
+            setattr(worker, name, value)
+        worker._worker_fields = None
+        return worker
 
     def replace(self, **kwargs):
         """A copy with some fields changed, as tf.estimator's `RunConfig.replace`."""
         fields = {name: getattr(self, name) for name in _SETTINGS}
+        if self._default_session_config:
+            fields["session_config"] = None  # (made again for the cluster)
         unknown = sorted(set(kwargs) - set(fields))
         if unknown:
             raise ValueError(
@@ -233,6 +248,153 @@ class RunConfig:
             fields["save_checkpoints_steps"] = None
         fields.update(kwargs)
         return RunConfig(**fields)
+
+
+def with_default_session_config(config):
+    """`config`, given 2.15's Estimator's session_config if it has none (soft placement,
+    graph rewrites run once); `replace` drops it again."""
+    if config.session_config is not None:
+        return config
+    config = copy.copy(config)
+    config.session_config = _default_session_config()
+    config._default_session_config = True
+    return config
+
+
+def _default_session_config():
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    rewrite = rewriter_config_pb2.RewriterConfig(
+        meta_optimizer_iterations=rewriter_config_pb2.RewriterConfig.ONE
+    )
+    return tf.compat.v1.ConfigProto(
+        allow_soft_placement=True, graph_options=tf.compat.v1.GraphOptions(rewrite_options=rewrite)
+    )
+
+
+def cluster_fields(tf_config, coordinated=False):
+    """RunConfig's cluster fields for `tf_config` ({} reads as one machine); errors for a
+    TF_CONFIG tf.estimator 2.15 refused, in its words.  `coordinated`: a strategy's
+    cluster, where the first worker is the chief if no task is."""
+    spec = tf.train.ClusterSpec(tf_config.get("cluster") or {})
+    task = tf_config.get("task") or {}
+    if not spec.jobs:
+        task_type, task_id = task.get("type", "worker"), int(task.get("index", 0))
+        if task_type != "worker":
+            raise ValueError('If "cluster" is not set in TF_CONFIG, task type must be WORKER.')
+        if task_id != 0:
+            raise ValueError('If "cluster" is not set in TF_CONFIG, task index must be 0.')
+        return {
+            "task_type": task_type,
+            "task_id": task_id,
+            "global_id_in_cluster": 0,
+            "master": tf_config.get("session_master", ""),
+            "evaluation_master": tf_config.get("eval_session_master", ""),
+            "is_chief": True,
+            "num_ps_replicas": 0,
+            "num_worker_replicas": 1,
+        }
+    chief_job = "master" if "master" in spec.jobs else "chief"
+    if chief_job == "master" and "chief" in spec.jobs:
+        raise ValueError("If `master` node exists in `cluster`, job `chief` is not supported.")
+    if coordinated and "chief" not in spec.jobs:
+        chief_job = "worker"  # (its first task)
+    task_type, task_id = _validated_task(spec, task, chief_job)
+    if task_type == "evaluator":
+        if chief_job == "master":
+            raise ValueError(
+                "If `master` node exists in `cluster`, task_type `evaluator` is not supported."
+            )
+        # Not part of the training cluster.
+        return {
+            "task_type": task_type,
+            "task_id": task_id,
+            "global_id_in_cluster": None,
+            "master": "",
+            "evaluation_master": tf_config.get("eval_session_master", ""),
+            "is_chief": False,
+            "num_ps_replicas": 0,
+            "num_worker_replicas": 0,
+            "cluster_spec": tf.train.ClusterSpec({}),
+        }
+    return {
+        "task_type": task_type,
+        "task_id": task_id,
+        "global_id_in_cluster": _global_id(spec, task_type, task_id, chief_job),
+        "master": _session_master(spec, task_type, task_id, tf_config),
+        "evaluation_master": "",
+        "is_chief": task_type == chief_job and task_id == 0,
+        "num_ps_replicas": len(spec.job_tasks("ps")) if "ps" in spec.jobs else 0,
+        "num_worker_replicas": sum(
+            len(spec.job_tasks(job)) for job in {"worker", chief_job} if job in spec.jobs
+        ),
+    }
+
+
+def _validated_task(spec, task, chief_job):
+    """TF_CONFIG's task type and index, checked against its cluster."""
+    if chief_job not in spec.jobs:
+        raise ValueError(f'If "cluster" is set in TF_CONFIG, it must have one "{chief_job}" node.')
+    if chief_job != "worker" and len(spec.job_tasks(chief_job)) > 1:
+        raise ValueError(f'The "cluster" in TF_CONFIG must have only one "{chief_job}" node.')
+    task_type, task_id = task.get("type"), task.get("index")
+    if not task_type:
+        raise ValueError('If "cluster" is set in TF_CONFIG, task type must be set.')
+    if task_id is None:
+        raise ValueError('If "cluster" is set in TF_CONFIG, task index must be set.')
+    task_id = int(task_id)
+    if task_id < 0:
+        raise ValueError("Task index must be non-negative number.")
+    if task_type == "evaluator":
+        return task_type, task_id
+    note = "Note that these values may be coming from the TF_CONFIG environment variable."
+    if task_type not in spec.jobs:
+        raise ValueError(
+            f"{task_type} is not a valid task_type in the cluster_spec:\n{spec}\n\n{note}"
+        )
+    if task_id >= len(spec.job_tasks(task_type)):
+        raise ValueError(
+            f"{task_id} is not a valid task_id for task_type {task_type} in the "
+            f"cluster_spec:\n{spec}\n\n{note}"
+        )
+    return task_type, task_id
+
+
+def _global_id(spec, task_type, task_id, chief_job):
+    """2.15's order: the chief 0, then the other jobs but ps by name, then ps."""
+    jobs = [chief_job] + [j for j in sorted(spec.jobs) if j not in (chief_job, "ps")]
+    jobs += ["ps"] if "ps" in spec.jobs else []
+    first = 0
+    for job in jobs:
+        if job == task_type:
+            return first + task_id
+        first += len(spec.job_tasks(job))
+    raise ValueError(f"TF_CONFIG: task type {task_type!r} is not in the cluster {spec}.")
+
+
+def _session_master(spec, task_type, task_id, tf_config):
+    """TF_CONFIG's session_master; '' for a cluster of one task; else this task's server."""
+    if "session_master" in tf_config:
+        return tf_config["session_master"]
+    if len(spec.jobs) == 1 and len(spec.job_tasks(spec.jobs[0])) == 1:
+        return ""
+    return "grpc://" + spec.job_tasks(task_type)[task_id]
+
+
+def _cluster_session_config(task_type, task_id):
+    """2.15's session_config for a task of a cluster: it talks to the ps tasks and itself
+    only, graph rewrites run once; None for an evaluator and other tasks."""
+    filters = {
+        "master": ["/job:ps", "/job:master"],
+        "chief": ["/job:ps", "/job:chief"],
+        "worker": ["/job:ps", f"/job:worker/task:{task_id}"],
+        "ps": ["/job:ps", "/job:worker", "/job:chief", "/job:master"],
+    }.get(task_type)
+    if filters is None:
+        return None
+    session_config = _default_session_config()
+    session_config.device_filters[:] = filters
+    return session_config
 
 
 def as_logged(config):

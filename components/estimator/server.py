@@ -35,6 +35,18 @@ def start_server(tf_config):
     )
 
 
+def serve_until(tf_config, done, poll_secs=1.0):
+    """Serves this task of the cluster until `done()` (polled) is true."""
+    import time
+
+    task = tf_config["task"]
+    log.info("Serving as %s %s of the parameter-server cluster", task["type"], task.get("index", 0))
+    server = start_server(tf_config)
+    while not done():
+        time.sleep(poll_secs)
+    return server
+
+
 def run_server(tf_config):
     """Serves this task of the cluster until the process is stopped."""
     task = tf_config["task"]

@@ -1,11 +1,11 @@
-"""`train_and_evaluate` with `TrainSpec`/`EvalSpec`: training with evaluations on the chief.
+"""`train_and_evaluate` with `TrainSpec`/`EvalSpec`, as tf.estimator 2.15 ran it.
 
-Training runs in this process (on a cluster, in every worker's).  On the
-chief, each checkpoint saved after training started is evaluated, if
-`throttle_secs` have passed since the last evaluation, and the exporters
-run on the result; the evaluation of the checkpoint at `max_steps` is the
-final one (`is_the_final_export`).  This is tf.estimator's local mode: there
-is no separate evaluator task, so `start_delay_secs` has no use.
+On one machine, each checkpoint saved after training started is evaluated, if
+`throttle_secs` have passed since the last evaluation, and the exporters run on
+the result; the evaluation of the checkpoint at `max_steps` is the final one
+(`is_the_final_export`).  On a `TF_CONFIG` cluster the chief and workers only
+train, ps tasks serve, and an `evaluator` task (after `start_delay_secs`)
+evaluates and exports each new checkpoint until the one at `max_steps`.
 """
 
 import collections
@@ -14,9 +14,9 @@ import os
 import time
 
 from components.estimator import checkpoints as ckpt_lib
+from components.estimator import server
 from components.estimator.exporter import Exporter
 from components.estimator.hooks import CheckpointSaverListener
-from components.estimator.ignored import warn_once
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,7 @@ class _Evaluator:
         self._estimator = estimator
         self._spec = eval_spec
         self._last_evaluated_step = None
+        self._last_evaluated_checkpoint = None
         self._final_exported = False
         self.last_result = None
         self.last_exports = []
@@ -130,14 +131,45 @@ class _Evaluator:
         if step == self._last_evaluated_step and not is_final:
             return
         if step != self._last_evaluated_step:
-            self.last_result = self._estimator.evaluate(
-                self._spec.input_fn,
-                steps=self._spec.steps,
-                hooks=self._spec.hooks,
-                checkpoint_path=checkpoint,
-                name=self._spec.name,
-            )
+            self._evaluate(checkpoint)
             self._last_evaluated_step = step
+        self._export(checkpoint, is_final)
+
+    def evaluate_new_checkpoint(self, max_steps):
+        """An evaluator task's pass, as 2.15's: the latest checkpoint evaluated unless it
+        was last time, then exported (the final export once its step reaches
+        `max_steps`); returns the step evaluated, or None."""
+        checkpoint = self._estimator.latest_checkpoint()
+        if checkpoint is None:
+            log.info(
+                "Estimator is not trained yet. Will start an evaluation when a checkpoint is ready."
+            )
+            return None
+        if checkpoint == self._last_evaluated_checkpoint:
+            log.info(
+                "No new checkpoint ready for evaluation. Skip the current evaluation pass "
+                "as evaluation results are expected to be same for the same checkpoint."
+            )
+            return None
+        self._evaluate(checkpoint)
+        self._last_evaluated_checkpoint = checkpoint
+        step = int(self.last_result["global_step"])
+        is_final = max_steps is not None and step >= max_steps
+        if is_final:
+            log.info("Calling exporter with the `is_the_final_export=True`.")
+        self._export(checkpoint, is_final)
+        return step
+
+    def _evaluate(self, checkpoint):
+        self.last_result = self._estimator.evaluate(
+            self._spec.input_fn,
+            steps=self._spec.steps,
+            hooks=self._spec.hooks,
+            checkpoint_path=checkpoint,
+            name=self._spec.name,
+        )
+
+    def _export(self, checkpoint, is_final):
         self.last_exports = []
         for exporter in self._spec.exporters:
             path = exporter.export(
@@ -177,19 +209,6 @@ class _EvaluateAfterSave(CheckpointSaverListener):
             self._last_time = time.time()
 
 
-def warn_if_start_delay_unused(config, eval_spec):
-    """On a cluster 2.15's evaluator task waited `start_delay_secs`; the kit has none.
-    On one machine 2.15 did not use it either (its local mode): no warning there, so a
-    program run with warnings as errors runs as it did."""
-    if eval_spec.start_delay_secs != _DEFAULT_START_DELAY_SECS and config.cluster_spec:
-        warn_once(
-            "EvalSpec.start_delay_secs",
-            "EvalSpec: start_delay_secs is not used: the chief evaluates each new "
-            "checkpoint, at most once every throttle_secs, rather than an evaluator task "
-            "starting after start_delay_secs.",
-        )
-
-
 def _log_how_it_runs(config):
     """2.15's first lines of train_and_evaluate (no distribute coordinator here; on one
     machine, training and evaluation in turn)."""
@@ -198,17 +217,77 @@ def _log_how_it_runs(config):
         log.info("Running training and evaluation locally (non-distributed).")
 
 
+# The task types of a TF_CONFIG cluster train_and_evaluate runs, as 2.15 named them.
+_TASK_TYPES = ["chief", "evaluator", "master", "ps", "worker"]
+
+
 def train_and_evaluate(estimator, train_spec, eval_spec):
-    """Trains, evaluating and exporting along the way; returns (eval result, export paths)."""
+    """Trains, evaluating and exporting along the way; returns (eval result, export paths).
+
+    On a TF_CONFIG cluster each task does its part, as in 2.15: the chief and the workers
+    train, ps tasks serve, the evaluator evaluates and exports each new checkpoint (a
+    legacy `master` trains and evaluates); each returns None."""
     if not isinstance(train_spec, TrainSpec):
         raise TypeError("train_spec must be a TrainSpec.")
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError("eval_spec must be an EvalSpec.")
-    warn_if_start_delay_unused(estimator.config, eval_spec)
-    _log_how_it_runs(estimator.config)
-    if not estimator.config.is_chief:
-        estimator.train(train_spec.input_fn, hooks=train_spec.hooks, max_steps=train_spec.max_steps)
-        return None, []
+    config = estimator._config  # (under a strategy's cluster: this task's role in it)
+    _log_how_it_runs(config)
+    if not config.cluster_spec and config.task_type != "evaluator":
+        return _train_and_evaluate_here(estimator, train_spec, eval_spec)
+    if config.task_type == "evaluator" and config.task_id > 0:
+        raise ValueError(
+            "For distributed training, there can only be one `evaluator` task (with task id "
+            f"0).  Given task id {config.task_id}"
+        )
+    if config.task_type not in _TASK_TYPES:
+        raise ValueError(
+            f"Task type {config.task_type} is not supported. Supported task types are {_TASK_TYPES}"
+        )
+    if config.task_type == "master":
+        _train_and_evaluate_here(estimator, train_spec, eval_spec)
+    elif config.task_type == "ps":
+        task = {"type": "ps", "index": config.task_id}
+        server.run_server({"cluster": config.cluster_spec.as_dict(), "task": task})
+    elif config.task_type == "evaluator":
+        _evaluate_continuously(estimator, train_spec, eval_spec)
+    else:
+        estimator.train(
+            train_spec.input_fn,
+            hooks=train_spec.hooks,
+            max_steps=train_spec.max_steps,
+            saving_listeners=train_spec.saving_listeners,
+        )
+    return None  # (as 2.15's: nothing to unpack)
+
+
+def _evaluate_continuously(estimator, train_spec, eval_spec):
+    """2.15's evaluator task: after `start_delay_secs`, each new checkpoint evaluated and
+    exported, at most once every `throttle_secs`, until one at `max_steps` (forever
+    without it)."""
+    if eval_spec.start_delay_secs:
+        log.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
+        time.sleep(eval_spec.start_delay_secs)
+    evaluator = _Evaluator(estimator, eval_spec)
+    max_steps = train_spec.max_steps
+    while True:
+        started = time.time()
+        step = evaluator.evaluate_new_checkpoint(max_steps)
+        if step is not None and max_steps is not None and step >= max_steps:
+            log.info("Exiting evaluation, global_step=%s >= train max_steps=%s", step, max_steps)
+            return
+        wait = eval_spec.throttle_secs - (time.time() - started)
+        if wait > 0:
+            log.info("Waiting %f secs before starting next eval run.", wait)
+        # (2.15 polled without a pause at throttle_secs=0 while no new checkpoint came.)
+        time.sleep(max(wait, _POLL_SECS if step is None else 0))
+
+
+_POLL_SECS = 0.5
+
+
+def _train_and_evaluate_here(estimator, train_spec, eval_spec):
+    """2.15's local train_and_evaluate: evaluations after checkpoints as they are saved."""
     config = estimator.config
     log.info(
         "Start train and evaluate loop. The evaluate will happen after every checkpoint. "

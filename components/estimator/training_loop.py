@@ -32,6 +32,17 @@ def _steps_to_next(step, last, every):
     return 1 if last is None else max(1, last + every - step)
 
 
+def output_dir(config, model_dir):
+    """Where this task writes checkpoints, summaries and graph.pbtxt: model_dir on the
+    chief; under a multi-worker strategy, model_dir/tmp_<type>_<index> on the others (as
+    2.15's workers there, which all saved and summarized); None elsewhere."""
+    if config.is_chief:
+        return model_dir
+    if isinstance(config.train_distribute, tf.distribute.MultiWorkerMirroredStrategy):
+        return os.path.join(model_dir, f"tmp_{config.task_type}_{config.task_id}")
+    return None
+
+
 def run(
     estimator, run_chunk, global_step, latest_checkpoint, steps, max_steps, hooks, saving_listeners
 ):
@@ -52,13 +63,14 @@ class _TrainingLoop:
 
     def __init__(self, estimator, global_step, hooks, saving_listeners):
         self.estimator = estimator
-        self.config = estimator.config
+        self.config = estimator._config
         self.global_step = global_step
         self.hooks = hooks
         self.saving_listeners = saving_listeners
         self.variables = estimator._store.model_variables()
+        self.output_dir = output_dir(self.config, estimator.model_dir)
         self.manager = ckpt_lib.CheckpointManager(
-            estimator.model_dir,
+            self.output_dir or estimator.model_dir,
             estimator._checkpoint(ModeKeys.TRAIN),
             max_to_keep=self.config.keep_checkpoint_max or None,
             keep_checkpoint_every_n_hours=self.config.keep_checkpoint_every_n_hours,
@@ -74,7 +86,7 @@ class _TrainingLoop:
         log.info("Calling checkpoint listeners before saving checkpoint %d...", step)
         for listener in self.saving_listeners:
             listener.before_save(None, step)
-        prefix = os.path.join(self.estimator.model_dir, ckpt_lib.CHECKPOINT_NAME)
+        prefix = os.path.join(self.output_dir, ckpt_lib.CHECKPOINT_NAME)
         log.info("Saving checkpoints for %d into %s.", step, prefix)
         self.manager.save(step)
         log.info("Calling checkpoint listeners after saving checkpoint %d...", step)
@@ -99,9 +111,7 @@ class _TrainingLoop:
         for listener in self.saving_listeners:
             listener.begin()
         self.runner = HookRunner(self.estimator, self.hooks, start_step)
-        self.writer = (
-            tf.summary.create_file_writer(self.estimator.model_dir) if self.is_chief else None
-        )
+        self.writer = tf.summary.create_file_writer(self.output_dir) if self.output_dir else None
         self.step = start_step
         self.last_save_time = time.time()
         # (step, time) of the last summary and step-rate line; None until the call's first.
@@ -209,6 +219,8 @@ class _TrainingLoop:
         if not self.is_chief:
             if due_by_steps:  # each worker keeps the chief's pace: the same chunks
                 self.last_saved_step = self.step
+                if self.output_dir is not None:
+                    self.save()
             return False
         due_by_secs = (
             config.save_checkpoints_secs
@@ -221,7 +233,7 @@ class _TrainingLoop:
         return stop
 
     def end(self):
-        if self.is_chief and self.step != self.last_saved_step:
+        if self.output_dir is not None and self.step != self.last_saved_step:
             self.save()
         if self.writer is not None:
             self.writer.close()

@@ -187,7 +187,7 @@ def train_with_trainer_fn(trainer_fn, fn_args):
         )
     model = training["estimator"]
     estimator.train_and_evaluate(model, training["train_spec"], training["eval_spec"])
-    if model.config.is_chief:
+    if model._config.is_chief:
         export_trainer_fn_model(model, training["eval_spec"], fn_args.transform_output, serving_dir)
 
 

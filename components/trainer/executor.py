@@ -563,7 +563,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
             training.folds,
             label_range=None if training.classifier else training.label_range,
         )
-    if not chosen.members[0].estimator.config.is_chief:
+    if not chosen.members[0].estimator._config.is_chief:
         return False  # evaluation and export are the chief's
     _evaluate_and_export(training, chosen, output_dict)
     return True
