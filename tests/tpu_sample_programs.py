@@ -27,6 +27,10 @@ them, on tiny models and synthetic data; each keeps its sample's TPUEstimator us
   `export_to_tpu=False`, `checkpoint_path=`);
 - `warm_start_train_and_evaluate`: a TPUEstimator warm-started from a checkpoint
   (`WarmStartSettings`) and driven by `tf.estimator.train_and_evaluate` with an exporter;
+- `xlnet_classifier`: zihangdai/xlnet `run_classifier.py` and `model_utils.py` with
+  `--use_tpu=False`: a plain Estimator on `configure_tpu`'s TPU RunConfig,
+  `init_from_checkpoint` given variables, warm-up then polynomial decay, every kept
+  checkpoint (`keep_checkpoint_max`) evaluated, `yield_single_examples` predictions;
 - `flag_misuse`: what these programs say to misuses their flags allow.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
@@ -1296,5 +1300,188 @@ def warm_start_train_and_evaluate(tf, workdir):
         "close": {
             **floats({k: v for k, v in metrics.items() if k != "global_step"}),
             "dense_kernel": estimator.get_variable_value("dense/kernel").ravel().tolist(),
+        },
+    }
+
+
+# ------------------------------------------------------------------ xlnet run_classifier
+def xlnet_run_config(tf, flags):
+    """model_utils.configure_tpu with --use_tpu=False and one core: no strategy."""
+    tf.compat.v1.logging.info("Single device mode.")
+    tpu = tf.compat.v1.estimator.tpu
+    return tpu.RunConfig(
+        master=None,
+        model_dir=flags["model_dir"],
+        session_config=tf.compat.v1.ConfigProto(allow_soft_placement=True),
+        tpu_config=tpu.TPUConfig(
+            iterations_per_loop=flags["iterations"],
+            num_shards=1,
+            per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2,
+        ),
+        keep_checkpoint_max=flags["max_save"],
+        save_checkpoints_secs=None,
+        save_checkpoints_steps=flags["save_steps"],
+        train_distribute=None,
+    )
+
+
+def xlnet_train_op(tf, total_loss, flags):
+    """model_utils.get_train_op: linear warm-up, then polynomial decay; Adam (weight
+    decay 0) on gradients clipped by their global norm."""
+    v1 = tf.compat.v1
+    global_step = v1.train.get_or_create_global_step()
+    warmup_lr = tf.cast(global_step, tf.float32) / float(flags["warmup_steps"]) * flags["lr"]
+    decay_lr = v1.train.polynomial_decay(
+        flags["lr"],
+        global_step=global_step - flags["warmup_steps"],
+        decay_steps=flags["train_steps"] - flags["warmup_steps"],
+        end_learning_rate=flags["lr"] * 0.1,
+    )
+    learning_rate = v1.where(global_step < flags["warmup_steps"], warmup_lr, decay_lr)
+    optimizer = v1.train.AdamOptimizer(learning_rate=learning_rate, epsilon=1e-8)
+    gradients, variables = zip(*optimizer.compute_gradients(total_loss), strict=True)
+    clipped, _ = tf.clip_by_global_norm(gradients, 1.0)
+    return optimizer.apply_gradients(zip(clipped, variables, strict=True), global_step=global_step)
+
+
+def xlnet_model_fn(tf, init_checkpoint, flags):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        with v1.variable_scope("model"):
+            table = v1.get_variable("word_embedding/lookup_table", [VOCAB, HIDDEN])
+            summary = tf.reduce_mean(tf.nn.embedding_lookup(table, features["input_ids"]), 1)
+            logits = v1.layers.dense(
+                summary,
+                LABELS,
+                kernel_initializer=v1.constant_initializer(_fixed([HIDDEN, LABELS], 13)),
+                name="classification_finetune/logit",
+            )
+        per_example_loss = v1.losses.sparse_softmax_cross_entropy(
+            features["label_ids"], logits, reduction=v1.losses.Reduction.NONE
+        )
+        total_loss = tf.reduce_mean(per_example_loss)
+        num_params = sum(np.prod(v.shape) for v in v1.trainable_variables())
+        v1.logging.info(f"#params: {num_params}")
+        tvars = v1.trainable_variables()
+        name_to_variable = {v.name[: -len(":0")]: v for v in tvars}
+        assignment_map = {
+            name: name_to_variable[name]
+            for name, _ in tf.train.list_variables(init_checkpoint)
+            if name in name_to_variable
+        }  # (model_utils: a variable per checkpoint name)
+        v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            predictions = {"logits": logits, "labels": features["label_ids"]}
+            return tf.estimator.EstimatorSpec(mode=mode, predictions=predictions)
+        if mode == tf.estimator.ModeKeys.EVAL:
+            predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+            weights = tf.cast(features["is_real_example"], tf.float32)
+            metrics = {
+                "eval_accuracy": v1.metrics.accuracy(
+                    labels=features["label_ids"], predictions=predictions, weights=weights
+                ),
+                "eval_loss": v1.metrics.mean(values=per_example_loss, weights=weights),
+            }
+            return tf.estimator.EstimatorSpec(mode=mode, loss=total_loss, eval_metric_ops=metrics)
+        train_op = xlnet_train_op(tf, total_loss, flags)
+        return tf.estimator.EstimatorSpec(mode=mode, loss=total_loss, train_op=train_op)
+
+    return model_fn
+
+
+def xlnet_input_fn_builder(tf, input_file, is_training, flags):
+    name_to_features = {
+        "input_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
+        "label_ids": tf.io.FixedLenFeature([], tf.int64),
+        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+    }
+
+    def input_fn(params, input_context=None):
+        batch_size = flags["train_batch_size" if is_training else "eval_batch_size"]
+        d = tf.data.TFRecordDataset(input_file)
+        if input_context is not None:
+            d = d.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        if is_training:
+            d = d.repeat()  # (its shuffle left out: values are compared)
+        d = d.map(lambda record: tf.io.parse_single_example(record, name_to_features))
+        d = d.map(lambda example: {k: tf.cast(v, tf.int32) for k, v in example.items()})
+        return d.batch(batch_size, drop_remainder=is_training).prefetch(1024)
+
+    return input_fn
+
+
+XLNET = {
+    "iterations": 10,
+    "max_save": 2,
+    "save_steps": 4,
+    "warmup_steps": 2,
+    "train_steps": 10,
+    "lr": 0.05,
+    "train_batch_size": 8,
+    "eval_batch_size": 8,
+}
+
+
+@program
+def xlnet_classifier(tf, workdir):
+    """run_classifier.py with --use_tpu=False: a plain Estimator on configure_tpu's TPU
+    RunConfig, every kept checkpoint evaluated, predictions from the last one."""
+    flags = {**XLNET, "model_dir": os.path.join(workdir, "model")}
+    init_checkpoint = write_pretrained_checkpoint(
+        tf, workdir, {"model/word_embedding/lookup_table": _fixed([VOCAB, HIDDEN], 14, 0.5)}
+    )
+    records = {
+        split: write_albert_records(tf, os.path.join(workdir, f"{split}.tfrecord"), n, seed)
+        for split, n, seed in (("train", 40, 0), ("eval", 20, 1))
+    }
+    with info_lines() as lines:
+        run_config = xlnet_run_config(tf, flags)
+        estimator = tf.estimator.Estimator(
+            model_fn=xlnet_model_fn(tf, init_checkpoint, flags), config=run_config
+        )
+        estimator.train(
+            input_fn=xlnet_input_fn_builder(tf, records["train"], True, flags),
+            max_steps=flags["train_steps"],
+        )
+        steps_and_files = sorted(
+            (int(name[: -len(".index")].split("-")[-1]), name[: -len(".index")])
+            for name in tf.io.gfile.listdir(flags["model_dir"])
+            if name.startswith("model.ckpt-") and name.endswith(".index")
+        )
+        eval_input_fn = xlnet_input_fn_builder(tf, records["eval"], False, flags)
+        results = [
+            estimator.evaluate(
+                input_fn=eval_input_fn,
+                steps=None,
+                checkpoint_path=os.path.join(flags["model_dir"], filename),
+            )
+            for _, filename in steps_and_files
+        ]
+        rows = list(
+            estimator.predict(
+                input_fn=eval_input_fn,
+                yield_single_examples=True,
+                checkpoint_path=os.path.join(flags["model_dir"], steps_and_files[-1][1]),
+            )
+        )
+    return {
+        "exact": {
+            "config": [
+                run_config.master,
+                run_config.evaluation_master,
+                run_config.keep_checkpoint_max,
+            ],
+            "evaluated": [step for step, _ in steps_and_files],
+            "evaluate_keys": sorted(results[-1]),
+            "model_dir": listing(flags["model_dir"]),
+            "variables": estimator.get_variable_names(),
+            "predictions": structure(rows),
+            "count": len(rows),
+            "lines": lines,
+        },
+        "close": {
+            **{f"eval_{i}_{k}": v for i, r in enumerate(results) for k, v in floats(r).items()},
+            "logits": _values(rows, "logits"),
         },
     }

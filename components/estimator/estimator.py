@@ -262,6 +262,12 @@ class Estimator:
             config.replace(model_dir=model_dir)
         )
         log.info("Using config: %s", run_config.as_logged(self._user_config))
+        if params is None and "params" in _named_args(model_fn):
+            log.warning(
+                "Estimator's model_fn (%s) includes params argument, but params are not "
+                "passed to Estimator.",
+                model_fn,
+            )
         # What the Estimator trains by, and model_fn gets: under a strategy's cluster, this
         # task's role in it (`config` keeps 2.15's one-machine fields, as its did).
         self._config = self._user_config._as_worker()

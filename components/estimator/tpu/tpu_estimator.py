@@ -292,12 +292,13 @@ class TPUEstimator(Estimator):
         self._export_to_tpu, self._export_to_cpu = export_to_tpu, export_to_cpu
         self._log_every_n_steps, self._log_every_n_secs = _examples_log_period(config)
         self._exporting = False
-        if params is None:  # (2.15 checked model_fn's arguments as its Estimator did)
+        if params is None:  # (2.15 said it here, before its Estimator's `Using config`)
             log.warning(
                 "Estimator's model_fn (%s) includes params argument, but params are not "
                 "passed to Estimator.",
                 model_fn,
             )
+            params = {}
         # The Estimator's own step logging and counter give way to examples/sec, as in 2.15.
         super().__init__(
             model_fn,
