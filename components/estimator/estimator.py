@@ -158,9 +158,7 @@ def _release_in_background(references):
 
 
 def _split_element(element):
-    if isinstance(element, (tuple, list)) and len(element) == 2:
-        return element[0], element[1]
-    return element, None
+    return graph_mode.features_and_labels(element)
 
 
 def _fills_queues(graph):

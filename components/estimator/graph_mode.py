@@ -227,6 +227,16 @@ def eager_execution_off():
     return tf.compat.v1.get_default_graph() not in _MODE_GRAPHS
 
 
+def features_and_labels(element):
+    """An input_fn's result, or its dataset's element, as (features, labels): a pair, or
+    features alone; a tuple or list of another length is 2.15's ValueError."""
+    if isinstance(element, (tuple, list)):
+        if len(element) != 2:
+            raise ValueError("input_fn should return (features, labels) as a len 2 tuple.")
+        return element[0], element[1]
+    return element, None
+
+
 class DatasetMadeElsewhereError(ValueError):
     """An input_fn's dataset, or a dataset it reads, was made outside the input_fn's
     graph (eagerly, before the call): tf.estimator 2.15 refused it with TensorFlow's
@@ -304,10 +314,7 @@ class ModeGraph:
                 iterator = _V1.data.make_initializable_iterator(result)
             self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
             result = iterator.get_next()
-        # (features, labels), or features alone: tensors as input_fn built them.
-        if isinstance(result, (tuple, list)) and len(result) == 2:
-            return result[0], result[1]
-        return result, None
+        return features_and_labels(result)  # (tensors as input_fn built them)
 
     def scaffold(self):
         """The spec's Scaffold, with the Estimator's default Saver when it names none."""
