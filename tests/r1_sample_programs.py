@@ -7,9 +7,14 @@
 - `site/en/r1/guide/checkpoints.md`: the model_dir a premade DNN writes, a checkpointing
   `RunConfig`, a temporary model_dir, and the bad restoration it warns of;
 - `site/en/r1/guide/datasets_for_estimators.md`: iris_data.py's `csv_input_fn`
-  (`TextLineDataset(...).skip(1)` and `decode_csv`) into premade_estimator.py's main;
+  (`TextLineDataset(...).skip(1)` and `decode_csv`) into premade_estimator.py's main and
+  the guide's `LinearClassifier`; the flags' slips (`--train_steps` at 0 and below) and an
+  input_fn returning a triple;
+- `site/en/r1/guide/feature_columns.md`: its columns (a float64 number, a vector, a
+  matrix, bucketized years, an identity, a vocabulary file, a hashed embedding, its
+  `81**0.25` dimension, crossed latitude and longitude buckets);
 - `site/en/r1/tutorials/estimators/linear.ipynb`: census through compat.v1's
-  `LinearClassifier` with TF1 `FtrlOptimizer`s (plain, L1, L2), its printed metrics,
+  `LinearClassifier` with TF1 `FtrlOptimizer`s (plain; L1 and L2), its printed metrics,
   predictions from a frame that still holds the label, and its weights.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
@@ -432,6 +437,10 @@ def custom_regression(tf, workdir):
     without_rate = _raised(
         lambda: no_rate.train(make_dataset(tf, batch, train_x, train_y, True), steps=1)
     )
+    weighted = make_dataset(tf, batch, train_x, train_y)  # (features, labels, weights)
+    three_tuple = _raised(
+        lambda: no_rate.train(lambda: weighted().map(lambda x, y: (x, y, 1.0)), steps=1)
+    )
     names, values = _variables(model, skip="Adam|power|global_step")
     rms = "RMS error for the test set: ${:.0f}".format(PRICE_NORM_FACTOR * eval_result["rmse"])
     return {
@@ -446,6 +455,7 @@ def custom_regression(tf, workdir):
             "shapes": names,
             "files": listing(model_dir),
             "without_rate": without_rate,
+            "three_tuple": three_tuple,
         },
         "close": {
             **_floats({f"eval/{k}": v for k, v in eval_result.items()}),
@@ -512,6 +522,33 @@ def _iris_classifier(tf, hidden, **kwargs):
     )
 
 
+def _premade_misuse(tf, classifier, train_path, test_x, test_y):
+    """premade_estimator.py's flags at 0 and below (--train_steps), and an input_fn that
+    returns (features, labels, weights)."""
+
+    def with_weights():
+        features, labels = _parse_line(tf, tf.constant("5.1,3.3,1.7,0.5,0"))
+        return features, labels, tf.constant(1.0)
+
+    def evaluate(steps):
+        return classifier.evaluate(lambda: iris_eval_input_fn(tf, test_x, test_y, 4), steps=steps)
+
+    return {
+        "train_steps_0": _raised(
+            lambda: classifier.train(lambda: csv_input_fn(tf, train_path, 30), steps=0)
+        ),
+        "train_steps_-5": _raised(
+            lambda: classifier.train(lambda: csv_input_fn(tf, train_path, 30), steps=-5)
+        ),
+        "max_steps_0": _raised(
+            lambda: classifier.train(lambda: csv_input_fn(tf, train_path, 30), max_steps=0)
+        ),
+        "eval_steps_0": _raised(lambda: evaluate(0)),
+        "three_tuple": _raised(lambda: classifier.train(with_weights, steps=1)),
+        "three_tuple_predict": _raised(lambda: list(classifier.predict(with_weights))),
+    }
+
+
 @program
 def iris_csv(tf, workdir):
     """datasets_for_estimators.md: premade_estimator.py trained from iris_data's
@@ -541,6 +578,7 @@ def iris_csv(tf, workdir):
         )
         for row, e in zip(rows, ["Setosa", "Versicolor", "Virginica"], strict=True)
     ]
+    misuse = _premade_misuse(tf, classifier, train_path, test_x, test_y)
     feature_columns = [tf.feature_column.numeric_column(name) for name in CSV_COLUMN_NAMES[:-1]]
     est = tf.estimator.LinearClassifier(
         feature_columns,
@@ -554,6 +592,7 @@ def iris_csv(tf, workdir):
     return {
         "exact": {
             "linear_keys": list(linear),
+            "misuse": misuse,
             "accuracy_line": _NUMBER.sub(
                 "N", "\nTest set accuracy: {accuracy:0.3f}\n".format(**eval_result)
             ),
@@ -665,7 +704,7 @@ def _flat_weights(model):
 @program
 def linear_census(tf, workdir):
     """linear.ipynb with `import tensorflow.compat.v1 as tf`: LinearClassifiers under TF1
-    FtrlOptimizers (plain, L1, L2), trained to the end of 3 epochs, their printed
+    FtrlOptimizers (plain, L1 and L2), trained to the end of 3 epochs, their printed
     metrics, the notebook's predictions and weights."""
     from tests.public_sample_programs import _CSV_COLUMNS, census_input_fn, write_census_csv
 
@@ -677,7 +716,7 @@ def linear_census(tf, workdir):
     train_inpf = lambda: census_input_fn(train_file, 3, True, 40)  # noqa: E731
     test_inpf = lambda: census_input_fn(test_file, 1, False, 20)  # noqa: E731
     results, printed, weights = {}, {}, {}
-    strengths = {"base": (0.0, 0.0), "l1": (10.0, 0.0), "l2": (0.0, 10.0)}
+    strengths = {"base": (0.0, 0.0), "l1_l2": (10.0, 10.0)}  # (the notebook's l1, l2 apart)
     for name, (l1, l2) in strengths.items():
         model = tf1.estimator.LinearClassifier(
             model_dir=os.path.join(workdir, name),
@@ -719,5 +758,135 @@ def linear_census(tf, workdir):
             },
             **{f"weights/{k}": v[1].astype(float).tolist() for k, v in weights.items()},
             **{f"predict/{k}": v for k, v in _predictions(rows).items()},
+        },
+    }
+
+
+# ------------------------------------------------------------ feature_columns.md (r1)
+_PRODUCTS = ["kitchenware", "electronics", "sports"]
+
+
+def _guide_features(n, seed):
+    """Inputs for each column the feature-columns guide makes (its dtypes and shapes)."""
+    rng = np.random.RandomState(seed)
+    return {
+        "SepalLength": rng.uniform(4, 8, n),  # float64, as the guide's column says
+        "Bowling": rng.uniform(0, 1, (n, 3)).astype(np.float32),
+        "MyMatrix": rng.uniform(-1, 1, (n, 2, 3)).astype(np.float32),
+        "Year": rng.randint(1950, 2010, n),
+        "my_feature_b": rng.randint(0, 4, n),
+        "product_class": rng.choice([*_PRODUCTS, "toys"], n),
+        "some_feature": rng.choice(["a", "b", "c", "d", "e"], n),
+        "latitude": rng.uniform(-1, 1, n).astype(np.float32),
+        "longitude": rng.uniform(-1, 1, n).astype(np.float32),
+    }
+
+
+def _guide_columns(tf, workdir, dimension=3):
+    """The guide's columns: a float64 number, a vector, a matrix, bucketized years, an
+    identity, a vocabulary file and a hashed column (dense for a DNN)."""
+    fc = tf.feature_column
+    vocabulary = os.path.join(workdir, "product_class.txt")
+    with open(vocabulary, "w") as f:
+        f.write("\n".join(_PRODUCTS) + "\n")
+    return [
+        fc.numeric_column(key="SepalLength", dtype=tf.float64),
+        fc.numeric_column(key="Bowling", shape=3),
+        fc.numeric_column(key="MyMatrix", shape=[2, 3]),
+        fc.bucketized_column(
+            source_column=fc.numeric_column("Year"), boundaries=[1960, 1980, 2000]
+        ),
+        fc.indicator_column(fc.categorical_column_with_identity(key="my_feature_b", num_buckets=4)),
+        fc.indicator_column(
+            fc.categorical_column_with_vocabulary_file(
+                key="product_class", vocabulary_file=vocabulary, vocabulary_size=3
+            )
+        ),
+        fc.embedding_column(
+            categorical_column=fc.categorical_column_with_hash_bucket(
+                key="some_feature", hash_bucket_size=100
+            ),
+            dimension=dimension,
+        ),
+    ]
+
+
+def _lat_lon_columns(tf):
+    """The guide's crossed latitude and longitude buckets."""
+    fc = tf.feature_column
+    latitude_bucket_fc = fc.bucketized_column(
+        fc.numeric_column("latitude"), list(np.linspace(-1.0, 1.0, 5))
+    )
+    longitude_bucket_fc = fc.bucketized_column(
+        fc.numeric_column("longitude"), list(np.linspace(-1.0, 1.0, 5))
+    )
+    crossed_lat_lon_fc = fc.crossed_column(
+        [latitude_bucket_fc, longitude_bucket_fc], hash_bucket_size=100
+    )
+    return [latitude_bucket_fc, longitude_bucket_fc, crossed_lat_lon_fc]
+
+
+@program
+def feature_columns_guide(tf, workdir):
+    """feature_columns.md: its columns in a DNNClassifier (warm-started from fixed
+    weights), its 81**0.25 embedding dimension (a float), and a LinearRegressor over its
+    crossed latitude and longitude."""
+    features, labels = _guide_features(24, 3), np.arange(24) % 3
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(24).repeat()
+
+    def eval_input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(24)
+
+    shapes = _dense_shapes("dnn/", ["hiddenlayer_0", "logits"], [24, 10, 3])
+    embedding = "dnn/input_from_feature_columns/input_layer/some_feature_embedding"
+    shapes[f"{embedding}/embedding_weights"] = [100, 3]
+    start = write_checkpoint(tf, os.path.join(workdir, "start"), shapes)
+    dnn = tf.estimator.DNNClassifier(
+        hidden_units=[10],
+        feature_columns=_guide_columns(tf, workdir),
+        n_classes=3,
+        model_dir=os.path.join(workdir, "dnn"),
+        loss_reduction=tf.keras.losses.Reduction.SUM,
+        warm_start_from=start,
+    )
+    dnn.train(input_fn, steps=STEPS)
+    dnn_result = dnn.evaluate(eval_input_fn)
+    rows = list(dnn.predict(lambda: tf.data.Dataset.from_tensor_slices(features).batch(5)))
+    float_dimension = tf.estimator.DNNClassifier(
+        hidden_units=[10],
+        feature_columns=_guide_columns(tf, workdir, dimension=81**0.25),
+        n_classes=3,
+        model_dir=os.path.join(workdir, "float_dimension"),
+    )
+    labels_2 = (features["latitude"] * 2 - features["longitude"]).astype(np.float32)
+    est = tf.estimator.LinearRegressor(
+        _lat_lon_columns(tf),
+        model_dir=os.path.join(workdir, "lat_lon"),
+        loss_reduction=tf.keras.losses.Reduction.SUM,
+    )
+    est.train(lambda: tf.data.Dataset.from_tensor_slices((features, labels_2)).batch(24), steps=3)
+    lat_lon = est.evaluate(
+        lambda: tf.data.Dataset.from_tensor_slices((features, labels_2)).batch(24)
+    )
+    return {
+        "exact": {
+            "dnn_keys": list(dnn_result),
+            "predictions": structure(rows),
+            "variables": sorted(dnn.get_variable_names()),
+            "float_dimension": _error(
+                lambda: float_dimension.train(input_fn, steps=1),
+                "Dimension value must be integer",
+            ),
+            "lat_lon_keys": list(lat_lon),
+            "lat_lon_variables": _variables(est, skip="Ftrl")[0],
+        },
+        "close": {
+            **_floats({f"dnn/{k}": v for k, v in dnn_result.items()}),
+            **{f"predict/{k}": v for k, v in _predictions(rows).items()},
+            **{f"weights/{k}": v for k, v in _variables(dnn, skip="Adagrad|global")[1].items()},
+            **_floats({f"lat_lon/{k}": v for k, v in lat_lon.items()}),
+            **{f"lat_lon_weights/{k}": v for k, v in _variables(est, skip="Ftrl")[1].items()},
         },
     }
