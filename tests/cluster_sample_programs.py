@@ -476,6 +476,10 @@ PROGRAMS = {
     ),
     # The distributed guide: MultiWorkerMirroredStrategy over two workers, no chief.
     "guide_multi_worker_mirrored": cluster_program("guide", {"worker": 2}),
+    # ... over a chief and a worker, with an evaluator task.
+    "guide_multi_worker_mirrored_with_evaluator": cluster_program(
+        "guide", {"chief": 1, "worker": 1, "evaluator": 1}
+    ),
 }
 
 
