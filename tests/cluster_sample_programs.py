@@ -142,7 +142,23 @@ def guide_estimator(tf, model_dir):
     return tf.estimator.LinearClassifier([column], config=config)
 
 
-ESTIMATORS = {"census": census_estimator, "mnist": mnist_estimator, "guide": guide_estimator}
+def v1_ps_estimator(tf, model_dir):
+    """The TF 1.x distributed guide's `RunConfig(train_distribute=ParameterServerStrategy())`
+    (TF2's compat.v1 name for it) with a canned classifier."""
+    strategy = tf.compat.v1.distribute.experimental.ParameterServerStrategy()
+    config = tf.estimator.RunConfig(
+        model_dir=model_dir, save_checkpoints_steps=10, train_distribute=strategy
+    )
+    column = tf.feature_column.numeric_column("x", shape=[2])
+    return tf.estimator.LinearClassifier([column], config=config)
+
+
+ESTIMATORS = {
+    "census": census_estimator,
+    "mnist": mnist_estimator,
+    "guide": guide_estimator,
+    "v1_ps": v1_ps_estimator,
+}
 
 
 # ------------------------------------------------------------- one task's run
@@ -480,6 +496,8 @@ PROGRAMS = {
     "guide_multi_worker_mirrored_with_evaluator": cluster_program(
         "guide", {"chief": 1, "worker": 1, "evaluator": 1}
     ),
+    # The TF 1.x guide's ParameterServerStrategy given to RunConfig, on a ps cluster.
+    "v1_parameter_server_strategy": cluster_program("v1_ps", {"chief": 1, "worker": 1, "ps": 1}),
 }
 
 

@@ -8,7 +8,7 @@ clusters of processes on 127.0.0.1: kubeflow's mnist (a TF1 model_fn on a chief,
 worker and a ps), cloudml-samples' census (a canned estimator on a chief, a worker, a ps
 and an evaluator) and the distributed guide's MultiWorkerMirroredStrategy Estimator over
 two workers, and over a chief and a worker with an evaluator (whose strategy fails to
-build, in 2.15 as here).  Compared: each task's exit, error, RunConfig and return value, what
+build, in 2.15 as here), and the TF 1.x guide's ParameterServerStrategy in RunConfig.  Compared: each task's exit, error, RunConfig and return value, what
 model_dir holds (names, numbers blanked), the evaluator's last evaluation (the final
 checkpoint's, its metric keys, the final export) -- not values: training is async.
 """

@@ -9,6 +9,7 @@ from components.estimator import server
 from components.estimator.ignored import warn_once
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
+_V1ParameterServerStrategy = tf.compat.v1.distribute.experimental.ParameterServerStrategy
 
 # RunConfig arguments with no TF2 meaning: {name: (values that need no warning, what
 # happens instead)}.
@@ -223,12 +224,18 @@ class RunConfig:
     def _as_worker(self):
         """This config with the task's role in its strategy's cluster (2.15 gave the
         Estimator's copy these fields when its distribute coordinator ran the task)."""
-        if self._worker_fields is None:
+        v1_parameter_server = isinstance(self.train_distribute, _V1ParameterServerStrategy)
+        if self._worker_fields is None and not v1_parameter_server:
             return self
         worker = copy.copy(self)
-        for name, value in self._worker_fields.items():
+        for name, value in (self._worker_fields or {}).items():
             setattr(worker, name, value)
         worker._worker_fields = None
+        if v1_parameter_server:
+            # 2.15 trained under it in graphs, between graphs on a cluster (variables on
+            # the ps tasks): as the kit trains given no strategy (TF2 runs it in no
+            # eager code).
+            worker.train_distribute = None
         return worker
 
     def replace(self, **kwargs):
