@@ -8,6 +8,7 @@ once under tf.estimator 2.15 (`tests/tf215/record_tpu_estimator.py`, into
 2.15 is deterministic: losses, metrics and predictions are compared to 1e-4.
 """
 
+import importlib
 import itertools
 import json
 import os
@@ -266,3 +267,19 @@ def test_a_host_call_without_summaries_runs_with_every_step_of_train_and_evaluat
     assert len(ran_with) == 3
     model.evaluate(input_fn, steps=2)
     assert len(ran_with) == 5
+
+
+def test_tf_2_15s_tensorflow_python_estimator_stub_serves_the_tpu_mains(tmp_path):
+    """EfficientNet's and ResNet's mains import TF 2.15's `tensorflow.python.estimator`
+    stub for `_load_global_step_from_checkpoint_dir` (their step count; compared with 2.15
+    in tests/test_tpu_samples.py); other internal names say what to use instead."""
+    from components.estimator import install
+
+    install.install()
+    stub = importlib.import_module("tensorflow.python.estimator.estimator")
+
+    assert stub._load_global_step_from_checkpoint_dir(str(tmp_path)) == 0
+    with pytest.raises(AttributeError, match=r"estimator\._train_model.*public names"):
+        stub._train_model  # noqa: B018
+    with pytest.raises(ImportError, match=r"tensorflow\.python\.estimator\.model_fn.*public"):
+        import tensorflow.python.estimator.model_fn  # noqa: F401

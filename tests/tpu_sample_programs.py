@@ -379,13 +379,17 @@ def efficientnet_train_and_eval(tf, est, flags):
     train_input = efficientnet_input_fn(tf, flags["num_train_images"], 0, True)
     eval_input = efficientnet_input_fn(tf, flags["num_eval_images"], 1, False)
     eval_steps = flags["num_eval_images"] // flags["eval_batch_size"]
-    current_step, results = 0, []
+    from tensorflow.python.estimator import estimator  # (main.py's, for its private helper)
+
+    current_step = estimator._load_global_step_from_checkpoint_dir(flags["model_dir"])
+    loaded, results = [[type(current_step).__name__, int(current_step)]], []
     while current_step < flags["train_steps"]:
         next_checkpoint = min(current_step + flags["steps_per_eval"], flags["train_steps"])
         est.train(input_fn=train_input, max_steps=next_checkpoint)
         current_step = next_checkpoint
         results.append(est.evaluate(input_fn=eval_input, steps=eval_steps))
-    return results
+    step = estimator._load_global_step_from_checkpoint_dir(flags["model_dir"])
+    return results, [*loaded, [type(step).__name__, int(step)]]
 
 
 def efficientnet_eval_mode(tf, est, flags):
@@ -410,7 +414,7 @@ def efficientnet_ema(tf, workdir):
     flags = {**EFFICIENTNET, "model_dir": os.path.join(workdir, "model")}
     est = efficientnet_estimator(tf, flags)
     with info_lines() as lines:
-        results = efficientnet_train_and_eval(tf, est, flags)
+        results, loaded_steps = efficientnet_train_and_eval(tf, est, flags)
         holdout = efficientnet_eval_mode(tf, est, flags)
         export_dir = as_text(
             est.export_saved_model(
@@ -427,6 +431,7 @@ def efficientnet_ema(tf, workdir):
             "evaluate_keys": [sorted(r) for r in results],
             "global_steps": [int(r["global_step"]) for r in results],
             "holdout_steps": [step for step, _ in holdout],
+            "loaded_steps": loaded_steps,
             "model_dir": listing(model_dir),
             "variables": _checkpoint_variables(tf, model_dir),
             "archive_variables": _checkpoint_variables(tf, os.path.join(model_dir, "archive")),

@@ -30,6 +30,11 @@ import warnings
 _TENSORFLOW_ESTIMATOR = "tensorflow_estimator"
 # 2.15's public namespace under it: its V1 API (`tensorflow_estimator.estimator`).
 _PUBLIC_PATH = "tensorflow_estimator.estimator"
+# What TF 2.15 still shipped under tensorflow.python.estimator (stubs over
+# tensorflow_estimator), as TPU samples import it: `from tensorflow.python.estimator import
+# estimator`, for `estimator._load_global_step_from_checkpoint_dir(model_dir)`.
+_TF_PYTHON_ESTIMATOR = "tensorflow.python.estimator"
+_TF_PYTHON_MODULES = (_TF_PYTHON_ESTIMATOR, _TF_PYTHON_ESTIMATOR + ".estimator")
 
 
 def real_tf_estimator(tf):
@@ -57,7 +62,11 @@ class _TensorflowEstimatorFinder(importlib.abc.MetaPathFinder):
     2.15's internal modules with an ImportError that says what to use."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if not fullname.startswith(_TENSORFLOW_ESTIMATOR + "."):
+        if fullname in _TF_PYTHON_MODULES:
+            return importlib.machinery.ModuleSpec(
+                fullname, self, is_package=fullname == _TF_PYTHON_ESTIMATOR
+            )
+        if not fullname.startswith((_TENSORFLOW_ESTIMATOR + ".", _TF_PYTHON_ESTIMATOR + ".")):
             return None
         if fullname == _PUBLIC_PATH:
             return importlib.machinery.ModuleSpec(fullname, self)
@@ -70,10 +79,48 @@ class _TensorflowEstimatorFinder(importlib.abc.MetaPathFinder):
         )
 
     def create_module(self, spec):
+        if spec.name in _TF_PYTHON_MODULES:
+            return _tf_python_estimator_module(spec.name)
         return _namespaces()[1]
 
     def exec_module(self, module):
         pass
+
+
+def _load_global_step_from_checkpoint_dir(checkpoint_dir):
+    """The global step of `checkpoint_dir`'s latest checkpoint, 0 without one (2.15's
+    private helper, which EfficientNet's and ResNet's TPU mains call)."""
+    import tensorflow as tf
+
+    try:
+        reader = tf.compat.v1.train.NewCheckpointReader(tf.train.latest_checkpoint(checkpoint_dir))
+        return reader.get_tensor(tf.compat.v1.GraphKeys.GLOBAL_STEP)
+    except Exception:  # (2.15: any failure, such as no checkpoint, is step 0)
+        return 0
+
+
+def _tf_python_estimator_module(name):
+    """`tensorflow.python.estimator` and its `estimator` module as TF 2.15 shipped them:
+    the Estimator classes and `_load_global_step_from_checkpoint_dir`; other internal
+    names are refused, saying what to use."""
+    v2, v1 = _namespaces()
+    module = types.ModuleType(name, "TF 2.15's tensorflow.python.estimator stub, on the kit.")
+    if name == _TF_PYTHON_ESTIMATOR:
+        module.__path__ = []  # a package, so `.estimator` reaches the finder
+    else:
+        module.Estimator, module.EstimatorV2 = v1.Estimator, v2.Estimator
+        module.WarmStartSettings, module.VocabInfo = v2.WarmStartSettings, v2.VocabInfo
+        module._load_global_step_from_checkpoint_dir = _load_global_step_from_checkpoint_dir
+
+    def refused(attribute):
+        raise AttributeError(
+            f"{name}.{attribute} is tensorflow-estimator 2.15's internal name, which the kit "
+            "does not provide. After `import components.estimator.install`, use the public "
+            "names: tf.estimator.X and tf.compat.v1.estimator.X (the kit's)."
+        )
+
+    module.__getattr__ = refused
+    return module
 
 
 def _tensorflow_estimator_package(v1):
