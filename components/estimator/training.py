@@ -209,10 +209,15 @@ class _EvaluateAfterSave(CheckpointSaverListener):
             self._last_time = time.time()
 
 
-def _log_how_it_runs(config):
-    """2.15's first lines of train_and_evaluate (no distribute coordinator here; on one
-    machine, training and evaluation in turn)."""
+def _log_how_it_runs(estimator):
+    """2.15's first lines of train_and_evaluate: whether its distribute coordinator ran
+    the task (given a strategy and a cluster); on one machine, training and evaluation
+    in turn."""
+    if getattr(estimator.config, "_worker_fields", None) is not None:
+        log.info("Running `train_and_evaluate` with Distribute Coordinator.")
+        return
     log.info("Not using Distribute Coordinator.")
+    config = estimator._config
     if not config.cluster_spec and config.task_type != "evaluator":
         log.info("Running training and evaluation locally (non-distributed).")
 
@@ -232,7 +237,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     if not isinstance(eval_spec, EvalSpec):
         raise TypeError("eval_spec must be an EvalSpec.")
     config = estimator._config  # (under a strategy's cluster: this task's role in it)
-    _log_how_it_runs(config)
+    _log_how_it_runs(estimator)
     if not config.cluster_spec and config.task_type != "evaluator":
         return _train_and_evaluate_here(estimator, train_spec, eval_spec)
     if config.task_type == "evaluator" and config.task_id > 0:
