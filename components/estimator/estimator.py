@@ -13,6 +13,7 @@ gather for single dense ids (see docs/benchmarks/, the Estimator against tf.esti
 import atexit
 import concurrent.futures
 import contextlib
+import copy
 import functools
 import inspect
 import logging
@@ -157,6 +158,12 @@ def _release_in_background(references):
     threading.Thread(target=references.clear, name="estimator-release", daemon=True).start()
 
 
+def _copied_params(params):
+    """A copy of an Estimator's params: a dict's, or another object's (the HParams or
+    argparse Namespace r1 samples pass, their model_fns reading attributes, as in 2.15)."""
+    return dict(params) if isinstance(params, dict) else copy.copy(params)
+
+
 def _split_element(element):
     return graph_mode.features_and_labels(element)
 
@@ -271,7 +278,7 @@ class Estimator:
         self._config = self._user_config._as_worker()
         # (tf.estimator deep-copied params, for the Estimator and for each model_fn call;
         # this kit copies the dict only, so objects in it, such as a hook, are shared.)
-        self._params = dict(params or {})
+        self._params = _copied_params(params or {})
         self._model_fn = model_fn
         self._warm_start_from = warm_start_from
         self._store = VariableStore()
@@ -286,7 +293,7 @@ class Estimator:
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._user_config)
-    params = property(lambda self: dict(self._params))
+    params = property(lambda self: _copied_params(self._params))
     model_fn = property(lambda self: self._model_fn)
 
     # ----------------------------------------------------------- plumbing
