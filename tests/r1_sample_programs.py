@@ -15,7 +15,9 @@
   `81**0.25` dimension, crossed latitude and longitude buckets);
 - `site/en/r1/tutorials/estimators/linear.ipynb`: census through compat.v1's
   `LinearClassifier` with TF1 `FtrlOptimizer`s (plain; L1 and L2), its printed metrics,
-  predictions from a frame that still holds the label, and its weights.
+  predictions from a frame that still holds the label, and its weights;
+- `tutorials/image/cifar10_estimator`: towers under a device function, lists of shards
+  as features and labels, hparams as an `argparse.Namespace`, `--num-gpus=2` soft-placed.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -890,3 +892,195 @@ def feature_columns_guide(tf, workdir):
             **{f"lat_lon_weights/{k}": v for k, v in _variables(est, skip="Ftrl")[1].items()},
         },
     }
+
+
+# ------------------------------------------------------------ cifar10_estimator
+class _LocalDeviceSetter:
+    """cifar10_utils.local_device_setter's placement: variables on the ps device with
+    the fewest elements so far, every other op on the tower's device."""
+
+    def __init__(self, worker_device, ps_devices):
+        self.worker_device, self.ps_devices = worker_device, ps_devices
+        self.ps_sizes = [0] * len(ps_devices)
+
+    def __call__(self, op):
+        if op.device:
+            return op.device
+        if op.type not in ("Variable", "VariableV2", "VarHandleOp"):
+            return self.worker_device
+        index = min(range(len(self.ps_sizes)), key=self.ps_sizes.__getitem__)
+        self.ps_sizes[index] += op.outputs[0].get_shape().num_elements() or 0
+        return self.ps_devices[index]
+
+
+def _tower_fn(tf, is_training, weight_decay, feature, label):
+    """cifar10_main._tower_fn over a one-block net (conv, batch norm, pooling, dense)."""
+    x = tf.compat.v1.layers.conv2d(feature, 4, 3, padding="same", use_bias=False)
+    x = tf.compat.v1.layers.batch_normalization(
+        x, momentum=0.997, epsilon=1e-5, training=is_training
+    )
+    logits = tf.compat.v1.layers.dense(tf.reduce_mean(tf.nn.relu(x), [1, 2]), 10)
+    tower_pred = {
+        "classes": tf.argmax(input=logits, axis=1),
+        "probabilities": tf.nn.softmax(logits),
+    }
+    tower_loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(logits=logits, labels=label)
+    tower_loss = tf.reduce_mean(input_tensor=tower_loss)
+    model_params = tf.compat.v1.trainable_variables()
+    tower_loss += weight_decay * tf.add_n([tf.nn.l2_loss(v) for v in model_params])
+    tower_grad = tf.gradients(ys=tower_loss, xs=model_params)
+    return tower_loss, zip(tower_grad, model_params, strict=True), tower_pred
+
+
+def get_model_fn(num_gpus):
+    """cifar10_main.get_model_fn with variable_strategy 'CPU': a tower per GPU (on
+    '/gpu:i', which soft placement puts on the CPU here), the gradients averaged."""
+    import tensorflow as tf
+
+    def _resnet_model_fn(features, labels, mode, params):
+        is_training = mode == tf.estimator.ModeKeys.TRAIN
+        tower_losses, tower_gradvars, tower_preds = [], [], []
+        num_devices, device_type = (1, "cpu") if num_gpus == 0 else (num_gpus, "gpu")
+        for i in range(num_devices):
+            device_setter = _LocalDeviceSetter(f"/{device_type}:{i}", ["/cpu:0"])
+            with (
+                tf.compat.v1.variable_scope("resnet", reuse=bool(i != 0)),
+                tf.compat.v1.name_scope(f"tower_{i}") as name_scope,
+                tf.compat.v1.device(device_setter),  # (tf_upgrade_v2's tf.device takes no function)
+            ):
+                loss, gradvars, preds = _tower_fn(
+                    tf, is_training, params.weight_decay, features[i], labels[i]
+                )
+                tower_losses.append(loss)
+                tower_gradvars.append(list(gradvars))
+                tower_preds.append(preds)
+                if i == 0:
+                    update_ops = tf.compat.v1.get_collection(
+                        tf.compat.v1.GraphKeys.UPDATE_OPS, name_scope
+                    )
+        all_grads = {}
+        for grad, var in (pair for pairs in tower_gradvars for pair in pairs):
+            if grad is not None:
+                all_grads.setdefault(var.ref(), []).append(grad)
+        gradvars = []
+        with tf.name_scope("gradient_averaging"):
+            for ref, grads in all_grads.items():
+                with tf.device(ref.deref().device):
+                    avg = (
+                        grads[0]
+                        if len(grads) == 1
+                        else tf.multiply(tf.add_n(grads), 1.0 / len(grads))
+                    )
+                gradvars.append((avg, ref.deref()))
+        with tf.device("/cpu:0"):
+            learning_rate = tf.compat.v1.train.piecewise_constant(
+                tf.compat.v1.train.get_global_step(),
+                [2],
+                [params.learning_rate, params.learning_rate * 0.1],
+            )
+            learning_rate = tf.identity(learning_rate, name="learning_rate")
+            optimizer = tf.compat.v1.train.MomentumOptimizer(
+                learning_rate=learning_rate, momentum=params.momentum
+            )
+            train_op = [
+                optimizer.apply_gradients(
+                    gradvars, global_step=tf.compat.v1.train.get_global_step()
+                )
+            ]
+            train_op.extend(update_ops)
+            train_op = tf.group(*train_op)
+            predictions = {
+                "classes": tf.concat([p["classes"] for p in tower_preds], axis=0),
+                "probabilities": tf.concat([p["probabilities"] for p in tower_preds], axis=0),
+            }
+            stacked_labels = tf.concat(labels, axis=0)
+            metrics = {
+                "accuracy": tf.compat.v1.metrics.accuracy(stacked_labels, predictions["classes"])
+            }
+            loss = tf.reduce_mean(input_tensor=tower_losses, name="loss")
+        return tf.estimator.EstimatorSpec(
+            mode=mode, predictions=predictions, loss=loss, train_op=train_op,
+            training_chief_hooks=[], eval_metric_ops=metrics,
+        )  # fmt: skip
+
+    return _resnet_model_fn
+
+
+def cifar_input_fn(tf, images, labels, num_shards, batch_size):
+    """cifar10_main.input_fn: a one-shot iterator's batch, cut into a list per tower."""
+    with tf.device("/cpu:0"):
+        dataset = tf.data.Dataset.from_tensor_slices((images, labels)).repeat().batch(batch_size)
+        image_batch, label_batch = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+        if num_shards <= 1:
+            return [image_batch], [label_batch]
+        image_batch = tf.unstack(image_batch, num=batch_size, axis=0)
+        label_batch = tf.unstack(label_batch, num=batch_size, axis=0)
+        feature_shards = [[] for _ in range(num_shards)]
+        label_shards = [[] for _ in range(num_shards)]
+        for i in range(batch_size):
+            feature_shards[i % num_shards].append(image_batch[i])
+            label_shards[i % num_shards].append(label_batch[i])
+        feature_shards = [tf.parallel_stack(x) for x in feature_shards]
+        label_shards = [tf.parallel_stack(x) for x in label_shards]
+        return feature_shards, label_shards
+
+
+@program
+def cifar10_estimator(tf, workdir):
+    """tutorials/image/cifar10_estimator's main without tf.contrib (the Experiment's train
+    and evaluate calls, its hparams an argparse Namespace), on CPU and with --num-gpus=2
+    on a machine without GPUs (allow_soft_placement), warm-started from fixed weights."""
+    import argparse
+
+    rng = np.random.RandomState(5)
+    images = rng.uniform(0, 1, (8, 6, 6, 3)).astype(np.float32)
+    labels = rng.randint(0, 10, 8).astype(np.int32)
+    shapes = {
+        "resnet/conv2d/kernel": [3, 3, 3, 4],
+        "resnet/batch_normalization/gamma": [4],
+        "resnet/batch_normalization/beta": [4],
+        "resnet/dense/kernel": [4, 10],
+        "resnet/dense/bias": [10],
+    }
+    start = write_checkpoint(tf, os.path.join(workdir, "start"), shapes)
+    hparams = argparse.Namespace(weight_decay=2e-4, momentum=0.9, learning_rate=0.1)
+    sess_config = tf.compat.v1.ConfigProto(
+        allow_soft_placement=True,
+        log_device_placement=False,
+        intra_op_parallelism_threads=0,
+        gpu_options=tf.compat.v1.GPUOptions(force_gpu_compatible=True),
+    )
+    results = {"exact": {}, "close": {}}
+    for num_gpus in (0, 2):
+
+        def input_fn(num_gpus=num_gpus):
+            return cifar_input_fn(tf, images, labels, num_gpus, 4)
+
+        job_dir = os.path.join(workdir, f"gpus{num_gpus}")
+        classifier = tf.estimator.Estimator(
+            model_fn=get_model_fn(num_gpus),
+            config=tf.estimator.RunConfig(session_config=sess_config, model_dir=job_dir),
+            params=hparams,
+            warm_start_from=start,
+        )
+        hook = tf.estimator.LoggingTensorHook(
+            tensors={"learning_rate": "learning_rate", "loss": "loss"}, every_n_iter=1
+        )
+        with _info_lines() as lines:
+            classifier.train(input_fn, steps=3, hooks=[hook])
+        metrics = classifier.evaluate(input_fn, steps=2)
+        logged = [line for line in lines if line.startswith("learning_rate = ")]
+        results["exact"][f"gpus{num_gpus}"] = {
+            "params": type(classifier.params).__name__,
+            "eval_keys": list(metrics),
+            "variables": sorted(classifier.get_variable_names()),
+            "logged": _without_numbers(logged),
+        }
+        values = _variables(classifier, skip="Momentum|global_step")[1]
+        results["close"].update(
+            {
+                **_floats({f"gpus{num_gpus}/eval/{k}": v for k, v in metrics.items()}),
+                **{f"gpus{num_gpus}/{k}": v for k, v in values.items()},
+            }
+        )
+    return results

@@ -4,9 +4,9 @@
 Recorded once under 2.15 (`tests/tf215/record_r1_samples.py`): the regression cookbook's
 linear, categorical, DNN and custom regressors over automobile frames (one-shot iterators,
 and datasets made outside the input_fn, which 2.15 refused), the checkpoints guide's
-model_dir, iris from a CSV file, the feature-columns guide's columns and the r1 linear
-tutorial's TF1 Ftrl classifiers. Each program runs once here (a module fixture); `exact`
-parts must be equal, `close` ones within 1e-4.
+model_dir, iris from a CSV file, the feature-columns guide's columns, the r1 linear
+tutorial's TF1 Ftrl classifiers and cifar10_estimator's towers. Each program runs once
+here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
 import pytest
