@@ -1193,12 +1193,26 @@ def flag_misuse(tf, workdir):
         ),
         # evaluating before any training
         "evaluate_untrained": lambda: est.evaluate(images_input, steps=1),
+        # TPUConfig values the TPU flags pass through unchecked
+        "num_shards_zero": lambda: tpu.TPUConfig(num_shards=0),
+        "num_shards_float": lambda: tpu.TPUConfig(num_shards=8.0),
+        "num_cores_per_replica_3": lambda: tpu.TPUConfig(num_cores_per_replica=3),
+        "input_partition_dims_per_host_v1": lambda: tpu.TPUConfig(
+            input_partition_dims=[[1, 2, 1, 1], None], num_cores_per_replica=2
+        ),
+        "eval_input_per_host_v2": lambda: tpu.TPUConfig(
+            eval_training_input_configuration=tpu.InputPipelineConfig.PER_HOST_V2
+        ),
     }
     with info_lines() as lines:
         found = {name: error_of(call) for name, call in errors.items()}
     return {
         "exact": {
             **{name: error[:1] if error else None for name, error in found.items()},
+            "per_host_input": [
+                tpu.TPUConfig(per_host_input_for_training=given).per_host_input_for_training
+                for given in (True, False, tpu.InputPipelineConfig.PER_HOST_V2)
+            ],
             "lines": lines,
         },
         "close": {},

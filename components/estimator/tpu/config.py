@@ -65,19 +65,63 @@ _TPUConfigFields = collections.namedtuple(
 class TPUConfig(_TPUConfigFields):
     """tf.estimator 2.15's TPU settings, with its defaults.
 
-    `iterations_per_loop` is checked as 2.15 checked it; on CPUs and GPUs 2.15 still
-    ran one step per session call (every hook saw every step), as this kit does.
+    Checked as 2.15 checked them, and `per_host_input_for_training=True` / `False` read
+    back as 2.15's `PER_HOST_V1` / `PER_SHARD_V1`; on CPUs and GPUs 2.15 still ran one
+    step per session call (every hook saw every step), as this kit does.
     """
 
     @functools.wraps(_TPUConfigFields.__new__)  # 2.15's signature, for callers and inspect
     def __new__(cls, *args, **kwargs):
         config = super().__new__(cls, *args, **kwargs)
         parse_iterations_per_loop(config.iterations_per_loop)
-        for name in ("num_shards", "num_cores_per_replica"):
-            number = getattr(config, name)
-            if number is not None and (not isinstance(number, int) or number < 1):
-                raise ValueError(f"TPUConfig({name}={number!r}) must be a positive int or None.")
+        if config.num_shards is not None:
+            _check_positive_int("num_shards", config.num_shards)
+        if config.initial_infeed_sleep_secs:
+            _check_positive_int("initial_infeed_sleep_secs", config.initial_infeed_sleep_secs)
+        _check_partitioning(config)
+        per_host = config.per_host_input_for_training
+        if per_host is True or per_host is False:
+            per_host = (
+                InputPipelineConfig.PER_HOST_V1 if per_host else InputPipelineConfig.PER_SHARD_V1
+            )
+            config = config._replace(per_host_input_for_training=per_host)
         return config
+
+
+def _check_positive_int(name, number):
+    if not isinstance(number, int):
+        raise TypeError(f"TPUConfig({name}={number!r}) must be an int.")
+    if number < 1:
+        raise ValueError(f"TPUConfig({name}={number!r}) must be positive.")
+
+
+def _check_partitioning(config):
+    """2.15's checks of how a model and its input were split over TPU cores."""
+    cores = config.num_cores_per_replica
+    if cores is not None and cores not in (1, 2, 4, 8, 16, 32, 64, 128):
+        raise ValueError(
+            f"TPUConfig(num_cores_per_replica={cores!r}) must be 1, 2, 4, 8, 16, 32, 64 or 128."
+        )
+    dims = config.input_partition_dims
+    if dims is not None:
+        if len(dims) not in (1, 2):
+            raise ValueError(
+                "TPUConfig(input_partition_dims=...) must be a list or tuple of one or two "
+                f"elements, got {dims!r}."
+            )
+        if config.per_host_input_for_training is not InputPipelineConfig.PER_HOST_V2:
+            raise ValueError(
+                "TPUConfig(input_partition_dims=...) is only supported with "
+                "per_host_input_for_training=InputPipelineConfig.PER_HOST_V2."
+            )
+        if cores is None:
+            raise ValueError("TPUConfig(input_partition_dims=...) needs num_cores_per_replica.")
+    evaluation = config.eval_training_input_configuration
+    if evaluation not in (InputPipelineConfig.PER_HOST_V1, InputPipelineConfig.SLICED):
+        raise ValueError(
+            "TPUConfig(eval_training_input_configuration=...) must be PER_HOST_V1 or SLICED, "
+            f"got {evaluation!r}."
+        )
 
 
 # The base RunConfig's arguments, carried over by `RunConfig.replace`.
