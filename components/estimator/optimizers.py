@@ -27,11 +27,23 @@ def get_optimizer(optimizer, learning_rate=None):
                 f"{sorted(['Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD'])} or an optimizer instance."
             )
         return factory() if learning_rate is None else factory(learning_rate=learning_rate)
+    takes_tf1 = getattr(optimizer, "takes_tf1_optimizer", False)  # (a V1 class's factory)
     if callable(optimizer) and not hasattr(optimizer, "apply_gradients"):
         optimizer = optimizer()
     if not hasattr(optimizer, "apply_gradients"):
         raise ValueError(f"optimizer must be a name or an optimizer, got {optimizer!r}.")
+    if not takes_tf1 and _is_tf1_optimizer(optimizer):
+        # 2.15's V2 classes took Keras optimizers only (a TF1 one: their V1 twins).
+        raise ValueError(
+            f"The given object is not a tf.keras.optimizers.Optimizer instance. Given: {optimizer}"
+        )
     return optimizer
+
+
+def _is_tf1_optimizer(optimizer):
+    import tensorflow as tf
+
+    return isinstance(optimizer, tf.compat.v1.train.Optimizer)
 
 
 def apply(optimizer, loss, variables):

@@ -179,8 +179,7 @@ class _Evaluator:
                 self.last_result,
                 is_final,
             )
-            if path is not None:
-                self.last_exports.append(path)
+            self.last_exports.append(path)  # (None where it did not export, as in 2.15)
         self._final_exported = is_final
 
 

@@ -60,7 +60,7 @@ def get_optimizer_instance(optimizer, learning_rate):
                 f"{tuple(sorted(TF1_OPTIMIZERS))}"
             )
         optimizer_class = TF1_OPTIMIZERS[optimizer]
-        return lambda: optimizer_class(learning_rate=learning_rate)
+        return _tf1_factory(lambda: optimizer_class(learning_rate=learning_rate))
 
     def instance():
         made = optimizer
@@ -74,7 +74,14 @@ def get_optimizer_instance(optimizer, learning_rate):
             )
         return made
 
-    return instance
+    return _tf1_factory(instance)
+
+
+def _tf1_factory(factory):
+    """Marks `factory` as a V1 class's: the canned core takes the TF1 optimizer it makes
+    (given to a V2 class, one is refused, as 2.15 refused it)."""
+    factory.takes_tf1_optimizer = True
+    return factory
 
 
 def slots_saved_as_2_15(optimizer, scope):
@@ -95,7 +102,7 @@ def slots_saved_as_2_15(optimizer, scope):
             _name_slots_after_applying(made, scope)
         return made
 
-    return instance
+    return _tf1_factory(instance)
 
 
 def state_under_head_scope(optimizer, scope):
@@ -119,7 +126,7 @@ def state_under_head_scope(optimizer, scope):
             made._kit_state_under_head_scope = True
         return made
 
-    return instance
+    return _tf1_factory(instance)
 
 
 def _slot_key(primary_name, slot_name, scope):
