@@ -283,3 +283,19 @@ def test_tf_2_15s_tensorflow_python_estimator_stub_serves_the_tpu_mains(tmp_path
         stub._train_model  # noqa: B018
     with pytest.raises(ImportError, match=r"tensorflow\.python\.estimator\.model_fn.*public"):
         import tensorflow.python.estimator.model_fn  # noqa: F401
+
+
+def test_using_config_shows_the_tpu_fields_after_the_base_ones_as_2_15_did():
+    from components.estimator.run_config import as_logged
+
+    config = tpu.RunConfig(tpu_config=tpu.TPUConfig(iterations_per_loop=3, num_shards=8))
+    logged = as_logged(config)
+    assert logged.index("'_num_worker_replicas': 1") < logged.index("'_tpu_config'")
+    assert logged.endswith(
+        "'_tpu_config': TPUConfig(iterations_per_loop=3, num_shards=8, "
+        "num_cores_per_replica=None, per_host_input_for_training=2, tpu_job_name=None, "
+        "initial_infeed_sleep_secs=None, input_partition_dims=None, "
+        "eval_training_input_configuration=2, experimental_host_call_every_n_steps=1, "
+        "experimental_allow_per_host_v2_parallel_get_next=False, "
+        "experimental_feed_hook=None), '_cluster': None}"
+    )

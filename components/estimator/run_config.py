@@ -407,5 +407,6 @@ def _cluster_session_config(task_type, task_id):
 def as_logged(config):
     """What 2.15's Estimator logged as `Using config: ...`: its RunConfig's fields (their
     private names, its order), `config`'s values.  (Not a method: RunConfig's public
-    attributes are 2.15's.)"""
-    return str({f"_{name}": getattr(config, name) for name in _SETTINGS + _FROM_TF_CONFIG})
+    attributes are 2.15's; a subclass's own fields follow, as `tpu.RunConfig`'s did.)"""
+    names = _SETTINGS + _FROM_TF_CONFIG + tuple(getattr(config, "_LOGGED_FIELDS", ()))
+    return str({f"_{name}": getattr(config, name) for name in names})

@@ -143,6 +143,8 @@ class RunConfig(run_config_lib.RunConfig):
     silently run locally.
     """
 
+    _LOGGED_FIELDS = ("tpu_config", "cluster")  # (after the base's in `Using config: ...`)
+
     def __init__(self, tpu_config=None, evaluation_master=None, master=None, cluster=None, **kw):
         if tpu_config is not None and not isinstance(tpu_config, TPUConfig):
             raise TypeError(
