@@ -496,6 +496,8 @@ PROGRAMS = {
     "guide_multi_worker_mirrored_with_evaluator": cluster_program(
         "guide", {"chief": 1, "worker": 1, "evaluator": 1}
     ),
+    # Cloud ML Engine's legacy layout: a master (which trains and evaluates), a worker, a ps.
+    "mnist_master_cluster": cluster_program("mnist", {"master": 1, "worker": 1, "ps": 1}),
     # The TF 1.x guide's ParameterServerStrategy given to RunConfig, on a ps cluster.
     "v1_parameter_server_strategy": cluster_program("v1_ps", {"chief": 1, "worker": 1, "ps": 1}),
 }

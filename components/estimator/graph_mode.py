@@ -405,10 +405,10 @@ def _session_target(built):
                 "has none. Add ps tasks, run it without TF_CONFIG, or port model_fn to TF2."
             )
         return ""
-    if config.task_type not in ("chief", "worker", "ps"):
+    if config.task_type not in ("chief", "master", "worker", "ps"):
         raise ValueError(
-            f"TF_CONFIG makes this a {config.task_type!r} task, which trains nothing here: "
-            "the chief evaluates and exports after its checkpoints (train_and_evaluate)."
+            f"TF_CONFIG makes this a {config.task_type!r} task, which trains nothing: a "
+            "cluster with ps tasks trains on its chief (or legacy master) and workers."
         )
     tf_config = {"cluster": cluster, "task": {"type": config.task_type, "index": config.task_id}}
     if config.task_type == "ps":
