@@ -1220,7 +1220,7 @@ def create_estimator(tf, dnn_optimizer, run_config):
     return tf.estimator.DNNLinearCombinedClassifier(
         n_classes=len(TARGET_LABELS), label_vocabulary=TARGET_LABELS, weight_column="fnlwgt",
         dnn_feature_columns=deep_columns, dnn_optimizer=dnn_optimizer,
-        dnn_hidden_units=[16, 16], dnn_dropout=0.15, dnn_activation_fn=tf.nn.relu,
+        dnn_hidden_units=[8, 8], dnn_dropout=0.15, dnn_activation_fn=tf.nn.relu,
         batch_norm=True, linear_feature_columns=wide_columns, linear_optimizer="Ftrl",
         config=run_config,
     )  # fmt: skip
@@ -1249,22 +1249,17 @@ def _accuracy_bigger(best_eval_result, current_eval_result):
 def estimator_deepdive_blog(tf, workdir):
     """The SME academy's tf.estimator deep dive: a weighted wide and deep classifier with
     a label vocabulary and batch norm over make_csv_dataset, a BestExporter on accuracy
-    keeping one export, stop_if_no_increase_hook, then export and a predictor's call."""
+    keeping one export, stop_if_no_increase_hook, and a predictor's call of that export."""
     train = _write_adult_csv(os.path.join(workdir, "adult.data.csv"), 64, 1)
     test = _write_adult_csv(os.path.join(workdir, "adult.test.csv"), 16, 2)
     model_dir = os.path.join(workdir, "dnn_classifier")
     run_config = tf.estimator.RunConfig(
-        tf_random_seed=RANDOM_SEED, save_checkpoints_steps=4, keep_checkpoint_max=1,
+        tf_random_seed=RANDOM_SEED, save_checkpoints_steps=8, keep_checkpoint_max=1,
         model_dir=model_dir, log_step_count_steps=5,
     )  # fmt: skip
     train_input_fn = adult_input_fn(tf, train, 16, num_epochs=None, shuffle=True)
-    tf1_adam = tf.compat.v1.train.AdamOptimizer(learning_rate=0.001)
-    errors = {
-        "placeholders_made_eagerly": _raised(lambda: make_serving_input_receiver_fn(tf)),
-        "tf1_optimizer": _raised(
-            lambda: create_estimator(tf, tf1_adam, run_config).train(train_input_fn, steps=1)
-        ),
-    }
+    # (Its tf.compat.v1.train.AdamOptimizer, refused by this V2 class: lab_misuse.)
+    errors = {"placeholders_made_eagerly": _raised(lambda: make_serving_input_receiver_fn(tf))}
     adam = tf.keras.optimizers.legacy.Adam(learning_rate=0.001)  # (2.15: a legacy one)
     estimator = create_estimator(tf, adam, run_config)
     exporter = tf.estimator.BestExporter(
@@ -1277,7 +1272,7 @@ def estimator_deepdive_blog(tf, workdir):
         run_every_steps=4,
     )  # fmt: skip
     train_spec = tf.estimator.TrainSpec(
-        input_fn=train_input_fn, max_steps=12, hooks=[early_stopping_hook]
+        input_fn=train_input_fn, max_steps=8, hooks=[early_stopping_hook]
     )
     eval_spec = tf.estimator.EvalSpec(
         input_fn=adult_input_fn(tf, test, 16), exporters=[exporter], start_delay_secs=0,
@@ -1291,10 +1286,7 @@ def estimator_deepdive_blog(tf, workdir):
             os.path.join(model_dir, "export"), serving_input_receiver_fn(tf)
         )
     )
-    saved_model_dir = estimator.export_saved_model(
-        os.path.join(model_dir, "export"), serving_input_receiver_fn(tf)
-    )
-    predictor_fn = tf.saved_model.load(saved_model_dir).signatures["predict"]
+    predictor_fn = tf.saved_model.load(export_dir).signatures["predict"]
     person = {
         "age": [34.0], "workclass": ["Private"], "education": ["Doctorate"],
         "education_num": [10.0],
@@ -1374,6 +1366,13 @@ def lab_misuse(tf, workdir):
         ),
         "eval_spec_name_not_a_string": _raised(
             lambda: tf.estimator.EvalSpec(make_eval_input_fn(tf, df_valid), name=1)
+        ),
+        "v2_class_tf1_optimizer": _raised(
+            lambda: tf.estimator.LinearRegressor(
+                make_feature_cols(tf),
+                os.path.join(workdir, "v2"),
+                optimizer=tf.compat.v1.train.FtrlOptimizer(learning_rate=0.1),
+            ).train(make_eval_input_fn(tf, df_valid), steps=1)
         ),
         "train_spec_file_for_input_fn": _raised(
             lambda: tf.estimator.TrainSpec("taxi-train.csv", max_steps=10)
