@@ -25,7 +25,7 @@ returns what the sample's user sees: `exact` (keys, dtypes, shapes, listings, va
 names, printed lines without their numbers, errors) and `close` (values: every model
 starts from weights a checkpoint the program writes holds, or from zeros, and every batch
 is the whole data set, so the values agree to 1e-4). `tests/test_r1_samples.py` compares
-them with 2.15's recording (`tests/tf215/record_r1_samples.py`, into
+them with 2.15's recording (`tests/tf215/record_family.py r1_sample_programs`, into
 `tests/data/tf215/r1_samples.json`).
 """
 

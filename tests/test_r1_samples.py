@@ -1,7 +1,7 @@
 """tensorflow/models' r1-era samples and the docs' r1 Estimator guides
 (tests/r1_sample_programs.py) here against tf.estimator 2.15.
 
-Recorded once under 2.15 (`tests/tf215/record_r1_samples.py`): the regression cookbook's
+Recorded once under 2.15 (`tests/tf215/record_family.py r1_sample_programs`): the regression cookbook's
 linear, categorical, DNN and custom regressors over automobile frames (one-shot iterators,
 and datasets made outside the input_fn, which 2.15 refused), the checkpoints guide's
 model_dir, iris from a CSV file, the feature-columns guide's columns, the r1 linear
