@@ -1317,6 +1317,49 @@ def estimator_deepdive_blog(tf, workdir):
 
 
 # ------------------------------------------------------------------ misuse
+def _without_module_path(error):
+    """[type, message] with a class's module left out (tensorflow_estimator's or the
+    kit's: each package names its own)."""
+    return [error[0], re.sub(r"<class '[\w.]+\.(\w+)'>", r"<class '\1'>", error[1])]
+
+
+def _spec_misuse(tf, model, make_input_fn, serving):
+    """train_and_evaluate's specs as the labs' users get them wrong."""
+    latest = tf.estimator.LatestExporter("exporter", serving)
+    return {
+        "eval_spec_negative_throttle": _raised(
+            lambda: tf.estimator.EvalSpec(make_input_fn(), throttle_secs=-1)
+        ),
+        "eval_spec_negative_delay": _raised(
+            lambda: tf.estimator.EvalSpec(make_input_fn(), start_delay_secs=-1)
+        ),
+        "train_spec_zero_steps": _raised(
+            lambda: tf.estimator.TrainSpec(make_input_fn(), max_steps=0)
+        ),
+        "exporter_not_an_exporter": _raised(
+            lambda: tf.estimator.EvalSpec(make_input_fn(), exporters=serving)
+        ),
+        "exporters_of_one_name": _raised(
+            lambda: tf.estimator.EvalSpec(make_input_fn(), exporters=[latest, latest])
+        ),
+        "eval_spec_name_not_a_string": _raised(
+            lambda: tf.estimator.EvalSpec(make_input_fn(), name=1)
+        ),
+        "specs_swapped": _without_module_path(
+            _raised(
+                lambda: tf.estimator.train_and_evaluate(
+                    model,
+                    tf.estimator.EvalSpec(make_input_fn()),
+                    tf.estimator.TrainSpec(make_input_fn(), max_steps=1),
+                )
+            )
+        ),
+        "train_spec_file_for_input_fn": _raised(
+            lambda: tf.estimator.TrainSpec("taxi-train.csv", max_steps=10)
+        ),
+    }
+
+
 @program
 def lab_misuse(tf, workdir):
     """What the labs' users run into: print_rmse and predict on a model_dir just emptied
@@ -1335,9 +1378,16 @@ def lab_misuse(tf, workdir):
 
     pandas = tf.compat.v1.estimator.inputs.pandas_input_fn
     serving = lambda: mnist_serving_input_fn(tf)  # noqa: E731
-    latest = tf.estimator.LatestExporter("exporter", serving)
-    errors = {
+    errors = _spec_misuse(tf, model, lambda: make_eval_input_fn(tf, df_valid), serving)
+    errors |= {
         "export_untrained": _raised(lambda: model.export_saved_model(workdir, serving)),
+        "v2_class_tf1_optimizer": _raised(
+            lambda: tf.estimator.LinearRegressor(
+                make_feature_cols(tf),
+                os.path.join(workdir, "v2"),
+                optimizer=tf.compat.v1.train.FtrlOptimizer(learning_rate=0.1),
+            ).train(make_eval_input_fn(tf, df_valid), steps=1)
+        ),
         "pandas_without_shuffle": _raised(lambda: pandas(x=df_train, y=df_train[LABEL])),
         "pandas_label_in_index": _raised(
             lambda: pandas(x=df_train, y=df_train[LABEL].reset_index(drop=True)[:10], shuffle=False)
@@ -1346,36 +1396,6 @@ def lab_misuse(tf, workdir):
             lambda: tf.estimator.add_metrics(model, wrong_rmse).evaluate(
                 make_eval_input_fn(tf, df_valid)
             )
-        ),
-        "eval_spec_negative_throttle": _raised(
-            lambda: tf.estimator.EvalSpec(make_eval_input_fn(tf, df_valid), throttle_secs=-1)
-        ),
-        "eval_spec_negative_delay": _raised(
-            lambda: tf.estimator.EvalSpec(make_eval_input_fn(tf, df_valid), start_delay_secs=-1)
-        ),
-        "train_spec_zero_steps": _raised(
-            lambda: tf.estimator.TrainSpec(make_eval_input_fn(tf, df_valid), max_steps=0)
-        ),
-        "exporter_not_an_exporter": _raised(
-            lambda: tf.estimator.EvalSpec(make_eval_input_fn(tf, df_valid), exporters=serving)
-        ),
-        "exporters_of_one_name": _raised(
-            lambda: tf.estimator.EvalSpec(
-                make_eval_input_fn(tf, df_valid), exporters=[latest, latest]
-            )
-        ),
-        "eval_spec_name_not_a_string": _raised(
-            lambda: tf.estimator.EvalSpec(make_eval_input_fn(tf, df_valid), name=1)
-        ),
-        "v2_class_tf1_optimizer": _raised(
-            lambda: tf.estimator.LinearRegressor(
-                make_feature_cols(tf),
-                os.path.join(workdir, "v2"),
-                optimizer=tf.compat.v1.train.FtrlOptimizer(learning_rate=0.1),
-            ).train(make_eval_input_fn(tf, df_valid), steps=1)
-        ),
-        "train_spec_file_for_input_fn": _raised(
-            lambda: tf.estimator.TrainSpec("taxi-train.csv", max_steps=10)
         ),
     }
     return {

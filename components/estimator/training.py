@@ -221,6 +221,25 @@ def _log_how_it_runs(estimator):
         log.info("Running training and evaluation locally (non-distributed).")
 
 
+def _check_arguments(estimator, train_spec, eval_spec):
+    """2.15's checks, in its order and words (the eval_spec first: specs given the wrong
+    way round name it)."""
+    from components.estimator.estimator import Estimator
+
+    if not isinstance(eval_spec, EvalSpec):
+        raise TypeError(
+            f"`eval_spec` must have type `tf.estimator.EvalSpec`. Got: {type(eval_spec)}"
+        )
+    if not isinstance(estimator, Estimator):
+        raise TypeError(
+            f"`estimator` must have type `tf.estimator.Estimator`. Got: {type(estimator)}"
+        )
+    if not isinstance(train_spec, TrainSpec):
+        raise TypeError(
+            f"`train_spec` must have type `tf.estimator.TrainSpec`. Got: {type(train_spec)}"
+        )
+
+
 # The task types of a TF_CONFIG cluster train_and_evaluate runs, as 2.15 named them.
 _TASK_TYPES = ["chief", "evaluator", "master", "ps", "worker"]
 
@@ -231,10 +250,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     On a TF_CONFIG cluster each task does its part, as in 2.15: the chief and the workers
     train, ps tasks serve, the evaluator evaluates and exports each new checkpoint (a
     legacy `master` trains and evaluates); each returns None."""
-    if not isinstance(train_spec, TrainSpec):
-        raise TypeError("train_spec must be a TrainSpec.")
-    if not isinstance(eval_spec, EvalSpec):
-        raise TypeError("eval_spec must be an EvalSpec.")
+    _check_arguments(estimator, train_spec, eval_spec)
     config = estimator._config  # (under a strategy's cluster: this task's role in it)
     _log_how_it_runs(estimator)
     if not config.cluster_spec and config.task_type != "evaluator":
