@@ -21,7 +21,7 @@ shapes, listings, variable names, signatures, log lines, errors: equal) and `clo
 (values of deterministic runs: fixed starting weights written by the program, input in
 file order or one full shuffled batch a step; or relations that hold whatever the
 weights: 1e-4). `tests/test_gcp_labs.py` compares them with 2.15's recording
-(`tests/tf215/record_gcp_labs.py`, into `tests/data/tf215/gcp_labs.json`).
+(`tests/tf215/record_family.py gcp_lab_programs`, into `tests/data/tf215/gcp_labs.json`).
 """
 
 import glob

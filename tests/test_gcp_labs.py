@@ -1,7 +1,7 @@
 """Google Cloud training-data-analyst's Estimator labs (tests/gcp_lab_programs.py) here
 against tf.estimator 2.15.
 
-Recorded once under 2.15 (`tests/tf215/record_gcp_labs.py`): pandas_input_fn into canned
+Recorded once under 2.15 (`tests/tf215/record_family.py gcp_lab_programs`): pandas_input_fn into canned
 regressors (b_estimator), compat.v1 regressors with add_metrics' RMSE through
 train_and_evaluate (the California housing labs), MNIST's compat.v1-layers CNN with batch
 normalization and its DNN with dropout, the sine labs' GRU and static-LSTM model_fns,
