@@ -182,6 +182,12 @@ def _is_kit_model_fn(model_fn):
     return getattr(model_fn, "__module__", "").startswith(__package__ + ".")
 
 
+def task_config(estimator):
+    """The RunConfig `estimator` trains by on this task: under a strategy's cluster, the
+    task's own role in it (`estimator.config` keeps 2.15's one-machine fields there)."""
+    return estimator._config
+
+
 def _temporary_model_dir():
     """A fresh folder for an Estimator given no model_dir, removed when this process exits:
     tf.estimator left one behind per such Estimator, and a user's temp folder filled up."""

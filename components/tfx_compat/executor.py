@@ -164,6 +164,7 @@ class TrainerExecutor(base_executor.BaseExecutor):
 def train_with_trainer_fn(trainer_fn, fn_args):
     """TFX 1.15's Estimator contract (module doc); the chief writes the serving model."""
     from components import estimator
+    from components.estimator.estimator import task_config
 
     if not fn_args.schema_file:
         raise ValueError("Trainer: trainer_fn(trainer_fn_args, schema) needs the schema input.")
@@ -187,7 +188,7 @@ def train_with_trainer_fn(trainer_fn, fn_args):
         )
     model = training["estimator"]
     estimator.train_and_evaluate(model, training["train_spec"], training["eval_spec"])
-    if model._config.is_chief:
+    if task_config(model).is_chief:
         export_trainer_fn_model(model, training["eval_spec"], fn_args.transform_output, serving_dir)
 
 

@@ -18,6 +18,7 @@ from tfx.utils import path_utils
 
 from components import estimator, user_code
 from components.estimator import server
+from components.estimator.estimator import task_config
 from components.exporter.serving import export_combined_model, export_serving_model
 from components.trainer import candidates as candidates_lib
 from components.trainer import cluster as cluster_lib
@@ -563,7 +564,7 @@ def train_in_process(input_dict, output_dict, exec_properties):
             training.folds,
             label_range=None if training.classifier else training.label_range,
         )
-    if not chosen.members[0].estimator._config.is_chief:
+    if not task_config(chosen.members[0].estimator).is_chief:
         return False  # evaluation and export are the chief's
     _evaluate_and_export(training, chosen, output_dict)
     return True
