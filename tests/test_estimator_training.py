@@ -1,9 +1,7 @@
 """train_and_evaluate, exporters, early stopping, Baseline*, model_to_estimator."""
 
 import glob
-import json
 import os
-import warnings
 
 import numpy as np
 import pytest
