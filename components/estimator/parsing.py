@@ -12,7 +12,7 @@ def _with_label_and_weight(feature_columns, label_key, label_spec, weight_column
     spec = tf.feature_column.make_parse_example_spec(feature_columns)
     if label_key in spec:
         raise ValueError(
-            f"label should not be used as feature. label_key: {label_key}, features: {sorted(spec)}"
+            f"label should not be used as feature. label_key: {label_key}, features: {spec.keys()}"
         )
     spec[label_key] = label_spec
     if weight_column is None:
@@ -27,7 +27,7 @@ def _with_label_and_weight(feature_columns, label_key, label_spec, weight_column
     if weight_column.key in spec:
         raise ValueError(
             f"weight_column should not be used as feature. weight_column: "
-            f"{weight_column.key}, features: {sorted(spec)}"
+            f"{weight_column.key}, features: {spec.keys()}"
         )
     spec.update(weight_column.parse_example_spec)
     return spec

@@ -7,10 +7,12 @@ so this is 2.15's estimator on them: a TF1 `model_fn` on the graph-mode path,
 read), and 2.15's methods and prediction keys.
 """
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import clustering_ops
 
 from components.estimator.compat_v1.canned import Estimator
+from components.estimator.export import PredictOutput
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 _V1 = tf.compat.v1
@@ -111,6 +113,7 @@ class KMeans(Estimator):
             "kmeans_plus_plus_num_retries": kmeans_plus_plus_num_retries,
         }
         columns = None if feature_columns is None else list(feature_columns)
+        self._squared = distance_metric == self.SQUARED_EUCLIDEAN_DISTANCE
 
         def model_fn(features, mode, config):
             return _kmeans_spec(features, mode, config, settings, columns, relative_tolerance)
@@ -126,9 +129,11 @@ class KMeans(Estimator):
         return self.evaluate(input_fn=input_fn, steps=1)[self.SCORE]
 
     def transform(self, input_fn):
-        """Each point's distance to every center."""
+        """Each point's distance to every center: Euclidean (the root of what the
+        squared metric predicts, as 2.15 gave) or the cosine distance."""
         for prediction in self.predict(input_fn, predict_keys=[self.ALL_DISTANCES]):
-            yield prediction[self.ALL_DISTANCES]
+            distances = prediction[self.ALL_DISTANCES]
+            yield np.sqrt(distances) if self._squared else distances
 
     def cluster_centers(self):
         return self.get_variable_value(self.CLUSTER_CENTERS_VAR_NAME)
@@ -148,6 +153,11 @@ def _kmeans_spec(features, mode, config, settings, feature_columns, relative_tol
             predictions=predictions,
             loss=loss,
             eval_metric_ops={KMeans.SCORE: _V1.metrics.mean(loss)},
+            export_outputs={  # one signature per key, the index also the default, as 2.15
+                KMeans.ALL_DISTANCES: PredictOutput(all_distances[0]),
+                KMeans.CLUSTER_INDEX: PredictOutput(cluster_index[0]),
+                "serving_default": PredictOutput(cluster_index[0]),
+            },
         )
     step = _V1.assign_add(_V1.train.get_global_step(), 1)
     hooks = [_InitializeClustersHook(init_op, is_initialized, config.is_chief)]
