@@ -31,7 +31,7 @@ from tensorflow.python.framework import meta_graph
 from tensorflow.python.training import training_util
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_steps, graph_strategy, tf_logging
+from components.estimator import graph_steps, graph_strategy, run_config, tf_logging
 from components.estimator import hooks as hooks_lib
 from components.estimator import server as server_lib
 from components.estimator.model_fn import (
@@ -418,13 +418,13 @@ def _session_target(built):
 
 
 def _cluster_session_config(built):
-    """As tf.estimator's: a task talks to the ps tasks and itself, never waiting for
+    """The session_config with its task's `run_config.device_filters`: it never waits for
     the other workers."""
     config = built.estimator._config
     session_config = _V1.ConfigProto()
     if built.session_config() is not None:
         session_config.CopyFrom(built.session_config())
-    session_config.device_filters[:] = ["/job:ps", f"/job:{config.task_type}/task:{config.task_id}"]
+    session_config.device_filters[:] = run_config.device_filters(config.task_type, config.task_id)
     return session_config
 
 

@@ -388,15 +388,21 @@ def _session_master(spec, task_type, task_id, tf_config):
     return "grpc://" + spec.job_tasks(task_type)[task_id]
 
 
-def _cluster_session_config(task_type, task_id):
-    """2.15's session_config for a task of a cluster: it talks to the ps tasks and itself
-    only, graph rewrites run once; None for an evaluator and other tasks."""
-    filters = {
+def device_filters(task_type, task_id):
+    """The devices a cluster task's session talks to, as 2.15's: the ps tasks and itself
+    (a ps task: every job), never the other workers; None for an evaluator and other tasks."""
+    return {
         "master": ["/job:ps", "/job:master"],
         "chief": ["/job:ps", "/job:chief"],
         "worker": ["/job:ps", f"/job:worker/task:{task_id}"],
         "ps": ["/job:ps", "/job:worker", "/job:chief", "/job:master"],
     }.get(task_type)
+
+
+def _cluster_session_config(task_type, task_id):
+    """2.15's session_config for a task of a cluster: its `device_filters`, graph rewrites
+    run once; None for an evaluator and other tasks."""
+    filters = device_filters(task_type, task_id)
     if filters is None:
         return None
     session_config = _default_session_config()
