@@ -142,7 +142,7 @@ class PipelineConfig:
         DEFAULT_SPLIT_RATIOS,
         key="data.split_ratios",
         kind="ratios",
-        default_text="{ train = 2, eval = 1 }",
+        default_text="{ train = 4, eval = 1 }",
         help="Split name to weight (a JSON object on the command line).",
     )
     max_bad_row_fraction: float = setting(

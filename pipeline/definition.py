@@ -99,7 +99,7 @@ _TYPES = {
     ),
     "table": ("a table", lambda v: isinstance(v, dict)),
     "ratios": (
-        "a table of split name = weight, e.g. { train = 2, eval = 1 }",
+        "a table of split name = weight, e.g. { train = 4, eval = 1 }",
         lambda v: (
             isinstance(v, dict)
             and all(isinstance(x, _NUMBER) and not isinstance(x, bool) for x in v.values())

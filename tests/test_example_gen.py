@@ -103,14 +103,14 @@ def _splits_left(tmp_path, name="examples"):
     return glob.glob(str(tmp_path / name / "Split-*"))
 
 
-def test_splits_are_about_two_to_one_and_deterministic(tmp_path, schema, taxi_csv):
+def test_splits_are_about_four_to_one_and_deterministic(tmp_path, schema, taxi_csv):
     first = _run(tmp_path, schema, taxi_csv, "first")
     second = _run(tmp_path, schema, taxi_csv, "second")
 
     assert artifact_utils.decode_split_names(first.split_names) == ["train", "eval"]
     train, eval_ = _read(first, "train"), _read(first, "eval")
     assert len(train) + len(eval_) == N_ROWS
-    assert 0.58 < len(train) / N_ROWS < 0.75
+    assert 0.72 < len(train) / N_ROWS < 0.88
     assert sorted(train) == sorted(_read(second, "train"))
     assert sorted(eval_) == sorted(_read(second, "eval"))
     assert first.get_string_custom_property("file_format") == "tfrecords_gzip"
@@ -317,7 +317,7 @@ def test_component_checks_parameters_early():
     schema = channel.Channel(type=standard_artifacts.Schema)
     component = ExampleGen(input_base="data/taxi/data.csv", schema=schema, max_bad_row_fraction=0)
     assert component.outputs["examples"].type is standard_artifacts.Examples
-    assert component.exec_properties["split_ratios"] == '{"train": 2, "eval": 1}'
+    assert component.exec_properties["split_ratios"] == '{"train": 4, "eval": 1}'
     assert component.exec_properties["max_bad_row_fraction"] == 0.0
     with pytest.raises(ValueError, match="positive integer"):
         ExampleGen(input_base="x.csv", schema=schema, split_ratios='{"train": 0}')

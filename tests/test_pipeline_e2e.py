@@ -121,9 +121,9 @@ def test_pipeline_pushes_a_model_a_fresh_process_can_serve(pipeline_run, small_t
     assert scored["modules"] == [], "the serving process must need nothing but TensorFlow"
     assert scored["rows"] == 200
     assert 0.0 <= scored["min"] <= scored["max"] <= 1.0
-    # The Evaluator scored every example of the eval split, a third of the 1,500 rows.
+    # The Evaluator scored every example of the eval split, a fifth of the 1,500 rows.
     assert summary.metrics["example_count"] == scored["eval_rows"]
-    assert 400 < scored["eval_rows"] < 600
+    assert 240 < scored["eval_rows"] < 360
     # The served model ranks the eval split as the Evaluator measured (its AUC sums over
     # 10,000 thresholds; this one is exact): 0.910 and 0.907 here.
     assert scored["auc"] == pytest.approx(summary.metrics["auc"], abs=0.01)
