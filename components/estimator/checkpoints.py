@@ -26,6 +26,9 @@ ROOT_ATTRIBUTE = "estimator_variables"
 _KEY_SUFFIX = "/.ATTRIBUTES/VARIABLE_VALUE"
 _OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 CHECKPOINT_NAME = "model.ckpt"
+# The early-stopping hooks' signal (early_stopping.py): saved by the train() calls they
+# hook, so a checkpoint may hold it or not; no model's state, restored when present.
+STOP_SIGNAL = "signal_early_stopping/STOP"
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +172,8 @@ def restore(store, checkpoint_path, warn_unused=False):
         variable = variables[name]
         role = store.optimizer_role(name)
         if key not in shapes:
+            if name == STOP_SIGNAL:
+                continue
             if role == "iterations":
                 counters.append(variable)
             else:
@@ -198,7 +203,9 @@ def restore(store, checkpoint_path, warn_unused=False):
     notes = []
     if afresh:
         notes.append(f"this optimizer state is not in it and starts afresh: {afresh}")
-    unused = sorted(set(shapes) - set(keys) - {_OBJECT_GRAPH, "save_counter" + _KEY_SUFFIX})
+    unused = sorted(
+        set(shapes) - set(keys) - {_OBJECT_GRAPH, "save_counter" + _KEY_SUFFIX, STOP_SIGNAL}
+    )
     if warn_unused and unused:
         notes.append(f"it holds variables this model does not use: {unused}")
     if notes:

@@ -13,10 +13,12 @@ import time
 
 import tensorflow as tf
 
+from components.estimator import checkpoints as ckpt_lib
 from components.estimator import summaries
 from components.estimator.hooks import Hook, StopAtStepHook
 
 log = logging.getLogger(__name__)
+STOP_SIGNAL = ckpt_lib.STOP_SIGNAL
 
 
 def _steps_to_check(last_step, every_steps, step):
@@ -29,90 +31,71 @@ def _steps_to_check(last_step, every_steps, step):
     return max(1, last_step + every_steps - step)
 
 
-class _EvalMetricStopHook(Hook):
-    """Checks the eval results at 2.15's steps: the first step of the call, then every
-    `run_every_steps` from it (by time: between chunks of steps, no per-step cost)."""
-
-    def __init__(self, eval_dir, should_stop, run_every_secs, run_every_steps):
-        if run_every_secs is not None and run_every_steps is not None:
-            raise ValueError("Set at most one of run_every_secs and run_every_steps.")
-        self._eval_dir = eval_dir
-        self._should_stop = should_stop
-        self._every_secs = run_every_secs
-        self._every_steps = run_every_steps
-        self._last_time = time.time()
-        self._last_step = None
-        self._step = None
-
-    @property
-    def max_steps_per_call(self):
-        return _steps_to_check(self._last_step, self._every_steps, self._step)
-
-    def _due(self, step):
-        if self._every_steps is not None:
-            due = self._last_step is None or step - self._last_step >= self._every_steps
-        else:
-            due = time.time() - self._last_time >= (self._every_secs or 0)
-        return due
-
-    def after_step(self, context, logs):
-        step = self._step = logs["global_step"]
-        if not self._due(step):
-            return
-        self._last_time, self._last_step = time.time(), step
-        results = summaries.read_scalars_by_step(
-            tf.io.gfile.glob(os.path.join(self._eval_dir, "*.tfevents.*"))
-        )
-        if results and self._should_stop(results):
-            log.info("Early stopping at step %d.", step)
-            context.request_stop()
+def read_eval_metrics(eval_dir):
+    """{global step: {metric: value}} of the eval events in `eval_dir`, steps in order
+    (through `tf.io.gfile`, so a `gs://` model_dir works too)."""
+    files = tf.io.gfile.glob(os.path.join(eval_dir, "events.out.tfevents.*"))
+    return dict(sorted(summaries.read_scalars_by_step(files).items()))
 
 
 def _eval_dir(estimator, eval_dir):
     return eval_dir or estimator.eval_dir()
 
 
-def _threshold_hook(
-    estimator, metric_name, threshold, compare, eval_dir, min_steps, run_every_secs, run_every_steps
-):
-    def should_stop(results):
-        for step in sorted(results):
-            value = results[step].get(metric_name)
-            if step >= min_steps and value is not None and compare(value, threshold):
+def _threshold_hook(estimator, metric_name, threshold, higher, eval_dir, min_steps, every):
+    """Stops once an evaluation from `min_steps` on is past `threshold`.  As 2.15, every
+    evaluation must hold `metric_name` (a KeyError names it otherwise)."""
+    eval_dir = _eval_dir(estimator, eval_dir)
+    past = operator.gt if higher else operator.lt
+
+    def should_stop():
+        for step, metrics in read_eval_metrics(eval_dir).items():
+            if step < min_steps:
+                continue
+            value = metrics[metric_name]
+            if past(value, threshold):
+                log.info(
+                    'At step %s, metric "%s" has value %s which is %s the configured '
+                    "threshold (%s) for early stopping.",
+                    step,
+                    metric_name,
+                    value,
+                    "greater than" if higher else "less than",
+                    threshold,
+                )
                 return True
         return False
 
-    return _EvalMetricStopHook(
-        _eval_dir(estimator, eval_dir), should_stop, run_every_secs, run_every_steps
-    )
+    return make_early_stopping_hook(estimator, should_stop, *every)
 
 
-def _no_improvement_hook(
-    estimator,
-    metric_name,
-    max_steps_without_improvement,
-    better,
-    eval_dir,
-    min_steps,
-    run_every_secs,
-    run_every_steps,
-):
-    def should_stop(results):
-        steps = sorted(s for s in results if metric_name in results[s])
-        if not steps:
-            return False
-        best_step, best = steps[0], results[steps[0]][metric_name]
-        for step in steps[1:]:
-            value = results[step][metric_name]
-            if better(value, best):
-                best_step, best = step, value
-            if step >= min_steps and step - best_step >= max_steps_without_improvement:
+def _no_improvement_hook(estimator, metric_name, max_steps, higher, eval_dir, min_steps, every):
+    """Stops once the best evaluation from `min_steps` on (the evaluations before it
+    ignored, as 2.15 ignored them) is `max_steps` or more behind a later one."""
+    eval_dir = _eval_dir(estimator, eval_dir)
+    better = operator.gt if higher else operator.lt
+
+    def should_stop():
+        best = best_step = None
+        for step, metrics in read_eval_metrics(eval_dir).items():
+            if step < min_steps:
+                continue
+            value = metrics[metric_name]
+            if best is None or better(value, best):
+                best, best_step = value, step
+            if step - best_step >= max_steps:
+                log.info(
+                    'No %s in metric "%s" for %s steps, which is greater than or equal to '
+                    "max steps (%s) configured for early stopping.",
+                    "increase" if higher else "decrease",
+                    metric_name,
+                    step - best_step,
+                    max_steps,
+                )
                 return True
         return False
 
-    return _EvalMetricStopHook(
-        _eval_dir(estimator, eval_dir), should_stop, run_every_secs, run_every_steps
-    )
+    return make_early_stopping_hook(estimator, should_stop, *every)
 
 
 def stop_if_higher_hook(
@@ -124,16 +107,8 @@ def stop_if_higher_hook(
     run_every_secs=60,
     run_every_steps=None,
 ):
-    return _threshold_hook(
-        estimator,
-        metric_name,
-        threshold,
-        operator.gt,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
-    )
+    every = (run_every_secs, run_every_steps)
+    return _threshold_hook(estimator, metric_name, threshold, True, eval_dir, min_steps, every)
 
 
 def stop_if_lower_hook(
@@ -145,16 +120,8 @@ def stop_if_lower_hook(
     run_every_secs=60,
     run_every_steps=None,
 ):
-    return _threshold_hook(
-        estimator,
-        metric_name,
-        threshold,
-        operator.lt,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
-    )
+    every = (run_every_secs, run_every_steps)
+    return _threshold_hook(estimator, metric_name, threshold, False, eval_dir, min_steps, every)
 
 
 def stop_if_no_decrease_hook(
@@ -166,15 +133,9 @@ def stop_if_no_decrease_hook(
     run_every_secs=60,
     run_every_steps=None,
 ):
+    every = (run_every_secs, run_every_steps)
     return _no_improvement_hook(
-        estimator,
-        metric_name,
-        max_steps_without_decrease,
-        operator.lt,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
+        estimator, metric_name, max_steps_without_decrease, False, eval_dir, min_steps, every
     )
 
 
@@ -187,16 +148,59 @@ def stop_if_no_increase_hook(
     run_every_secs=60,
     run_every_steps=None,
 ):
+    every = (run_every_secs, run_every_steps)
     return _no_improvement_hook(
-        estimator,
-        metric_name,
-        max_steps_without_increase,
-        operator.gt,
-        eval_dir,
-        min_steps,
-        run_every_secs,
-        run_every_steps,
+        estimator, metric_name, max_steps_without_increase, True, eval_dir, min_steps, every
     )
+
+
+class _StopSignal:
+    """2.15's `signal_early_stopping/STOP`: a bool the chief's hook sets when it stops
+    training and other workers' hooks read; a variable of the checkpoints the hooked
+    train() calls write (False until a stop, kept from the checkpoint training resumes)."""
+
+    def __init__(self, estimator):
+        self._estimator = estimator
+        self.variable = None
+
+    def begin(self):
+        """On the TF2 path: the variable, in the Estimator's store for this call's saves."""
+        store = self._estimator._store
+        self.variable = store.variables.get(STOP_SIGNAL)
+        if self.variable is None:
+            with tf.init_scope():
+                self.variable = tf.Variable(False, trainable=False, name=STOP_SIGNAL)
+            store.variables[STOP_SIGNAL] = self.variable
+        latest = self._estimator.latest_checkpoint()
+        if latest is not None and STOP_SIGNAL in ckpt_lib.variable_names(latest):
+            self.variable.assign(bool(ckpt_lib.read_variable(latest, STOP_SIGNAL)))
+
+    def raise_(self):
+        self.variable.assign(True)
+
+    def end(self):
+        """A later call without such a hook saves no such variable (2.15's graph had none)."""
+        self._estimator._store.variables.pop(STOP_SIGNAL, None)
+
+    @staticmethod
+    def in_graph(config):
+        """The graph path's variable, made once per graph; on a cluster with ps tasks, on
+        a ps task (the training graph's device function), shared by chief and workers."""
+        from components.estimator import graph_mode
+        from components.estimator.model_fn import ModeKeys
+
+        with (
+            tf.compat.v1.get_default_graph().device(graph_mode._device_fn(config, ModeKeys.TRAIN)),
+            tf.compat.v1.variable_scope("signal_early_stopping", reuse=tf.compat.v1.AUTO_REUSE),
+        ):
+            return tf.compat.v1.get_variable(
+                "STOP",
+                shape=[],
+                dtype=tf.bool,
+                initializer=tf.compat.v1.constant_initializer(False),
+                collections=[tf.compat.v1.GraphKeys.GLOBAL_VARIABLES],
+                trainable=False,
+            )
 
 
 class _PredicateStopHook(Hook):
@@ -205,15 +209,17 @@ class _PredicateStopHook(Hook):
     As tf.estimator's timer, the schedule is on the global step a step starts
     from: the first step, then every `run_every_steps` (or `run_every_secs`).
     Under a MultiWorkerMirroredStrategy every worker asks at the same steps and
-    all stop when any says so (`agree` sums their answers)."""
+    all stop when any says so (`agree` sums their answers).  Elsewhere the stop
+    is also signalled in `signal_early_stopping/STOP` (`_StopSignal`)."""
 
-    def __init__(self, should_stop_fn, run_every_secs, run_every_steps, agree=None):
+    def __init__(self, should_stop_fn, run_every_secs, run_every_steps, agree=None, signal=None):
         if not callable(should_stop_fn):
             raise TypeError("`should_stop_fn` must be callable.")
         self._should_stop_fn = should_stop_fn
         self._every_secs = run_every_secs
         self._every_steps = run_every_steps
         self._agree = agree
+        self._signal = signal
         self._last_step = None  # the start step of the last asked-at step
         self._last_time = None
         self._step = None
@@ -222,6 +228,14 @@ class _PredicateStopHook(Hook):
     def max_steps_per_call(self):
         last = None if self._last_step is None else self._last_step + 1  # a step's end
         return _steps_to_check(last, self._every_steps, self._step)
+
+    def begin(self):
+        if self._signal is not None:
+            self._signal.begin()
+
+    def end(self, logs):
+        if self._signal is not None:
+            self._signal.end()
 
     def _due(self, start_step):
         if self._last_step is None:
@@ -232,18 +246,73 @@ class _PredicateStopHook(Hook):
             return start_step >= self._last_step + self._every_steps
         return time.time() - self._last_time >= (self._every_secs or 0)
 
-    def after_step(self, context, logs):
-        self._step = logs["global_step"]
-        start_step = self._step - 1
+    def asks_to_stop(self, step):
+        """Asks `should_stop_fn` if due after a step that ended at global step `step`."""
+        self._step = step
+        start_step = step - 1
         if not self._due(start_step):
-            return
+            return False
         self._last_step, self._last_time = start_step, time.time()
         stop = bool(self._should_stop_fn())
         if self._agree is not None:
             stop = self._agree(stop)
         if stop:
             log.info("Requesting early stopping at global step %d", start_step)
+        return stop
+
+    def after_step(self, context, logs):
+        if self.asks_to_stop(logs["global_step"]):
+            if self._signal is not None:
+                self._signal.raise_()
             context.request_stop()
+
+    def session_run_hook(self, built, tensors):
+        return _GraphPredicateStopHook(self, tensors["global_step"], built.estimator._config)
+
+
+class _GraphPredicateStopHook(tf.compat.v1.train.SessionRunHook):
+    """The graph path's: the same questions, the stop signalled in the graph's variable."""
+
+    def __init__(self, hook, global_step, config):
+        self._hook, self._global_step, self._config = hook, global_step, config
+
+    def begin(self):
+        self._raise = tf.compat.v1.assign(_StopSignal.in_graph(self._config), True)
+
+    def after_run(self, run_context, run_values):
+        # The step the run ended at (a fetch in the run itself may read it before the
+        # train op moved it).
+        step = int(run_context.session.run(self._global_step))
+        if self._hook.asks_to_stop(step):
+            run_context.session.run(self._raise)
+            run_context.request_stop()
+
+
+class _StopSignalled(Hook):
+    """What a non-chief task outside MultiWorkerMirroredStrategy gets: in a graph (shared
+    on the ps tasks) it stops once the chief's hook signalled a stop.  (On the TF2 path
+    such a worker only serves the chief's ParameterServerStrategy.)"""
+
+    max_steps_per_call = None
+
+    def session_run_hook(self, built, tensors):
+        return _GraphStopSignalled(built.estimator._config)
+
+
+class _GraphStopSignalled(tf.compat.v1.train.SessionRunHook):
+    def __init__(self, config):
+        self._config = config
+
+    def begin(self):
+        self._signal = _StopSignal.in_graph(self._config)
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs(self._signal)
+
+    def after_run(self, run_context, run_values):
+        if run_values.results:
+            log.info("Early stopping requested, suspending run.")
+            run_context.request_stop()
 
 
 def _is_multi_worker_mirrored(strategy):
@@ -263,8 +332,8 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
 
     The chief asks; under a MultiWorkerMirroredStrategy every worker asks (at
     the same steps: `run_every_steps` is then required) and all stop together.
-    Another non-chief task trains its own copy of the model here (this kit
-    shares variables only through a strategy), so it is not asked."""
+    Another non-chief task stops when the chief's hook signals it (2.15's
+    `signal_early_stopping/STOP`, shared through the ps tasks)."""
     from components.estimator.estimator import Estimator
 
     if not isinstance(estimator, Estimator):
@@ -282,14 +351,9 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
             )
         return _PredicateStopHook(should_stop_fn, None, run_every_steps, _any_worker(strategy))
     if estimator._config.is_chief:
-        return _PredicateStopHook(should_stop_fn, run_every_secs, run_every_steps)
-    return _NotAsked()
-
-
-class _NotAsked(Hook):
-    """What a non-chief outside MultiWorkerMirroredStrategy gets: no question, no stop."""
-
-    max_steps_per_call = None
+        signal = _StopSignal(estimator)
+        return _PredicateStopHook(should_stop_fn, run_every_secs, run_every_steps, signal=signal)
+    return _StopSignalled()
 
 
 class _StopAtCheckpointStepHook(Hook):

@@ -134,10 +134,11 @@ class _TrainingLoop:
                 break
             self.loss = loss
             self.step = int(self.global_step.numpy())
-            stop = self.runner.after_step({"loss": self.loss, "global_step": self.step})
-            # 2.15's order within a step: the checkpoint (and its listeners), the step
-            # rate, then the loss line.
-            stop = self._save_if_due() or stop
+            # 2.15's order within a step: the checkpoint (and its listeners, which may
+            # evaluate it), the hooks (an early-stopping hook sees that evaluation), the
+            # step rate, then the loss line.
+            stop = self._save_if_due()
+            stop = self.runner.after_step({"loss": self.loss, "global_step": self.step}) or stop
             self._summarize(first_call, model_summary)
             self._log_rate()
             if done < int(chunk):
