@@ -230,14 +230,13 @@ def make_cluster(shape):
     return {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)] for job, n in shape.items()}
 
 
-def start_task(args, folder, name, tf_config):
-    """`python -m tests.cluster_sample_programs ARGS` with `tf_config`, logging to
-    FOLDER/NAME.log."""
+def start_task(args, folder, name, tf_config, module="tests.cluster_sample_programs"):
+    """`python -m MODULE ARGS` with `tf_config`, logging to FOLDER/NAME.log."""
     env = dict(os.environ, PYTHONPATH=ROOT, TF_CONFIG=json.dumps(tf_config))
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     with open(os.path.join(folder, f"{name}.log"), "w") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "tests.cluster_sample_programs", *args],
+            [sys.executable, "-m", module, *args],
             env=env,
             cwd=ROOT,
             stdout=log,

@@ -28,8 +28,10 @@ the next; asked every step, it stops at the run whose checkpoint's evaluation de
 
 import collections
 import glob
+import json
 import os
 import re
+import sys
 
 import numpy as np
 
@@ -331,3 +333,88 @@ def train_after_named_evaluation_no_increase(tf, workdir):
         estimator.train(train_input_fn, max_steps=50, hooks=[hook])
     exact, close = seen(tf, estimator, lines, eval_dir)
     return {"exact": exact, "close": close}
+
+
+# ------------------------------------------------------------------ a cluster
+CLUSTER_MAX_STEPS = 100_000  # (far: a worker that missed the chief's stop trains on)
+CHIEF_QUESTIONS = 12  # the chief's hook says stop at its 12th question
+
+
+def cluster_task(folder):
+    """This process's task (TF_CONFIG) of `ps_cluster_stops_every_worker`: kubeflow's
+    mnist model_fn in train_and_evaluate with make_early_stopping_hook, whose predicate
+    says stop at its CHIEF_QUESTIONS-th question; writes what it saw to FOLDER/<task>.json."""
+    from tests import cluster_sample_programs as cluster
+
+    tf = cluster.import_estimator()
+    task = json.loads(os.environ["TF_CONFIG"])["task"]
+    config = tf.estimator.RunConfig(
+        model_dir=os.path.join(folder, "model"), save_checkpoints_steps=10
+    )
+    estimator = tf.estimator.Estimator(cluster.mnist_model_fn, config=config)
+    asked = []
+
+    def should_stop_fn():
+        asked.append(1)
+        return len(asked) >= CHIEF_QUESTIONS
+
+    hook = tf.estimator.experimental.make_early_stopping_hook(
+        estimator, should_stop_fn, run_every_secs=None, run_every_steps=1
+    )
+    train_spec = tf.estimator.TrainSpec(
+        lambda: cluster._features_and_labels(tf, 8), max_steps=CLUSTER_MAX_STEPS, hooks=[hook]
+    )
+    eval_spec = tf.estimator.EvalSpec(lambda: cluster._features_and_labels(tf, 8), steps=1)
+    with _info_lines() as lines:
+        returned = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+    seen = {
+        "returned": returned,
+        "questions": len(asked),
+        "lines": [re.sub(r"\d+", "N", line) for line in stopping_lines(lines)],
+    }
+    with open(os.path.join(folder, f"{task['type']}-{task['index']}.json"), "w") as f:
+        json.dump(seen, f)
+
+
+@program
+def ps_cluster_stops_every_worker(tf, workdir):
+    """A chief, a worker and a ps on 127.0.0.1 (TF_CONFIG), each a process: the chief's
+    hook decides, and the worker stops too (it reads the chief's signal on the ps)."""
+    from tests import cluster_sample_programs as cluster
+
+    addresses = cluster.make_cluster({"chief": 1, "worker": 1, "ps": 1})
+    processes = {
+        (job, 0): cluster.start_task(
+            [workdir],
+            workdir,
+            f"{job}-0",
+            {"cluster": addresses, "task": {"type": job, "index": 0}},
+            module="tests.early_stopping_programs",
+        )
+        for job in addresses
+    }
+    exits = cluster.wait_for(processes, workdir)
+    tasks = {}
+    for name, code in sorted(exits.items()):
+        path = os.path.join(workdir, f"{name}.json")
+        failed = code not in (0, "stopped")
+        tasks[name] = {"exit": code, "error": cluster.last_error(workdir, name) if failed else None}
+        if os.path.exists(path):
+            with open(path) as f:
+                tasks[name].update(json.load(f))
+    chief = tasks.get("chief-0", {})
+    chief["questions"] = chief.get("questions") == CHIEF_QUESTIONS
+    reader = tf.train.load_checkpoint(os.path.join(workdir, "model"))
+    dtypes = reader.get_variable_to_dtype_map()
+    step = int(reader.get_tensor("global_step"))
+    return {
+        "exact": {
+            "tasks": tasks,
+            "variables": {name: dtypes[name].name for name in sorted(dtypes)},
+            "stopped_early": step < CLUSTER_MAX_STEPS,
+        }
+    }
+
+
+if __name__ == "__main__":
+    cluster_task(sys.argv[1])

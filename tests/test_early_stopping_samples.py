@@ -9,6 +9,8 @@ evaluate() calls (min_steps, a named evaluation's eval_dir, the default run_ever
 Compared: the step training stopped at, the last checkpoint's step and variables (2.15's
 `signal_early_stopping/STOP` among them), the steps evaluated and the early-stopping log
 lines exactly; the losses evaluated within 1e-4 (zero-initialized models, whole batches).
+And a TF_CONFIG cluster (chief, worker, ps as processes on 127.0.0.1, the slow lane): the
+chief's hook decides, the worker stops on its signal.
 """
 
 import pytest
@@ -29,7 +31,9 @@ ours = program_runs(programs)
 # model_dir whose checkpoint a hookless call wrote trains here; 2.15's Saver failed to
 # restore that checkpoint, which lacks `signal_early_stopping/STOP` (NotFoundError).
 RESTORED_WITHOUT_SIGNAL = "hook_added_to_a_trained_model"
-COMPARED = [name for name in programs.PROGRAMS if name != RESTORED_WITHOUT_SIGNAL]
+# A chief, a worker and a ps as processes (about a minute): the slow lane.
+CLUSTER = "ps_cluster_stops_every_worker"
+COMPARED = [name for name in programs.PROGRAMS if name not in (RESTORED_WITHOUT_SIGNAL, CLUSTER)]
 
 
 def test_every_program_is_recorded():
@@ -44,6 +48,13 @@ def test_training_stops_as_under_tf215(ours, name):
 @pytest.mark.parametrize("name", [n for n in COMPARED if RECORDED[n].get("close")])
 def test_evaluations_as_under_tf215(ours, name):
     assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+
+
+@pytest.mark.slow
+def test_worker_stops_when_the_chiefs_hook_decides_as_under_tf215(ours):
+    # The chief asks and stops; the worker reads the signal on the ps and stops too (the
+    # kit's worker got a hook that never stopped, and trained on towards max_steps).
+    assert_exact(ours[CLUSTER]["exact"], RECORDED[CLUSTER]["exact"], CLUSTER)
 
 
 def test_hook_on_a_checkpoint_without_the_signal_trains_where_tf215_failed(ours):
