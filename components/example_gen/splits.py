@@ -6,7 +6,7 @@ import re
 
 # Four fifths trained on, one fifth evaluated: TFX's CsvExampleGen splits 2:1, but a third
 # of the rows withheld from training cost small tables more quality than the Evaluator's
-# gate gains from them (docs/benchmarks/2026-12-06-zero-code-quality.md).
+# gate gains from them (docs/benchmarks/2026-12-05-zero-code-split.md).
 DEFAULT_SPLIT_RATIOS = '{"train": 4, "eval": 1}'
 _SPLIT_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
