@@ -50,18 +50,17 @@ def apply(optimizer, loss, variables):
     """The train op: gradients of `loss` applied to `variables`."""
     import tensorflow as tf
 
-    variables = list(variables)
-    gradients = tf.gradients(loss, variables)
+    pairs = _gradients_and_variables(optimizer, loss, list(variables))
     if (
         tf.distribute.get_replica_context() is not None
         and tf.distribute.get_replica_context().num_replicas_in_sync > 1
     ):
         # Replicas' sparse gradients touch different rows, and the collective
         # that sums them needs equal shapes: sum them dense.
-        gradients = [
-            tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g for g in gradients
+        pairs = [
+            (tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g, v) for g, v in pairs
         ]
-    pairs = [(g, v) for g, v in zip(gradients, variables, strict=True) if g is not None]
+    pairs = [(g, v) for g, v in pairs if g is not None]
     if tf.executing_eagerly() or tf.inside_function():
         train_op = optimizer.apply_gradients(pairs)
     else:
@@ -73,6 +72,17 @@ def apply(optimizer, loss, variables):
     # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
     variables_lib.name_optimizer_state(optimizer, variables)
     return train_op
+
+
+def _gradients_and_variables(optimizer, loss, variables):
+    """[(gradient, variable)] of `loss`. A TF1 optimizer computes them itself, as
+    2.15's `optimizer.minimize(loss)` had it do: a subclass's `compute_gradients` (one
+    clipping them, as users wrote for tf.contrib's `clip_gradients_by_norm`) counts."""
+    import tensorflow as tf
+
+    if variables and _is_tf1_optimizer(optimizer) and not tf.executing_eagerly():
+        return optimizer.compute_gradients(loss, var_list=variables)
+    return list(zip(tf.gradients(loss, variables), variables, strict=True))
 
 
 def _require_graph_optimizer(optimizer):

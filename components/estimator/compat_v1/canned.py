@@ -140,11 +140,14 @@ def _name_slots_after_applying(optimizer, scope):
 
     def apply_and_name_slots(grads_and_vars, global_step=None, name=None):
         grads_and_vars = list(grads_and_vars)
+        before = {id(v) for v in tf.compat.v1.global_variables()}
         train_op = apply_gradients(grads_and_vars, global_step=global_step, name=name)
+        made = [v for v in tf.compat.v1.global_variables() if id(v) not in before]
         for _, primary in grads_and_vars:
-            for slot_name in optimizer.get_slot_names():
-                slot = optimizer.get_slot(primary, slot_name)
-                if slot is None or slot._save_slice_info or not slot.shape.rank:
+            # A TF1 slot is named under its primary; found by its name, it is found
+            # for an optimizer wrapping another too (whose own get_slot sees none).
+            for slot in _slots_of(primary, made):
+                if slot._save_slice_info or not slot.shape.rank:
                     continue
                 shape = slot.shape.as_list()
                 key = _slot_key(primary.op.name, slot.op.name, scope)
@@ -155,6 +158,11 @@ def _name_slots_after_applying(optimizer, scope):
 
     optimizer.apply_gradients = apply_and_name_slots
     optimizer._kit_slots_saved_as_2_15 = True
+
+
+def _slots_of(primary, made):
+    prefix = primary.op.name + "/"
+    return [v for v in made if v.op.name.startswith(prefix)]
 
 
 def loss_reduction_for_head(loss_reduction, weight_column=None):
