@@ -337,26 +337,27 @@ def train_after_named_evaluation_no_increase(tf, workdir):
 
 # ------------------------------------------------------------------ a cluster
 CLUSTER_MAX_STEPS = 100_000  # (far: a worker that missed the chief's stop trains on)
-CHIEF_QUESTIONS = 12  # the chief's hook says stop at its 12th question
+# The chief's hook says stop at its n-th question: after the 12th step (mnist), or after
+# the 10th, whose checkpoint was saved first (census: the kit's workers, which wait for
+# the signal in a checkpoint, then find it there too).
+CHIEF_QUESTIONS = {"mnist": 12, "census": 10}
 
 
-def cluster_task(folder):
-    """This process's task (TF_CONFIG) of `ps_cluster_stops_every_worker`: kubeflow's
-    mnist model_fn in train_and_evaluate with make_early_stopping_hook, whose predicate
-    says stop at its CHIEF_QUESTIONS-th question; writes what it saw to FOLDER/<task>.json."""
+def cluster_task(kind, folder):
+    """This process's task (TF_CONFIG) of a cluster program: `kind`'s Estimator of
+    tests/cluster_sample_programs.py (kubeflow's mnist model_fn, cloudml-samples' census
+    classifier) in train_and_evaluate with make_early_stopping_hook, whose predicate says
+    stop at its CHIEF_QUESTIONS[kind]-th question; writes what it saw to FOLDER/<task>.json."""
     from tests import cluster_sample_programs as cluster
 
     tf = cluster.import_estimator()
     task = json.loads(os.environ["TF_CONFIG"])["task"]
-    config = tf.estimator.RunConfig(
-        model_dir=os.path.join(folder, "model"), save_checkpoints_steps=10
-    )
-    estimator = tf.estimator.Estimator(cluster.mnist_model_fn, config=config)
+    estimator = cluster.ESTIMATORS[kind](tf, os.path.join(folder, "model"))
     asked = []
 
     def should_stop_fn():
         asked.append(1)
-        return len(asked) >= CHIEF_QUESTIONS
+        return len(asked) >= CHIEF_QUESTIONS[kind]
 
     hook = tf.estimator.experimental.make_early_stopping_hook(
         estimator, should_stop_fn, run_every_secs=None, run_every_steps=1
@@ -376,16 +377,16 @@ def cluster_task(folder):
         json.dump(seen, f)
 
 
-@program
-def ps_cluster_stops_every_worker(tf, workdir):
-    """A chief, a worker and a ps on 127.0.0.1 (TF_CONFIG), each a process: the chief's
-    hook decides, and the worker stops too (it reads the chief's signal on the ps)."""
+def ps_cluster(kind, workdir):
+    """A chief, a worker and a ps on 127.0.0.1 (TF_CONFIG), each a process running
+    `cluster_task(kind)`: the chief's hook decides, and the worker stops too."""
     from tests import cluster_sample_programs as cluster
 
+    tf = cluster.import_estimator()
     addresses = cluster.make_cluster({"chief": 1, "worker": 1, "ps": 1})
     processes = {
         (job, 0): cluster.start_task(
-            [workdir],
+            [kind, workdir],
             workdir,
             f"{job}-0",
             {"cluster": addresses, "task": {"type": job, "index": 0}},
@@ -403,7 +404,7 @@ def ps_cluster_stops_every_worker(tf, workdir):
             with open(path) as f:
                 tasks[name].update(json.load(f))
     chief = tasks.get("chief-0", {})
-    chief["questions"] = chief.get("questions") == CHIEF_QUESTIONS
+    chief["questions"] = chief.get("questions") == CHIEF_QUESTIONS[kind]
     reader = tf.train.load_checkpoint(os.path.join(workdir, "model"))
     dtypes = reader.get_variable_to_dtype_map()
     step = int(reader.get_tensor("global_step"))
@@ -416,5 +417,17 @@ def ps_cluster_stops_every_worker(tf, workdir):
     }
 
 
+@program
+def ps_cluster_stops_every_worker(tf, workdir):
+    """mnist's TF1 model_fn: the worker reads the chief's signal on the ps."""
+    return ps_cluster("mnist", workdir)
+
+
+@program
+def ps_cluster_canned_stops_every_worker(tf, workdir):
+    """census's canned classifier: the worker stops on the chief's signal too."""
+    return ps_cluster("census", workdir)
+
+
 if __name__ == "__main__":
-    cluster_task(sys.argv[1])
+    cluster_task(*sys.argv[1:3])

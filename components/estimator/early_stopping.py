@@ -16,6 +16,7 @@ import tensorflow as tf
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import summaries
 from components.estimator.hooks import Hook, StopAtStepHook
+from components.estimator.model_fn import ModeKeys
 
 log = logging.getLogger(__name__)
 STOP_SIGNAL = ckpt_lib.STOP_SIGNAL
@@ -162,6 +163,7 @@ class _StopSignal:
     def __init__(self, estimator):
         self._estimator = estimator
         self.variable = None
+        self._raised = False
 
     def begin(self):
         """On the TF2 path: the variable, in the Estimator's store for this call's saves."""
@@ -177,9 +179,19 @@ class _StopSignal:
 
     def raise_(self):
         self.variable.assign(True)
+        self._raised = True
 
     def end(self):
-        """A later call without such a hook saves no such variable (2.15's graph had none)."""
+        """A later call without such a hook saves no such variable (2.15's graph had none).
+        Under the chief's ParameterServerStrategy the workers wait for the signal in a
+        checkpoint: a stop raised just after its step's save is written into that one."""
+        if self._raised and isinstance(
+            self._estimator._config.train_distribute,
+            tf.distribute.experimental.ParameterServerStrategy,
+        ):
+            latest = self._estimator.latest_checkpoint()
+            if latest is not None and not ckpt_lib.read_variable(latest, STOP_SIGNAL):
+                self._estimator._checkpoint(ModeKeys.TRAIN)(latest)
         self._estimator._store.variables.pop(STOP_SIGNAL, None)
 
     @staticmethod
@@ -187,7 +199,6 @@ class _StopSignal:
         """The graph path's variable, made once per graph; on a cluster with ps tasks, on
         a ps task (the training graph's device function), shared by chief and workers."""
         from components.estimator import graph_mode
-        from components.estimator.model_fn import ModeKeys
 
         with (
             tf.compat.v1.get_default_graph().device(graph_mode._device_fn(config, ModeKeys.TRAIN)),
@@ -291,9 +302,11 @@ class _GraphPredicateStopHook(tf.compat.v1.train.SessionRunHook):
 class _StopSignalled(Hook):
     """What a non-chief task outside MultiWorkerMirroredStrategy gets: in a graph (shared
     on the ps tasks) it stops once the chief's hook signalled a stop.  (On the TF2 path
-    such a worker only serves the chief's ParameterServerStrategy.)"""
+    such a worker serves the chief's ParameterServerStrategy until a checkpoint carries
+    the signal, `Estimator._take_cluster_role`.)"""
 
     max_steps_per_call = None
+    reads_stop_signal = True  # (the Estimator's TF2-path worker watches checkpoints for it)
 
     def session_run_hook(self, built, tensors):
         return _GraphStopSignalled(built.estimator._config)

@@ -659,7 +659,7 @@ class Estimator:
             # repeat from run to run.  tf_keras initializers draw their seeds
             # from Python's `random`, which this seeds too.
             tf_keras.utils.set_random_seed(self._config.tf_random_seed)
-        if self._take_cluster_role(max_steps) == "served":
+        if self._take_cluster_role(max_steps, hooks or ()) == "served":
             return self
         with _scope(self._config.train_distribute):
             return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
@@ -678,13 +678,14 @@ class Estimator:
         log.info("Skipping training since max_steps has already saved.")
         return True
 
-    def _take_cluster_role(self, max_steps):
+    def _take_cluster_role(self, max_steps, hooks=()):
         """This task's part in a `TF_CONFIG` cluster, before training.
 
         tf.estimator code trains on a cluster with ps tasks without a strategy.
         Here the chief then coordinates a ParameterServerStrategy, and this call
         on a ps task serves it until the job is stopped; on a worker, until the
-        chief's checkpoint reaches `max_steps` (where a 2.15 worker stopped)."""
+        chief's checkpoint reaches `max_steps` or, given an early-stopping hook, carries
+        the chief's stop signal (where a 2.15 worker stopped)."""
         config = self._config
         if config.train_distribute is not None or not config.num_ps_replicas:
             return
@@ -698,9 +699,13 @@ class Estimator:
         if config.task_type == "ps" or (config.task_type == "worker" and max_steps is None):
             server.run_server({"cluster": cluster, "task": task})
         if config.task_type == "worker":
+            watch = any(getattr(hook, "reads_stop_signal", False) for hook in hooks)
             server.serve_until(
-                {"cluster": cluster, "task": task}, lambda: self._stored_step() >= max_steps
+                {"cluster": cluster, "task": task},
+                lambda: self._stored_step() >= max_steps or (watch and self._stop_signalled()),
             )
+            if watch and self._stop_signalled():
+                log.info("Early stopping requested, suspending run.")  # (2.15's worker's)
             return "served"
         if config.is_chief:
             log.info("TF_CONFIG lists ps tasks: training with a ParameterServerStrategy.")
@@ -710,6 +715,18 @@ class Estimator:
                 )
             )._as_worker()
         return None
+
+    def _stop_signalled(self):
+        """Whether the latest checkpoint holds an early-stopping hook's stop (2.15's workers
+        read that signal on the ps tasks, here the chief's checkpoint carries it)."""
+        latest = self.latest_checkpoint()
+        try:
+            names = [] if latest is None else ckpt_lib.variable_names(latest)
+            return ckpt_lib.STOP_SIGNAL in names and bool(
+                ckpt_lib.read_variable(latest, ckpt_lib.STOP_SIGNAL)
+            )
+        except (ValueError, tf.errors.OpError):
+            return False
 
     def _stored_step(self):
         """The latest checkpoint's global step (0 without one)."""
