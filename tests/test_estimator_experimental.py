@@ -298,10 +298,8 @@ def test_linear_sdca_trains_to_2_15s_weights(tmp_path, case, estimator_class, l1
     recorded = RECORDED["sdca"][case]
     model = estimator_class(sdca_columns(), optimizer=_sdca(l1), model_dir=str(tmp_path))
     model.train(sdca_input_fn, steps=5)
-    # Checkpoints hold tf.estimator's names, less its in-memory example table.
-    assert model.get_variable_names() == [
-        n for n in recorded["variables"] if not n.startswith("ShardedMutableHashTable")
-    ]
+    # Checkpoints hold tf.estimator's names, its example table's buckets too.
+    assert model.get_variable_names() == recorded["variables"]
     for name, weights in recorded["weights"].items():
         np.testing.assert_allclose(model.get_variable_value(name), weights, atol=tolerance)
     results = model.evaluate(sdca_input_fn, steps=1)
@@ -313,19 +311,24 @@ def test_linear_sdca_trains_to_2_15s_weights(tmp_path, case, estimator_class, l1
         assert model.get_variable_value("linear/linear_model/bias_weights").tolist() == [0.0]
 
 
-def test_linear_sdca_keeps_training_in_process_and_refuses_to_resume_without_its_duals(
+def test_linear_sdca_trains_on_in_process_and_in_a_new_estimator_from_its_saved_duals(
     tmp_path,
 ):
     model = estimator.LinearClassifier(sdca_columns(), optimizer=_sdca(), model_dir=str(tmp_path))
     model.train(sdca_input_fn, steps=2)
     model.train(sdca_input_fn, steps=1)
     assert int(model.get_variable_value("global_step")) == 3
+    keys = model.get_variable_value("ShardedMutableHashTable-1-of-1-keys")
+    assert (keys != 0).any(axis=1).sum() > 0  # the examples' fingerprints
     reopened = estimator.LinearClassifier(
         sdca_columns(), optimizer=_sdca(), model_dir=str(tmp_path)
     )
     assert reopened.evaluate(sdca_input_fn, steps=1)["accuracy"] == 1.0
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"dual state.*fresh model_dir"):
-        reopened.train(sdca_input_fn, steps=1)
+    reopened.train(sdca_input_fn, steps=1)
+    assert int(reopened.get_variable_value("global_step")) == 4
+    np.testing.assert_array_equal(
+        reopened.get_variable_value("ShardedMutableHashTable-1-of-1-keys"), keys
+    )
 
 
 @pytest.mark.parametrize(

@@ -178,7 +178,10 @@ def restore(store, checkpoint_path, warn_unused=False):
                 counters.append(variable)
             else:
                 (afresh if role else missing).append(key)
-        elif shapes[key] != variable.shape.as_list() or dtypes[key] != variable.dtype.base_dtype:
+        elif (
+            not variable.shape.is_compatible_with(shapes[key])
+            or dtypes[key] != variable.dtype.base_dtype
+        ):
             mismatched.append(
                 f"{key}: {dtypes[key].name}{shapes[key]} in the checkpoint, "
                 f"{variable.dtype.base_dtype.name}{variable.shape.as_list()} here"

@@ -7,23 +7,28 @@ the batch's dual problem, adds the deltas to the unshrunk weights
 (`<weight>_unshrunk`, saved in checkpoints as tf.estimator named them), copies
 them to the model's weights and applies the L1 shrinkage.
 
-Each example's dual state (keyed by `example_id_column`) is kept in an
-in-memory hash table for the estimator's lifetime.  tf.estimator saved that
-table in its checkpoints; this kit's checkpoints hold variables only, so
-training on from a checkpoint in a new process (or a new Estimator object)
-is refused rather than run with the duals of every example reset to zero,
-which would move the model away from the optimum.  Evaluation, prediction
-and export from such checkpoints work as usual.
+Each example's dual state (keyed by `example_id_column`) is kept in a hash
+table; as tf.estimator did, checkpoints hold it under
+`ShardedMutableHashTable-1-of-1-keys` and `...-values` (the table's buckets,
+copied there after every step), so a new Estimator (a new process) on the
+model_dir trains on from the duals it saved, and a tf.estimator 2.15 SDCA
+checkpoint resumes here.  The training summaries add 2.15's
+`approximate_duality_gap` and `examples_seen` (the table's size).
 """
 
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
 from components.estimator import head as head_lib
+from components.estimator import summaries
 from components.estimator import variables as variables_lib
 
 # Where canned/linear.py's model keeps its weights.
 _LINEAR_MODEL_SCOPE = "linear/linear_model"
+# The checkpoint names of the table's buckets (tf.estimator's one shard of its table),
+# and its first size (TensorFlow's dense hash table starts with 2**17 buckets).
+_TABLE_NAME = "ShardedMutableHashTable-1-of-1"
+_TABLE_BUCKETS = 2**17
 _LOSSES = {head_lib.BinaryClassHead: "logistic_loss", head_lib.RegressionHead: "squared_loss"}
 
 
@@ -83,25 +88,29 @@ class LinearSDCA:
                 )
         return self._tables[key], global_step
 
-    def train_op(self, linear_model, features, labels, head):
-        """One SDCA step on the batch: the linear model's weights are updated in place."""
+    def train_op(self, linear_model, features, labels, head, loss=None):
+        """One SDCA step on the batch: the linear model's weights are updated in place,
+        after `loss` (the batch's, at the weights before the step, as 2.15 reported it)."""
         table, global_step = self._table()
-        tf.debugging.assert_equal(
-            tf.logical_and(tf.equal(table.size(), 0), global_step > 0),
-            False,
-            message=(
-                "LinearSDCA cannot train on from a checkpoint in a new process: its "
-                "per-example dual state was kept in memory by the Estimator that wrote it, "
-                "and training on with it reset would bias the model. Train in a fresh "
-                "model_dir, or keep training with the same Estimator object."
-            ),
-        )
-        sparse, dense = _inputs_and_weights(linear_model, features)
+        copies = _table_copies()
+        resumed = _resume(table, global_step, copies)
+        with tf.control_dependencies([resumed]):
+            tf.debugging.assert_equal(
+                tf.logical_and(tf.equal(table.size(), 0), global_step > 0),
+                False,
+                message=(
+                    "LinearSDCA cannot train on from this checkpoint: the per-example dual "
+                    "state it holds is empty, and training on with the duals reset would "
+                    "bias the model. Train in a fresh model_dir."
+                ),
+            )
+            sparse, dense = _inputs_and_weights(linear_model, features)
         example_ids = tf.reshape(features[self._example_id_column], [-1])
         batch = tf.shape(example_ids)[0]
         # The bias: the weight of a dense feature that is 1 for every example.
         bias = linear_model.bias
         dense.append((tf.ones([batch, 1]), bias, _unshrunk(bias, "bias_weights")))
+        self._summarize(table, [weights for _, weights, _ in sparse + dense])
         weight_key = _weight_key(head)
         example_weights = (
             tf.reshape(tf.cast(features[weight_key], tf.float32), [-1])
@@ -110,6 +119,8 @@ class LinearSDCA:
         )
         feature_ids = [tf.unique(ids)[0] for (_, ids, _), _, _ in sparse]
         fingerprints = tf.raw_ops.SdcaFprint(input=example_ids)
+        with tf.control_dependencies([resumed]):
+            state_data = table.lookup(fingerprints)
         states, sparse_deltas, dense_deltas = tf.raw_ops.SdcaOptimizerV2(
             sparse_example_indices=[examples for (examples, _, _), _, _ in sparse],
             sparse_feature_indices=[ids for (_, ids, _), _, _ in sparse],
@@ -122,7 +133,7 @@ class LinearSDCA:
                 tf.gather(slot, ids) for (_, _, slot), ids in zip(sparse, feature_ids, strict=True)
             ],
             dense_weights=[slot.read_value() for _, _, slot in dense],
-            example_state_data=table.lookup(fingerprints),
+            example_state_data=state_data,
             loss_type=_LOSSES[type(head)],
             l1=self._l1,
             l2=self._l2,
@@ -130,7 +141,10 @@ class LinearSDCA:
             num_inner_iterations=1,
             adaptive=self._adaptive,
         )
-        updates = [table.insert(fingerprints, states)]
+        # (The loss reads the weights this step changes: it is computed first.)
+        with tf.control_dependencies([] if loss is None else [loss]):
+            states = tf.identity(states)
+        updates = [_insert_and_copy(table, fingerprints, states, copies)]
         for (_, _, slot), ids, delta in zip(sparse, feature_ids, sparse_deltas, strict=True):
             rows = tf.reshape(delta, tf.concat([tf.shape(ids), slot.shape[1:]], 0))
             updates.append(slot.scatter_add(tf.IndexedSlices(rows, ids)))
@@ -144,6 +158,66 @@ class LinearSDCA:
                     for _, weights, slot in sparse + dense
                 ]
             )
+
+    def _summarize(self, table, weights):
+        """2.15's SDCA summaries: the duality gap over the examples seen, and how many."""
+
+        def gap():
+            _, values = table.export()
+            # Per example: [dual, primal loss, dual loss, example weight].
+            sums = tf.reduce_sum(tf.cast(values, tf.float64), 0)
+            flat = [tf.reshape(tf.cast(w, tf.float64), [-1]) for w in weights]
+            l1 = self._l1 * tf.add_n([tf.reduce_sum(tf.abs(w)) for w in flat])
+            l2 = self._l2 * tf.add_n([tf.reduce_sum(tf.square(w)) for w in flat]) / 2.0
+            return (sums[1] + sums[2] + l1 + 2.0 * l2) / sums[3]
+
+        summaries.scalar("approximate_duality_gap", gap, v1_scope="linear")
+        summaries.scalar("examples_seen", table.size, v1_scope="linear")
+
+
+def _table_copies():
+    """The variables the checkpoints hold the table's buckets in (keys, values); their
+    length follows the table's as it grows."""
+    return (
+        tf.Variable(
+            lambda: tf.zeros([_TABLE_BUCKETS, 2], tf.int64),
+            trainable=False,
+            shape=tf.TensorShape([None, 2]),
+            name=f"{_TABLE_NAME}-keys",
+        ),
+        tf.Variable(
+            lambda: tf.zeros([_TABLE_BUCKETS, 4], tf.float32),
+            trainable=False,
+            shape=tf.TensorShape([None, 4]),
+            name=f"{_TABLE_NAME}-values",
+        ),
+    )
+
+
+def _resume(table, global_step, copies):
+    """Fills an empty table of a trained model from the buckets its checkpoint saved."""
+    keys, values = copies
+
+    def load():
+        # (The op's shape function wants scalar keys; its kernel takes the buckets
+        # `export` gave, which pass it with their shape unknown.)
+        load_op = tf.raw_ops.LookupTableImportV2(
+            table_handle=table.resource_handle,
+            keys=tf.compat.v1.placeholder_with_default(keys.value(), shape=None),
+            values=tf.compat.v1.placeholder_with_default(values.value(), shape=None),
+        )
+        with tf.control_dependencies([load_op]):
+            return tf.constant(True)
+
+    empty = tf.logical_and(tf.equal(table.size(), 0), global_step > 0)
+    return tf.cond(empty, load, lambda: tf.constant(False))
+
+
+def _insert_and_copy(table, fingerprints, states, copies):
+    """The batch's new dual states into the table, then its buckets into the copies."""
+    with tf.control_dependencies([table.insert(fingerprints, states)]):
+        keys, values = table.export()
+    return tf.group(copies[0].assign(keys), copies[1].assign(values))
 
 
 def _inputs_and_weights(linear_model, features):

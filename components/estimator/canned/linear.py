@@ -205,7 +205,7 @@ def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_c
 
     def train_op_fn(loss):
         if isinstance(optimizer, LinearSDCA):
-            return optimizer.train_op(layer, features, labels, head)
+            return optimizer.train_op(layer, features, labels, head, loss)
         # `optimizer=None`: 2.15's Ftrl at min(0.2, 1/sqrt(number of columns)).
         opt = optimizers.get_optimizer(
             optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),
