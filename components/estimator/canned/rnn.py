@@ -153,12 +153,14 @@ class SequentialHead:
             per_step = tf.reshape(value, tf.concat([batch_and_steps, tf.shape(value)[1:]], 0))
             # `all_classes` and `all_class_ids` are the same at every step: one per example.
             predictions[key] = per_step[:, 0] if key.startswith("all_") else per_step
-        predictions[self.input_sequence_mask_key] = mask
-        output = export_lib.PredictOutput(predictions)
+        # As 2.15: the static head's signatures, of its predictions alone (a binary
+        # head's serving_default classifies; the mask is not among the outputs).
+        export_outputs = self._static_head._export_outputs(predictions)
+        if export_lib.PREDICT not in export_outputs:
+            export_outputs[export_lib.PREDICT] = export_lib.PredictOutput(predictions)
+        predictions = dict(predictions, **{self.input_sequence_mask_key: mask})
         return EstimatorSpec(
-            ModeKeys.PREDICT,
-            predictions=predictions,
-            export_outputs={export_lib.SERVING_DEFAULT: output, export_lib.PREDICT: output},
+            ModeKeys.PREDICT, predictions=predictions, export_outputs=export_outputs
         )
 
 
