@@ -16,12 +16,16 @@ checkpoint resumes here.  The training summaries add 2.15's
 `approximate_duality_gap` and `examples_seen` (the table's size).
 """
 
+import logging
+
 import tensorflow as tf
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 
 from components.estimator import head as head_lib
 from components.estimator import summaries
 from components.estimator import variables as variables_lib
+
+log = logging.getLogger(__name__)
 
 # Where canned/linear.py's model keeps its weights.
 _LINEAR_MODEL_SCOPE = "linear/linear_model"
@@ -91,6 +95,12 @@ class LinearSDCA:
     def train_op(self, linear_model, features, labels, head, loss=None):
         """One SDCA step on the batch: the linear model's weights are updated in place,
         after `loss` (the batch's, at the weights before the step, as 2.15 reported it)."""
+        if self._l2 <= 1.0:  # (2.15's warning, each time it built a training graph)
+            log.warning(
+                "symmetric_l2_regularization for SDCA should typically be larger than for "
+                "online optimization methods. Recommended value is of the order of the "
+                "average L2 norm of the training examples."
+            )
         table, global_step = self._table()
         copies = _table_copies()
         resumed = _resume(table, global_step, copies)
