@@ -116,6 +116,18 @@ def read_variable(checkpoint_path, name):
     raise ValueError(f"Variable {name!r} is not in checkpoint {checkpoint_path!r}.")
 
 
+def stored_global_step(model_dir):
+    """The global step of `model_dir`'s latest checkpoint; 0 without one, or when it
+    cannot be read (as tf.estimator 2.15 counted a model_dir not yet trained)."""
+    latest = tf.train.latest_checkpoint(model_dir)
+    if latest is None:
+        return 0
+    try:
+        return int(read_variable(latest, "global_step"))
+    except (ValueError, tf.errors.OpError):
+        return 0
+
+
 def _saved_value(variable):
     # A variable synced on read (batch norm's moving statistics) saves this task's first
     # copy: its whole value is a reduction across workers, which the chief, saving alone

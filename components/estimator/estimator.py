@@ -666,14 +666,7 @@ class Estimator:
 
     def _max_steps_reached(self, max_steps):
         """True (and logged) when the latest checkpoint is at `max_steps` or beyond."""
-        latest = self.latest_checkpoint()
-        if latest is None or max_steps is None:
-            return False
-        try:
-            stored = ckpt_lib.read_variable(latest, "global_step")
-        except ValueError:
-            return False
-        if int(stored) < max_steps:
+        if max_steps is None or self._stored_step() < max_steps:
             return False
         log.info("Skipping training since max_steps has already saved.")
         return True
@@ -730,13 +723,7 @@ class Estimator:
 
     def _stored_step(self):
         """The latest checkpoint's global step (0 without one)."""
-        latest = self.latest_checkpoint()
-        if latest is None:
-            return 0
-        try:
-            return int(ckpt_lib.read_variable(latest, "global_step"))
-        except (ValueError, tf.errors.OpError):
-            return 0
+        return ckpt_lib.stored_global_step(self._model_dir)
 
     def _write_graph(self, traced):
         """As tf.estimator's graph.pbtxt: the training graph, for inspection, where this

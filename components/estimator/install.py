@@ -90,13 +90,9 @@ class _TensorflowEstimatorFinder(importlib.abc.MetaPathFinder):
 def _load_global_step_from_checkpoint_dir(checkpoint_dir):
     """The global step of `checkpoint_dir`'s latest checkpoint, 0 without one (2.15's
     private helper, which EfficientNet's and ResNet's TPU mains call)."""
-    import tensorflow as tf
+    from components.estimator import checkpoints
 
-    try:
-        reader = tf.compat.v1.train.NewCheckpointReader(tf.train.latest_checkpoint(checkpoint_dir))
-        return reader.get_tensor(tf.compat.v1.GraphKeys.GLOBAL_STEP)
-    except Exception:  # (2.15: any failure, such as no checkpoint, is step 0)
-        return 0
+    return checkpoints.stored_global_step(checkpoint_dir)
 
 
 def _tf_python_estimator_module(name):
