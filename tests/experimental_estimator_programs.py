@@ -26,7 +26,7 @@ import numpy as np
 
 from tests.migrate_guide_programs import _scalars_by_tag
 from tests.tf1_fidelity_programs import _raised
-from tests.tutorial_programs import listing, signatures
+from tests.tutorial_programs import event_tags, listing, signatures
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "experimental_estimators.json")
@@ -352,6 +352,7 @@ def _rnn_run(tf, estimator, workdir, columns, label="binary", steps=4, export=Tr
             "global_step": int(metrics["global_step"]),
             "prediction_rows": _rows(rows),
             "summary_tags": sorted(scalars),
+            "histograms": [tag for tag in event_tags(model_dir) if tag.endswith("(histogram)")],
             "model_dir": listing(model_dir),
             "signatures": _export(tf, estimator, workdir, columns) if export else None,
         },

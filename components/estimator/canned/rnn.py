@@ -19,7 +19,7 @@ from tensorflow.python.feature_column import sequence_feature_column
 
 from components.estimator import export as export_lib
 from components.estimator import head as head_lib
-from components.estimator import optimizers
+from components.estimator import optimizers, summaries
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
@@ -92,6 +92,10 @@ class RNNModel(tf_keras.Model):
                 f"inputs should be a dictionary of `Tensor`s. Given type: {type(features)}"
             )
         sequence_input, sequence_length = self._sequence_features(features, training=training)
+        # 2.15's one summary of the model: the batch's sequence lengths.
+        summaries.histogram(
+            f"{self.name}/sequence_input_layer/sequence_length", lambda: sequence_length
+        )
         if self._context_features is not None:
             context = self._context_features(features, training=training)
             sequence_input = sequence_feature_column.concatenate_context_input(
