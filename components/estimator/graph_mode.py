@@ -29,6 +29,7 @@ from tensorflow.python.client import session as session_lib
 from tensorflow.python.eager import context as eager_context
 from tensorflow.python.framework import meta_graph
 from tensorflow.python.training import training_util
+from tensorflow.python.training.saving import saveable_object
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import graph_steps, graph_strategy, run_config, tf_logging
@@ -323,7 +324,8 @@ class ModeGraph:
         saver = getattr(user, "saver", None)
         if isinstance(saver, tf.train.Checkpoint):
             saver = _object_based_saver(self.graph, saver)
-        saver = saver or _V1.train.Saver(
+        saver = saver or _Saver(
+            self.graph,
             sharded=True,
             max_to_keep=config.keep_checkpoint_max,
             keep_checkpoint_every_n_hours=config.keep_checkpoint_every_n_hours,
@@ -339,6 +341,72 @@ class ModeGraph:
     def session_config(self):
         session_config = self.estimator._config.session_config
         return session_config if isinstance(session_config, _V1.ConfigProto) else None
+
+
+# Variables the kit keeps whole that tf.estimator 2.15 split in parts (a V1 canned model's
+# optimizer slots under a partitioner), saved as 2.15 saved them: each part a slice of the
+# whole under its own checkpoint key (`.../part_1/Ftrl`), so model_dirs resume both ways.
+_SAVED_IN_PARTS = "kit_saved_in_parts"
+
+
+def save_in_parts(variable, parts):
+    """Saves `variable` as `parts`, [(checkpoint key, offset, shape)] of its slices along
+    one axis, in order."""
+    variable._kit_saved_in_parts = [(key, list(start), list(shape)) for key, start, shape in parts]
+    variable.graph.add_to_collection(_SAVED_IN_PARTS, variable)
+
+
+class _PartsSaveable(saveable_object.SaveableObject):
+    """A variable saved as its parts' slices; restored from them, put back together."""
+
+    def __init__(self, variable):
+        parts, whole = variable._kit_saved_in_parts, variable.shape.as_list()
+        with tf.device(variable.device):
+            value = variable.read_value()
+            specs = [
+                saveable_object.SaveSpec(
+                    tf.slice(value, start, shape),
+                    _V1.Variable.SaveSliceInfo(key, whole, start, shape).spec,
+                    key,
+                    device=variable.device,
+                )
+                for key, start, shape in parts
+            ]
+        super().__init__(variable, specs, parts[0][0])
+        self._variable = variable
+        self._axis = next((a for a, n in enumerate(parts[0][2]) if n != whole[a]), 0)
+
+    def restore(self, restored_tensors, restored_shapes):
+        del restored_shapes
+        return self._variable.assign(tf.concat(restored_tensors, self._axis))
+
+
+class _Saver(_V1.train.Saver):
+    """The Estimator's default Saver: of every global variable and saveable object when
+    built (as TF1's), the variables `save_in_parts` named saved as their parts."""
+
+    def __init__(self, graph, **kwargs):
+        super().__init__(**kwargs)
+        self._kit_graph = graph
+
+    def build(self):
+        if not self._is_built:
+            with self._kit_graph.as_default():
+                self._var_list = _saved_with_parts(self._kit_graph)
+        super().build()
+
+
+def _saved_with_parts(graph):
+    """The default Saver's list (None: every global variable and saveable object), with the
+    variables `save_in_parts` named saved as their parts."""
+    split = graph.get_collection(_SAVED_IN_PARTS)
+    if not split:
+        return None
+    ids = {id(variable) for variable in split}
+    saved = graph.get_collection(_KEYS.GLOBAL_VARIABLES) + graph.get_collection(
+        _KEYS.SAVEABLE_OBJECTS
+    )
+    return [v for v in saved if id(v) not in ids] + [_PartsSaveable(v) for v in split]
 
 
 def _object_based_saver(graph, checkpoint):

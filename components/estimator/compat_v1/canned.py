@@ -14,6 +14,7 @@ import tensorflow as tf
 import tf_keras
 
 from components.estimator import estimator as estimator_lib
+from components.estimator import graph_mode
 from components.estimator import head as head_lib
 from components.estimator.canned import baseline, dnn, dnn_linear_combined, linear
 from components.estimator.sdca import LinearSDCA
@@ -84,22 +85,31 @@ def _tf1_factory(factory):
     return factory
 
 
-def slots_saved_as_2_15(optimizer, scope):
+def slots_saved_as_2_15(optimizer, scope, partitioner=None, partitioned=""):
     """`optimizer` (a factory from `get_optimizer_instance`) whose TF1 slots are saved
     under 2.15's checkpoint keys, so model_dirs resume both ways.
 
     2.15's V1 DNN and linear models split each variable with a partitioner (one part
-    here), and TF1 named a partitioned variable's slot by cutting the primary's name
-    off the slot's, which the model's scope (`scope`) had lengthened:
+    by default), and TF1 named a partitioned variable's slot by cutting the primary's
+    name off the slot's, which the model's scope (`scope`) had lengthened:
     `dnn/hiddenlayer_0/kernel/t_0/Adagrad`, `linear/linear_model/a/weights/part_0/Ftrl`.
-    The kit's variables stay whole; a slot's save-slice info gives it that key."""
+    The kit's variables stay whole; a slot's save-slice info gives it that key. The
+    variables named `partitioned...` that the `partitioner` given split in parts (the
+    linear model's, the DNN's input layer's) have their slots saved in those parts, each
+    a slice under its part's key (`.../part_1/Ftrl`, `.../t_1/Adagrad`), as 2.15 saved
+    them."""
     if not callable(optimizer) or isinstance(optimizer, LinearSDCA):
         return optimizer
+
+    def parts_of(primary):
+        if partitioner is None or not primary.op.name.startswith(partitioned):
+            return 0, 1
+        return _partitions(partitioner, primary)
 
     def instance():
         made = optimizer()
         if not getattr(made, "_kit_slots_saved_as_2_15", False):
-            _name_slots_after_applying(made, scope)
+            _name_slots_after_applying(made, scope, parts_of)
         return made
 
     return _tf1_factory(instance)
@@ -129,13 +139,44 @@ def state_under_head_scope(optimizer, scope):
     return _tf1_factory(instance)
 
 
-def _slot_key(primary_name, slot_name, scope):
+def _slot_key(primary_name, slot_name, scope, part=0):
     suffix = slot_name[len(primary_name) + 1 :]
-    cut = f"{primary_name}/part_0/{suffix}"
+    cut = f"{primary_name}/part_{part}/{suffix}"
     return f"{primary_name}/{cut[-(len(scope) + len(suffix)) :]}"
 
 
-def _name_slots_after_applying(optimizer, scope):
+def _partitions(partitioner, variable):
+    """(axis, parts): how 2.15 split `variable` under `partitioner` ((0, 1): whole)."""
+    shape = variable.shape.as_list()
+    counts = partitioner(shape=tf.TensorShape(shape), dtype=variable.dtype.base_dtype)
+    for axis, count in enumerate(counts):
+        count = min(int(count), shape[axis])
+        if count > 1:
+            return axis, count
+    return 0, 1
+
+
+def _save_under_2_15_keys(slot, primary, scope, parts_of):
+    """Gives `slot` 2.15's checkpoint key, or, for a primary 2.15 split (`parts_of`), its
+    parts' keys, each holding its slice (TF1's sizes: the first ones one longer)."""
+    shape = slot.shape.as_list()
+    axis, count = parts_of(primary)
+    if count == 1:
+        key = _slot_key(primary.op.name, slot.op.name, scope)
+        slot._set_save_slice_info(tf.Variable.SaveSliceInfo(key, shape, [0] * len(shape), shape))
+        return
+    size, longer = divmod(shape[axis], count)
+    parts, offset = [], 0
+    for part in range(count):
+        start, part_shape = [0] * len(shape), list(shape)
+        start[axis], part_shape[axis] = offset, size + (part < longer)
+        key = _slot_key(primary.op.name, slot.op.name, scope, part)
+        parts.append((key, start, part_shape))
+        offset += part_shape[axis]
+    graph_mode.save_in_parts(slot, parts)
+
+
+def _name_slots_after_applying(optimizer, scope, parts_of):
     apply_gradients = optimizer.apply_gradients
 
     def apply_and_name_slots(grads_and_vars, global_step=None, name=None):
@@ -149,11 +190,7 @@ def _name_slots_after_applying(optimizer, scope):
             for slot in _slots_of(primary, made):
                 if slot._save_slice_info or not slot.shape.rank:
                     continue
-                shape = slot.shape.as_list()
-                key = _slot_key(primary.op.name, slot.op.name, scope)
-                slot._set_save_slice_info(
-                    tf.Variable.SaveSliceInfo(key, shape, [0] * len(shape), shape)
-                )
+                _save_under_2_15_keys(slot, primary, scope, parts_of)
         return train_op
 
     optimizer.apply_gradients = apply_and_name_slots
@@ -227,9 +264,9 @@ def _classification_head(n_classes, weight_column, label_vocabulary, loss_reduct
 
 def _note_partitioner(name, partitioner):
     if partitioner is not None:
-        log.warning(
-            "%s=%r is ignored: the kit keeps each variable whole (2.15 split them only "
-            "across parameter servers).",
+        log.info(
+            "%s=%r: the kit keeps each variable whole, its checkpoint keys those of the "
+            "parts 2.15 made (the optimizer's slots saved in parts).",
             name,
             partitioner,
         )
@@ -372,7 +409,12 @@ class DNNEstimator(_HeadGivenCannotTrain, dnn.DNNEstimator):
             feature_columns,
             model_dir=model_dir,
             optimizer=state_under_head_scope(
-                slots_saved_as_2_15(get_optimizer_instance(optimizer, DNN_LEARNING_RATE), "dnn/"),
+                slots_saved_as_2_15(
+                    get_optimizer_instance(optimizer, DNN_LEARNING_RATE),
+                    "dnn/",
+                    input_layer_partitioner,
+                    "dnn/input_from_feature_columns/",
+                ),
                 "dnn/head/",
             ),
             activation_fn=activation_fn,
@@ -481,7 +523,9 @@ class LinearEstimator(_HeadGivenCannotTrain, linear.LinearEstimator):
             feature_columns,
             model_dir=model_dir,
             optimizer=state_under_head_scope(
-                slots_saved_as_2_15(get_optimizer_instance(optimizer, learning_rate), "linear/"),
+                slots_saved_as_2_15(
+                    get_optimizer_instance(optimizer, learning_rate), "linear/", partitioner
+                ),
                 "linear/head/",
             ),
             config=config,
