@@ -23,6 +23,7 @@ from components.model_registry import (
 )
 from components.trainer.cluster import BACKENDS as TRAINING_BACKENDS
 from components.trainer.cluster import TrainingCluster
+from components.trainer.length import CROSS_VALIDATION_BELOW_ROWS
 from components.trainer.strategy import NAMES as STRATEGY_NAMES
 from pipeline import config_values
 from pipeline.config_values import (  # noqa: F401 (for the components and the CLI)
@@ -262,7 +263,7 @@ class PipelineConfig:
         "ensemble of them when it is lower still; repeatable.",
     )
     cross_validation_below_rows: int = setting(
-        5_000,
+        CROSS_VALIDATION_BELOW_ROWS,
         key="model.cross_validation_below_rows",
         kind="int",
         flag=None,
