@@ -117,13 +117,14 @@ def read_variable(checkpoint_path, name):
 
 
 def stored_global_step(model_dir):
-    """The global step of `model_dir`'s latest checkpoint; 0 without one, or when it
-    cannot be read (as tf.estimator 2.15 counted a model_dir not yet trained)."""
+    """The global step of `model_dir`'s latest checkpoint as stored (a numpy int64, as
+    tf.estimator 2.15's helper returned it); 0 without one, or when it cannot be read (as
+    2.15 counted a model_dir not yet trained)."""
     latest = tf.train.latest_checkpoint(model_dir)
     if latest is None:
         return 0
     try:
-        return int(read_variable(latest, "global_step"))
+        return read_variable(latest, "global_step")
     except (ValueError, tf.errors.OpError):
         return 0
 

@@ -218,6 +218,8 @@ def _label(column: str, stats: _Stats | None, examples: int) -> list[Anomaly]:
                 "in every example",
             )
         ]
+    if stats is None:  # (an empty split: nothing to check)
+        return []
     which = stats.WhichOneof("stats")
     if which == "num_stats" and stats.num_stats.min == stats.num_stats.max:
         observed = f"every value {stats.num_stats.min:g}"
