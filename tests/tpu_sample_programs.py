@@ -65,9 +65,9 @@ CLASSES = 6  # top-5 accuracy needs more than 5
 
 
 @contextlib.contextmanager
-def info_lines():
-    """The lines GREPPED finds, a function's address (`<function f at 0x7f...>`) left out."""
-    with grepped_lines(GREPPED) as lines:
+def info_lines(grepped=GREPPED):
+    """The lines `grepped` finds, a function's address (`<function f at 0x7f...>`) left out."""
+    with grepped_lines(grepped) as lines:
         yield lines
     lines[:] = [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
 
@@ -699,6 +699,17 @@ def write_albert_records(tf, path, n, seed):
     return path
 
 
+def decode_record(tf, record, name_to_features):
+    """The BERT family's _decode_record: int64 features to int32 (TPUs take no int64)."""
+    example = tf.io.parse_single_example(serialized=record, features=name_to_features)
+    for name in list(example.keys()):
+        t = example[name]
+        if t.dtype == tf.int64:
+            t = tf.cast(t, dtype=tf.int32)
+        example[name] = t
+    return example
+
+
 def file_based_input_fn_builder(tf, input_file, is_training, drop_remainder, use_tpu, bsz):
     name_to_features = {
         "input_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
@@ -706,23 +717,23 @@ def file_based_input_fn_builder(tf, input_file, is_training, drop_remainder, use
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
 
-    def _decode_record(record, name_to_features):
-        example = tf.io.parse_single_example(serialized=record, features=name_to_features)
-        for name in list(example.keys()):
-            t = example[name]
-            if t.dtype == tf.int64:
-                t = tf.cast(t, dtype=tf.int32)
-            example[name] = t
-        return example
+    return records_input_fn(
+        tf, input_file, name_to_features, is_training, drop_remainder, None if use_tpu else bsz
+    )
+
+
+def records_input_fn(tf, input_file, name_to_features, is_training, drop_remainder, bsz=None):
+    """The BERT family's file-based input_fn: TFRecords through map_and_batch, in batches of
+    `bsz` (params['batch_size'] without one)."""
 
     def input_fn(params):
-        batch_size = params["batch_size"] if use_tpu else bsz
+        batch_size = bsz or params["batch_size"]
         d = tf.data.TFRecordDataset(input_file)
         if is_training:
             d = d.repeat()  # (its shuffle(buffer_size=100) left out: values are compared)
         return d.apply(
             tf.data.experimental.map_and_batch(
-                lambda record: _decode_record(record, name_to_features),
+                lambda record: decode_record(tf, record, name_to_features),
                 batch_size=batch_size,
                 drop_remainder=drop_remainder,
             )
