@@ -3,6 +3,7 @@
 import os
 import shutil
 import socket
+import sys
 
 import pytest
 
@@ -25,6 +26,17 @@ def session_temp_dir(tmp_path_factory):
     tmp_path_factory.getbasetemp()  # pytest's own folders stay where pytest keeps them
     with run_temp_dir() as folder:
         yield folder
+
+
+@pytest.fixture(autouse=True)
+def eager_execution_left_on():
+    """Fails the test that leaves graph mode on in its worker (a graph made default and
+    never left), by name: every test after it in that worker would fail with 'Graph is
+    finalized' or build into a stranger's graph."""
+    yield
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and not tf.executing_eagerly():
+        pytest.fail("this test left graph mode on: a tf.Graph is still the default graph")
 
 
 def taxi_config(**overrides):

@@ -170,6 +170,21 @@ def test_the_estimator_says_which_path_a_model_fn_takes(tmp_path, caplog):
     assert "runs in a graph with a session" in caplog.text
 
 
+def test_predictions_read_in_part_leave_eager_execution_on(tmp_path):
+    # 2.15 held its finalized predict graph as the default graph across each yield, so
+    # one `next(estimator.predict(...))` left graph mode on in that thread until the
+    # generator was collected: every TensorFlow call after it failed.
+    model = _line_estimator(str(tmp_path))
+    model.train(_line_input_fn, steps=2)
+    predictions = model.predict(lambda: _line_input_fn().take(3))
+    first = next(predictions)
+    assert tf.executing_eagerly()
+    assert float(tf.constant(2.0) * 2) == 4.0
+    rest = list(predictions)
+    assert len(rest) == 3 * 16 - 1
+    assert sorted(first) == sorted(rest[0])
+
+
 def test_this_kits_hooks_run_in_a_graph_mode_train(tmp_path):
     class Recorder(estimator.Hook):
         def begin(self):

@@ -23,7 +23,6 @@ import threading
 import time
 import weakref
 
-import numpy as np
 import tensorflow as tf
 from tensorflow.python.client import session as session_lib
 from tensorflow.python.eager import context as eager_context
@@ -855,19 +854,26 @@ def evaluate(built, steps, hooks, checkpoint_path):
         log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
     if final.final_ops_values is None:
         raise ValueError("evaluate: input_fn produced no data.")
-    results = {k: np.float32(v) for k, v in final.final_ops_values.items() if k != "global_step"}
-    results["global_step"] = np.int64(final.final_ops_values["global_step"])
-    return results
+    # As the session gave them (2.15): a float64 or int32 metric stays one, a vector metric
+    # an array, a serialized summary bytes.
+    return dict(final.final_ops_values)
 
 
 # -------------------------------------------------------------------- predict
 def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
-    """`Estimator.predict` on `built`, a PREDICT `ModeGraph`: yields predictions."""
+    """`Estimator.predict` on `built`, a PREDICT `ModeGraph`: yields predictions.
+
+    The predict graph is the default graph while the session builds and runs, not while
+    the caller holds a prediction: 2.15 yielded inside it, so a generator left half-read
+    (`next(estimator.predict(...))` in a notebook, a test that failed holding one) kept
+    its finalized graph, and graph mode, default for everything after it in that thread.
+    """
     estimator, spec = built.estimator, built.spec
     if checkpoint_path is None:
         log.info(NOT_TRAINED, estimator.model_dir, "predict")
     predictions, single = selected_predictions(spec.predictions, predict_keys)
-    with built.graph.as_default():
+    graph = built.graph
+    with graph.as_default():
         scaffold = built.scaffold()
         every_hook = [
             *built.input_hooks,
@@ -877,12 +883,23 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
                 {"predictions": predictions, "global_step": built.global_step},
             ),
         ]
-        with _V1.train.MonitoredSession(
+        session = _V1.train.MonitoredSession(
             session_creator=_session_creator(built, scaffold, checkpoint_path), hooks=every_hook
-        ) as session:
-            while not session.should_stop():
+        )
+    try:
+        while True:
+            with graph.as_default():
+                if session.should_stop():
+                    break
                 arrays = session.run(predictions)
-                yield from yielded_predictions(arrays, single, yield_single_examples)
+            yield from yielded_predictions(arrays, single, yield_single_examples)
+    except BaseException as error:  # the session's own exit: end of input, or closed early
+        with graph.as_default():
+            if not session.__exit__(type(error), error, error.__traceback__):
+                raise
+        return
+    with graph.as_default():
+        session.__exit__(None, None, None)
 
 
 # --------------------------------------------------------------------- export
