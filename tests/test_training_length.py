@@ -71,3 +71,17 @@ def test_the_held_out_part_is_a_tenth_and_validation_reads_at_most_its_cap():
     assert length.validation_rows(5) == 1
     assert length.validation_rows(10_000_000) == length.MAX_VALIDATION_EXAMPLES
     assert length.validation_rows(None) == length.MAX_VALIDATION_EXAMPLES
+
+
+def test_the_model_choice_cross_validates_below_ten_thousand_train_rows_by_default():
+    from pipeline.config import PipelineConfig
+
+    below = PipelineConfig("rows.csv", "label").cross_validation_below_rows
+    assert below == 10_000  # docs/benchmarks/2026-12-05-zero-code-split.md chose it
+    assert length.folds(9_999, 3, None, None, False, below) == length.FOLDS == 5
+    assert length.folds(10_000, 3, None, None, False, below) == 0  # a tenth held out
+    # Nothing to choose, a length set, or a cluster: no folds; 0 turns them off.
+    assert length.folds(500, 1, None, None, False, below) == 0
+    assert length.folds(500, 3, 200, None, False, below) == 0
+    assert length.folds(500, 3, None, None, True, below) == 0
+    assert length.folds(500, 3, None, None, False, 0) == 0
