@@ -31,6 +31,7 @@ import json
 import math
 import os
 import re
+import tempfile
 
 import numpy as np
 
@@ -47,7 +48,12 @@ from tests.tutorial_programs import DATA_DIR, error_of, event_tags, floats, list
 RECORDED = os.path.join(DATA_DIR, "bert_tasks.json")
 # TPUEstimator's lines, and the ones the samples log themselves (their banners, features,
 # trainable variables, eval results and progress).
-LOGGED = re.compile(f"{GREPPED.pattern[:-1]}|\\*\\*\\*|  \\w[\\w ]* = |Processing example)")
+LOGGED = re.compile(
+    f"{GREPPED.pattern[:-1]}|\\*\\*\\*|  \\w[\\w ]* = |Processing example|"
+    "Using temporary folder|Could not find trained model)"
+)
+# A temporary model_dir (2.15: /tmp/tmp<...>; the kit: <temp folder>/estimator-<...>).
+TEMPORARY_MODEL_DIR = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s,]+")
 PROGRAMS = {}  # name -> program(tf, workdir)
 
 VOCAB, SEQ, HIDDEN, HEADS, INTERMEDIATE, MAX_PREDICTIONS = 24, 8, 8, 2, 16, 2
@@ -178,14 +184,14 @@ def transformer_layer(tf, layer_input, input_mask, batch_size):
             return layer_norm(tf, output + attention)
 
 
-def bert_model(tf, input_ids, input_mask, token_type_ids):
+def bert_model(tf, input_ids, input_mask, token_type_ids, scope="bert"):
     """modeling.BertModel: (sequence output [batch, seq, hidden], pooled output, the
     embedding table)."""
     v1 = tf.compat.v1
     batch_size = input_ids.shape[0]
     if batch_size is None:  # (modeling.get_shape_list: the dynamic size)
         batch_size = tf.shape(input_ids)[0]
-    with v1.variable_scope("bert"):
+    with v1.variable_scope(scope, reuse=v1.AUTO_REUSE):  # (ELECTRA's generator shares them)
         embedded, table = embeddings(tf, input_ids, token_type_ids, batch_size)
         with v1.variable_scope("encoder"):
             rows = tf.reshape(embedded, [-1, HIDDEN])
@@ -315,6 +321,13 @@ def create_optimizer(tf, loss, init_lr, num_train_steps, num_warmup_steps):
         learning_rate = (1.0 - is_warmup) * learning_rate + is_warmup * (
             init_lr * warmup_percent_done
         )
+    return clipped_train_op(tf, loss, learning_rate, global_step)
+
+
+def clipped_train_op(tf, loss, learning_rate, global_step):
+    """Both create_optimizers' end: AdamWeightDecay on clipped gradients, the step's own
+    increment."""
+    v1 = tf.compat.v1
     optimizer = adam_weight_decay_optimizer(tf)(
         learning_rate=learning_rate,
         weight_decay_rate=0.01,
@@ -853,5 +866,452 @@ def bert_squad(tf, workdir):
             "end_logits": centered(r.end_logits for r in all_results),
             "probabilities": probabilities,
             **{f"mean {k}": v for k, v in means.items() if k != "cls/squad/output_bias"},
+        },
+    }
+
+
+# ------------------------------------------------------------------ ELECTRA run_pretraining.py
+ELECTRA = {
+    "train_batch_size": 4,
+    "eval_batch_size": 4,
+    "learning_rate": 0.01,
+    "num_train_steps": 6,
+    "num_warmup_steps": 2,
+    "num_eval_steps": 2,
+    "save_checkpoints_steps": 3,
+    "keep_checkpoint_max": 1,
+    "iterations_per_loop": 2,
+    "num_tpu_cores": 8,
+    "gen_weight": 1.0,
+    "disc_weight": 50.0,
+}
+
+
+class ETAHook:
+    """training_utils.ETAHook (made for the `tf` given): each run's step of n_steps and the
+    tensors it logs, the global step read by its own `session.run` after each run and at
+    the end. (Its rates and times, and its print, left out: `seen` keeps the rest.)"""
+
+    def __new__(cls, tf, to_log, n_steps, seen, is_training=True):
+        class Hook(tf.estimator.SessionRunHook):
+            def __init__(self):
+                self._steps_run_so_far, self._global_step = 0, None
+
+            def begin(self):
+                self._global_step_tensor = tf.compat.v1.train.get_or_create_global_step()
+
+            def before_run(self, run_context):
+                return tf.estimator.SessionRunArgs(to_log)
+
+            def after_run(self, run_context, run_values):
+                self._global_step = run_context.session.run(self._global_step_tensor)
+                self._steps_run_so_far += 1  # (iterations_per_loop on TPUs)
+                self.log(run_values)
+
+            def end(self, session):
+                self._global_step = session.run(self._global_step_tensor)
+                self.log()
+
+            def log(self, run_values=None):
+                step = self._global_step if is_training else self._steps_run_so_far
+                msg = f"{step}/{n_steps} = {100.0 * step / n_steps:.1f}%"
+                values = {}
+                if run_values is not None:
+                    values = {str(tag): float(v) for tag, v in run_values.results.items()}
+                seen.append([msg, type(self._global_step).__name__, values])
+
+        return Hook()
+
+
+def electra_input_fn(tf, pattern, is_training, num_cpu_threads=4):
+    """pretrain_data.get_input_fn: the files a glob finds, interleaved, in batches."""
+    input_files = []
+    for input_pattern in pattern.split(","):
+        input_files.extend(sorted(tf.io.gfile.glob(input_pattern)))  # (sorted: the order)
+
+    def input_fn(params):
+        batch_size = params["batch_size"]
+        name_to_features = {
+            "input_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
+            "input_mask": tf.io.FixedLenFeature([SEQ], tf.int64),
+            "segment_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
+        }
+        d = tf.data.Dataset.from_tensor_slices(tf.constant(input_files))
+        d = d.repeat()  # (its shuffles and sloppy=is_training left out: values compare)
+        cycle_length = min(num_cpu_threads, len(input_files))
+        d = d.apply(
+            tf.data.experimental.parallel_interleave(
+                tf.data.TFRecordDataset, sloppy=False, cycle_length=cycle_length
+            )
+        )
+        return d.apply(
+            tf.data.experimental.map_and_batch(
+                lambda record: decode_record(tf, record, name_to_features),
+                batch_size=batch_size,
+                num_parallel_batches=num_cpu_threads,
+                drop_remainder=True,
+            )
+        )
+
+    return input_fn
+
+
+def electra_mask(tf, input_ids, input_mask):
+    """pretrain_helpers.mask's shape (positions, their ids, [MASK]ed inputs), its random
+    choice made a fixed one: the positions of each row's two largest ids past [CLS]."""
+    candidates = input_ids * input_mask * tf.concat([[0], tf.ones([SEQ - 1], tf.int32)], 0)
+    positions = tf.math.top_k(candidates, k=MAX_PREDICTIONS).indices
+    masked_lm_ids = tf.gather(input_ids, positions, batch_dims=1)
+    masked_input_ids, _ = scatter_update(tf, input_ids, tf.fill(tf.shape(positions), 2), positions)
+    return positions, masked_lm_ids, masked_input_ids
+
+
+def scatter_update(tf, sequence, updates, positions):
+    """pretrain_helpers.scatter_update: `updates` at `positions`, and where they went."""
+    one_hot = tf.one_hot(positions, SEQ, dtype=tf.int32)  # [batch, predictions, seq]
+    updated = tf.minimum(tf.reduce_sum(one_hot, 1), 1)
+    values = tf.reduce_sum(one_hot * tf.expand_dims(updates, -1), 1)
+    return sequence * (1 - updated) + values, updated
+
+
+def electra_generator(tf, features, positions, masked_lm_ids, masked_input_ids):
+    """The generator's masked LM (`generator_predictions`) over the discriminator's
+    embeddings (tied, `electra/embeddings`), its transformer left out (a generator of no
+    layers: the family's time)."""
+    v1 = tf.compat.v1
+    batch_size = masked_input_ids.shape[0]
+    with v1.variable_scope("electra", reuse=v1.AUTO_REUSE):
+        sequence, table = embeddings(tf, masked_input_ids, features["segment_ids"], batch_size)
+    with v1.variable_scope("generator_predictions"):
+        hidden = dense(
+            tf, gather_indexes(tf, sequence, positions), HIDDEN, "dense", 40, lambda x: gelu(tf, x)
+        )
+        hidden = layer_norm(tf, hidden)
+        output_bias = v1.get_variable("output_bias", [VOCAB], initializer=v1.zeros_initializer())
+        logits = tf.nn.bias_add(tf.matmul(hidden, table, transpose_b=True), output_bias)
+        logits = tf.reshape(logits, [-1, MAX_PREDICTIONS, VOCAB])
+        log_probs = tf.nn.log_softmax(logits)
+        oh_labels = tf.one_hot(masked_lm_ids, depth=VOCAB, dtype=tf.float32)
+        per_example_loss = -tf.reduce_sum(log_probs * oh_labels, axis=-1)
+        loss = tf.reduce_mean(per_example_loss)  # (its weights are all 1 here)
+        preds = tf.argmax(log_probs, axis=-1, output_type=tf.int32)
+        return loss, per_example_loss, preds, logits
+
+
+def electra_discriminator(tf, features, fake_input_ids, labels):
+    """The discriminator (`electra`) and its `discriminator_predictions`."""
+    v1 = tf.compat.v1
+    sequence, _, _ = bert_model(
+        tf, fake_input_ids, features["input_mask"], features["segment_ids"], "electra"
+    )
+    with v1.variable_scope("discriminator_predictions"):
+        hidden = dense(tf, sequence, HIDDEN, "dense", 41, lambda x: gelu(tf, x))
+        logits = tf.squeeze(dense(tf, hidden, 1, "dense_1", 42), -1)
+        weights = tf.cast(features["input_mask"], tf.float32)
+        losses = tf.nn.sigmoid_cross_entropy_with_logits(
+            logits=logits, labels=tf.cast(labels, tf.float32)
+        )
+        losses *= weights
+        per_example_loss = tf.reduce_sum(losses, axis=-1) / (1e-6 + tf.reduce_sum(weights, -1))
+        loss = tf.reduce_sum(losses) / (1e-6 + tf.reduce_sum(weights))
+        probs = tf.nn.sigmoid(logits)
+        preds = tf.cast(tf.round((tf.sign(logits) + 1) / 2), tf.int32)
+        return loss, per_example_loss, probs, preds
+
+
+def electra_create_optimizer(tf, loss, learning_rate, num_train_steps, warmup_steps):
+    """ELECTRA's optimization.create_optimizer: the warm-up a tf.minimum."""
+    v1 = tf.compat.v1
+    global_step = v1.train.get_or_create_global_step()
+    learning_rate = v1.train.polynomial_decay(
+        learning_rate, global_step, num_train_steps, end_learning_rate=0.0, power=1.0, cycle=False
+    )
+    learning_rate *= tf.minimum(
+        1.0, tf.cast(global_step, tf.float32) / tf.cast(warmup_steps, tf.float32)
+    )
+    return clipped_train_op(tf, loss, learning_rate, global_step)
+
+
+def electra_metric_fn(tf, eval_fn_keys):
+    """PretrainingModel's metric_fn: its tensors by position (`*args`), named again."""
+    v1 = tf.compat.v1
+
+    def metric_fn(*args):
+        d = dict(zip(eval_fn_keys, args, strict=True))
+        metrics = {}
+        metrics["masked_lm_accuracy"] = v1.metrics.accuracy(
+            labels=tf.reshape(d["masked_lm_ids"], [-1]),
+            predictions=tf.reshape(d["masked_lm_preds"], [-1]),
+        )
+        metrics["masked_lm_loss"] = v1.metrics.mean(values=tf.reshape(d["mlm_loss"], [-1]))
+        metrics["disc_loss"] = v1.metrics.mean(d["disc_loss"])
+        metrics["disc_auc"] = v1.metrics.auc(
+            d["disc_labels"] * d["input_mask"],
+            d["disc_probs"] * tf.cast(d["input_mask"], tf.float32),
+        )
+        metrics["disc_accuracy"] = v1.metrics.accuracy(
+            labels=d["disc_labels"], predictions=d["disc_preds"], weights=d["input_mask"]
+        )
+        metrics["disc_precision"] = v1.metrics.accuracy(
+            labels=d["disc_labels"],
+            predictions=d["disc_preds"],
+            weights=d["disc_preds"] * d["input_mask"],
+        )
+        metrics["disc_recall"] = v1.metrics.accuracy(
+            labels=d["disc_labels"],
+            predictions=d["disc_preds"],
+            weights=d["disc_labels"] * d["input_mask"],
+        )
+        return metrics
+
+    return metric_fn
+
+
+def electra_model(tf, features):
+    """PretrainingModel: (total loss, the metric_fn's inputs by name)."""
+    input_mask = features["input_mask"]
+    positions, masked_lm_ids, masked_input_ids = electra_mask(tf, features["input_ids"], input_mask)
+    mlm_loss, mlm_per_example, mlm_preds, _ = electra_generator(
+        tf, features, positions, masked_lm_ids, masked_input_ids
+    )
+    sampled_tokids = tf.stop_gradient(mlm_preds)  # (it samples: the most likely one here)
+    fake_input_ids, masked = scatter_update(tf, masked_input_ids, sampled_tokids, positions)
+    labels = masked * (1 - tf.cast(tf.equal(fake_input_ids, features["input_ids"]), tf.int32))
+    disc_loss, disc_per_example, disc_probs, disc_preds = electra_discriminator(
+        tf, features, fake_input_ids, labels
+    )
+    total_loss = ELECTRA["gen_weight"] * mlm_loss + ELECTRA["disc_weight"] * disc_loss
+    eval_fn_inputs = {
+        "input_ids": masked_input_ids,
+        "masked_lm_preds": mlm_preds,
+        "mlm_loss": mlm_per_example,
+        "masked_lm_ids": masked_lm_ids,
+        "input_mask": input_mask,
+        "disc_loss": disc_per_example,
+        "disc_labels": labels,
+        "disc_probs": disc_probs,
+        "disc_preds": disc_preds,
+    }
+    return total_loss, eval_fn_inputs
+
+
+def electra_model_fn_builder(tf, flags, seen):
+    tpu = tf.compat.v1.estimator.tpu
+
+    def model_fn(features, labels, mode, params):
+        total_loss, eval_fn_inputs = electra_model(tf, features)
+        eval_fn_keys = eval_fn_inputs.keys()
+        eval_fn_values = [eval_fn_inputs[k] for k in eval_fn_keys]
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            train_op = electra_create_optimizer(
+                tf,
+                total_loss,
+                flags["learning_rate"],
+                flags["num_train_steps"],
+                flags["num_warmup_steps"],
+            )
+            hook = ETAHook(tf, {"loss": total_loss}, flags["num_train_steps"], seen["train"])
+            return tpu.TPUEstimatorSpec(
+                mode=mode, loss=total_loss, train_op=train_op, training_hooks=[hook]
+            )
+        if mode == tf.estimator.ModeKeys.EVAL:
+            hook = ETAHook(tf, {"loss": total_loss}, flags["num_eval_steps"], seen["eval"], False)
+            return tpu.TPUEstimatorSpec(
+                mode=mode,
+                loss=total_loss,
+                eval_metrics=(electra_metric_fn(tf, eval_fn_keys), eval_fn_values),
+                evaluation_hooks=[hook],
+            )
+        raise ValueError("Only TRAIN and EVAL modes are supported")
+
+    return model_fn
+
+
+def write_electra_records(tf, path, n, seed):
+    """build_pretraining_dataset's examples: ids, mask and segments, padded."""
+    rng = np.random.RandomState(seed)
+    with tf.io.TFRecordWriter(path) as writer:
+        for _ in range(n):
+            length = rng.randint(5, SEQ + 1)
+            split = rng.randint(2, length)
+            features = collections.OrderedDict(
+                input_ids=int_feature(
+                    tf, [1] + list(rng.randint(3, VOCAB, length - 1)) + [0] * (SEQ - length)
+                ),
+                input_mask=int_feature(tf, [1] * length + [0] * (SEQ - length)),
+                segment_ids=int_feature(
+                    tf, [0] * split + [1] * (length - split) + [0] * (SEQ - length)
+                ),
+            )
+            example = tf.train.Example(features=tf.train.Features(feature=features))
+            writer.write(example.SerializeToString())
+
+
+@program
+def electra_pretraining(tf, workdir):
+    flags = ELECTRA
+    model_dir = os.path.join(workdir, "models", "electra_small")
+    for i in range(2):
+        write_electra_records(tf, os.path.join(workdir, f"pretrain_data.tfrecord-{i}-of-2"), 8, i)
+    pattern = os.path.join(workdir, "pretrain_data.tfrecord*")
+    tpu = tf.compat.v1.estimator.tpu
+    tpu_config = tpu.TPUConfig(
+        iterations_per_loop=flags["iterations_per_loop"],
+        num_shards=flags["num_tpu_cores"],
+        tpu_job_name=None,
+        per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2,
+    )
+    run_config = tpu.RunConfig(
+        cluster=None,
+        model_dir=model_dir,
+        save_checkpoints_steps=flags["save_checkpoints_steps"],
+        keep_checkpoint_max=flags["keep_checkpoint_max"],
+        tpu_config=tpu_config,
+    )
+    seen = {"train": [], "eval": []}
+    estimator = tpu.TPUEstimator(
+        use_tpu=False,
+        model_fn=electra_model_fn_builder(tf, flags, seen),
+        config=run_config,
+        train_batch_size=flags["train_batch_size"],
+        eval_batch_size=flags["eval_batch_size"],
+    )
+    with info_lines(LOGGED) as lines:
+        estimator.train(
+            input_fn=electra_input_fn(tf, pattern, True), max_steps=flags["num_train_steps"]
+        )
+        result = estimator.evaluate(
+            input_fn=electra_input_fn(tf, pattern, False), steps=flags["num_eval_steps"]
+        )
+    variables, means = checkpoint_contents(tf, model_dir)
+    logged = {part: [row[:2] for row in rows] for part, rows in seen.items()}
+    losses = [v for rows in seen.values() for row in rows for v in row[2].values()]
+    return {
+        "exact": {
+            "model_dir": listing(model_dir),
+            "variables": variables,
+            "eta_hook": logged,
+            "results": [
+                f"  {key} = {_NUMBER.sub('<f>', str(result[key]))}" for key in sorted(result)
+            ],
+            "train_tags": event_tags(model_dir),
+            "eval_tags": event_tags(estimator.eval_dir()),
+            "lines": lines,
+        },
+        "close": {**floats(result), "losses": losses, **{f"mean {k}": v for k, v in means.items()}},
+    }
+
+
+# ------------------------------------------------------------------ extract_features.py
+def features_input_fn_builder(tf, features):
+    """extract_features.input_fn_builder: the features as constants (not scalable, as
+    its comment says), in batches, the last one short."""
+    all_unique_ids = [f["unique_id"] for f in features]
+    all_input_ids = [f["input_ids"] for f in features]
+    all_input_mask = [f["input_mask"] for f in features]
+    all_input_type_ids = [f["input_type_ids"] for f in features]
+
+    def input_fn(params):
+        batch_size = params["batch_size"]
+        num_examples = len(features)
+        d = tf.data.Dataset.from_tensor_slices(
+            {
+                "unique_ids": tf.constant(all_unique_ids, shape=[num_examples], dtype=tf.int32),
+                "input_ids": tf.constant(all_input_ids, shape=[num_examples, SEQ], dtype=tf.int32),
+                "input_mask": tf.constant(
+                    all_input_mask, shape=[num_examples, SEQ], dtype=tf.int32
+                ),
+                "input_type_ids": tf.constant(
+                    all_input_type_ids, shape=[num_examples, SEQ], dtype=tf.int32
+                ),
+            }
+        )
+        return d.batch(batch_size=batch_size, drop_remainder=False)
+
+    return input_fn
+
+
+def features_model_fn_builder(tf, init_checkpoint):
+    tpu = tf.compat.v1.estimator.tpu
+
+    def model_fn(features, labels, mode, params):
+        unique_ids = features["unique_ids"]
+        sequence, _, _ = bert_model(
+            tf, features["input_ids"], features["input_mask"], features["input_type_ids"]
+        )
+        if mode != tf.estimator.ModeKeys.PREDICT:
+            raise ValueError(f"Only PREDICT modes are supported: {mode}")
+        initialize_and_log(tf, features, init_checkpoint)
+        predictions = {"unique_id": unique_ids, "layer_output_0": sequence}
+        return tpu.TPUEstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=None)
+
+    return model_fn
+
+
+def made_up_features(n, seed):
+    rng = np.random.RandomState(seed)
+    features = []
+    for unique_id in range(n):
+        length = rng.randint(3, SEQ + 1)
+        features.append(
+            {
+                "unique_id": unique_id,
+                "tokens": [f"t{i}" for i in range(length)],
+                "input_ids": [1] + list(rng.randint(3, VOCAB, length - 1)) + [0] * (SEQ - length),
+                "input_mask": [1] * length + [0] * (SEQ - length),
+                "input_type_ids": [0] * SEQ,
+            }
+        )
+    return features
+
+
+@program
+def bert_extract_features(tf, workdir):
+    """extract_features.py: a TPUEstimator with no model_dir (a temporary one), nothing
+    trained, predicting from init_from_checkpoint alone, one JSON line per example."""
+    tpu = tf.compat.v1.estimator.tpu
+    init_checkpoint = write_pretrained_checkpoint(tf, workdir, pretrained_values())
+    features = made_up_features(7, 9)
+    unique_id_to_feature = {f["unique_id"]: f for f in features}
+    run_config = tpu.RunConfig(
+        master=None,
+        tpu_config=tpu.TPUConfig(
+            num_shards=8, per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2
+        ),
+    )
+    output_file = os.path.join(workdir, "output.jsonl")
+    with info_lines(LOGGED) as lines:
+        estimator = tpu.TPUEstimator(
+            use_tpu=False,
+            model_fn=features_model_fn_builder(tf, init_checkpoint),
+            config=run_config,
+            predict_batch_size=3,
+        )
+        with tf.io.gfile.GFile(output_file, "w") as writer:
+            for result in estimator.predict(
+                features_input_fn_builder(tf, features), yield_single_examples=True
+            ):
+                unique_id = int(result["unique_id"])
+                feature = unique_id_to_feature[unique_id]
+                all_features = []
+                for i, token in enumerate(feature["tokens"]):
+                    layer_output = result["layer_output_0"]
+                    values = [round(float(x), 6) for x in layer_output[i : (i + 1)].flat]
+                    layers = collections.OrderedDict(index=-1, values=values)
+                    all_features.append(collections.OrderedDict(token=token, layers=[layers]))
+                output_json = collections.OrderedDict(linex_index=unique_id, features=all_features)
+                writer.write(json.dumps(output_json) + "\n")
+    with open(output_file) as f:
+        rows = [json.loads(line) for line in f]
+    return {
+        "exact": {
+            "model_dir_is_temporary": estimator.model_dir.startswith(tempfile.gettempdir()),
+            "model_dir": listing(estimator.model_dir),
+            "linex_index": [row["linex_index"] for row in rows],
+            "tokens": [[f["token"] for f in row["features"]] for row in rows],
+            "lines": [TEMPORARY_MODEL_DIR.sub("<tmp>", line) for line in lines],
+        },
+        "close": {
+            "values": [v for row in rows for f in row["features"] for v in f["layers"][0]["values"]]
         },
     }

@@ -7,6 +7,8 @@ Recorded once under 2.15 (`tests/tf215/record_family.py bert_task_programs`). Ea
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
+import re
+
 import pytest
 
 from tests import bert_task_programs as programs
@@ -16,13 +18,20 @@ RECORDED = recorded(programs)
 ours = program_runs(programs)
 
 
+# Kept on purpose (docs/guide/estimator.md): a temporary model_dir is removed at exit, which
+# its warning says.
+TEMPORARY = re.compile(r"^(WARNING:tensorflow:Using temporary folder as model directory: <tmp>).*")
+
+
 def test_every_program_is_recorded():
     assert sorted(RECORDED) == sorted(programs.PROGRAMS)
 
 
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))
 def test_sample_sees_what_it_saw_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
+    exact = ours[name]["exact"]
+    lines = [TEMPORARY.sub(r"\1", line) for line in exact.get("lines", ())]
+    assert_exact({**exact, "lines": lines}, RECORDED[name]["exact"], name)
 
 
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))

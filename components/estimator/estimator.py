@@ -837,6 +837,7 @@ class Estimator:
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        self._note_untrained(checkpoint_path, "evaluate")
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
         if built is not None:
             results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
@@ -884,9 +885,14 @@ class Estimator:
         self._write_eval_summaries(results, name, checkpoint_path)
         return results
 
+    def _note_untrained(self, checkpoint_path, mode):
+        """2.15's line when there is no checkpoint to read: before the input_fn and the
+        model_fn are called (so before a model_fn's own lines)."""
+        if checkpoint_path is None:
+            log.info(graph_mode.NOT_TRAINED, self._model_dir, mode)
+
     def _prepare_eval(self, checkpoint_path):
         if checkpoint_path is None:
-            log.info(graph_mode.NOT_TRAINED, self._model_dir, "evaluate")
             self._initialize_fresh_variables(self._store.model_variables())
         else:
             self._restore(checkpoint_path, ModeKeys.EVAL)
@@ -936,14 +942,13 @@ class Estimator:
         """Yields predictions, one example at a time or one batch at a time."""
         hooks = _checked_hooks(hooks)
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        self._note_untrained(checkpoint_path, "predict")
         built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
         if built is not None:
             yield from graph_mode.predict(
                 built, predict_keys, hooks or (), checkpoint_path, yield_single_examples
             )
             return
-        if checkpoint_path is None:
-            log.info(graph_mode.NOT_TRAINED, self._model_dir, "predict")
         self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.PREDICT)
         predict_step = self._predict_function()

@@ -23,10 +23,11 @@ def _current_variables(estimator):
             variable.assign(tf.zeros_like(variable))
 
     estimator._prepare_eval = reset_metrics
+    estimator._note_untrained = lambda checkpoint_path, mode: None  # (none is read)
     try:
         yield
     finally:
-        del estimator._prepare_eval
+        del estimator._prepare_eval, estimator._note_untrained
 
 
 class InMemoryEvaluatorHook(Hook):

@@ -817,9 +817,7 @@ def _log_eval_progress(done, steps):
 
 def evaluate(built, steps, hooks, checkpoint_path):
     """`Estimator.evaluate` on `built`, an EVAL `ModeGraph`: the metric values."""
-    estimator, spec = built.estimator, built.spec
-    if checkpoint_path is None:
-        log.info(NOT_TRAINED, estimator.model_dir, "evaluate")
+    spec = built.spec
     with built.graph.as_default():
         scaffold = built.scaffold()
         values, updates = {}, []
@@ -868,9 +866,7 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
     (`next(estimator.predict(...))` in a notebook, a test that failed holding one) kept
     its finalized graph, and graph mode, default for everything after it in that thread.
     """
-    estimator, spec = built.estimator, built.spec
-    if checkpoint_path is None:
-        log.info(NOT_TRAINED, estimator.model_dir, "predict")
+    spec = built.spec
     predictions, single = selected_predictions(spec.predictions, predict_keys)
     graph = built.graph
     with graph.as_default():
