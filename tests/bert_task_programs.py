@@ -593,6 +593,15 @@ def tpu_estimator(tf, output_dir, model_fn, flags, **batch_sizes):
     return tpu.TPUEstimator(use_tpu=False, model_fn=model_fn, config=run_config, **batch_sizes)
 
 
+def checkpoint_state(tf, model_dir):
+    """The `checkpoint` file's latest and kept checkpoints, by name."""
+    state = tf.train.get_checkpoint_state(model_dir)
+    return [
+        os.path.basename(state.model_checkpoint_path),
+        [os.path.basename(p) for p in state.all_model_checkpoint_paths],
+    ]
+
+
 def output_and_init_checkpoint(tf, workdir, output):
     """The --output_dir made, and the --init_checkpoint: the 'pre-trained' BERT."""
     output_dir = os.path.join(workdir, output)
@@ -739,10 +748,13 @@ def create_squad_model(tf, input_ids, input_mask, segment_ids):
     return unstacked_logits[0], unstacked_logits[1]
 
 
-def squad_model_fn_builder(tf, init_checkpoint, flags, num_train_steps, num_warmup_steps):
+def squad_model_fn_builder(tf, init_checkpoint, flags, num_steps, seen_params):
+    """model_fn_builder; `seen_params` gets each call's mode and params (their types)."""
     tpu = tf.compat.v1.estimator.tpu
+    num_train_steps, num_warmup_steps = num_steps
 
     def model_fn(features, labels, mode, params):
+        seen_params.append([mode, {k: type(v).__name__ for k, v in sorted(params.items())}])
         log_features(tf, features)
         unique_ids = features["unique_ids"]
         start_logits, end_logits = create_squad_model(
@@ -822,7 +834,10 @@ def bert_squad(tf, workdir):
         num_train_features / flags["train_batch_size"] * flags["num_train_epochs"]
     )
     num_warmup_steps = int(num_train_steps * flags["warmup_proportion"])
-    model_fn = squad_model_fn_builder(tf, init_checkpoint, flags, num_train_steps, num_warmup_steps)
+    seen_params = []
+    model_fn = squad_model_fn_builder(
+        tf, init_checkpoint, flags, (num_train_steps, num_warmup_steps), seen_params
+    )
     estimator = tpu_estimator(
         tf,
         output_dir,
@@ -856,6 +871,7 @@ def bert_squad(tf, workdir):
             "variables": variables,
             "predictions": structure(rows),
             "unique_ids": [r.unique_id for r in all_results],
+            "model_fn_params": seen_params,
             "spans": chosen,
             "train_tags": event_tags(output_dir),
             "evaluate": error_of(lambda: estimator.evaluate(predict_input_fn, steps=1)),
@@ -1191,6 +1207,8 @@ def electra_pretraining(tf, workdir):
             "model_dir": listing(model_dir),
             "variables": variables,
             "eta_hook": logged,
+            "checkpoint_state": checkpoint_state(tf, model_dir),
+            "evaluate_types": {k: type(v).__name__ for k, v in sorted(result.items())},
             "results": [
                 f"  {key} = {_NUMBER.sub('<f>', str(result[key]))}" for key in sorted(result)
             ],
