@@ -52,7 +52,8 @@ LOGGED = re.compile(
     f"{GREPPED.pattern[:-1]}|\\*\\*\\*|  \\w[\\w ]* = |Processing example|"
     "Using temporary folder|Could not find trained model)"
 )
-# A temporary model_dir (2.15: /tmp/tmp<...>; the kit: <temp folder>/estimator-<...>).
+# A folder in the temporary one (the program's, or an Estimator's own temporary model_dir:
+# 2.15's /tmp/tmp<...>, the kit's <temp folder>/estimator-<...>).
 TEMPORARY_MODEL_DIR = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s,]+")
 PROGRAMS = {}  # name -> program(tf, workdir)
 
@@ -628,8 +629,8 @@ def written_eval_results(tf, result, output_eval_file):
         return [_NUMBER.sub("<f>", line) for line in f.read().splitlines()]
 
 
-@program
-def bert_pretraining(tf, workdir):
+def pretraining_run(tf, workdir):
+    """run_pretraining's main up to its estimator: (estimator, output_dir, input_files)."""
     flags = PRETRAINING
     output_dir, init_checkpoint = output_and_init_checkpoint(tf, workdir, "pretraining_output")
     input_files = [
@@ -644,19 +645,29 @@ def bert_pretraining(tf, workdir):
         train_batch_size=flags["train_batch_size"],
         eval_batch_size=flags["eval_batch_size"],
     )
+    return estimator, output_dir, input_files
+
+
+def pretraining_eval(tf, estimator, output_dir, input_files):
+    """run_pretraining's do_eval: (its result, the eval_results.txt it writes)."""
+    tf.compat.v1.logging.info("***** Running evaluation *****")
+    tf.compat.v1.logging.info("  Batch size = %d", PRETRAINING["eval_batch_size"])
+    eval_input_fn = pretraining_input_fn_builder(tf, input_files, is_training=False)
+    result = estimator.evaluate(input_fn=eval_input_fn, steps=PRETRAINING["max_eval_steps"])
+    return result, written_eval_results(tf, result, os.path.join(output_dir, "eval_results.txt"))
+
+
+@program
+def bert_pretraining(tf, workdir):
+    flags = PRETRAINING
+    estimator, output_dir, input_files = pretraining_run(tf, workdir)
     with info_lines(LOGGED) as lines:
         tf.compat.v1.logging.info("***** Running training *****")
         tf.compat.v1.logging.info("  Batch size = %d", flags["train_batch_size"])
         train_input_fn = pretraining_input_fn_builder(tf, input_files, is_training=True)
         estimator.train(input_fn=train_input_fn, max_steps=flags["num_train_steps"])
         listed_after_training = listing(output_dir)
-        tf.compat.v1.logging.info("***** Running evaluation *****")
-        tf.compat.v1.logging.info("  Batch size = %d", flags["eval_batch_size"])
-        eval_input_fn = pretraining_input_fn_builder(tf, input_files, is_training=False)
-        result = estimator.evaluate(input_fn=eval_input_fn, steps=flags["max_eval_steps"])
-        eval_results = written_eval_results(
-            tf, result, os.path.join(output_dir, "eval_results.txt")
-        )
+        result, eval_results = pretraining_eval(tf, estimator, output_dir, input_files)
     variables, means = checkpoint_contents(tf, output_dir)
     return {
         "exact": {
@@ -670,6 +681,27 @@ def bert_pretraining(tf, workdir):
             "lines": lines,
         },
         "close": {**floats(result), **{f"mean {k}": v for k, v in means.items()}},
+    }
+
+
+@program
+def bert_pretraining_eval_only(tf, workdir):
+    """--do_train=False --do_eval=True: the pre-trained model itself evaluated, from
+    init_from_checkpoint alone (no checkpoint in output_dir)."""
+    estimator, output_dir, input_files = pretraining_run(tf, workdir)
+    with info_lines(LOGGED) as lines:
+        result, eval_results = pretraining_eval(tf, estimator, output_dir, input_files)
+    return {
+        "exact": {
+            "model_dir": listing(output_dir),
+            "evaluate_types": {k: type(v).__name__ for k, v in sorted(result.items())},
+            "eval_results": eval_results,
+            "eval_tags": event_tags(estimator.eval_dir()),
+            "lines": [
+                TEMPORARY_MODEL_DIR.sub("<tmp>", line) for line in lines if "  name = " not in line
+            ],
+        },
+        "close": floats(result),
     }
 
 
