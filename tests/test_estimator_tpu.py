@@ -281,8 +281,8 @@ def test_tf_2_15s_tensorflow_python_estimator_stub_serves_the_tpu_mains(tmp_path
     assert stub._load_global_step_from_checkpoint_dir(str(tmp_path)) == 0
     with pytest.raises(AttributeError, match=r"estimator\._train_model.*public names"):
         stub._train_model  # noqa: B018
-    with pytest.raises(ImportError, match=r"tensorflow\.python\.estimator\.model_fn.*public"):
-        import tensorflow.python.estimator.model_fn  # noqa: F401
+    with pytest.raises(ImportError, match=r"tensorflow\.python\.estimator\.util.*public"):
+        import tensorflow.python.estimator.util  # noqa: F401
 
 
 def test_using_config_shows_the_tpu_fields_after_the_base_ones_as_2_15_did():

@@ -30,11 +30,80 @@ import warnings
 _TENSORFLOW_ESTIMATOR = "tensorflow_estimator"
 # 2.15's public namespace under it: its V1 API (`tensorflow_estimator.estimator`).
 _PUBLIC_PATH = "tensorflow_estimator.estimator"
-# What TF 2.15 still shipped under tensorflow.python.estimator (stubs over
-# tensorflow_estimator), as TPU samples import it: `from tensorflow.python.estimator import
-# estimator`, for `estimator._load_global_step_from_checkpoint_dir(model_dir)`.
+# What TF 2.15 still shipped under tensorflow.python.estimator: stub modules, each carrying
+# every name of tensorflow_estimator's module of the same path.  TF1-era samples import
+# the public ones from there (`from tensorflow.python.estimator.model_fn import ModeKeys`,
+# `...inputs import numpy_io`, `...export import export_output`) and TPU mains a private
+# helper (`estimator._load_global_step_from_checkpoint_dir(model_dir)`).  Each module's
+# public names are the kit's, from the namespace 2.15's objects were in: "v1" is
+# tf.compat.v1.estimator, "v2" tf.estimator, "v2.export" its attribute, under the same
+# name or the one after a space ("v2 Estimator"); a string in quotes is a constant.
+# Other names (2.15's internals) are refused, saying what to use.
 _TF_PYTHON_ESTIMATOR = "tensorflow.python.estimator"
-_TF_PYTHON_MODULES = (_TF_PYTHON_ESTIMATOR, _TF_PYTHON_ESTIMATOR + ".estimator")
+_TF_PYTHON_PACKAGES = ("", "export", "inputs", "canned")
+
+
+def _canned_names(prefix):
+    """A canned module's names: its V1 classes (tf.compat.v1.estimator's), the same
+    with `V2` (tf.estimator's), ModeKeys."""
+    names = {"ModeKeys": "v2"}
+    for kind in ("Classifier", "Regressor", "Estimator"):
+        names[prefix + kind] = "v1"
+        names[f"{prefix}{kind}V2"] = f"v2 {prefix}{kind}"
+    return names
+
+
+_TF_PYTHON_NAMES = {
+    "": {},
+    "export": {},
+    "inputs": {},
+    "canned": {},
+    "estimator": {
+        "Estimator": "v1",
+        "EstimatorV2": "v2 Estimator",
+        "ModeKeys": "v2",
+        "VocabInfo": "v2",
+        "WarmStartSettings": "v2",
+    },
+    "model_fn": {
+        "EstimatorSpec": "v2",
+        "ModeKeys": "v2",
+        "call_logit_fn": "v2.experimental",
+        "LOSS_METRIC_KEY": "'loss'",
+        "AVERAGE_LOSS_METRIC_KEY": "'average_loss'",
+    },
+    "run_config": {"RunConfig": "v2"},
+    "training": {"TrainSpec": "v2", "EvalSpec": "v2", "train_and_evaluate": "v2"},
+    "exporter": dict.fromkeys(
+        ("Exporter", "FinalExporter", "LatestExporter", "BestExporter"), "v2"
+    ),
+    "export.export": {
+        **dict.fromkeys(
+            (
+                "ServingInputReceiver",
+                "TensorServingInputReceiver",
+                "build_parsing_serving_input_receiver_fn",
+                "build_raw_serving_input_receiver_fn",
+            ),
+            "v2.export",
+        ),
+        "build_raw_supervised_input_receiver_fn": "v2.experimental",
+    },
+    "export.export_output": dict.fromkeys(
+        ("ExportOutput", "ClassificationOutput", "RegressionOutput", "PredictOutput", "EvalOutput"),
+        "v2.export",
+    ),
+    "inputs.inputs": {"numpy_input_fn": "v1.inputs", "pandas_input_fn": "v1.inputs"},
+    "inputs.numpy_io": {"numpy_input_fn": "v1.inputs"},
+    "inputs.pandas_io": {"pandas_input_fn": "v1.inputs"},
+    "canned.dnn": _canned_names("DNN"),
+    "canned.linear": {**_canned_names("Linear"), "LinearSDCA": "v2.experimental"},
+    "canned.dnn_linear_combined": _canned_names("DNNLinearCombined"),
+    "canned.baseline": _canned_names("Baseline"),
+}
+_TF_PYTHON_MODULES = {
+    _TF_PYTHON_ESTIMATOR + (f".{suffix}" if suffix else ""): suffix for suffix in _TF_PYTHON_NAMES
+}
 
 
 def real_tf_estimator(tf):
@@ -64,7 +133,7 @@ class _TensorflowEstimatorFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname in _TF_PYTHON_MODULES:
             return importlib.machinery.ModuleSpec(
-                fullname, self, is_package=fullname == _TF_PYTHON_ESTIMATOR
+                fullname, self, is_package=_TF_PYTHON_MODULES[fullname] in _TF_PYTHON_PACKAGES
             )
         if not fullname.startswith((_TENSORFLOW_ESTIMATOR + ".", _TF_PYTHON_ESTIMATOR + ".")):
             return None
@@ -95,17 +164,29 @@ def _load_global_step_from_checkpoint_dir(checkpoint_dir):
     return checkpoints.stored_global_step(checkpoint_dir)
 
 
-def _tf_python_estimator_module(name):
-    """`tensorflow.python.estimator` and its `estimator` module as TF 2.15 shipped them:
-    the Estimator classes and `_load_global_step_from_checkpoint_dir`; other internal
-    names are refused, saying what to use."""
+def _public_object(spelling, name):
+    """The kit's object that `spelling` (a `_TF_PYTHON_NAMES` value) names."""
+    if spelling.startswith("'"):
+        return spelling.strip("'")
+    namespace, _, renamed = spelling.partition(" ")
     v2, v1 = _namespaces()
+    found = v2 if namespace.startswith("v2") else v1
+    for part in namespace.split(".")[1:]:
+        found = getattr(found, part)
+    return getattr(found, renamed or name)
+
+
+def _tf_python_estimator_module(name):
+    """A module of TF 2.15's `tensorflow.python.estimator` stub: its public names the
+    kit's (`_TF_PYTHON_NAMES`), the TPU mains' private helper in `.estimator`; other
+    internal names are refused, saying what to use."""
+    suffix = _TF_PYTHON_MODULES[name]
     module = types.ModuleType(name, "TF 2.15's tensorflow.python.estimator stub, on the kit.")
-    if name == _TF_PYTHON_ESTIMATOR:
-        module.__path__ = []  # a package, so `.estimator` reaches the finder
-    else:
-        module.Estimator, module.EstimatorV2 = v1.Estimator, v2.Estimator
-        module.WarmStartSettings, module.VocabInfo = v2.WarmStartSettings, v2.VocabInfo
+    if suffix in _TF_PYTHON_PACKAGES:
+        module.__path__ = []  # a package, so its submodules reach the finder
+    for attribute, spelling in _TF_PYTHON_NAMES[suffix].items():
+        setattr(module, attribute, _public_object(spelling, attribute))
+    if suffix == "estimator":
         module._load_global_step_from_checkpoint_dir = _load_global_step_from_checkpoint_dir
 
     def refused(attribute):
