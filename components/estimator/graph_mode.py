@@ -507,7 +507,11 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         if estimator._warm_start_from is not None and estimator.latest_checkpoint() is None:
             warm_start_hooks = _warm_start(built, estimator._warm_start_from)
         loss = tf.convert_to_tensor(spec.loss)
-        _V1.summary.scalar("loss", loss)
+        # A model_fn that summarized its loss as "loss" itself keeps that summary alone
+        # (2.15 added its own only when no summary op was named "loss": no "loss_1").
+        summarized = _V1.get_collection(_V1.GraphKeys.SUMMARIES)
+        if not any(op.op.name == "loss" for op in summarized):
+            _V1.summary.scalar("loss", loss)
         train_op = _counting_steps(built)
         step_logs = {"loss": loss, "global_step": built.global_step}
         # tf.estimator 2.15's order: the input's hooks, train()'s (its StopAtStepHook
