@@ -197,7 +197,8 @@ def write_atomically(write, target_dir, assets_extra=None):
     file system refuses a rename onto a prefix of an existing name.)"""
     parent, name = os.path.split(target_dir)
     temp_dir = os.path.join(parent, f".tmp-{name}-{int(time.time() * 1e6)}")
-    write(temp_dir)
+    with tf_logging.root_logger_untouched():  # TF 2.21's saving logs through absl
+        write(temp_dir)
     for dest, source in (assets_extra or {}).items():
         target = os.path.join(temp_dir, "assets.extra", dest)
         tf.io.gfile.makedirs(os.path.dirname(target))

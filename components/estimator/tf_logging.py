@@ -114,3 +114,22 @@ def withheld(prefix):
         yield
     finally:
         logger.removeFilter(line_filter)
+
+
+@contextlib.contextmanager
+def root_logger_untouched():
+    """Meanwhile nothing configures the root logger as a side effect: TF 2.21's
+    `tf.saved_model.save` (and its fingerprint) logs through absl, whose first record calls
+    `logging.basicConfig()` when the root logger has no handler, after which every record
+    of the program (the kit's included, under their own names) went to stderr a second
+    time.  2.15's export logged through `tensorflow` alone and left the root as it was."""
+    root = logging.getLogger()
+    if root.handlers:
+        yield
+        return
+    placeholder = logging.NullHandler()  # the handler absl looks for
+    root.addHandler(placeholder)
+    try:
+        yield
+    finally:
+        root.removeHandler(placeholder)
