@@ -841,7 +841,7 @@ class Estimator:
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
         if built is not None:
             results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
-            self._write_eval_summaries(results, name, checkpoint_path)
+            self._write_eval_summaries(results, name, checkpoint_path, built.graph)
             return results
         global_step = self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.EVAL)
@@ -902,22 +902,34 @@ class Estimator:
     def eval_dir(self, name=None):
         return os.path.join(self._model_dir, f"eval_{name}" if name else "eval")
 
-    def _write_eval_summaries(self, results, name, checkpoint_path):
+    def _write_eval_summaries(self, results, name, checkpoint_path, graph=None):
         """The results (and the checkpoint evaluated) as events under `eval_dir(name)`,
-        logged as tf.estimator logged them."""
+        logged as tf.estimator logged them.  After a run in `graph` they go, as 2.15's
+        did, through tf.compat.v1's FileWriterCache (its writer of the folder, made with
+        that graph): one event file for every evaluation into the folder, whose writer a
+        user's `FileWriterCache.get(eval_dir)` gets after evaluate()."""
         step = int(results["global_step"])
-        with tf_logging.printed_as_numpy_1():
-            logged = ", ".join(f"{k} = {v!s}" for k, v in sorted(results.items()))  # 2.15's %s
+        with tf_logging.printed_as_numpy_1():  # 2.15's %s, without bytes (a Summary)
+            logged = ", ".join(
+                f"{k} = {v!s}" for k, v in sorted(results.items()) if not isinstance(v, bytes)
+            )
         log.info("Saving dict for global step %d: %s", step, logged)
-        writer = tf.summary.create_file_writer(self.eval_dir(name))
-        summaries.write_scalars(
-            writer, {k: v for k, v in results.items() if k != "global_step"}, step
-        )
+        written = [summaries.eval_summary(results)]
         if checkpoint_path:
             log.info(
                 "Saving 'checkpoint_path' summary for global step %d: %s", step, checkpoint_path
             )
-            summaries.write_text(writer, "checkpoint_path", checkpoint_path, step)
+            written.append(summaries.text_summary("checkpoint_path", checkpoint_path))
+        if graph is not None:
+            with graph.as_default():
+                writer = tf.compat.v1.summary.FileWriterCache.get(self.eval_dir(name))
+            for summary in written:
+                writer.add_summary(summary, step)
+            writer.flush()
+            return
+        writer = tf.summary.create_file_writer(self.eval_dir(name))
+        for summary in written:
+            summaries.write_summary(writer, summary, step)
         writer.close()
 
     # -------------------------------------------------------------- predict

@@ -8,10 +8,14 @@ Estimator writes `simple_value`s through a TF2 summary writer.
 
 import collections
 import contextlib
+import logging
 import threading
 
+import numpy as np
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_file_loader
+
+_log = logging.getLogger(__name__)
 
 
 def write_scalars(writer, values, step, more=b""):
@@ -25,15 +29,56 @@ def write_scalars(writer, values, step, more=b""):
     )
     if more:
         summary.MergeFromString(more)
-    with writer.as_default():
-        tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
+    write_summary(writer, summary, step)
 
 
-def write_text(writer, tag, text, step):
-    """Writes one string tensor summary at `step` (tf.estimator's `checkpoint_path`)."""
-    summary = tf.compat.v1.Summary(
+def text_summary(tag, text):
+    """A `Summary` of one string tensor (tf.estimator's `checkpoint_path`)."""
+    return tf.compat.v1.Summary(
         value=[tf.compat.v1.Summary.Value(tag=tag, tensor=tf.make_tensor_proto(text))]
     )
+
+
+def eval_summary(results):
+    """The `Summary` evaluate() writes of its results (all but `global_step`), by their
+    types as tf.estimator 2.15 took them: a float or a numpy float32 or int32 / int64 as a
+    `simple_value`; an array (a vector metric: `precision_at_thresholds`, `mean_tensor`)
+    as a tensor; bytes as a serialized `Summary` (an image summary returned as a metric),
+    its values tagged `<key>/<i>`; anything else (a numpy bool, an int16) skipped."""
+    summary = tf.compat.v1.Summary()
+    for key, value in results.items():
+        if key == "global_step" or value is None:
+            continue
+        if isinstance(value, (float, int, np.float32, np.int32, np.int64)):
+            summary.value.add(tag=key, simple_value=float(value))
+        elif isinstance(value, bytes):
+            _add_serialized(summary, key, value)
+        elif isinstance(value, np.ndarray):
+            summary.value.add(tag=key, node_name=key, tensor=tf.make_tensor_proto(value))
+            _log.info("The summary of %s, an array, shows in TensorBoard's plugins only.", key)
+        else:
+            _log.warning(
+                "Skipping summary for %s: a %s is no float, np.float32, int, np.int32, "
+                "np.int64, np.ndarray or serialized Summary.",
+                key,
+                type(value).__name__,
+            )
+    return summary
+
+
+def _add_serialized(summary, key, value):
+    try:
+        parsed = tf.compat.v1.Summary.FromString(value)
+    except Exception:  # (protobuf's DecodeError: bytes that are no Summary)
+        _log.warning("Skipping summary for %s: its bytes are no serialized Summary.", key)
+        return
+    for i, item in enumerate(parsed.value):
+        item.tag = f"{key}/{i}"
+    summary.value.extend(parsed.value)
+
+
+def write_summary(writer, summary, step):
+    """Writes `summary` (a `Summary`) at `step` as one event."""
     with writer.as_default():
         tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
 
