@@ -289,9 +289,12 @@ class ModeGraph:
                 random.seed(seed)
                 _V1.set_random_seed(seed)
             self.global_step = _V1.train.get_or_create_global_step()
-            # The guarded read TF1 optimizers and tf.estimator's graphs start with; it
-            # also keeps op ids (the seeds of seeded initializers) as under tf.estimator.
-            training_util._get_or_create_global_step_read(self.graph)
+            if mode == ModeKeys.TRAIN:
+                # The guarded read TF1 optimizers and tf.estimator's training graphs start
+                # with (its evaluate, predict and export graphs had none: no `If` op in
+                # an export); it also keeps op ids (the seeds of seeded initializers) as
+                # under tf.estimator.
+                training_util._get_or_create_global_step_read(self.graph)
             if receiver_fn is not None:
                 self.receiver = receiver_fn()
                 features = self.receiver.features
