@@ -1,0 +1,712 @@
+"""Custom-Estimator idioms of TF1-era samples and StackOverflow-grade user code, after
+`tf_upgrade_v2`, that the other families leave out.
+
+- `uncommon_metrics`: eval_metric_ops of the rarer `tf.compat.v1.metrics`
+  (mean_per_class_accuracy, the `_at_k` family, mean_iou, auc's careful interpolation and
+  PR curve, the `_at_thresholds` vectors, mean_relative_error, percentage_below,
+  mean_tensor), a user's own `(value, update)` over local variables, an int32 one:
+  what `evaluate()` returns (types, dtypes, shapes, values), logs and writes;
+- `summary_as_metric`: a serialized image summary returned as a metric (no update);
+- `generator_inputs`: `Dataset.from_generator` (output_types / output_shapes, and
+  output_signature), a dict of features with a string one, predictions passing it on;
+- `numpy_epochs`: `numpy_input_fn(num_epochs=..., shuffle=False)` ending training before
+  `steps`, with a string column and a short last batch;
+- `summaries_everywhere`: scalar / histogram / image / text / audio summaries in a
+  model_fn, `merge_all`, SummarySaverHooks of their own folders among the training and
+  evaluation hooks, a user's event written through `FileWriterCache`;
+- `logging_hooks`: `tf.compat.v1.train.LoggingTensorHook(formatter=, every_n_secs=,
+  at_end=True)` in the spec's hooks, `StepCounterHook(every_n_steps=, output_dir=)`;
+- `scaffold_summary_op`: a Scaffold's summary_op, a summary in a collection of its own,
+  a TF2 `tf.summary.scalar` in a TF1 model_fn;
+- `keras_metric_objects`: Keras metrics (vector Precision, PR AUC, MeanTensor, MeanIoU)
+  in eval_metric_ops;
+- `event_files_of_repeated_runs`: training and evaluating twice into the same folders,
+  then a user's summary through `FileWriterCache.get(eval_dir)`: the event files.
+
+Each program takes the `tensorflow` module (2.15's, or 2.21's once
+`components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
+returns `exact` parts (keys, types, dtypes, shapes, event tags and steps, log lines'
+shapes: equal) and `close` values (zero-initialised models on unshuffled data: 1e-4).
+`tests/test_model_fn_idioms.py` compares them with 2.15's recording
+(`tests/tf215/record_family.py model_fn_idiom_programs`, into
+`tests/data/tf215/model_fn_idioms.json`).
+"""
+
+import glob
+import os
+import re
+
+import numpy as np
+
+from tests.tf1_fidelity_programs import _info_lines, _raised
+from tests.tf1_sample_programs import _messages
+from tests.tutorial_programs import listing, structure
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "model_fn_idioms.json")
+PROGRAMS = {}
+_NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
+
+
+def program(run):
+    PROGRAMS[run.__name__] = run
+    return run
+
+
+def _shape(line):
+    """A log line with its numbers as `N` (their digits vary with the version's rounding)."""
+    return _NUMBER.sub("N", line)
+
+
+def _seen(value):
+    """[type, dtype, shape] of a value evaluate() or predict() returned."""
+    array = np.asarray(value)
+    # (numpy 1's `bool_` is numpy 2's `bool`.)
+    return [type(value).__name__.rstrip("_"), array.dtype.name, list(array.shape)]
+
+
+def _numbers(results):
+    """The numeric values of a result dict as lists of floats (for `close`)."""
+    return {
+        k: np.asarray(v, dtype=np.float64).ravel().tolist()
+        for k, v in sorted(results.items())
+        if np.asarray(v).dtype.kind in "biuf"
+    }
+
+
+def _events(tf, folder):
+    """{tag: [kind (a tensor's plugin and dtype), steps]} over the event files directly in
+    `folder`; with the number of event files under `files`, the kinds of their records
+    (a version, summaries, a graph, a meta graph) under `records`."""
+    tags, paths = {}, sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*")))
+    records = set()
+    for path in paths:
+        for event in tf.compat.v1.train.summary_iterator(path):
+            records.add(event.WhichOneof("what"))
+            for value in event.summary.value:
+                kind = value.WhichOneof("value")
+                if kind == "tensor":
+                    dtype = tf.as_dtype(value.tensor.dtype).name
+                    shape = [d.size for d in value.tensor.tensor_shape.dim]
+                    kind = f"tensor {value.metadata.plugin_data.plugin_name} {dtype} {shape}"
+                entry = tags.setdefault(value.tag, [kind, []])
+                entry[1] = sorted({*entry[1], int(event.step)})
+    return {"files": len(paths), "records": sorted(records), **dict(sorted(tags.items()))}
+
+
+# ------------------------------------------------------------------------ data
+def _classes(n, offset=0):
+    """n rows of 4 features, 3 classes: class k pushes feature k up (no randomness)."""
+    rows = np.arange(offset, offset + n)
+    labels = (rows * 7 % 3).astype(np.int32)
+    x = ((rows[:, None] * np.arange(1, 5)[None, :]) % 5 / 5.0).astype(np.float32)
+    x[np.arange(n), labels] += 1.0
+    return x, labels
+
+
+def _dataset_input_fn(x, labels, batch_size, epochs=1):
+    def input_fn():
+        import tensorflow as tf
+
+        data = tf.data.Dataset.from_tensor_slices(({"x": x}, labels))
+        return data.repeat(epochs).batch(batch_size)
+
+    return input_fn
+
+
+def _linear_logits(tf, x, units=3):
+    """A zero-initialised dense layer (compat.v1 variables: deterministic training)."""
+    kernel = tf.compat.v1.get_variable(
+        "kernel", [x.shape[-1], units], initializer=tf.compat.v1.zeros_initializer()
+    )
+    bias = tf.compat.v1.get_variable("bias", [units], initializer=tf.compat.v1.zeros_initializer())
+    return tf.matmul(x, kernel) + bias
+
+
+def _train_op(tf, loss, rate=0.5):
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(rate)
+    return optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+
+
+# --------------------------------------------------------------- uncommon metrics
+def _count_metric(tf, values):
+    """A user's streaming count: an int32 local variable and its assign_add."""
+    count = tf.compat.v1.get_variable(
+        "example_count",
+        [],
+        tf.int32,
+        initializer=tf.compat.v1.zeros_initializer(),
+        collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES],
+        trainable=False,
+    )
+    return count, tf.compat.v1.assign_add(count, tf.size(values))
+
+
+def _ratio_metric(tf, hits, total):
+    """A user's streaming ratio over two float local variables, its value a tensor of its
+    own (StackOverflow's 'custom streaming metric')."""
+    with tf.compat.v1.variable_scope("hit_ratio"):
+        local = {
+            "shape": [],
+            "initializer": tf.compat.v1.zeros_initializer(),
+            "collections": [tf.compat.v1.GraphKeys.LOCAL_VARIABLES],
+            "trainable": False,
+        }
+        seen_hits = tf.compat.v1.get_variable("hits", **local)
+        seen_total = tf.compat.v1.get_variable("total", **local)
+    update = tf.group(
+        tf.compat.v1.assign_add(seen_hits, tf.reduce_sum(hits)),
+        tf.compat.v1.assign_add(seen_total, tf.cast(total, tf.float32)),
+    )
+    return tf.compat.v1.div_no_nan(seen_hits, seen_total), update
+
+
+def _uncommon_metric_ops(tf, labels, logits):
+    metrics = tf.compat.v1.metrics
+    probabilities = tf.nn.softmax(logits)
+    predicted = tf.argmax(logits, axis=1, output_type=tf.int32)
+    sparse = tf.cast(tf.reshape(labels, [-1, 1]), tf.int64)
+    first = tf.cast(tf.equal(labels, 0), tf.float32)  # class 0 against the rest
+    p_first = probabilities[:, 0]
+    thresholds = [0.2, 0.35, 0.5]
+    return {
+        "mean_per_class_accuracy": metrics.mean_per_class_accuracy(labels, predicted, 3),
+        "precision_at_2": metrics.precision_at_k(sparse, logits, k=2),
+        "recall_at_2": metrics.recall_at_k(sparse, logits, k=2),
+        "sparse_ap_at_2": metrics.sparse_average_precision_at_k(sparse, logits, k=2),
+        "ap_at_1": metrics.average_precision_at_k(sparse, logits, k=1),
+        "mean_iou": metrics.mean_iou(labels, predicted, num_classes=3),
+        "auc_careful": metrics.auc(first, p_first, summation_method="careful_interpolation"),
+        "auc_pr": metrics.auc(first, p_first, curve="PR", num_thresholds=50),
+        "precision_at_thresholds": metrics.precision_at_thresholds(first, p_first, thresholds),
+        "recall_at_thresholds": metrics.recall_at_thresholds(first, p_first, thresholds),
+        "fn_at_thresholds": metrics.false_negatives_at_thresholds(first, p_first, thresholds),
+        "mean_relative_error": metrics.mean_relative_error(
+            first, p_first, normalizer=tf.ones_like(first) * 2.0
+        ),
+        "percentage_below": metrics.percentage_below(p_first, threshold=0.35),
+        "rmse": metrics.root_mean_squared_error(first, p_first),
+        "mean_probabilities": metrics.mean_tensor(tf.reduce_mean(probabilities, axis=0)),
+        "example_count": _count_metric(tf, labels),
+        "hit_ratio": _ratio_metric(
+            tf, tf.cast(tf.equal(predicted, labels), tf.float32), tf.size(labels)
+        ),
+    }
+
+
+def uncommon_metrics_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits})
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss))
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, eval_metric_ops=_uncommon_metric_ops(tf, labels, logits)
+    )
+
+
+@program
+def uncommon_metrics(tf, workdir):
+    """Train 4 steps, evaluate twice (the metrics' local variables start again at zero)."""
+    x, labels = _classes(24)
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(uncommon_metrics_model_fn, model_dir=model_dir)
+    est.train(_dataset_input_fn(x, labels, 6), steps=4)
+    eval_x, eval_labels = _classes(12, offset=30)
+    with _info_lines() as lines:
+        first = est.evaluate(_dataset_input_fn(eval_x, eval_labels, 4))
+    again = est.evaluate(_dataset_input_fn(eval_x, eval_labels, 4), steps=2, name="two")
+    saved = _messages(lines, "Saving dict for global step")
+    return {
+        "exact": {
+            "results": {k: _seen(v) for k, v in sorted(first.items())},
+            "results_two": {k: _seen(v) for k, v in sorted(again.items())},
+            "saving_dict": [_shape(line) for line in saved],
+            "eval_events": _events(tf, os.path.join(model_dir, "eval")),
+            "eval_two_events": _events(tf, os.path.join(model_dir, "eval_two")),
+            "files": listing(model_dir),
+        },
+        "close": {
+            **_numbers(first),
+            **{f"two/{k}": v for k, v in _numbers(again).items()},
+        },
+    }
+
+
+# -------------------------------------------------------------- summary as a metric
+def summary_metric_model_fn(features, labels, mode, params):
+    """A sample's trick: an image summary's serialized proto (of the trained kernel) as an
+    eval metric with no update op, beside a bool and a float64 metric; with
+    `params["of_input"]`, a metric of the input with no update op."""
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss))
+    kernel, bias = tf.compat.v1.trainable_variables()
+    if params.get("of_input"):
+        metrics = {"max_logit": (tf.reduce_max(logits), tf.no_op())}
+    else:
+        picture = tf.reshape(kernel, [1, 4, 3, 1])
+        mean64, update64 = tf.compat.v1.metrics.mean(tf.cast(logits, tf.float64))
+        metrics = {
+            "picture": (tf.compat.v1.summary.image("kernel", picture), tf.no_op()),
+            "mean_logit64": (mean64, update64),
+            "any_positive_bias": (tf.reduce_any(bias > 0), tf.no_op()),
+        }
+    return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+
+
+@program
+def summary_as_metric(tf, workdir):
+    x, labels = _classes(12)
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(summary_metric_model_fn, model_dir=model_dir, params={})
+    est.train(_dataset_input_fn(x, labels, 6), steps=2)
+    with _info_lines() as lines:
+        results = est.evaluate(_dataset_input_fn(x, labels, 6))
+    of_input = tf.estimator.Estimator(
+        summary_metric_model_fn, model_dir=model_dir, params={"of_input": True}
+    )
+    return {
+        "exact": {
+            "results": {k: _seen(v) for k, v in sorted(results.items())},
+            "saving_dict": [_shape(line) for line in _messages(lines, "Saving dict for")],
+            "eval_events": _events(tf, os.path.join(model_dir, "eval")),
+            "picture_is_a_summary": _parsed_summary(tf, results.get("picture")),
+            "input_read_after_its_end": _end_of_input(
+                lambda: of_input.evaluate(_dataset_input_fn(x, labels, 6), name="of_input")
+            ),
+        },
+        "close": _numbers(results),
+    }
+
+
+def _end_of_input(call):
+    """The error's type, and whether it says the input ended (2.15's message also carries
+    the graph's stack, TF 2.21's not)."""
+    try:
+        call()
+    except Exception as error:  # (the error is the record)
+        return [type(error).__name__, "End of sequence" in str(error)]
+    return None
+
+
+def _parsed_summary(tf, value):
+    if not isinstance(value, bytes):
+        return None
+    summary = tf.compat.v1.Summary.FromString(value)
+    return [[v.tag, v.WhichOneof("value")] for v in summary.value]
+
+
+# --------------------------------------------------------------- generator inputs
+WORDS = [b"red", b"green", b"blue", b"red", b"blue", b"yellow"]
+
+
+def _examples(n):
+    x, labels = _classes(n)
+    for i in range(n):
+        yield {"x": x[i, :2], "word": WORDS[i % len(WORDS)]}, labels[i]
+
+
+def word_model_fn(features, labels, mode):
+    """Two numbers and a hashed word (zero-initialised embedding) into 3 logits; the word
+    passed on in the predictions."""
+    import tensorflow as tf
+
+    buckets = tf.strings.to_hash_bucket_fast(features["word"], 5)
+    embeddings = tf.compat.v1.get_variable(
+        "word_embeddings", [5, 3], initializer=tf.compat.v1.zeros_initializer()
+    )
+    logits = _linear_logits(tf, features["x"]) + tf.nn.embedding_lookup(embeddings, buckets)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        predictions = {
+            "word": features["word"],
+            "class_ids": tf.argmax(logits, axis=1),
+            "probabilities": tf.nn.softmax(logits),
+        }
+        return tf.estimator.EstimatorSpec(mode, predictions=predictions)
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss))
+    accuracy = tf.compat.v1.metrics.accuracy(labels, tf.argmax(logits, axis=1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops={"accuracy": accuracy})
+
+
+@program
+def generator_inputs(tf, workdir):
+    """Training on a finite generator (output_types/output_shapes) ends it before
+    `steps`; evaluation reads one of output_signature; prediction one of features only."""
+
+    def train_input_fn():
+        data = tf.data.Dataset.from_generator(
+            lambda: _examples(12),
+            output_types=({"x": tf.float32, "word": tf.string}, tf.int32),
+            output_shapes=({"x": [2], "word": []}, []),
+        )
+        return data.repeat(2).batch(4)
+
+    def eval_input_fn():
+        signature = (
+            {"x": tf.TensorSpec([2], tf.float32), "word": tf.TensorSpec([], tf.string)},
+            tf.TensorSpec([], tf.int32),
+        )
+        return tf.data.Dataset.from_generator(lambda: _examples(10), output_signature=signature)
+
+    def predict_input_fn():
+        data = tf.data.Dataset.from_generator(
+            lambda: (features for features, _ in _examples(5)),
+            output_types={"x": tf.float32, "word": tf.string},
+            output_shapes={"x": [2], "word": []},
+        )
+        return data.batch(2)
+
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(word_model_fn, model_dir=model_dir)
+    with _info_lines() as lines:
+        est.train(train_input_fn, steps=100)
+    results = est.evaluate(lambda: eval_input_fn().batch(3))
+    rows = list(est.predict(predict_input_fn))
+    batches = list(est.predict(predict_input_fn, yield_single_examples=False))
+    return {
+        "exact": {
+            "global_step": int(est.get_variable_value("global_step")),
+            "loss_lines": [_shape(line) for line in _messages(lines, "loss = ")],
+            "results": {k: _seen(v) for k, v in sorted(results.items())},
+            "predictions": structure(rows),
+            "words": [row["word"].decode() for row in rows],
+            "batches": [structure([batch]) for batch in batches],
+            "batch_words": [_seen(batch["word"]) for batch in batches],
+            "variables": est.get_variable_names(),
+        },
+        "close": {
+            **_numbers(results),
+            "probabilities": [row["probabilities"].tolist() for row in rows],
+            "embeddings": est.get_variable_value("word_embeddings").tolist(),
+        },
+    }
+
+
+# ------------------------------------------------------------------ numpy epochs
+@program
+def numpy_epochs(tf, workdir):
+    """numpy_input_fn(num_epochs=2, shuffle=False) of 10 rows in batches of 4: training
+    stops after 5 steps of `steps=50`; evaluation of one epoch takes 3 batches, of
+    `steps=10` too."""
+    x, labels = _classes(10)
+    words = np.array([WORDS[i % len(WORDS)] for i in range(10)])
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(word_model_fn, model_dir=model_dir)
+
+    def inputs(num_epochs, y=labels, **features):
+        return tf.compat.v1.estimator.inputs.numpy_input_fn(
+            x={"x": x[:, :2], "word": words, **features},
+            y=y,
+            batch_size=4,
+            num_epochs=num_epochs,
+            shuffle=False,
+        )
+
+    with _info_lines() as lines:
+        est.train(inputs(2), steps=50)
+        results = est.evaluate(inputs(1))
+        est.evaluate(inputs(1), steps=10, name="steps")  # (its input ends after 3)
+    rows = list(est.predict(inputs(1, y=None)))
+    unicode_words = np.array([w.decode() for w in words])
+    return {
+        "exact": {
+            "global_step": int(est.get_variable_value("global_step")),
+            "loss_lines": [_shape(line) for line in _messages(lines, "loss = ")],
+            "eval_lines": _messages(lines, "Evaluation ["),
+            "results": {k: _seen(v) for k, v in sorted(results.items())},
+            "predictions": structure(rows),
+            "count": len(rows),
+            "unicode_words": _raised(lambda: est.train(inputs(1, word=unicode_words))),
+            "step_after_unicode": int(est.get_variable_value("global_step")),
+        },
+        "close": {
+            **_numbers(results),
+            "probabilities": [row["probabilities"].tolist() for row in rows],
+        },
+    }
+
+
+# -------------------------------------------------------------- summaries everywhere
+# (Summary savers and step counters here save every step or every 2: a hook reads the
+# global step in the train op's own run, unordered with its increment, under 2.15 as
+# here, so at every 3 or more a step's summary lands one step sooner now and then.)
+def summaries_model_fn(features, labels, mode, params):
+    """Every compat.v1 summary kind, merged into SummarySaverHooks of their own folders."""
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    probabilities = tf.nn.softmax(logits)
+    tf.compat.v1.summary.scalar("mean_probability", tf.reduce_mean(probabilities))
+    tf.compat.v1.summary.histogram("logits", logits)
+    tf.compat.v1.summary.image("probabilities", tf.reshape(probabilities, [1, -1, 3, 1]))
+    tf.compat.v1.summary.text("mode", tf.constant(mode))
+    wave = tf.reshape(tf.tanh(features["x"]), [1, -1, 1])
+    tf.compat.v1.summary.audio("features_as_sound", wave, sample_rate=8000, max_outputs=1)
+    merged = tf.compat.v1.summary.merge_all()
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        hook = tf.compat.v1.train.SummarySaverHook(
+            save_steps=1, output_dir=params["train_hook_dir"], summary_op=merged
+        )
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=_train_op(tf, loss), training_hooks=[hook]
+        )
+    hook = tf.compat.v1.train.SummarySaverHook(
+        save_steps=1, output_dir=params["eval_hook_dir"], summary_op=merged
+    )
+    accuracy = tf.compat.v1.metrics.accuracy(labels, tf.argmax(logits, axis=1))
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, eval_metric_ops={"accuracy": accuracy}, evaluation_hooks=[hook]
+    )
+
+
+@program
+def summaries_everywhere(tf, workdir):
+    """Train 5 steps (summaries every 2, the train hook's every step), evaluate 2 batches,
+    then write a user's scalar through FileWriterCache into the model's folder."""
+    x, labels = _classes(20)
+    model_dir = os.path.join(workdir, "model")
+    params = {
+        "train_hook_dir": os.path.join(model_dir, "train_hook"),
+        "eval_hook_dir": os.path.join(model_dir, "eval_hook"),
+    }
+    est = tf.estimator.Estimator(
+        summaries_model_fn,
+        model_dir=model_dir,
+        params=params,
+        config=tf.estimator.RunConfig(save_summary_steps=2),
+    )
+    est.train(_dataset_input_fn(x, labels, 4), steps=5)
+    results = est.evaluate(_dataset_input_fn(x, labels, 4), steps=2)
+    writer = tf.compat.v1.summary.FileWriterCache.get(model_dir)
+    extra = tf.compat.v1.Summary(
+        value=[tf.compat.v1.Summary.Value(tag="user/extra", simple_value=1.5)]
+    )
+    writer.add_summary(extra, global_step=int(results["global_step"]))
+    writer.flush()
+    same_writer = tf.compat.v1.summary.FileWriterCache.get(model_dir) is writer
+    writer_dir = writer.get_logdir() == model_dir
+    tf.compat.v1.summary.FileWriterCache.clear()
+    return {
+        "exact": {
+            "train": _events(tf, model_dir),
+            "eval": _events(tf, os.path.join(model_dir, "eval")),
+            "train_hook": _events(tf, params["train_hook_dir"]),
+            "eval_hook": _events(tf, params["eval_hook_dir"]),
+            "cached_writer": [same_writer, writer_dir],
+            "files": listing(model_dir),
+        },
+        "close": _numbers(results),
+    }
+
+
+# ------------------------------------------------------------------ logging hooks
+def logged_model_fn(features, labels, mode, params):
+    """LoggingTensorHooks of tensors (not names) with formatters in the spec's training
+    and evaluation hooks (at their end, of what needs no more input)."""
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    tf.nn.softmax(logits, name="softmax_out")
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    step = tf.compat.v1.train.get_global_step()
+
+    def formatter(values):
+        shown = ", ".join(
+            f"{k}={np.asarray(values[k]).dtype.name}{list(np.shape(values[k]))}:"
+            f"{np.round(np.asarray(values[k], dtype=np.float64), 4).ravel().tolist()}"
+            for k in sorted(values)
+        )
+        return f"seen[{mode}] {shown}"
+
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        hook = tf.compat.v1.train.LoggingTensorHook(
+            {"loss": loss, "probabilities": "softmax_out:0"},
+            every_n_secs=3600,
+            at_end=True,
+            formatter=formatter,
+        )
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=_train_op(tf, loss), training_hooks=[hook]
+        )
+    accuracy = tf.compat.v1.metrics.accuracy(labels, tf.argmax(logits, axis=1))
+    hook = tf.compat.v1.train.LoggingTensorHook(
+        {"running_accuracy": accuracy[0], "step": step}, at_end=True, formatter=formatter
+    )
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, eval_metric_ops={"accuracy": accuracy}, evaluation_hooks=[hook]
+    )
+
+
+@program
+def logging_hooks(tf, workdir):
+    """Train 6 steps with a StepCounterHook(every_n_steps=1, output_dir=...) beside the
+    spec's hook, log_step_count_steps=1; evaluate 3 batches."""
+    x, labels = _classes(24)
+    model_dir = os.path.join(workdir, "model")
+    counter_dir = os.path.join(workdir, "step_counter")
+    est = tf.estimator.Estimator(
+        logged_model_fn,
+        model_dir=model_dir,
+        params={},
+        config=tf.estimator.RunConfig(log_step_count_steps=1, save_summary_steps=100),
+    )
+    counter = tf.compat.v1.train.StepCounterHook(every_n_steps=1, output_dir=counter_dir)
+    with _info_lines() as lines:
+        est.train(_dataset_input_fn(x, labels, 4, epochs=2), steps=6, hooks=[counter])
+        est.evaluate(_dataset_input_fn(x, labels, 8))
+    seen = _messages(lines, "seen[")
+    return {
+        "exact": {
+            "seen": [re.sub(r":\[[^\]]*\]", "", line) for line in seen],
+            # (Two hooks' lines of one step, equal now and then, would pass as one.)
+            "rates": sorted({_shape(line) for line in _messages(lines, "global_step/sec")}),
+            "loss_lines": [_shape(line) for line in _messages(lines, "loss = ")],
+            "counter_events": _events(tf, counter_dir),
+            "train_events": _events(tf, model_dir),
+        },
+        "close": {
+            f"{i}/{key}": [float(n) for n in numbers.split(", ") if n]
+            for i, line in enumerate(seen)
+            for key, numbers in re.findall(r"(\w+)=\w+\[[\d, ]*\]:\[([^\]]*)\]", line)
+        },
+    }
+
+
+# ------------------------------------------------------------ a scaffold's summary_op
+def scaffold_summary_model_fn(features, labels, mode):
+    """Summaries the Estimator's own saver leaves or takes: a scaffold whose summary_op
+    merges one of them, one in a collection of its own, a TF2 `tf.summary.scalar` (no
+    default writer in the graph)."""
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    kept = tf.compat.v1.summary.scalar("kept_max_logit", tf.reduce_max(logits))
+    tf.compat.v1.summary.scalar("left_min_logit", tf.reduce_min(logits))
+    tf.compat.v1.summary.histogram("elsewhere", logits, collections=["my_summaries"])
+    step = tf.compat.v1.train.get_global_step()
+    tf.summary.scalar("v2_mean_logit", tf.reduce_mean(logits), step=step)
+    scaffold = tf.compat.v1.train.Scaffold(summary_op=tf.compat.v1.summary.merge([kept]))
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, train_op=_train_op(tf, loss), scaffold=scaffold
+    )
+
+
+@program
+def scaffold_summary_op(tf, workdir):
+    x, labels = _classes(12)
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(
+        scaffold_summary_model_fn,
+        model_dir=model_dir,
+        config=tf.estimator.RunConfig(save_summary_steps=2),
+    )
+    est.train(_dataset_input_fn(x, labels, 4, epochs=2), steps=5)
+    return {"exact": {"train": _events(tf, model_dir)}, "close": {}}
+
+
+# ------------------------------------------------------------- Keras metric objects
+def keras_metrics_model_fn(features, labels, mode):
+    """Keras metric objects updated in a TF1 model_fn, some of non-scalar results."""
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss))
+    probabilities = tf.nn.softmax(logits)
+    first = tf.cast(tf.equal(labels, 0), tf.float32)
+    metrics = {
+        "precision_at": tf.keras.metrics.Precision(thresholds=[0.3, 0.5]),
+        "auc_pr": tf.keras.metrics.AUC(curve="PR", num_thresholds=50),
+        "mean_probabilities": tf.keras.metrics.MeanTensor(),
+        "top_2": tf.keras.metrics.SparseTopKCategoricalAccuracy(k=2),
+        "mean_iou": tf.keras.metrics.MeanIoU(num_classes=3),
+    }
+    metrics["precision_at"].update_state(first, probabilities[:, 0])
+    metrics["auc_pr"].update_state(first, probabilities[:, 0])
+    metrics["mean_probabilities"].update_state(tf.reduce_mean(probabilities, axis=0))
+    metrics["top_2"].update_state(labels, logits)
+    metrics["mean_iou"].update_state(labels, tf.argmax(logits, axis=1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+
+
+@program
+def keras_metric_objects(tf, workdir):
+    x, labels = _classes(12)
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(keras_metrics_model_fn, model_dir=model_dir)
+    est.train(_dataset_input_fn(x, labels, 4), steps=3)
+    with _info_lines() as lines:
+        results = est.evaluate(_dataset_input_fn(x, labels, 4))
+    return {
+        "exact": {
+            "results": {k: _seen(v) for k, v in sorted(results.items())},
+            "saving_dict": [_shape(line) for line in _messages(lines, "Saving dict for")],
+            "eval_events": _events(tf, os.path.join(model_dir, "eval")),
+            "variables": est.get_variable_names(),
+        },
+        "close": _numbers(results),
+    }
+
+
+# ---------------------------------------------------------------- repeated runs' events
+def accuracy_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    logits = _linear_logits(tf, features["x"])
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    accuracy = tf.compat.v1.metrics.accuracy(labels, tf.argmax(logits, axis=1))
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, train_op=_train_op(tf, loss), eval_metric_ops={"accuracy": accuracy}
+    )
+
+
+@program
+def event_files_of_repeated_runs(tf, workdir):
+    """Train twice and evaluate twice into the same folders, then write a user's image of
+    the kernel through FileWriterCache into the eval folder (a StackOverflow answer's
+    way to add a summary beside the metrics): the event files, and what a reader of the
+    first one only sees."""
+    x, labels = _classes(12)
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(
+        accuracy_model_fn,
+        model_dir=model_dir,
+        config=tf.estimator.RunConfig(save_summary_steps=1),
+    )
+    for _ in range(2):
+        est.train(_dataset_input_fn(x, labels, 6), steps=2)
+        results = est.evaluate(_dataset_input_fn(x, labels, 6), steps=1)
+    kernel = est.get_variable_value("kernel").reshape(1, 4, 3, 1)
+    image = tf.compat.v1.Summary.Image(height=4, width=3, colorspace=1, encoded_image_string=b"")
+    extra = tf.compat.v1.Summary(
+        value=[tf.compat.v1.Summary.Value(tag="kernel_image", image=image)]
+    )
+    writer = tf.compat.v1.summary.FileWriterCache.get(est.eval_dir())
+    writer.add_summary(extra, int(results["global_step"]))
+    writer.flush()
+    tf.compat.v1.summary.FileWriterCache.clear()
+    eval_dir = est.eval_dir()
+    first_file = sorted(glob.glob(os.path.join(eval_dir, "events.out.tfevents.*")))[0]
+    first_steps = sorted(
+        {int(e.step) for e in tf.compat.v1.train.summary_iterator(first_file) if e.summary.value}
+    )
+    return {
+        "exact": {
+            "train": _events(tf, model_dir),
+            "eval": _events(tf, eval_dir),
+            "first_eval_file_steps": first_steps,
+        },
+        "close": {"kernel": kernel.ravel().tolist()},
+    }
