@@ -139,15 +139,21 @@ def trained(tf, model, label_key, workdir, columns, values=True):
         model.train(input_fn(tf, label_key), steps=STEPS)
         metrics = model.evaluate(input_fn(tf, label_key), steps=1)
         rows = list(model.predict(predict_input_fn(tf)))
+        batch = next(iter(model.predict(predict_input_fn(tf), yield_single_examples=False)))
         exact = {"signatures": _export(tf, model, workdir, columns)}
     exact.update(
         checkpoint=dict(tf.train.list_variables(model.model_dir)),
+        variable_names=model.get_variable_names(),
+        latest=os.path.basename(model.latest_checkpoint()),
+        params=sorted(model.params),
         files=listing(model.model_dir),
         train_tags=_events(model.model_dir)[0],
         eval_tags=_events(os.path.join(model.model_dir, "eval"))[0],
         logged=_marked(lines, workdir),
         evaluate=sorted(metrics),
+        evaluate_types={k: type(v).__name__ for k, v in sorted(metrics.items())},
         predict=structure(rows),
+        predict_batch=structure([batch]),
     )
     close = {}
     for key in sorted(rows[0]) if values else ():
@@ -316,6 +322,12 @@ one_liner(
 )
 one_liner(
     "linear_regressor_weight_column", "LinearRegressor", "target", weight_column=lambda tf: "w"
+)
+one_liner(
+    "dnn_linear_combined_classifier_both_adagrad",
+    "DNNLinearCombinedClassifier",
+    "binary",
+    linear_optimizer=lambda tf: "Adagrad",
 )
 one_liner(
     "linear_classifier_weight_column_numeric",
