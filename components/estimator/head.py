@@ -83,6 +83,11 @@ def _logits(logits, dimension):
             f"logits shape must be [batch_size, {dimension}] (the head's logits_dimension), "
             f"got {logits.shape}."
         )
+    if rank == 2 and logits.shape[-1] == dimension and not tf.inside_function():
+        # In a TF1 graph, as given: the export's `logits` output is the model's own
+        # tensor (`dnn/logits/BiasAdd:0`), as 2.15's. A traced function's serving
+        # signature keeps its static shape from the reshape.
+        return logits
     return tf.reshape(logits, [-1, dimension])
 
 
@@ -482,13 +487,19 @@ class _ClassHead(_SingleHead):
         batch = tf.shape(logits)[0]
         return tf.tile(tf.constant(self._class_names)[None, :], [batch, 1])
 
-    def _class_predictions(self, logits, probabilities, class_ids):
+    def _class_predictions(self, logits, scores):
+        """The predictions from `scores` (softmax'd, and the class ids their argmax), in the
+        head's `predictions` scope; the tensors are named as 2.15's heads named them
+        (`head/predictions/probabilities`, `.../class_ids`, `.../str_classes`, `.../Tile`
+        and `.../Tile_1`), which TF1 serving code fetches by name."""
         batch = tf.shape(logits)[0]
+        probabilities = tf.nn.softmax(scores, name="probabilities")
+        class_ids = tf.expand_dims(tf.argmax(scores, axis=-1, name="class_ids"), -1)
         return {
             "logits": logits,
             "probabilities": probabilities,
             "class_ids": class_ids,
-            "classes": tf.gather(tf.constant(self._class_names), class_ids),
+            "classes": tf.gather(tf.constant(self._class_names), class_ids, name="str_classes"),
             "all_class_ids": tf.tile(
                 tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1]
             ),
@@ -496,8 +507,10 @@ class _ClassHead(_SingleHead):
         }
 
     def _export_outputs(self, predictions):
+        # The classes of its own, in the head's scope (`head/Tile`), as 2.15's.
         classification = export_lib.ClassificationOutput(
-            scores=predictions["probabilities"], classes=predictions["all_classes"]
+            scores=predictions["probabilities"],
+            classes=self._all_classes(predictions["probabilities"]),
         )
         return {
             export_lib.SERVING_DEFAULT: classification,
@@ -542,10 +555,13 @@ class BinaryClassHead(_ClassHead):
 
     def predictions(self, logits, keys=None):
         logits = _logits(logits, 1)
-        two_class_logits = tf.concat([tf.zeros_like(logits), logits], axis=-1)
-        class_ids = tf.argmax(two_class_logits, axis=-1)[:, None]
-        predictions = self._class_predictions(logits, tf.nn.softmax(two_class_logits), class_ids)
-        predictions["logistic"] = tf.sigmoid(logits)
+        with tf.name_scope("predictions"):
+            logistic = tf.sigmoid(logits, name="logistic")
+            two_class_logits = tf.concat(
+                [tf.zeros_like(logits), logits], axis=-1, name="two_class_logits"
+            )
+            predictions = self._class_predictions(logits, two_class_logits)
+        predictions["logistic"] = logistic
         return _selected(predictions, keys)
 
     def _metric_objects(self):
@@ -610,8 +626,9 @@ class MultiClassHead(_ClassHead):
 
     def predictions(self, logits, keys=None):
         logits = _logits(logits, self.logits_dimension)
-        class_ids = tf.argmax(logits, axis=-1)[:, None]
-        return _selected(self._class_predictions(logits, tf.nn.softmax(logits), class_ids), keys)
+        with tf.name_scope("predictions"):
+            predictions = self._class_predictions(logits, logits)
+        return _selected(predictions, keys)
 
     def _metric_objects(self):
         return {
