@@ -381,6 +381,59 @@ def tf1_model_fn_raw(tf, workdir):
     )
 
 
+def head_model_fn(features, labels, mode, params):
+    """A TF1 model_fn handing its logits to tf.estimator's BinaryClassHead."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    net = v1.feature_column.input_layer(features, params["columns"])
+    logits = v1.layers.dense(
+        net, 1, kernel_initializer=v1.glorot_uniform_initializer(3), name="logits"
+    )
+
+    def train_op_fn(loss):
+        return v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=v1.train.get_global_step()
+        )
+
+    return tf.estimator.BinaryClassHead().create_estimator_spec(
+        features, mode, logits, labels=labels, train_op_fn=train_op_fn
+    )
+
+
+def tf1_model_fn_head(tf, workdir):
+    """A TF1 model_fn with a head: 2.15's head names (`head/predictions/probabilities`,
+    `.../logistic`, `head/Tile`) fetched by name."""
+    numeric, indicator, _ = _columns(tf, _vocabulary(workdir))
+    est = tf.estimator.Estimator(
+        head_model_fn,
+        model_dir=os.path.join(workdir, "model"),
+        params={"columns": numeric + indicator},
+        config=_config(tf),
+    )
+    est.train(_input_fn(tf), steps=3)
+    spec = tf.feature_column.make_parse_example_spec(numeric + indicator)
+    export_dir = _export(
+        est, tf, workdir, tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    )
+    serialized = _serialized(tf)
+    fetches = {
+        "probabilities": "head/predictions/probabilities:0",
+        "logistic": "head/predictions/logistic:0",
+        "class_ids": "head/predictions/ExpandDims:0",
+        "logits": "logits/BiasAdd:0",
+    }
+    return _consume(
+        tf,
+        export_dir,
+        ({"input_example_tensor:0": serialized}, fetches),
+        ["input_example_tensor", "head/Tile", *sorted(n.split(":")[0] for n in fetches.values())],
+        "predict",
+        {"examples": serialized},
+        {"predict": {"examples": serialized}, "serving_default": {"inputs": serialized}},
+    )
+
+
 # ------------------------------------------------------------------ canned estimators
 def _canned(tf, workdir, make, fetches, key="predict", cli=False):
     """Trains `make(numeric, indicator, colour, model_dir)` 3 steps, exports it over a
@@ -474,6 +527,7 @@ def _config(tf):
 PROGRAMS = {
     "tf1_model_fn_parsing": tf1_model_fn_parsing,
     "tf1_model_fn_raw": tf1_model_fn_raw,
+    "tf1_model_fn_head": tf1_model_fn_head,
     "dnn_classifier": dnn_classifier,
     "linear_regressor": linear_regressor,
     "dnn_linear_combined_classifier": dnn_linear_combined_classifier,
