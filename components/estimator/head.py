@@ -317,8 +317,10 @@ class Head(abc.ABC):
         export output fetched from an unscoped op named like another (a `strided_slice`)
         can be saved with that op's shape and then fail to load.  The train op is built
         outside it, so the optimizer's slots are named after the variables alone.
+        (tf.compat.v1's canned DNN and linear models build theirs under `dnn/head/` and
+        `linear/head/`, as 2.15's V1 heads were: `_scope`.)
         """
-        with tf.name_scope(self.name or "head"):
+        with tf.name_scope(getattr(self, "_scope", None) or self.name or "head"):
             if mode == ModeKeys.PREDICT:
                 return self._predict_spec(features, logits)
             predictions = self.predictions(logits)

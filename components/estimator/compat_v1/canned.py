@@ -446,6 +446,7 @@ class DNNClassifier(DNNEstimator):
         batch_norm=False,
     ):
         head = _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        head._scope = "dnn/head/"  # 2.15's V1 head's ops, under the model's scope
         super().__init__(
             head,
             hidden_units,
@@ -483,6 +484,7 @@ class DNNRegressor(DNNEstimator):
         head = head_lib.RegressionHead(
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
+        head._scope = "dnn/head/"  # 2.15's V1 head's ops, under the model's scope
         super().__init__(
             head,
             hidden_units,
@@ -552,6 +554,7 @@ class LinearClassifier(LinearEstimator):
         sparse_combiner="sum",
     ):
         head = _classification_head(n_classes, weight_column, label_vocabulary, loss_reduction)
+        head._scope = "linear/head/"  # 2.15's V1 head's ops, under the model's scope
         super().__init__(
             head,
             feature_columns,
@@ -583,6 +586,7 @@ class LinearRegressor(LinearEstimator):
         head = head_lib.RegressionHead(
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
+        head._scope = "linear/head/"  # 2.15's V1 head's ops, under the model's scope
         super().__init__(
             head,
             feature_columns,
