@@ -68,6 +68,15 @@ def _named_args(fn):
     }
 
 
+def _whole_steps(count):
+    """A step count as a whole number: a fractional one rounded up.  tf.estimator 2.15
+    took any number (its StopAtStepHook stopped at the first step reaching it), and
+    samples pass `num_epochs * len(rows) / batch_size`, a float, as max_steps."""
+    if count is None or isinstance(count, int):
+        return count
+    return math.ceil(count)
+
+
 def _checked_hooks(hooks):
     """train/evaluate/predict's `hooks` as a list, each a hook (TF1's or this kit's)."""
     hooks = list(hooks or ())
@@ -648,6 +657,7 @@ class Estimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
+        steps, max_steps = _whole_steps(steps), _whole_steps(max_steps)
         if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
             return self
         built = self._mode_graph(ModeKeys.TRAIN, hooks, input_fn=input_fn)

@@ -133,8 +133,12 @@ def model_to_estimator(
     """An Estimator that trains, evaluates and serves a compiled `tf_keras` model."""
     if (keras_model is None) == (keras_model_path is None):
         raise ValueError("Give exactly one of keras_model and keras_model_path.")
+    # (2.15 logged which of the two it used, before its Estimator's 'Using config:'.)
     if keras_model is None:
+        logging.getLogger(__name__).info("Loading models from %s", keras_model_path)
         keras_model = tf_keras.models.load_model(keras_model_path, custom_objects=custom_objects)
+    else:
+        logging.getLogger(__name__).info("Using the Keras model provided.")
     if not isinstance(keras_model, tf_keras.Model):
         raise ValueError(
             f"model_to_estimator needs a tf_keras (Keras 2) model, got {type(keras_model)}. "
