@@ -9,7 +9,9 @@ float64, train_and_evaluate with `EvalSpec(start_delay_secs, throttle_secs)`), 0
 MNIST `image_classifier` (compat.v1 layers: CNN with batch normalization and dropout, a
 numpy_input_fn, LatestExporter, a placeholder receiver), 09_sequence's sine `rnn2` (GRU
 cells in a MultiRNNCell through dynamic_rnn) and 05_artandscience's `simple_rnn`
-(BasicLSTMCell through static_rnn, a single unnamed PredictOutput), feateng's taxifare
+(BasicLSTMCell through static_rnn, a single unnamed PredictOutput), 09_sequence's
+txtclsmodel (a vocabulary file's hash table in the input_fn and the serving receiver, a
+Keras Conv1D stack through model_to_estimator, a fractional max_steps), feateng's taxifare
 trainer (wide and deep over crosses of crosses), 02_tensorflow's e_traineval (a receiver
 its feature engineering changed in place) and blogs/sme_academy's tf.estimator deep dive
 (a weighted wide and deep classifier, a BestExporter, stop_if_no_increase_hook).
@@ -1413,3 +1415,149 @@ def lab_misuse(tf, workdir):
             "predictions": [float(row["predictions"][0]) for row in rows],
         },
     }
+
+
+# ------------------------------------------- 09_sequence txtclsmodel: model_native.py
+# Headlines classified by source: words looked up in a vocabulary file by a hash table
+# (in the input_fn and again in the serving receiver), a Keras Conv1D stack handed to
+# model_to_estimator, and max_steps computed as epochs * rows / batch size (a float).
+SOURCES = ("github", "nytimes", "techcrunch")
+HEADLINE_WORDS = [
+    "rust",
+    "compiler",
+    "python",
+    "release",
+    "startup",
+    "raises",
+    "funding",
+    "court",
+    "rules",
+    "senate",
+]
+PAD_WORD = "ZYXW"
+HEADLINE_LENGTH = 6
+
+
+def _headlines(n, seed):
+    rng = np.random.RandomState(seed)
+    texts = [" ".join(rng.choice(HEADLINE_WORDS, 4)) + "!" for _ in range(n)]
+    return texts, np.arange(n) % len(SOURCES)
+
+
+def _write_vocabulary(path):
+    """The lab's vocab.txt: `word,index` lines, the padding word at 0."""
+    with open(path, "w") as f:
+        f.write(f"{PAD_WORD},0\n")
+        f.writelines(f"{word},{i}\n" for i, word in enumerate(HEADLINE_WORDS, 1))
+
+
+def words_to_ids(tf, sentences, vocabulary):
+    """The lab's vectorize_sentences, its contrib table replaced by a StaticHashTable."""
+    sentences = tf.strings.regex_replace(sentences, "[[:punct:]]", " ")
+    words = tf.compat.v1.sparse_tensor_to_dense(
+        tf.compat.v1.string_split(sentences), default_value=PAD_WORD
+    )
+    initializer = tf.lookup.TextFileInitializer(
+        vocabulary, tf.string, 0, tf.int64, 1, delimiter=","
+    )
+    return tf.lookup.StaticHashTable(initializer, default_value=0).lookup(words)
+
+
+def headline_input_fn(tf, texts, labels, vocabulary, batch_size, training):
+    def pad(ids, label):
+        kept = tf.gather(ids, tf.where(tf.not_equal(ids, 0))[:, 0])
+        padded = tf.pad(kept, [[HEADLINE_LENGTH, 0]])[-HEADLINE_LENGTH:]
+        return padded, label
+
+    ids = words_to_ids(tf, tf.constant(texts), vocabulary)
+    dataset = tf.data.Dataset.from_tensor_slices((ids, labels)).map(pad)
+    return dataset.repeat(None if training else 1).batch(batch_size)
+
+
+def headline_classifier(tf):
+    layers = tf.keras.layers
+    model = tf.keras.models.Sequential()
+    model.add(
+        layers.Embedding(
+            input_dim=len(HEADLINE_WORDS) + 1, output_dim=5, input_length=HEADLINE_LENGTH
+        )
+    )
+    model.add(layers.Dropout(rate=0.2))
+    model.add(layers.Conv1D(filters=4, kernel_size=3, activation="relu", padding="same"))
+    model.add(layers.MaxPooling1D(pool_size=3))
+    model.add(layers.Conv1D(filters=8, kernel_size=3, activation="relu", padding="same"))
+    model.add(layers.GlobalAveragePooling1D())
+    model.add(layers.Dense(len(SOURCES), activation="softmax"))
+    model.compile(
+        optimizer=tf.keras.optimizers.legacy.Adam(learning_rate=0.01),
+        loss="sparse_categorical_crossentropy",
+        metrics=["acc"],
+    )
+    return model
+
+
+def _signature_view(export_dir, tf):
+    loaded = tf.saved_model.load(export_dir)
+    view = {}
+    for key, function in sorted(loaded.signatures.items()):
+        inputs = function.structured_input_signature[1]
+        outputs = function.structured_outputs
+        view[key] = {
+            "inputs": {k: [v.dtype.name, v.shape.as_list()] for k, v in sorted(inputs.items())},
+            "outputs": {k: [v.dtype.name, v.shape.as_list()] for k, v in sorted(outputs.items())},
+            "served": {
+                k: list(v.shape)
+                for k, v in function(tf.constant(["python release, rust!", "court"])).items()
+            },
+        }
+    return view
+
+
+@program
+def headline_sources_keras(tf, workdir):
+    """txtclsmodel's model_native train_and_evaluate, its max_steps `num_epochs *
+    len(train_texts) / batch_size`: 24 rows in batches of 8 (3.0), and 20 (2.5), each in
+    a folder of its own."""
+    vocabulary = os.path.join(workdir, "vocab.txt")
+    _write_vocabulary(vocabulary)
+    train_texts, train_labels = _headlines(24, 0)
+    eval_texts, eval_labels = _headlines(9, 1)
+
+    def serving_input_fn():
+        sentences = tf.compat.v1.placeholder(tf.string, [None])
+        ids = words_to_ids(tf, sentences, vocabulary)
+        return tf.estimator.export.TensorServingInputReceiver(ids, sentences)
+
+    results = {}
+    for run, rows in (("one_epoch", 24), ("fractional", 20)):
+        output_dir = os.path.join(workdir, run)
+        with _info_lines() as lines:
+            estimator = tf.keras.estimator.model_to_estimator(
+                keras_model=headline_classifier(tf),
+                model_dir=output_dir,
+                config=tf.estimator.RunConfig(save_checkpoints_steps=500),
+            )
+        train_spec = tf.estimator.TrainSpec(
+            lambda: headline_input_fn(tf, train_texts, train_labels, vocabulary, 8, True),
+            max_steps=1 * rows / 8,
+        )
+        eval_spec = tf.estimator.EvalSpec(
+            lambda: headline_input_fn(tf, eval_texts, eval_labels, vocabulary, 8, False),
+            steps=None,
+            exporters=tf.estimator.LatestExporter("exporter", serving_input_fn),
+            start_delay_secs=10,
+            throttle_secs=10,
+        )
+        metrics, export_dir, more = _train_and_export(tf, estimator, train_spec, eval_spec)
+        shown = [line for line in lines + more if not line.startswith("Warm-starting")]
+        results[run] = {
+            "metrics": sorted(metrics),
+            "global_step": int(metrics["global_step"]),
+            "checkpoints": sorted(
+                f for f in os.listdir(output_dir) if re.fullmatch(r"model\.ckpt-\d+\.index", f)
+            ),
+            "lines": _lab_lines(shown, workdir)
+            + sorted({line for line in shown if line.startswith("Using the Keras model")}),
+            "signatures": _signature_view(export_dir, tf),
+        }
+    return {"exact": results, "close": {}}
