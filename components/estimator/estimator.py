@@ -855,8 +855,8 @@ class Estimator:
             return results
         global_step = self._global_step()
         dataset = self._call_input_fn(input_fn, ModeKeys.EVAL)
-        if steps is not None:
-            dataset = dataset.take(steps)
+        if steps is not None:  # (its progress lines say the number given, as 2.15's)
+            dataset = dataset.take(_whole_steps(steps))
         log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
         started = time.time()
         eval_step = self._eval_function()
