@@ -1560,4 +1560,15 @@ def headline_sources_keras(tf, workdir):
             + sorted({line for line in shown if line.startswith("Using the Keras model")}),
             "signatures": _signature_view(export_dir, tf),
         }
+    # evaluate(steps=1.5) on two batches: both read, the progress lines saying the 1.5.
+    with _info_lines() as lines:
+        evaluated = estimator.evaluate(
+            lambda: headline_input_fn(tf, eval_texts, eval_labels, vocabulary, 8, False),
+            steps=1.5,
+        )
+    results["evaluate_fractional_steps"] = {
+        "metrics": sorted(evaluated),
+        # (each once: under 2.15 a tf.saved_model.load above lets them reach root too)
+        "progress": list(dict.fromkeys(x for x in lines if x.startswith("Evaluation ["))),
+    }
     return {"exact": results, "close": {}}
