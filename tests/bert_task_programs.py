@@ -35,6 +35,7 @@ import tempfile
 
 import numpy as np
 
+from tests.program_registry import registry
 from tests.public_sample_programs import _NUMBER
 from tests.tpu_sample_programs import (
     GREPPED,
@@ -55,14 +56,9 @@ LOGGED = re.compile(
 # A folder in the temporary one (the program's, or an Estimator's own temporary model_dir:
 # 2.15's /tmp/tmp<...>, the kit's <temp folder>/estimator-<...>).
 TEMPORARY_MODEL_DIR = re.compile(re.escape(tempfile.gettempdir()) + r"/[^\s,]+")
-PROGRAMS = {}  # name -> program(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 
 VOCAB, SEQ, HIDDEN, HEADS, INTERMEDIATE, MAX_PREDICTIONS = 24, 8, 8, 2, 16, 2
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 def _fixed(shape, seed, scale=0.3):

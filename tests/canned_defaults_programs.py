@@ -37,18 +37,14 @@ import tempfile
 import numpy as np
 
 from tests.canned_v1_programs import _events, _plain
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import LOG_MARKERS, _info_lines, _normalized
 from tests.tutorial_programs import listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "canned_defaults.json")
-PROGRAMS = {}  # name -> run(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 STEPS = 3
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 # ------------------------------------------------------------------ data

@@ -17,16 +17,13 @@ import re
 import numpy as np
 import tensorflow as tf
 
+from tests.program_registry import registry
+
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "canned_logging.json")
-PROGRAMS = {}  # name -> run(workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 _WORDS = ["a", "b", "c"]
 _NEW_WORDS = ["c", "a", "d", "b"]
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 # ------------------------------------------------------------------ the lines

@@ -35,19 +35,15 @@ import re
 import numpy as np
 
 from tests.feature_column_programs import HIDDEN, dnn_start
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import _info_lines
 from tests.tutorial_programs import signatures
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "canned_v1.json")
-PROGRAMS = {}  # name -> run(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 STEPS = 3
 _NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 # ------------------------------------------------------------------ data

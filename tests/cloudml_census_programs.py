@@ -29,10 +29,11 @@ import logging
 import os
 import random
 
+from tests.program_registry import registry
 from tests.tutorial_programs import DATA_DIR, event_tags, listing, signatures
 
 RECORDED = os.path.join(DATA_DIR, "cloudml_census.json")
-PROGRAMS = {}  # name -> program(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 
 FIELDS = [
     ("age", 0),
@@ -62,11 +63,6 @@ CHOICES = {
     "gender": [" Male", " Female"],
     "native_country": [" United-States", " Canada"],
 }
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 def write_census(path, rows, seed):

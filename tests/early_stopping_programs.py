@@ -35,19 +35,15 @@ import sys
 
 import numpy as np
 
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import _info_lines
 
 RECORDED = os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "data", "tf215", "early_stopping.json"
 )
-PROGRAMS = {}  # name -> run(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 STOP_VARIABLE = "signal_early_stopping/STOP"
 _FLOAT = re.compile(r"-?\d+\.\d+(e[-+]?\d+)?")
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 # ------------------------------------------------------------------ what a user sees

@@ -26,20 +26,16 @@ import re
 
 import numpy as np
 
+from tests.program_registry import registry
 from tests.tf1_sample_programs import _error as error_of  # [type, message] or None
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "feature_columns.json")
-PROGRAMS = {}  # name -> run(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 STEPS = 3
 HIDDEN = [4, 3]
 # Warm-started from the formula's weights: the DNN's layers, none of its columns.
 DNN_LAYERS = "dnn/hiddenlayer|dnn/logits"
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 # ------------------------------------------------------------------ data

@@ -34,17 +34,13 @@ import re
 import numpy as np
 import pandas as pd
 
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import _info_lines, _raised
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "gcp_labs.json")
-PROGRAMS = {}
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 
 
 def _floats(values):
@@ -1475,6 +1471,7 @@ def headline_input_fn(tf, texts, labels, vocabulary, batch_size, training):
 
 
 def headline_classifier(tf):
+    tf.keras.backend.clear_session()  # layer names from dense, whatever ran before
     layers = tf.keras.layers
     model = tf.keras.models.Sequential()
     model.add(

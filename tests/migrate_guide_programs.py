@@ -26,6 +26,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import LOG_MARKERS, _info_lines, _normalized, _raised
 from tests.tf1_sample_programs import _messages
 from tests.tutorial_programs import event_tags, listing, signatures, structure
@@ -41,12 +42,7 @@ LABELS = [[0.3], [0.5], [0.7]]
 EVAL_FEATURES = [[4.0, 4.5], [5.0, 5.5], [6.0, 6.5]]
 EVAL_LABELS = [[0.8], [0.9], [1.0]]
 
-PROGRAMS = {}  # name -> run(tf, workdir)
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 
 
 def _loss_line_count(lines):

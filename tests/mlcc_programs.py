@@ -59,19 +59,15 @@ import numpy as np
 import pandas as pd
 
 from tests.feature_column_programs import write_checkpoint
+from tests.program_registry import registry
 from tests.r1_sample_programs import _dense_shapes, _without_numbers
 from tests.tf1_fidelity_programs import _raised
 from tests.tutorial_programs import listing, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "mlcc.json")
-PROGRAMS = {}  # name -> run(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 PERIODS = 2
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 @contextlib.contextmanager

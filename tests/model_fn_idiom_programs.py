@@ -38,19 +38,15 @@ import re
 
 import numpy as np
 
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import _info_lines, _raised
 from tests.tf1_sample_programs import _messages
 from tests.tutorial_programs import listing, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "model_fn_idioms.json")
-PROGRAMS = {}
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 _NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 def _shape(line):

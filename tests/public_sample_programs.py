@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from tests.program_registry import registry
 from tests.tpu_programs import _export_layout as meta_graphs
 from tests.tutorial_programs import (
     DATA_DIR,
@@ -45,12 +46,7 @@ from tests.tutorial_programs import (
 )
 
 RECORDED = os.path.join(DATA_DIR, "public_samples.json")
-PROGRAMS = {}  # name -> run(workdir)
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 
 
 # ------------------------------------------------------------------ what a user sees

@@ -41,21 +41,17 @@ import pandas as pd
 
 from tests.feature_column_programs import write_checkpoint
 from tests.migrate_guide_programs import _user_lines
+from tests.program_registry import registry
 from tests.tf1_fidelity_programs import _info_lines, _raised
 from tests.tf1_sample_programs import _floats, _iris_frames
 from tests.tutorial_programs import event_tags, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "r1_samples.json")
-PROGRAMS = {}  # name -> run(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 STEPS = 4
 PRICE_NORM_FACTOR = 1000.0
 _NUMBER = re.compile(r"-?\d+(\.\d+)?(e[-+]?\d+)?")
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 def _without_numbers(lines):

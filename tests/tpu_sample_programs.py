@@ -47,6 +47,7 @@ import re
 
 import numpy as np
 
+from tests.program_registry import registry
 from tests.public_sample_programs import _GREPPED, as_text, served
 from tests.public_sample_programs import info_lines as grepped_lines
 from tests.tpu_programs import _export_layout as meta_graphs
@@ -58,7 +59,7 @@ GREPPED = re.compile(
     f"{_GREPPED.pattern[:-1]}|Calling model_fn|Done calling model_fn|Running \\w+ on CPU|"
     "\\w+_loop marked as finished|_TPUContext|eval_on_tpu|Reraising|Estimator's model_fn)"
 )
-PROGRAMS = {}  # name -> program(tf, workdir)
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
 
 IMAGE = 8  # pixels a side
 CLASSES = 6  # top-5 accuracy needs more than 5
@@ -70,11 +71,6 @@ def info_lines(grepped=GREPPED):
     with grepped_lines(grepped) as lines:
         yield lines
     lines[:] = [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
 
 
 def _fixed(shape, seed, scale=0.3):

@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 import tensorflow as tf
 
+from tests.program_registry import registry
+
 try:  # TF 2.21: Keras 2 is tf_keras; TF 2.15: tf.keras is Keras 2
     import tf_keras as keras
 except ImportError:  # pragma: no cover - the 2.15 venv
@@ -30,12 +32,7 @@ except ImportError:  # pragma: no cover - the 2.15 venv
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "tutorial_programs.json")
-PROGRAMS = {}  # name -> run(workdir)
-
-
-def program(run):
-    PROGRAMS[run.__name__] = run
-    return run
+PROGRAMS, program = registry()  # name -> run(workdir), and its decorator
 
 
 # ------------------------------------------------------------------ what a user sees
