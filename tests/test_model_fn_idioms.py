@@ -27,7 +27,22 @@ def test_every_program_is_recorded():
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))
 def test_idiom_sees_what_it_saw_under_tf215(ours, name):
     assert sorted(ours[name]) == sorted(RECORDED[name])
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
+    seen, expected = dict(ours[name]["exact"]), RECORDED[name]["exact"]
+    for events in ("counter_events", "train_events"):
+        if events in expected:
+            seen[events] = _last_rate_raced(seen[events], expected[events])
+    assert_exact(seen, expected, name)
+
+
+def _last_rate_raced(seen, recorded):
+    """A StepCounterHook reads the global step in the train op's own session run,
+    unordered with its increment (under 2.15 as here): a run where the last step's read
+    came after the increment writes no rate for that step (a fresh-clone run's did once).
+    That outcome, and only that, counts as the recorded one."""
+    kind, steps = recorded["global_step/sec"]
+    if seen.get("global_step/sec") == [kind, steps[:-1]]:
+        return dict(seen, **{"global_step/sec": recorded["global_step/sec"]})
+    return seen
 
 
 @pytest.mark.parametrize("name", list(programs.PROGRAMS))
