@@ -392,6 +392,30 @@ def write_pretraining_records(tf, path, n, seed):
     return path
 
 
+def _interleaved_records(tf, input_files, num_cpu_threads):
+    """BERT's and ELECTRA's training read: the files repeated, their records interleaved
+    (the samples' shuffles left out and sloppy=False, so the values compare)."""
+    d = tf.data.Dataset.from_tensor_slices(tf.constant(input_files)).repeat()
+    cycle_length = min(num_cpu_threads, len(input_files))
+    return d.apply(
+        tf.data.experimental.parallel_interleave(
+            tf.data.TFRecordDataset, sloppy=False, cycle_length=cycle_length
+        )
+    )
+
+
+def _decoded_batches(tf, d, name_to_features, batch_size, num_cpu_threads):
+    """Both samples' map_and_batch of decoded records, the last short batch dropped."""
+    return d.apply(
+        tf.data.experimental.map_and_batch(
+            lambda record: decode_record(tf, record, name_to_features),
+            batch_size=batch_size,
+            num_parallel_batches=num_cpu_threads,
+            drop_remainder=True,
+        )
+    )
+
+
 def pretraining_input_fn_builder(tf, input_files, is_training, num_cpu_threads=4):
     def input_fn(params):
         batch_size = params["batch_size"]
@@ -405,25 +429,11 @@ def pretraining_input_fn_builder(tf, input_files, is_training, num_cpu_threads=4
             "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
         }
         if is_training:
-            d = tf.data.Dataset.from_tensor_slices(tf.constant(input_files))
-            d = d.repeat()  # (its shuffles of files and of records left out: values compare)
-            cycle_length = min(num_cpu_threads, len(input_files))
-            d = d.apply(
-                tf.data.experimental.parallel_interleave(
-                    tf.data.TFRecordDataset, sloppy=False, cycle_length=cycle_length
-                )
-            )  # (sloppy=is_training in the sample: the order is compared here)
+            d = _interleaved_records(tf, input_files, num_cpu_threads)
         else:
             d = tf.data.TFRecordDataset(input_files)
             d = d.repeat()
-        return d.apply(
-            tf.data.experimental.map_and_batch(
-                lambda record: decode_record(tf, record, name_to_features),
-                batch_size=batch_size,
-                num_parallel_batches=num_cpu_threads,
-                drop_remainder=True,
-            )
-        )
+        return _decoded_batches(tf, d, name_to_features, batch_size, num_cpu_threads)
 
     return input_fn
 
@@ -980,22 +990,8 @@ def electra_input_fn(tf, pattern, is_training, num_cpu_threads=4):
             "input_mask": tf.io.FixedLenFeature([SEQ], tf.int64),
             "segment_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
         }
-        d = tf.data.Dataset.from_tensor_slices(tf.constant(input_files))
-        d = d.repeat()  # (its shuffles and sloppy=is_training left out: values compare)
-        cycle_length = min(num_cpu_threads, len(input_files))
-        d = d.apply(
-            tf.data.experimental.parallel_interleave(
-                tf.data.TFRecordDataset, sloppy=False, cycle_length=cycle_length
-            )
-        )
-        return d.apply(
-            tf.data.experimental.map_and_batch(
-                lambda record: decode_record(tf, record, name_to_features),
-                batch_size=batch_size,
-                num_parallel_batches=num_cpu_threads,
-                drop_remainder=True,
-            )
-        )
+        d = _interleaved_records(tf, input_files, num_cpu_threads)
+        return _decoded_batches(tf, d, name_to_features, batch_size, num_cpu_threads)
 
     return input_fn
 
