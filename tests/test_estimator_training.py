@@ -62,7 +62,7 @@ def test_train_and_evaluate_evaluates_exports_and_returns_final_result(tmp_path)
     assert _eval_steps(classifier) == [20, 40, 60]
 
 
-def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
+def test_best_exporter_exports_only_improvements_and_exports_first_after_restart(tmp_path):
     config = _config(tmp_path, save_checkpoints_steps=10)
     classifier = estimator.LinearClassifier(COLUMNS, config=config)
     best = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
@@ -72,15 +72,31 @@ def test_best_exporter_exports_only_improvements_and_survives_restart(tmp_path):
     assert best.export(classifier, export_dir, classifier.latest_checkpoint(), good, False)
     worse = dict(good, loss=good["loss"] + 1.0, global_step=np.int64(11))
     assert best.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False) is None
-    # A new exporter (a restarted job) reads the best loss back from eval events.
+    # A new exporter (a restarted job) reads the eval events, then, as 2.15's did, exports
+    # on its first call whatever the result; later calls export improvements on that one.
     restarted = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
+    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False)
+    worst = dict(good, loss=good["loss"] + 2.0, global_step=np.int64(12))
     assert (
-        restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False)
+        restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worst, False)
         is None
     )
-    better = dict(good, loss=good["loss"] - 0.01, global_step=np.int64(12))
+    better = dict(good, loss=good["loss"] + 0.5, global_step=np.int64(13))
     assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(), better, False)
-    assert len(os.listdir(export_dir)) == 2
+    assert len(os.listdir(export_dir)) == 3
+
+
+def test_best_exporter_checks_compare_fn_as_2_15_did(tmp_path):
+    with pytest.raises(ValueError, match="must include current_eval_result argument"):
+        estimator.BestExporter("best", receiver_fn, compare_fn=lambda best_eval_result: True)
+    with pytest.raises(ValueError, match=r"has following not expected args: \['other'\]"):
+        estimator.BestExporter(
+            "best",
+            receiver_fn,
+            compare_fn=lambda best_eval_result, current_eval_result, other: True,
+        )
+    with pytest.raises(ValueError, match=r"must be a positive number\. Got 0"):
+        estimator.BestExporter("best", receiver_fn, exports_to_keep=0)
 
 
 def _with_eval_losses(classifier, losses):
@@ -397,11 +413,13 @@ def test_a_ram_model_dir_keeps_best_export_history_and_stops_early(tmp_path):
     # ram:// file system renames a directory's entry but not the files under it, and an
     # export is written to a temporary directory, then renamed.)
     assert len(tf.io.gfile.listdir(export_dir)) == 1
-    # A restarted job's exporter reads the best loss back from the eval events.
+    # A restarted job's exporter reads the eval events back there, and exports first (2.15).
     restarted = estimator.BestExporter("best", receiver_fn, exports_to_keep=None)
     worse = dict(result, loss=result["loss"] + 1.0, global_step=np.int64(31))
+    assert restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False)
+    worst = dict(result, loss=result["loss"] + 2.0, global_step=np.int64(32))
     assert (
-        restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worse, False)
+        restarted.export(classifier, export_dir, classifier.latest_checkpoint(), worst, False)
         is None
     )
 

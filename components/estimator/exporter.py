@@ -4,13 +4,11 @@ Files are read and removed through `tf.io.gfile`, so a `gs://` (or any
 TensorFlow file system) model_dir works as a local one does.
 """
 
+import inspect
 import logging
 import os
 
-import numpy as np
 import tensorflow as tf
-
-from components.estimator import summaries
 
 log = logging.getLogger(__name__)
 
@@ -99,17 +97,38 @@ class FinalExporter(_SavedModelExporter):
 
 def _loss_smaller(best_eval_result, current_eval_result):
     """tf.estimator's default: the smaller `loss` is better."""
-    for result in (best_eval_result, current_eval_result):
+    for name, result in (
+        ("best_eval_result", best_eval_result),
+        ("current_eval_result", current_eval_result),
+    ):
         if not result or "loss" not in result:
-            raise ValueError("BestExporter's default compare_fn needs `loss` in eval results.")
-    return current_eval_result["loss"] < best_eval_result["loss"]
+            raise ValueError(f"{name} cannot be empty or no loss is found in it.")
+    return best_eval_result["loss"] > current_eval_result["loss"]
+
+
+def _check_compare_fn(compare_fn):
+    """2.15's checks: a compare_fn takes `best_eval_result` and `current_eval_result`
+    and nothing else."""
+    if compare_fn is None:
+        raise ValueError("`compare_fn` must not be None.")
+    parameters = inspect.signature(compare_fn).parameters
+    args = {n for n, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    for needed in ("best_eval_result", "current_eval_result"):
+        if needed not in args:
+            raise ValueError(f"compare_fn ({compare_fn}) must include {needed} argument.")
+    others = list(args - {"best_eval_result", "current_eval_result"})
+    if others:
+        raise ValueError(f"compare_fn ({compare_fn}) has following not expected args: {others}")
 
 
 class BestExporter(_SavedModelExporter):
-    """Exports when an evaluation beats the best so far.
+    """Exports when an evaluation beats the best so far, as tf.estimator 2.15's did.
 
-    The best so far is read back from the eval event files on first use, so a
-    restarted job does not re-export a worse model.
+    The first call in a process, and the first after the estimator's model_dir changed,
+    reads the best result back from the eval events matching `event_file_pattern`
+    (logging 'Loading best metric from event files.'); the first call always exports
+    (2.15's `_has_exported`), later ones when `compare_fn(best_eval_result=...,
+    current_eval_result=...)` says the evaluation is better.
     """
 
     def __init__(
@@ -122,31 +141,48 @@ class BestExporter(_SavedModelExporter):
         as_text=False,
         exports_to_keep=5,
     ):
+        _check_compare_fn(compare_fn)
+        if exports_to_keep is not None and exports_to_keep <= 0:
+            raise ValueError(
+                f"`exports_to_keep`, if provided, must be a positive number. Got {exports_to_keep}"
+            )
         if serving_input_receiver_fn is None:
             raise ValueError("BestExporter needs a serving_input_receiver_fn.")
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text, exports_to_keep)
         self._event_file_pattern = event_file_pattern
         self._compare_fn = compare_fn
         self._best = None
-        self._loaded = False
+        self._model_dir = None
+        self._has_exported = False
 
-    def _load_best(self, model_dir, current_step):
-        # The evaluation being exported has just been written there too: skip it.
-        self._loaded = True
-        pattern = os.path.join(model_dir, self._event_file_pattern)
-        for step, values in summaries.read_scalars_by_step(tf.io.gfile.glob(pattern)).items():
-            if step == current_step:
-                continue
-            result = dict(values, global_step=step)
-            if self._best is None or self._compare_fn(self._best, result):
-                self._best = result
+    def _best_in_events(self, pattern):
+        """The best of the eval results the events hold: each event's simple values (the
+        evaluations' scalars; global_step is the events' step, not a value)."""
+        best = None
+        for path in sorted(tf.io.gfile.glob(pattern)):
+            for event in tf.compat.v1.train.summary_iterator(path):
+                result = {
+                    v.tag: v.simple_value for v in event.summary.value if v.HasField("simple_value")
+                }
+                if result and (best is None or self._compare_fn(best, result)):
+                    best = result
+        return best
 
     def export(self, estimator, export_path, checkpoint_path, eval_result, is_the_final_export):
-        current = {k: np.asarray(v).item() for k, v in eval_result.items()}
-        if not self._loaded and self._event_file_pattern:
-            self._load_best(estimator.model_dir, current.get("global_step"))
-        if self._best is not None and not self._compare_fn(self._best, current):
+        if self._event_file_pattern and self._model_dir != estimator.model_dir:
+            log.info("Loading best metric from event files.")
+            self._model_dir = estimator.model_dir
+            self._best = self._best_in_events(
+                os.path.join(self._model_dir, self._event_file_pattern)
+            )
+        if not (
+            self._best is None
+            or not self._has_exported
+            or self._compare_fn(best_eval_result=self._best, current_eval_result=eval_result)
+        ):
             return None
-        self._best = current
-        log.info("New best model at step %s; exporting.", current.get("global_step"))
-        return self._save(estimator, export_path, checkpoint_path)
+        log.info("Performing best model export.")
+        self._best = eval_result
+        path = self._save(estimator, export_path, checkpoint_path)
+        self._has_exported = True
+        return path
