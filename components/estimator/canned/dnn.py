@@ -1,5 +1,7 @@
 """`DNNEstimator` (any head), `DNNClassifier`, `DNNRegressor`: a feed-forward net, Adagrad by default."""
 
+import contextlib
+
 import tensorflow as tf
 import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
@@ -53,11 +55,21 @@ def _load_tables_before_the_first_step(layer, feature_columns):
 
 
 def dnn_logits(
-    features, feature_columns, hidden_units, units, activation_fn, dropout, batch_norm, mode
+    features,
+    feature_columns,
+    hidden_units,
+    units,
+    activation_fn,
+    dropout,
+    batch_norm,
+    mode,
+    scope="dnn",
 ):
-    """Logits and the trainable weights they depend on, under the scope `dnn`."""
+    """Logits and the trainable weights they depend on, under `scope` (the canned DNN's
+    `dnn`; None: the caller's, where 2.15's V1 `dnn_logit_fn_builder` made its variables,
+    its layers' summaries still tagged `dnn/...`)."""
     training = mode == ModeKeys.TRAIN
-    with tf.name_scope("dnn"):
+    with tf.name_scope(scope) if scope else contextlib.nullcontext():
         # tf.estimator 2.15's names: `dnn/input_from_feature_columns/input_layer/...`,
         # in a graph (where a Saver or TF1's warm start reads them) as in a function.
         with tf.name_scope("input_from_feature_columns"):
@@ -80,11 +92,11 @@ def dnn_logits(
                     # nothing else runs the moving averages' updates.
                     with tf.control_dependencies(norm.updates):
                         net = tf.identity(net)
-            summaries.layer(f"dnn/hiddenlayer_{i}", net, v1_scope="dnn")
+            summaries.layer(f"dnn/hiddenlayer_{i}", net, v1_scope=scope)
         output = tf_keras.layers.Dense(units, name="logits")
         layers.append(output)
         logits = output(net)
-        summaries.layer("dnn/logits", logits, v1_scope="dnn")
+        summaries.layer("dnn/logits", logits, v1_scope=scope)
     return logits, trainable + [w for layer in layers for w in layer.trainable_weights]
 
 

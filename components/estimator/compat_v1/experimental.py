@@ -44,6 +44,7 @@ def dnn_logit_fn_builder(
             dropout,
             batch_norm,
             mode,
+            scope=None,  # 2.15's logit_fn built in the caller's scope (the canned DNN's dnn/)
         )
         return logits
 
