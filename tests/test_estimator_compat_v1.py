@@ -250,8 +250,10 @@ keras_estimator = tf.keras.estimator.model_to_estimator(
 result["keras"] = type(keras_estimator).__module__
 import tensorflow_estimator
 result["tensorflow_estimator"] = tensorflow_estimator.estimator is tf_estimator
+from tensorflow_estimator.python.estimator.canned import metric_keys
+result["metric_keys"] = metric_keys.MetricKeys.AUC
 try:
-    import tensorflow_estimator.python.estimator.estimator
+    import tensorflow_estimator.python.estimator.canned.head
 except ImportError as error:
     result["internal refused"] = str(error)
 print("RESULT " + json.dumps(result))
@@ -280,6 +282,7 @@ def test_one_line_makes_tf_estimator_code_run_unchanged(tmp_path):
     assert result["tpu"] == "components.estimator.tpu.tpu_estimator"
     assert result["keras"].startswith("components.estimator.")
     assert result["tensorflow_estimator"]
+    assert result["metric_keys"] == "auc"
     assert "tf.compat.v1.estimator.X" in result["internal refused"]
 
 

@@ -30,6 +30,53 @@ ACCURACY = "accuracy"
 LABEL_MEAN = "label/mean"
 PREDICTION_MEAN = "prediction/mean"
 
+
+class MetricKeys:
+    """The keys of the heads' metrics, by 2.15's names for them (its `canned.metric_keys`
+    module's `MetricKeys`, which public code imports by that internal path); a `%g`,
+    `%d` or `%s` key is formatted with the threshold, class id or class name."""
+
+    LOSS = "loss"
+    LOSS_MEAN = AVERAGE_LOSS
+    LOSS_REGULARIZATION = REGULARIZATION_LOSS
+    ACCURACY = ACCURACY
+    PRECISION = "precision"
+    RECALL = "recall"
+    ACCURACY_BASELINE = "accuracy_baseline"
+    AUC = "auc"
+    AUC_PR = "auc_precision_recall"
+    LABEL_MEAN = LABEL_MEAN
+    PREDICTION_MEAN = PREDICTION_MEAN
+    ACCURACY_AT_THRESHOLD = "accuracy/positive_threshold_%g"
+    PRECISION_AT_THRESHOLD = "precision/positive_threshold_%g"
+    RECALL_AT_THRESHOLD = "recall/positive_threshold_%g"
+    PRECISION_AT_RECALL = "precision_at_recall_%g"
+    RECALL_AT_PRECISION = "recall_at_precision_%g"
+    SENSITIVITY_AT_SPECIFICITY = "sensitivity_at_specificity_%g"
+    SPECIFICITY_AT_SENSITIVITY = "specificity_at_sensitivity_%g"
+    PROBABILITY_MEAN_AT_CLASS = "probability_mean/class%d"
+    AUC_AT_CLASS = "auc/class%d"
+    AUC_PR_AT_CLASS = "auc_precision_recall/class%d"
+    PROBABILITY_MEAN_AT_NAME = "probability_mean/%s"
+    AUC_AT_NAME = "auc/%s"
+    AUC_PR_AT_NAME = "auc_precision_recall/%s"
+
+
+class PredictionKeys:
+    """The keys of the heads' predictions, by 2.15's names for them (its
+    `canned.prediction_keys` module's `PredictionKeys`)."""
+
+    CLASSES = "classes"
+    CLASS_IDS = "class_ids"
+    ALL_CLASSES = "all_classes"
+    ALL_CLASS_IDS = "all_class_ids"
+    LOGISTIC = "logistic"
+    LOGITS = "logits"
+    PREDICTIONS = "predictions"
+    PROBABILITIES = "probabilities"
+    TOP_K = "top_k"
+
+
 _LABELS_NONE = (
     "You must provide a labels Tensor. Given: None. Check that your data contains your "
     "label feature and that your input_fn returns labels."
