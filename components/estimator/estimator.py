@@ -68,6 +68,21 @@ def _named_args(fn):
     }
 
 
+def _check_metric_names(eval_metric_ops):
+    """2.15's refusal of the names evaluate() gives its own values: `loss` (the mean of
+    the spec's loss) and `global_step` (what a user's metric of that name would hide)."""
+    if "loss" in eval_metric_ops:
+        raise ValueError(
+            'Metric with name "loss" is not allowed, because Estimator already defines a '
+            "default metric with the same name."
+        )
+    if tf.compat.v1.GraphKeys.GLOBAL_STEP in eval_metric_ops:
+        raise ValueError(
+            "Metric with name `global_step` is not allowed, because Estimator already "
+            "defines a default metric with the same name."
+        )
+
+
 def _whole_steps(count):
     """A step count as a whole number: a fractional one rounded up.  tf.estimator 2.15
     took any number (its StopAtStepHook stopped at the first step reaching it), and
@@ -332,6 +347,8 @@ class Estimator:
         self._require_spec(spec)
         if spec.mode == ModeKeys.TRAIN and spec.loss is None:
             raise ValueError("model_fn returned no `loss` in TRAIN mode.")
+        if mode == ModeKeys.EVAL:
+            _check_metric_names(spec.eval_metric_ops)
         self._traced_specs[mode] = spec
         return spec
 

@@ -44,9 +44,10 @@ def eval_summary(results):
     types as tf.estimator 2.15 took them: a float or a numpy float32 or int32 / int64 as a
     `simple_value`; an array (a vector metric: `precision_at_thresholds`, `mean_tensor`)
     as a tensor; bytes as a serialized `Summary` (an image summary returned as a metric),
-    its values tagged `<key>/<i>`; anything else (a numpy bool, an int16) skipped."""
+    its values tagged `<key>/<i>`; anything else (a numpy bool, an int16) skipped. In the
+    keys' order, as 2.15's evaluation dict had them (its metrics sorted)."""
     summary = tf.compat.v1.Summary()
-    for key, value in results.items():
+    for key, value in sorted(results.items()):
         if key == "global_step" or value is None:
             continue
         if isinstance(value, (float, int, np.float32, np.int32, np.int64)):
