@@ -60,8 +60,11 @@ _TF1_COLLECTIONS = {
 
 
 def is_session_run_hook(hook):
-    """A hook of TF1's protocol (`before_run`/`after_run`), not of this kit's."""
-    return isinstance(hook, _V1.train.SessionRunHook) and not isinstance(hook, hooks_lib.Hook)
+    """A hook of TF1's protocol (`before_run`/`after_run`): not one of this kit's, or a
+    subclass of its LoggingTensorHook written for tf.estimator 2.15's (TF1's)."""
+    if isinstance(hook, hooks_lib.Hook):
+        return hooks_lib.speaks_tf1(hook)
+    return isinstance(hook, _V1.train.SessionRunHook)
 
 
 def _variable_store_names(graph):
@@ -426,7 +429,9 @@ def _hooks_for_graph(hooks, built, logs):
     """TF1 hooks as they are; this kit's hooks through their graph equivalent, their
     logs fetched from `logs` ({log name: tensor})."""
     return [
-        hook if is_session_run_hook(hook) else hooks_lib.as_session_run_hook(hook, built, logs)
+        hooks_lib.as_session_run_hook(hook, built, logs)
+        if isinstance(hook, hooks_lib.Hook)
+        else hook
         for hook in hooks
     ]
 

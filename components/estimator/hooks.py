@@ -167,12 +167,25 @@ class NanTensorHook(Hook):
         return tf.compat.v1.train.NanTensorHook(loss, self._fail)
 
 
+_V1LoggingTensorHook = tf.compat.v1.train.LoggingTensorHook
+# What a subclass written for tf.estimator 2.15's LoggingTensorHook (TF1's) overrides.
+_TF1_LOGGING_METHODS = ("after_create_session", "before_run", "after_run", "_log_tensors")
+
+
 class LoggingTensorHook(Hook):
     """Logs named values every `every_n_iter` steps or `every_n_secs` seconds, and/or
     `at_end`, in tf.estimator 2.15's lines: `tag = value` joined by commas (a dict's
     keys are the tags, in sorted order; a list's names in its order), NumPy's
     scientific notation suppressed, the seconds since the last line appended, or
-    `formatter({tag: value})` instead."""
+    `formatter({tag: value})` instead.
+
+    tf.estimator 2.15's LoggingTensorHook was TF1's: a subclass overriding its session
+    methods (`before_run`, `after_run`, `after_create_session`, `_log_tensors`) and
+    reading its state (`_current_tensors`, `_should_trigger`, `_iter_count`, `_timer`,
+    `_tag_order`, `_log_at_end`), as official/r1's LoggingMetricHook does, runs in a
+    graph with a session as TF1's hook, its own methods called (see `speaks_tf1`)."""
+
+    _tf1 = False  # True once a subclass speaking TF1's protocol runs as TF1's hook
 
     def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False, formatter=None):
         only_at_end = at_end and every_n_iter is None and every_n_secs is None
@@ -196,16 +209,47 @@ class LoggingTensorHook(Hook):
         self._iter_count = 0
         self.logged = []
 
+    @classmethod
+    def _speaks_tf1(cls):
+        return any(
+            getattr(cls, name) is not getattr(LoggingTensorHook, name)
+            for name in _TF1_LOGGING_METHODS
+        )
+
     def session_run_hook(self, built, tensors):
         """TF1's LoggingTensorHook: a name is a log's (`loss`, `global_step`) or a graph
-        tensor's, as tf.estimator's hook took it."""
+        tensor's, as tf.estimator's hook took it. A subclass speaking TF1's protocol is
+        made that hook itself: TF1's state set on it, its own methods run."""
         named = {tag: tensors.get(name, name) for tag, name in self._names.items()}
         every_n_iter, every_n_secs, at_end, formatter = self._args
-        hook = tf.compat.v1.train.LoggingTensorHook(
+        if type(self)._speaks_tf1():
+            _V1LoggingTensorHook.__init__(
+                self, named, every_n_iter, every_n_secs, at_end=at_end, formatter=formatter
+            )
+            self._tag_order, self._tf1 = list(self._tags), True
+            return _SessionRunView(self)
+        hook = _V1LoggingTensorHook(
             named, every_n_iter, every_n_secs, at_end=at_end, formatter=formatter
         )
         hook._tag_order = list(self._tags)  # a list's order, as its own hook keeps it
         return hook
+
+    # TF1's LoggingTensorHook's methods, for a subclass's super() calls in a session.
+    def begin(self):
+        if self._tf1:
+            _V1LoggingTensorHook.begin(self)
+
+    def after_create_session(self, session, coord):
+        pass
+
+    def before_run(self, run_context):
+        return _V1LoggingTensorHook.before_run(self, run_context)
+
+    def after_run(self, run_context, run_values):
+        _V1LoggingTensorHook.after_run(self, run_context, run_values)
+
+    def _log_tensors(self, tensor_values):
+        _V1LoggingTensorHook._log_tensors(self, tensor_values)
 
     def _values(self, logs):
         missing = [name for name in self._names.values() if name not in logs]
@@ -234,8 +278,38 @@ class LoggingTensorHook(Hook):
         self._iter_count += 1
 
     def end(self, logs):
-        if self._at_end:
+        if self._tf1:  # (TF1's end(session))
+            _V1LoggingTensorHook.end(self, logs)
+        elif self._at_end:
             self._log(self._values(logs))
+
+
+def speaks_tf1(hook):
+    """Whether `hook` is a subclass of this kit's LoggingTensorHook written for tf.estimator
+    2.15's (TF1's): it runs in a graph with a session, as there."""
+    return isinstance(hook, LoggingTensorHook) and type(hook)._speaks_tf1()
+
+
+class _SessionRunView(tf.compat.v1.train.SessionRunHook):
+    """A LoggingTensorHook subclass speaking TF1's protocol, in a session: its methods."""
+
+    def __init__(self, hook):
+        self._hook = hook
+
+    def begin(self):
+        self._hook.begin()
+
+    def after_create_session(self, session, coord):
+        self._hook.after_create_session(session, coord)
+
+    def before_run(self, run_context):
+        return self._hook.before_run(run_context)
+
+    def after_run(self, run_context, run_values):
+        self._hook.after_run(run_context, run_values)
+
+    def end(self, session):
+        self._hook.end(session)
 
 
 class StepCounterHook(Hook):
