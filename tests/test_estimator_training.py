@@ -1,5 +1,6 @@
 """train_and_evaluate, exporters, early stopping, Baseline*, model_to_estimator."""
 
+import functools
 import glob
 import os
 
@@ -97,6 +98,14 @@ def test_best_exporter_checks_compare_fn_as_2_15_did(tmp_path):
         )
     with pytest.raises(ValueError, match=r"must be a positive number\. Got 0"):
         estimator.BestExporter("best", receiver_fn, exports_to_keep=0)
+    # A partial's bound arguments are not the compare_fn's (2.15's fn_args); names and
+    # serving functions are checked later (EvalSpec, export), as 2.15 checked them.
+    compare = functools.partial(lambda best_eval_result, current_eval_result, by: True, by=1)
+    assert estimator.BestExporter("best", receiver_fn, compare_fn=compare).name == "best"
+    assert estimator.BestExporter().name == "best_exporter"
+    assert estimator.LatestExporter("", receiver_fn).name == ""
+    with pytest.raises(ValueError, match=r"must be positive number$"):
+        estimator.LatestExporter("latest", receiver_fn, exports_to_keep=0)
 
 
 def _with_eval_losses(classifier, losses):

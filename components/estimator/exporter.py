@@ -4,6 +4,7 @@ Files are read and removed through `tf.io.gfile`, so a `gs://` (or any
 TensorFlow file system) model_dir works as a local one does.
 """
 
+import functools
 import inspect
 import logging
 import os
@@ -45,10 +46,9 @@ class _SavedModelExporter(Exporter):
     def __init__(
         self, name, serving_input_receiver_fn, assets_extra=None, as_text=False, exports_to_keep=5
     ):
-        if not name:
-            raise ValueError("An exporter needs a name.")
+        # (2.15 took any name here: EvalSpec refuses a None or empty one.)
         if exports_to_keep is not None and exports_to_keep <= 0:
-            raise ValueError("exports_to_keep must be positive or None.")
+            raise ValueError("`exports_to_keep`, if provided, must be positive number")
         self._name = name
         self._receiver_fn = serving_input_receiver_fn
         self._assets_extra = assets_extra
@@ -106,13 +106,22 @@ def _loss_smaller(best_eval_result, current_eval_result):
     return best_eval_result["loss"] > current_eval_result["loss"]
 
 
+def _arg_names(fn):
+    """The names a call can give positionally or by keyword, as 2.15's fn_args named them:
+    a partial's bound ones left out."""
+    if isinstance(fn, functools.partial):
+        names = _arg_names(fn.func)[len(fn.args) :]
+        return [n for n in names if n not in (fn.keywords or {})]
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in inspect.signature(fn).parameters.values() if p.kind in kinds]
+
+
 def _check_compare_fn(compare_fn):
     """2.15's checks: a compare_fn takes `best_eval_result` and `current_eval_result`
     and nothing else."""
     if compare_fn is None:
         raise ValueError("`compare_fn` must not be None.")
-    parameters = inspect.signature(compare_fn).parameters
-    args = {n for n, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    args = set(_arg_names(compare_fn))
     for needed in ("best_eval_result", "current_eval_result"):
         if needed not in args:
             raise ValueError(f"compare_fn ({compare_fn}) must include {needed} argument.")
@@ -146,8 +155,6 @@ class BestExporter(_SavedModelExporter):
             raise ValueError(
                 f"`exports_to_keep`, if provided, must be a positive number. Got {exports_to_keep}"
             )
-        if serving_input_receiver_fn is None:
-            raise ValueError("BestExporter needs a serving_input_receiver_fn.")
         super().__init__(name, serving_input_receiver_fn, assets_extra, as_text, exports_to_keep)
         self._event_file_pattern = event_file_pattern
         self._compare_fn = compare_fn
