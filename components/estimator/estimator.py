@@ -324,16 +324,36 @@ class Estimator:
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._user_config)
     params = property(lambda self: _copied_params(self._params))
-    model_fn = property(lambda self: self._model_fn)
+    # 2.15's private attribute, which TF Hub's LatestModuleExporter opens its session by.
+    _session_config = property(lambda self: self._config.session_config)
+
+    @property
+    def model_fn(self):
+        """The model_fn bound to `params`, as tf.estimator 2.15 gave it:
+        `model_fn(features, labels, mode, config)` calls the user's with the arguments it
+        takes and checks it returned an EstimatorSpec (TF Hub's LatestModuleExporter
+        builds its serving graph so)."""
+
+        def public_model_fn(features, labels, mode, config):
+            kwargs = self._model_fn_kwargs(features, labels, mode, config)
+            log.info("Calling model_fn.")
+            spec = self._model_fn(**kwargs)
+            log.info("Done calling model_fn.")
+            if not isinstance(spec, EstimatorSpec):
+                raise ValueError("model_fn should return an EstimatorSpec.")
+            return spec
+
+        return public_model_fn
 
     # ----------------------------------------------------------- plumbing
-    def _model_fn_kwargs(self, features, labels, mode):
+    def _model_fn_kwargs(self, features, labels, mode, config=None):
         kwargs = {"features": features}
         if "labels" in self._model_fn_args:
             kwargs["labels"] = labels
         elif labels is not None:
             raise ValueError("model_fn does not take `labels`, but input_fn returned labels.")
-        for name, value in (("mode", mode), ("params", self.params), ("config", self._config)):
+        config = self._config if config is None else config
+        for name, value in (("mode", mode), ("params", self.params), ("config", config)):
             if name in self._model_fn_args:
                 kwargs[name] = value
         return kwargs

@@ -27,7 +27,7 @@ def add_metrics(estimator, metric_fn):
     unexpected = sorted(set(inspect.signature(metric_fn).parameters) - _METRIC_FN_ARGS)
     if unexpected:
         raise ValueError(f"metric_fn ({metric_fn}) has following not expected args: {unexpected}")
-    model_fn = estimator.model_fn
+    model_fn = estimator._model_fn  # the user's own (`model_fn` is 2.15's bound one)
 
     def new_model_fn(features, labels, mode, params, config):
         available = {

@@ -88,7 +88,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             export_outputs,
             tuple(training_chief_hooks or ()),
             tuple(training_hooks or ()),
-            scaffold,
+            scaffold or Scaffold(),  # 2.15's default: an empty one, its fields None
             tuple(evaluation_hooks or ()),
             tuple(prediction_hooks or ()),
         )
