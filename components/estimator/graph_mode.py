@@ -676,16 +676,20 @@ _WRITE_OP_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "Resourc
 
 
 def _counting_steps(built):
-    """The spec's train op, made to step the global step when nothing in the graph does
-    (a Keras optimizer's `apply_gradients`, a TF1 `minimize` without `global_step`):
-    tf.estimator then trained forever, its StopAtStepHook never reached."""
+    """The spec's train op, made to step the global step when nothing the train op runs
+    does (a Keras optimizer's `apply_gradients`, a TF1 `minimize` without `global_step`):
+    tf.estimator then trained forever, its StopAtStepHook never reached. Writes outside
+    the step do not count: a Saver's restore op (a TF1 Hub module's `import_meta_graph`
+    builds one over the graph's variables so far) runs only when a checkpoint loads."""
+    train_op = built.spec.train_op
+    step_ops = set(graph_steps.closure([getattr(train_op, "op", train_op)]))
     writes = [
         op
         for op in built.global_step.op.outputs[0].consumers()  # (a handle, or a ref)
-        if op.type.startswith(_WRITE_OP_PREFIXES) and op is not built.global_step.initializer
+        if op.type.startswith(_WRITE_OP_PREFIXES) and op in step_ops
     ]
     if writes:
-        return built.spec.train_op
+        return train_op
     with tf.control_dependencies([built.spec.train_op]):
         return built.global_step.assign_add(1).op
 

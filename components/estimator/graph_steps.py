@@ -53,7 +53,7 @@ _SINGLE_THREADED_EXECUTOR = "SINGLE_THREADED_EXECUTOR"
 
 
 # ------------------------------------------------------------ the loop op
-def _closure(fetch_ops):
+def closure(fetch_ops):
     """The ops `fetch_ops` need, inputs before the ops that read them."""
     ordered, seen, stack = [], set(), [(op, False) for op in fetch_ops]
     while stack:
@@ -204,7 +204,7 @@ def why_not_stepped(train_op, loss, global_step):
     """Why the steps of this train op cannot be gathered into loop calls, or None."""
     train_op = getattr(train_op, "op", train_op)
     loss = tf.convert_to_tensor(loss)
-    why = _why_not_loopable(_closure([train_op, loss.op]), global_step)
+    why = _why_not_loopable(closure([train_op, loss.op]), global_step)
     if why is None and (not loss.dtype.is_floating or loss.shape.rank != 0):
         why = f"a loss of {loss.dtype.name} {loss.shape}, not a float scalar"
     return why
@@ -224,7 +224,7 @@ def build_step_loop(train_op, loss):
     finite. For a train op `why_not_stepped` found nothing against."""
     train_op = getattr(train_op, "op", train_op)
     loss = tf.convert_to_tensor(loss)
-    ordered = _closure([train_op, loss.op])
+    ordered = closure([train_op, loss.op])
     varying = set()
     for op in ordered:
         depends = any(t.op.name in varying for t in op.inputs) or any(
