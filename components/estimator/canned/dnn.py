@@ -1,6 +1,7 @@
 """`DNNEstimator` (any head), `DNNClassifier`, `DNNRegressor`: a feed-forward net, Adagrad by default."""
 
 import contextlib
+import threading
 
 import tensorflow as tf
 import tf_keras
@@ -13,6 +14,16 @@ from components.estimator.canned.linear import check_features, check_v2_columns
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import ModeKeys
 
+# Whether the model_fn being built is a tf.compat.v1.estimator class's (`_input_layer`).
+_READING = threading.local()
+
+
+def tf1_hub_columns(feature_columns):
+    """The columns whose state is a TF1 Hub module (`tensorflow_hub`'s
+    `text_embedding_column`, `image_embedding_column`, `sparse_text_embedding_column`):
+    `hub.Module` imports its graph with TF1's `import_meta_graph`, in a tf.Graph only."""
+    return [c for c in feature_columns if type(c).__module__ == "tensorflow_hub.feature_column"]
+
 
 def _input_layer(features, feature_columns):
     """(The DNN's input, the trainable variables it made) under 2.15's names,
@@ -21,8 +32,13 @@ def _input_layer(features, feature_columns):
     V2 columns go through Keras's DenseFeatures. A V1-only column (compat.v1's
     `shared_embedding_columns`), which only tf.compat.v1.estimator's classes take and
     always in a graph, goes through TF1's `input_layer`, as 2.15's V1 DNN read it: its
-    variables are the graph's (shared ones made once, under the first column's scope)."""
-    if fc_lib.is_feature_column_v2(feature_columns):
+    variables are the graph's (shared ones made once, under the first column's scope).
+    So do a V1 class's columns with a TF1 Hub module's among them: 2.15's V1 DNN imported
+    the module under the column's scope (`.../input_layer/<column>/module/...`) and
+    trained it when the column is trainable; its V2 class, through DenseFeatures, under
+    `module/...` and never trained it."""
+    v1_with_hub = getattr(_READING, "v1", False) and tf1_hub_columns(feature_columns)
+    if fc_lib.is_feature_column_v2(feature_columns) and not v1_with_hub:
         layer = tf_keras.layers.DenseFeatures(
             indicator.counted(feature_columns), name="input_layer"
         )
@@ -34,6 +50,12 @@ def _input_layer(features, feature_columns):
     with tf.compat.v1.variable_scope("dnn/input_from_feature_columns", auxiliary_name_scope=False):
         net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
     made = [v for v in tf.compat.v1.get_collection(trainable) if id(v) not in before]
+    for variable in made:
+        # A module's variables were imported whole, never split by the input layer's
+        # partitioner: their slots are keyed as an unsplit variable's (compat_v1.canned).
+        variable._kit_never_partitioned = any(
+            f"/{column.name}/" in variable.op.name for column in v1_with_hub or ()
+        )
     return net, made
 
 
@@ -161,22 +183,28 @@ class DNNEstimator(Estimator):
         def model_fn(features, labels, mode):
             if not takes_v1_columns:
                 check_v2_columns(feature_columns)
-            return _model_fn(
-                features,
-                labels,
-                mode,
-                head,
-                list(hidden_units),
-                feature_columns,
-                optimizer,
-                activation_fn,
-                dropout,
-                batch_norm,
-            )
+            _READING.v1 = takes_v1_columns
+            try:
+                return _model_fn(
+                    features,
+                    labels,
+                    mode,
+                    head,
+                    list(hidden_units),
+                    feature_columns,
+                    optimizer,
+                    activation_fn,
+                    dropout,
+                    batch_norm,
+                )
+            finally:
+                _READING.v1 = False
 
         super().__init__(
             model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
         )
+        if tf1_hub_columns(feature_columns):
+            self._runs_in_a_graph = True  # (as 2.15 built every call, in a tf.Graph)
 
 
 class DNNClassifier(DNNEstimator):

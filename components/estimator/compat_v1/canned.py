@@ -163,6 +163,10 @@ def _save_under_2_15_keys(slot, primary, scope, parts_of):
     axis, count = parts_of(primary)
     if count == 1:
         key = _slot_key(primary.op.name, slot.op.name, scope)
+        if getattr(primary, "_kit_never_partitioned", False):
+            # TF1 named an unsplit variable's slot under the scope it was applied in:
+            # a TF1 Hub module's, `dnn/dnn/input_from_feature_columns/.../Adagrad`.
+            key = scope + slot.op.name
         slot._set_save_slice_info(tf.Variable.SaveSliceInfo(key, shape, [0] * len(shape), shape))
         return
     size, longer = divmod(shape[axis], count)
