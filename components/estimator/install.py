@@ -135,6 +135,36 @@ def _patch_keras(v2_model_to_estimator, v1_model_to_estimator):
         module.model_to_estimator = function
 
 
+class _TensorflowHubFinder(importlib.abc.MetaPathFinder):
+    """`import tensorflow_hub` where setuptools no longer ships `pkg_resources` (81 and
+    later; the kit's venv): tensorflow-hub 0.15 checks TensorFlow's version at import with
+    `pkg_resources.parse_version` and nothing else of it. While its package imports, and
+    only then, a stand-in module gives that function (packaging's)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "tensorflow_hub" or "pkg_resources" in sys.modules:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or importlib.machinery.PathFinder.find_spec("pkg_resources"):
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_with_stand_in(module):
+            from packaging.version import parse
+
+            stand_in = types.ModuleType("pkg_resources", "parse_version, for tensorflow_hub.")
+            stand_in.parse_version = parse
+            sys.modules["pkg_resources"] = stand_in
+            try:
+                exec_module(module)
+            finally:
+                if sys.modules.get("pkg_resources") is stand_in:
+                    del sys.modules["pkg_resources"]
+
+        spec.loader.exec_module = exec_with_stand_in
+        return spec
+
+
 def install():
     """Makes tf.estimator, tf.compat.v1.estimator and tf.keras.estimator the kit's.
 
@@ -165,6 +195,8 @@ def install():
     sys.modules[_TENSORFLOW_ESTIMATOR] = _tensorflow_estimator_package(v1)
     if not any(isinstance(f, _TensorflowEstimatorFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TensorflowEstimatorFinder())
+    if not any(isinstance(f, _TensorflowHubFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TensorflowHubFinder())
     return True
 
 
