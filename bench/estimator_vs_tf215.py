@@ -43,8 +43,15 @@ RESULTS = os.path.join(BENCH, "results")
 DATA = os.path.join(RESULTS, "data")
 TF215_VENV = os.path.join(BENCH, ".venv-tf215")
 # numpy < 2 and pandas < 3 are what TF 2.15 was built against (pandas: the recordings
-# of `inputs.pandas_input_fn` under tests/tf215/).
-TF215_PACKAGES = ["tensorflow==2.15.1", "tensorflow-estimator==2.15.0", "numpy<2", "pandas<3"]
+# of `inputs.pandas_input_fn` under tests/tf215/); tensorflow-hub is the kit's lock's
+# (tests/hub_programs.py).
+TF215_PACKAGES = [
+    "tensorflow==2.15.1",
+    "tensorflow-estimator==2.15.0",
+    "numpy<2",
+    "pandas<3",
+    "tensorflow-hub==0.15.0",
+]
 PROJECT_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 UV = os.path.join(REPO, ".venv", "bin", "uv")
 

@@ -1,0 +1,37 @@
+"""TensorFlow Hub inside Estimators, as the Estimator-era Hub tutorials and samples have
+it after `tf_upgrade_v2` (tests/hub_programs.py: `hub.text_embedding_column` and
+`hub.image_embedding_column` into DNNClassifiers, a TF1 `hub.Module` in a custom
+model_fn with `register_module_for_export` and `LatestModuleExporter`, `hub.KerasLayer`
+in a model_fn), here against tf.estimator 2.15.
+
+Recorded once under 2.15 (`tests/tf215/record_family.py hub_programs`; 2.15's own runs
+agree to the last bit). Each program runs once here (a module fixture); `exact` parts
+must be equal, `close` ones within 1e-4. What they found, now as in 2.15: `import
+tensorflow_hub` failed in the kit's venv (no `pkg_resources`); a compat.v1 DNN over a Hub
+column trained forever (the module's Saver restore counted as stepping the global step)
+and named and trained the module as the V2 class does; the V2 class could not build
+`hub.Module` on the TF2 path; `LatestModuleExporter` found no 2.15 `Estimator.model_fn`,
+`EstimatorSpec.scaffold` or `_session_config`.
+"""
+
+import pytest
+
+from tests import hub_programs as programs
+from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+
+RECORDED = recorded(programs)
+ours = program_runs(programs)
+
+
+def test_every_program_is_recorded():
+    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+
+
+@pytest.mark.parametrize("name", list(programs.PROGRAMS))
+def test_hub_sample_sees_what_it_saw_under_tf215(ours, name):
+    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
+
+
+@pytest.mark.parametrize("name", list(programs.PROGRAMS))
+def test_hub_sample_values_as_under_tf215(ours, name):
+    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
