@@ -20,6 +20,9 @@ graph; an image feature vector), and a TF2 SavedModel for `hub.KerasLayer` and
   `hub.LatestModuleExporter` beside a `LatestExporter` in `train_and_evaluate`; the
   exported module read back;
 - `frozen_module_in_model_fn`: a `hub.Module` that does not train, evaluate and predict;
+- `input_layer_model_fn`: a frozen `hub.text_embedding_column` beside a hashed embedding
+  read by compat.v1 `input_layer` in a custom model_fn (10_recommend's hybrid
+  recommender's title column);
 - `keras_layer_in_model_fn`: `hub.KerasLayer` (trainable) over the TF2 SavedModel inside
   a `model_fn`, trained, evaluated, exported; the SavedModel read by `hub.load`.
 
@@ -457,6 +460,57 @@ def frozen_module_in_model_fn(tf, workdir):
             "metrics": _floats(metrics),
             "probabilities": _rows(predicted, "probabilities"),
             "embeddings": estimator.get_variable_value("module/embeddings").ravel().tolist(),
+        },
+    }
+
+
+@program
+def input_layer_model_fn(tf, workdir):
+    """A custom model_fn reading a frozen `hub.text_embedding_column` beside a hashed
+    author's embedding through compat.v1 `input_layer` (10_recommend's hybrid
+    recommender's title column, as its trainer reads it)."""
+    hub = _hub()
+    module = write_text_module(tf, workdir)
+    fc = tf.feature_column
+    author = fc.categorical_column_with_hash_bucket("author", 5)
+    columns = [
+        hub.text_embedding_column(key="sentence", module_spec=module, trainable=False),
+        fc.embedding_column(
+            author, 2, initializer=tf.compat.v1.constant_initializer(formula([5, 2], 8))
+        ),
+    ]
+
+    def model_fn(features, labels, mode, params):
+        net = tf.compat.v1.feature_column.input_layer(features, params["feature_columns"])
+        net = tf.compat.v1.layers.dense(
+            net,
+            DIM,
+            tf.nn.relu,
+            kernel_initializer=tf.compat.v1.constant_initializer(formula([DIM + 2, DIM], 9)),
+        )
+        optimizer = tf.compat.v1.train.AdagradOptimizer(0.2)
+        return classifier_head(tf, net, labels, mode, optimizer)
+
+    authors = [["ann", "bo", "cy"][i % 3] for i in range(len(TRAIN_SENTENCES))]
+
+    def input_fn():
+        features = {"sentence": TRAIN_SENTENCES, "author": authors}
+        return tf.data.Dataset.from_tensor_slices((features, TRAIN_POLARITY)).batch(4)
+
+    estimator = tf.estimator.Estimator(
+        model_fn=model_fn,
+        model_dir=os.path.join(workdir, "model"),
+        params={"feature_columns": columns},
+    )
+    estimator.train(lambda: input_fn().repeat(), steps=4)
+    metrics = estimator.evaluate(input_fn)
+    return {
+        "exact": {"variables": variables(estimator)},
+        "close": {
+            "metrics": _floats(metrics),
+            "author": estimator.get_variable_value("input_layer/author_embedding/embedding_weights")
+            .ravel()
+            .tolist(),
         },
     }
 

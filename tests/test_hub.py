@@ -1,8 +1,9 @@
 """TensorFlow Hub inside Estimators, as the Estimator-era Hub tutorials and samples have
 it after `tf_upgrade_v2` (tests/hub_programs.py: `hub.text_embedding_column` and
 `hub.image_embedding_column` into DNNClassifiers, a TF1 `hub.Module` in a custom
-model_fn with `register_module_for_export` and `LatestModuleExporter`, `hub.KerasLayer`
-in a model_fn), here against tf.estimator 2.15.
+model_fn with `register_module_for_export` and `LatestModuleExporter`, a Hub column in a
+model_fn's compat.v1 `input_layer`, `hub.KerasLayer` in a model_fn), here against
+tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py hub_programs`; 2.15's own runs
 agree to the last bit). Each program runs once here (a module fixture); `exact` parts
