@@ -20,7 +20,11 @@ compat.v1 optimizer it named), on tiny made-up data each program writes:
   dropout over tf.Transform's outputs (TFRecords of normalized counts, faked here),
   `RunConfig().replace(...)`, `parallel_interleave`, `shuffle_and_repeat`, a stacked
   label, and a `FinalExporter` whose receiver transforms raw counts (the transform is a
-  scaling here, as `transform_raw_features` would apply).
+  scaling here, as `transform_raw_features` would apply);
+- `molecules_train_op_in_every_mode`: the regressor as TF2-era teams rewrote such
+  trainers, a custom model_fn of Keras layers and a Keras optimizer's updates returning
+  its train_op in every mode: evaluated before and after training, and predicted
+  (a strict xfail in the test: the kit's TF2 path runs that train_op in EVAL mode).
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_gcp_trainers.py` with what `tests/tf215/record_family.py
@@ -612,4 +616,53 @@ def molecules_regressor(tf, workdir):
         },
         # The eval labels' mean hangs on no weight; the loss on dropout's draws.
         "close": {"label_mean": float(metrics["label/mean"])},
+    }
+
+
+def make_molecules_keras_model_fn(tf):
+    """The regressor as a TF2-era custom model_fn: Keras layers over the normalized counts,
+    a Keras optimizer's updates and the step's increment as train_op, one EstimatorSpec
+    returned in every mode (its train_op too, as such model_fns do)."""
+
+    def model_fn(features, labels, mode):
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(3, activation="relu", kernel_initializer="ones"),
+                tf.keras.layers.Dense(1, kernel_initializer=tf.keras.initializers.Constant(0.5)),
+            ]
+        )
+        predictions = model(tf.concat([features[k] for k in NORMALIZED], axis=1))
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"energy": predictions})
+        loss = tf.reduce_mean(tf.square(predictions - labels))
+        optimizer = tf.keras.optimizers.legacy.SGD(learning_rate=0.01)
+        updates = optimizer.get_updates(loss, model.trainable_variables)
+        step = tf.compat.v1.assign_add(tf.compat.v1.train.get_or_create_global_step(), 1)
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.group(updates, step))
+
+    return model_fn
+
+
+@program
+def molecules_train_op_in_every_mode(tf, workdir):
+    rng = np.random.RandomState(7)
+    counts = rng.randint(0, 10, (8, len(NORMALIZED))) / 10.0
+    energy = counts @ [3.0, -1.0, 2.0, 0.5]
+
+    def input_fn():
+        features = {k: counts[:, [i]].astype("f4") for i, k in enumerate(NORMALIZED)}
+        labels = energy[:, None].astype("f4")
+        return tf.data.Dataset.from_tensor_slices((features, labels)).batch(4)
+
+    estimator = tf.estimator.Estimator(
+        make_molecules_keras_model_fn(tf), model_dir=os.path.join(workdir, "model")
+    )
+    seen = {"untrained": estimator.evaluate(input_fn)}
+    estimator.train(lambda: input_fn().repeat(), max_steps=3)
+    seen["trained"] = estimator.evaluate(input_fn)
+    seen["again"] = estimator.evaluate(input_fn)
+    predicted = [float(row["energy"][0]) for row in estimator.predict(input_fn)]
+    return {
+        "exact": {k: int(v["global_step"]) for k, v in seen.items()},
+        "close": {"losses": {k: float(v["loss"]) for k, v in seen.items()}, "energy": predicted},
     }
