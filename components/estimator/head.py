@@ -237,10 +237,16 @@ def _weights(features, weight_column, logits, per_logit=False):
 
 
 def _reduce(unreduced, weights, reduction):
-    weighted = unreduced * weights
-    total = tf.reduce_sum(weighted)
-    if reduction != SUM:
-        total = total / tf.cast(tf.size(weighted), tf.float32)
+    # Named as tf.estimator 2.15's heads' compute_weighted_loss named it: in a TF1 graph
+    # a V1 canned estimator's training loss is <scope>/head/weighted_loss/Sum (SUM) or
+    # .../weighted_loss/value (the means), the tensors official/r1's wide_deep samples
+    # log by name; a mean of no elements is 0, as its div_no_nan made it.
+    with tf.name_scope("weighted_loss"):
+        weighted = unreduced * weights
+        total = tf.reduce_sum(weighted, name="Sum")
+        if reduction != SUM:
+            size = tf.cast(tf.size(weighted), tf.float32)
+            total = tf.math.divide_no_nan(total, size, name="value")
     if tf.distribute.in_cross_replica_context():
         return total
     # One replica's share: optimizers sum gradients over replicas, so the
