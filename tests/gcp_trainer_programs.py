@@ -24,7 +24,8 @@ compat.v1 optimizer it named), on tiny made-up data each program writes:
 - `molecules_train_op_in_every_mode`: the regressor as TF2-era teams rewrote such
   trainers, a custom model_fn of Keras layers and a Keras optimizer's updates returning
   its train_op in every mode: evaluated before and after training, and predicted
-  (a strict xfail in the test: the kit's TF2 path runs that train_op in EVAL mode).
+  (2.15's session never ran that train_op outside training; the kit's TF2 path leaves
+  it out of its eval and predict functions, components/estimator/pruning.py).
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_gcp_trainers.py` with what `tests/tf215/record_family.py

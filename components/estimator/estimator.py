@@ -31,7 +31,15 @@ import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import graph_export, graph_mode, run_config, server, summaries, tf_logging
+from components.estimator import (
+    graph_export,
+    graph_mode,
+    pruning,
+    run_config,
+    server,
+    summaries,
+    tf_logging,
+)
 from components.estimator.hooks import HookRunner, is_hook
 from components.estimator.model_fn import (
     EstimatorSpec,
@@ -381,6 +389,7 @@ class Estimator:
             spec = self._model_fn(**kwargs)
             self._store.name_as_in_graph(mode)
         self._require_spec(spec)
+        pruning.note_train_op(spec.train_op)  # (for EVAL and PREDICT to leave out)
         if spec.scaffold is not None and graph_mode.scaffold_has_session_fields(spec.scaffold):
             raise ValueError(
                 "model_fn's Scaffold has TF1 session fields (init_fn, init_op, local_init_op, "
@@ -906,7 +915,10 @@ class Estimator:
                 # graph had it): one trace serves every batch, a last smaller one included,
                 # and every later evaluation of the same features (a retrace was seconds on
                 # a wide table).
-                eval_step.get_concrete_function(*_split_element(dataset.element_spec))
+                run_step = pruning.without_train_op(
+                    eval_step,
+                    eval_step.get_concrete_function(*_split_element(dataset.element_spec)),
+                )
                 self._prepare_eval(checkpoint_path)
                 step = int(global_step.numpy())
                 runner = HookRunner(
@@ -916,7 +928,7 @@ class Estimator:
                 )
             if runner.hooks and runner.before_step(step):
                 break
-            values = eval_step(features, labels)
+            values = run_step(features, labels)
             _log_eval_progress(evaluated, steps)
             if runner.hooks and runner.after_step(
                 dict({k: float(v) for k, v in values.items()}, global_step=step)
@@ -1015,7 +1027,10 @@ class Estimator:
         for element in dataset:
             features, _ = _split_element(element)
             if runner is None:
-                predict_step.get_concrete_function(features)
+                run_step = pruning.without_train_op(
+                    predict_step,
+                    predict_step.get_concrete_function(features),
+                )
                 if checkpoint_path is not None:
                     self._restore(checkpoint_path, ModeKeys.PREDICT)
                 else:
@@ -1028,7 +1043,7 @@ class Estimator:
                 )
             if runner.hooks and runner.before_step(step):
                 break
-            predictions, single = selected_predictions(predict_step(features), predict_keys)
+            predictions, single = selected_predictions(run_step(features), predict_keys)
             arrays = {k: v.numpy() for k, v in predictions.items()}
             yield from yielded_predictions(arrays, single, yield_single_examples)
             if runner.hooks and runner.after_step({"predictions": arrays, "global_step": step}):
