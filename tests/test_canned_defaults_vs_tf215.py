@@ -20,7 +20,13 @@ import numpy as np
 import pytest
 
 from tests import canned_defaults_programs as programs
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+from tests.tf215_recordings import (
+    ComparedWithTf215,
+    assert_close,
+    assert_exact,
+    program_runs,
+    recorded,
+)
 
 RECORDED = recorded(programs)
 ours = program_runs(programs)
@@ -49,21 +55,13 @@ def _marked(names):
 
 
 APART = {"dnn_classifier_seeded", "linear_classifier_no_model_dir", *KIT_ONLY}  # below
-COMPARED = _marked(n for n in programs.PROGRAMS if n not in APART)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+class TestCannedDefaults(ComparedWithTf215):
+    programs = programs
 
-
-@pytest.mark.parametrize("name", COMPARED)
-def test_program_sees_what_it_saw_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", COMPARED)
-def test_program_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+    def compared(self):
+        return _marked(n for n in programs.PROGRAMS if n not in APART)
 
 
 def test_a_seed_draws_other_numbers_than_2_15s(ours):

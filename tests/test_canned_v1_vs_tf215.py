@@ -15,26 +15,15 @@ once here (a module fixture); `exact` parts must be equal, `close` ones within 1
 import pytest
 
 from tests import canned_v1_programs as programs
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+from tests.tf215_recordings import ComparedWithTf215, program_runs, recorded
 
 RECORDED = recorded(programs)
 ours = program_runs(programs)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_program_sees_what_it_saw_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_program_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
-    if "loose" in RECORDED[name]:
-        assert_close(ours[name]["loose"], RECORDED[name]["loose"], name, rtol=0.35)
+class TestCannedV1(ComparedWithTf215):
+    programs = programs
+    tolerances = {"close": (1e-4, 1e-5), "loose": (0.35, 1e-5)}
 
 
 def test_the_recording_holds_the_v1_semantics():

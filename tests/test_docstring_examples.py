@@ -11,12 +11,9 @@ left out, tests/tf215_recordings.py), `close` ones within 1e-4.
 
 import re
 
-import pytest
-
 from tests import docstring_example_programs as programs
-from tests.tf215_recordings import assert_close, program_runs, recorded, without_known
+from tests.tf215_recordings import ComparedWithTf215, program_runs, without_known
 
-RECORDED = recorded(programs)
 # An object's repr names its class's module, the kit's here (not a difference in kind).
 _OBJECT = re.compile(r"<[\w.]+\.(\w+) object>")
 
@@ -32,29 +29,12 @@ def _same_kind(value):
 ours = program_runs(programs)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+class TestDocstringExamples(ComparedWithTf215):
+    programs = programs
+
+    def kept(self, name, ours, theirs):
+        return _same_kinds(ours), _same_kinds(theirs)
 
 
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_example_sees_what_it_saw_under_tf215(ours, name):
-    theirs = RECORDED[name]
-    assert sorted(ours[name]) == sorted(theirs)
-    for key, expected in theirs["exact"].items():
-        assert _same_kind(ours[name]["exact"][key]) == _same_kind(expected), key
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_example_values_as_under_tf215(ours, name):
-    assert_close(_flat(ours[name]["close"]), _flat(RECORDED[name]["close"]), name)
-
-
-def _flat(values, prefix=""):
-    """{"outer/inner": value} of nested dicts (assert_close compares arrays)."""
-    flat = {}
-    for key, value in values.items():
-        if isinstance(value, dict):
-            flat.update(_flat(value, f"{prefix}{key}/"))
-        else:
-            flat[prefix + key] = value
-    return flat
+def _same_kinds(exact):
+    return {key: _same_kind(value) for key, value in exact.items()}

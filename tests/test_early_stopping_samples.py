@@ -17,7 +17,7 @@ import pytest
 
 from tests import early_stopping_programs as programs
 from tests.tf215_recordings import (
-    assert_close,
+    ComparedWithTf215,
     assert_exact,
     program_runs,
     recorded,
@@ -33,21 +33,15 @@ ours = program_runs(programs)
 RESTORED_WITHOUT_SIGNAL = "hook_added_to_a_trained_model"
 # A chief, a worker and a ps as processes (about a minute each): the slow lane.
 CLUSTERS = ["ps_cluster_stops_every_worker", "ps_cluster_canned_stops_every_worker"]
-COMPARED = [n for n in programs.PROGRAMS if n not in (RESTORED_WITHOUT_SIGNAL, *CLUSTERS)]
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+class TestEarlyStoppingSamples(ComparedWithTf215):
+    """Training stops, and evaluations read, as under 2.15."""
 
+    programs = programs
 
-@pytest.mark.parametrize("name", COMPARED)
-def test_training_stops_as_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", [n for n in COMPARED if RECORDED[n].get("close")])
-def test_evaluations_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+    def compared(self):
+        return [n for n in programs.PROGRAMS if n not in (RESTORED_WITHOUT_SIGNAL, *CLUSTERS)]
 
 
 @pytest.mark.slow

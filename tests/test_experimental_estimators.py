@@ -10,13 +10,8 @@ here (a module fixture); `exact` parts must be equal (the kit's known additions 
 tests/tf215_recordings.py), `close` ones within the tolerance below.
 """
 
-import pytest
-
 from tests import experimental_estimator_programs as programs
-from tests.test_docstring_examples import _flat
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
-
-RECORDED = recorded(programs)
+from tests.tf215_recordings import ComparedWithTf215, assert_close, program_runs
 
 # SDCA starts from zeros and trains on batches of one example (the kernel is the same):
 # its values agree to float rounding.  The RNNs start from the same rewritten
@@ -30,21 +25,12 @@ SDCA_LOSS_RTOL = 1e-3
 ours = program_runs(programs)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+class TestExperimentalEstimators(ComparedWithTf215):
+    programs = programs
 
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_program_sees_what_it_saw_under_tf215(ours, name):
-    assert sorted(ours[name]) == sorted(RECORDED[name])
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_program_values_as_under_tf215(ours, name):
-    ours, theirs = dict(ours[name]["close"]), dict(RECORDED[name]["close"])
-    if name.startswith("sdca_") and "losses" in theirs:
-        assert_close(
-            {"losses": ours.pop("losses")}, {"losses": theirs.pop("losses")}, name, SDCA_LOSS_RTOL
-        )
-    assert_close(_flat(ours), _flat(theirs), name)
+    def test_values_as_under_tf215(self, ours, name):
+        ours, theirs = dict(ours[name]["close"]), dict(self.recorded[name]["close"])
+        if name.startswith("sdca_") and "losses" in theirs:
+            losses = {"losses": ours.pop("losses")}, {"losses": theirs.pop("losses")}
+            assert_close(*losses, name, SDCA_LOSS_RTOL)
+        assert_close(ours, theirs, name)

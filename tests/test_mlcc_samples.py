@@ -15,28 +15,14 @@ deterministic: full batches, fixed starting weights).
 
 import math
 
-import pytest
-
 from tests import mlcc_programs as programs
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+from tests.tf215_recordings import ComparedWithTf215, program_runs
 
-RECORDED = recorded(programs)
 ours = program_runs(programs)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_exercise_sees_what_it_saw_under_tf215(ours, name):
-    assert sorted(ours[name]) == sorted(RECORDED[name])
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_exercise_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+class TestMlccSamples(ComparedWithTf215):
+    programs = programs
 
 
 def test_clipping_the_users_way_reaches_the_gradients(ours):

@@ -9,16 +9,8 @@ tutorial's TF1 Ftrl classifiers and cifar10_estimator's towers. Each program run
 here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
-import pytest
-
 from tests import r1_sample_programs as programs
-from tests.tf215_recordings import (
-    assert_close,
-    assert_exact,
-    program_runs,
-    recorded,
-    without_known,
-)
+from tests.tf215_recordings import ComparedWithTf215, program_runs, recorded, without_known
 
 RECORDED = recorded(programs)
 ours = program_runs(programs)
@@ -33,19 +25,11 @@ def _compared(name, result):
     return {k: v for k, v in result.items() if k not in BAD_RESTORATION.get(name, ())}
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+class TestR1Samples(ComparedWithTf215):
+    programs = programs
 
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_sample_sees_what_it_saw_under_tf215(ours, name):
-    theirs = _compared(name, RECORDED[name]["exact"])
-    assert_exact(_compared(name, ours[name]["exact"]), theirs, name)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_sample_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+    def kept(self, name, ours, theirs):
+        return _compared(name, ours), _compared(name, theirs)
 
 
 def test_bad_restoration_refused_where_tf215_kept_the_old_shapes(ours):

@@ -9,27 +9,11 @@ Each program runs once here (a module fixture); `exact` parts must be equal, `cl
 within 1e-4.
 """
 
-import pytest
-
 from tests import text_sequence_programs as programs
-from tests.tf215_recordings import assert_close, program_runs, recorded
+from tests.tf215_recordings import ComparedWithTf215, program_runs
 
-RECORDED = recorded(programs)
 ours = program_runs(programs)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_sample_sees_what_it_saw_under_tf215(ours, name):
-    theirs = RECORDED[name]
-    assert sorted(ours[name]) == sorted(theirs)
-    for key, expected in theirs["exact"].items():
-        assert ours[name]["exact"][key] == expected, key
-
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_sample_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+class TestTextSequenceSamples(ComparedWithTf215):
+    programs = programs

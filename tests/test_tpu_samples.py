@@ -7,17 +7,10 @@ Recorded once under 2.15 (`tests/tf215/record_family.py tpu_sample_programs`). E
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
-import pytest
-
 from tests import tpu_sample_programs as programs
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+from tests.tf215_recordings import ComparedWithTf215, program_runs
 
-RECORDED = recorded(programs)
 ours = program_runs(programs)
-
-
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
 
 
 def without_tpu_meta_graph(exact):
@@ -34,11 +27,8 @@ def without_tpu_meta_graph(exact):
 _DONE = "INFO:tensorflow:Done calling model_fn."
 
 
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_sample_sees_what_it_saw_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], without_tpu_meta_graph(RECORDED[name]["exact"]), name)
+class TestTpuSamples(ComparedWithTf215):
+    programs = programs
 
-
-@pytest.mark.parametrize("name", list(programs.PROGRAMS))
-def test_sample_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+    def kept(self, name, ours, theirs):
+        return ours, without_tpu_meta_graph(theirs)

@@ -98,9 +98,60 @@ def assert_exact(ours, theirs, what=""):
 
 
 def assert_close(ours, theirs, what="", rtol=1e-4, atol=1e-5):
-    """Every `close` value 2.15 recorded, within the tolerance here."""
+    """Every value 2.15 recorded (nested dicts flattened), within the tolerance here."""
+    ours, theirs = flat(ours), flat(theirs)
     assert sorted(ours) == sorted(theirs), what
     for key, expected in theirs.items():
         np.testing.assert_allclose(
             ours[key], expected, rtol=rtol, atol=atol, err_msg=f"{what} {key}"
         )
+
+
+def flat(values, prefix=""):
+    """{"outer/inner": value} of nested dicts."""
+    flattened = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            flattened.update(flat(value, f"{prefix}{key}/"))
+        else:
+            flattened[prefix + key] = value
+    return flattened
+
+
+class ComparedWithTf215:
+    """The tests every family shares, for its test module to subclass as `Test<Family>`:
+    each program recorded, its `exact` parts equal to 2.15's and its values within
+    `tolerances`. The module holds the family's runs (`ours = program_runs(programs)`, a
+    fixture its other tests share too); a subclass narrows the programs compared
+    (`compared`, marks allowed) and takes a difference the kit keeps on purpose out of
+    the exact parts (`kept`)."""
+
+    programs = None  # the family's module
+    tolerances = {"close": (1e-4, 1e-5)}  # {part: (rtol, atol)}, for each part 2.15 recorded
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.recorded = recorded(cls.programs)
+
+    def compared(self):
+        return list(self.programs.PROGRAMS)
+
+    def kept(self, name, ours, theirs):
+        """A program's exact parts here and under 2.15, with kept differences taken out."""
+        return ours, theirs
+
+    def pytest_generate_tests(self, metafunc):
+        if "name" in metafunc.fixturenames:
+            metafunc.parametrize("name", self.compared())
+
+    def test_every_program_is_recorded(self):
+        assert sorted(self.recorded) == sorted(self.programs.PROGRAMS)
+
+    def test_sees_what_it_saw_under_tf215(self, ours, name):
+        assert sorted(ours[name]) == sorted(self.recorded[name]), name
+        assert_exact(*self.kept(name, ours[name]["exact"], self.recorded[name]["exact"]), name)
+
+    def test_values_as_under_tf215(self, ours, name):
+        for part, (rtol, atol) in self.tolerances.items():
+            if part in self.recorded[name]:
+                assert_close(ours[name][part], self.recorded[name][part], name, rtol, atol)
