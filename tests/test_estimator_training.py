@@ -257,6 +257,52 @@ def test_scaffold_checkpoint_saves_the_users_objects_and_resumes(tmp_path):
     assert second.evaluate(eval_input_fn, steps=1)["global_step"] == 25
 
 
+def _model_fn_training_in_every_mode(train_op_outside_training):
+    """A TF2-path model_fn whose train_op (a Keras optimizer's apply_gradients, with
+    momentum, and the global step's increment) is built and returned in every mode (in
+    PREDICT on a loss of the logits alone), or only in TRAIN."""
+
+    def model_fn(features, labels, mode):
+        model = tf_keras.Sequential([tf_keras.layers.Dense(1, name="out")])
+        logits = model(features["x"])
+        if labels is None:
+            loss = tf.reduce_mean(tf.square(logits))
+        else:
+            targets = tf.cast(labels[:, None], tf.float32)
+            loss = tf.reduce_mean(
+                tf.nn.sigmoid_cross_entropy_with_logits(labels=targets, logits=logits)
+            )
+        train_op = None
+        if mode == estimator.ModeKeys.TRAIN or train_op_outside_training:
+            weights = model.trainable_weights
+            optimizer = tf_keras.optimizers.SGD(0.5, momentum=0.9)
+            gradients = tf.gradients(loss, weights)
+            update = optimizer.apply_gradients(zip(gradients, weights, strict=True))
+            step = tf.compat.v1.assign_add(tf.compat.v1.train.get_or_create_global_step(), 1)
+            train_op = tf.group(update, step)
+        return estimator.EstimatorSpec(
+            mode, predictions={"logits": logits}, loss=loss, train_op=train_op
+        )
+
+    return model_fn
+
+
+def test_a_train_op_returned_in_eval_and_predict_does_not_run_there(tmp_path):
+    # tf.estimator 2.15's session fetched only the loss, the metrics or the predictions
+    # outside TRAIN; the TF2 path's tf.function would run every stateful op it traced.
+    model_dir = str(tmp_path / "m")
+    every_mode = estimator.Estimator(_model_fn_training_in_every_mode(True), model_dir=model_dir)
+    every_mode.train(train_input_fn, steps=3)
+    only_training = estimator.Estimator(_model_fn_training_in_every_mode(False), model_dir)
+    expected = only_training.evaluate(eval_input_fn)
+    assert expected["global_step"] == 3
+    assert every_mode.evaluate(eval_input_fn) == expected
+    assert every_mode.evaluate(eval_input_fn) == expected
+    # (Four batches: a later one would see the weights an earlier one's train_op moved.)
+    predicted = [float(p["logits"][0]) for p in only_training.predict(eval_input_fn)]
+    assert [float(p["logits"][0]) for p in every_mode.predict(eval_input_fn)] == predicted
+
+
 def test_a_scaffold_with_session_fields_runs_model_fn_in_a_graph(tmp_path):
     """TF1's init fields need a session: the Estimator gives model_fn one, and runs them."""
     ran = []
