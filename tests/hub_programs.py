@@ -15,6 +15,13 @@ graph; an image feature vector), and a TF2 SavedModel for `hub.KerasLayer` and
 - `text_classifier_tf2_tutorial`: the tutorial's TF2 edition, `tf.estimator.DNNClassifier`
   given a Keras optimizer (refused), then a legacy one;
 - `image_classifier`: `hub.image_embedding_column` into a DNNClassifier on numpy images;
+- `wide_and_deep_text_classifier`: the column (trainable) on both sides of a compat.v1
+  DNNLinearCombinedClassifier, its export; `wide_and_deep_frozen_regressor`: a frozen one
+  in the compat.v1 regressor; `wide_and_deep_tf2`: tf.estimator's classifier;
+- `linear_text_classifier`: compat.v1 LinearClassifier over the column (a dense input);
+  `linear_tf2`: tf.estimator's LinearRegressor over it, LinearClassifier over images;
+- `sparse_text_dnn`: `hub.sparse_text_embedding_column` over split tokens into a compat.v1
+  DNNClassifier;
 - `module_in_model_fn`: a custom `model_fn` calling a trainable `hub.Module` with
   `tags={"train"}` in TRAIN, `hub.register_module_for_export` and a
   `hub.LatestModuleExporter` beside a `LatestExporter` in `train_and_evaluate`; the
@@ -329,6 +336,187 @@ def image_classifier(tf, workdir):
         "close": {
             "metrics": _floats(metrics),
         },
+    }
+
+
+# ------------------------------------------------------------------ wide & deep, linear
+def _text_column(tf, workdir, trainable):
+    return _hub().text_embedding_column(
+        key="sentence", module_spec=write_text_module(tf, workdir), trainable=trainable
+    )
+
+
+def _parsing_export(tf, estimator, columns, folder):
+    """The export a tutorial adds last: parsed tf.Examples of the columns' spec."""
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    receiver = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    exported = _export_path(estimator.export_saved_model(folder, receiver))
+    return {"signatures": signatures(exported), "export": listing(exported)}
+
+
+def _modules(estimator):
+    """{name: values} of the Hub modules' tables in the checkpoint."""
+    return {
+        name: estimator.get_variable_value(name).ravel().tolist()
+        for name in estimator.get_variable_names()
+        if name.endswith("module/embeddings")
+    }
+
+
+def _linear_weights(estimator):
+    return {
+        name: estimator.get_variable_value(name).ravel().tolist()
+        for name in estimator.get_variable_names()
+        if name.startswith("linear/linear_model/") and name.endswith(("/weights", "bias_weights"))
+    }
+
+
+def _seen_by_a_canned_model(tf, workdir, estimator, columns, exports=True):
+    """What a tutorial prints of a canned estimator trained on the sentences: variables,
+    test metrics, trained tables; with `exports`, predictions and the parsing export's
+    signatures too."""
+    train_input_fn, _, predict_test_input_fn = pandas_inputs(tf)
+    estimator.train(input_fn=train_input_fn, steps=4)
+    metrics = estimator.evaluate(input_fn=predict_test_input_fn)
+    seen = {
+        "exact": {"variables": variables(estimator), "eval_keys": sorted(metrics)},
+        "close": {
+            "metrics": _floats(metrics),
+            "modules": _modules(estimator),
+            "linear": _linear_weights(estimator),
+        },
+    }
+    if exports:
+        predicted = list(estimator.predict(input_fn=predict_test_input_fn))
+        output = "probabilities" if "probabilities" in predicted[0] else "predictions"
+        seen["close"][output] = _rows(predicted, output)
+        seen["exact"]["predict_keys"] = sorted(predicted[0])
+        export = os.path.join(workdir, "export")
+        seen["exact"].update(_parsing_export(tf, estimator, columns, export))
+    return seen
+
+
+@program
+def wide_and_deep_text_classifier(tf, workdir):
+    """The tutorial's column (trainable) on both sides of a compat.v1 wide & deep model:
+    2.15 imported a module for each side, under each side's scope, and trained the DNN's
+    with Adagrad and the linear model's with Ftrl."""
+    column = _text_column(tf, workdir, trainable=True)
+    estimator = tf.compat.v1.estimator.DNNLinearCombinedClassifier(
+        model_dir=os.path.join(workdir, "model"),
+        linear_feature_columns=[column],
+        linear_optimizer=tf.compat.v1.train.FtrlOptimizer(learning_rate=0.1),
+        dnn_feature_columns=[column],
+        dnn_optimizer=tf.compat.v1.train.AdagradOptimizer(learning_rate=0.1),
+        dnn_hidden_units=HIDDEN,
+        warm_start_from=dnn_start(tf, workdir, DIM, 1),
+    )
+    return _seen_by_a_canned_model(tf, workdir, estimator, [column])
+
+
+@program
+def wide_and_deep_frozen_regressor(tf, workdir):
+    """A frozen column (trainable=False) in a compat.v1 wide & deep regressor with its
+    default optimizers: the modules are imported and never trained."""
+    column = _text_column(tf, workdir, trainable=False)
+    estimator = tf.compat.v1.estimator.DNNLinearCombinedRegressor(
+        model_dir=os.path.join(workdir, "model"),
+        linear_feature_columns=[column],
+        dnn_feature_columns=[column],
+        dnn_hidden_units=HIDDEN,
+        warm_start_from=dnn_start(tf, workdir, DIM, 1),
+    )
+    return _seen_by_a_canned_model(tf, workdir, estimator, [column], exports=False)
+
+
+@program
+def wide_and_deep_tf2(tf, workdir):
+    """tf.estimator.DNNLinearCombinedClassifier with the column (trainable) on both
+    sides and its default optimizers: 2.15 built it in a graph, the DNN's module under
+    `module/`, the linear model's under its column, neither trained."""
+    column = _text_column(tf, workdir, trainable=True)
+    estimator = tf.estimator.DNNLinearCombinedClassifier(
+        model_dir=os.path.join(workdir, "model"),
+        linear_feature_columns=[column],
+        dnn_feature_columns=[column],
+        dnn_hidden_units=HIDDEN,
+        warm_start_from=dnn_start(tf, workdir, DIM, 1),
+    )
+    return _seen_by_a_canned_model(tf, workdir, estimator, [column])
+
+
+@program
+def linear_text_classifier(tf, workdir):
+    """compat.v1 LinearClassifier over the column (trainable, a dense input to the
+    linear model): 2.15 trained the module with the model's Ftrl, its slots under
+    `linear/linear/...` (unsplit, the weights' in `part_0`)."""
+    column = _text_column(tf, workdir, trainable=True)
+    estimator = tf.compat.v1.estimator.LinearClassifier(
+        [column], model_dir=os.path.join(workdir, "model")
+    )
+    return _seen_by_a_canned_model(tf, workdir, estimator, [column])
+
+
+@program
+def linear_tf2(tf, workdir):
+    """tf.estimator's LinearRegressor over the text column and LinearClassifier over
+    `hub.image_embedding_column`: built in a graph, the modules never trained."""
+    column = _text_column(tf, workdir, trainable=True)
+    regressor = tf.estimator.LinearRegressor([column], model_dir=os.path.join(workdir, "model"))
+    seen = _seen_by_a_canned_model(tf, workdir, regressor, [column], exports=False)
+    images = formula([8, *IMAGE], 6)
+    labels = (images.reshape(8, -1).mean(axis=1) > images.mean()).astype(np.int64)
+    image_column = _hub().image_embedding_column("image", write_image_module(tf, workdir))
+    classifier = tf.estimator.LinearClassifier(
+        [image_column], model_dir=os.path.join(workdir, "images")
+    )
+    numpy_input_fn = tf.compat.v1.estimator.inputs.numpy_input_fn
+    inputs = {"image": images}
+    classifier.train(
+        numpy_input_fn(inputs, labels, batch_size=4, num_epochs=None, shuffle=False), steps=3
+    )
+    metrics = classifier.evaluate(numpy_input_fn(inputs, labels, batch_size=4, shuffle=False))
+    seen["exact"]["image_variables"] = variables(classifier)
+    seen["close"]["image_metrics"] = _floats(metrics)
+    seen["close"]["image_linear"] = _linear_weights(classifier)
+    return seen
+
+
+@program
+def sparse_text_dnn(tf, workdir):
+    """`hub.sparse_text_embedding_column` over pre-split tokens into a compat.v1
+    DNNClassifier: 2.15's V1 DNN read it through compat.v1 DenseFeatures, which imports
+    the module when the column is read, under `dnn/input_from_feature_columns/module/`,
+    and trained it (Adagrad)."""
+    column = _hub().sparse_text_embedding_column(
+        "tokens",
+        write_text_module(tf, workdir),
+        combiner="sqrtn",
+        default_value="the",
+        trainable=True,
+    )
+
+    def token_input(sentences, polarity, repeat):
+        def input_fn():
+            dataset = tf.data.Dataset.from_tensor_slices((sentences, polarity))
+            dataset = (dataset.repeat() if repeat else dataset).batch(4)
+            words = lambda s: tf.strings.split(tf.strings.regex_replace(s, r"\\pP", ""))  # noqa: E731
+            return dataset.map(lambda s, y: ({"tokens": words(s).to_sparse()}, y))
+
+        return input_fn
+
+    estimator = tf.compat.v1.estimator.DNNClassifier(
+        hidden_units=HIDDEN,
+        feature_columns=[column],
+        optimizer=tf.compat.v1.train.AdagradOptimizer(learning_rate=0.1),
+        model_dir=os.path.join(workdir, "model"),
+        warm_start_from=dnn_start(tf, workdir, DIM, 1),
+    )
+    estimator.train(token_input(TRAIN_SENTENCES, TRAIN_POLARITY, True), steps=4)
+    metrics = estimator.evaluate(token_input(TEST_SENTENCES, TEST_POLARITY, False))
+    return {
+        "exact": {"variables": variables(estimator), "eval_keys": sorted(metrics)},
+        "close": {"metrics": _floats(metrics), "modules": _modules(estimator)},
     }
 
 

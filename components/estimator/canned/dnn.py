@@ -1,28 +1,28 @@
 """`DNNEstimator` (any head), `DNNClassifier`, `DNNRegressor`: a feed-forward net, Adagrad by default."""
 
 import contextlib
-import threading
+import re
 
 import tensorflow as tf
 import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
+from tf_keras.src.feature_column.dense_features import DenseFeatures as V1DenseFeatures
 
 from components.estimator import head as head_lib
 from components.estimator import optimizers, summaries
 from components.estimator.canned import indicator
-from components.estimator.canned.linear import check_features, check_v2_columns
+from components.estimator.canned.linear import (
+    check_features,
+    check_v2_columns,
+    reading_v1_columns,
+    reads_v1_columns,
+    tf1_hub_columns,
+)
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import ModeKeys
 
-# Whether the model_fn being built is a tf.compat.v1.estimator class's (`_input_layer`).
-_READING = threading.local()
-
-
-def tf1_hub_columns(feature_columns):
-    """The columns whose state is a TF1 Hub module (`tensorflow_hub`'s
-    `text_embedding_column`, `image_embedding_column`, `sparse_text_embedding_column`):
-    `hub.Module` imports its graph with TF1's `import_meta_graph`, in a tf.Graph only."""
-    return [c for c in feature_columns if type(c).__module__ == "tensorflow_hub.feature_column"]
+# A TF1 Hub module's variable as 2.15's V1 DNN named it (under its column, or not).
+_MODULE_VARIABLE = re.compile(r"dnn/input_from_feature_columns/(input_layer/[^/]+/)?module(_\d+)?/")
 
 
 def _input_layer(features, feature_columns):
@@ -36,8 +36,10 @@ def _input_layer(features, feature_columns):
     So do a V1 class's columns with a TF1 Hub module's among them: 2.15's V1 DNN imported
     the module under the column's scope (`.../input_layer/<column>/module/...`) and
     trained it when the column is trainable; its V2 class, through DenseFeatures, under
-    `module/...` and never trained it."""
-    v1_with_hub = getattr(_READING, "v1", False) and tf1_hub_columns(feature_columns)
+    `module/...` and never trained it. (Its V1 class read V2 columns through compat.v1's
+    DenseFeatures: `sparse_text_embedding_column`, which imports its module when read,
+    had it under `dnn/input_from_feature_columns/module/`.)"""
+    v1_with_hub = reads_v1_columns() and tf1_hub_columns(feature_columns)
     if fc_lib.is_feature_column_v2(feature_columns) and not v1_with_hub:
         layer = tf_keras.layers.DenseFeatures(
             indicator.counted(feature_columns), name="input_layer"
@@ -48,13 +50,16 @@ def _input_layer(features, feature_columns):
     trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES
     before = {id(v) for v in tf.compat.v1.get_collection(trainable)}
     with tf.compat.v1.variable_scope("dnn/input_from_feature_columns", auxiliary_name_scope=False):
-        net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
+        if v1_with_hub and fc_lib.is_feature_column_v2(feature_columns):
+            net = V1DenseFeatures(feature_columns, name="input_layer")(features)
+        else:
+            net = tf.compat.v1.feature_column.input_layer(features, feature_columns)
     made = [v for v in tf.compat.v1.get_collection(trainable) if id(v) not in before]
     for variable in made:
         # A module's variables were imported whole, never split by the input layer's
         # partitioner: their slots are keyed as an unsplit variable's (compat_v1.canned).
-        variable._kit_never_partitioned = any(
-            f"/{column.name}/" in variable.op.name for column in v1_with_hub or ()
+        variable._kit_never_partitioned = bool(v1_with_hub) and bool(
+            _MODULE_VARIABLE.match(variable.op.name)
         )
     return net, made
 
@@ -183,8 +188,7 @@ class DNNEstimator(Estimator):
         def model_fn(features, labels, mode):
             if not takes_v1_columns:
                 check_v2_columns(feature_columns)
-            _READING.v1 = takes_v1_columns
-            try:
+            with reading_v1_columns(takes_v1_columns):
                 return _model_fn(
                     features,
                     labels,
@@ -197,8 +201,6 @@ class DNNEstimator(Estimator):
                     dropout,
                     batch_norm,
                 )
-            finally:
-                _READING.v1 = False
 
         super().__init__(
             model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from

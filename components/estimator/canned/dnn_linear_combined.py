@@ -7,7 +7,13 @@ import tensorflow as tf
 from components.estimator import head as head_lib
 from components.estimator import optimizers, summaries
 from components.estimator.canned.dnn import dnn_logits
-from components.estimator.canned.linear import check_features, check_v2_columns, linear_logits
+from components.estimator.canned.linear import (
+    check_features,
+    check_v2_columns,
+    linear_logits,
+    reading_v1_columns,
+    tf1_hub_columns,
+)
 from components.estimator.estimator import Estimator
 
 DNN_LEARNING_RATE = 0.001
@@ -16,6 +22,18 @@ LINEAR_LEARNING_RATE = 0.005
 
 def linear_learning_rate(num_linear_feature_columns):
     return min(LINEAR_LEARNING_RATE, 1.0 / math.sqrt(num_linear_feature_columns))
+
+
+def _reading_columns(model_fn, v1):
+    """`model_fn` reading its columns as a V1 class's (`v1`) or a V2 one's: 2.15's V1 class
+    read a TF1 Hub column through input_layer on the DNN's side and linear_model on the
+    linear one's, and trained a module on each; its V2 class trained neither."""
+
+    def reading(features, labels, mode):
+        with reading_v1_columns(v1):
+            return model_fn(features, labels, mode)
+
+    return reading
 
 
 class DNNLinearCombinedEstimator(Estimator):
@@ -84,7 +102,7 @@ class DNNLinearCombinedEstimator(Estimator):
                     (
                         linear_optimizer,
                         linear_learning_rate(len(linear_columns)),
-                        layer.trainable_weights,
+                        layer.trained_weights,
                     )
                 )
 
@@ -99,9 +117,12 @@ class DNNLinearCombinedEstimator(Estimator):
                 features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
             )
 
+        model_fn = _reading_columns(model_fn, takes_v1_columns)
         super().__init__(
             model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
         )
+        if tf1_hub_columns(linear_columns + dnn_columns):
+            self._runs_in_a_graph = True  # (as 2.15 built every call, in a tf.Graph)
 
 
 class DNNLinearCombinedClassifier(DNNLinearCombinedEstimator):

@@ -1,7 +1,9 @@
 """`LinearEstimator` (any head), `LinearClassifier`, `LinearRegressor`: one weight per
 feature value, Ftrl by default."""
 
+import contextlib
 import math
+import threading
 
 import tensorflow as tf
 import tf_keras
@@ -15,6 +17,31 @@ from components.estimator.estimator import Estimator
 from components.estimator.sdca import LinearSDCA
 
 LEARNING_RATE = 0.2
+
+# Whether the model_fn being built is a tf.compat.v1.estimator class's (`reading_v1_columns`).
+_READING = threading.local()
+
+
+@contextlib.contextmanager
+def reading_v1_columns(v1):
+    """Builds the canned models inside as a tf.compat.v1.estimator class's (`v1`) or a
+    tf.estimator one's: a TF1 Hub module is read, named and trained as each did in 2.15."""
+    _READING.v1 = v1
+    try:
+        yield
+    finally:
+        _READING.v1 = False
+
+
+def reads_v1_columns():
+    return getattr(_READING, "v1", False)
+
+
+def tf1_hub_columns(feature_columns):
+    """The columns whose state is a TF1 Hub module (`tensorflow_hub`'s
+    `text_embedding_column`, `image_embedding_column`, `sparse_text_embedding_column`):
+    `hub.Module` imports its graph with TF1's `import_meta_graph`, in a tf.Graph only."""
+    return [c for c in feature_columns if type(c).__module__ == "tensorflow_hub.feature_column"]
 
 
 def linear_learning_rate(feature_columns):
@@ -87,11 +114,43 @@ class LinearModel(tf_keras.layers.Layer):
         self._units = units
         self._sparse_combiner = sparse_combiner
         self._state_manager = _StateManagerImplV2(self, self.trainable)
+        self._module_weights = []  # its TF1 Hub modules' trainable variables
+        self._trains_modules = False
+
+    @property
+    def trained_weights(self):
+        """What the optimizer trains: the layer's own weights and, in a V1 class, its
+        modules' (which Keras may or may not track as the layer's)."""
+        modules = {id(v) for v in self._module_weights}
+        own = [w for w in self.trainable_weights if id(w) not in modules]
+        return own + (self._module_weights if self._trains_modules else [])
+
+    def _import_module(self, column):
+        """Imports a TF1 Hub column's module under the column's scope, as 2.15's linear
+        models did (`linear/linear_model/<column>/module/...`: hub.Module takes the graph's
+        variable scope, which must match its name scope); a V1 class's trains with the
+        model (2.15's V1 linear model trained every trainable variable under `linear/`), a
+        V2 class's never did (its optimizer took the Keras layer's variables alone)."""
+        trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES
+        before = {id(v) for v in tf.compat.v1.get_collection(trainable)}
+        scope = tf.compat.v1.get_default_graph().get_name_scope()
+        with tf.compat.v1.variable_scope(scope, auxiliary_name_scope=False):
+            column.create_state(self._state_manager)
+        made = [v for v in tf.compat.v1.get_collection(trainable) if id(v) not in before]
+        for variable in made:
+            # imported whole: its slots keyed as an unsplit variable's (compat_v1.canned)
+            variable._kit_never_partitioned = True
+        self._module_weights += made
+        self._trains_modules = reads_v1_columns()
 
     def build(self, _):
+        hub_columns = tf1_hub_columns(self._columns)
         for column in self._columns:
             with tf.name_scope(column.name):
-                column.create_state(self._state_manager)
+                if column in hub_columns:
+                    self._import_module(column)
+                else:
+                    column.create_state(self._state_manager)
                 if isinstance(column, fc_lib.CategoricalColumn):
                     rows = column.num_buckets
                 else:
@@ -211,7 +270,7 @@ def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_c
             optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),
             LEARNING_RATE,
         )
-        return optimizers.apply(opt, loss, layer.trainable_weights)
+        return optimizers.apply(opt, loss, layer.trained_weights)
 
     return head.create_estimator_spec(
         features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
@@ -242,13 +301,16 @@ class LinearEstimator(Estimator):
         def model_fn(features, labels, mode):
             if not takes_v1_columns:
                 check_v2_columns(feature_columns)
-            return _model_fn(
-                features, labels, mode, head, feature_columns, optimizer, sparse_combiner
-            )
+            with reading_v1_columns(takes_v1_columns):
+                return _model_fn(
+                    features, labels, mode, head, feature_columns, optimizer, sparse_combiner
+                )
 
         super().__init__(
             model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from
         )
+        if tf1_hub_columns(feature_columns):
+            self._runs_in_a_graph = True  # (as 2.15 built every call, in a tf.Graph)
 
 
 class LinearClassifier(LinearEstimator):
