@@ -267,6 +267,9 @@ class Estimator:
     _v1_summaries = False
     # Why the model cannot run in a graph with a session, for a model that cannot.
     _needs_eager_execution = None
+    # True for tf.estimator's canned classes: 2.15 exported them from a tf.Graph (its
+    # tensor names, name-based variable keys), whichever path they train on here.
+    _exports_a_graph = False
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         if model_fn is None:
@@ -1109,6 +1112,9 @@ class Estimator:
                 checkpoint_path=checkpoint_path,
             )
         built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)
+        if built is None and self._exports_a_graph:
+            checkpoint_path = checkpoint_path or self._require_checkpoint()
+            built = self._export_graph(serving_input_receiver_fn, checkpoint_path)
         if built is not None:
             return graph_export.export_all(
                 export_dir_base,
@@ -1127,6 +1133,32 @@ class Estimator:
             )
 
         return _outside_strategy(export)
+
+    def _export_graph(self, receiver_fn, checkpoint_path):
+        """A canned model's PREDICT graph over `receiver_fn`, for a TF1 SavedModel as 2.15
+        exported (`dnn/logits/BiasAdd:0`, `head/predictions/probabilities:0`, variables
+        keyed `dnn/logits/kernel`), restored by name from the TF2 path's checkpoint; None
+        (a TF2 SavedModel, as this kit wrote before) when the checkpoint lacks a variable of
+        the graph (a model_dir the kit wrote before it named them as 2.15's graph did)."""
+        try:
+            built = graph_mode.ModeGraph(self, ModeKeys.PREDICT, receiver_fn=receiver_fn)
+        except Exception:  # (TF2-only code in model_fn: a TF2 SavedModel, as before)
+            log.warning("model_fn does not build in a graph: exporting a TF2 SavedModel.")
+            log.debug("Why:", exc_info=True)
+            return None
+        with built.graph.as_default():
+            made = {v.op.name for v in tf.compat.v1.global_variables()}
+        missing = sorted(made - set(ckpt_lib.variable_names(checkpoint_path)))
+        if missing:
+            log.warning(
+                "Exporting a TF2 SavedModel: checkpoint %s lacks %s, which the PREDICT graph "
+                "makes (a model_dir written before the kit named variables as tf.estimator "
+                "did), so the export has no tf.estimator 2.15 tensor names.",
+                checkpoint_path,
+                missing[:5],
+            )
+            return None
+        return built
 
     @property
     def export_savedmodel(self):

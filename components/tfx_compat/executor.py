@@ -187,6 +187,10 @@ def train_with_trainer_fn(trainer_fn, fn_args):
             "preprocessing_function_names=['transform_features']))."
         )
     model = training["estimator"]
+    # The pipeline serves a canned model's TF2 SavedModel (the transform_features signature
+    # is added to it, and a rerun warm-starts from it), not the TF1 graph tf.estimator 2.15's
+    # export_saved_model writes (as the kit's does outside the Trainer).
+    model._exports_a_graph = False
     estimator.train_and_evaluate(model, training["train_spec"], training["eval_spec"])
     if task_config(model).is_chief:
         export_trainer_fn_model(model, training["eval_spec"], fn_args.transform_output, serving_dir)

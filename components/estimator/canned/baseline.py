@@ -27,6 +27,8 @@ def _batch_size(features):
 class BaselineEstimator(Estimator):
     """A learned bias under any head (`BaselineClassifier` and `BaselineRegressor` pick theirs)."""
 
+    _exports_a_graph = True  # (2.15's export: a TF1 graph, its tensor names)
+
     def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
         def model_fn(features, labels, mode):
             with tf.name_scope("baseline"):

@@ -166,6 +166,7 @@ class DNNEstimator(Estimator):
 
     # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
     _takes_v1_feature_columns = False
+    _exports_a_graph = True  # (2.15's export: a TF1 graph, its tensor names)
 
     def __init__(
         self,

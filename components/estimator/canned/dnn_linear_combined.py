@@ -45,6 +45,7 @@ class DNNLinearCombinedEstimator(Estimator):
 
     # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
     _takes_v1_feature_columns = False
+    _exports_a_graph = True  # (2.15's export: a TF1 graph, its tensor names)
 
     def __init__(
         self,
@@ -77,8 +78,7 @@ class DNNLinearCombinedEstimator(Estimator):
             if not takes_v1_columns:
                 check_v2_columns(linear_columns + dnn_columns)
             check_features(features, linear_columns + dnn_columns)
-            logits = 0.0
-            parts = []
+            outs, parts = [], []
             if dnn_columns:
                 dnn_out, dnn_vars = dnn_logits(
                     features,
@@ -90,14 +90,14 @@ class DNNLinearCombinedEstimator(Estimator):
                     batch_norm,
                     mode,
                 )
-                logits += dnn_out
+                outs.append(dnn_out)
                 parts.append((dnn_optimizer, DNN_LEARNING_RATE, dnn_vars))
             if linear_columns:
                 linear_out, layer = linear_logits(
                     features, linear_columns, head.logits_dimension, linear_sparse_combiner
                 )
                 summaries.layer("linear", linear_out, v1_scope="linear")  # (2.15's own)
-                logits += linear_out
+                outs.append(linear_out)
                 parts.append(
                     (
                         linear_optimizer,
@@ -105,6 +105,7 @@ class DNNLinearCombinedEstimator(Estimator):
                         layer.trained_weights,
                     )
                 )
+            logits = sum(outs[1:], outs[0])  # (2.15's: dnn's + linear's, an op named `add`)
 
             def train_op_fn(loss):
                 ops = [

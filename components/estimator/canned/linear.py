@@ -176,6 +176,17 @@ class LinearModel(tf_keras.layers.Layer):
     # (`training` is Keras's flag: nothing here behaves differently in training.)
     @tf.autograph.experimental.do_not_convert
     def call(self, features, training=None):
+        # 2.15's op names, which TF1-era serving code fetches from an export: the
+        # columns' ops under `linear/linear_model/` three times over, then `<column>/`
+        # (`.../colour/colour_lookup/...`), the sum `.../weighted_sum`.
+        with contextlib.ExitStack() as scopes:
+            for name in ("linear", "linear_model") * 2:
+                scopes.enter_context(tf.name_scope(name))
+            terms = self._terms(features)
+            summed = tf.add_n(terms, name="weighted_sum_no_bias")
+            return tf.nn.bias_add(summed, self.bias, name="weighted_sum")
+
+    def _terms(self, features):
         cache = fc_lib.FeatureTransformationCache(features)
         terms, single_id_lookups = [], []
         for column in self._columns:
@@ -183,20 +194,22 @@ class LinearModel(tf_keras.layers.Layer):
             single = _single_dense_ids(column, features)
             if single is not None:
                 single_id_lookups.append((weights, *single))
-            elif isinstance(column, fc_lib.CategoricalColumn):
-                ids = column.get_sparse_tensors(cache, self._state_manager)
-                terms.append(
-                    tf.nn.safe_embedding_lookup_sparse(
-                        weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner
-                    )
-                )
-            else:
-                dense = column.get_dense_tensor(cache, self._state_manager)
-                dense = tf.reshape(tf.cast(dense, tf.float32), [-1, weights.shape[0]])
-                terms.append(tf.matmul(dense, weights))
+                continue
+            with tf.name_scope(column.name):
+                terms.append(self._column_term(column, cache, weights))
         if single_id_lookups:
             terms.append(_single_id_sum(single_id_lookups))
-        return tf.add_n(terms) + self.bias
+        return terms
+
+    def _column_term(self, column, cache, weights):
+        if isinstance(column, fc_lib.CategoricalColumn):
+            ids = column.get_sparse_tensors(cache, self._state_manager)
+            return tf.nn.safe_embedding_lookup_sparse(
+                weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner
+            )
+        dense = column.get_dense_tensor(cache, self._state_manager)
+        dense = tf.reshape(tf.cast(dense, tf.float32), [-1, weights.shape[0]])
+        return tf.matmul(dense, weights)
 
 
 # What 2.15's tf.estimator (V2) classes said of a tf.compat.v1.feature_column column
@@ -282,6 +295,7 @@ class LinearEstimator(Estimator):
 
     # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
     _takes_v1_feature_columns = False
+    _exports_a_graph = True  # (2.15's export: a TF1 graph, its tensor names)
 
     def __init__(
         self,
