@@ -8,24 +8,11 @@ program runs once here (a module fixture); `exact` parts must be equal, `close` 
 within 1e-4.
 """
 
-import pytest
-
 from tests import gcp_trainer_programs as programs
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+from tests.tf215_recordings import ComparedWithTf215, program_runs
 
-RECORDED = recorded(programs)
 ours = program_runs(programs)
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
-
-
-@pytest.mark.parametrize("name", programs.PROGRAMS)
-def test_sample_sees_what_it_saw_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", programs.PROGRAMS)
-def test_sample_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+class TestGcpTrainers(ComparedWithTf215):
+    programs = programs
