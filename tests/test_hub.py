@@ -22,9 +22,8 @@ under its column.
 import pytest
 
 from tests import hub_programs as programs
-from tests.tf215_recordings import assert_close, assert_exact, program_runs, recorded
+from tests.tf215_recordings import ComparedWithTf215, program_runs
 
-RECORDED = recorded(programs)
 ours = program_runs(programs)
 # The slow lane's (the file within its ~35 s): what another program here also covers
 # (the V1 DNN's columns, the V2 wide & deep and linear classes' graph runs).
@@ -35,18 +34,13 @@ SLOW = {
     "linear_text_classifier",
     "sparse_text_dnn",
 }
-PARAMS = [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else []) for n in programs.PROGRAMS]
 
 
-def test_every_program_is_recorded():
-    assert sorted(RECORDED) == sorted(programs.PROGRAMS)
+class TestHub(ComparedWithTf215):
+    programs = programs
 
-
-@pytest.mark.parametrize("name", PARAMS)
-def test_hub_sample_sees_what_it_saw_under_tf215(ours, name):
-    assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
-
-
-@pytest.mark.parametrize("name", PARAMS)
-def test_hub_sample_values_as_under_tf215(ours, name):
-    assert_close(ours[name]["close"], RECORDED[name]["close"], name)
+    def compared(self):
+        return [
+            pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else [])
+            for n in programs.PROGRAMS
+        ]
