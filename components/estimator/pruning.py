@@ -20,6 +20,8 @@ from tensorflow.python.eager import wrap_function
 from tensorflow.python.framework import func_graph as func_graph_lib
 from tensorflow.python.util import nest
 
+from components.estimator import graph_steps
+
 log = logging.getLogger(__name__)
 
 # The graph a model_fn was traced in -> the train_op it returned there (a tf.function's
@@ -49,20 +51,6 @@ def _ops_of(value):
     return found
 
 
-def _closure(roots):
-    """The ops `roots` need: through their inputs and their control inputs."""
-    seen = set()
-    stack = list(roots)
-    while stack:
-        op = stack.pop()
-        if op in seen:
-            continue
-        seen.add(op)
-        stack.extend(t.op for t in op.inputs)
-        stack.extend(op.control_inputs)
-    return seen
-
-
 def _returned(tensor):
     """The tensor a returned output stands for: tf.function returns an identity of each
     output made to wait for every stateful op of the trace."""
@@ -81,7 +69,7 @@ def without_train_op(function, concrete):
         return function
     # As 2.15's session fetched them: what the step returns (the loss, the metrics'
     # values, whose reads wait for their updates; the predictions) and what that needs.
-    needed = _closure([_returned(t).op for t in graph.outputs])
+    needed = set(graph_steps.closure([_returned(t).op for t in graph.outputs]))
     if all(op in needed for op in graph.control_outputs):
         return function
     outputs = [_returned(t) for t in graph.outputs]
