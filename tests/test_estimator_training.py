@@ -198,6 +198,38 @@ def test_model_to_estimator_trains_and_reports_compiled_metrics(tmp_path):
     assert set(prediction) == {"probability"}
 
 
+def _batch_norm_model(value):
+    inputs = tf_keras.Input(shape=(2,), name="x")
+    hidden = tf_keras.layers.Dense(2, name="hidden")(inputs)
+    normed = tf_keras.layers.BatchNormalization(momentum=1.0, name="bn")(hidden)
+    model = tf_keras.Model(inputs, tf_keras.layers.Dense(1, name="out")(normed))
+    model.compile(optimizer=tf_keras.optimizers.legacy.SGD(0.0), loss="mse")
+    model.set_weights([np.full_like(w, value) for w in model.get_weights()])
+    return model
+
+
+def test_model_to_estimator_warm_starts_trainable_weights_from_model_dir_keras(tmp_path):
+    """As tf.estimator 2.15: the Keras model's weights are saved first as
+    <model_dir>/keras/keras_model.ckpt, and training warm-starts the trainable variables
+    from it, so batch norm's moving statistics start from their initializers; a later
+    model_to_estimator on that model_dir keeps the checkpoint already there."""
+    config = _config(tmp_path)
+    keras_estimator = estimator.model_to_estimator(
+        keras_model=_batch_norm_model(0.5), config=config
+    )
+    keras_estimator.train(
+        lambda: train_input_fn().map(lambda f, y: (f, tf.ones_like(f["x"][:, :1]))), steps=1
+    )
+    values = {n: keras_estimator.get_variable_value(n) for n in ("hidden/kernel", "bn/gamma")}
+    values["bn/moving_mean"] = keras_estimator.get_variable_value("bn/moving_mean")
+    assert np.all(values["hidden/kernel"] == 0.5) and np.all(values["bn/gamma"] == 0.5)
+    assert np.all(values["bn/moving_mean"] == 0.0)
+    saved = os.path.join(config.model_dir, "keras", "keras_model.ckpt")
+    estimator.model_to_estimator(keras_model=_batch_norm_model(0.25), config=config)
+    key = "layer_with_weights-1/moving_mean/.ATTRIBUTES/VARIABLE_VALUE"  # (Model.save_weights')
+    assert np.all(tf.train.load_variable(saved, key) == 0.5)
+
+
 def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
     import keras
 

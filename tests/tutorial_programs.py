@@ -398,9 +398,19 @@ def keras_program(workdir, fmt):
         ]
     )
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    weights = model.get_weights()  # (2.15's model could not get_weights after the call)
     est = keras.estimator.model_to_estimator(
         keras_model=model, model_dir=os.path.join(workdir, "model"), checkpoint_format=fmt
     )
+    # The warm-start checkpoint 2.15 wrote into model_dir/keras, before any training.
+    keras_dir = os.path.join(est.model_dir, "keras")
+    keras_files = sorted(os.listdir(keras_dir))
+    saved = tf.train.latest_checkpoint(keras_dir)
+    keras_variables = tf.train.list_variables(saved)
+    reader = tf.train.load_checkpoint(saved)
+    kernel = [n for n, _ in keras_variables if re.match(r"(hidden|layer_with_weights-0)/kernel", n)]
+    with open(os.path.join(keras_dir, "checkpoint")) as f:
+        keras_state = f.read()  # (the path as written: 2.15's Saver's absolute)
     frame, labels = iris(60, 3)
 
     def input_fn():
@@ -425,6 +435,10 @@ def keras_program(workdir, fmt):
             # 2.15's default format was object-based (`layer_with_weights-0/...`); the kit
             # writes the saver format's names whichever is asked (docs/guide/estimator.md).
             **({"variables": est.get_variable_names()} if fmt == "saver" else {}),
+            "keras_files": keras_files,
+            "keras_variables": [[n, list(shape)] for n, shape in keras_variables],
+            "keras_checkpoint_state": keras_state.replace(est.model_dir, "<model_dir>"),
+            "keras_kernel_saved": bool(np.array_equal(reader.get_tensor(kernel[0]), weights[0])),
         },
     }
 

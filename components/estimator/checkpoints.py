@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 from tensorflow.python.checkpoint import checkpoint_management
 
 from components.estimator.variables import tf_estimator_name
@@ -88,6 +89,20 @@ def _object_names(keys):
         _unescape(key[len(prefix) : -len(_KEY_SUFFIX)]): key
         for key in keys
         if key.startswith(prefix) and key.endswith(_KEY_SUFFIX)
+    }
+
+
+def _full_names(reader):
+    """{variable name when saved: key} of an object-based checkpoint, from its object
+    graph (`Model.save_weights`' `layer_with_weights-0/kernel/...` is `hidden/kernel`), as
+    TF1 read such checkpoints by name."""
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor(_OBJECT_GRAPH))
+    return {
+        attribute.full_name: attribute.checkpoint_key
+        for node in graph.nodes
+        for attribute in node.attributes
+        if attribute.full_name
     }
 
 
@@ -439,7 +454,8 @@ def warm_start(variables, settings):
     reader = _reader(path)
     shapes = reader.get_variable_to_shape_map()
     if _OBJECT_GRAPH in shapes:
-        source = {tf_estimator_name(name): key for name, key in _object_names(shapes).items()}
+        source = _full_names(reader)
+        source.update({tf_estimator_name(name): key for name, key in _object_names(shapes).items()})
     else:
         source = {key: key for key in shapes}
     chosen = _chosen(variables, settings)

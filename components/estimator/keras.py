@@ -2,20 +2,34 @@
 
 The Estimator clones the model once, eagerly, into its variable store (a
 clone built while tracing the serving graph would be built in a TF1-style
-graph, where tf_keras cannot build a model), starting from the original
-model's weights.  Each mode's `model_fn` calls that clone, compiles it like
-the original, and uses its compiled loss and metrics.
+graph, where tf_keras cannot build a model).  Each mode's `model_fn` calls that
+clone, compiles it like the original, and uses its compiled loss and metrics.
+
+As tf.estimator 2.15 did, the chief first saves the original model's weights, with
+a fresh optimizer's state and a global step of 0, as `<model_dir>/keras/keras_model.ckpt`
+(unless that folder already holds a checkpoint), and the Estimator warm-starts its
+trainable variables from it: object-based (`layer_with_weights-0/kernel/...`, as
+`Model.save_weights` writes) for `checkpoint_format='checkpoint'`, `tf.compat.v1.train.Saver`'s
+for 'saver' (`hidden/kernel`, `training/Adam/hidden/kernel/m`, with its `.meta`).
 """
 
 import logging
+import os
 
+import numpy as np
 import tensorflow as tf
 import tf_keras
 
 from components.estimator import export as export_lib
-from components.estimator import optimizers
+from components.estimator import optimizers, tf_logging
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
+from components.estimator.run_config import RunConfig
+from components.estimator.variables import CANNED_TRAINING_SCOPE, tf_estimator_name
+
+# Where 2.15's model_to_estimator saved the Keras model's weights to warm-start from.
+KERAS_DIR = "keras"
+KERAS_CHECKPOINT = "keras_model.ckpt"
 
 
 def _inputs_for(model, features):
@@ -65,8 +79,82 @@ def _forget_bookkeeping(store, model):
         del store.variables[name]
 
 
+def _fresh_optimizer(optimizer_class, optimizer_config, variables):
+    """A new optimizer with its state for `variables` made, and a step counter of 0 as
+    its iterations (2.15's was the global step, so no `iter` of its own was saved)."""
+    optimizer = optimizer_class.from_config(optimizer_config)
+    step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+    optimizer.iterations = step
+    optimizer._create_all_weights(variables)
+    return optimizer, step
+
+
+def _save_object_based(keras_model, optimizer_class, optimizer_config, prefix):
+    """2.15's 'checkpoint' format: a clone given the model's weights and a fresh
+    optimizer, with the global step tracked as `estimator_global_step`, saved by
+    `Model.save_weights` (object-based keys, a `checkpoint` file naming it relatively)."""
+    clone = tf_keras.models.clone_model(keras_model)
+    clone.set_weights(keras_model.get_weights())
+    optimizer, step = _fresh_optimizer(optimizer_class, optimizer_config, clone.trainable_weights)
+    clone.optimizer = optimizer
+    clone._track_trackable(step, "estimator_global_step")
+    with tf_logging.root_logger_untouched():  # (TF 2.21's saver logs through absl)
+        clone.save_weights(prefix)
+
+
+def _name_based_values(store, model, keras_model, optimizer_class, optimizer_config):
+    """{2.15's graph name: value} of the 'saver' format's checkpoint: the model's
+    variables under the Estimator's names, the global step, and a fresh optimizer's
+    state as `training/<optimizer>/...`."""
+    names = {id(v): name for name, v in store.variables.items()}
+    values = {"global_step": np.int64(0)}
+    primaries = {}
+    for ours, theirs in zip(model.weights, keras_model.weights, strict=True):
+        values[store.checkpoint_name(names[id(ours)])] = theirs.numpy()
+        primaries[id(theirs)] = tf_estimator_name(names[id(ours)])
+    optimizer, _ = _fresh_optimizer(
+        optimizer_class, optimizer_config, keras_model.trainable_weights
+    )
+    prefix = f"{CANNED_TRAINING_SCOPE}/{optimizer._name}"
+    for variable in keras_model.trainable_weights:
+        for slot in optimizer.get_slot_names():
+            slot_value = optimizer.get_slot(variable, slot).numpy()
+            values[f"{prefix}/{primaries[id(variable)]}/{slot}"] = slot_value
+    for hyper, value in optimizer._hyper.items():
+        if isinstance(value, tf.Variable):
+            values[f"{prefix}/{hyper}"] = value.numpy()
+    return values
+
+
+def _save_name_based(values, prefix):
+    """Saves {name: value} as a `tf.compat.v1.train.Saver` of a graph holding those
+    variables (its `.meta` too, and a `checkpoint` file naming the prefix as given)."""
+    with tf.Graph().as_default():
+        feeds = {}
+        for name, value in sorted(values.items()):
+            collections = [tf.compat.v1.GraphKeys.GLOBAL_VARIABLES]
+            if name == "global_step":
+                collections.append(tf.compat.v1.GraphKeys.GLOBAL_STEP)
+            variable = tf.compat.v1.get_variable(
+                name,
+                shape=np.shape(value),
+                dtype=tf.as_dtype(np.asarray(value).dtype),
+                initializer=tf.compat.v1.zeros_initializer(),
+                trainable=False,
+                use_resource=True,
+                collections=collections,
+            )
+            feeds[variable.initial_value] = value  # (values fed, not kept in the .meta)
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer(), feeds)
+            saver.save(session, prefix)
+
+
 class _KerasEstimator(Estimator):
-    def __init__(self, keras_model, model_dir, config, metric_names_map, export_outputs):
+    def __init__(
+        self, keras_model, model_dir, config, metric_names_map, export_outputs, object_based
+    ):
         metric_names_map = dict(metric_names_map or {})
         legacy = _legacy_optimizer(keras_model)
         optimizer_class = type(legacy)
@@ -115,9 +203,32 @@ class _KerasEstimator(Estimator):
         with self._store.scope():
             self._model = tf_keras.models.clone_model(keras_model)
         _forget_bookkeeping(self._store, self._model)
-        # A fresh model_dir starts from the original's weights; a checkpoint
-        # or warm start overwrites them.
-        self._model.set_weights(keras_model.get_weights())
+        if self.config.is_chief:
+            # As 2.15: a fresh model_dir warm-starts the trainable variables from the
+            # weights saved there (so batch norm's moving statistics start afresh).
+            self._warm_start_from = self._first_checkpoint(
+                keras_model, optimizer_class, optimizer_config, object_based
+            )
+        else:  # (2.15's other workers started from initializers, then the chief's saves)
+            self._model.set_weights(keras_model.get_weights())
+
+    def _first_checkpoint(self, keras_model, optimizer_class, optimizer_config, object_based):
+        """`<model_dir>/keras/keras_model.ckpt`, saved unless the folder has a checkpoint
+        (then that one is the warm start's, as in 2.15)."""
+        directory = os.path.join(self.model_dir, KERAS_DIR)
+        latest = tf.train.latest_checkpoint(directory)
+        if latest is not None:
+            return latest
+        tf.io.gfile.makedirs(directory)
+        prefix = os.path.join(directory, KERAS_CHECKPOINT)
+        if object_based:
+            _save_object_based(keras_model, optimizer_class, optimizer_config, prefix)
+        else:
+            values = _name_based_values(
+                self._store, self._model, keras_model, optimizer_class, optimizer_config
+            )
+            _save_name_based(values, prefix)
+        return prefix
 
 
 def model_to_estimator(
@@ -133,6 +244,9 @@ def model_to_estimator(
     """An Estimator that trains, evaluates and serves a compiled `tf_keras` model."""
     if (keras_model is None) == (keras_model_path is None):
         raise ValueError("Give exactly one of keras_model and keras_model_path.")
+    if config is None:  # (2.15 said so first, then which model it used)
+        logging.getLogger(__name__).info("Using default config.")
+        config = RunConfig()
     # (2.15 logged which of the two it used, before its Estimator's 'Using config:'.)
     if keras_model is None:
         logging.getLogger(__name__).info("Loading models from %s", keras_model_path)
@@ -161,4 +275,11 @@ def model_to_estimator(
             "model_to_estimator: checkpoint_format must be 'checkpoint' or 'saver', got "
             f"{checkpoint_format!r}."
         )
-    return _KerasEstimator(keras_model, model_dir, config, metric_names_map, export_outputs)
+    return _KerasEstimator(
+        keras_model,
+        model_dir,
+        config,
+        metric_names_map,
+        export_outputs,
+        object_based=checkpoint_format == "checkpoint",
+    )
