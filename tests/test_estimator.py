@@ -422,6 +422,19 @@ def test_linear_gather_path_matches_the_sparse_lookup(default_value, rank, combi
     assert fast[2] == reference[2]
 
 
+def test_reading_v1_columns_restores_the_enclosing_setting():
+    from components.estimator.canned.linear import reading_v1_columns, reads_v1_columns
+
+    with reading_v1_columns(True):
+        with reading_v1_columns(False):
+            assert not reads_v1_columns()
+        assert reads_v1_columns()  # (the V1 class's, again)
+        with reading_v1_columns(True):
+            pass
+        assert reads_v1_columns()
+    assert not reads_v1_columns()
+
+
 def test_variable_names_values_and_latest_checkpoint(linear):
     est, _ = linear
     names = est.get_variable_names()

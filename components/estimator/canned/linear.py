@@ -26,11 +26,12 @@ _READING = threading.local()
 def reading_v1_columns(v1):
     """Builds the canned models inside as a tf.compat.v1.estimator class's (`v1`) or a
     tf.estimator one's: a TF1 Hub module is read, named and trained as each did in 2.15."""
+    before = reads_v1_columns()
     _READING.v1 = v1
     try:
         yield
     finally:
-        _READING.v1 = False
+        _READING.v1 = before  # (a V2 part built inside a V1 class's, or the other way)
 
 
 def reads_v1_columns():
