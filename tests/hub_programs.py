@@ -21,7 +21,8 @@ graph; an image feature vector), and a TF2 SavedModel for `hub.KerasLayer` and
 - `linear_text_classifier`: compat.v1 LinearClassifier over the column (a dense input);
   `linear_tf2`: tf.estimator's LinearRegressor over it, LinearClassifier over images;
 - `sparse_text_dnn`: `hub.sparse_text_embedding_column` over split tokens into a compat.v1
-  DNNClassifier;
+  DNNClassifier; `sparse_text_linear`: into a compat.v1 LinearClassifier and both sides of
+  a compat.v1 wide & deep classifier;
 - `module_in_model_fn`: a custom `model_fn` calling a trainable `hub.Module` with
   `tags={"train"}` in TRAIN, `hub.register_module_for_export` and a
   `hub.LatestModuleExporter` beside a `LatestExporter` in `train_and_evaluate`; the
@@ -482,13 +483,8 @@ def linear_tf2(tf, workdir):
     return seen
 
 
-@program
-def sparse_text_dnn(tf, workdir):
-    """`hub.sparse_text_embedding_column` over pre-split tokens into a compat.v1
-    DNNClassifier: 2.15's V1 DNN read it through compat.v1 DenseFeatures, which imports
-    the module when the column is read, under `dnn/input_from_feature_columns/module/`,
-    and trained it (Adagrad)."""
-    column = _hub().sparse_text_embedding_column(
+def _sparse_text_column(tf, workdir):
+    return _hub().sparse_text_embedding_column(
         "tokens",
         write_text_module(tf, workdir),
         combiner="sqrtn",
@@ -496,15 +492,26 @@ def sparse_text_dnn(tf, workdir):
         trainable=True,
     )
 
-    def token_input(sentences, polarity, repeat):
-        def input_fn():
-            dataset = tf.data.Dataset.from_tensor_slices((sentences, polarity))
-            dataset = (dataset.repeat() if repeat else dataset).batch(4)
-            words = lambda s: tf.strings.split(tf.strings.regex_replace(s, r"\\pP", ""))  # noqa: E731
-            return dataset.map(lambda s, y: ({"tokens": words(s).to_sparse()}, y))
 
-        return input_fn
+def token_input(tf, sentences, polarity, repeat):
+    """An input_fn of the sentences' words (punctuation dropped) as sparse tokens."""
 
+    def input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices((sentences, polarity))
+        dataset = (dataset.repeat() if repeat else dataset).batch(4)
+        words = lambda s: tf.strings.split(tf.strings.regex_replace(s, r"\\pP", ""))  # noqa: E731
+        return dataset.map(lambda s, y: ({"tokens": words(s).to_sparse()}, y))
+
+    return input_fn
+
+
+@program
+def sparse_text_dnn(tf, workdir):
+    """`hub.sparse_text_embedding_column` over pre-split tokens into a compat.v1
+    DNNClassifier: 2.15's V1 DNN read it through compat.v1 DenseFeatures, which imports
+    the module when the column is read, under `dnn/input_from_feature_columns/module/`,
+    and trained it (Adagrad)."""
+    column = _sparse_text_column(tf, workdir)
     estimator = tf.compat.v1.estimator.DNNClassifier(
         hidden_units=HIDDEN,
         feature_columns=[column],
@@ -512,12 +519,42 @@ def sparse_text_dnn(tf, workdir):
         model_dir=os.path.join(workdir, "model"),
         warm_start_from=dnn_start(tf, workdir, DIM, 1),
     )
-    estimator.train(token_input(TRAIN_SENTENCES, TRAIN_POLARITY, True), steps=4)
-    metrics = estimator.evaluate(token_input(TEST_SENTENCES, TEST_POLARITY, False))
+    estimator.train(token_input(tf, TRAIN_SENTENCES, TRAIN_POLARITY, True), steps=4)
+    metrics = estimator.evaluate(token_input(tf, TEST_SENTENCES, TEST_POLARITY, False))
     return {
         "exact": {"variables": variables(estimator), "eval_keys": sorted(metrics)},
         "close": {"metrics": _floats(metrics), "modules": _modules(estimator)},
     }
+
+
+@program
+def sparse_text_linear(tf, workdir):
+    """`hub.sparse_text_embedding_column` (trainable) into a compat.v1 LinearClassifier,
+    then on both sides of a compat.v1 wide & deep classifier: 2.15's V1 linear model read
+    V2 columns through compat.v1's LinearModel, which imports the module when the column
+    is read, under `linear/module/`, and trained it with its Ftrl."""
+    column = _sparse_text_column(tf, workdir)
+    seen = {"exact": {}, "close": {}}
+    linear = tf.compat.v1.estimator.LinearClassifier(
+        [column], model_dir=os.path.join(workdir, "linear")
+    )
+    wide_and_deep = tf.compat.v1.estimator.DNNLinearCombinedClassifier(
+        model_dir=os.path.join(workdir, "wide_and_deep"),
+        linear_feature_columns=[column],
+        dnn_feature_columns=[column],
+        dnn_hidden_units=HIDDEN,
+        warm_start_from=dnn_start(tf, workdir, DIM, 1),
+    )
+    for name, estimator in (("linear", linear), ("wide_and_deep", wide_and_deep)):
+        estimator.train(token_input(tf, TRAIN_SENTENCES, TRAIN_POLARITY, True), steps=4)
+        metrics = estimator.evaluate(token_input(tf, TEST_SENTENCES, TEST_POLARITY, False))
+        seen["exact"][name] = {"variables": variables(estimator), "eval_keys": sorted(metrics)}
+        seen["close"][name] = {
+            "metrics": _floats(metrics),
+            "modules": _modules(estimator),
+            "linear": _linear_weights(estimator),
+        }
+    return seen
 
 
 # ------------------------------------------------------------------ custom model_fns

@@ -16,7 +16,8 @@ and named and trained the module as the V2 class does; the V2 class could not bu
 `EstimatorSpec.scaffold` or `_session_config`; the V2 wide & deep and linear classes
 could not build `hub.Module` either, their V1 classes named the modules `module/`,
 `module_1/` and never trained them, the V1 DNN imported a sparse text column's module
-under its column.
+under its column, the V1 linear models (a LinearClassifier, wide & deep's linear side)
+imported it under `module/`, not `linear/module/`, and never trained it.
 """
 
 import pytest

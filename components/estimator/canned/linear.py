@@ -126,23 +126,29 @@ class LinearModel(tf_keras.layers.Layer):
         own = [w for w in self.trainable_weights if id(w) not in modules]
         return own + (self._module_weights if self._trains_modules else [])
 
-    def _import_module(self, column):
-        """Imports a TF1 Hub column's module under the column's scope, as 2.15's linear
-        models did (`linear/linear_model/<column>/module/...`: hub.Module takes the graph's
-        variable scope, which must match its name scope); a V1 class's trains with the
-        model (2.15's V1 linear model trained every trainable variable under `linear/`), a
-        V2 class's never did (its optimizer took the Keras layer's variables alone)."""
+    @contextlib.contextmanager
+    def _module_variables_of(self, scope):
+        """Notes the TF1 Hub module variables made inside, in variable scope `scope`: a V1
+        class trains them with the model (2.15's V1 linear model trained every trainable
+        variable under `linear/`), a V2 class never did (its optimizer took the Keras
+        layer's variables alone)."""
         trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES
         before = {id(v) for v in tf.compat.v1.get_collection(trainable)}
-        scope = tf.compat.v1.get_default_graph().get_name_scope()
         with tf.compat.v1.variable_scope(scope, auxiliary_name_scope=False):
-            column.create_state(self._state_manager)
+            yield
         made = [v for v in tf.compat.v1.get_collection(trainable) if id(v) not in before]
         for variable in made:
             # imported whole: its slots keyed as an unsplit variable's (compat_v1.canned)
             variable._kit_never_partitioned = True
         self._module_weights += made
         self._trains_modules = reads_v1_columns()
+
+    def _import_module(self, column):
+        """Imports a TF1 Hub column's module under the column's scope, as 2.15's linear
+        models did (`linear/linear_model/<column>/module/...`: hub.Module takes the graph's
+        variable scope, which must match its name scope)."""
+        with self._module_variables_of(tf.compat.v1.get_default_graph().get_name_scope()):
+            column.create_state(self._state_manager)
 
     def build(self, _):
         hub_columns = tf1_hub_columns(self._columns)
@@ -208,7 +214,13 @@ class LinearModel(tf_keras.layers.Layer):
             return tf.nn.safe_embedding_lookup_sparse(
                 weights, ids.id_tensor, ids.weight_tensor, combiner=self._sparse_combiner
             )
-        dense = column.get_dense_tensor(cache, self._state_manager)
+        if reads_v1_columns() and column in tf1_hub_columns([column]):
+            # `hub.sparse_text_embedding_column` imports its module when read: 2.15's V1
+            # models read V2 columns in their `linear` variable scope (`linear/module/`).
+            with self._module_variables_of("linear"):
+                dense = column.get_dense_tensor(cache, self._state_manager)
+        else:
+            dense = column.get_dense_tensor(cache, self._state_manager)
         dense = tf.reshape(tf.cast(dense, tf.float32), [-1, weights.shape[0]])
         return tf.matmul(dense, weights)
 
