@@ -35,7 +35,12 @@ def _sum_features(buckets, node, stats, offsets, sizes, running, total, out, beg
     buckets [features, batch]: each example's bucket id (feature f's `sizes[f]` buckets
     at `offsets[f]` in a node's row); node [batch]: each example's node in the layer, -1
     to leave it out; stats [batch, k]. Run compiled (`_compiled`), once per type of
-    `buckets`."""
+    `buckets`.
+
+    Features are summed `_GROUP` at a time in one pass over the examples, each into its
+    own bins (a small table's bins stay in cache): a bucket's sum is still its examples'
+    weights added in their order, the same float32 sums, but one feature's additions no
+    longer wait on the one before (an example's bucket is often the previous example's)."""
     batch, k = stats.shape
     nodes = out.shape[0] // total
     node_of = np.empty(batch, np.int32)
@@ -50,33 +55,74 @@ def _sum_features(buckets, node, stats, offsets, sizes, running, total, out, beg
     widest = 0
     for f in range(begin, end):
         widest = max(widest, sizes[f])
-    block = np.empty((k, nodes * widest), np.float32)  # one feature's bins, in every node
-    bins = np.empty(batch, np.int32)
-    carried = np.empty(k, np.float32)
-    for f in range(begin, end):
-        size, start = sizes[f], offsets[f]
-        outside = False
-        for i in range(batch):
+    span = nodes * widest
+    # Bins of up to _GROUP features at once, within about _GROUP_BYTES per statistic.
+    group = max(1, min(_GROUP, _GROUP_BYTES // (4 * span)))
+    block = np.empty((k, group * span), np.float32)
+    bins = np.empty((group, batch), np.int32)
+    first = begin
+    while first < end:
+        count = min(group, end - first)
+        _group_bins(buckets, node_of, sizes, first, count, span, bins)
+        for j in range(k):
+            _group_sums(bins, count, by_statistic[j], block[j], count * span)
+        for q in range(count):
+            f = first + q
+            _write_feature(block, q * span, sizes[f], offsets[f], running[f], nodes, total, out)
+        first += count
+
+
+_GROUP, _GROUP_BYTES = 4, 1 << 17
+
+
+def _group_bins(buckets, node_of, sizes, first, count, span, bins):
+    """`bins[q, i]`: example i's bin for feature `first + q`, in that feature's `span`."""
+    outside = False
+    for q in range(count):
+        f = first + q
+        size = sizes[f]
+        for i in range(node_of.shape[0]):
             bucket = np.int32(buckets[f, i])
             outside |= (bucket < 0) | (bucket >= size)
-            bins[i] = node_of[i] * size + bucket
-        if outside:
-            raise IndexError("a bucket id outside its feature's buckets")
-        for j in range(k):
-            sums, weights = block[j], by_statistic[j]
-            sums[: nodes * size] = 0.0
-            for i in range(batch):
-                sums[bins[i]] += weights[i]
+            bins[q, i] = q * span + node_of[i] * size + bucket
+    if outside:
+        raise IndexError("a bucket id outside its feature's buckets")
+
+
+def _group_sums(bins, count, weights, sums, width):
+    """Each example's weight added to its bin in each of `count` features, in example
+    order (four features a pass: their additions are independent)."""
+    sums[:width] = 0.0
+    if count == _GROUP:
+        b0, b1, b2, b3 = bins[0], bins[1], bins[2], bins[3]
+        for i in range(weights.shape[0]):
+            w = weights[i]
+            sums[b0[i]] += w
+            sums[b1[i]] += w
+            sums[b2[i]] += w
+            sums[b3[i]] += w
+        return
+    for q in range(count):
+        feature_bins = bins[q]
+        for i in range(weights.shape[0]):
+            sums[feature_bins[i]] += weights[i]
+
+
+def _write_feature(block, at, size, start, running, nodes, total, out):
+    """One feature's bins (at `at` in each statistic's `block` row, node-major) into its
+    columns of `out`, running sums where `running`."""
+    for j in range(block.shape[0]):
+        sums = block[j]
         for n in range(nodes):
-            row = n * total + start
-            carried[:] = 0.0
-            for b in range(size):
-                for j in range(k):
-                    value = block[j, n * size + b]
-                    if running[f]:
-                        carried[j] += value
-                        value = carried[j]
-                    out[row + b, j] = value
+            row, first = n * total + start, at + n * size
+            if running:
+                carried = np.float32(0.0)
+                for b in range(size):
+                    carried += sums[first + b]
+                    out[row + b, j] = carried
+            else:
+                for b in range(size):
+                    out[row + b, j] = sums[first + b]
 
 
 @functools.cache
@@ -85,6 +131,10 @@ def _compiled():
     first use, not by every import of the estimators (0.7 s)."""
     import numba
 
+    global _group_bins, _group_sums, _write_feature
+    _group_bins = numba.njit(nogil=True, cache=True)(_group_bins)
+    _group_sums = numba.njit(nogil=True, cache=True)(_group_sums)
+    _write_feature = numba.njit(nogil=True, cache=True)(_write_feature)
     return numba.njit(nogil=True, cache=True)(_sum_features)
 
 
