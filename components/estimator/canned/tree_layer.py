@@ -172,11 +172,14 @@ class LayerStep:
             if base.shape[0]:
                 nodes = self._descend(feature, threshold, buckets, nodes, 1)
         elif action == "finalize":
+            # Each example's leaf: one level below its node in this layer, the tree above
+            # it as it was; from the root where post-pruning took splits out.
+            start, levels = nodes, 1
             if self._params.pruning_mode == "post":
                 feature, gain = post_pruned(feature, gain, self._params.max_depth)
+                start, levels = np.zeros_like(nodes), self._params.max_depth
             if base.shape[0]:
-                start = np.zeros_like(nodes)
-                leaves = self._descend(feature, threshold, buckets, start, self._params.max_depth)
+                leaves = self._descend(feature, threshold, buckets, start, levels)
                 base = base + value[leaves]
                 nodes = np.zeros_like(nodes)
             tree, layer = tree + 1, 0
