@@ -149,6 +149,11 @@ class VariableStore:
         # that sees no variable created in its first trace does not trace model_fn a
         # second time (seconds for a big model).  Not under a strategy (its creator
         # must make the variable) nor for TF1 variables (their creator's arguments).
+        # (Keras layers pass the V1 arguments `use_resource=None|True` and
+        # `expected_shape=None`, which ask for nothing a resource variable lacks.)
+        if kwargs.get("use_resource") in (None, True) and kwargs.get("expected_shape") is None:
+            kwargs.pop("use_resource", None)
+            kwargs.pop("expected_shape", None)
         direct = not tf.distribute.has_strategy() and _DIRECT_ARGUMENTS.issuperset(kwargs)
         with tf.init_scope():
             if callable(initial_value):
