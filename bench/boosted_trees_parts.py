@@ -1,7 +1,7 @@
 """Where a BoostedTreesClassifier.train() call's time goes, on the taxi sample.
 
     OMP_NUM_THREADS=1 taskset -c 0 .venv/bin/python bench/boosted_trees_parts.py \
-        [--repeats 7] [--compare | --compare-eager]
+        [--repeats 7] [--compare | --compare-eager | --before DIR]
 
 Trains bench/boosted_trees_vs_hgb.py's taxi model (100 trees of max_depth 6, in memory,
 center_bias) --repeats times in one process and prints, for each call: tracing the training
@@ -17,6 +17,11 @@ machine, ratios of runs side by side in one process are what can be compared.
 `--compare-eager` alternates instead with the once-a-call parts (the quantile sketch, the
 in-memory cache's bucket ids) traced into the step ("old": `tree_growing._eagerly` calling
 its function in the graph) rather than run in one op by TensorFlow's eager kernels.
+`--before DIR` alternates instead with DIR's (a checkout of an earlier commit, e.g. from
+`git archive`) compiled histogram loop and `LayerStep`'s bookkeeping after the search
+(`tree_histogram._compiled`, `tree_layer.LayerStep._after`), the rest this tree's. `cpu`:
+the process's CPU time in the call (all threads), which a loaded machine moves less than
+the wall time.
 """
 
 import argparse
@@ -29,7 +34,7 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-PARTS = ("trace", "write_graph", "first_call", "later_calls", "chunk100", "train")
+PARTS = ("trace", "write_graph", "first_call", "later_calls", "chunk100", "train", "cpu")
 
 
 class _TimedSteps:
@@ -95,11 +100,39 @@ def _arms(compare, compare_eager=False):
     return {"new": arm(True), "old": arm(False)} if both else {"new": arm(True)}
 
 
+def _before_arms(directory):
+    """ "new" as this tree is, "old" with `directory`'s histogram loop and layer bookkeeping."""
+    import importlib.util
+
+    from components.estimator.canned import tree_histogram, tree_layer
+
+    def load(name):
+        path = os.path.join(directory, "components", "estimator", "canned", f"{name}.py")
+        spec = importlib.util.spec_from_file_location(f"before_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    old_histogram, old_layer = load("tree_histogram"), load("tree_layer")
+
+    def arm(compiled, after):
+        def setup():
+            tree_histogram._compiled, tree_layer.LayerStep._after = compiled, after
+
+        return setup
+
+    return {
+        "new": arm(tree_histogram._compiled, tree_layer.LayerStep._after),
+        "old": arm(old_histogram._compiled, old_layer.LayerStep._after),
+    }
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--compare-eager", action="store_true")
+    parser.add_argument("--before", metavar="DIR")
     args = parser.parse_args()
     import tensorflow as tf
 
@@ -119,8 +152,10 @@ def main():
         else:
             columns.append(tf.feature_column.numeric_column(name))
     results = {}
+    arms = _before_arms(args.before) if args.before else _arms(args.compare, args.compare_eager)
+    compared = args.compare or args.compare_eager or args.before
     for repeat in range(args.repeats):
-        for arm, setup in _arms(args.compare, args.compare_eager).items():
+        for arm, setup in arms.items():
             setup()
             times.clear()
             with tempfile.TemporaryDirectory() as model_dir:
@@ -133,17 +168,18 @@ def main():
                     learning_rate=bench.LEARNING_RATE,
                     center_bias=True,
                 )
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 model.train(
                     lambda: tf.data.Dataset.from_tensors((train, y_train)).repeat(),
                     max_steps=10**9,
                 )
                 times["train"] = time.perf_counter() - start
+                times["cpu"] = time.process_time() - cpu
             print(repeat, arm, " ".join(f"{p}={times.get(p, 0.0):.3f}" for p in PARTS))
             if repeat:
                 for part in PARTS:
                     results.setdefault((arm, part), []).append(times.get(part, 0.0))
-    if (args.compare or args.compare_eager) and args.repeats > 1:
+    if compared and args.repeats > 1:
         print("| part | new (median s) | old (median s) | new/old (median of pairs) |")
         print("|---|---:|---:|---:|")
         for part in PARTS:
