@@ -199,3 +199,66 @@ def test_cross_validation_does_not_pick_an_overfit_network_on_500_rows(tmp_path)
     # the members served were refit on all 500 rows, for the folds' mean best step
     assert all(m.outcome.validation is None for m in choice.members)
     assert record["served_loss"] <= record["single_losses"]["linear"]
+
+
+def test_regression_trees_with_ordered_categories_beat_a_linear_model(tmp_path):
+    """The zero-code regression trees, their category ids in the order of the fit rows'
+    mean label (components/auto/ordered_categories.py), against the linear candidate on a
+    price that is an interaction of two numbers plus 40 categories' effects: the trees
+    win, and cut the category's order where one id against the rest would take many."""
+    from components.auto import model as auto_model
+    from components.auto import ordered_categories
+
+    rng = np.random.default_rng(3)
+    rows, ids = 3000, 40
+    x = rng.uniform(-1, 1, size=(rows, 2)).astype(np.float32)
+    cat = rng.integers(0, ids, rows)
+    effect = rng.normal(0, 1, ids)
+    y = (3 * ((x[:, 0] > 0) != (x[:, 1] > 0)) + effect[cat] + rng.normal(0, 0.3, rows)).astype(
+        np.float32
+    )
+    features = {"x0": x[:, 0], "x1": x[:, 1], "cat": cat}
+    fit, test = slice(0, 2500), slice(2500, rows)
+    part = {k: v[fit] for k, v in features.items()}
+    ids_column = tf.feature_column.categorical_column_with_identity("cat", ids)
+    deep = [*_numbers(["x0", "x1"]), tf.feature_column.indicator_column(ids_column)]
+
+    sums = ordered_categories.label_sums([(part, y[fit])], ordered_categories.identity_keys(deep))
+    buckets, count = ordered_categories.id_buckets(*sums["cat"])
+    assert count == ids and sorted(buckets) == list(range(ids))
+    smoothed = (sums["cat"][0] + 10 * y[fit].mean()) / (sums["cat"][1] + 10)
+    assert list(np.argsort(buckets)) == list(np.argsort(smoothed, kind="stable"))
+
+    def rmse(name, columns, steps, input_fn):
+        config = estimator.RunConfig(model_dir=str(tmp_path / name), tf_random_seed=1)
+        model = candidate_estimator(
+            name,
+            "regression",
+            [ids_column],
+            columns,
+            None,
+            config,
+            {},
+            None,
+            2500,
+            label_moments=(float(y[fit].mean()), float(y[fit].std())),
+        )
+        model.train(input_fn, max_steps=steps)
+        out = model.predict(
+            lambda: tf.data.Dataset.from_tensor_slices(
+                {k: v[test] for k, v in features.items()}
+            ).batch(500),
+            yield_single_examples=False,
+        )
+        predicted = np.concatenate([b["predictions"].reshape(-1) for b in out])
+        return float(np.sqrt(np.mean((predicted - y[test]) ** 2)))
+
+    whole = lambda: tf.data.Dataset.from_tensors((part, y[fit])).repeat()  # noqa: E731
+    batches = lambda: (  # noqa: E731
+        tf.data.Dataset.from_tensor_slices((part, y[fit])).shuffle(2500, seed=1).repeat().batch(128)
+    )
+    trees = rmse("boosted_trees", ordered_categories.ordered_columns(deep, sums), 150, whole)
+    linear = rmse("linear", deep, 600, batches)
+    assert auto_model.orders_categories("boosted_trees", "regression")
+    assert not auto_model.orders_categories("boosted_trees", "binary")
+    assert trees < 0.6 * linear, (trees, linear)

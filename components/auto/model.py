@@ -298,18 +298,31 @@ def build_candidate(
     task,
     train_rows,
     label_moments=None,
+    category_sums=None,
     **transform_output,
 ):
     """The Estimator of candidate `name` (`CANDIDATES`) for `task` over the transform output
     (`build_estimator`'s tft_output and transformed_label_key); a regression label's
-    `label_moments` (mean, std) standardize it for the linear and wide-and-deep ones."""
+    `label_moments` (mean, std) standardize it for the linear and wide-and-deep ones, its
+    `category_sums` ({key: (label sum per id, rows per id)} of the rows the trees fit,
+    components/auto/ordered_categories.py) order the regression trees' category ids."""
     tft_output = transform_output["tft_output"]
     transformed_label_key = transform_output["transformed_label_key"]
     wide, deep, classes = _columns_and_classes(
         tft_output, transformed_label_key, task, numbers_together=name != "boosted_trees"
     )
+    if orders_categories(name, task) and category_sums:
+        from components.auto.ordered_categories import ordered_columns
+
+        deep = ordered_columns(deep, category_sums)
     args = (name, task, wide, deep, classes, run_config, hparams, warm_start_from, train_rows)
     return candidate_estimator(*args, label_moments=label_moments)
+
+
+def orders_categories(name, task):
+    """Whether candidate `name` for `task` reads its category ids in the order of their mean
+    label, given the `category_sums` of `build_candidate`."""
+    return name == "boosted_trees" and task == "regression"
 
 
 def candidate_estimator(

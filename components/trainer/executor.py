@@ -278,17 +278,29 @@ def _adopt_run_record(model_run):
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
 
 
-def _models_to_fit(exec_properties, names, hparams, offered):
+def _models_to_fit(exec_properties, names, hparams, offered, category_sums=None):
     """[ModelToFit]: the auto candidates `names` (the `candidates` parameter), or, with none,
-    the one model estimator_fn builds."""
+    the one model estimator_fn builds; `category_sums()` gives the candidates that order
+    their category ids by label (`auto_model.orders_categories`) their sums, read once."""
     if names:
         from components.auto import model as auto_model
 
+        task = offered.get("task")
+        sums = {}
+        if category_sums is not None and any(
+            auto_model.orders_categories(name, task) for name in names
+        ):
+            sums = {"category_sums": category_sums()}
         return [
             candidates_lib.ModelToFit(
                 name,
                 lambda run_config, warm, name=name: auto_model.build_candidate(
-                    name, run_config, hparams, warm, **offered
+                    name,
+                    run_config,
+                    hparams,
+                    warm,
+                    **offered,
+                    **(sums if auto_model.orders_categories(name, task) else {}),
                 ),
             )
             for name in names
@@ -367,6 +379,26 @@ class _Training:
             "train_rows": self.fit_rows,
             "label_moments": self.label_moments,
         }
+
+    def category_sums(self):
+        """{category feature: (label sum per id, rows per id)} of the rows a model fits
+        before it is chosen: the fit part beside a held-out one, else the whole split (under
+        cross-validation the folds' models read the order of all their rows: they restart
+        from one traced model)."""
+        from components.auto import model as auto_model
+        from components.auto import ordered_categories
+
+        _, deep = auto_model.feature_columns(
+            self.tft_output, self.exec_properties["transformed_label_key"]
+        )
+        keys = ordered_categories.identity_keys(deep)
+        if not keys:
+            return None
+        part = "fit" if self.holds_out and not self.folds else None
+        batches = self.input_fn(self.train_pattern, self.eval_batch, False, part)()
+        return ordered_categories.label_sums(
+            ((features, labels) for features, labels in batches.as_numpy_iterator()), keys
+        )
 
     def split_pattern(self, split):
         return os.path.join(artifact_utils.get_split_uri(self.examples, split), "*.gz")
@@ -552,7 +584,11 @@ def train_in_process(input_dict, output_dict, exec_properties):
     training = _Training(input_dict, exec_properties, choice, strategy, tf_config)
     tf.random.set_seed(training.seed)
     models = _models_to_fit(
-        exec_properties, training.candidates, training.hparams, training.offered()
+        exec_properties,
+        training.candidates,
+        training.hparams,
+        training.offered(),
+        training.category_sums,
     )
     model_run = artifact_utils.get_single_instance(output_dict["model_run"])
     with tempfile.TemporaryDirectory(prefix="trainer-validation-") as scratch:
