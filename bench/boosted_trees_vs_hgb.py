@@ -1,7 +1,7 @@
 """The kit's BoostedTreesClassifier against scikit-learn's HistGradientBoostingClassifier.
 
     .venv/bin/python bench/boosted_trees_vs_hgb.py [--repeats 3] [--no-one-core]
-        [--data taxi|wide] [--rows N]
+        [--data taxi|wide|friedman|digits|diamonds|ames] [--rows N] [--unordered] [--kit-args JSON]
 
 On the taxi sample (data/taxi/data.csv, label: tips > 20% of the fare), a fixed
 seeded 2/3-1/3 split, the same features for both: numbers as floats (missing as
@@ -28,6 +28,20 @@ noise 1, the target exp-skewed as a price is) and `--data digits` (scikit-learn'
 HGB-like settings (`--kit hgb`, `components.auto.model.BOOSTED_TREES`: diagonal Hessian,
 31 leaves, 20 examples a leaf, 255 buckets, center_bias), 100 trees, learning rate 0.1
 for both. Prints RMSE, or accuracy and log loss, on a seeded quarter held out.
+
+`--data diamonds` and `--data ames` (bench/zero_code_quality.py's regression datasets, its
+seeded 75/25 split: the same train rows and holdout) compare the zero-code path's trees
+alone with HGB as that bench fits it (`fit_hgb`: defaults, text columns categorical): the
+kit's BoostedTreesRegressor reads the columns as the zero-code Transform hands them over
+(numbers with a missing value at the mean; text, and integers of at most 20 values, as
+category ids, most frequent first) in its settings (`components.auto.model.BOOSTED_TREES`,
+built by `candidate_estimator`), its category ids in the order of their mean label on the
+fit rows, as the Trainer gives them (`--unordered`: also one id against the rest, as
+before), stopped early as the Trainer stops it: a seeded tenth of the train rows held out,
+validated every `TREES_PER_ROUND` trees' steps, the best round's holdout predictions
+scored, at most `PATIENCE` rounds without a better one. Prints RMSE, the trees of the best
+round, the wall time and kit/HGB (HGB's RMSE over the kit's).
+`--kit-args JSON` overrides the candidate's settings for an experiment.
 """
 
 import argparse
@@ -113,6 +127,175 @@ def _split_columns(x, y, rows):
     columns = {f"f{i:02d}": x[:, i].astype("float32") for i in range(x.shape[1])}
     split = [slice(0, rows), slice(rows, len(y))]
     return [({k: v[part] for k, v in columns.items()}, y[part]) for part in split]
+
+
+ZERO_CODE_REGRESSIONS = ("diamonds", "ames")
+
+
+def load_zero_code(name, seed=0):
+    """(train, holdout) frames of bench/zero_code_quality.py's dataset `name`: its split,
+    read back as it reads them; and the label's name."""
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    import zero_code_quality as zcq
+
+    dataset = zcq.DATASETS[name]
+    with tempfile.TemporaryDirectory() as folder:
+        _, train, holdout = zcq.split_to_csv(dataset.load(), dataset.label, folder, seed)
+    return train, holdout, dataset.label
+
+
+def zero_code_features(train, holdout, label):
+    """(train, holdout) dicts as the zero-code Transform hands the columns to the trees, and
+    {category column: ids}: text and integer codes (at most 20 values, each 10 rows on
+    average: SchemaGen's categorical integers) as ids by frequency, missing and unseen
+    values an out-of-vocabulary id; other numbers as float32, a missing one at the mean."""
+    import numpy as np
+
+    from components.auto import OOV_BUCKETS, TREES_CATEGORY_IDS
+
+    out, buckets = ({}, {}), {}
+    for name in train.columns:
+        if name == label:
+            continue
+        column = train[name]
+        span = column.max() - column.min() + 1 if column.dtype.kind == "i" else None
+        if column.dtype == object or (span is not None and span <= 20 and 10 * span <= len(column)):
+            vocabulary = column.dropna().astype(str).value_counts(sort=True).index.tolist()
+            ids = {v: i for i, v in enumerate(vocabulary)}
+            buckets[name] = min(len(vocabulary) + OOV_BUCKETS, TREES_CATEGORY_IDS)
+            for part, frame in zip(out, (train, holdout), strict=True):
+                values = frame[name].astype(str).where(frame[name].notna(), None)
+                part[name] = np.array(
+                    [min(ids.get(v, len(vocabulary)), buckets[name] - 1) for v in values],
+                    dtype=np.int64,
+                )
+        else:
+            mean = column.astype(float).mean()
+            for part, frame in zip(out, (train, holdout), strict=True):
+                part[name] = frame[name].astype(float).fillna(mean).to_numpy(np.float32)
+    return out[0], out[1], buckets
+
+
+def run_zero_code_trees(name, kit_args, ordered=True):
+    """The zero-code path's regression trees on dataset `name`, stopped early as the Trainer
+    stops them, their category ids in the order of the fit rows' labels (`ordered`, as the
+    Trainer gives them; else one id against the rest); {rmse, trees, rounds, seconds}."""
+    import numpy as np
+    import tensorflow as tf
+
+    from components.auto import model as auto_model
+    from components.auto import ordered_categories
+    from components.trainer import candidates, stopping
+
+    train, holdout, label = load_zero_code(name)
+    x, x_holdout, buckets = zero_code_features(train, holdout, label)
+    y = train[label].to_numpy(np.float32)
+    fit = np.random.default_rng(0).random(len(y)) >= 0.1
+    x_fit = {k: v[fit] for k, v in x.items()}
+    x_valid = {k: v[~fit] for k, v in x.items()}
+    deep = []
+    for column in sorted(x):
+        if column in buckets:
+            ids = tf.feature_column.categorical_column_with_identity(column, buckets[column])
+            deep.append(tf.feature_column.indicator_column(ids))
+        else:
+            deep.append(tf.feature_column.numeric_column(column))
+    if ordered and auto_model.orders_categories("boosted_trees", "regression"):
+        keys = ordered_categories.identity_keys(deep)
+        deep = ordered_categories.ordered_columns(
+            deep, ordered_categories.label_sums([(x_fit, y[fit])], keys)
+        )
+    settings = {**auto_model.BOOSTED_TREES, **kit_args}
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as model_dir, _patched(auto_model.BOOSTED_TREES, settings):
+        config = __import__("components.estimator", fromlist=["RunConfig"]).RunConfig(
+            model_dir=model_dir
+        )
+        model = auto_model.candidate_estimator(
+            "boosted_trees", "regression", [], deep, None, config, {}, None, int(fit.sum())
+        )
+        params = model.tree_params
+        round_steps = candidates.TREES_PER_ROUND * params.max_depth
+
+        def predict(features):
+            batches = lambda: tf.data.Dataset.from_tensor_slices(features).batch(8192)  # noqa: E731
+            return np.array([p["predictions"][0] for p in model.predict(batches)])
+
+        best, best_holdout, rounds, waited = np.inf, None, 0, 0
+        while waited < stopping.PATIENCE:
+            model.train(
+                lambda: tf.data.Dataset.from_tensors((x_fit, y[fit])).repeat(), steps=round_steps
+            )
+            rounds += 1
+            loss = float(np.mean((predict(x_valid) - y[~fit]) ** 2))
+            if loss < best:
+                best, best_holdout, waited = loss, predict(x_holdout), 0
+                best_trees = int(model.get_variable_value("boosted_trees/tree"))
+            else:
+                waited += 1
+            if model.get_variable_value("boosted_trees/finished"):
+                break
+    truth = holdout[label].to_numpy(float)
+    rmse = float(np.sqrt(np.mean((best_holdout - truth) ** 2)))
+    return {
+        "rmse": rmse,
+        "trees": best_trees,
+        "rounds": rounds,
+        "seconds": time.perf_counter() - start,
+    }
+
+
+class _patched:
+    """`table` updated with `values` inside the block, restored after."""
+
+    def __init__(self, table, values):
+        self.table, self.values = table, values
+
+    def __enter__(self):
+        self.saved = dict(self.table)
+        self.table.clear()
+        self.table.update(self.values)
+
+    def __exit__(self, *exc):
+        self.table.clear()
+        self.table.update(self.saved)
+
+
+def run_zero_code_hgb(name):
+    """HGB as bench/zero_code_quality.py fits it, on the same rows; {rmse, trees, seconds}."""
+    import numpy as np
+    import zero_code_quality as zcq
+
+    train, holdout, label = load_zero_code(name)
+    start = time.perf_counter()
+    model = zcq.fit_hgb("regression", train.drop(columns=label), train[label].to_numpy(float))
+    seconds = time.perf_counter() - start
+    predicted = model.predict(holdout.drop(columns=label))
+    rmse = float(np.sqrt(np.mean((predicted - holdout[label].to_numpy(float)) ** 2)))
+    return {"rmse": rmse, "trees": int(model[-1].n_iter_), "seconds": seconds}
+
+
+def zero_code_regressions(args):
+    """The table of `--data diamonds|ames`: HGB, then the kit's zero-code trees."""
+    kit_args = json.loads(args.kit_args or "{}")
+    settings = f", {kit_args}" if kit_args else ""
+    results = [("HistGradientBoosting (zero_code_quality.py's)", run_zero_code_hgb(args.data))]
+    for ordered in (False, True)[0 if args.unordered else 1 :]:
+        label = "ids in the order of their mean label" if ordered else "one id against the rest"
+        results.append(
+            (
+                f"kit, zero-code trees ({label}{settings})",
+                run_zero_code_trees(args.data, kit_args, ordered),
+            )
+        )
+    print("| model | RMSE | trees | train s |")
+    print("|---|---|---|---|")
+    for label, r in results:
+        print(f"| {label} | {r['rmse']:.1f} | {r['trees']} | {r['seconds']:.1f} |")
+    for label, r in results[1:]:
+        print(
+            f"kit/HGB (HGB's RMSE over the kit's), {label}: {results[0][1]['rmse'] / r['rmse']:.3f}"
+        )
 
 
 def dataset(data, rows):
@@ -334,13 +517,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-one-core", action="store_true")
-    parser.add_argument("--data", choices=["taxi", "wide", "friedman", "digits"], default="taxi")
+    parser.add_argument(
+        "--data",
+        choices=["taxi", "wide", "friedman", "digits", *ZERO_CODE_REGRESSIONS],
+        default="taxi",
+    )
     parser.add_argument("--rows", type=int, default=10_000, help="training rows of --data wide")
     parser.add_argument(
         "--kits", default="tf,hgb", help="friedman/digits: the kit's settings to run (tf, hgb)"
     )
+    parser.add_argument("--kit-args", help="diamonds/ames: JSON settings over the candidate's")
+    parser.add_argument(
+        "--unordered",
+        action="store_true",
+        help="diamonds/ames: the trees with their category ids one against the rest as well",
+    )
     parser.add_argument("--only", choices=["kit", "hgb"], help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.data in ZERO_CODE_REGRESSIONS:
+        zero_code_regressions(args)
+        return
     if args.data in ("friedman", "digits"):
         quality(args)
         return
