@@ -151,19 +151,19 @@ class VariableStore:
         # must make the variable) nor for TF1 variables (their creator's arguments).
         # (Keras layers pass the V1 arguments `use_resource=None|True` and
         # `expected_shape=None`, which ask for nothing a resource variable lacks.)
+        direct_kwargs = dict(kwargs)
         if kwargs.get("use_resource") in (None, True) and kwargs.get("expected_shape") is None:
-            kwargs.pop("use_resource", None)
-            kwargs.pop("expected_shape", None)
-        direct = not tf.distribute.has_strategy() and _DIRECT_ARGUMENTS.issuperset(kwargs)
+            direct_kwargs.pop("use_resource", None)
+            direct_kwargs.pop("expected_shape", None)
+        direct = not tf.distribute.has_strategy() and _DIRECT_ARGUMENTS.issuperset(direct_kwargs)
         with tf.init_scope():
             if callable(initial_value):
                 initial_value = initial_value()
-            kwargs["initial_value"] = initial_value
-            kwargs["name"] = name
+            made = {"initial_value": initial_value, "name": name}
             if direct:
-                variable = resource_variable_ops.ResourceVariable(**kwargs)
+                variable = resource_variable_ops.ResourceVariable(**direct_kwargs, **made)
             else:
-                variable = next_creator(**kwargs)
+                variable = next_creator(**{**kwargs, **made})
         self.variables[name] = variable
         return variable
 
