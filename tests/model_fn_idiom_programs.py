@@ -21,7 +21,9 @@
 - `keras_metric_objects`: Keras metrics (vector Precision, PR AUC, MeanTensor, MeanIoU)
   in eval_metric_ops;
 - `event_files_of_repeated_runs`: training and evaluating twice into the same folders,
-  then a user's summary through `FileWriterCache.get(eval_dir)`: the event files.
+  then a user's summary through `FileWriterCache.get(eval_dir)`: the event files;
+- `eval_runs_what_it_fetches`: a TF2-style model_fn (Keras layer and optimizer) that
+  builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -705,4 +707,44 @@ def event_files_of_repeated_runs(tf, workdir):
             "first_eval_file_steps": first_steps,
         },
         "close": {"kernel": kernel.ravel().tolist()},
+    }
+
+
+# ------------------------------------------------------------- what EVAL runs
+def _regression_data():
+    x = (np.arange(8, dtype=np.float32) / 8).reshape(8, 1)
+    return x, (2 * x[:, 0] + 1).astype(np.float32)
+
+
+def keras_update_in_every_mode_model_fn(features, labels, mode):
+    """TF2-style code (a Keras layer, a Keras optimizer's apply_gradients): the update is
+    built in every mode, returned as the train_op in TRAIN only."""
+    import tensorflow as tf
+
+    layer = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")
+    prediction = layer(features["x"])[:, 0]
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions=prediction)
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    variables = layer.trainable_variables
+    optimizer = tf.keras.optimizers.legacy.SGD(0.1)
+    update = optimizer.apply_gradients(zip(tf.gradients(loss, variables), variables, strict=True))
+    train_op = tf.group(update, tf.compat.v1.train.get_global_step().assign_add(1))
+    if mode == tf.estimator.ModeKeys.TRAIN:
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return tf.estimator.EstimatorSpec(mode, loss=loss)
+
+
+@program
+def eval_runs_what_it_fetches(tf, workdir):
+    """An optimizer update a model_fn builds in EVAL without returning it: 2.15's session
+    fetched the loss and the metrics alone, so it never ran (the same loss on every
+    batch's model, the global step unchanged)."""
+    x, y = _regression_data()
+    est = tf.estimator.Estimator(keras_update_in_every_mode_model_fn, os.path.join(workdir, "m"))
+    est.train(_dataset_input_fn(x, y, 4), steps=2)
+    evaluations = [est.evaluate(_dataset_input_fn(x, y, 4), steps=2) for _ in range(2)]
+    return {
+        "exact": {"global_steps": [int(r["global_step"]) for r in evaluations]},
+        "close": {"losses": [float(r["loss"]) for r in evaluations]},
     }

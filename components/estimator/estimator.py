@@ -392,7 +392,6 @@ class Estimator:
             spec = self._model_fn(**kwargs)
             self._store.name_as_in_graph(mode)
         self._require_spec(spec)
-        pruning.note_train_op(spec.train_op)  # (for EVAL and PREDICT to leave out)
         if spec.scaffold is not None and graph_mode.scaffold_has_session_fields(spec.scaffold):
             raise ValueError(
                 "model_fn's Scaffold has TF1 session fields (init_fn, init_op, local_init_op, "
@@ -918,10 +917,8 @@ class Estimator:
                 # graph had it): one trace serves every batch, a last smaller one included,
                 # and every later evaluation of the same features (a retrace was seconds on
                 # a wide table).
-                run_step = pruning.without_train_op(
-                    eval_step,
-                    eval_step.get_concrete_function(*_split_element(dataset.element_spec)),
-                )
+                traced = eval_step.get_concrete_function(*_split_element(dataset.element_spec))
+                run_step = pruning.as_fetched(eval_step, traced, self._store.metric_variables())
                 self._prepare_eval(checkpoint_path)
                 step = int(global_step.numpy())
                 runner = HookRunner(
@@ -1030,7 +1027,7 @@ class Estimator:
         for element in dataset:
             features, _ = _split_element(element)
             if runner is None:
-                run_step = pruning.without_train_op(
+                run_step = pruning.as_fetched(
                     predict_step,
                     predict_step.get_concrete_function(features),
                 )

@@ -1,19 +1,18 @@
-"""A traced EVAL or PREDICT step without the `train_op` its `model_fn` returned.
+"""A traced EVAL or PREDICT step that runs only what its outputs need.
 
 tf.estimator 2.15 ran a session and fetched only what a mode reads (EVAL: the loss, the
-metrics' update ops, the evaluation hooks' fetches; PREDICT: the predictions), so a
-`train_op` a model_fn returned in every mode never ran outside TRAIN. A tf.function runs
+metrics' update ops, the evaluation hooks' fetches; PREDICT: the predictions), so an op
+nothing fetched needed never ran: a `train_op` a model_fn returned in every mode, or an
+optimizer's update a model_fn built in EVAL without returning it.  A tf.function runs
 every stateful op its trace made (automatic control dependencies, and the function
-runtime keeps stateful ops), so the TF2 path would apply the optimizer's updates and
-count the global step up once a batch.  For a model_fn that returned a train_op there,
-`without_train_op` copies the trace's graph with only what the step's outputs need, as
-2.15's session fetched them: the optimizer's updates and the step's increment (and any
-other op nothing fetched needs) are left out, as 2.15 left them unfetched.  A trace
-without a train_op keeps running as traced (its automatic control dependencies).
+runtime keeps stateful ops), so the TF2 path would apply those updates and count the
+global step up once a batch.  `as_fetched` copies a trace that runs such ops with only
+what the step's outputs need, as 2.15's session fetched them: the optimizer's updates
+and the step's increment (and any other op nothing fetched needs) are left out.  A trace
+whose stateful ops its outputs all need runs as traced.
 """
 
 import logging
-import weakref
 
 import tensorflow as tf
 from tensorflow.python.eager import wrap_function
@@ -24,32 +23,6 @@ from components.estimator import graph_steps
 
 log = logging.getLogger(__name__)
 
-# The graph a model_fn was traced in -> the train_op it returned there (a tf.function's
-# trace is reused by later calls, after other modes' traces have been made).
-_TRAIN_OPS = weakref.WeakKeyDictionary()
-
-
-def note_train_op(train_op):
-    """Remembers the train_op a model_fn returned in the graph being traced."""
-    graph = tf.compat.v1.get_default_graph()
-    if train_op is not None and isinstance(graph, func_graph_lib.FuncGraph):
-        _TRAIN_OPS[graph] = train_op
-
-
-def _ops_of(value):
-    """The graph operations behind a train_op: an op, a tensor, the variable an
-    `assign_add` returns in a trace (its assign op), a nest of them."""
-    found = []
-    for item in nest.flatten(value, expand_composites=True):
-        if not isinstance(item, tf.Operation):
-            try:
-                item = item.op
-            except (AttributeError, ValueError):  # (an eager variable's)
-                continue
-        if isinstance(item, tf.Operation):
-            found.append(item)
-    return found
-
 
 def _returned(tensor):
     """The tensor a returned output stands for: tf.function returns an identity of each
@@ -59,30 +32,62 @@ def _returned(tensor):
     return tensor
 
 
-def without_train_op(function, concrete):
-    """`function` (a tf.function), or, when the model_fn traced in it returned a train_op
-    and the trace runs ops its outputs do not need, its trace `concrete` copied with only
-    what they need (a callable of the same arguments)."""
-    graph = concrete.graph
-    roots = [op for op in _ops_of(_TRAIN_OPS.get(graph)) if op.graph is graph]
-    if not roots:
-        return function
+def as_fetched(function, concrete, metric_variables=()):
+    """`function` (a tf.function), or, when its trace `concrete` runs ops its outputs do
+    not need, that trace copied with only what they need (a callable of the same
+    arguments). Updates of `metric_variables` alone do not count (2.15 fetched every
+    metric's update op). Decided once per trace (a tf.function reuses its traces)."""
+    try:
+        pruned = concrete._kit_as_fetched
+    except AttributeError:
+        pruned = concrete._kit_as_fetched = _pruned(concrete, metric_variables)
+    return pruned or function
+
+
+def _unfetched(graph, metric_variables):
+    """The ops `graph` runs that its outputs do not need and 2.15 would not have run:
+    but reads, and updates of metric variables (a PR AUC's true negatives)."""
     # As 2.15's session fetched them: what the step returns (the loss, the metrics'
     # values, whose reads wait for their updates; the predictions) and what that needs.
     needed = set(graph_steps.closure([_returned(t).op for t in graph.outputs]))
-    if all(op in needed for op in graph.control_outputs):
-        return function
+    metric_handles = _handles(metric_variables)
+    fetched = {id(inner) for outer, inner in graph.captures if id(outer) in metric_handles}
+    return [
+        op
+        for op in graph.control_outputs
+        if op not in needed
+        and op.type != "ReadVariableOp"
+        and not (op.inputs and id(op.inputs[0]) in fetched)
+    ]
+
+
+def _handles(variables):
+    """The ids of `variables`' handles (a distributed variable's: its parts')."""
+    found = set()
+    for variable in variables:
+        for part in getattr(variable, "values", None) or (variable,):
+            try:
+                found.add(id(part.handle))
+            except (AttributeError, ValueError, RuntimeError):
+                continue
+    return found
+
+
+def _pruned(concrete, metric_variables):
+    graph = concrete.graph
+    if not _unfetched(graph, metric_variables):
+        return None
     outputs = [_returned(t) for t in graph.outputs]
     try:
         pruned, arguments = _lifted(graph, outputs)
-    except Exception:  # (lift_to_graph's limits: the step as traced, train_op and all)
+    except Exception:  # (lift_to_graph's limits: the step as traced, all its ops)
         log.warning(
-            "Could not leave the train_op model_fn returned out of its %s function: "
-            "it runs there too.",
+            "Could not leave the ops its outputs do not need (a train_op, an optimizer's "
+            "update) out of the %s function: they run there too.",
             graph.name,
             exc_info=True,
         )
-        return function
+        return None
     by_output = {id(t): pruned.outputs[i] for i, t in enumerate(graph.outputs)}
     pruned.structured_outputs = nest.map_structure(
         lambda t: by_output[id(t)] if tf.is_tensor(t) else t,
@@ -105,7 +110,7 @@ def _lifted(graph, outputs):
     captured = {id(t) for t in graph.internal_captures}
     inputs = [t for t in graph.inputs if id(t) not in captured]
     with graph.as_default():
-        pruned = func_graph_lib.FuncGraph(f"{graph.name}_without_train_op")
+        pruned = func_graph_lib.FuncGraph(f"{graph.name}_as_fetched")
     lifted = tf.__internal__.lift_to_graph(
         outputs, pruned, sources=inputs + list(graph.internal_captures), base_graph=graph
     )
