@@ -22,6 +22,8 @@
   in eval_metric_ops;
 - `event_files_of_repeated_runs`: training and evaluating twice into the same folders,
   then a user's summary through `FileWriterCache.get(eval_dir)`: the event files;
+- `canned_evaluate_in_a_loop`: a canned LinearClassifier evaluated six times in one
+  process (a tutorial's epoch loop): the eval folder's event files;
 - `eval_runs_what_it_fetches`: a TF2-style model_fn (Keras layer and optimizer) that
   builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives.
 
@@ -707,6 +709,31 @@ def event_files_of_repeated_runs(tf, workdir):
             "first_eval_file_steps": first_steps,
         },
         "close": {"kernel": kernel.ravel().tolist()},
+    }
+
+
+@program
+def canned_evaluate_in_a_loop(tf, workdir):
+    """A tutorial's epoch loop on a canned LinearClassifier (train, then evaluate, three
+    times) and three more evaluations of the last checkpoint: the eval folder's event
+    files (2.15: one, the first evaluation's graph in it) and each one's steps."""
+    x, labels = _classes(12)
+    labels = (labels > 0).astype(np.int32)
+    column = tf.feature_column.numeric_column("x", shape=[4])
+    est = tf.estimator.LinearClassifier([column], model_dir=os.path.join(workdir, "model"))
+    for _ in range(3):
+        est.train(_dataset_input_fn(x, labels, 6), steps=2)
+        results = est.evaluate(_dataset_input_fn(x, labels, 6), steps=1)
+    for _ in range(3):
+        est.evaluate(_dataset_input_fn(x, labels, 6), steps=1)
+    paths = sorted(glob.glob(os.path.join(est.eval_dir(), "events.out.tfevents.*")))
+    steps_by_file = [
+        [int(e.step) for e in tf.compat.v1.train.summary_iterator(path) if e.summary.value]
+        for path in paths
+    ]
+    return {
+        "exact": {"eval": _events(tf, est.eval_dir()), "steps_by_file": steps_by_file},
+        "close": _numbers(results),
     }
 
 

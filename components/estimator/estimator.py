@@ -29,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
+from tensorflow.python.framework import func_graph as func_graph_lib
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import (
@@ -236,6 +237,27 @@ def _temporary_model_dir():
 # Without a checkpoint: 2.15's words when variables are read, and when exporting.
 _NOT_TRAINED_VARIABLES = "Could not find trained model in model_dir: {}."
 _NOT_TRAINED_EXPORT = "Couldn't find trained model at {}."
+
+
+def _cached_writer(folder, graph):
+    """FileWriterCache's writer of `folder`, made when it has none: with `graph` (a
+    session's) as 2.15's was; or, `graph` a trace's (whose collections hold eager objects
+    a MetaGraph cannot describe), with its GraphDef and a MetaGraph of that alone."""
+    cache = tf.compat.v1.summary.FileWriterCache
+    if not isinstance(graph, func_graph_lib.FuncGraph):
+        with graph.as_default():
+            return cache.get(folder)
+    with cache._lock:
+        writer = cache._cache.get(folder)
+        if writer is None:
+            with tf.Graph().as_default():  # (a FileWriter is made where nothing is eager)
+                writer = cache._cache[folder] = tf.compat.v1.summary.FileWriter(folder)
+            graph_def = graph.as_graph_def()
+            writer.add_event(
+                tf.compat.v1.Event(wall_time=time.time(), graph_def=graph_def.SerializeToString())
+            )
+            writer.add_meta_graph(tf.compat.v1.MetaGraphDef(graph_def=graph_def))
+    return writer
 
 
 def _log_eval_progress(evaluated, steps):
@@ -941,7 +963,7 @@ class Estimator:
         runner.end(results)
         log.info("Inference Time : %.5fs", time.time() - started)
         log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
-        self._write_eval_summaries(results, name, checkpoint_path)
+        self._write_eval_summaries(results, name, checkpoint_path, traced.graph)
         return results
 
     def _note_untrained(self, checkpoint_path, mode):
@@ -961,12 +983,13 @@ class Estimator:
     def eval_dir(self, name=None):
         return os.path.join(self._model_dir, f"eval_{name}" if name else "eval")
 
-    def _write_eval_summaries(self, results, name, checkpoint_path, graph=None):
+    def _write_eval_summaries(self, results, name, checkpoint_path, graph):
         """The results (and the checkpoint evaluated) as events under `eval_dir(name)`,
-        logged as tf.estimator logged them.  After a run in `graph` they go, as 2.15's
-        did, through tf.compat.v1's FileWriterCache (its writer of the folder, made with
-        that graph): one event file for every evaluation into the folder, whose writer a
-        user's `FileWriterCache.get(eval_dir)` gets after evaluate()."""
+        logged as tf.estimator logged them.  They go, as 2.15's did, through
+        tf.compat.v1's FileWriterCache (its writer of the folder, made with the `graph`
+        evaluated first: the session's, or the TF2 path's trace of its step): one event
+        file for all the evaluations into the folder in a process, whose writer a user's
+        `FileWriterCache.get(eval_dir)` gets after evaluate()."""
         step = int(results["global_step"])
         with tf_logging.printed_as_numpy_1():  # 2.15's %s, without bytes (a Summary)
             logged = ", ".join(
@@ -979,17 +1002,10 @@ class Estimator:
                 "Saving 'checkpoint_path' summary for global step %d: %s", step, checkpoint_path
             )
             written.append(summaries.text_summary("checkpoint_path", checkpoint_path))
-        if graph is not None:
-            with graph.as_default():
-                writer = tf.compat.v1.summary.FileWriterCache.get(self.eval_dir(name))
-            for summary in written:
-                writer.add_summary(summary, step)
-            writer.flush()
-            return
-        writer = tf.summary.create_file_writer(self.eval_dir(name))
+        writer = _cached_writer(self.eval_dir(name), graph)
         for summary in written:
-            summaries.write_summary(writer, summary, step)
-        writer.close()
+            writer.add_summary(summary, step)
+        writer.flush()
 
     # -------------------------------------------------------------- predict
     def _predict_function(self):
