@@ -25,7 +25,9 @@
 - `canned_evaluate_in_a_loop`: a canned LinearClassifier evaluated six times in one
   process (a tutorial's epoch loop): the eval folder's event files;
 - `eval_runs_what_it_fetches`: a TF2-style model_fn (Keras layer and optimizer) that
-  builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives.
+  builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives;
+- `eval_step_counter`: a user's evaluation hook reading the `eval_step` counter through
+  `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -775,3 +777,54 @@ def eval_runs_what_it_fetches(tf, workdir):
         "exact": {"global_steps": [int(r["global_step"]) for r in evaluations]},
         "close": {"losses": [float(r["loss"]) for r in evaluations]},
     }
+
+
+class _EvalStepHook:
+    """A user's evaluation hook reading tf.estimator's `eval_step` counter (through its
+    collection), as progress or stop-after-N hooks of TF1 code did."""
+
+    def __new__(cls, tf):
+        class Hook(tf.compat.v1.train.SessionRunHook):
+            def begin(self):
+                found = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.EVAL_STEP)
+                self.seen = {
+                    "collection": [[v.name, v.dtype.name, v.shape.as_list()] for v in found],
+                    "local_variables": [v.name for v in tf.compat.v1.local_variables()],
+                    "after_run": [],
+                }
+                self.counter = found[0] if found else None
+
+            def after_run(self, run_context, run_values):
+                if self.counter is not None:
+                    value = run_context.session.run(self.counter)
+                    self.seen["after_run"].append(int(value))
+
+            def end(self, session):
+                if self.counter is not None:
+                    self.seen["end"] = int(session.run(self.counter))
+
+        return Hook()
+
+
+def tf1_regression_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    weight = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+    prediction = tf.matmul(features["x"], weight)[:, 0]
+    loss = tf.compat.v1.losses.mean_squared_error(labels, prediction)
+    mae = tf.compat.v1.metrics.mean_absolute_error(labels, prediction)
+    return tf.estimator.EstimatorSpec(
+        mode, loss=loss, train_op=_train_op(tf, loss, 0.1), eval_metric_ops={"mae": mae}
+    )
+
+
+@program
+def eval_step_counter(tf, workdir):
+    """A TF1 model_fn evaluated with a user's hook reading the `eval_step` local variable
+    2.15 made (int64, in GraphKeys.EVAL_STEP), counted up once a batch."""
+    x, y = _regression_data()
+    est = tf.estimator.Estimator(tf1_regression_model_fn, os.path.join(workdir, "m"))
+    est.train(_dataset_input_fn(x, y, 2), steps=2)
+    hook = _EvalStepHook(tf)
+    results = est.evaluate(_dataset_input_fn(x, y, 2), steps=3, hooks=[hook])
+    return {"exact": hook.seen, "close": _numbers(results)}

@@ -7,8 +7,9 @@ float64 values, a serialized summary as a metric), from_generator and numpy_inpu
 inputs with a string feature, every compat.v1 summary kind with SummarySaverHooks and
 FileWriterCache, a Scaffold's summary_op, Keras metric objects, LoggingTensorHook's
 formatter / every_n_secs / at_end and StepCounterHook, the event files of repeated
-runs.  Each program runs once here (a module fixture); `exact` parts must be
-equal, `close` ones within 1e-4.
+runs (a custom and a canned estimator's), what an evaluation runs of an update the
+model_fn built in EVAL, the `eval_step` counter an evaluation hook reads.  Each program
+runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
 from tests import model_fn_idiom_programs as programs

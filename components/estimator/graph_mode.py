@@ -843,7 +843,7 @@ def evaluate(built, steps, hooks, checkpoint_path):
         if "loss" not in values:
             values["loss"], update = _V1.metrics.mean(spec.loss)
             updates.append(update)
-        update_op = tf.group(*updates)
+        update_op = tf.group(*updates, _eval_step().assign_add(1))
         final = _V1.train.FinalOpsHook({**values, "global_step": built.global_step})
         every_hook = [
             *built.input_hooks,
@@ -871,6 +871,25 @@ def evaluate(built, steps, hooks, checkpoint_path):
     # As the session gave them (2.15): a float64 or int32 metric stays one, a vector metric
     # an array, a serialized summary bytes.
     return dict(final.final_ops_values)
+
+
+def _eval_step():
+    """The evaluation's count of batches, as tf.estimator 2.15 kept it: `eval_step`, an
+    int64 local variable in the EVAL_STEP collection (its stop-after-N hook and users'
+    hooks read it there), made after the metrics', counted up by each run of the updates
+    (unordered with them, as 2.15's)."""
+    found = _V1.get_collection(_KEYS.EVAL_STEP)
+    if found:
+        return found[0]
+    return _V1.get_variable(
+        "eval_step",
+        shape=[],
+        dtype=tf.int64,
+        initializer=_V1.zeros_initializer(),
+        trainable=False,
+        collections=[_KEYS.LOCAL_VARIABLES, _KEYS.EVAL_STEP],
+        use_resource=True,
+    )
 
 
 # -------------------------------------------------------------------- predict
