@@ -161,7 +161,7 @@ class VariableStore:
                 initial_value = initial_value()
             made = {"initial_value": initial_value, "name": name}
             if direct:
-                variable = resource_variable_ops.ResourceVariable(**direct_kwargs, **made)
+                variable = resource_variable_ops.ResourceVariable(**{**direct_kwargs, **made})
             else:
                 variable = next_creator(**{**kwargs, **made})
         self.variables[name] = variable
