@@ -87,7 +87,7 @@ GISTS = {
     "zero_eval_steps": "steps > 0",
     "dict_from_model_fn": "should return an EstimatorSpec",
     "no_train_op": "train_op",
-    "metric_not_a_pair": "(value, update_op)",
+    "metric_not_a_pair": "(metric_value, update_op) tuples",
     "hook_not_a_hook": "must be SessionRunHook instances",
     "unexpected_model_fn_arg": "not expected args: ['extra']",
     "train_hooks_not_hooks": "Hooks must be a SessionRunHook",

@@ -71,13 +71,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             _check_hooks(hooks)
         if mode == ModeKeys.PREDICT:
             _check_export_outputs(export_outputs)
-        eval_metric_ops = dict(eval_metric_ops or {})
-        for key, metric in eval_metric_ops.items():
-            if not (_is_keras_metric(metric) or (isinstance(metric, tuple) and len(metric) == 2)):
-                raise TypeError(
-                    f"EstimatorSpec: eval_metric_ops[{key!r}] must be a Keras metric or a "
-                    f"(value, update_op) pair, got {type(metric).__name__}."
-                )
+        eval_metric_ops = _checked_eval_metric_ops(eval_metric_ops)
         return super().__new__(
             cls,
             mode,
@@ -105,6 +99,60 @@ def _scalar_loss(loss):
     if not loss.shape.is_compatible_with(tf.TensorShape([])):
         return tf.reshape(loss, [])
     return loss
+
+
+def _checked_eval_metric_ops(eval_metric_ops):
+    """A copy of `eval_metric_ops` after tf.estimator 2.15's checks, in its order and words:
+    a dict; each value a Keras metric whose update_state ran in model_fn, or a 2-tuple;
+    then every part of a tuple from the graph the spec is made in (a Python number has
+    no graph: an AttributeError, as there; a TF2 trace's graphs are not compared)."""
+    if eval_metric_ops is None:
+        return {}
+    if not isinstance(eval_metric_ops, dict):
+        raise TypeError(f"eval_metric_ops must be a dict, given: {eval_metric_ops}")
+    in_a_graph = not (tf.executing_eagerly() or tf.inside_function())
+    for key, value in eval_metric_ops.items():
+        if _is_keras_metric(value):
+            if not _was_updated(value, in_a_graph):
+                raise ValueError(f'Please call update_state(...) on the "{value.name}" metric')
+        elif not isinstance(value, tuple) or len(value) != 2:
+            raise TypeError(
+                "Values of eval_metric_ops must be (metric_value, update_op) tuples, "
+                f"given: {value} for key: {key}"
+            )
+    if tf.executing_eagerly():
+        return dict(eval_metric_ops)
+    graph = tf.compat.v1.get_default_graph()
+    for key, value in eval_metric_ops.items():
+        parts = () if _is_keras_metric(value) else tf.nest.flatten(value)
+        for part in parts:
+            if isinstance(part, tf.Variable):
+                continue  # (the TF2 path makes a model_fn's variables outside its trace)
+            if part.graph is not graph and in_a_graph:
+                raise ValueError(
+                    f'eval_metric_ops with "{key}: {part.name}" must be from the default '
+                    "graph: make it in model_fn, in the call that returns this spec."
+                )
+    return dict(eval_metric_ops)
+
+
+def _was_updated(metric, in_a_graph):
+    """Whether a Keras metric's update_state ran in the graph being built: in a graph its
+    `updates` list it; a tf.function's list none (TF2 applies them as they run), so there
+    the trace (or a function graph it is nested in) must have captured one of its
+    variables. Eagerly: taken as updated."""
+    if in_a_graph:
+        return bool(getattr(metric, "updates", True))
+    if tf.executing_eagerly():
+        return True
+    try:
+        captured, graph = set(), tf.compat.v1.get_default_graph()
+        while getattr(graph, "external_captures", None) is not None:
+            captured.update(id(t) for t in graph.external_captures)
+            graph = graph.outer_graph
+        return any(id(v.handle) in captured for v in metric.variables)
+    except (AttributeError, ValueError):  # (a graph or variable of another kind)
+        return True
 
 
 def _check_predictions(predictions):
