@@ -42,7 +42,9 @@ def add_metrics(estimator, metric_fn):
             return spec
         added = metric_fn(**_named_args(metric_fn, dict(available, predictions=spec.predictions)))
         fields = spec._asdict()
-        fields["eval_metric_ops"] = {**spec.eval_metric_ops, **added}
+        # (dict.update, as 2.15: pairs of (name, metric) do, None is not iterable)
+        fields["eval_metric_ops"] = dict(spec.eval_metric_ops)
+        fields["eval_metric_ops"].update(added)
         return EstimatorSpec(**fields)
 
     # The Estimator picks its TF2 or graph-mode path by the model_fn's package:
