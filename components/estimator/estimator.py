@@ -958,7 +958,7 @@ class Estimator:
                 break
         if values is None:
             raise ValueError("evaluate: input_fn produced no data.")
-        results = {key: np.float32(value.numpy()) for key, value in values.items()}
+        results = {key: value.numpy() for key, value in values.items()}
         results["global_step"] = np.int64(global_step.numpy())
         runner.end(results)
         log.info("Inference Time : %.5fs", time.time() - started)

@@ -206,11 +206,16 @@ def _is_keras_metric(obj):
 
 
 def metric_value(metric):
-    """The current value of an `eval_metric_ops` entry, as a tensor."""
+    """The current value of an `eval_metric_ops` entry, as a tensor: a pair's update
+    tensor (a tf.compat.v1 metric's is its value after the update), or, when the update
+    is an Operation (`tf.no_op()`, `tf.group(...)`), its value, after it."""
     if _is_keras_metric(metric):
         return tf.convert_to_tensor(metric.result())
-    _, update_op = metric
-    return tf.convert_to_tensor(update_op)
+    value, update_op = metric
+    if not isinstance(update_op, tf.Operation):
+        return tf.convert_to_tensor(update_op)
+    with tf.control_dependencies([update_op]):
+        return tf.identity(value)
 
 
 class Scaffold(tf.compat.v1.train.Scaffold):
