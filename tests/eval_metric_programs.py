@@ -19,8 +19,8 @@
   updated;
 - `added_metrics`: `tf.estimator.add_metrics` on a canned LinearClassifier with
   metric_fns of (labels, predictions), (labels, predictions, features),
-  (labels, predictions, config), one replacing the canned `accuracy`, and one taking an
-  argument add_metrics does not pass;
+  (labels, predictions, config), one replacing the canned `accuracy`, one returning
+  (name, metric) pairs, one None, and one taking an argument add_metrics does not pass;
 - `loss_only_evaluation`: an EVAL spec with predictions and a loss but no
   eval_metric_ops, under both Estimator classes, and `evaluate(name=...)`.
 
@@ -338,7 +338,8 @@ def mixed_metric_kinds(tf, workdir):
 def keras_layer_model_fn(features, labels, mode, params):
     """A TF2-style model_fn (a Keras Dense layer of set weights: 2.15's Keras optimizers
     updated no weights in a graph-mode model_fn) whose eval_metric_ops are
-    tf.compat.v1.metrics with weights beside a Keras metric object."""
+    tf.compat.v1.metrics with weights beside a Keras metric object, a float64 metric and
+    constants (a string, an int64, an int32) with no update."""
     import tensorflow as tf
 
     weights = tf.constant_initializer([[0.6], [-0.4], [0.3], [-0.2]])
@@ -365,6 +366,12 @@ def keras_layer_model_fn(features, labels, mode, params):
             weights=column,
         ),
         "metrics/precision": tf.keras.metrics.Precision(thresholds=0.5),
+        "precision_at_1": tf.compat.v1.metrics.precision_at_k(
+            tf.cast(labels, tf.int64), tf.concat([logits, -logits], 1), k=1
+        ),
+        "model_name": (tf.constant("set weights"), tf.no_op()),
+        "layers": (tf.constant(1, tf.int64), tf.no_op()),
+        "units": (tf.constant(1, tf.int32), tf.no_op()),
     }
     metrics["metrics/precision"].update_state(labels, probability)
     if params.get("unused_keras_metric"):
@@ -497,14 +504,28 @@ def overriding_metric(labels, predictions):
     return {"accuracy": accuracy}
 
 
+def listed_metric(labels, predictions):
+    """(name, metric) pairs, not a dict."""
+    import tensorflow as tf
+
+    return [
+        ("true_positives", tf.compat.v1.metrics.true_positives(labels, predictions["class_ids"]))
+    ]
+
+
+def no_metric(labels, predictions):
+    return None
+
+
 def misnamed_metric(labels, preds):
     return {}
 
 
 @program
 def added_metrics(tf, workdir):
-    """A LinearClassifier (zero-initialised), trained 4 steps, evaluated through four
-    add_metrics in a chain (the last replacing `accuracy`)."""
+    """A LinearClassifier (zero-initialised), trained 4 steps, evaluated through five
+    add_metrics in a chain (one replacing `accuracy`, one of (name, metric) pairs); a
+    metric_fn returning None."""
     columns = [
         tf.feature_column.numeric_column("x", shape=[4]),
         tf.feature_column.numeric_column("weight"),
@@ -514,8 +535,15 @@ def added_metrics(tf, workdir):
     est = tf.estimator.LinearClassifier(columns, model_dir=model_dir, config=config)
     est.train(_input_fn(24, 6, binary=True), steps=4)
     chained = est
-    for metric_fn in (auc_pr_metric, weighted_mean_metric, config_metric, overriding_metric):
+    for metric_fn in (
+        auc_pr_metric,
+        weighted_mean_metric,
+        config_metric,
+        overriding_metric,
+        listed_metric,
+    ):
         chained = tf.estimator.add_metrics(chained, metric_fn)
+    no_metrics = tf.estimator.add_metrics(est, no_metric)
     results, saved, skipped = _evaluated(
         tf, chained, _input_fn(12, 4, binary=True, offset=30), name="added"
     )
@@ -525,6 +553,7 @@ def added_metrics(tf, workdir):
             "saving_dict": saved,
             "skipped": skipped,
             "misnamed": _raised(lambda: tf.estimator.add_metrics(est, misnamed_metric)),
+            "none": _raised(lambda: no_metrics.evaluate(_input_fn(4, 4, binary=True), name="none")),
             "eval_folders": _folders(model_dir),
             "eval_events": _events(tf, os.path.join(model_dir, "eval_added")),
         },
