@@ -15,7 +15,7 @@ and raw receivers) and canned estimators. Each program runs once here (a module 
   restored by name from the checkpoint its TF2 path wrote), so code fetching
   `head/predictions/probabilities:0` or `input_example_tensor:0` finds them (the V1 DNN's
   asset tensor name aside, below; the op list `saved_model_cli` shows for a canned DNN is
-  a strict xfail, below);
+  compared below, tf_keras's initializer ops aside);
 - `values`: the TF1 model_fn starts from seeded initializers, so its scores are 2.15's
   within 1e-4; a canned model starts from random weights drawn in another order, so its
   scores are checked to agree between the ways of reading them.
@@ -40,14 +40,13 @@ GRAPH_BUILT = ["tf1_model_fn_parsing", "tf1_model_fn_raw", "tf1_model_fn_head"]
 CANNED = [name for name in programs.PROGRAMS if name not in GRAPH_BUILT]
 
 TF2_CANNED = ["dnn_classifier", "linear_regressor", "dnn_linear_combined_classifier"]
-# Left: the ops `saved_model_cli show --all` lists for a canned DNN's export. 2.15's graph
-# had its one-hot indicator column (OneHot, SparseToDense), its PREDICT-mode layer
-# summaries (ScalarSummary, HistogramSummary, zero_fraction's StatelessIf), a stateful
-# RandomUniform initializer and AsString class strings; the kit's counts ids with a
-# segment sum (canned/indicator.py), summarizes in training only, initializes with
-# tf_keras's stateless ops and gathers the class strings: the same values by every name.
+# The ops `saved_model_cli show --all` lists for a canned DNN's export are 2.15's (its
+# one-hot indicator column, its layer summaries in the PREDICT graph, AsString class
+# strings) but for the initializers': tf_keras's Dense layers (TF 2.21's) draw theirs with
+# stateless ops, Keras 2.15's in a graph with a stateful RandomUniform. The initializers
+# never run in an export (its variables are restored), so that pair is kept.
 OP_SET = re.compile(r".* contains the following ops: ")
-OTHER_OPS = "the canned DNN's export graph is made of other ops (same tensors by name)"
+TF_KERAS_INITIALIZER_OPS = ("'StatelessRandomGetKeyCounter'", "'StatelessRandomUniformV2'")
 # Left: the V1 DNN's vocabulary asset tensor is `.../colour_indicator_1/...` here (its
 # input layer's column scope is taken once before), `.../colour_indicator/...` in 2.15;
 # the asset file, and every tensor and op code fetches by name, are 2.15's.
@@ -77,13 +76,22 @@ def test_names_read_as_under_tf215(ours, name):
     assert_exact(got, theirs, name)
 
 
-@pytest.mark.xfail(strict=True, reason=OTHER_OPS)
+def _op_sets(shown):
+    """{MetaGraph: set of op names} of `saved_model_cli show --all`'s op lines."""
+    return {
+        OP_SET.match(line).group(0): set(line[OP_SET.match(line).end() :].split(", "))
+        for line in shown
+        if OP_SET.match(line)
+    }
+
+
 def test_canned_export_ops_as_under_tf215(ours):
-    got = [
-        line for line in ours["dnn_classifier"]["names"]["saved_model_cli"] if OP_SET.match(line)
-    ]
-    theirs = RECORDED["dnn_classifier"]["names"]["saved_model_cli"]
-    assert got == [line for line in theirs if OP_SET.match(line)]
+    got = _op_sets(ours["dnn_classifier"]["names"]["saved_model_cli"])
+    theirs = _op_sets(RECORDED["dnn_classifier"]["names"]["saved_model_cli"])
+    for graph, ops in got.items():
+        if ops.issuperset(TF_KERAS_INITIALIZER_OPS):
+            got[graph] = ops.difference(TF_KERAS_INITIALIZER_OPS) | {"'RandomUniform'"}
+    assert got == theirs
 
 
 @pytest.mark.parametrize("name", GRAPH_BUILT)

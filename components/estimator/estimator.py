@@ -426,10 +426,9 @@ class Estimator:
     def _call_model_fn_in_graph(self, features, labels, mode):
         """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode)."""
         log.info("Calling model_fn.")
-        summarized = contextlib.nullcontext()
-        if mode == ModeKeys.TRAIN:
-            summarized = summaries.in_training_graph(v1=self._v1_summaries)
-        with summarized:
+        # In every mode, as 2.15's canned models summarized their layers in every graph
+        # (an export's graph holds those ops; only training writes them).
+        with summaries.in_training_graph(v1=self._v1_summaries):
             spec = self._model_fn(**self._model_fn_kwargs(features, labels, mode))
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)

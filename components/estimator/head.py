@@ -523,7 +523,6 @@ class _ClassHead(_SingleHead):
         super().__init__(logits_dimension, weight_column, loss_reduction, loss_fn, name)
         self._n_classes = n_classes
         self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
-        self._class_names = self._vocabulary or [str(i) for i in range(n_classes)]
 
     def _class_ids(self, labels, dtype=tf.int64):
         """Labels as class ids [batch_size, 1] of `dtype`, checked to lie in range."""
@@ -540,7 +539,14 @@ class _ClassHead(_SingleHead):
 
     def _all_classes(self, logits):
         batch = tf.shape(logits)[0]
-        return tf.tile(tf.constant(self._class_names)[None, :], [batch, 1])
+        return tf.tile(self._class_strings(tf.range(self._n_classes))[None, :], [batch, 1])
+
+    def _class_strings(self, class_ids, name=None):
+        """The classes' strings: the vocabulary's, else the ids' as 2.15 made them
+        (`tf.strings.as_string`)."""
+        if self._vocabulary is None:
+            return tf.strings.as_string(class_ids, name=name)
+        return tf.gather(tf.constant(self._vocabulary), class_ids, name=name)
 
     def _class_predictions(self, logits, scores):
         """The predictions from `scores` (softmax'd, and the class ids their argmax), in the
@@ -554,7 +560,7 @@ class _ClassHead(_SingleHead):
             "logits": logits,
             "probabilities": probabilities,
             "class_ids": class_ids,
-            "classes": tf.gather(tf.constant(self._class_names), class_ids, name="str_classes"),
+            "classes": self._class_strings(class_ids, name="str_classes"),
             "all_class_ids": tf.tile(
                 tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1]
             ),

@@ -178,7 +178,7 @@ def fraction_of_zero(tensors):
 
 def layer(tag, output, v1_scope=None):
     """A layer's output as 2.15 summarized it: its share of zeros and its histogram."""
-    scalar(f"{tag}/fraction_of_zero_values", lambda: fraction_of_zero([output]), v1_scope)
+    scalar(f"{tag}/fraction_of_zero_values", lambda: tf.math.zero_fraction(output), v1_scope)
     histogram(f"{tag}/activation", lambda: output, v1_scope)
 
 

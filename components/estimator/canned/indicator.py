@@ -42,7 +42,11 @@ def id_counts(ids, size):
 
 
 def counted(columns):
-    """`columns` with each IndicatorColumn as a `CountedIndicatorColumn` (others as given)."""
+    """`columns` with each IndicatorColumn as a `CountedIndicatorColumn` (others as given).
+    Not in a TF1 graph (an export's, a graph-mode run's), which holds TF's one-hot ops as
+    2.15's did (`OneHot`, `SparseToDense`: what `saved_model_cli` lists)."""
+    if not (tf.executing_eagerly() or tf.inside_function()):
+        return list(columns)
     return [
         CountedIndicatorColumn(*column) if type(column) is fc_lib.IndicatorColumn else column
         for column in columns
