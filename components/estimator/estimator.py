@@ -197,6 +197,19 @@ def _copied_params(params):
     return dict(params) if isinstance(params, dict) else copy.copy(params)
 
 
+def _final_values(traced, features, labels):
+    """{name: value} of the eval step's pairs updated by an op (tf.no_op(), a group),
+    read after the last batch's updates, as 2.15's session fetched every metric's value
+    once at the end (their value's reads, traced before the update, saw the batch
+    before). `traced` returns (values, finals); the last batch's arguments."""
+    finals = traced.structured_outputs[1]
+    if not finals:
+        return {}
+    names = sorted(finals)
+    read = pruning.reading_only(traced, [finals[name] for name in names])
+    return {name: value.numpy() for name, value in zip(names, read(features, labels), strict=True)}
+
+
 def _split_element(element):
     return graph_mode.features_and_labels(element)
 
@@ -894,7 +907,13 @@ class Estimator:
             mean_loss.update_state(spec.loss)
             values = {name: metric_value(m) for name, m in spec.eval_metric_ops.items()}
             values["loss"] = mean_loss.result()
-            return values
+            # A pair updated by an op: its value read again after the last batch.
+            finals = {
+                name: tf.convert_to_tensor(m[0])
+                for name, m in spec.eval_metric_ops.items()
+                if isinstance(m, tuple) and isinstance(m[1], tf.Operation)
+            }
+            return values, finals
 
         self._functions["eval"] = eval_step
         return eval_step
@@ -949,7 +968,7 @@ class Estimator:
                 )
             if runner.hooks and runner.before_step(step):
                 break
-            values = run_step(features, labels)
+            values, _ = run_step(features, labels)
             _log_eval_progress(evaluated, steps)
             if runner.hooks and runner.after_step(
                 dict({k: float(v) for k, v in values.items()}, global_step=step)
@@ -958,6 +977,7 @@ class Estimator:
         if values is None:
             raise ValueError("evaluate: input_fn produced no data.")
         results = {key: value.numpy() for key, value in values.items()}
+        results.update(_final_values(traced, features, labels))
         results["global_step"] = np.int64(global_step.numpy())
         runner.end(results)
         log.info("Inference Time : %.5fs", time.time() - started)

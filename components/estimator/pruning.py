@@ -104,6 +104,24 @@ def _pruned(concrete, metric_variables):
     return call
 
 
+def reading_only(concrete, outputs):
+    """A callable of `concrete`'s arguments returning the list of its `outputs` (some
+    of its structured outputs) with only what they need of its trace: the reads of a
+    metric's value, none of the updates (2.15 fetched the values once after the last
+    batch's updates). Made once per trace and outputs."""
+    cache = concrete.__dict__.setdefault("_kit_reading_only", {})
+    key = tuple(id(t) for t in outputs)
+    if key not in cache:
+        raw = [_returned(t) for t in outputs]
+        pruned, arguments = _lifted(concrete.graph, raw)
+        pruned.structured_outputs = list(pruned.outputs)
+        wrapped = wrap_function.WrappedFunction(pruned, wrap_function.VariableHolder())
+        wrapped._num_positional_args = len(arguments)
+        wrapped._arg_keywords = [t.op.name for t in arguments]
+        cache[key] = lambda *args: wrapped(*nest.flatten(args, expand_composites=True))
+    return cache[key]
+
+
 def _lifted(graph, outputs):
     """A FuncGraph of `graph`'s arguments and captures returning `outputs`, with what they
     need of `graph` and nothing else; and its arguments."""
