@@ -338,8 +338,9 @@ def mixed_metric_kinds(tf, workdir):
 def keras_layer_model_fn(features, labels, mode, params):
     """A TF2-style model_fn (a Keras Dense layer of set weights: 2.15's Keras optimizers
     updated no weights in a graph-mode model_fn) whose eval_metric_ops are
-    tf.compat.v1.metrics with weights beside a Keras metric object, a float64 metric and
-    constants (a string, an int64, an int32) with no update."""
+    tf.compat.v1.metrics with weights beside a Keras metric object, a float64 metric,
+    constants (a string, an int64, an int32) with no update and a ratio of Keras sums
+    updated by a tf.group."""
     import tensorflow as tf
 
     weights = tf.constant_initializer([[0.6], [-0.4], [0.3], [-0.2]])
@@ -374,9 +375,19 @@ def keras_layer_model_fn(features, labels, mode, params):
         "units": (tf.constant(1, tf.int32), tf.no_op()),
     }
     metrics["metrics/precision"].update_state(labels, probability)
+    metrics.update(_positive_share(tf, labels))
     if params.get("unused_keras_metric"):
         metrics["recall"] = tf.keras.metrics.Recall()
     return tf.estimator.EstimatorSpec(mode, loss=loss, eval_metric_ops=metrics)
+
+
+def _positive_share(tf, labels):
+    """A user's streaming ratio of two Keras sums, its value computed before its update
+    (a tf.group), both sums reported too."""
+    positives, rows = tf.keras.metrics.Sum(name="positives"), tf.keras.metrics.Sum(name="rows")
+    share = tf.math.divide_no_nan(positives.result(), rows.result())
+    update = tf.group(positives.update_state(labels), rows.update_state(tf.ones_like(labels)))
+    return {"positives": positives, "rows": rows, "positive_share": (share, update)}
 
 
 @program
