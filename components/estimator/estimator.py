@@ -207,6 +207,8 @@ def _final_values(traced, features, labels):
         return {}
     names = sorted(finals)
     read = pruning.reading_only(traced, [finals[name] for name in names])
+    if read is None:
+        return {}
     return {name: value.numpy() for name, value in zip(names, read(features, labels), strict=True)}
 
 

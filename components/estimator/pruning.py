@@ -94,6 +94,11 @@ def _pruned(concrete, metric_variables):
         concrete.structured_outputs,
         expand_composites=True,
     )
+    return _callable(pruned, arguments)
+
+
+def _callable(pruned, arguments):
+    """A callable of the step's (nested) arguments running the FuncGraph `pruned`."""
     wrapped = wrap_function.WrappedFunction(pruned, wrap_function.VariableHolder())
     wrapped._num_positional_args = len(arguments)
     wrapped._arg_keywords = [t.op.name for t in arguments]
@@ -108,17 +113,19 @@ def reading_only(concrete, outputs):
     """A callable of `concrete`'s arguments returning the list of its `outputs` (some
     of its structured outputs) with only what they need of its trace: the reads of a
     metric's value, none of the updates (2.15 fetched the values once after the last
-    batch's updates). Made once per trace and outputs."""
+    batch's updates). Made once per trace and outputs; None where lifting them out fails
+    (lift_to_graph's limits)."""
     cache = concrete.__dict__.setdefault("_kit_reading_only", {})
     key = tuple(id(t) for t in outputs)
     if key not in cache:
-        raw = [_returned(t) for t in outputs]
-        pruned, arguments = _lifted(concrete.graph, raw)
-        pruned.structured_outputs = list(pruned.outputs)
-        wrapped = wrap_function.WrappedFunction(pruned, wrap_function.VariableHolder())
-        wrapped._num_positional_args = len(arguments)
-        wrapped._arg_keywords = [t.op.name for t in arguments]
-        cache[key] = lambda *args: wrapped(*nest.flatten(args, expand_composites=True))
+        try:
+            pruned, arguments = _lifted(concrete.graph, [_returned(t) for t in outputs])
+        except Exception:  # (then the values as the last batch's step read them)
+            log.warning("Could not read the metrics' values apart.", exc_info=True)
+            cache[key] = None
+        else:
+            pruned.structured_outputs = list(pruned.outputs)
+            cache[key] = _callable(pruned, arguments)
     return cache[key]
 
 
