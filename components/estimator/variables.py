@@ -148,9 +148,9 @@ class VariableStore:
         # Eager and initialized here, past tf.function's own creator: a tf.function
         # that sees no variable created in its first trace does not trace model_fn a
         # second time (seconds for a big model).  Not under a strategy (its creator
-        # must make the variable) nor for TF1 variables (their creator's arguments).
-        # (Keras layers pass the V1 arguments `use_resource=None|True` and
-        # `expected_shape=None`, which ask for nothing a resource variable lacks.)
+        # must make the variable) nor for arguments a ResourceVariable does not take;
+        # the V1 arguments Keras layers and get_variable pass, `use_resource=None|True`
+        # and `expected_shape=None`, ask for nothing a resource variable lacks.
         direct_kwargs = dict(kwargs)
         if kwargs.get("use_resource") in (None, True) and kwargs.get("expected_shape") is None:
             direct_kwargs.pop("use_resource", None)
