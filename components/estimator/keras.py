@@ -25,7 +25,7 @@ from components.estimator import optimizers, tf_logging
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 from components.estimator.run_config import RunConfig
-from components.estimator.variables import CANNED_TRAINING_SCOPE, tf_estimator_name
+from components.estimator.variables import optimizer_state_names, tf_estimator_name
 
 # Where 2.15's model_to_estimator saved the Keras model's weights to warm-start from.
 KERAS_DIR = "keras"
@@ -112,17 +112,11 @@ def _name_based_values(store, model, keras_model, optimizer_class, optimizer_con
     for ours, theirs in zip(model.weights, keras_model.weights, strict=True):
         values[store.checkpoint_name(names[id(ours)])] = theirs.numpy()
         primaries[id(theirs)] = tf_estimator_name(names[id(ours)])
-    optimizer, _ = _fresh_optimizer(
-        optimizer_class, optimizer_config, keras_model.trainable_weights
-    )
-    prefix = f"{CANNED_TRAINING_SCOPE}/{optimizer._name}"
-    for variable in keras_model.trainable_weights:
-        for slot in optimizer.get_slot_names():
-            slot_value = optimizer.get_slot(variable, slot).numpy()
-            values[f"{prefix}/{primaries[id(variable)]}/{slot}"] = slot_value
-    for hyper, value in optimizer._hyper.items():
-        if isinstance(value, tf.Variable):
-            values[f"{prefix}/{hyper}"] = value.numpy()
+    trainable = keras_model.trainable_weights
+    optimizer, _ = _fresh_optimizer(optimizer_class, optimizer_config, trainable)
+    primary_name = lambda variable: primaries[id(variable)]  # noqa: E731
+    for state, name in optimizer_state_names(optimizer, optimizer._name, trainable, primary_name):
+        values[name] = state.numpy()
     return values
 
 

@@ -45,6 +45,24 @@ def tf_estimator_name(name):
     return name
 
 
+def optimizer_state_names(optimizer, scope, variables, primary_name):
+    """(state variable, name) of a `tf_keras` legacy optimizer's slots for `variables` and
+    its hyperparameter variables, as tf.estimator 2.15's canned estimators named them:
+    `training/<scope>/<primary>/<slot>`, `training/<scope>/<hyperparameter>`;
+    `primary_name(variable)`: its 2.15 name."""
+    prefix = f"{CANNED_TRAINING_SCOPE}/{scope}"
+    for variable in variables:
+        for slot in optimizer.get_slot_names():
+            try:
+                slot_variable = optimizer.get_slot(variable, slot)
+            except KeyError:  # no gradient reached it
+                continue
+            yield slot_variable, f"{prefix}/{primary_name(variable)}/{slot}"
+    for hyper, value in optimizer._hyper.items():
+        if isinstance(value, tf.Variable):
+            yield value, f"{prefix}/{hyper}"
+
+
 class VariableStore:
     """Name -> variable map, filled through a variable creator scope."""
 
@@ -215,7 +233,6 @@ class VariableStore:
             i += 1
             scope = f"{optimizer._name}_{i}"
         self._call.optimizer_scopes.add(scope)
-        prefix = f"{CANNED_TRAINING_SCOPE}/{scope}"
         names = {id(v): name for name, v in self.variables.items()}
 
         def record(variable, checkpoint_name):
@@ -225,18 +242,14 @@ class VariableStore:
             self._optimizer_state[names[id(variable)]] = checkpoint_name
             return names[id(variable)]
 
-        for variable in variables:
-            for slot in optimizer.get_slot_names():
-                try:
-                    slot_variable = optimizer.get_slot(variable, slot)
-                except KeyError:  # no gradient reached it
-                    continue
-                primary = tf_estimator_name(names[id(variable)])
-                record(slot_variable, f"{prefix}/{primary}/{slot}")
-        for hyper, value in optimizer._hyper.items():
-            if isinstance(value, tf.Variable):
-                record(value, f"{prefix}/{hyper}")
-        self._iterations.add(record(optimizer.iterations, f"{prefix}/iter"))
+        def primary_name(variable):
+            return tf_estimator_name(names[id(variable)])
+
+        for state, checkpoint_name in optimizer_state_names(
+            optimizer, scope, variables, primary_name
+        ):
+            record(state, checkpoint_name)
+        self._iterations.add(record(optimizer.iterations, f"{CANNED_TRAINING_SCOPE}/{scope}/iter"))
 
     def checkpoint_name(self, name):
         """The name the variable this store calls `name` has in name-based checkpoints."""
