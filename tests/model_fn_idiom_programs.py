@@ -779,6 +779,35 @@ def eval_runs_what_it_fetches(tf, workdir):
     }
 
 
+def _features_input_fn(tf, x):
+    return lambda: tf.data.Dataset.from_tensor_slices({"x": x}).batch(4)
+
+
+@program
+def model_fn_calls_per_call(tf, workdir):
+    """How often each train(), evaluate() and predict() calls a Keras-layer model_fn (code
+    that counts, logs or builds once per call sees it): 2.15 built one graph a call."""
+    calls = []
+
+    def counting_model_fn(features, labels, mode):
+        calls.append(mode)
+        return keras_update_in_every_mode_model_fn(features, labels, mode)
+
+    x, y = _regression_data()
+    est = tf.estimator.Estimator(counting_model_fn, os.path.join(workdir, "m"))
+    seen = {}
+    for call, run in (
+        ("train", lambda: est.train(_dataset_input_fn(x, y, 4), steps=2)),
+        ("train_again", lambda: est.train(_dataset_input_fn(x, y, 4), steps=2)),
+        ("evaluate", lambda: est.evaluate(_dataset_input_fn(x, y, 4), steps=2)),
+        ("predict", lambda: list(est.predict(_features_input_fn(tf, x)))),
+    ):
+        del calls[:]
+        run()
+        seen[call] = list(calls)
+    return {"exact": seen}
+
+
 class _EvalStepHook:
     """A user's evaluation hook reading tf.estimator's `eval_step` counter (through its
     collection), as progress or stop-after-N hooks of TF1 code did."""

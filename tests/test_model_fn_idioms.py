@@ -8,18 +8,28 @@ inputs with a string feature, every compat.v1 summary kind with SummarySaverHook
 FileWriterCache, a Scaffold's summary_op, Keras metric objects, LoggingTensorHook's
 formatter / every_n_secs / at_end and StepCounterHook, the event files of repeated
 runs (a custom and a canned estimator's), what an evaluation runs of an update the
-model_fn built in EVAL, the `eval_step` counter an evaluation hook reads.  Each program
+model_fn built in EVAL, the `eval_step` counter an evaluation hook reads, how often each
+call calls a model_fn (a known difference: a strict xfail below).  Each program
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
+import pytest
+
 from tests import model_fn_idiom_programs as programs
-from tests.tf215_recordings import ComparedWithTf215, program_runs
+from tests.tf215_recordings import ComparedWithTf215, program_runs, recorded
 
 ours = program_runs(programs)
 
 
+# Its difference is kept below, as a strict xfail, not among the programs that match.
+_CALLS_PER_CALL = "model_fn_calls_per_call"
+
+
 class TestModelFnIdioms(ComparedWithTf215):
     programs = programs
+
+    def compared(self):
+        return [name for name in programs.PROGRAMS if name != _CALLS_PER_CALL]
 
     def kept(self, name, ours, theirs):
         seen = dict(ours)
@@ -38,3 +48,13 @@ def _last_rate_raced(seen, recorded):
     if seen.get("global_step/sec") == [kind, steps[:-1]]:
         return dict(seen, **{"global_step/sec": recorded["global_step/sec"]})
     return seen
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="2.15 called a model_fn once a train(), evaluate() or predict() call; the TF2 "
+    "path calls a Keras-layer model_fn twice on a call's first use (once in a TF1 graph for "
+    "2.15's variable names, once traced) and not again on later calls (the trace is reused)",
+)
+def test_model_fn_called_once_per_call_as_under_tf215(ours):
+    assert ours[_CALLS_PER_CALL] == recorded(programs)[_CALLS_PER_CALL]
