@@ -27,7 +27,9 @@
 - `eval_runs_what_it_fetches`: a TF2-style model_fn (Keras layer and optimizer) that
   builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives;
 - `eval_step_counter`: a user's evaluation hook reading the `eval_step` counter through
-  `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation.
+  `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation;
+- `model_fn_of_another_estimator`: `Estimator(model_fn=other.model_fn)` over TF1 custom
+  model_fns and a canned one.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -857,3 +859,49 @@ def eval_step_counter(tf, workdir):
     hook = _EvalStepHook(tf)
     results = est.evaluate(_dataset_input_fn(x, y, 2), steps=3, hooks=[hook])
     return {"exact": hook.seen, "close": _numbers(results)}
+
+
+def tf1_dense_model_fn(features, labels, mode):
+    """tf.compat.v1.layers and a TF1 optimizer's minimize, as the bench's TF1 case."""
+    import tensorflow as tf
+
+    dense = tf.compat.v1.layers.dense(
+        features["x"], 1, kernel_initializer=tf.compat.v1.zeros_initializer()
+    )
+    prediction = dense[:, 0]
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": prediction})
+    loss = tf.compat.v1.losses.mean_squared_error(labels, prediction)
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss, 0.1))
+
+
+@program
+def model_fn_of_another_estimator(tf, workdir):
+    """`tf.estimator.Estimator(model_fn=other.model_fn, ...)`, as code that rebuilds an
+    estimator on a new model_dir or config does: the bound model_fn of two TF1 custom
+    Estimators (`get_variable`; `compat.v1.layers` and `minimize`) and of a canned
+    LinearRegressor, each trained, evaluated and (but the first) predicted through the new
+    Estimator."""
+    x, y = _regression_data()
+    seen, numbers = {}, {}
+    originals = {
+        "get_variable": lambda d: tf.estimator.Estimator(tf1_regression_model_fn, d),
+        "layers": lambda d: tf.estimator.Estimator(tf1_dense_model_fn, d),
+        "canned": lambda d: tf.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x")], d
+        ),
+    }
+    for name, make in originals.items():
+        original = make(os.path.join(workdir, name))
+        again = tf.estimator.Estimator(original.model_fn, os.path.join(workdir, name + "_again"))
+        again.train(_dataset_input_fn(x, y, 2), steps=3)
+        results = again.evaluate(_dataset_input_fn(x, y, 4), steps=2)
+        seen[name] = {"variables": sorted(again.get_variable_names()), "evaluate": sorted(results)}
+        numbers[name] = _numbers(results)
+        if name != "get_variable":  # (that model_fn predicts nothing)
+            predictions = list(again.predict(_features_input_fn(tf, x)))
+            seen[name]["prediction_keys"] = sorted(predictions[0])
+            numbers[name + "_predictions"] = [
+                float(np.ravel(p[sorted(p)[-1]])[0]) for p in predictions
+            ]
+    return {"exact": seen, "close": numbers}

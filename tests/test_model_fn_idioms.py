@@ -8,7 +8,8 @@ inputs with a string feature, every compat.v1 summary kind with SummarySaverHook
 FileWriterCache, a Scaffold's summary_op, Keras metric objects, LoggingTensorHook's
 formatter / every_n_secs / at_end and StepCounterHook, the event files of repeated
 runs (a custom and a canned estimator's), what an evaluation runs of an update the
-model_fn built in EVAL, the `eval_step` counter an evaluation hook reads, how often each
+model_fn built in EVAL, the `eval_step` counter an evaluation hook reads, an Estimator
+over another's bound `model_fn` (TF1 and canned), how often each
 call calls a model_fn (a known difference: a strict xfail below).  Each program
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """

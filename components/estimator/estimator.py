@@ -223,8 +223,23 @@ def _fills_queues(graph):
     return bool(graph.get_collection(tf.compat.v1.GraphKeys.QUEUE_RUNNERS))
 
 
+# On a model_fn that wraps another Estimator's (its bound `model_fn`, add_metrics'): that
+# Estimator, whose model_fn's path (TF2 or graph) the wrapper's Estimator takes.
+WRAPPED_ESTIMATOR = "_wraps_model_fn_of"
+
+
+def _wrapped_estimator(model_fn):
+    """The Estimator whose model_fn `model_fn` wraps (through partials), or None."""
+    while hasattr(model_fn, "func"):  # functools.partial
+        model_fn = model_fn.func
+    return getattr(model_fn, WRAPPED_ESTIMATOR, None)
+
+
 def _is_kit_model_fn(model_fn):
-    """A canned estimator's (or model_to_estimator's) model_fn: TF2 code of this package."""
+    """A canned estimator's (or model_to_estimator's) model_fn: TF2 code of this package.
+    A wrapper of another Estimator's model_fn is what that one is."""
+    while _wrapped_estimator(model_fn) is not None:
+        model_fn = _wrapped_estimator(model_fn)._model_fn
     while hasattr(model_fn, "func"):  # functools.partial
         model_fn = model_fn.func
     return getattr(model_fn, "__module__", "").startswith(__package__ + ".")
@@ -307,6 +322,13 @@ class Estimator:
     # True for tf.estimator's canned classes: 2.15 exported them from a tf.Graph (its
     # tensor names, name-based variable keys), whichever path they train on here.
     _exports_a_graph = False
+    # (The class attributes above, which an Estimator wrapping this one's model_fn takes.)
+    _MODEL_TRAITS = (
+        "_runs_in_a_graph",
+        "_v1_summaries",
+        "_needs_eager_execution",
+        "_exports_a_graph",
+    )
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         if model_fn is None:
@@ -358,6 +380,10 @@ class Estimator:
         # this kit copies the dict only, so objects in it, such as a hook, are shared.)
         self._params = _copied_params(params or {})
         self._model_fn = model_fn
+        wrapped = _wrapped_estimator(model_fn)
+        if wrapped is not None:  # (its model runs, summarizes and exports as the wrapped's)
+            for trait in self._MODEL_TRAITS:
+                setattr(self, trait, getattr(wrapped, trait))
         self._warm_start_from = warm_start_from
         self._store = VariableStore()
         self._functions = {}
@@ -391,6 +417,7 @@ class Estimator:
                 raise ValueError("model_fn should return an EstimatorSpec.")
             return spec
 
+        setattr(public_model_fn, WRAPPED_ESTIMATOR, self)
         return public_model_fn
 
     # ----------------------------------------------------------- plumbing

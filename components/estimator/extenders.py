@@ -5,7 +5,7 @@ import inspect
 
 import tensorflow as tf
 
-from components.estimator.estimator import Estimator
+from components.estimator.estimator import WRAPPED_ESTIMATOR, Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 _METRIC_FN_ARGS = {"features", "labels", "predictions", "config"}
@@ -47,23 +47,14 @@ def add_metrics(estimator, metric_fn):
         fields["eval_metric_ops"].update(added)
         return EstimatorSpec(**fields)
 
-    # The Estimator picks its TF2 or graph-mode path by the model_fn's package:
-    # the wrapper goes the way the wrapped model_fn (a partial's function) goes.
-    inner = model_fn
-    while hasattr(inner, "func"):
-        inner = inner.func
-    new_model_fn.__module__ = getattr(inner, "__module__", None) or __name__
-    extended = Estimator(
+    setattr(new_model_fn, WRAPPED_ESTIMATOR, estimator)  # (it runs where estimator's runs)
+    return Estimator(
         new_model_fn,
         model_dir=estimator.model_dir,
         config=estimator.config,
         params=estimator.params,
         warm_start_from=estimator._warm_start_from,
     )
-    # And where it runs: a compat.v1 canned class's TF1 optimizer needs its graph.
-    extended._runs_in_a_graph = estimator._runs_in_a_graph
-    extended._needs_eager_execution = estimator._needs_eager_execution
-    return extended
 
 
 def call_logit_fn(logit_fn, features, mode, params, config):
