@@ -29,7 +29,8 @@
 - `eval_step_counter`: a user's evaluation hook reading the `eval_step` counter through
   `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation;
 - `model_fn_of_another_estimator`: `Estimator(model_fn=other.model_fn)` over TF1 custom
-  model_fns and a canned one.
+  model_fns and a canned one; `canned_model_fn_in_a_user_model_fn`: a user's model_fn
+  changing a canned model_fn's spec.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -905,3 +906,39 @@ def model_fn_of_another_estimator(tf, workdir):
                 float(np.ravel(p[sorted(p)[-1]])[0]) for p in predictions
             ]
     return {"exact": seen, "close": numbers}
+
+
+@program
+def canned_model_fn_in_a_user_model_fn(tf, workdir):
+    """A user's model_fn calling a canned LinearRegressor's bound `model_fn` and changing its
+    spec (an extra metric, a logging hook), as code that extended canned estimators
+    before add_metrics did."""
+    x, y = _regression_data()
+    canned = tf.estimator.LinearRegressor(
+        [tf.feature_column.numeric_column("x")], os.path.join(workdir, "canned")
+    )
+
+    def model_fn(features, labels, mode, config):
+        spec = canned.model_fn(features, labels, mode, config)
+        if mode == tf.estimator.ModeKeys.EVAL:
+            mae = tf.compat.v1.metrics.mean_absolute_error(labels, spec.predictions["predictions"])
+            return spec._replace(eval_metric_ops=dict(spec.eval_metric_ops, mae=mae))
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            hook = tf.compat.v1.train.LoggingTensorHook({"loss": spec.loss}, every_n_iter=1)
+            return spec._replace(training_hooks=list(spec.training_hooks) + [hook])
+        return spec
+
+    est = tf.estimator.Estimator(model_fn, os.path.join(workdir, "m"))
+    est.train(_dataset_input_fn(x, y, 2), steps=3)
+    results = est.evaluate(_dataset_input_fn(x, y, 4), steps=2)
+    predictions = list(est.predict(_features_input_fn(tf, x)))
+    return {
+        "exact": {
+            "variables": sorted(est.get_variable_names()),
+            "evaluate": sorted(results),
+            "prediction_keys": sorted(predictions[0]),
+        },
+        "close": dict(
+            _numbers(results), predictions=[float(p["predictions"][0]) for p in predictions]
+        ),
+    }
