@@ -4,12 +4,39 @@ tf.estimator fed arrays and DataFrames through queues; here the returned
 `input_fn` returns a `tf.data.Dataset` with the same batches: rows in order
 (or shuffled through a buffer of `queue_capacity` rows), epochs back to back,
 the last batch short unless the data repeats forever (`num_epochs=None`).
-`num_threads` only sized tf.estimator's queue runners: the dataset's order is
-always deterministic without `shuffle`.
+As tf.estimator's `num_threads` reader threads each read `num_epochs` epochs, the
+dataset repeats `num_epochs * num_threads` times (a warning says so); tf.estimator's
+threads interleaved their reads in no set order, here they come back to back: the
+dataset's order is always deterministic without `shuffle`.
 """
+
+import logging
 
 import numpy as np
 import tensorflow as tf
+
+log = logging.getLogger(__name__)
+
+
+def _epochs(num_epochs, num_threads, shuffle):
+    """How many times the data repeats: `num_epochs` for each of `num_threads` readers
+    (tf.estimator's queue threads each read `num_epochs` epochs); the warnings
+    tf.estimator gave when more than one thread reads."""
+    if num_threads > 1 and num_epochs is not None:
+        log.warning(
+            "num_threads=%d with num_epochs=%d: each thread reads num_epochs epochs, so the "
+            "input holds %d epochs; use one thread to read num_epochs epochs.",
+            num_threads,
+            num_epochs,
+            num_epochs * num_threads,
+        )
+    if num_threads > 1 and not shuffle:
+        log.warning(
+            "num_threads=%d without shuffle: every thread reads the data in order, so the "
+            "rows repeat; use one thread to read them once each, in order.",
+            num_threads,
+        )
+    return None if num_epochs is None else num_epochs * max(num_threads, 1)
 
 
 def _check_shuffle(shuffle):
@@ -47,7 +74,6 @@ def numpy_input_fn(
 
     Features (and labels) keep `x`'s (and `y`'s) form: a dict stays a dict,
     an array is one tensor."""
-    del num_threads  # see the module docstring
     _check_shuffle(shuffle)
 
     def input_fn():
@@ -71,7 +97,8 @@ def numpy_input_fn(
                 f"have the same length.\nShapes in x: { {k: v.shape for k, v in x_arrays.items()} }"
                 f"\nShapes in y: {y_shapes}\n"
             )
-        return _dataset(x, y, batch_size, num_epochs, shuffle, queue_capacity)
+        epochs = _epochs(num_epochs, num_threads, shuffle)
+        return _dataset(x, y, batch_size, epochs, shuffle, queue_capacity)
 
     return input_fn
 
@@ -92,7 +119,6 @@ def pandas_input_fn(
     index; `target_column` is its name, which must not be one of `x`'s columns."""
     import pandas as pd
 
-    del num_threads  # see the module docstring
     _check_shuffle(shuffle)
     if not isinstance(target_column, str):
         raise TypeError("target_column must be a string type")
@@ -117,7 +143,8 @@ def pandas_input_fn(
         queue_capacity = 4 * len(x) if shuffle else len(x)
 
     def input_fn():
-        return _dataset(features, labels, batch_size, num_epochs, shuffle, queue_capacity)
+        epochs = _epochs(num_epochs, num_threads, shuffle)
+        return _dataset(features, labels, batch_size, epochs, shuffle, queue_capacity)
 
     return input_fn
 
