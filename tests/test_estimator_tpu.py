@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from components import estimator
 from components.estimator import ignored, tpu
+from components.estimator.tpu import embedding
 from tests import tpu_programs
 
 v1 = tf.compat.v1
@@ -162,8 +163,88 @@ def test_what_2_15_refused_is_refused_by_name(tmp_path):
         tpu.TPUConfig(iterations_per_loop="10x")
     with pytest.raises(ValueError, match=r"cluster=.*TPU"):
         tpu.RunConfig(cluster="a TPUClusterResolver")
-    with pytest.raises(NotImplementedError, match="embedding_column"):
-        tpu.experimental.EmbeddingConfigSpec(feature_columns=[])
+
+
+# ------------------------------------------------------------------ embedding_config_spec
+# (tests/test_tpu_samples.py's dlrm_tpu_embedding trains, evaluates, predicts and exports
+# with one, against 2.15.)
+def _tpu_column():
+    categorical = tf.feature_column.categorical_column_with_identity("id", 10)
+    return v1.tpu.experimental.embedding_column(categorical, dimension=4)
+
+
+def _adagrad():  # (tf.compat.v1.tpu.experimental.AdagradParameters once installed)
+    return embedding.AdagradParameters(0.1)
+
+
+def test_an_embedding_config_spec_is_checked_as_2_15_checked_it(tmp_path):
+    spec = tpu.experimental.EmbeddingConfigSpec
+    with pytest.raises(ValueError, match="exactly one of `feature_columns` and the pair"):
+        spec(feature_columns=[], optimization_parameters=_adagrad())
+    with pytest.raises(ValueError, match=r'partition_strategy .*"div" or "mod"'):
+        spec(
+            feature_columns=[_tpu_column()],
+            optimization_parameters=_adagrad(),
+            partition_strategy="x",
+        )
+    # A Keras or tf.compat.v1.train optimizer is not a TPU embedding optimizer (ValueError in 2.15).
+    with pytest.raises(ValueError, match="optimization_parameters must be an instance of"):
+        spec(
+            feature_columns=[_tpu_column()], optimization_parameters=v1.train.AdagradOptimizer(0.1)
+        )
+    categorical = tf.feature_column.categorical_column_with_identity("id", 10)
+    with pytest.raises(TypeError, match=r"must be supported types.*IdentityCategoricalColumn"):
+        spec(feature_columns=[categorical], optimization_parameters=_adagrad())
+    # 2.15's FeatureConfig/TableConfig form: those classes are gone from TF 2.21.
+    with pytest.raises(TypeError, match=r"FeatureConfig and TableConfig.*feature_columns=\["):
+        spec(feature_to_config_dict={"id": object()}, table_to_config_dict={"t": object()})
+    # On CPUs 2.15 refused 'mod' sharding and num_shards=1 with a spec, at construction.
+    mod = spec(
+        feature_columns=[_tpu_column()],
+        optimization_parameters=_adagrad(),
+        partition_strategy="mod",
+    )
+    with pytest.raises(ValueError, match="Mod sharding of embedding tables not supported on CPU"):
+        tpu.TPUEstimator(
+            _model_fn, config=_config(tmp_path), use_tpu=False, embedding_config_spec=mod
+        )
+    div = mod._replace(partition_strategy="div")
+    with pytest.raises(
+        ValueError, match=r"num_shards==1 is unsupported when embedding_config_spec"
+    ):
+        tpu.TPUEstimator(
+            _model_fn,
+            config=_config(tmp_path, num_shards=1),
+            use_tpu=False,
+            embedding_config_spec=div,
+        )
+    # Off TPUs 2.15 left per_host_input_for_training unchecked (PER_HOST_V1/V2 only on TPUs).
+    per_shard = _config(tmp_path, per_host_input_for_training=tpu.InputPipelineConfig.PER_SHARD_V1)
+    tpu.TPUEstimator(_model_fn, config=per_shard, use_tpu=False, embedding_config_spec=div)
+
+
+def test_tf_2_15s_tpu_embedding_optimizer_settings_are_checked_as_there():
+    from components.estimator import install
+
+    install.install()  # puts them where TF 2.21 has none
+    experimental = v1.tpu.experimental
+    for name in ("Adagrad", "Adam", "Ftrl", "StochasticGradientDescent"):
+        assert getattr(experimental, f"{name}Parameters") is getattr(embedding, f"{name}Parameters")
+    adam = experimental.AdamParameters(0.2)
+    assert (adam.beta1, adam.beta2, adam.epsilon, adam.lazy_adam) == (0.9, 0.999, 1e-08, True)
+    assert experimental.AdagradParameters(0.1).initial_accumulator == 0.1
+    with pytest.raises(ValueError, match="initial_accumulator must be greater than 0"):
+        experimental.AdagradParameters(0.1, initial_accumulator=0)
+    with pytest.raises(ValueError, match=r"beta1 must be between 0\. and 1"):
+        experimental.AdamParameters(0.1, beta1=1.0)
+    with pytest.raises(ValueError, match="when disabling Lazy Adam, gradient accumulation"):
+        experimental.AdamParameters(0.1, lazy_adam=False, use_gradient_accumulation=False)
+    with pytest.raises(ValueError, match="learning_rate_power must be less than or equal to 0"):
+        experimental.FtrlParameters(0.1, learning_rate_power=0.5)
+    with pytest.raises(ValueError, match="gradient clipping limits, gradient accumulation must"):
+        experimental.StochasticGradientDescentParameters(
+            0.1, use_gradient_accumulation=False, clip_gradient_max=1.0
+        )
 
 
 def test_a_master_is_kept_and_refused_only_where_a_session_would_open_on_it(tmp_path):

@@ -31,6 +31,12 @@ them, on tiny models and synthetic data; each keeps its sample's TPUEstimator us
   `--use_tpu=False`: a plain Estimator on `configure_tpu`'s TPU RunConfig,
   `init_from_checkpoint` given variables, warm-up then polynomial decay, every kept
   checkpoint (`keep_checkpoint_max`) evaluated, `yield_single_examples` predictions;
+- `dlrm_tpu_embedding`: tensorflow/tpu `models/experimental/dlrm` (NCF's
+  `ncf_main.py` is the same shape): dense features in a numeric column and each
+  categorical feature a TPU embedding column (`tf.compat.v1.tpu.experimental
+  .embedding_column`), passed with `AdagradParameters` in an `EmbeddingConfigSpec`, which
+  2.15 checked and left out off TPUs (the columns look up as embedding columns, trained
+  by model_fn's Adagrad); its dot interaction, `eval_metrics`, predictions and export;
 - `flag_misuse`: what these programs say to misuses their flags allow.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
@@ -1509,5 +1515,251 @@ def xlnet_classifier(tf, workdir):
         "close": {
             **{f"eval_{i}_{k}": v for i, r in enumerate(results) for k, v in floats(r).items()},
             "logits": _values(rows, "logits"),
+        },
+    }
+
+
+# ------------------------------------------------------------------ dlrm / ncf recommendation
+DLRM = {
+    "train_batch_size": 8,
+    "eval_batch_size": 8,
+    "predict_batch_size": 4,
+    "iterations_per_loop": 3,
+    "num_tpu_shards": 2,
+    "train_steps": 6,
+    "learning_rate": 0.3,
+    "num_dense_features": 3,
+    "vocab_sizes": [7, 5, 9],
+    "dim_embed": 4,
+    "mlp_bottom": [6, 4],  # its last width is dim_embed: dot_interact needs it
+    "mlp_top": [6, 1],
+}
+
+
+def create_feature_columns(tf, params):
+    """feature_config.py's columns: the dense features as one numeric column, each
+    categorical feature a TPU embedding column over an identity column."""
+    dense = tf.feature_column.numeric_column("int-features", shape=[params["num_dense_features"]])
+    tpu_columns = []
+    for i, vocab_size in enumerate(params["vocab_sizes"]):
+        categorical = tf.feature_column.categorical_column_with_identity(
+            key=f"categorical-feature-{i}", num_buckets=vocab_size
+        )
+        tpu_columns.append(
+            tf.compat.v1.tpu.experimental.embedding_column(
+                categorical_column=categorical,
+                dimension=params["dim_embed"],
+                initializer=tf.compat.v1.constant_initializer(
+                    _fixed([vocab_size, params["dim_embed"]], 30 + i, 0.5)
+                ),
+            )
+        )
+    return dense, tpu_columns
+
+
+def dot_interact(tf, concat_features):
+    """DLRM's interaction: every pair of feature vectors' dot product, below the diagonal."""
+    count = len(concat_features)
+    stacked = tf.stack(concat_features, axis=1)  # [batch, features, dim]
+    xactions = tf.matmul(stacked, stacked, transpose_b=True)
+    lower = np.tril(np.ones([count, count], bool), -1)
+    pairs = tf.boolean_mask(xactions, lower, axis=1)
+    return tf.reshape(pairs, [-1, count * (count - 1) // 2])
+
+
+def _mlp(tf, net, widths, name, seed, last_activation):
+    for i, units in enumerate(widths):
+        last = i == len(widths) - 1
+        net = tf.compat.v1.layers.dense(
+            net,
+            units,
+            activation=None if last and not last_activation else tf.nn.relu,
+            kernel_initializer=tf.compat.v1.constant_initializer(
+                _fixed([int(net.shape[-1]), units], seed + i, 0.4)
+            ),
+            name=f"{name}_{i}",
+        )
+    return net
+
+
+def dlrm_model_fn(tf, dense_column, tpu_columns):
+    """dlrm.py's logits (bottom MLP, dot interaction, top MLP) and its TPUEstimatorSpecs;
+    the optimizer is a CrossShardOptimizer only on TPUs."""
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        bottom = _mlp(
+            tf,
+            v1.feature_column.input_layer(features, [dense_column]),
+            params["mlp_bottom"],
+            "bottom_mlp",
+            40,
+            last_activation=True,
+        )
+        embeddings = [v1.feature_column.input_layer(features, [c]) for c in tpu_columns]
+        interaction = dot_interact(tf, [bottom, *embeddings])
+        top = _mlp(tf, tf.concat([bottom, interaction], 1), params["mlp_top"], "top_mlp", 50, False)
+        logits = tf.reshape(top, [-1])
+        probabilities = tf.sigmoid(logits)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            predictions = {"probabilities": probabilities, "logits": logits}
+            return v1.estimator.tpu.TPUEstimatorSpec(
+                mode=mode,
+                predictions=predictions,
+                export_outputs={"serving_default": tf.estimator.export.PredictOutput(predictions)},
+            )
+        loss = v1.losses.sigmoid_cross_entropy(labels, logits)
+        tf.identity(loss, name="cross_entropy")  # for the logging hook
+        if mode == tf.estimator.ModeKeys.EVAL:
+
+            def metric_fn(labels, probabilities):
+                return {
+                    "accuracy": v1.metrics.accuracy(labels, tf.round(probabilities)),
+                    "auc": v1.metrics.auc(labels, probabilities),
+                }
+
+            return v1.estimator.tpu.TPUEstimatorSpec(
+                mode=mode, loss=loss, eval_metrics=(metric_fn, [labels, probabilities])
+            )
+        optimizer = v1.train.AdagradOptimizer(params["learning_rate"])
+        if params["use_tpu"]:
+            optimizer = v1.tpu.CrossShardOptimizer(optimizer)
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step())
+        return v1.estimator.tpu.TPUEstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def _recsys_examples(n, seed, params):
+    rng = np.random.RandomState(seed)
+    features = {"int-features": rng.uniform(0, 1, (n, params["num_dense_features"]))}
+    features["int-features"] = features["int-features"].astype(np.float32)
+    for i, vocab_size in enumerate(params["vocab_sizes"]):
+        features[f"categorical-feature-{i}"] = rng.randint(0, vocab_size, n).astype(np.int64)
+    clicked = features["int-features"][:, 0] + (features["categorical-feature-0"] % 2) > 0.9
+    return features, clicked.astype(np.float32)
+
+
+def dlrm_input_fn(tf, n, seed, mode, params):
+    """dataloader.py's shape: a batched dataset of params['batch_size'], repeated to train."""
+    features, labels = _recsys_examples(n, seed, params)
+
+    def input_fn(params):
+        if mode == "predict":
+            dataset = tf.data.Dataset.from_tensor_slices(features)
+        else:
+            dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+        if mode == "train":
+            dataset = dataset.repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    return input_fn
+
+
+def dlrm_serving_input_fn(tf, params):
+    v1 = tf.compat.v1
+    receivers = {"dense": v1.placeholder(tf.float32, [None, params["num_dense_features"]], "dense")}
+    features = {"int-features": receivers["dense"]}
+    for i in range(len(params["vocab_sizes"])):
+        receivers[f"cat_{i}"] = v1.placeholder(tf.int64, [None], f"cat_{i}")
+        features[f"categorical-feature-{i}"] = receivers[f"cat_{i}"]
+    return tf.estimator.export.ServingInputReceiver(features, receivers)
+
+
+def loss_recorder(tf, losses):
+    class LossHook(tf.compat.v1.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.compat.v1.train.SessionRunArgs("cross_entropy:0")
+
+        def after_run(self, run_context, run_values):
+            losses.append(float(run_values.results))
+
+    return LossHook()
+
+
+def dlrm_estimator(tf, params):
+    """dlrm_main.py's TPUEstimator with --use_tpu=False: the TPU embedding columns and
+    Adagrad for their tables in an EmbeddingConfigSpec."""
+    tpu = tf.compat.v1.estimator.tpu
+    dense_column, tpu_columns = create_feature_columns(tf, params)
+    spec = tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=[dense_column, *tpu_columns],
+        optimization_parameters=tf.compat.v1.tpu.experimental.AdagradParameters(
+            learning_rate=params["learning_rate"],
+            initial_accumulator=0.1,
+            use_gradient_accumulation=True,
+        ),
+        pipeline_execution_with_tensor_core=False,
+    )
+    config = tpu.RunConfig(
+        model_dir=params["model_dir"],
+        save_checkpoints_steps=params["train_steps"],
+        tpu_config=tpu.TPUConfig(
+            iterations_per_loop=params["iterations_per_loop"],
+            num_shards=params["num_tpu_shards"],
+            per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2,
+        ),
+    )
+    estimator = tpu.TPUEstimator(
+        model_fn=dlrm_model_fn(tf, dense_column, tpu_columns),
+        config=config,
+        params={k: v for k, v in params.items() if k != "model_dir"},
+        use_tpu=False,
+        train_batch_size=params["train_batch_size"],
+        eval_batch_size=params["eval_batch_size"],
+        predict_batch_size=params["predict_batch_size"],
+        export_to_tpu=False,
+        embedding_config_spec=spec,
+    )
+    return estimator, spec
+
+
+@program
+def dlrm_tpu_embedding(tf, workdir):
+    """DLRM's and NCF's TPUEstimator with TPU embedding columns and an
+    EmbeddingConfigSpec, run with use_tpu=False: 2.15 checked the spec and left it out,
+    the columns looking up as embedding columns trained by model_fn's Adagrad."""
+    params = {**DLRM, "model_dir": os.path.join(workdir, "model")}
+    estimator, spec = dlrm_estimator(tf, params)
+    losses = []
+    with info_lines() as lines:
+        estimator.train(
+            dlrm_input_fn(tf, 32, 0, "train", params),
+            hooks=[loss_recorder(tf, losses)],
+            max_steps=params["train_steps"],
+        )
+        result = estimator.evaluate(dlrm_input_fn(tf, 16, 1, "eval", params), steps=None)
+        rows = list(estimator.predict(dlrm_input_fn(tf, 8, 2, "predict", params)))
+        export_dir = as_text(
+            estimator.export_saved_model(
+                os.path.join(workdir, "export"), lambda: dlrm_serving_input_fn(tf, params)
+            )
+        )
+    features, _ = _recsys_examples(3, 3, params)
+    inputs = {"dense": features["int-features"]}
+    inputs.update({f"cat_{i}": features[f"categorical-feature-{i}"] for i in range(3)})
+    shapes, values = served(export_dir, "serving_default", tags=["serve"], **inputs)
+    table = "input_layer_1/categorical-feature-0_embedding/embedding_weights"
+    return {
+        "exact": {
+            "spec": [
+                [column.name for column in spec.feature_columns],
+                spec.tensor_core_feature_columns,
+                spec.partition_strategy,
+                type(spec.optimization_parameters).__name__,
+            ],
+            **seen(result, rows),
+            "checkpoint": [[n, s] for n, s in tf.train.list_variables(params["model_dir"])],
+            "model_dir": listing(params["model_dir"]),
+            "export": meta_graphs(export_dir),
+            "served": shapes,
+            "lines": lines,
+        },
+        "close": {
+            "losses": losses,
+            **floats({k: v for k, v in result.items() if k != "global_step"}),
+            "probabilities": _values(rows, "probabilities"),
+            "served_probabilities": values["probabilities"],
+            "table": estimator.get_variable_value(table).ravel().tolist(),
         },
     }

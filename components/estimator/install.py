@@ -11,6 +11,9 @@ estimator`) makes every spelling of it the kit's, in every module:
   (2.15's V1 canned estimators);
 - `tf.keras.estimator.model_to_estimator` (and `tf.compat.v1.keras`'s, with
   `checkpoint_format='saver'`);
+- `tf.compat.v1.tpu.experimental.AdagradParameters`, `AdamParameters`, `FtrlParameters`
+  and `StochasticGradientDescentParameters` (TPUEstimator's EmbeddingConfigSpec takes
+  them; TF 2.21 dropped them), where TensorFlow has none of its own;
 - `import tensorflow_estimator` (2.15's package, which cannot import on TF 2.21):
   its public `estimator` namespace;
 - 2.15's modules, as public code imports them (`from tensorflow_estimator.python.estimator
@@ -165,6 +168,20 @@ class _TensorflowHubFinder(importlib.abc.MetaPathFinder):
         return spec
 
 
+def _install_tpu_embedding_parameters(compat_v1):
+    """2.15's `tf.compat.v1.tpu.experimental.AdagradParameters` and its three siblings,
+    which TensorFlow 2.21 dropped (TPUEstimator's EmbeddingConfigSpec takes them): the
+    kit's, where TensorFlow has none of its own."""
+    from components.estimator.tpu.embedding import OPTIMIZATION_PARAMETERS
+
+    namespace = getattr(getattr(compat_v1, "tpu", None), "experimental", None)
+    if namespace is None:
+        return
+    for name, cls in OPTIMIZATION_PARAMETERS.items():
+        if not hasattr(namespace, name):
+            setattr(namespace, name, cls)
+
+
 def install():
     """Makes tf.estimator, tf.compat.v1.estimator and tf.keras.estimator the kit's.
 
@@ -192,6 +209,7 @@ def install():
     sys.modules["tensorflow.compat.v2.estimator"] = v2
     sys.modules["tensorflow.compat.v1.estimator"] = v1
     _patch_keras(v2.model_to_estimator, v1_keras)
+    _install_tpu_embedding_parameters(compat_v1)
     sys.modules[_TENSORFLOW_ESTIMATOR] = _tensorflow_estimator_package(v1)
     if not any(isinstance(f, _TensorflowEstimatorFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TensorflowEstimatorFinder())

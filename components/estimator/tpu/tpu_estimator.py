@@ -10,8 +10,11 @@ graph-mode path (graph_mode), which runs such TF1 `model_fn`s.
 
 `iterations_per_loop` only batches steps on a TPU: on CPUs and GPUs 2.15 ran one step
 per session call, so every hook saw every step, and so does this kit; it sets how
-often the examples/sec line is logged, as in 2.15.  Running on TPUs (`use_tpu=True`)
-is refused: TensorFlow 2.21 drives TPUs with `tf.distribute.TPUStrategy`.
+often the examples/sec line is logged, as in 2.15.  An `embedding_config_spec` (TPU
+embedding tables, tpu/embedding.py) is checked as 2.15 checked it off TPUs and then
+left out, as 2.15 left it: its TPU embedding columns look up as embedding columns do.
+Running on TPUs (`use_tpu=True`) is refused: TensorFlow 2.21 drives TPUs with
+`tf.distribute.TPUStrategy`.
 """
 
 import collections
@@ -31,6 +34,7 @@ from components.estimator.estimator import Estimator, _accepted_args
 from components.estimator.ignored import warn_once
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 from components.estimator.tpu.config import RunConfig, parse_iterations_per_loop
+from components.estimator.tpu.embedding import EmbeddingConfigSpec
 
 log = logging.getLogger(__name__)
 _V1 = tf.compat.v1
@@ -238,10 +242,31 @@ def _check_params(model_fn, params, config, embedding_config_spec):
             "`params` argument: TPUEstimator passes the batch size as params['batch_size']."
         )
     if embedding_config_spec is not None:
+        _check_embedding_config_spec(config, embedding_config_spec)
+
+
+def _check_embedding_config_spec(config, spec):
+    """What 2.15 checked of an `EmbeddingConfigSpec` off TPUs, which it then left out:
+    the TPU embedding columns `model_fn` uses look up their tables as embedding columns
+    do, trained by `model_fn`'s optimizer (its `optimization_parameters` go unused)."""
+    if not isinstance(spec, EmbeddingConfigSpec):
+        raise TypeError(
+            "TPUEstimator: embedding_config_spec must be a "
+            "tf.compat.v1.estimator.tpu.experimental.EmbeddingConfigSpec, got "
+            f"{type(spec).__name__}."
+        )
+    if spec.partition_strategy == "mod":  # (2.15: 'mod' shards only TPU tables)
         raise ValueError(
-            "TPUEstimator(embedding_config_spec=...): TPU embedding tables are not run "
-            "here; use tf.feature_column.embedding_column (or a Keras Embedding layer) in "
-            "model_fn, which trains the same tables on CPUs and GPUs."
+            "Mod sharding of embedding tables not supported on CPU: "
+            "EmbeddingConfigSpec(partition_strategy='mod') runs only on a TPU; leave "
+            "partition_strategy as 'div' to run with use_tpu=False."
+        )
+    tpu_config = config.tpu_config
+    if tpu_config.num_shards == 1 and tpu_config.num_cores_per_replica is None:
+        raise ValueError(
+            "TPUEstimator: setting TPUConfig.num_shards==1 is unsupported when "
+            "embedding_config_spec is not None (as in tf.estimator 2.15); leave num_shards "
+            "as None."
         )
 
 
