@@ -479,8 +479,72 @@ def test_run_config_defaults(monkeypatch):
 
 
 def test_run_config_rejects_steps_and_secs():
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match="`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set"
+    ):
         estimator.RunConfig(save_checkpoints_steps=10, save_checkpoints_secs=10)
+
+
+# Each setting 2.15 refused, and the start of its ValueError's text there (checked under
+# tf.estimator 2.15): on construction and on replace alike.
+_INVALID_SETTINGS = [
+    ({"model_dir": ""}, "model_dir should be non-empty"),
+    ({"save_summary_steps": -1}, "save_summary_steps should be >= 0"),
+    ({"save_checkpoints_steps": -1}, "save_checkpoints_steps should be >= 0"),
+    ({"save_checkpoints_secs": -1}, "save_checkpoints_secs should be >= 0"),
+    ({"session_config": {}}, "session_config must be instance of ConfigProto"),
+    ({"keep_checkpoint_max": -1}, "keep_checkpoint_max should be >= 0"),
+    ({"keep_checkpoint_every_n_hours": 0}, "keep_checkpoint_every_n_hours should be > 0"),
+    ({"log_step_count_steps": 0}, "log_step_count_steps should be > 0"),
+    ({"tf_random_seed": 1.5}, "tf_random_seed must be integer"),
+    (
+        {"experimental_max_worker_delay_secs": 1.5},
+        "experimental_max_worker_delay_secs must be an integer",
+    ),
+    ({"session_creation_timeout_secs": 0}, "session_creation_timeout_secs should be > 0"),
+    (
+        {"device_fn": lambda x, y: "/cpu:0"},
+        'device_fn must be callable with exactly one argument "op"',
+    ),
+    ({"protocol": "http"}, "protocol should be grpc or grpc\\+verbs"),
+]
+
+
+@pytest.mark.parametrize(("settings", "message"), _INVALID_SETTINGS)
+def test_run_config_refuses_what_tf215_refused(settings, message):
+    with pytest.raises(ValueError, match=message):
+        estimator.RunConfig(**settings)
+    with pytest.raises(ValueError, match=message):
+        estimator.RunConfig().replace(**settings)
+
+
+def test_run_config_refuses_unknown_and_cluster_settings_on_replace():
+    for name in ("master", "some_undefined_property"):
+        with pytest.raises(ValueError, match=f"Replacing {name} is not supported"):
+            estimator.RunConfig().replace(**{name: "x"})
+
+
+def test_run_config_refuses_the_tf2_parameter_server_strategy():
+    strategy_class = tf.distribute.experimental.ParameterServerStrategy
+    strategy = strategy_class.__new__(strategy_class)  # (no cluster to build one for)
+    for name in ("train_distribute", "eval_distribute"):
+        with pytest.raises(ValueError, match=r"Please use `tf\.compat\.v1\.distribute"):
+            estimator.RunConfig(**{name: strategy})
+
+
+def test_model_dir_comes_from_tf_config_as_cloud_trainers_set_it(monkeypatch, tmp_path):
+    model_dir = str(tmp_path / "from_tf_config")
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"model_dir": model_dir}))
+    assert estimator.RunConfig().model_dir == model_dir
+    assert estimator.RunConfig(model_dir=model_dir).model_dir == model_dir
+    with pytest.raises(ValueError, match="must have the same value as the model_dir in TF_CONFIG"):
+        estimator.RunConfig(model_dir=str(tmp_path / "other"))
+    est = estimator.LinearRegressor([tf.feature_column.numeric_column("x")])
+    est.train(lambda: ({"x": tf.constant([[1.0], [2.0]])}, tf.constant([[1.0], [2.0]])), steps=1)
+    assert est.model_dir == model_dir and "checkpoint" in os.listdir(model_dir)
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"model_dir": ""}))
+    with pytest.raises(ValueError, match="model_dir in TF_CONFIG should be non-empty"):
+        estimator.RunConfig()
 
 
 def test_ps_cluster_without_a_chief_is_refused_as_in_tf215(monkeypatch, tmp_path):

@@ -136,7 +136,7 @@ NAMES = {
         "AVERAGE_LOSS_METRIC_KEY": "'average_loss'",
     },
     "mode_keys": {"ModeKeys": "v2"},
-    "run_config": {"RunConfig": "v2"},
+    "run_config": {"RunConfig": "v2", "TaskType": "kit.run_config"},
     "training": dict.fromkeys(("TrainSpec", "EvalSpec", "train_and_evaluate"), "v2"),
     "exporter": dict.fromkeys(
         ("Exporter", "FinalExporter", "LatestExporter", "BestExporter"), "v2"

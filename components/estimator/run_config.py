@@ -1,12 +1,16 @@
 """`RunConfig`: where and how often an Estimator saves, logs and distributes."""
 
 import copy
+import inspect
+import logging
 import os
 
 import tensorflow as tf
 
 from components.estimator import server
 from components.estimator.ignored import warn_once
+
+log = logging.getLogger(__name__)
 
 _DEFAULT_SAVE_CHECKPOINTS_SECS = 600
 _V1ParameterServerStrategy = tf.compat.v1.distribute.experimental.ParameterServerStrategy
@@ -72,6 +76,72 @@ def _apply_session_config(session_config):
 # A default told apart from an explicit None (tf.estimator's: both None saves nothing).
 _USE_DEFAULT = object()
 
+# {setting: (whether a value other than None is valid, what 2.15's ValueError said)},
+# checked in this order on a RunConfig made or replaced.
+_VALID = {
+    "save_summary_steps": (lambda v: v >= 0, "save_summary_steps should be >= 0"),
+    "save_checkpoints_steps": (lambda v: v >= 0, "save_checkpoints_steps should be >= 0"),
+    "save_checkpoints_secs": (lambda v: v >= 0, "save_checkpoints_secs should be >= 0"),
+    "session_config": (
+        lambda v: isinstance(v, tf.compat.v1.ConfigProto),
+        "session_config must be instance of ConfigProto",
+    ),
+    "keep_checkpoint_max": (lambda v: v >= 0, "keep_checkpoint_max should be >= 0"),
+    "keep_checkpoint_every_n_hours": (
+        lambda v: v > 0,
+        "keep_checkpoint_every_n_hours should be > 0",
+    ),
+    "log_step_count_steps": (lambda v: v > 0, "log_step_count_steps should be > 0"),
+    "tf_random_seed": (lambda v: isinstance(v, int), "tf_random_seed must be integer."),
+    "experimental_max_worker_delay_secs": (
+        lambda v: isinstance(v, int),
+        "experimental_max_worker_delay_secs must be an integer if set.",
+    ),
+    "session_creation_timeout_secs": (
+        lambda v: v > 0,
+        "session_creation_timeout_secs should be > 0",
+    ),
+    "device_fn": (
+        lambda v: callable(v) and list(inspect.signature(v).parameters) == ["op"],
+        'device_fn must be callable with exactly one argument "op".',
+    ),
+    "protocol": (lambda v: v in ("grpc", "grpc+verbs"), "protocol should be grpc or grpc+verbs"),
+}
+
+
+def _check_settings(settings):
+    """2.15's ValueErrors for settings out of range, its text first, the value after."""
+    for name, (valid, message) in _VALID.items():
+        value = settings[name]
+        if value is not None and not valid(value):
+            raise ValueError(f"RunConfig: {message} (got {value!r}).")
+    for name in ("train_distribute", "eval_distribute"):
+        if isinstance(settings[name], tf.distribute.experimental.ParameterServerStrategy):
+            raise ValueError(
+                f"RunConfig: {name}: Please use "
+                "`tf.compat.v1.distribute.experimental.ParameterServerStrategy` for parameter "
+                "server strategy with estimator (the TF2 one trains Keras models only)."
+            )
+
+
+def _model_dir(given, tf_config):
+    """The model_dir given, or TF_CONFIG's `model_dir` (as cloud trainers set it); both
+    must agree, neither may be empty: 2.15's rules and errors."""
+    if given == "":
+        raise ValueError("RunConfig: model_dir should be non-empty.")
+    from_tf_config = tf_config.get("model_dir")
+    if from_tf_config == "":
+        raise ValueError("RunConfig: model_dir in TF_CONFIG should be non-empty.")
+    if from_tf_config and given and os.fspath(given) != from_tf_config:
+        raise ValueError(
+            "RunConfig: `model_dir` provided in RunConfig construct, if set, must have the "
+            f"same value as the model_dir in TF_CONFIG. model_dir: {os.fspath(given)}, "
+            f'TF_CONFIG["model_dir"]: {from_tf_config}.'
+        )
+    if from_tf_config and not given:
+        log.info("Using model_dir in TF_CONFIG: %s", from_tf_config)
+    return os.fspath(given) if given else from_tf_config
+
 
 # The settings a RunConfig is made of (and `replace` changes), in tf.estimator's order.
 _SETTINGS = (
@@ -106,6 +176,17 @@ _FROM_TF_CONFIG = (
     "num_ps_replicas",
     "num_worker_replicas",
 )
+
+
+class TaskType:
+    """The task types of a TF_CONFIG cluster, as 2.15's `run_config.TaskType` named them
+    (code comparing `config.task_type` imports them from there)."""
+
+    MASTER = "master"
+    PS = "ps"
+    WORKER = "worker"
+    CHIEF = "chief"
+    EVALUATOR = "evaluator"
 
 
 class RunConfig:
@@ -145,24 +226,28 @@ class RunConfig:
             save_checkpoints_steps = None
         if save_checkpoints_secs is _USE_DEFAULT:
             save_checkpoints_secs = None
+        model_dir = _model_dir(model_dir, server.tf_config_from_env())
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(
-                "RunConfig: set at most one of save_checkpoints_steps and save_checkpoints_secs."
+                "RunConfig: `save_checkpoints_steps` and `save_checkpoints_secs` cannot be "
+                "both set (set at most one)."
             )
-        if keep_checkpoint_max is not None and keep_checkpoint_max < 0:
-            raise ValueError("RunConfig: keep_checkpoint_max must be >= 0.")
         if experimental_distribute is not None:
-            # tf.estimator's DistributeConfig: strategies given directly take precedence.
-            if train_distribute is None:
-                train_distribute = getattr(experimental_distribute, "train_distribute", None)
-            if eval_distribute is None:
-                eval_distribute = getattr(experimental_distribute, "eval_distribute", None)
+            # tf.estimator's DistributeConfig: each strategy given there or here, not both.
+            train_distribute = _distribute_from(
+                experimental_distribute, "train_distribute", train_distribute
+            )
+            eval_distribute = _distribute_from(
+                experimental_distribute, "eval_distribute", eval_distribute
+            )
             if getattr(experimental_distribute, "remote_cluster", None):
                 warn_once(
                     "experimental_distribute.remote_cluster",
                     "RunConfig: experimental_distribute.remote_cluster is ignored: the "
                     "cluster comes from TF_CONFIG.",
                 )
+        settings = dict(locals())
+        _check_settings(settings)
         if session_config is not None:
             _apply_session_config(session_config)
         for name, value in (
@@ -175,7 +260,7 @@ class RunConfig:
             harmless, instead = _IGNORED_ARGUMENTS[name]
             if not any(value is h or value == h for h in harmless):
                 warn_once(name, f"RunConfig: {name} is ignored: {instead}.")
-        self.model_dir = os.fspath(model_dir) if model_dir else None
+        self.model_dir = model_dir
         self.tf_random_seed = tf_random_seed
         self.save_summary_steps = save_summary_steps
         self.save_checkpoints_steps = save_checkpoints_steps
@@ -246,15 +331,31 @@ class RunConfig:
         unknown = sorted(set(kwargs) - set(fields))
         if unknown:
             raise ValueError(
-                f"RunConfig.replace: {unknown} cannot be replaced; the settings that can: "
-                f"{sorted(fields)}."
+                f"RunConfig.replace: Replacing {', '.join(unknown)} is not supported. Allowed "
+                f"properties are {sorted(fields)}."
             )
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" not in kwargs:
             fields["save_checkpoints_secs"] = None
         if "save_checkpoints_secs" in kwargs and "save_checkpoints_steps" not in kwargs:
             fields["save_checkpoints_steps"] = None
         fields.update(kwargs)
-        return RunConfig(**fields)
+        # As tf.estimator's: a DistributeConfig is kept, not applied again (its
+        # strategies are already the fields').
+        distribute = fields.pop("experimental_distribute")
+        config = RunConfig(**fields)
+        config.experimental_distribute = distribute
+        return config
+
+
+def _distribute_from(experimental_distribute, name, given):
+    """The strategy `name` of a DistributeConfig, or `given`; both is an error, as in
+    tf.estimator 2.15 (its message's missing space kept)."""
+    strategy = getattr(experimental_distribute, name, None)
+    if not strategy:
+        return given
+    if given:
+        raise ValueError(f"Either `{name}` or`experimental_distribute.{name}` can be set.")
+    return strategy
 
 
 def with_default_session_config(config):
