@@ -1,7 +1,8 @@
 """The kit's BoostedTreesClassifier against scikit-learn's HistGradientBoostingClassifier.
 
     .venv/bin/python bench/boosted_trees_vs_hgb.py [--repeats 3] [--no-one-core]
-        [--data taxi|wide|friedman|digits|diamonds|ames] [--rows N] [--unordered] [--kit-args JSON]
+        [--data taxi|wide|friedman|digits|diamonds|ames|mlc_churn|default|caravan] [--rows N]
+        [--unordered] [--seeds N] [--kit-args JSON]
 
 On the taxi sample (data/taxi/data.csv, label: tips > 20% of the fare), a fixed
 seeded 2/3-1/3 split, the same features for both: numbers as floats (missing as
@@ -41,6 +42,13 @@ before), stopped early as the Trainer stops it: a seeded tenth of the train rows
 validated every `TREES_PER_ROUND` trees' steps, the best round's holdout predictions
 scored, at most `PATIENCE` rounds without a better one. Prints RMSE, the trees of the best
 round, the wall time and kit/HGB (HGB's RMSE over the kit's).
+`--data mlc_churn|default|caravan`, that bench's binary datasets, the same way: the
+BoostedTreesClassifier on the label as 0/1 (its second class in the kit's order the
+positive one), its category ids in the order of their positive rate on the fit rows (as the
+Trainer gives a binary label's trees), stopped on the held-out tenth's log loss; prints the
+holdout's AUC and log loss and kit/HGB (the kit's AUC over HGB's).
+`--seeds N` draws the held-out tenth N ways (seeds 0..N-1) and prints each score's mean
+over them, and each run's: one tenth of a few thousand rows decides the stopping round.
 `--kit-args JSON` overrides the candidate's settings for an experiment.
 """
 
@@ -129,7 +137,7 @@ def _split_columns(x, y, rows):
     return [({k: v[part] for k, v in columns.items()}, y[part]) for part in split]
 
 
-ZERO_CODE_REGRESSIONS = ("diamonds", "ames")
+ZERO_CODE_DATASETS = ("diamonds", "ames", "mlc_churn", "default", "caravan")
 
 
 def load_zero_code(name, seed=0):
@@ -176,10 +184,41 @@ def zero_code_features(train, holdout, label):
     return out[0], out[1], buckets
 
 
-def run_zero_code_trees(name, kit_args, ordered=True):
-    """The zero-code path's regression trees on dataset `name`, stopped early as the Trainer
-    stops them, their category ids in the order of the fit rows' labels (`ordered`, as the
-    Trainer gives them; else one id against the rest); {rmse, trees, rounds, seconds}."""
+def _zero_code_labels(task, train, holdout, label):
+    """(train labels, holdout labels, classes): a regression label as float32; a binary one
+    as 0/1 for its second class in the kit's order (zero_code_quality.sorted_classes, the
+    head's class id 1), with the classes as text."""
+    import numpy as np
+    import zero_code_quality as zcq
+
+    if task == "regression":
+        return train[label].to_numpy(np.float32), holdout[label].to_numpy(float), None
+    classes = zcq.sorted_classes(train[label].astype(str))
+    labels = [
+        (frame[label].astype(str) == classes[1]).to_numpy(np.int64) for frame in (train, holdout)
+    ]
+    return labels[0], labels[1], classes
+
+
+def _zero_code_scores(task, truth, predicted):
+    """RMSE, or (binary) AUC and log loss of the positive class's probabilities."""
+    import numpy as np
+    from sklearn.metrics import log_loss, roc_auc_score
+
+    if task == "regression":
+        return {"rmse": float(np.sqrt(np.mean((predicted - truth) ** 2)))}
+    return {
+        "auc": float(roc_auc_score(truth, predicted)),
+        "log_loss": float(log_loss(truth, np.clip(predicted, 1e-15, 1 - 1e-15))),
+    }
+
+
+def run_zero_code_trees(name, kit_args, ordered=True, seed=0):
+    """The zero-code path's trees on dataset `name`, stopped early as the Trainer stops them
+    (on the held-out tenth's squared error or log loss), their category ids in the order of
+    the fit rows' labels (`ordered`, as the Trainer gives them to a regression or binary
+    label; else one id against the rest), the tenth drawn with `seed`; {rmse or auc and
+    log_loss, trees, rounds, seconds}."""
     import numpy as np
     import tensorflow as tf
 
@@ -188,9 +227,10 @@ def run_zero_code_trees(name, kit_args, ordered=True):
     from components.trainer import candidates, stopping
 
     train, holdout, label = load_zero_code(name)
+    task = zero_code_task(name)
     x, x_holdout, buckets = zero_code_features(train, holdout, label)
-    y = train[label].to_numpy(np.float32)
-    fit = np.random.default_rng(0).random(len(y)) >= 0.1
+    y, truth, _ = _zero_code_labels(task, train, holdout, label)
+    fit = np.random.default_rng(seed).random(len(y)) >= 0.1
     x_fit = {k: v[fit] for k, v in x.items()}
     x_valid = {k: v[~fit] for k, v in x.items()}
     deep = []
@@ -200,7 +240,7 @@ def run_zero_code_trees(name, kit_args, ordered=True):
             deep.append(tf.feature_column.indicator_column(ids))
         else:
             deep.append(tf.feature_column.numeric_column(column))
-    if ordered and auto_model.orders_categories("boosted_trees", "regression"):
+    if ordered and auto_model.orders_categories("boosted_trees", task):
         keys = ordered_categories.identity_keys(deep)
         deep = ordered_categories.ordered_columns(
             deep, ordered_categories.label_sums([(x_fit, y[fit])], keys)
@@ -212,14 +252,21 @@ def run_zero_code_trees(name, kit_args, ordered=True):
             model_dir=model_dir
         )
         model = auto_model.candidate_estimator(
-            "boosted_trees", "regression", [], deep, None, config, {}, None, int(fit.sum())
+            "boosted_trees", task, [], deep, None, config, {}, None, int(fit.sum())
         )
         params = model.tree_params
         round_steps = candidates.TREES_PER_ROUND * params.max_depth
+        key, column = ("predictions", 0) if task == "regression" else ("probabilities", 1)
 
         def predict(features):
             batches = lambda: tf.data.Dataset.from_tensor_slices(features).batch(8192)  # noqa: E731
-            return np.array([p["predictions"][0] for p in model.predict(batches)])
+            return np.array([p[key][column] for p in model.predict(batches)])
+
+        def loss(predicted, truth):
+            if task == "regression":
+                return float(np.mean((predicted - truth) ** 2))
+            p = np.clip(predicted, 1e-15, 1 - 1e-15)
+            return float(-np.mean(truth * np.log(p) + (1 - truth) * np.log(1 - p)))
 
         best, best_holdout, rounds, waited = np.inf, None, 0, 0
         while waited < stopping.PATIENCE:
@@ -227,18 +274,16 @@ def run_zero_code_trees(name, kit_args, ordered=True):
                 lambda: tf.data.Dataset.from_tensors((x_fit, y[fit])).repeat(), steps=round_steps
             )
             rounds += 1
-            loss = float(np.mean((predict(x_valid) - y[~fit]) ** 2))
-            if loss < best:
-                best, best_holdout, waited = loss, predict(x_holdout), 0
+            validation = loss(predict(x_valid), y[~fit])
+            if validation < best:
+                best, best_holdout, waited = validation, predict(x_holdout), 0
                 best_trees = int(model.get_variable_value("boosted_trees/tree"))
             else:
                 waited += 1
             if model.get_variable_value("boosted_trees/finished"):
                 break
-    truth = holdout[label].to_numpy(float)
-    rmse = float(np.sqrt(np.mean((best_holdout - truth) ** 2)))
     return {
-        "rmse": rmse,
+        **_zero_code_scores(task, truth, best_holdout),
         "trees": best_trees,
         "rounds": rounds,
         "seconds": time.perf_counter() - start,
@@ -262,21 +307,47 @@ class _patched:
 
 
 def run_zero_code_hgb(name):
-    """HGB as bench/zero_code_quality.py fits it, on the same rows; {rmse, trees, seconds}."""
-    import numpy as np
+    """HGB as bench/zero_code_quality.py fits it, on the same rows; {rmse or auc and
+    log_loss, trees, seconds}."""
     import zero_code_quality as zcq
 
     train, holdout, label = load_zero_code(name)
+    task = zero_code_task(name)
+    _, truth, classes = _zero_code_labels(task, train, holdout, label)
+    y = train[label].to_numpy("float64") if task == "regression" else train[label].astype(str)
     start = time.perf_counter()
-    model = zcq.fit_hgb("regression", train.drop(columns=label), train[label].to_numpy(float))
+    model = zcq.fit_hgb(task, train.drop(columns=label), y)
     seconds = time.perf_counter() - start
-    predicted = model.predict(holdout.drop(columns=label))
-    rmse = float(np.sqrt(np.mean((predicted - holdout[label].to_numpy(float)) ** 2)))
-    return {"rmse": rmse, "trees": int(model[-1].n_iter_), "seconds": seconds}
+    x = holdout.drop(columns=label)
+    if task == "regression":
+        predicted = model.predict(x)
+    else:
+        predicted = zcq.probabilities(model, x, classes)[:, 1]
+    scores = _zero_code_scores(task, truth, predicted)
+    return {**scores, "trees": int(model[-1].n_iter_), "seconds": seconds}
 
 
-def zero_code_regressions(args):
-    """The table of `--data diamonds|ames`: HGB, then the kit's zero-code trees."""
+def zero_code_task(name):
+    sys.path.insert(0, os.path.join(REPO, "bench"))
+    import zero_code_quality as zcq
+
+    return zcq.DATASETS[name].task
+
+
+def _mean_over_seeds(name, kit_args, ordered, seeds):
+    """run_zero_code_trees over held-out tenths drawn with seeds 0..seeds-1: each score's
+    mean, and {score: [per seed]} under "each"; the trees' mean."""
+    import numpy as np
+
+    runs = [run_zero_code_trees(name, kit_args, ordered, seed) for seed in range(seeds)]
+    out = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
+    out["each"] = {key: [r[key] for r in runs] for key in runs[0] if key != "seconds"}
+    return out
+
+
+def zero_code_trees(args):
+    """The table of `--data diamonds|ames|mlc_churn|default|caravan`: HGB, then the kit's
+    zero-code trees (each figure the mean over `--seeds` held-out tenths)."""
     kit_args = json.loads(args.kit_args or "{}")
     settings = f", {kit_args}" if kit_args else ""
     results = [("HistGradientBoosting (zero_code_quality.py's)", run_zero_code_hgb(args.data))]
@@ -285,17 +356,23 @@ def zero_code_regressions(args):
         results.append(
             (
                 f"kit, zero-code trees ({label}{settings})",
-                run_zero_code_trees(args.data, kit_args, ordered),
+                _mean_over_seeds(args.data, kit_args, ordered, args.seeds),
             )
         )
-    print("| model | RMSE | trees | train s |")
-    print("|---|---|---|---|")
+    keys = ["rmse"] if zero_code_task(args.data) == "regression" else ["auc", "log_loss"]
+    print("| model | " + " | ".join(k.upper() for k in keys) + " | trees | train s |")
+    print("|---|" + "---|" * (len(keys) + 2))
     for label, r in results:
-        print(f"| {label} | {r['rmse']:.1f} | {r['trees']} | {r['seconds']:.1f} |")
+        scores = " | ".join(f"{r[k]:.1f}" if k == "rmse" else f"{r[k]:.4f}" for k in keys)
+        print(f"| {label} | {scores} | {r['trees']:.0f} | {r['seconds']:.1f} |")
     for label, r in results[1:]:
-        print(
-            f"kit/HGB (HGB's RMSE over the kit's), {label}: {results[0][1]['rmse'] / r['rmse']:.3f}"
-        )
+        if keys == ["rmse"]:
+            ratio, how = results[0][1]["rmse"] / r["rmse"], "HGB's RMSE over the kit's"
+        else:
+            ratio, how = r["auc"] / results[0][1]["auc"], "the kit's AUC over HGB's"
+        print(f"kit/HGB ({how}), {label}: {ratio:.3f}")
+        if args.seeds > 1:
+            print(f"  per held-out tenth (seeds 0..{args.seeds - 1}): {json.dumps(r['each'])}")
 
 
 def dataset(data, rows):
@@ -519,23 +596,29 @@ def main():
     parser.add_argument("--no-one-core", action="store_true")
     parser.add_argument(
         "--data",
-        choices=["taxi", "wide", "friedman", "digits", *ZERO_CODE_REGRESSIONS],
+        choices=["taxi", "wide", "friedman", "digits", *ZERO_CODE_DATASETS],
         default="taxi",
     )
     parser.add_argument("--rows", type=int, default=10_000, help="training rows of --data wide")
     parser.add_argument(
         "--kits", default="tf,hgb", help="friedman/digits: the kit's settings to run (tf, hgb)"
     )
-    parser.add_argument("--kit-args", help="diamonds/ames: JSON settings over the candidate's")
+    parser.add_argument("--kit-args", help="the zero-code datasets: JSON settings over the trees'")
     parser.add_argument(
         "--unordered",
         action="store_true",
-        help="diamonds/ames: the trees with their category ids one against the rest as well",
+        help="the zero-code datasets: the trees with their category ids one against the rest too",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        help="the zero-code datasets: the trees over this many held-out tenths (seeds 0..N-1)",
     )
     parser.add_argument("--only", choices=["kit", "hgb"], help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.data in ZERO_CODE_REGRESSIONS:
-        zero_code_regressions(args)
+    if args.data in ZERO_CODE_DATASETS:
+        zero_code_trees(args)
         return
     if args.data in ("friedman", "digits"):
         quality(args)

@@ -305,7 +305,8 @@ def build_candidate(
     (`build_estimator`'s tft_output and transformed_label_key); a regression label's
     `label_moments` (mean, std) standardize it for the linear and wide-and-deep ones, its
     `category_sums` ({key: (label sum per id, rows per id)} of the rows the trees fit,
-    components/auto/ordered_categories.py) order the regression trees' category ids."""
+    components/auto/ordered_categories.py) order the regression and binary trees' category
+    ids."""
     tft_output = transform_output["tft_output"]
     transformed_label_key = transform_output["transformed_label_key"]
     wide, deep, classes = _columns_and_classes(
@@ -321,8 +322,9 @@ def build_candidate(
 
 def orders_categories(name, task):
     """Whether candidate `name` for `task` reads its category ids in the order of their mean
-    label, given the `category_sums` of `build_candidate`."""
-    return name == "boosted_trees" and task == "regression"
+    label (a binary label's positive rate), given the `category_sums` of `build_candidate`;
+    a multiclass label has no one order (components/auto/ordered_categories.py)."""
+    return name == "boosted_trees" and task in ("regression", "binary")
 
 
 def candidate_estimator(

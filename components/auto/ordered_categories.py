@@ -1,4 +1,5 @@
-"""Category ids in the order of their mean label, as the zero-code regression trees read them.
+"""Category ids in the order of their mean label, as the zero-code regression and binary
+trees read them.
 
 A tree splits a category column of ids (an indicator column) on one id against the rest.
 HistGradientBoosting and LightGBM sort a column's categories by their gradient over Hessian
@@ -15,6 +16,14 @@ SMOOTHING): a rare id stays near the label's mean, LightGBM's `cat_smooth`), ids
 means one bucket, at most `MAX_BUCKETS` buckets. The order is a constant of the graph, so a
 served model reads the same ids as ever. The order is fixed at the root (HGB sorts again in
 every node); ids never seen in the rows sit at the mean.
+
+A binary label's mean is the positive class's rate (`label_sums`' `positive`): for log loss
+from the constant start of `center_bias` every row of an id has the same gradient over
+Hessian, p - y over p(1 - p), so the root's order of an id's gradient sum over its Hessian
+sum is the order of its positive rate, as for squared error it is the mean label's. A
+multiclass label has no one order: each class's logit orders the ids its own way (LightGBM
+and HGB sort per class, a tree each), while the kit's diagonal-Hessian trees share one
+tree among the classes; the ids stay one against the rest there.
 """
 
 import functools
@@ -37,13 +46,25 @@ def identity_keys(deep):
     return keys
 
 
-def label_sums(batches, keys):
+def label_numbers(labels, positive=None):
+    """`labels` as float64 numbers: 1 where a label is the class `positive` (text) and 0
+    elsewhere, or the labels themselves (a regression label, or class ids 0/1) without it."""
+    labels = np.reshape(np.asarray(labels), -1)
+    if positive is None:
+        return labels.astype(np.float64)
+    text = str(positive)
+    raw = text.encode("utf-8")
+    return np.fromiter((v in (raw, text) for v in labels), np.float64, len(labels))
+
+
+def label_sums(batches, keys, positive=None):
     """{key: (label sum per id, rows per id)} over `batches` ((features, labels) of numpy
-    arrays, or tensors) for `keys` ({feature key: number of ids}); an id outside the range
+    arrays, or tensors) for `keys` ({feature key: number of ids}), a binary label's rows of
+    the class `positive` counted as 1, others 0 (`label_numbers`); an id outside the range
     is left out."""
     sums = {key: (np.zeros(n), np.zeros(n)) for key, n in keys.items()}
     for features, labels in batches:
-        labels = np.reshape(np.asarray(labels, np.float64), -1)
+        labels = label_numbers(labels, positive)
         for key, (total, count) in sums.items():
             ids = np.reshape(np.asarray(features[key]), -1).astype(np.int64)
             inside = (ids >= 0) & (ids < len(total))

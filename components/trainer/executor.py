@@ -396,8 +396,12 @@ class _Training:
             return None
         part = "fit" if self.holds_out and not self.folds else None
         batches = self.input_fn(self.train_pattern, self.eval_batch, False, part)()
+        # a binary label's positive class: the head's class id 1 (None: int64 ids 0/1)
+        classes = self.classifier and auto_model.label_classes(self.tft_output)
         return ordered_categories.label_sums(
-            ((features, labels) for features, labels in batches.as_numpy_iterator()), keys
+            ((features, labels) for features, labels in batches.as_numpy_iterator()),
+            keys,
+            classes[1] if classes else None,
         )
 
     def split_pattern(self, split):
