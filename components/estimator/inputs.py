@@ -98,9 +98,24 @@ def numpy_input_fn(
                 f"\nShapes in y: {y_shapes}\n"
             )
         epochs = _epochs(num_epochs, num_threads, shuffle)
-        return _dataset(x, y, batch_size, epochs, shuffle, queue_capacity)
+        features, labels = _by_row_number(x), _by_row_number(y)
+        return _dataset(features, labels, batch_size, epochs, shuffle, queue_capacity)
 
     return input_fn
+
+
+def _by_row_number(value):
+    """`value` (an array, a dict of them, or None) with each pandas Series as tf.estimator's
+    feeder read it: `series[row numbers]`, by label when the index is numeric (a shuffled
+    or split Series' rows come in index order, and a row number the index lacks is a
+    KeyError), by position otherwise."""
+    if isinstance(value, dict):
+        return {key: _by_row_number(column) for key, column in value.items()}
+    if type(value).__module__.split(".")[0] != "pandas" or value.ndim != 1:
+        return value
+    if value.index.dtype.kind in "iuf":
+        return value.loc[np.arange(len(value))].to_numpy()
+    return value.to_numpy()
 
 
 def pandas_input_fn(
