@@ -17,6 +17,8 @@ reach:
   int64 ids shifted by one, so padding is -1, through `categorical_column_with_identity`,
   an `embedding_column` and `input_layer`) and `tf.contrib.layers.bow_encoder` as users
   replace it (`embedding_lookup` and `reduce_mean` of their own variable), Adam;
+- `text_series_labels`: text_classification.py's labels as a `pandas.Series`, and the
+  Series users' splits leave (a shuffled index; an index after the training rows);
 - `text_char_models`: text_classification_character_cnn.py (ByteProcessor's uint8 ids
   one-hot over 256 characters, `conv2d` and `max_pooling2d` under `variable_scope`s, the
   transposes and `reduce_max`; text_classification_cnn.py's word version has the same
@@ -478,6 +480,54 @@ def text_bag_of_words(tf, workdir):
     return {
         "exact": {"bow": bow, "encoder": encoder},
         "close": {"bow": bow_values, "encoder": encoder_values},
+    }
+
+
+@program
+def text_series_labels(tf, workdir):
+    """text_classification.py's labels as it holds them, `pandas.Series(target)`, and as
+    users' own splits leave them: a shuffled frame's column (its index shuffled too) and
+    the rows after the training ones (`iloc[n:]`, an index from n). tf.estimator's feeder
+    read a Series by row numbers as labels of its index."""
+    import pandas
+
+    x, target, _ = _documents(24, 16)
+    x = x - 1
+    y_train = pandas.Series(target[:18].astype(np.int32))
+    start = _fixed_start(
+        tf,
+        workdir,
+        bag_of_words_model,
+        lambda: {WORDS_FEATURE: tf.constant(x[:18])},
+        lambda: tf.constant(y_train.to_numpy()),
+    )
+    classifier = tf.estimator.Estimator(
+        model_fn=bag_of_words_model,
+        model_dir=os.path.join(workdir, "model"),
+        warm_start_from=start,
+    )
+    train_input_fn = tf.compat.v1.estimator.inputs.numpy_input_fn(
+        x={WORDS_FEATURE: x[:18]}, y=y_train, batch_size=18, num_epochs=None, shuffle=False
+    )
+    classifier.train(input_fn=train_input_fn, steps=5)
+
+    def evaluate(y):
+        return classifier.evaluate(
+            tf.compat.v1.estimator.inputs.numpy_input_fn(
+                x={WORDS_FEATURE: x[18:]}, y=y, num_epochs=1, shuffle=False
+            )
+        )
+
+    labels = pandas.Series(target.astype(np.int32))
+    shuffled = labels[18:].sample(frac=1, random_state=0).reset_index(drop=True)
+    shuffled.index = shuffled.index[::-1]
+    in_order, by_index = evaluate(labels[18:].reset_index(drop=True)), evaluate(shuffled)
+    return {
+        "exact": {"split_off": _error(lambda: evaluate(labels.iloc[18:]), "index")},
+        "close": {
+            "in_order": _floats({k: in_order[k] for k in ("accuracy", "loss")}),
+            "by_index": _floats({k: by_index[k] for k in ("accuracy", "loss")}),
+        },
     }
 
 

@@ -5,10 +5,10 @@ Recorded once under 2.15 (`tests/tf215/record_family.py examples_learn_programs`
 custom model_fns on float64 arrays (an Estimator given no model_dir; Adagrad at a fixed
 and an exponentially decayed rate), iris.py's DNNClassifier given
 `RunConfig().replace(...)` over arrays read back from an HDF5 file, the text samples'
-bag-of-words, character cnn and character GRU model_fns over int64 and uint8 ids,
-mnist.py's conv model_fn, boston.py's DNNRegressor,
-multiple_gpu.py's device placement and wide_n_deep_tutorial.py's five reader threads
-(`num_threads=5`: each reads the epochs). Each program runs once here (a module fixture);
+bag-of-words (its labels a pandas Series, also as users' splits leave it), character cnn
+and character GRU model_fns over int64 and uint8 ids, mnist.py's conv model_fn,
+boston.py's DNNRegressor, multiple_gpu.py's device placement and wide_n_deep_tutorial.py's
+five reader threads (`num_threads=5`: each reads the epochs). Each program runs once here (a module fixture);
 `exact` parts must be equal, `close` ones within 1e-4.
 """
 
