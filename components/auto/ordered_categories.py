@@ -18,9 +18,10 @@ served model reads the same ids as ever. The order is fixed at the root (HGB sor
 every node); ids never seen in the rows sit at the mean.
 
 A binary label's mean is the positive class's rate (`label_sums`' `positive`): for log loss
-from the constant start of `center_bias` every row of an id has the same gradient over
-Hessian, p - y over p(1 - p), so the root's order of an id's gradient sum over its Hessian
-sum is the order of its positive rate, as for squared error it is the mean label's. A
+from the constant start p of `center_bias` every row has the same Hessian p(1 - p) and the
+gradient p - y, so an id's gradient sum over its Hessian sum is (p - its positive rate) /
+(p(1 - p)): the root's order is its positive rate's, as for squared error it is the mean
+label's. A
 multiclass label has no one order: each class's logit orders the ids its own way (LightGBM
 and HGB sort per class, a tree each), while the kit's diagonal-Hessian trees share one
 tree among the classes; the ids stay one against the rest there.
