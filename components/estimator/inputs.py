@@ -87,7 +87,8 @@ def numpy_input_fn(
                     f"{len(duplicates)} duplicate keys are found in both x and y: {duplicates}"
                 )
         y_arrays = y if isinstance(y, dict) else {} if y is None else {"": y}
-        if len({len(v) for v in [*x_arrays.values(), *y_arrays.values()]}) != 1:
+        # (By `.shape`, as tf.estimator: a list is an AttributeError there.)
+        if len({v.shape[0] for v in [*x_arrays.values(), *y_arrays.values()]}) != 1:
             if isinstance(y, dict):
                 y_shapes = {k: v.shape for k, v in y.items()}
             else:
