@@ -28,7 +28,7 @@ reach:
   TRAIN, `softmax_cross_entropy` on an int32 one-hot);
 - `boston_dnn_regressor`: boston.py: standardized float64 arrays, float64 labels of rank
   one, `numpy_input_fn(batch_size=1, shuffle=True)` into a `DNNRegressor`, predictions
-  reshaped, `average_loss` printed;
+  reshaped, `average_loss` printed; labels given as a list;
 - `multiple_gpu`: multiple_gpu.py: layers placed by `tf.device('/device:GPU:1')` on a
   machine without it (the Estimator's soft placement) and by `tf.device('/cpu:0')`,
   `dropout` left at `training=False`;
@@ -719,8 +719,13 @@ def boston_dnn_regressor(tf, workdir):
     predictions, y_predicted, scores = _predicted(
         tf, regressor, x_transformed, y_test, "predictions", key="x"
     )
+    # A slip: the prices as a list (`list(boston.target)`), not an array.
+    as_list = tf.compat.v1.estimator.inputs.numpy_input_fn(
+        x={"x": x_transformed}, y=list(y_test), num_epochs=1, shuffle=False
+    )
     return {
         "exact": {
+            "labels_as_list": _error(lambda: regressor.evaluate(input_fn=as_list), "shape"),
             "variables": _checkpoint(regressor),
             "eval_types": _types(scores),
             "predictions": structure(predictions),
