@@ -159,10 +159,36 @@ def pandas_input_fn(
         queue_capacity = 4 * len(x) if shuffle else len(x)
 
     def input_fn():
+        for column in [*(x[name] for name in x.columns), *_label_columns(y)]:
+            _refuse_as_the_queue_did(column)
         epochs = _epochs(num_epochs, num_threads, shuffle)
         return _dataset(features, labels, batch_size, epochs, shuffle, queue_capacity)
 
     return input_fn
+
+
+def _label_columns(y):
+    if y is None:
+        return []
+    return [y[name] for name in y.columns] if y.ndim == 2 else [y]
+
+
+def _refuse_as_the_queue_did(column):
+    """What tf.estimator's queue refused of a DataFrame's column: a pandas dtype that is
+    not numpy's (category, Int64, string: the `TypeError` of `tf.as_dtype`), and in an
+    object column a value that is not text (the NaN or None a missing string leaves):
+    its queue failed as training read it, `InternalError: Unsupported object type`."""
+    import pandas as pd
+
+    if not isinstance(column.dtype, np.dtype):
+        tf.as_dtype(column.dtype)  # raises 2.15's TypeError
+    if column.dtype == object and pd.api.types.infer_dtype(column, skipna=False) not in (
+        "string",
+        "bytes",
+        "empty",
+    ):
+        bad = next(v for v in column if not isinstance(v, str | bytes))
+        raise tf.errors.InternalError(None, None, f"Unsupported object type {type(bad).__name__}")
 
 
 def _column_values(series):
