@@ -35,7 +35,8 @@ reach:
 - `wide_n_deep_threads`: wide_n_deep_tutorial.py's `--model_type=wide` over a census file
   read by `read_csv(skipinitialspace=True, skiprows=1)` and `dropna`, its input_fn's
   `pandas_input_fn(num_threads=5)` (each thread reads `num_epochs` epochs), evaluation
-  to the end and predictions; `numpy_input_fn`'s threads likewise.
+  to the end and predictions, training without the `dropna`; `numpy_input_fn`'s threads
+  likewise.
 
 wide_n_deep_tutorial.py's DNNLinearCombinedClassifier over the census columns is left to
 the tutorial, cloudml census and public-sample families, which cover it.
@@ -823,8 +824,9 @@ def _write_census(path, n, seed, test):
         f.write("\n".join(lines) + "\n")
 
 
-def census_input_fn(tf, data_file, num_epochs, shuffle):
-    """The tutorial's input_fn: read_csv, dropna, labels from the bracket, five threads."""
+def census_input_fn(tf, data_file, num_epochs, shuffle, dropna=True):
+    """The tutorial's input_fn: read_csv, dropna (unless a user left it out), labels from
+    the bracket, five threads."""
     import pandas as pd
 
     df_data = pd.read_csv(
@@ -835,7 +837,8 @@ def census_input_fn(tf, data_file, num_epochs, shuffle):
         skiprows=1,
     )
     # remove NaN elements
-    df_data = df_data.dropna(how="any", axis=0)
+    if dropna:
+        df_data = df_data.dropna(how="any", axis=0)
     labels = df_data["income_bracket"].apply(lambda x: ">50K" in x).astype(int)
     return tf.compat.v1.estimator.inputs.pandas_input_fn(
         x=df_data, y=labels, batch_size=100, num_epochs=num_epochs, shuffle=shuffle, num_threads=5
@@ -876,6 +879,8 @@ def wide_n_deep_threads(tf, workdir):
         input_fn=census_input_fn(tf, test_file, num_epochs=1, shuffle=False), steps=None
     )
     rows = list(m.predict(census_input_fn(tf, test_file, num_epochs=1, shuffle=False)))
+    # Without dropna, the missing occupation is a NaN in a column of strings.
+    with_nan = census_input_fn(tf, train_file, num_epochs=None, shuffle=True, dropna=False)
     probabilities = np.array([row["logistic"][0] for row in rows])
     threads = tf.compat.v1.estimator.inputs.numpy_input_fn(
         {"x": np.arange(7.0)},
@@ -892,6 +897,9 @@ def wide_n_deep_threads(tf, workdir):
             "predictions": structure(rows),
             "count": len(rows),
             "numpy_rows": _rows_read(tf, threads),
+            "without_dropna": _error(
+                lambda: m.train(input_fn=with_nan, steps=1), "Unsupported object type float"
+            ),
         },
         # (Five copies of each row: the same mean as one.)
         "close": {
