@@ -465,13 +465,19 @@ class Estimator:
             )
         return self._checked_spec(spec, mode)
 
-    def _call_model_fn_in_graph(self, features, labels, mode):
-        """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode)."""
+    def _call_model_fn_in_graph(self, features, labels, mode, autograph=False):
+        """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode);
+        with `autograph`, a user's model_fn converted by AutoGraph (recursively), as
+        tf.estimator's strategies' `call_for_each_replica` converted it (graph_strategy)."""
         log.info("Calling model_fn.")
+        model_fn = self._model_fn
+        if autograph and not _is_kit_model_fn(model_fn):
+            enabled = ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED)
+            model_fn = tf.__internal__.autograph.tf_convert(model_fn, enabled)
         # In every mode, as 2.15's canned models summarized their layers in every graph
         # (an export's graph holds those ops; only training writes them).
         with summaries.in_training_graph(v1=self._v1_summaries):
-            spec = self._model_fn(**self._model_fn_kwargs(features, labels, mode))
+            spec = model_fn(**self._model_fn_kwargs(features, labels, mode))
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
 
@@ -608,14 +614,34 @@ class Estimator:
         }
         if "input_context" in args:
             kwargs["input_context"] = input_context
-        return input_fn(**kwargs)
+        result = input_fn(**kwargs)
+        if input_context is not None:  # (given under a strategy: the graph path's too)
+            self._check_distributed_input(result, mode)
+        return result
+
+    def _check_distributed_input(self, result, mode):
+        """tf.estimator 2.15 read the input of a mode it distributed (the user's RunConfig
+        names a strategy for it) as a Dataset only: tensors or an iterator's next element
+        are refused with its error."""
+        if self._distributed(mode) and not isinstance(result, tf.data.Dataset):
+            raise ValueError("input_fn must return a tf.data.Dataset or a callable.")
 
     def _call_input_fn(self, input_fn, mode, input_context=None):
         result = self._input_fn_result(input_fn, mode, input_context)
         if isinstance(result, tf.data.Dataset):
             return result
+        self._check_distributed_input(result, mode)  # (the TF2 path's evaluation too)
         # tensors (or a (features, labels) pair of them): the same batch forever.
         return tf.data.Dataset.from_tensors(result).repeat()
+
+    def _distributed(self, mode):
+        """Whether the user's RunConfig names a strategy for `mode` (TRAIN or EVAL)."""
+        config = self._user_config
+        strategies = {
+            ModeKeys.TRAIN: config.train_distribute,
+            ModeKeys.EVAL: config.eval_distribute,
+        }
+        return strategies.get(mode) is not None
 
     def _global_step(self):
         with tf.init_scope():

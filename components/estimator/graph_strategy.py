@@ -49,7 +49,16 @@ def input_context(strategy):
 
 def call_model_fn(strategy, call, features, labels, mode):
     """`call(features, labels, mode)`, in `strategy`'s replica context when there is one.
-    (Its one replica's spec comes back as it was returned.)"""
+    (Its one replica's spec comes back as it was returned.)
+
+    2.15's `call_for_each_replica` converted what it called with AutoGraph, so a user's
+    `model_fn` (and the functions of its own it calls) ran converted under a strategy: a
+    Python `if` on a tensor there worked. `call(..., autograph=True)` converts the
+    model_fn alone: converting the Estimator's own code around it took seconds a call."""
     if strategy is None:
         return call(features, labels, mode)
-    return strategy.extended.call_for_each_replica(call, args=(features, labels, mode))
+    return strategy.extended.call_for_each_replica(
+        tf.autograph.experimental.do_not_convert(call),
+        args=(features, labels, mode),
+        kwargs={"autograph": True},
+    )
