@@ -524,14 +524,6 @@ def test_run_config_refuses_unknown_and_cluster_settings_on_replace():
             estimator.RunConfig().replace(**{name: "x"})
 
 
-def test_run_config_refuses_the_tf2_parameter_server_strategy():
-    strategy_class = tf.distribute.experimental.ParameterServerStrategy
-    strategy = strategy_class.__new__(strategy_class)  # (no cluster to build one for)
-    for name in ("train_distribute", "eval_distribute"):
-        with pytest.raises(ValueError, match=r"Please use `tf\.compat\.v1\.distribute"):
-            estimator.RunConfig(**{name: strategy})
-
-
 def test_model_dir_comes_from_tf_config_as_cloud_trainers_set_it(monkeypatch, tmp_path):
     model_dir = str(tmp_path / "from_tf_config")
     monkeypatch.setenv("TF_CONFIG", json.dumps({"model_dir": model_dir}))

@@ -115,13 +115,6 @@ def _check_settings(settings):
         value = settings[name]
         if value is not None and not valid(value):
             raise ValueError(f"RunConfig: {message} (got {value!r}).")
-    for name in ("train_distribute", "eval_distribute"):
-        if isinstance(settings[name], tf.distribute.experimental.ParameterServerStrategy):
-            raise ValueError(
-                f"RunConfig: {name}: Please use "
-                "`tf.compat.v1.distribute.experimental.ParameterServerStrategy` for parameter "
-                "server strategy with estimator (the TF2 one trains Keras models only)."
-            )
 
 
 def _model_dir(given, tf_config):
