@@ -683,6 +683,18 @@ def misuse(est, workdir):
     cases["train_hooks_not_hooks"] = _raised(
         lambda: trained.train(_batches, steps=1, hooks=[lambda: None])
     )
+    cases["listener_not_a_listener"] = _raised(
+        lambda: trained.train(_batches, steps=1, saving_listeners=[lambda: None])
+    )
+    cases["train_spec_hook_not_a_hook"] = _raised(
+        lambda: est.TrainSpec(_batches, hooks=[lambda: None])
+    )
+    cases["train_spec_listener_not_a_listener"] = _raised(
+        lambda: est.TrainSpec(_batches, saving_listeners=[lambda: None])
+    )
+    cases["eval_spec_hook_not_a_hook"] = _raised(
+        lambda: est.EvalSpec(_batches, hooks=[lambda: None])
+    )
     cases["listeners_without_saver"] = _raised(
         lambda: estimator(
             "nosave",

@@ -16,7 +16,7 @@ import time
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import server
 from components.estimator.exporter import Exporter
-from components.estimator.hooks import CheckpointSaverListener
+from components.estimator.hooks import CheckpointSaverListener, is_hook
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,15 @@ def _checked_exporters(exporters):
     return tuple(listed)
 
 
+def _checked_spec_hooks(hooks):
+    """A spec's hooks as a tuple, refusing what is not a hook when the spec is made, as
+    2.15's TrainSpec and EvalSpec did (rather than when training reaches it)."""
+    for hook in hooks or ():
+        if not is_hook(hook):
+            raise TypeError(f"All hooks must be `SessionRunHook` instances, given: {hook!r}")
+    return tuple(hooks or ())
+
+
 class TrainSpec(
     collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])
 ):
@@ -67,9 +76,14 @@ class TrainSpec(
         _check_input_fn(input_fn)
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
-        return super().__new__(
-            cls, input_fn, max_steps, tuple(hooks or ()), tuple(saving_listeners or ())
-        )
+        hooks = _checked_spec_hooks(hooks)
+        for listener in saving_listeners or ():
+            if not isinstance(listener, CheckpointSaverListener):
+                raise TypeError(
+                    "All saving_listeners must be `CheckpointSaverListener` instances, "
+                    f"given: {listener!r}"
+                )
+        return super().__new__(cls, input_fn, max_steps, hooks, tuple(saving_listeners or ()))
 
 
 class EvalSpec(
@@ -103,7 +117,7 @@ class EvalSpec(
             input_fn,
             steps,
             name,
-            tuple(hooks or ()),
+            _checked_spec_hooks(hooks),
             exporters,
             start_delay_secs,
             throttle_secs,
