@@ -516,3 +516,46 @@ def regression_head_two_targets(tf, workdir):
         warm_start_from=dnn_start(tf, workdir, 6, 2),
     )
     return trained(tf, model, "targets2", columns)
+
+
+def _refusal(build):
+    """What a user sees of a head refusing its arguments: the error's type and words."""
+    try:
+        build()
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+    return "accepted"
+
+
+@program
+def head_argument_errors(tf, workdir):
+    """Heads given arguments they refuse, as users mistyped them: a reduction's name, a
+    loss_fn without labels or logits, a vocabulary as a dict or of the wrong length,
+    thresholds outside (0, 1), and a head's training spec without trainable_variables."""
+    heads = tf.estimator
+
+    def train_spec(variables):
+        return heads.MultiClassHead(3).create_estimator_spec(
+            features={"x": tf.constant([[1.0]])},
+            mode=tf.estimator.ModeKeys.TRAIN,
+            logits=tf.constant([[1.0, 2.0, 3.0]]),
+            labels=tf.constant([[1]]),
+            optimizer=tf.keras.optimizers.SGD(),
+            trainable_variables=variables,
+        )
+
+    cases = {
+        "binary_reduction": lambda: heads.BinaryClassHead(loss_reduction="mean"),
+        "regression_reduction": lambda: heads.RegressionHead(loss_reduction="mean"),
+        "loss_fn_without_logits": lambda: heads.MultiClassHead(3, loss_fn=lambda labels: labels),
+        "loss_fn_without_labels": lambda: heads.RegressionHead(loss_fn=lambda logits: logits),
+        "multi_label_vocabulary_dict": lambda: heads.MultiLabelHead(3, label_vocabulary={"a": 0}),
+        "multi_label_vocabulary_short": lambda: heads.MultiLabelHead(3, label_vocabulary=["a"]),
+        "multi_class_vocabulary_short": lambda: heads.MultiClassHead(3, label_vocabulary=["a"]),
+        "binary_vocabulary_dict": lambda: heads.BinaryClassHead(label_vocabulary={"a": 0}),
+        "multi_label_threshold_one": lambda: heads.MultiLabelHead(3, thresholds=[0.5, 1.0]),
+        "binary_threshold_zero": lambda: heads.BinaryClassHead(thresholds=[0.0, 0.5]),
+        "train_without_variables": lambda: train_spec(None),
+        "train_variables_dict": lambda: train_spec({}),
+    }
+    return {"exact": {name: _refusal(build) for name, build in cases.items()}}

@@ -164,7 +164,7 @@ def test_head_arguments_are_checked_as_tf215_did():
         estimator.BinaryClassHead(thresholds=[1.5])
     with pytest.raises(ValueError, match="label_vocabulary must be provided"):
         estimator.MultiLabelHead(3, classes_for_class_based_metrics=["a"])
-    with pytest.raises(ValueError, match="loss_fn must take argument 'logits'"):
+    with pytest.raises(ValueError, match="loss_fn must contain argument: logits"):
         estimator.RegressionHead(loss_fn=lambda labels: labels)
     head = estimator.RegressionHead()
     logits, labels = tf.zeros([2, 1]), tf.ones([2, 1])

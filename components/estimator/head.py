@@ -87,8 +87,9 @@ def _validate_reduction(loss_reduction):
     reduction = getattr(loss_reduction, "value", loss_reduction)
     if reduction not in _REDUCTIONS:
         raise ValueError(
-            f"Invalid loss_reduction: {loss_reduction!r}; use one of {_REDUCTIONS} "
-            "(tf.losses.Reduction.SUM or SUM_OVER_BATCH_SIZE)."
+            # 2.15's words, the value as str() gives it.
+            f"Invalid loss_reduction: {loss_reduction}. "
+            "See `tf.losses.Reduction` for valid options."
         )
     return reduction
 
@@ -96,10 +97,11 @@ def _validate_reduction(loss_reduction):
 def _validate_loss_fn(loss_fn):
     if loss_fn is None:
         return None
-    args = set(inspect.signature(loss_fn).parameters)
+    names = tuple(inspect.signature(loss_fn).parameters)
+    args = set(names)
     for required in ("labels", "logits"):
         if required not in args:
-            raise ValueError(f"loss_fn must take argument {required!r}; it takes {sorted(args)}.")
+            raise ValueError(f"loss_fn must contain argument: {required}. Given arguments: {names}")
     unexpected = args - {"labels", "logits", "features", "loss_reduction"}
     if unexpected:
         raise ValueError(f"loss_fn has unexpected args: {sorted(unexpected)}")
@@ -188,25 +190,36 @@ def _ids_in_vocabulary(values, vocabulary):
     return tf.reshape(ids, tf.shape(values, out_type=tf.int64))
 
 
-def _check_vocabulary(label_vocabulary, n_classes):
+def _check_vocabulary(label_vocabulary, n_classes, multi_label=False):
+    """2.15's checks, in the words of its multi-label head or of its other heads."""
     if label_vocabulary is None:
         return None
     if not isinstance(label_vocabulary, (list, tuple)):
-        raise ValueError(
-            f"label_vocabulary should be a list or a tuple. Given type: {type(label_vocabulary)}"
-        )
+        kind = "must be a list or tuple" if multi_label else "should be a list or a tuple"
+        raise ValueError(f"label_vocabulary {kind}. Given type: {type(label_vocabulary)}")
     if len(label_vocabulary) != n_classes:
+        if multi_label:
+            raise ValueError(
+                f"Length of label_vocabulary must be n_classes ({n_classes}). "
+                f"Given: {len(label_vocabulary)}"
+            )
         raise ValueError(
-            f"label_vocabulary has {len(label_vocabulary)} entries; n_classes is {n_classes}."
+            '"label_vocabulary" does not have "n_classes" items. '
+            f"len(label_vocabulary)={len(label_vocabulary)}, n_classes={n_classes}, "
+            f"label_vocabulary={label_vocabulary}"
         )
     return list(label_vocabulary)
 
 
-def _check_thresholds(thresholds):
+def _check_thresholds(thresholds, multi_label=False):
     thresholds = tuple(thresholds or ())
     for threshold in thresholds:
         if not 0.0 < threshold < 1.0:
-            raise ValueError(f"thresholds must be in (0, 1); given {thresholds}.")
+            # 2.15's words: the multi-label head names the first bad threshold,
+            # the binary head the tuple of them all.
+            if multi_label:
+                raise ValueError(f"thresholds must be in (0, 1) range. Given: {threshold}")
+            raise ValueError(f"thresholds not in (0, 1): {(thresholds,)}.")
     return thresholds
 
 
@@ -273,9 +286,11 @@ def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
                 f"The given optimizer is not a Keras optimizer instance. Received {type(optimizer)}."
             )
         if not isinstance(trainable_variables, (list, tuple)):
+            if trainable_variables is None:
+                raise ValueError("trainable_variables cannot be None. Given None")
             raise ValueError(
-                "trainable_variables must be a list or a tuple of the variables to train "
-                f"with optimizer; given {trainable_variables!r}."
+                "trainable_variables should be a list or a tuple. "
+                f"Given type: {type(trainable_variables)}."
             )
         train_op = optimizers.apply(optimizer, loss, trainable_variables)
     elif train_op_fn is not None:
@@ -510,6 +525,8 @@ def _auc_metrics():
 class _ClassHead(_SingleHead):
     """Class ids from integer labels, or from strings through `label_vocabulary`."""
 
+    _MULTI_LABEL = False  # 2.15's multi-label head words its argument errors its own way
+
     def __init__(
         self,
         n_classes,
@@ -522,7 +539,7 @@ class _ClassHead(_SingleHead):
     ):
         super().__init__(logits_dimension, weight_column, loss_reduction, loss_fn, name)
         self._n_classes = n_classes
-        self._vocabulary = _check_vocabulary(label_vocabulary, n_classes)
+        self._vocabulary = _check_vocabulary(label_vocabulary, n_classes, self._MULTI_LABEL)
 
     def _class_ids(self, labels, dtype=tf.int64):
         """Labels as class ids [batch_size, 1] of `dtype`, checked to lie in range."""
@@ -711,6 +728,8 @@ class MultiLabelHead(_ClassHead):
     (strings with `label_vocabulary`).
     """
 
+    _MULTI_LABEL = True
+
     def __init__(
         self,
         n_classes,
@@ -729,7 +748,7 @@ class MultiLabelHead(_ClassHead):
         super().__init__(
             n_classes, n_classes, weight_column, label_vocabulary, loss_reduction, loss_fn, name
         )
-        self._thresholds = _check_thresholds(thresholds)
+        self._thresholds = _check_thresholds(thresholds, multi_label=True)
         self._metric_classes = self._class_ids_for_metrics(classes_for_class_based_metrics)
 
     def _class_ids_for_metrics(self, classes):
