@@ -30,7 +30,10 @@
   `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation;
 - `model_fn_of_another_estimator`: `Estimator(model_fn=other.model_fn)` over TF1 custom
   model_fns and a canned one; `canned_model_fn_in_a_user_model_fn`: a user's model_fn
-  changing a canned model_fn's spec.
+  changing a canned model_fn's spec;
+- `spec_fields_as_model_fn_sees_them`: a PREDICT spec's export_outputs as the spec holds
+  them, `_replace` (the mode kept or changed, a TRAIN spec's loss taken away), a scaffold
+  that is not one; `serving_receiver_checks`: what `ServingInputReceiver` refuses.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -942,3 +945,87 @@ def canned_model_fn_in_a_user_model_fn(tf, workdir):
             _numbers(results), predictions=[float(p["predictions"][0]) for p in predictions]
         ),
     }
+
+
+def _error_type(call):
+    """The name of the error `call()` raised (its words are the kit's own), or None."""
+    return (_raised(call) or [None])[0]
+
+
+@program
+def spec_fields_as_model_fn_sees_them(tf, workdir):
+    """What code wrapping a model_fn sees of the specs it makes or changes: a PREDICT spec's
+    export_outputs (none given; one head without `serving_default`), `_replace` keeping
+    the mode or changing it, `_replace(loss=None)` on a TRAIN spec, a scaffold that is
+    not a Scaffold, a Python number as loss, a string as train_op, and tensors of another
+    graph (a model_fn caching them across calls)."""
+    spec = tf.estimator.EstimatorSpec
+    keys = tf.estimator.ModeKeys
+    seen = {}
+    with tf.Graph().as_default():  # what a cached tensor from an earlier call belongs to
+        stale = tf.constant(1.0)
+        stale_metric = tf.compat.v1.metrics.mean(stale)
+        stale_op = tf.no_op()
+    with tf.Graph().as_default():
+        y = tf.constant([[1.0], [2.0]])
+        loss = tf.constant(1.0)
+        seen["from_another_graph"] = {
+            "loss": _error_type(lambda: spec(keys.EVAL, loss=stale)),
+            "train_op": _error_type(lambda: spec(keys.TRAIN, loss=loss, train_op=stale_op)),
+            "prediction": _error_type(lambda: spec(keys.PREDICT, predictions={"y": stale})),
+            "metric": _error_type(
+                lambda: spec(keys.EVAL, loss=loss, eval_metric_ops={"m": stale_metric})
+            ),
+        }
+        seen["loss_number"] = _error_type(lambda: spec(keys.EVAL, loss=0.5))
+        seen["train_op_string"] = _error_type(lambda: spec(keys.TRAIN, loss=loss, train_op="x"))
+        alone = spec(keys.PREDICT, predictions={"y": y})
+        seen["default_outputs"] = {
+            k: [type(v).__name__, sorted(v.outputs)] for k, v in alone.export_outputs.items()
+        }
+        head = tf.estimator.export.RegressionOutput(y)
+        one = spec(keys.PREDICT, predictions={"y": y}, export_outputs={"head": head})
+        seen["one_head"] = sorted(one.export_outputs)
+        seen["same_object"] = one.export_outputs["serving_default"] is head
+        evaluated = spec(keys.EVAL, loss=loss)
+        seen["replace_same_mode"] = evaluated._replace(mode=keys.EVAL).mode
+        seen["replace_other_mode"] = _error_type(lambda: evaluated._replace(mode=keys.TRAIN))
+        trained = spec(keys.TRAIN, loss=loss, train_op=tf.no_op())
+        seen["replace_loss_none"] = _error_type(lambda: trained._replace(loss=None))
+        seen["replace_type"] = type(trained._replace(loss=loss * 2)).__name__
+        seen["scaffold_not_one"] = _error_type(
+            lambda: spec(keys.TRAIN, loss=loss, train_op=tf.no_op(), scaffold=object())
+        )
+    return {"exact": seen, "close": {}}
+
+
+@program
+def serving_receiver_checks(tf, workdir):
+    """What a serving_input_receiver_fn's `ServingInputReceiver(...)` takes and refuses
+    (the error's type): features and receiver tensors that are not tensors, an int key
+    among features or among receiver tensors, a ragged feature, alternatives that are not
+    a dict or hold a string."""
+    receiver = tf.estimator.export.ServingInputReceiver
+    seen = {}
+    with tf.Graph().as_default():
+        words = tf.compat.v1.placeholder(tf.string, [None], name="words")
+        ragged = tf.strings.split(words)
+
+        def made(*args):
+            return lambda: sorted(map(str, receiver(*args).features))
+
+        cases = {
+            "feature_string": made("not a tensor", words),
+            "feature_number_in_dict": made({"x": 3}, words),
+            "feature_variable": made(tf.compat.v1.Variable(1.0), words),
+            "feature_int_key": made({7: words}, words),
+            "feature_ragged": made({"tokens": ragged}, words),
+            "receiver_string": made(words, "not a tensor"),
+            "receiver_int_key": made(words, {7: words}),
+            "alternatives_not_dict": made(words, words, words),
+            "alternatives_string": made(words, words, {"alt": "not a tensor"}),
+            "alternatives_dict": made(words, words, {"alt": words}),
+        }
+        for name, call in cases.items():
+            seen[name] = _error_type(call) or call()
+    return {"exact": seen, "close": {}}

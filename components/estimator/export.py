@@ -29,12 +29,22 @@ class ServingInputReceiver(
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if features is None:
             raise ValueError("ServingInputReceiver: features must be given.")
-        if not isinstance(features, dict):
-            features = {"feature": features}
+        features = _wrapped_receiver_tensors(features, "feature", "feature", int_keys=True)
         if receiver_tensors is None:
             raise ValueError("ServingInputReceiver: receiver_tensors must be given.")
-        if not isinstance(receiver_tensors, dict):
-            receiver_tensors = {"input": receiver_tensors}
+        receiver_tensors = _wrapped_receiver_tensors(receiver_tensors, "receiver_tensors", "input")
+        if receiver_tensors_alternatives is not None:
+            if not isinstance(receiver_tensors_alternatives, dict):
+                raise ValueError(
+                    "ServingInputReceiver: receiver_tensors_alternatives must be a dict, "
+                    f"got {type(receiver_tensors_alternatives).__name__}."
+                )
+            receiver_tensors_alternatives = {
+                name: _wrapped_receiver_tensors(
+                    group, f"receiver_tensors_alternatives[{name!r}]", "input"
+                )
+                for name, group in receiver_tensors_alternatives.items()
+            }
         if receiver_tensors_alternatives:
             warn_once(
                 "ServingInputReceiver.receiver_tensors_alternatives",
@@ -42,6 +52,36 @@ class ServingInputReceiver(
                 "receiver_tensors become signature inputs.",
             )
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
+
+
+def _wrapped_receiver_tensors(value, what, single_key, int_keys=False):
+    """`value` as a dict (a single value under `single_key`), checked as 2.15 checked a
+    receiver's parts, with a ValueError: string keys (features may also have int ones),
+    each value a Tensor, SparseTensor or RaggedTensor (or an object with a `.tensor`
+    that converts to one, as 2.15's LabeledTensor carve-out)."""
+    named = value if isinstance(value, dict) else {single_key: value}
+    for key, tensor in named.items():
+        if not isinstance(key, str) and not (int_keys and isinstance(key, int)):
+            kinds = "strings or ints" if int_keys else "strings"
+            raise ValueError(f"ServingInputReceiver: {what} keys must be {kinds}, got {key!r}.")
+        if not _is_receivable(tensor):
+            raise ValueError(
+                f"ServingInputReceiver: {what} {key!r} must be a Tensor, SparseTensor or "
+                f"RaggedTensor, got {type(tensor).__name__}."
+            )
+    return named
+
+
+def _is_receivable(tensor):
+    if isinstance(tensor, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)):
+        return True
+    if not hasattr(tensor, "tensor"):
+        return False
+    try:
+        tf.convert_to_tensor(tensor)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class TensorServingInputReceiver(ServingInputReceiver):

@@ -65,12 +65,17 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             raise ValueError("EstimatorSpec: `loss` is required in EVAL mode.")
         if mode == ModeKeys.PREDICT and predictions is None:
             raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
+        _check_types_and_graph(loss, train_op, predictions)
         loss = _scalar_loss(loss)
         _check_predictions(predictions)
         for hooks in (training_chief_hooks, training_hooks, evaluation_hooks, prediction_hooks):
             _check_hooks(hooks)
         if mode == ModeKeys.PREDICT:
-            _check_export_outputs(export_outputs)
+            export_outputs = _completed_export_outputs(export_outputs, predictions)
+        if scaffold is not None and not isinstance(scaffold, tf.compat.v1.train.Scaffold):
+            raise TypeError(
+                f"EstimatorSpec: scaffold must be a tf.train.Scaffold, given: {scaffold!r}"
+            )
         eval_metric_ops = _checked_eval_metric_ops(eval_metric_ops)
         return super().__new__(
             cls,
@@ -85,6 +90,43 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             scaffold or Scaffold(),  # 2.15's default: an empty one, its fields None
             tuple(evaluation_hooks or ()),
             tuple(prediction_hooks or ()),
+        )
+
+    def _replace(self, **changes):
+        """A new spec with these fields changed, checked as a new spec is (2.15 refused a
+        change of mode, and re-ran its checks: `loss=None` in TRAIN is refused)."""
+        if "mode" in changes and changes["mode"] != self.mode:
+            raise ValueError(f"EstimatorSpec: the mode ({self.mode!r}) cannot be changed.")
+        return EstimatorSpec(**dict(self._asdict(), **changes))
+
+
+def _check_types_and_graph(loss, train_op, predictions):
+    """2.15's checks of the spec's tensors: a TypeError for a loss that is not a tensor (a
+    Python number too) or a train_op neither an Operation nor a tensor; in a graph, a
+    ValueError for a loss, train_op or prediction made in another graph (a TF2 trace's
+    captures are not compared, as for eval_metric_ops)."""
+    if loss is not None and not isinstance(loss, tf.__internal__.types.Tensor):
+        raise TypeError(f"EstimatorSpec: loss must be a Tensor, given: {loss!r}")
+    if train_op is not None and not isinstance(
+        train_op, (tf.Operation, tf.__internal__.types.Tensor)
+    ):
+        raise TypeError(
+            f"EstimatorSpec: train_op must be an Operation or a Tensor, given: {train_op!r}"
+        )
+    if tf.executing_eagerly() or tf.inside_function():
+        return
+    graph = tf.compat.v1.get_default_graph()
+    if isinstance(predictions, dict):
+        named = {f"predictions[{key!r}]": value for key, value in predictions.items()}
+    else:
+        named = {"predictions": predictions}
+    named.update(loss=loss, train_op=train_op)
+    for what, value in named.items():
+        if isinstance(value, tf.Variable) or getattr(value, "graph", graph) is graph:
+            continue
+        raise ValueError(
+            f"EstimatorSpec: {what} ({value.name}) must be from the default graph: make it in "
+            "model_fn, in the call that returns this spec."
         )
 
 
@@ -125,9 +167,9 @@ def _checked_eval_metric_ops(eval_metric_ops):
     graph = tf.compat.v1.get_default_graph()
     for key, value in eval_metric_ops.items():
         parts = () if _is_keras_metric(value) else tf.nest.flatten(value)
+        if _is_keras_metric(value) and in_a_graph:  # (2.15 took its result and update)
+            parts = [v for v in value.variables if v.graph is not graph][:1]
         for part in parts:
-            if isinstance(part, tf.Variable):
-                continue  # (the TF2 path makes a model_fn's variables outside its trace)
             if part.graph is not graph and in_a_graph:
                 raise ValueError(
                     f'eval_metric_ops with "{key}: {part.name}" must be from the default '
@@ -177,6 +219,22 @@ def _check_hooks(hooks):
     for hook in hooks or ():
         if not hooks_lib.is_hook(hook):
             raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
+
+
+def _completed_export_outputs(export_outputs, predictions):
+    """A PREDICT spec's `export_outputs` as 2.15 kept them on the spec: checked (ExportOutput
+    values, a `serving_default` among several), a single one also as `serving_default`,
+    and none given: `{'serving_default': PredictOutput(predictions)}`."""
+    from components.estimator import export as export_lib
+
+    if export_outputs is None:
+        return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
+    _check_export_outputs(export_outputs)
+    if len(export_outputs) == 1 and export_lib.SERVING_DEFAULT not in export_outputs:
+        return dict(
+            export_outputs, **{export_lib.SERVING_DEFAULT: next(iter(export_outputs.values()))}
+        )
+    return export_outputs
 
 
 def _check_export_outputs(export_outputs):
