@@ -559,3 +559,41 @@ def head_argument_errors(tf, workdir):
         "train_variables_dict": lambda: train_spec({}),
     }
     return {"exact": {name: _refusal(build) for name, build in cases.items()}}
+
+
+@program
+def head_sequence_weights(tf, workdir):
+    """Heads in a custom model_fn scoring each step of a sequence: logits [batch, steps,
+    n], weights per example and step ([batch, steps] or [batch, steps, 1]), and weights
+    of shapes the heads refuse, for the loss and the evaluation metrics."""
+    logits = tf.constant([[[10.0, 0, 0], [12, 0, 0]], [[0, 10, 0], [0, 15, 0]]])
+    class_ids = tf.constant([[[0], [1]], [[1], [2]]], tf.int64)
+    weights = {
+        "steps": [[1.0, 1.5], [2.0, 2.5]],
+        "steps_1": [[[1.0], [1.5]], [[2.0], [2.5]]],
+        "examples": [[1.0], [2.0]],
+        "steps_n": [[1.0, 1.5, 3.0], [2.0, 2.5, 3.0]],
+    }
+    heads = {
+        "multi_class": (tf.estimator.MultiClassHead(3, weight_column="w"), class_ids),
+        "multi_label": (tf.estimator.MultiLabelHead(3, weight_column="w"), tf.ones([2, 2, 3])),
+        "regression": (tf.estimator.RegressionHead(3, weight_column="w"), logits * 0.5),
+    }
+    seen = {}
+    for head_name, (head, labels) in heads.items():
+        for weight_name, value in weights.items():
+            features = {"w": tf.constant(value)}
+            try:
+                loss = float(head.loss(labels, logits, features=features))
+                metrics = head.update_metrics(head.metrics(), features, logits, labels)
+                seen[f"{head_name}/{weight_name}"] = {
+                    "loss": round(loss, 4),
+                    **{k: round(float(m.result()), 4) for k, m in sorted(metrics.items())},
+                }
+            except ValueError as error:
+                seen[f"{head_name}/{weight_name}"] = f"ValueError: {error}"
+    flat = tf.estimator.MultiClassHead(3, weight_column="w")
+    seen["flat/misshapen"] = _refusal(
+        lambda: flat.loss(tf.constant([[0], [1]]), tf.zeros([2, 3]), features={"w": [[1.0, 2.0]]})
+    )
+    return {"exact": seen}

@@ -223,7 +223,7 @@ def _check_thresholds(thresholds, multi_label=False):
     return thresholds
 
 
-def _weights(features, weight_column, logits, per_logit=False):
+def _weights(features, weight_column, logits, per_logit=False, logits_shape=None):
     """Example weights, [batch_size, 1] (or [batch_size, logits_dimension] if `per_logit`)."""
     if weight_column is None:
         return tf.ones_like(logits[:, :1])
@@ -240,13 +240,32 @@ def _weights(features, weight_column, logits, per_logit=False):
         )
     weights = weight_column.get_dense_tensor(fc_lib.FeatureTransformationCache(features), None)
     weights = tf.cast(weights, tf.float32)
-    allowed = (1, logits.shape[-1]) if per_logit else (1,)
-    if weights.shape[-1] not in allowed:
-        raise ValueError(
-            f"weights shape must be [batch_size, n] with n in {allowed}; "
-            f"the weight column gives {weights.shape}."
-        )
-    return weights
+    if logits_shape is None or logits_shape.rank is None or logits_shape.rank <= 2:
+        logits_shape = logits.shape
+    width = _check_weights_shape(weights.shape, logits_shape, per_logit)
+    if weights.shape.rank == 2 and logits_shape.rank == 2:
+        return weights
+    # Logits [D0, ..., DN, n] (a sequence's, say) are flattened to [-1, n]: so are weights
+    # [D0, ..., DN] or [D0, ..., DN, 1 or n], as 2.15 weighted each position.
+    return tf.reshape(weights, [-1, width])
+
+
+def _check_weights_shape(weights_shape, logits_shape, per_logit):
+    """The weights' last width (1 or the logits'), for the shapes 2.15 accepted."""
+    lead = logits_shape[:-1]
+    allowed = [lead, lead.concatenate([1])] + ([logits_shape] if per_logit else [])
+    for shape in allowed:
+        if weights_shape.is_compatible_with(shape):
+            return 1 if shape is not logits_shape else logits_shape[-1]
+    kinds = (
+        "[D0, D1, ... DN], [D0, D1, ... DN, 1] or [D0, D1, ... DN, logits_dimension]"
+        if per_logit
+        else "[D0, D1, ... DN] or [D0, D1, ... DN, 1]"
+    )
+    raise ValueError(
+        f"weights shape must be {kinds}, logits_shape: {logits_shape}. "
+        f"weights_shape: {weights_shape}."
+    )
 
 
 def _reduce(unreduced, weights, reduction):
@@ -451,19 +470,23 @@ class _SingleHead(Head):
     def _loss_dimension(self):
         return 1
 
-    def _unweighted_loss_and_weights(self, labels, logits, features):
+    def _unweighted_loss_and_weights(self, labels, logits, features, logits_shape=None):
         if self._loss_fn is not None:
             unweighted = _call_loss_fn(
                 self._loss_fn, labels, logits, features, self._loss_dimension()
             )
         else:
             unweighted = self._default_loss(labels, logits)
-        return unweighted, _weights(features, self._weight_column, logits, self._per_logit_weights)
+        weights = _weights(
+            features, self._weight_column, logits, self._per_logit_weights, logits_shape
+        )
+        return unweighted, weights
 
     def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
+        shape = tf.TensorShape(getattr(logits, "shape", None))
         logits = _logits(logits, self.logits_dimension)
         labels = self._processed_labels(labels)
-        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features)
+        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         reduced = _reduce(unweighted, weights, self._reduction)
         if mode == ModeKeys.TRAIN and self._reduction == SUM:
             # 2.15's V1 heads summarized a summed loss's mean over the examples' weights.
@@ -485,9 +508,10 @@ class _SingleHead(Head):
     def update_metrics(
         self, eval_metrics, features, logits, labels, regularization_losses=None, mode=None
     ):
+        shape = tf.TensorShape(getattr(logits, "shape", None))
         logits = _logits(logits, self.logits_dimension)
         labels = self._processed_labels(labels)
-        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features)
+        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         self._update(
             lambda key: eval_metrics[self._summary_key(key)], labels, logits, unweighted, weights
         )
