@@ -1029,3 +1029,40 @@ def serving_receiver_checks(tf, workdir):
         for name, call in cases.items():
             seen[name] = _error_type(call) or call()
     return {"exact": seen, "close": {}}
+
+
+def local_counter_model_fn(features, labels, mode):
+    """A TF1 local variable counting the batches a call ran (its loss grows with it),
+    beside a Keras layer: no get_variable, so no graph marker."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    calls = v1.Variable(0.0, name="batches_seen", collections=[v1.GraphKeys.LOCAL_VARIABLES])
+    seen = v1.assign_add(calls, 1.0)
+    prediction = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")(features["x"])
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        seen_now = tf.identity(seen) * tf.ones_like(prediction[:, 0])
+        return tf.estimator.EstimatorSpec(
+            mode, predictions={"y": prediction[:, 0], "seen": seen_now}
+        )
+    loss = tf.reduce_mean(tf.square(prediction[:, 0] - labels)) + seen
+    step = v1.train.get_global_step()
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=v1.assign_add(step, 1))
+
+
+@program
+def local_variable_per_call(tf, workdir):
+    """A model_fn's `tf.compat.v1.Variable(collections=[LOCAL_VARIABLES])`: 2.15 set it
+    afresh at each train(), evaluate() and predict() call and kept it out of checkpoints."""
+    x, y = _regression_data()
+    est = tf.estimator.Estimator(local_counter_model_fn, os.path.join(workdir, "m"))
+    est.train(_dataset_input_fn(x, y, 4), steps=2)
+    evaluations = [est.evaluate(_dataset_input_fn(x, y, 2), steps=3) for _ in range(2)]
+    predictions = list(est.predict(_features_input_fn(tf, x)))
+    return {
+        "exact": {
+            "variables": sorted(est.get_variable_names()),
+            "seen_by_predictions": [float(p["seen"]) for p in predictions],
+        },
+        "close": {"losses": [float(r["loss"]) for r in evaluations]},
+    }

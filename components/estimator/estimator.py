@@ -344,8 +344,8 @@ class Estimator:
             )
         if params and "params" not in self._model_fn_args:
             raise ValueError(
-                f"model_fn ({model_fn}) does not take a `params` argument, but params "
-                f"({params}) were passed to the Estimator."
+                f"model_fn ({model_fn}) does not include params argument (it takes no "
+                f"`params`), but params ({params}) were passed to the Estimator."
             )
         if config is None:
             config = RunConfig()
@@ -426,7 +426,7 @@ class Estimator:
         if "labels" in self._model_fn_args:
             kwargs["labels"] = labels
         elif labels is not None:
-            raise ValueError("model_fn does not take `labels`, but input_fn returned labels.")
+            raise ValueError("model_fn does not take labels, but input_fn returned labels.")
         config = self._config if config is None else config
         for name, value in (("mode", mode), ("params", self.params), ("config", config)):
             if name in self._model_fn_args:
@@ -692,6 +692,7 @@ class Estimator:
 
     def _initialize_fresh_variables(self, variables):
         """Called instead of a restore when there is no checkpoint yet."""
+        self._store.reset_local_variables()
         if self._warm_start_from is not None:
             ckpt_lib.warm_start(self._store.checkpoint_names(variables), self._warm_start_from)
 
@@ -712,6 +713,7 @@ class Estimator:
         return lambda prefix: ckpt_lib.write(self._store.checkpoint_names(), prefix)
 
     def _restore(self, checkpoint_path, mode):
+        self._store.reset_local_variables()
         saver = self._scaffold_saver(mode)
         if saver is not None:
             saver.read(checkpoint_path).expect_partial()

@@ -162,15 +162,15 @@ def _checked_eval_metric_ops(eval_metric_ops):
                 "Values of eval_metric_ops must be (metric_value, update_op) tuples, "
                 f"given: {value} for key: {key}"
             )
-    if tf.executing_eagerly():
+    if not in_a_graph:  # (eagerly, or in a trace: its captures may be eager variables)
         return dict(eval_metric_ops)
     graph = tf.compat.v1.get_default_graph()
     for key, value in eval_metric_ops.items():
         parts = () if _is_keras_metric(value) else tf.nest.flatten(value)
-        if _is_keras_metric(value) and in_a_graph:  # (2.15 took its result and update)
+        if _is_keras_metric(value):  # (2.15 took its result and update)
             parts = [v for v in value.variables if v.graph is not graph][:1]
         for part in parts:
-            if part.graph is not graph and in_a_graph:
+            if part.graph is not graph:
                 raise ValueError(
                     f'eval_metric_ops with "{key}: {part.name}" must be from the default '
                     "graph: make it in model_fn, in the call that returns this spec."

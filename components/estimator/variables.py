@@ -76,6 +76,9 @@ class VariableStore:
         # {store name: the name model_fn's graph gave it} (see `expect_graph_names`).
         self._graph_names = {}
         self._graph_variables = {}  # {mode: [(name, shape, dtype)] of its graph}
+        # {store name: initial value} of TF1 local variables (`collections=[LOCAL_VARIABLES]`):
+        # 2.15 left them out of checkpoints and set them afresh at each call's start.
+        self._local_initial_values = {}
         # Per thread: MirroredStrategy calls model_fn once per replica, each
         # in its own thread and name scope, and each must get the same names.
         self._call = threading.local()
@@ -182,8 +185,16 @@ class VariableStore:
                 variable = resource_variable_ops.ResourceVariable(**{**direct_kwargs, **made})
             else:
                 variable = next_creator(**{**kwargs, **made})
+        if tf.compat.v1.GraphKeys.LOCAL_VARIABLES in (kwargs.get("collections") or ()):
+            self._local_initial_values[name] = initial_value
         self.variables[name] = variable
         return variable
+
+    def reset_local_variables(self):
+        """Sets the TF1 local variables to their initial values, as 2.15's session did
+        (its `local_init_op`) at the start of each train, evaluate and predict call."""
+        for name, initial_value in self._local_initial_values.items():
+            self.variables[name].assign(initial_value)
 
     @contextlib.contextmanager
     def scope(self):
@@ -278,8 +289,13 @@ class VariableStore:
         return set(getattr(self._call, "names", ()))
 
     def model_variables(self):
-        """Variables saved in checkpoints: all but metric accumulators."""
-        return {name: v for name, v in self.variables.items() if not is_metric_variable(v)}
+        """Variables saved in checkpoints: all but metric accumulators and TF1 local
+        variables."""
+        return {
+            name: v
+            for name, v in self.variables.items()
+            if not is_metric_variable(v) and name not in self._local_initial_values
+        }
 
     def metric_variables(self):
         return [v for v in self.variables.values() if is_metric_variable(v)]
