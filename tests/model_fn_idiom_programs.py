@@ -928,7 +928,7 @@ def canned_model_fn_in_a_user_model_fn(tf, workdir):
             return spec._replace(eval_metric_ops=dict(spec.eval_metric_ops, mae=mae))
         if mode == tf.estimator.ModeKeys.TRAIN:
             hook = tf.compat.v1.train.LoggingTensorHook({"loss": spec.loss}, every_n_iter=1)
-            return spec._replace(training_hooks=list(spec.training_hooks) + [hook])
+            return spec._replace(training_hooks=[*spec.training_hooks, hook])
         return spec
 
     est = tf.estimator.Estimator(model_fn, os.path.join(workdir, "m"))
