@@ -41,7 +41,7 @@ from components.estimator import (
     summaries,
     tf_logging,
 )
-from components.estimator.hooks import CheckpointSaverListener, HookRunner, is_hook
+from components.estimator.hooks import HookRunner, check_listeners, is_hook
 from components.estimator.model_fn import (
     EstimatorSpec,
     ModeKeys,
@@ -790,12 +790,9 @@ class Estimator:
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from the latest checkpoint in `model_dir` (or from scratch)."""
         hooks = _checked_hooks(hooks)
-        for listener in saving_listeners or ():
-            if not isinstance(listener, CheckpointSaverListener):
-                raise TypeError(
-                    "saving_listeners must be a list of CheckpointSaverListener, given: "
-                    f"{listener!r}"
-                )
+        check_listeners(
+            saving_listeners, "saving_listeners must be a list of CheckpointSaverListener"
+        )
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
         if steps is not None and steps <= 0:

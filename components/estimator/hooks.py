@@ -81,6 +81,14 @@ CheckpointSaverListener = tf.compat.v1.train.CheckpointSaverListener
 NanLossDuringTrainingError = tf.compat.v1.train.NanLossDuringTrainingError
 
 
+def check_listeners(listeners, refusal):
+    """A TypeError, `refusal` and the culprit, for a saving listener that is not a
+    CheckpointSaverListener (2.15 refused it before training; duck types too)."""
+    for listener in listeners or ():
+        if not isinstance(listener, CheckpointSaverListener):
+            raise TypeError(f"{refusal}, given: {listener!r}")
+
+
 class HookRunner:
     """Takes hooks through one run: `begin` now, then each step, then `end`."""
 

@@ -16,7 +16,7 @@ import time
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import server
 from components.estimator.exporter import Exporter
-from components.estimator.hooks import CheckpointSaverListener, is_hook
+from components.estimator.hooks import CheckpointSaverListener, check_listeners, is_hook
 
 log = logging.getLogger(__name__)
 
@@ -77,12 +77,9 @@ class TrainSpec(
         if max_steps is not None and max_steps <= 0:
             raise ValueError(f"Must specify max_steps > 0, given: {max_steps}")
         hooks = _checked_spec_hooks(hooks)
-        for listener in saving_listeners or ():
-            if not isinstance(listener, CheckpointSaverListener):
-                raise TypeError(
-                    "All saving_listeners must be `CheckpointSaverListener` instances, "
-                    f"given: {listener!r}"
-                )
+        check_listeners(
+            saving_listeners, "All saving_listeners must be `CheckpointSaverListener` instances"
+        )
         return super().__new__(cls, input_fn, max_steps, hooks, tuple(saving_listeners or ()))
 
 
