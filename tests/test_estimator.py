@@ -531,6 +531,9 @@ def test_model_dir_comes_from_tf_config_as_cloud_trainers_set_it(monkeypatch, tm
     assert estimator.RunConfig(model_dir=model_dir).model_dir == model_dir
     with pytest.raises(ValueError, match="must have the same value as the model_dir in TF_CONFIG"):
         estimator.RunConfig(model_dir=str(tmp_path / "other"))
+    # (replace is not bound by it, as in 2.15: cross-validation's folds replace model_dir.)
+    other = str(tmp_path / "other")
+    assert estimator.RunConfig().replace(model_dir=other).model_dir == other
     est = estimator.LinearRegressor([tf.feature_column.numeric_column("x")])
     est.train(lambda: ({"x": tf.constant([[1.0], [2.0]])}, tf.constant([[1.0], [2.0]])), steps=1)
     assert est.model_dir == model_dir and "checkpoint" in os.listdir(model_dir)

@@ -335,7 +335,12 @@ class RunConfig:
         # As tf.estimator's: a DistributeConfig is kept, not applied again (its
         # strategies are already the fields').
         distribute = fields.pop("experimental_distribute")
-        config = RunConfig(**fields)
+        # (As 2.15's: TF_CONFIG's model_dir binds a RunConfig made, not a replaced one.)
+        model_dir = fields.pop("model_dir")
+        if model_dir == "":
+            raise ValueError("RunConfig: model_dir should be non-empty.")
+        config = RunConfig(model_dir=self.model_dir, **fields)
+        config.model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
         return config
 
