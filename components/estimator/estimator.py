@@ -228,21 +228,25 @@ def _fills_queues(graph):
 WRAPPED_ESTIMATOR = "_wraps_model_fn_of"
 
 
+def _without_partials(model_fn):
+    """The function a (nest of) functools.partial calls, or `model_fn` itself."""
+    while hasattr(model_fn, "func"):
+        model_fn = model_fn.func
+    return model_fn
+
+
 def _wrapped_estimator(model_fn):
     """The Estimator whose model_fn `model_fn` wraps (through partials), or None."""
-    while hasattr(model_fn, "func"):  # functools.partial
-        model_fn = model_fn.func
-    return getattr(model_fn, WRAPPED_ESTIMATOR, None)
+    return getattr(_without_partials(model_fn), WRAPPED_ESTIMATOR, None)
 
 
 def _is_kit_model_fn(model_fn):
     """A canned estimator's (or model_to_estimator's) model_fn: TF2 code of this package.
     A wrapper of another Estimator's model_fn is what that one is."""
-    while _wrapped_estimator(model_fn) is not None:
-        model_fn = _wrapped_estimator(model_fn)._model_fn
-    while hasattr(model_fn, "func"):  # functools.partial
-        model_fn = model_fn.func
-    return getattr(model_fn, "__module__", "").startswith(__package__ + ".")
+    wrapped = _wrapped_estimator(model_fn)
+    if wrapped is not None:
+        return _is_kit_model_fn(wrapped._model_fn)
+    return getattr(_without_partials(model_fn), "__module__", "").startswith(__package__ + ".")
 
 
 def task_config(estimator):
