@@ -33,7 +33,10 @@
   changing a canned model_fn's spec;
 - `spec_fields_as_model_fn_sees_them`: a PREDICT spec's export_outputs as the spec holds
   them, `_replace` (the mode kept or changed, a TRAIN spec's loss taken away), a scaffold
-  that is not one; `serving_receiver_checks`: what `ServingInputReceiver` refuses.
+  that is not one; `serving_receiver_checks`: what `ServingInputReceiver` refuses;
+  `tensor_receiver_of_a_ragged_feature`: a ragged feature through a
+  `TensorServingInputReceiver`, and the words of the receivers' refusals;
+- `run_config_subclass`: a user's RunConfig subclass overriding fields with properties.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1066,3 +1069,97 @@ def local_variable_per_call(tf, workdir):
         },
         "close": {"losses": [float(r["loss"]) for r in evaluations]},
     }
+
+
+def ragged_sum_model_fn(features, labels, mode):
+    """A model_fn over one ragged feature (a TensorServingInputReceiver hands it over as
+    it is): each row's sum, scaled by a variable."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    scale = v1.get_variable("scale", [], initializer=v1.constant_initializer(2.0))
+    total = tf.reduce_sum(features, axis=1) * scale
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"total": total})
+    loss = tf.reduce_mean(tf.square(total - labels))
+    step = v1.train.get_global_step()
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=v1.assign_add(step, 1))
+
+
+@program
+def tensor_receiver_of_a_ragged_feature(tf, workdir):
+    """A `TensorServingInputReceiver` whose one feature is a RaggedTensor made of two
+    placeholders (2.15 took it): the export's signature and what it computes; and the
+    words of the receivers' refusals a user's test matches (2.15's, `... must be defined`,
+    `feature must be a Tensor, SparseTensor, or RaggedTensor`)."""
+    v1 = tf.compat.v1
+    est = tf.estimator.Estimator(ragged_sum_model_fn, os.path.join(workdir, "m"))
+    est.train(lambda: (tf.ragged.constant([[1.0, 2.0], [3.0]]), tf.constant([3.0, 3.0])), steps=1)
+
+    def receiver_fn():
+        values = v1.placeholder(tf.float32, [None], name="values")
+        lengths = v1.placeholder(tf.int64, [None], name="lengths")
+        ragged = tf.RaggedTensor.from_row_lengths(values, lengths)
+        return tf.estimator.export.TensorServingInputReceiver(
+            ragged, {"values": values, "lengths": lengths}
+        )
+
+    export_dir = est.export_saved_model(os.path.join(workdir, "export"), receiver_fn)
+    signature = tf.saved_model.load(export_dir.decode()).signatures["serving_default"]
+    outputs = signature(values=tf.constant([1.0, 2.0, 3.0]), lengths=tf.constant([1, 2], tf.int64))
+    words = {}
+    with tf.Graph().as_default():
+        x = v1.placeholder(tf.float32, [None], name="x")
+        receivers = tf.estimator.export
+        for name, call, said in [
+            ("no_features", lambda: receivers.ServingInputReceiver(None, x), "features must be defined"),
+            ("no_receiver", lambda: receivers.ServingInputReceiver(x, None), "receiver_tensors must be defined"),
+            ("tensor_no_features", lambda: receivers.TensorServingInputReceiver(None, x), "features must be defined"),
+            ("tensor_dict", lambda: receivers.TensorServingInputReceiver({"x": x}, x), "feature must be a Tensor, SparseTensor, or RaggedTensor"),
+            ("feature_not_tensor", lambda: receivers.ServingInputReceiver({"x": 3}, x), "feature x must be a Tensor, SparseTensor, or RaggedTensor"),
+            ("receiver_not_tensor", lambda: receivers.ServingInputReceiver(x, {"x": 3}), "receiver_tensor x must be a Tensor, SparseTensor, or RaggedTensor"),
+        ]:  # fmt: skip
+            error = _raised(call)
+            words[name] = error and [error[0], said in error[1]]
+    return {
+        "exact": {
+            "inputs": sorted(signature.structured_input_signature[1]),
+            "outputs": sorted(signature.structured_outputs),
+            "refusals": words,
+        },
+        "close": {"totals": outputs["total"].numpy().tolist()},
+    }
+
+
+@program
+def run_config_subclass(tf, workdir):
+    """A user's RunConfig subclass overriding fields with properties (2.15's fields were
+    read-only properties) and adding an attribute: what an Estimator built on it reads,
+    what `replace` gives, where training writes its summaries."""
+
+    class EveryStepConfig(tf.estimator.RunConfig):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.owner = "team-a"
+
+        @property
+        def save_summary_steps(self):
+            return 1
+
+        @property
+        def is_chief(self):
+            return True
+
+    x, y = _regression_data()
+    config = EveryStepConfig(model_dir=os.path.join(workdir, "m"), save_checkpoints_steps=3)
+    replaced = config.replace(keep_checkpoint_max=2)
+    est = tf.estimator.Estimator(local_counter_model_fn, config=config)
+    est.train(_dataset_input_fn(x, y, 4, epochs=2), steps=3)
+    seen = {
+        "config": [type(est.config).__name__, est.config.save_summary_steps, est.config.is_chief],
+        "replaced": [type(replaced).__name__, replaced.owner, replaced.keep_checkpoint_max],
+        "replaced_summary_steps": replaced.save_summary_steps,
+        "loss_steps": _events(tf, est.model_dir).get("loss"),
+        "checkpoint": os.path.basename(est.latest_checkpoint()),
+    }
+    return {"exact": seen, "close": {}}

@@ -524,6 +524,28 @@ def test_run_config_refuses_unknown_and_cluster_settings_on_replace():
             estimator.RunConfig().replace(**{name: "x"})
 
 
+def test_a_run_config_subclass_overrides_fields_with_properties_as_under_tf215(tmp_path):
+    # 2.15's fields were read-only properties: a subclass overriding one ran RunConfig's
+    # __init__ (the kit's set it and failed), and replace copied it (the kit's built a
+    # plain RunConfig).
+    class NotChief(estimator.RunConfig):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.note = "mine"
+
+        @property
+        def is_chief(self):
+            return False
+
+    config = NotChief(model_dir=str(tmp_path))
+    assert config.is_chief is False and config.task_type == "worker"
+    replaced = config.replace(save_summary_steps=7)
+    assert type(replaced) is NotChief and replaced.note == "mine"
+    assert (replaced.is_chief, replaced.save_summary_steps) == (False, 7)
+    est = estimator.Estimator(lambda features, labels, mode: None, config=config)
+    assert type(est.config) is NotChief and est.config.is_chief is False
+
+
 def test_model_dir_comes_from_tf_config_as_cloud_trainers_set_it(monkeypatch, tmp_path):
     model_dir = str(tmp_path / "from_tf_config")
     monkeypatch.setenv("TF_CONFIG", json.dumps({"model_dir": model_dir}))

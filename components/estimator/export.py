@@ -28,10 +28,10 @@ class ServingInputReceiver(
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if features is None:
-            raise ValueError("ServingInputReceiver: features must be given.")
+            raise ValueError("ServingInputReceiver: features must be defined.")
         features = _wrapped_receiver_tensors(features, "feature", "feature", int_keys=True)
         if receiver_tensors is None:
-            raise ValueError("ServingInputReceiver: receiver_tensors must be given.")
+            raise ValueError("ServingInputReceiver: receiver_tensors must be defined.")
         receiver_tensors = _wrapped_receiver_tensors(receiver_tensors, "receiver_tensors", "input")
         if receiver_tensors_alternatives is not None:
             if not isinstance(receiver_tensors_alternatives, dict):
@@ -54,6 +54,10 @@ class ServingInputReceiver(
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
+# 2.15's messages name one of a receiver's parts in the singular.
+_SINGULAR = {"receiver_tensors": "receiver_tensor"}
+
+
 def _wrapped_receiver_tensors(value, what, single_key, int_keys=False):
     """`value` as a dict (a single value under `single_key`), checked as 2.15 checked a
     receiver's parts, with a ValueError: string keys (features may also have int ones),
@@ -66,8 +70,8 @@ def _wrapped_receiver_tensors(value, what, single_key, int_keys=False):
             raise ValueError(f"ServingInputReceiver: {what} keys must be {kinds}, got {key!r}.")
         if not _is_receivable(tensor):
             raise ValueError(
-                f"ServingInputReceiver: {what} {key!r} must be a Tensor, SparseTensor or "
-                f"RaggedTensor, got {type(tensor).__name__}."
+                f"ServingInputReceiver: {_SINGULAR.get(what, what)} {key} must be a Tensor, "
+                f"SparseTensor, or RaggedTensor, got {type(tensor).__name__}."
             )
     return named
 
@@ -93,10 +97,10 @@ class TensorServingInputReceiver(ServingInputReceiver):
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if features is None:
             raise ValueError("TensorServingInputReceiver: features must be defined.")
-        if not isinstance(features, (tf.Tensor, tf.SparseTensor)):
+        if not isinstance(features, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)):
             raise ValueError(
-                f"TensorServingInputReceiver: features must be one Tensor or SparseTensor, "
-                f"got {type(features).__name__}."
+                "TensorServingInputReceiver: feature must be a Tensor, SparseTensor, or "
+                f"RaggedTensor, got {type(features).__name__}."
             )
         checked = ServingInputReceiver(features, receiver_tensors, receiver_tensors_alternatives)
         return tuple.__new__(

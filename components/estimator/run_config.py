@@ -272,6 +272,16 @@ class RunConfig:
         self.checkpoint_save_graph_def = checkpoint_save_graph_def
         self._read_tf_config()
 
+    def __setattr__(self, name, value):
+        # 2.15's fields were read-only properties, so a subclass could override one with
+        # a property of its own (`is_chief`, `model_dir`) and RunConfig's __init__ still
+        # ran: the value is kept in the instance, and the subclass's property is read.
+        overriding = getattr(type(self), name, None)
+        if isinstance(overriding, property) and overriding.fset is None:
+            self.__dict__[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
     def _read_tf_config(self):
         """The cluster fields from TF_CONFIG, as tf.estimator 2.15 set them.  Given a
         strategy, a cluster is the strategy's (2.15's distribute coordinator): the fields
@@ -342,7 +352,13 @@ class RunConfig:
         config = RunConfig(model_dir=self.model_dir, **fields)
         config.model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
-        return config
+        if type(self) is RunConfig:
+            return config
+        # 2.15's replace copied the config: a subclass's copy keeps its class (and its
+        # overriding properties) and its own attributes, with the fields replaced.
+        copied = copy.copy(self)
+        copied.__dict__.update(vars(config))
+        return copied
 
 
 def _distribute_from(experimental_distribute, name, given):
