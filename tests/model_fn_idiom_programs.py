@@ -1118,6 +1118,7 @@ def tensor_receiver_of_a_ragged_feature(tf, workdir):
             ("tensor_dict", lambda: receivers.TensorServingInputReceiver({"x": x}, x), "feature must be a Tensor, SparseTensor, or RaggedTensor"),
             ("feature_not_tensor", lambda: receivers.ServingInputReceiver({"x": 3}, x), "feature x must be a Tensor, SparseTensor, or RaggedTensor"),
             ("receiver_not_tensor", lambda: receivers.ServingInputReceiver(x, {"x": 3}), "receiver_tensor x must be a Tensor, SparseTensor, or RaggedTensor"),
+            ("receiver_int_key", lambda: receivers.ServingInputReceiver(x, {1: x}), "receiver_tensor keys must be strings"),
         ]:  # fmt: skip
             error = _raised(call)
             words[name] = error and [error[0], said in error[1]]

@@ -64,14 +64,15 @@ def _wrapped_receiver_tensors(value, what, single_key, int_keys=False):
     each value a Tensor, SparseTensor or RaggedTensor (or an object with a `.tensor`
     that converts to one, as 2.15's LabeledTensor carve-out)."""
     named = value if isinstance(value, dict) else {single_key: value}
+    part = _SINGULAR.get(what, what)
     for key, tensor in named.items():
         if not isinstance(key, str) and not (int_keys and isinstance(key, int)):
             kinds = "strings or ints" if int_keys else "strings"
-            raise ValueError(f"ServingInputReceiver: {what} keys must be {kinds}, got {key!r}.")
+            raise ValueError(f"ServingInputReceiver: {part} keys must be {kinds}, got {key!r}.")
         if not _is_receivable(tensor):
             raise ValueError(
-                f"ServingInputReceiver: {_SINGULAR.get(what, what)} {key} must be a Tensor, "
-                f"SparseTensor, or RaggedTensor, got {type(tensor).__name__}."
+                f"ServingInputReceiver: {part} {key} must be a Tensor, SparseTensor, or "
+                f"RaggedTensor, got {type(tensor).__name__}."
             )
     return named
 
