@@ -14,9 +14,14 @@ from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 from pipeline.recovery import TEMP_PREFIX
 
 _NO_MODEL_DIR = textwrap.dedent("""
-    import json, os
+    import json, os, tempfile
+    from unittest import mock
     import numpy as np, tensorflow as tf
     from components import estimator
+
+    # tf.estimator's own tests patch mkdtemp to answer '/tmp': not the kit's to remove.
+    with mock.patch.object(tempfile, "mkdtemp", return_value=os.environ["PATCHED_MKDTEMP"]):
+        estimator.LinearRegressor([tf.feature_column.numeric_column("x")])
 
     x = np.linspace(-1, 1, 32, dtype="float32")
     model = estimator.LinearRegressor([tf.feature_column.numeric_column("x")])
@@ -30,12 +35,20 @@ _NO_MODEL_DIR = textwrap.dedent("""
 def test_an_estimator_without_model_dir_removes_its_folder_when_its_process_exits(tmp_path):
     temp = tmp_path / "temp"
     temp.mkdir()
+    not_made_by_the_kit = tmp_path / "shared"
+    not_made_by_the_kit.mkdir()
+    (not_made_by_the_kit / "a user's file").write_text("kept")
     result = subprocess.run(
         [sys.executable, "-c", _NO_MODEL_DIR],
         capture_output=True,
         text=True,
         cwd=REPO_ROOT,
-        env=dict(os.environ, TMPDIR=str(temp), PYTHONPATH=str(REPO_ROOT)),
+        env=dict(
+            os.environ,
+            TMPDIR=str(temp),
+            PYTHONPATH=str(REPO_ROOT),
+            PATCHED_MKDTEMP=str(not_made_by_the_kit),
+        ),
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -45,6 +58,7 @@ def test_an_estimator_without_model_dir_removes_its_folder_when_its_process_exit
     assert seen["checkpoint"]
     assert "removed when this process exits" in result.stderr
     assert os.listdir(temp) == []
+    assert os.listdir(not_made_by_the_kit) == ["a user's file"]
 
 
 @pytest.mark.slow  # a component executor's Beam job

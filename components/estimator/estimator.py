@@ -255,11 +255,35 @@ def task_config(estimator):
     return estimator._config
 
 
+_TEMPORARY_MODEL_DIR_PREFIX = "estimator-"
+
+
+def _checked_config(config, model_dir):
+    """The Estimator's RunConfig (a default one for None) and its model_dir (the
+    constructor's or the config's), refused with 2.15's errors: a config that is not a
+    RunConfig, or a model_dir other than the config's."""
+    if config is None:
+        config = RunConfig()
+        log.info("Using default config.")
+    elif not isinstance(config, RunConfig):
+        raise ValueError(f"config must be an instance of `RunConfig`, but provided {config}.")
+    model_dir = os.fspath(model_dir) if model_dir is not None else None
+    if model_dir and config.model_dir and model_dir != config.model_dir:
+        raise ValueError(
+            "`model_dir` are set both in constructor and `RunConfig`, but with different "
+            f"values. In constructor: '{model_dir}', in `RunConfig`: '{config.model_dir}' "
+        )
+    return config, model_dir or config.model_dir
+
+
 def _temporary_model_dir():
     """A fresh folder for an Estimator given no model_dir, removed when this process exits:
-    tf.estimator left one behind per such Estimator, and a user's temp folder filled up."""
-    model_dir = tempfile.mkdtemp(prefix="estimator-")
-    atexit.register(shutil.rmtree, model_dir, ignore_errors=True)
+    tf.estimator left one behind per such Estimator, and a user's temp folder filled up.
+    Only a folder of the kit's own naming is removed: a test that patches `tempfile.mkdtemp`
+    to answer '/tmp' (as tf.estimator's own tests did) gets that folder back untouched."""
+    model_dir = tempfile.mkdtemp(prefix=_TEMPORARY_MODEL_DIR_PREFIX)
+    if os.path.basename(model_dir).startswith(_TEMPORARY_MODEL_DIR_PREFIX):
+        atexit.register(shutil.rmtree, model_dir, ignore_errors=True)
     log.warning(
         "Using temporary folder as model directory: %s (removed when this process exits; "
         "pass model_dir to keep the model).",
@@ -335,8 +359,9 @@ class Estimator:
     )
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
+        config, model_dir = _checked_config(config, model_dir)  # (2.15 checked these first)
         if model_fn is None:
-            raise ValueError("Estimator: model_fn must be provided (got None).")
+            raise ValueError("model_fn must be provided to Estimator.")
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError("model_fn must take a `features` argument.")
@@ -351,19 +376,6 @@ class Estimator:
                 f"model_fn ({model_fn}) does not include params argument (it takes no "
                 f"`params`), but params ({params}) were passed to the Estimator."
             )
-        if config is None:
-            config = RunConfig()
-            log.info("Using default config.")
-        elif not isinstance(config, RunConfig):
-            raise ValueError(
-                f"config must be a RunConfig, got {type(config).__name__}: {config!r}."
-            )
-        model_dir = os.fspath(model_dir) if model_dir is not None else None
-        if model_dir and config.model_dir and model_dir != config.model_dir:
-            raise ValueError(
-                f"model_dir {model_dir!r} differs from config.model_dir {config.model_dir!r}."
-            )
-        model_dir = model_dir or config.model_dir
         if not model_dir:
             model_dir = _temporary_model_dir()
         self._model_dir = model_dir
