@@ -37,7 +37,9 @@ them, on tiny models and synthetic data; each keeps its sample's TPUEstimator us
   .embedding_column`), passed with `AdagradParameters` in an `EmbeddingConfigSpec`, which
   2.15 checked and left out off TPUs (the columns look up as embedding columns, trained
   by model_fn's Adagrad); its dot interaction, `eval_metrics`, predictions and export;
-- `flag_misuse`: what these programs say to misuses their flags allow.
+- `flag_misuse`: what these programs say to misuses their flags allow;
+  `tpu_config_words_and_tf_config`: the words of TPUConfig's refusals a user's test
+  matches, and the TPU workers' job name TF_CONFIG's `service` gives.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_tpu_samples.py` with what `tests/tf215/record_family.py tpu_sample_programs`
@@ -1763,3 +1765,33 @@ def dlrm_tpu_embedding(tf, workdir):
             "table": estimator.get_variable_value(table).ravel().tolist(),
         },
     }
+
+
+@program
+def tpu_config_words_and_tf_config(tf, workdir):
+    """TPUConfig values a user's flags pass on, and the words of 2.15's refusals a user's
+    test matches; the TPU workers' job name a launcher puts in TF_CONFIG's `service`
+    (`tpu_worker_job_name`), read by a RunConfig that names none."""
+    tpu = tf.compat.v1.estimator.tpu
+    words = {
+        "iterations_per_loop_zero": (lambda: tpu.TPUConfig(iterations_per_loop=0), "must be positive"),
+        "iterations_per_loop_negative_time": (lambda: tpu.TPUConfig(iterations_per_loop="-1h"), "must be positive"),
+        "num_cores_per_replica_7": (lambda: tpu.TPUConfig(num_cores_per_replica=7), "num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; got 7"),
+    }  # fmt: skip
+    refusals = {}
+    for name, (call, said) in words.items():
+        error = error_of(call)
+        refusals[name] = error and [error[0], said in error[1]]
+    before = os.environ.get("TF_CONFIG")
+    os.environ["TF_CONFIG"] = '{"service": {"tpu_worker_job_name": "tpu_workers"}}'
+    try:
+        from_service = tpu.RunConfig().tpu_config.tpu_job_name
+        named = tpu.RunConfig(tpu_config=tpu.TPUConfig(tpu_job_name="mine"))
+        replaced = tpu.RunConfig().replace(save_summary_steps=5)
+    finally:
+        if before is None:
+            os.environ.pop("TF_CONFIG")
+        else:
+            os.environ["TF_CONFIG"] = before
+    jobs = [from_service, named.tpu_config.tpu_job_name, replaced.tpu_config.tpu_job_name]
+    return {"exact": {"refusals": refusals, "job_names": jobs}, "close": {}}

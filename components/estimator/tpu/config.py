@@ -47,9 +47,10 @@ def parse_iterations_per_loop(value):
     """`iterations_per_loop` as a count of steps or (`<N>s`, `<N>m`, `<N>h`) seconds."""
     match = _ITERATIONS.match(str(value))
     if match is None or isinstance(value, bool):
-        raise ValueError(
-            f"TPUConfig(iterations_per_loop={value!r}): give a positive number of steps, "
-            "or a time as '<N>s', '<N>m' or '<N>h' (e.g. '3600s', '60m', '1h')."
+        raise ValueError(  # (2.15's words first)
+            "Invalid TPUConfig `iterations_per_loop` value. Value must be positive integer "
+            "value or time-based value `<N><s|m|h>` (e.g. `3600s`, `60m`, `1h`): "
+            f"TPUConfig(iterations_per_loop={value!r})."
         )
     suffix = match.group("suffix")
     if not suffix:
@@ -100,7 +101,7 @@ def _check_partitioning(config):
     cores = config.num_cores_per_replica
     if cores is not None and cores not in (1, 2, 4, 8, 16, 32, 64, 128):
         raise ValueError(
-            f"TPUConfig(num_cores_per_replica={cores!r}) must be 1, 2, 4, 8, 16, 32, 64 or 128."
+            f"num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; got {cores!r}"
         )
     dims = config.input_partition_dims
     if dims is not None:
@@ -158,6 +159,10 @@ class RunConfig(run_config_lib.RunConfig):
             )
         super().__init__(**kw)
         self.tpu_config = tpu_config or TPUConfig()
+        # As 2.15's: TF_CONFIG's service may name the TPU workers' job.
+        job_name = (self.service or {}).get("tpu_worker_job_name")
+        if job_name and self.tpu_config.tpu_job_name is None:
+            self.tpu_config = self.tpu_config._replace(tpu_job_name=job_name)
         if master is not None:
             self.master = master
         if evaluation_master is not None:
