@@ -1,7 +1,7 @@
 """Where a BoostedTreesClassifier.train() call's time goes, on the taxi sample.
 
     OMP_NUM_THREADS=1 taskset -c 0 .venv/bin/python bench/boosted_trees_parts.py \
-        [--repeats 7] [--compare | --compare-eager | --before DIR]
+        [--repeats 7] [--compare | --compare-eager | --before DIR] [--cpu]
 
 Trains bench/boosted_trees_vs_hgb.py's taxi model (100 trees of max_depth 6, in memory,
 center_bias) --repeats times in one process and prints, for each call: tracing the training
@@ -21,7 +21,10 @@ its function in the graph) rather than run in one op by TensorFlow's eager kerne
 `git archive`) compiled histogram loop and `LayerStep`'s bookkeeping after the search
 (`tree_histogram._compiled`, `tree_layer.LayerStep._after`), the rest this tree's. `cpu`:
 the process's CPU time in the call (all threads), which a loaded machine moves less than
-the wall time.
+the wall time. `--cpu` times every part in the process's CPU time instead of the wall's,
+and adds the layer op's Python body (`op`: `tree_layer.LayerStep._step`) and, inside it,
+the histogram's and the split search's calls (`op_histogram`, `op_search`), in the CPU
+time of the thread that runs them.
 """
 
 import argparse
@@ -35,6 +38,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 PARTS = ("trace", "write_graph", "first_call", "later_calls", "chunk100", "train", "cpu")
+OP_PARTS = ("op", "op_histogram", "op_search")
+_clock = time.perf_counter  # (`--cpu`: time.process_time)
 
 
 class _TimedSteps:
@@ -44,16 +49,16 @@ class _TimedSteps:
         self._function, self._times, self._calls = function, times, 0
 
     def get_concrete_function(self, *args):
-        start = time.perf_counter()
+        start = _clock()
         try:
             return self._function.get_concrete_function(*args)
         finally:
-            self._times["trace"] = time.perf_counter() - start
+            self._times["trace"] = _clock() - start
 
     def __call__(self, *args):
-        start = time.perf_counter()
+        start = _clock()
         result = self._function(*args)
-        seconds = time.perf_counter() - start
+        seconds = _clock() - start
         part = "first_call" if self._calls == 0 else "later_calls"
         self._times[part] = self._times.get(part, 0.0) + seconds
         if self._calls and int(result[0]) == 100:
@@ -70,15 +75,36 @@ def _instrument(times):
     write_graph = tf.io.write_graph
 
     def timed_write(*args, **kwargs):
-        start = time.perf_counter()
+        start = _clock()
         try:
             return write_graph(*args, **kwargs)
         finally:
-            times["write_graph"] = times.get("write_graph", 0.0) + time.perf_counter() - start
+            times["write_graph"] = times.get("write_graph", 0.0) + _clock() - start
 
     tf.io.write_graph = timed_write
     train_function = estimator_lib.Estimator._train_function
     estimator_lib.Estimator._train_function = lambda self: _TimedSteps(train_function(self), times)
+
+
+def _time_op(times):
+    """`OP_PARTS` summed into `times`, each in its thread's CPU time."""
+    from components.estimator.canned import tree_histogram, tree_layer
+
+    def timed(owner, name, part):
+        function = getattr(owner, name)
+
+        def wrapper(*args):
+            start = time.thread_time()
+            try:
+                return function(*args)
+            finally:
+                times[part] = times.get(part, 0.0) + time.thread_time() - start
+
+        setattr(owner, name, wrapper)
+
+    timed(tree_layer.LayerStep, "_step", "op")
+    timed(tree_histogram.LayerHistogram, "_sums", "op_histogram")
+    timed(tree_histogram.DiagonalSplitSearch, "_search", "op_search")
 
 
 def _arms(compare, compare_eager=False):
@@ -133,7 +159,12 @@ def main():
     parser.add_argument("--compare", action="store_true")
     parser.add_argument("--compare-eager", action="store_true")
     parser.add_argument("--before", metavar="DIR")
+    parser.add_argument("--cpu", action="store_true", help="every part in CPU time")
     args = parser.parse_args()
+    global _clock
+    parts = PARTS
+    if args.cpu:
+        _clock, parts = time.process_time, PARTS + OP_PARTS
     import tensorflow as tf
 
     from bench import boosted_trees_vs_hgb as bench
@@ -141,6 +172,8 @@ def main():
 
     times = {}
     _instrument(times)
+    if args.cpu:
+        _time_op(times)
     (train, y_train), (test, _) = bench.load()
     columns = []
     for name, values in sorted(train.items()):
@@ -168,21 +201,21 @@ def main():
                     learning_rate=bench.LEARNING_RATE,
                     center_bias=True,
                 )
-                start, cpu = time.perf_counter(), time.process_time()
+                start, cpu = _clock(), time.process_time()
                 model.train(
                     lambda: tf.data.Dataset.from_tensors((train, y_train)).repeat(),
                     max_steps=10**9,
                 )
-                times["train"] = time.perf_counter() - start
+                times["train"] = _clock() - start
                 times["cpu"] = time.process_time() - cpu
-            print(repeat, arm, " ".join(f"{p}={times.get(p, 0.0):.3f}" for p in PARTS))
+            print(repeat, arm, " ".join(f"{p}={times.get(p, 0.0):.3f}" for p in parts))
             if repeat:
-                for part in PARTS:
+                for part in parts:
                     results.setdefault((arm, part), []).append(times.get(part, 0.0))
     if compared and args.repeats > 1:
         print("| part | new (median s) | old (median s) | new/old (median of pairs) |")
         print("|---|---:|---:|---:|")
-        for part in PARTS:
+        for part in parts:
             new, old = results[("new", part)], results[("old", part)]
             ratio = statistics.median(a / b for a, b in zip(new, old, strict=True) if b)
             print(
