@@ -39,7 +39,7 @@ import numpy as np
 from tests.canned_v1_programs import _events, _plain
 from tests.program_registry import registry
 from tests.tf1_fidelity_programs import LOG_MARKERS, _info_lines, _normalized
-from tests.tutorial_programs import listing, signatures, structure
+from tests.tutorial_programs import error_of, listing, signatures, structure
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "canned_defaults.json")
@@ -428,3 +428,76 @@ def linear_classifier_no_model_dir(tf, workdir):
         }
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _write_weights(tf, model_dir, weights, global_step):
+    """A checkpoint of `weights` ({name: value}) at `global_step`, written by a graph's
+    Saver as 2.15's V2 canned models wrote theirs: no optimizer step counter of its own."""
+    with tf.Graph().as_default():
+        for name, value in weights.items():
+            tf.Variable(value, name=name, dtype=tf.float32)
+        step = tf.compat.v1.train.create_global_step()
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            session.run(step.assign(global_step))
+            tf.compat.v1.train.Saver().save(session, os.path.join(model_dir, "model.ckpt"))
+
+
+@program
+def dnn_regressor_resumed_with_a_tf1_hook(tf, workdir):
+    """A DNNRegressor resuming written weights at step 10 with a TF1 hook (so in a graph),
+    trained by SGD under an ExponentialDecay schedule, twice: 2.15's V2 DNN counted its
+    optimizer's steps in the global step (the schedule decays from step 10; the
+    checkpoints hold no `training/SGD/iter`)."""
+    model_dir = _model_dir(workdir)
+    weights = {
+        "dnn/hiddenlayer_0/kernel": [[0.6, 0.5], [-0.2, 0.3]],
+        "dnn/hiddenlayer_0/bias": [0.1, -0.1],
+        "dnn/logits/kernel": [[1.0], [-0.8]],
+        "dnn/logits/bias": [0.3],
+    }
+    # (with SGD's hyperparameters, which 2.15 saved too)
+    _write_weights(
+        tf, model_dir, {**weights, "training/SGD/decay": 0.0, "training/SGD/momentum": 0.0}, 10
+    )
+    schedule = tf.keras.optimizers.schedules.ExponentialDecay(0.1, 5, 0.5)
+    model = tf.estimator.DNNRegressor(
+        [2],
+        [tf.feature_column.numeric_column("x", shape=[2])],
+        model_dir=model_dir,
+        optimizer=lambda: tf.keras.optimizers.legacy.SGD(schedule),
+    )
+    for _ in range(2):
+        model.train(input_fn(tf, "target"), steps=STEPS, hooks=[tf.estimator.SessionRunHook()])
+    reader = tf.train.load_checkpoint(model_dir)
+    return {
+        "exact": {
+            "keys": sorted(reader.get_variable_to_shape_map()),
+            "global_step": int(reader.get_tensor("global_step")),
+        },
+        "close": {name: _plain(reader.get_tensor(name)) for name in weights},
+    }
+
+
+@program
+def dnn_models_given_one_feature_tensor(tf, workdir):
+    """An input_fn giving one tensor, not a dict, to the DNN and wide & deep classes of
+    both namespaces (alone, and with a TF1 hook): 2.15's ValueError, with its message."""
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    raised = {}
+    for namespace, module in (("v2", tf.estimator), ("v1", tf.compat.v1.estimator)):
+        for hooks in ([], [tf.estimator.SessionRunHook()]):
+            for class_name, kwargs in (
+                ("DNNClassifier", {"hidden_units": [2], "feature_columns": columns}),
+                ("DNNLinearCombinedClassifier", {"linear_feature_columns": columns}),
+            ):
+                model = getattr(module, class_name)(**kwargs, model_dir=_model_dir(workdir))
+                name = f"{namespace} {class_name} hooks={len(hooks)}"
+                raised[name] = error_of(
+                    lambda model=model, hooks=hooks: model.train(
+                        lambda: (tf.constant(RAW["x"]), tf.constant(LABELS["binary"])),
+                        steps=1,
+                        hooks=hooks,
+                    )
+                )
+    return {"exact": raised}

@@ -1,5 +1,7 @@
 """Optimizer arguments as tf.estimator took them: a name, an instance or a factory."""
 
+import contextlib
+
 import tf_keras
 
 from components.estimator import variables as variables_lib
@@ -72,6 +74,29 @@ def apply(optimizer, loss, variables):
     # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
     variables_lib.name_optimizer_state(optimizer, variables)
     return train_op
+
+
+@contextlib.contextmanager
+def stepping_the_global_step(optimizer):
+    """Within it, a legacy Keras `optimizer` updating in a graph counts its steps in
+    the global step, as tf.estimator 2.15's V2 canned model_fns had it (their
+    `optimizer.iterations = get_or_create_global_step()`): its update steps the global
+    step, a learning-rate schedule reads the global step, and no `training/<name>/iter`
+    of its own is made, so a graph's checkpoint holds none and 2.15's model_dirs (which
+    hold none) resume. The optimizer's own counter is put back on leaving (the graph's
+    ops keep the global step)."""
+    import tensorflow as tf
+
+    legacy = isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer)
+    if not legacy or tf.executing_eagerly() or tf.inside_function():
+        yield
+        return
+    own = optimizer._iterations
+    optimizer._iterations = tf.compat.v1.train.get_or_create_global_step()
+    try:
+        yield
+    finally:
+        optimizer._iterations = own
 
 
 def _gradients_and_variables(optimizer, loss, variables):

@@ -154,7 +154,8 @@ def _model_fn(
     def train_op_fn(loss):
         # No canned learning rate: a name gets its Keras class's default, as in 2.15.
         opt = optimizers.get_optimizer(optimizer)
-        return optimizers.apply(opt, loss, trainable)
+        with optimizers.stepping_the_global_step(opt):
+            return optimizers.apply(opt, loss, trainable)
 
     return head.create_estimator_spec(
         features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn

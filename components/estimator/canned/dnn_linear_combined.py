@@ -1,5 +1,6 @@
 """Wide & deep: a linear part and a DNN part whose logits are added, under any head."""
 
+import contextlib
 import math
 
 import tensorflow as tf
@@ -34,6 +35,19 @@ def _reading_columns(model_fn, v1):
             return model_fn(features, labels, mode)
 
     return reading
+
+
+def _train_op(parts, loss):
+    """Each part's optimizer applied to its variables' gradients. 2.15 counted the
+    global step in the first part's optimizer only (the DNN's; with no DNN columns the
+    linear one's)."""
+    ops = []
+    for i, (optimizer, rate, variables) in enumerate(parts):
+        optimizer = optimizers.get_optimizer(optimizer, rate)
+        counting = optimizers.stepping_the_global_step(optimizer) if i == 0 else None
+        with counting or contextlib.nullcontext():
+            ops.append(optimizers.apply(optimizer, loss, variables))
+    return tf.group(ops)
 
 
 class DNNLinearCombinedEstimator(Estimator):
@@ -107,15 +121,12 @@ class DNNLinearCombinedEstimator(Estimator):
                 )
             logits = sum(outs[1:], outs[0])  # (2.15's: dnn's + linear's, an op named `add`)
 
-            def train_op_fn(loss):
-                ops = [
-                    optimizers.apply(optimizers.get_optimizer(opt, rate), loss, variables)
-                    for opt, rate, variables in parts
-                ]
-                return tf.group(ops)
-
             return head.create_estimator_spec(
-                features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
+                features=features,
+                mode=mode,
+                logits=logits,
+                labels=labels,
+                train_op_fn=lambda loss: _train_op(parts, loss),
             )
 
         model_fn = _reading_columns(model_fn, takes_v1_columns)

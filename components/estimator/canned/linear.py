@@ -242,7 +242,12 @@ def check_v2_columns(feature_columns):
 
 
 def check_features(features, feature_columns):
-    """Fails naming the first raw feature a column needs that input_fn did not give."""
+    """Fails naming the first raw feature a column needs that input_fn did not give;
+    features that are not a dict (one tensor), with 2.15's canned models' ValueError."""
+    if not isinstance(features, dict):
+        raise ValueError(
+            f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
+        )
     for column in feature_columns:
         for key in _raw_keys(column):
             if key not in features:
