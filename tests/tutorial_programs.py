@@ -453,6 +453,50 @@ def keras_model_to_estimator_saver(workdir):
     return keras_program(workdir, "saver")
 
 
+def clipped_relu(x):
+    return keras.backend.relu(x, max_value=6)
+
+
+@program
+def keras_custom_objects(workdir):
+    """A model with a custom activation: model_to_estimator rebuilds the model, so it
+    needs `custom_objects` (without them 2.15 failed at once, naming the function)."""
+    keras.backend.clear_session()
+    inputs = keras.Input((4,), name="measures")
+    hidden = keras.layers.Dense(5, activation=clipped_relu, name="hidden")(inputs)
+    outputs = keras.layers.Dense(3, activation="softmax", name="species")(hidden)
+    model = keras.Model(inputs, outputs)
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    error = error_of(
+        lambda: keras.estimator.model_to_estimator(
+            keras_model=model, model_dir=os.path.join(workdir, "without")
+        )
+    )
+    est = keras.estimator.model_to_estimator(
+        keras_model=model,
+        model_dir=os.path.join(workdir, "model"),
+        custom_objects={"clipped_relu": clipped_relu},
+    )
+    frame, labels = iris(24, 5)
+
+    def input_fn():
+        values = frame.values.astype(np.float32)
+        return tf.data.Dataset.from_tensor_slices(({"measures": values}, labels.values)).batch(8)
+
+    est.train(input_fn, steps=3)
+    result = est.evaluate(input_fn)
+    rows = list(est.predict(input_fn))
+    return {
+        "exact": {
+            "error": [error[0], "clipped_relu" in error[1]],
+            "evaluate_keys": sorted(result),
+            "global_step": int(result["global_step"]),
+            "predictions": structure(rows[:2]),
+            "count": len(rows),
+        },
+    }
+
+
 # ------------------------------------------------------------------ regressors, RunConfig
 def regression_input_fn(n=32, label_dimension=1, epochs=None):
     x, y = _numbers(n, 4)

@@ -89,11 +89,18 @@ def _fresh_optimizer(optimizer_class, optimizer_config, variables):
     return optimizer, step
 
 
-def _save_object_based(keras_model, optimizer_class, optimizer_config, prefix):
+def _clone(keras_model, custom_objects):
+    """The model rebuilt from its config: as in 2.15, `custom_objects` (a custom
+    activation, layer or initializer) are in scope, or it fails naming the missing one."""
+    with tf_keras.utils.custom_object_scope(custom_objects or {}):
+        return tf_keras.models.clone_model(keras_model)
+
+
+def _save_object_based(keras_model, optimizer_class, optimizer_config, prefix, custom_objects):
     """2.15's 'checkpoint' format: a clone given the model's weights and a fresh
     optimizer, with the global step tracked as `estimator_global_step`, saved by
     `Model.save_weights` (object-based keys, a `checkpoint` file naming it relatively)."""
-    clone = tf_keras.models.clone_model(keras_model)
+    clone = _clone(keras_model, custom_objects)
     clone.set_weights(keras_model.get_weights())
     optimizer, step = _fresh_optimizer(optimizer_class, optimizer_config, clone.trainable_weights)
     clone.optimizer = optimizer
@@ -147,7 +154,14 @@ def _save_name_based(values, prefix):
 
 class _KerasEstimator(Estimator):
     def __init__(
-        self, keras_model, model_dir, config, metric_names_map, export_outputs, object_based
+        self,
+        keras_model,
+        model_dir,
+        config,
+        metric_names_map,
+        export_outputs,
+        object_based,
+        custom_objects=None,
     ):
         metric_names_map = dict(metric_names_map or {})
         legacy = _legacy_optimizer(keras_model)
@@ -195,18 +209,20 @@ class _KerasEstimator(Estimator):
             # Before cloning: the clone's dropout layers draw their seeds now.
             tf_keras.utils.set_random_seed(self.config.tf_random_seed)
         with self._store.scope():
-            self._model = tf_keras.models.clone_model(keras_model)
+            self._model = _clone(keras_model, custom_objects)
         _forget_bookkeeping(self._store, self._model)
         if self.config.is_chief:
             # As 2.15: a fresh model_dir warm-starts the trainable variables from the
             # weights saved there (so batch norm's moving statistics start afresh).
             self._warm_start_from = self._first_checkpoint(
-                keras_model, optimizer_class, optimizer_config, object_based
+                keras_model, optimizer_class, optimizer_config, object_based, custom_objects
             )
         else:  # (2.15's other workers started from initializers, then the chief's saves)
             self._model.set_weights(keras_model.get_weights())
 
-    def _first_checkpoint(self, keras_model, optimizer_class, optimizer_config, object_based):
+    def _first_checkpoint(
+        self, keras_model, optimizer_class, optimizer_config, object_based, custom_objects
+    ):
         """`<model_dir>/keras/keras_model.ckpt`, saved unless the folder has a checkpoint
         (then that one is the warm start's, as in 2.15)."""
         directory = os.path.join(self.model_dir, KERAS_DIR)
@@ -216,7 +232,9 @@ class _KerasEstimator(Estimator):
         tf.io.gfile.makedirs(directory)
         prefix = os.path.join(directory, KERAS_CHECKPOINT)
         if object_based:
-            _save_object_based(keras_model, optimizer_class, optimizer_config, prefix)
+            _save_object_based(
+                keras_model, optimizer_class, optimizer_config, prefix, custom_objects
+            )
         else:
             values = _name_based_values(
                 self._store, self._model, keras_model, optimizer_class, optimizer_config
@@ -276,4 +294,5 @@ def model_to_estimator(
         metric_names_map,
         export_outputs,
         object_based=checkpoint_format == "checkpoint",
+        custom_objects=custom_objects,
     )
