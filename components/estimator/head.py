@@ -512,6 +512,10 @@ class _SingleHead(Head):
         logits = _logits(logits, self.logits_dimension)
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
+        if self._weight_column is None:
+            # Unweighted updates give the same sums as weights of ones, without each metric's
+            # dynamic check that the weights broadcast (two conds apiece to trace).
+            weights = None
         self._update(
             lambda key: eval_metrics[self._summary_key(key)], labels, logits, unweighted, weights
         )
@@ -529,6 +533,10 @@ def _threshold_metrics(thresholds):
         metrics[f"precision/positive_threshold_{t:g}"] = tf_keras.metrics.Precision(thresholds=t)
         metrics[f"recall/positive_threshold_{t:g}"] = tf_keras.metrics.Recall(thresholds=t)
     return metrics
+
+
+def _broadcast(weights, values):
+    return None if weights is None else tf.broadcast_to(weights, tf.shape(values))
 
 
 def _update_threshold_metrics(metric, thresholds, labels, probabilities, weights):
@@ -935,9 +943,9 @@ class RegressionHead(_SingleHead):
     def _update(self, metric, labels, logits, unweighted_loss, weights):
         predicted = self.predictions(logits)["predictions"]
         metric(AVERAGE_LOSS).update_state(
-            unweighted_loss, sample_weight=tf.broadcast_to(weights, tf.shape(unweighted_loss))
+            unweighted_loss, sample_weight=_broadcast(weights, unweighted_loss)
         )
-        full_weights = tf.broadcast_to(weights, tf.shape(labels))
+        full_weights = _broadcast(weights, labels)
         metric(LABEL_MEAN).update_state(labels, sample_weight=full_weights)
         metric(PREDICTION_MEAN).update_state(predicted, sample_weight=full_weights)
 
