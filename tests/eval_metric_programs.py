@@ -14,6 +14,8 @@
   metric was never updated;
 - `mixed_metric_kinds`: a `(value, update_op)` pair beside Keras metric objects, names
   with a slash (`metrics/auc`), a string-valued metric, an int64 matrix;
+- `keras_metrics_read_as_pairs`: a user's wrapper unpacking every eval_metric_ops entry
+  (Keras metric objects included: 2.15's spec held them as pairs) to file it elsewhere;
 - `metric_errors`: eval_metric_ops that 2.15 refused (a tensor alone, a list, a triple,
   a Python number as the update, not a dict) and what it did with a Keras metric never
   updated;
@@ -415,6 +417,44 @@ def keras_layer_metrics(tf, workdir):
             **_scalar_events(tf, os.path.join(model_dir, "eval")),
         },
     }
+
+
+# ------------------------------------------------------ a wrapper reading the pairs
+def _prefixed(model_fn, seen):
+    """A user's wrapper that files `model_fn`'s metrics under `eval/`, unpacking each
+    eval_metric_ops entry as the (value, update_op) pair 2.15's spec held (a Keras
+    metric given too); `seen` gets what each entry was."""
+
+    def wrapped(features, labels, mode, params):
+        spec = model_fn(features, labels, mode, params)
+        pairs = {}
+        for name, entry in spec.eval_metric_ops.items():
+            value, update = entry
+            seen[name] = [type(entry).__name__, value.dtype.name]
+            pairs["eval/" + name] = (value, update)
+        return spec._replace(eval_metric_ops=pairs)
+
+    return wrapped
+
+
+@program
+def keras_metrics_read_as_pairs(tf, workdir):
+    """Evaluate (no checkpoint) 12 rows through the wrapper, on a TF1 model_fn and on a
+    TF2-style one, both with Keras metric objects among their eval_metric_ops."""
+    exact, close = {}, {}
+    cases = {
+        "tf1": lambda f, labels, mode, params: mixed_model_fn(f, labels, mode),
+        "keras_layer": keras_layer_model_fn,
+    }
+    for case, model_fn in cases.items():
+        seen = {}
+        est = tf.estimator.Estimator(
+            _prefixed(model_fn, seen), model_dir=os.path.join(workdir, case), params={}
+        )
+        results = est.evaluate(_input_fn(12, 4, binary=True, offset=30))
+        exact[case] = {"entries": dict(sorted(seen.items())), "results": _results(results)}
+        close[case] = _numbers({k: v for k, v in results.items() if k != "eval/confusion"})
+    return {"exact": exact, "close": close}
 
 
 # ------------------------------------------------------------------ refused metrics

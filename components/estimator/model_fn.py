@@ -35,7 +35,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
 
     `train_op` is whatever applies the update (an op, a tensor, or None when
     the update already ran eagerly in the traced step); `eval_metric_ops`
-    values are Keras metrics or `(value, update_op)` pairs.
+    values are `(value, update_op)` pairs (a Keras metric given is made one, as in 2.15).
     """
 
     def __new__(
@@ -163,7 +163,7 @@ def _checked_eval_metric_ops(eval_metric_ops):
                 f"given: {value} for key: {key}"
             )
     if not in_a_graph:  # (eagerly, or in a trace: its captures may be eager variables)
-        return dict(eval_metric_ops)
+        return _as_pairs(eval_metric_ops, in_a_graph)
     graph = tf.compat.v1.get_default_graph()
     for key, value in eval_metric_ops.items():
         parts = () if _is_keras_metric(value) else tf.nest.flatten(value)
@@ -175,7 +175,34 @@ def _checked_eval_metric_ops(eval_metric_ops):
                     f'eval_metric_ops with "{key}: {part.name}" must be from the default '
                     "graph: make it in model_fn, in the call that returns this spec."
                 )
-    return dict(eval_metric_ops)
+    return _as_pairs(eval_metric_ops, in_a_graph)
+
+
+def _as_pairs(eval_metric_ops, in_a_graph):
+    """`eval_metric_ops` with each Keras metric made a `(value, update_op)` pair, as
+    tf.estimator 2.15's EstimatorSpec made them: in a graph its result and its update
+    (2.15 took the first update; a metric updated more than once here updates by all),
+    its variables added to the local and metric collections; in a trace, whose updates
+    have already run, its result for both."""
+    pairs = dict(eval_metric_ops)
+    for key, value in eval_metric_ops.items():
+        if not _is_keras_metric(value):
+            continue
+        result = value.result()
+        if not in_a_graph:
+            pairs[key] = (result, result)
+            continue
+        updates = list(getattr(value, "updates", None) or ())
+        if not updates:  # (a metric-like object of another kind: kept as given)
+            continue
+        pairs[key] = (result, updates[0] if len(updates) == 1 else tf.group(*updates))
+        keys = tf.compat.v1.GraphKeys
+        for collection in (keys.LOCAL_VARIABLES, keys.METRIC_VARIABLES):
+            known = tf.compat.v1.get_collection(collection)
+            for variable in value.variables:
+                if not any(variable is k for k in known):
+                    tf.compat.v1.add_to_collection(collection, variable)
+    return pairs
 
 
 def _was_updated(metric, in_a_graph):
