@@ -524,6 +524,38 @@ def test_run_config_refuses_unknown_and_cluster_settings_on_replace():
             estimator.RunConfig().replace(**{name: "x"})
 
 
+def test_the_estimator_checks_its_config_before_its_model_fn_in_2_15s_words(tmp_path):
+    with pytest.raises(ValueError, match=r"^config must be an instance of `RunConfig`"):
+        estimator.Estimator(model_fn=None, config="bad")
+    with pytest.raises(ValueError, match=r"^`model_dir` are set both in constructor and"):
+        config = estimator.RunConfig(model_dir=str(tmp_path / "a"))
+        estimator.Estimator(model_fn=None, model_dir=str(tmp_path / "b"), config=config)
+    with pytest.raises(ValueError, match=r"^model_fn must be provided to Estimator.$"):
+        estimator.Estimator(model_fn=None, model_dir=str(tmp_path))
+
+
+def test_a_subclass_cannot_redefine_the_estimators_public_methods_as_under_tf215(tmp_path):
+    class Logged(estimator.DNNRegressor):
+        def train(self, input_fn, **kwargs):
+            return super().train(input_fn, **kwargs)
+
+    class Named(estimator.Estimator):  # (model_fn and latest_checkpoint it could)
+        def latest_checkpoint(self):
+            return None
+
+    with pytest.raises(ValueError, match=r"cannot override members of Estimator. .* \['train'\]"):
+        Logged(hidden_units=[2], feature_columns=[tf.feature_column.numeric_column("x")])
+    Named(lambda features: None, model_dir=str(tmp_path))
+
+
+def test_an_attribute_set_on_a_run_config_stays_on_its_copies_as_under_tf215(tmp_path):
+    config = estimator.RunConfig(model_dir=str(tmp_path))
+    config.team = "ranking"  # (2.15's replace deep-copied the config)
+    assert config.replace(save_summary_steps=7).team == "ranking"
+    est = estimator.Estimator(lambda features, labels, mode, config: None, config=config)
+    assert est.config.team == "ranking" and est._config.team == "ranking"
+
+
 def test_a_run_config_subclass_overrides_fields_with_properties_as_under_tf215(tmp_path):
     # 2.15's fields were read-only properties: a subclass overriding one ran RunConfig's
     # __init__ (the kit's set it and failed), and replace copied it (the kit's built a

@@ -270,6 +270,21 @@ def test_an_input_fn_returning_an_iterators_next_element_feeds_a_new_batch_each_
     assert metrics["global_step"] == 200
 
 
+def test_an_iterators_next_element_feeds_a_user_model_fn_with_no_tf1_markers(tmp_path):
+    # (Its first build decides the path: the input's iterator takes the graph's, as the
+    # probe of a kit model_fn's input_fn does; eagerly, predict would repeat one batch.)
+    def input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices({"x": [[1.0], [2.0], [3.0]]}).batch(2)
+        return v1.data.make_one_shot_iterator(dataset).get_next()
+
+    def model_fn(features, labels, mode):
+        return estimator.EstimatorSpec(mode, predictions={"x": features["x"]})
+
+    model = estimator.Estimator(model_fn, model_dir=str(tmp_path))
+    predictions = itertools.islice(model.predict(input_fn), 5)
+    assert [float(p["x"][0]) for p in predictions] == [1.0, 2.0, 3.0]
+
+
 def test_a_diverging_tf1_model_fn_fails_with_nan_loss(tmp_path):
     def model_fn(features, labels, mode):
         weight = v1.get_variable("w", [1], initializer=v1.ones_initializer())

@@ -258,6 +258,41 @@ def task_config(estimator):
 _TEMPORARY_MODEL_DIR_PREFIX = "estimator-"
 
 
+# The public members of tf.estimator 2.15's Estimator that a subclass could not redefine
+# (model_fn and latest_checkpoint it could).
+_FIXED_MEMBERS = (
+    "config",
+    "eval_dir",
+    "evaluate",
+    "experimental_export_all_saved_models",
+    "export_saved_model",
+    "export_savedmodel",
+    "get_variable_names",
+    "get_variable_value",
+    "model_dir",
+    "params",
+    "predict",
+    "train",
+)
+
+
+def _check_not_overridden(cls):
+    """2.15's refusal of an Estimator subclass that redefines one of those members in
+    its own body (the kit's classes are its own, as 2.15's TPUEstimator was)."""
+    if cls.__module__.split(".")[0] == "components":
+        return
+    overridden = [
+        name
+        for name in _FIXED_MEMBERS
+        if name in vars(cls) and getattr(cls, name) != getattr(Estimator, name)
+    ]
+    if overridden:
+        raise ValueError(
+            "Subclasses of Estimator cannot override members of Estimator. "
+            f"{cls} does override {overridden}"
+        )
+
+
 def _checked_config(config, model_dir):
     """The Estimator's RunConfig (a default one for None) and its model_dir (the
     constructor's or the config's), refused with 2.15's errors: a config that is not a
@@ -359,6 +394,7 @@ class Estimator:
     )
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
+        _check_not_overridden(type(self))
         config, model_dir = _checked_config(config, model_dir)  # (2.15 checked these first)
         if model_fn is None:
             raise ValueError("model_fn must be provided to Estimator.")
@@ -541,6 +577,10 @@ class Estimator:
             self._graph_named_modes = None  # (nor will it for the other modes)
             return None
         if self._graph_mode is None and not forced:
+            if input_fn is not None and built.reads_an_iterator:  # (as the probe's)
+                with contextlib.suppress(TypeError):
+                    self._iterator_input_fns[input_fn] = True
+                return built
             markers = built.markers()
             if markers:
                 why = f"model_fn uses {', '.join(markers)}"
@@ -604,13 +644,7 @@ class Estimator:
         reads = (
             result is not None
             and not isinstance(result, tf.data.Dataset)
-            and (
-                any(
-                    op.type in ("IteratorGetNext", "IteratorGetNextSync")
-                    for op in graph.get_operations()
-                )
-                or _fills_queues(graph)
-            )
+            and graph_mode.reads_an_iterator(graph)
         )
         if reads:
             log.info(

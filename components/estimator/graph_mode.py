@@ -268,6 +268,15 @@ def refusing_datasets_made_elsewhere():
         raise DatasetMadeElsewhereError(advised) from None
 
 
+def reads_an_iterator(graph):
+    """Whether an input_fn that returned no Dataset built, in `graph`, the next element
+    of a TF1 iterator or of queues (`shuffle_batch`): a new batch per session run."""
+    nexts = ("IteratorGetNext", "IteratorGetNextSync")
+    return any(op.type in nexts for op in graph.get_operations()) or bool(
+        graph.get_collection(_KEYS.QUEUE_RUNNERS)
+    )
+
+
 class ModeGraph:
     """One mode's graph: the input's (or receiver's) tensors and `model_fn`'s spec."""
 
@@ -278,6 +287,9 @@ class ModeGraph:
         _MODE_GRAPHS.add(self.graph)
         self.input_hooks = []
         self.input_cardinality = None  # of a Dataset input_fn: steps may then be looped
+        # Whether input_fn returned a TF1 iterator's next element (or queues'), which only
+        # a session runs.
+        self.reads_an_iterator = False
         self.receiver = None
         self.strategy = graph_strategy.of_mode(estimator._config, mode, receiver_fn is not None)
         with (
@@ -320,6 +332,8 @@ class ModeGraph:
                 iterator = _V1.data.make_initializable_iterator(result)
             self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
             result = iterator.get_next()
+        else:
+            self.reads_an_iterator = reads_an_iterator(self.graph)
         return features_and_labels(result)  # (tensors as input_fn built them)
 
     def scaffold(self):

@@ -353,6 +353,9 @@ class RunConfig:
         config.model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
         if type(self) is RunConfig:
+            # (2.15's was a copy: attributes a user set on the config stay on it.)
+            for name, value in vars(self).items():
+                config.__dict__.setdefault(name, value)
             return config
         # 2.15's replace copied the config: a subclass's copy keeps its class (and its
         # overriding properties) and its own attributes, with the fields replaced.
