@@ -430,6 +430,35 @@ def linear_classifier_no_model_dir(tf, workdir):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@program
+def linear_and_baseline_optimizer_own_get_updates(tf, workdir):
+    """A legacy Keras optimizer whose class has its own `get_updates` (to watch or scale
+    the loss): 2.15's V2 classes trained through it, handing it the model's variables
+    (their names, as a model_fn sees them, recorded)."""
+    given = []
+
+    class HalvedSGD(tf.keras.optimizers.legacy.SGD):
+        def get_updates(self, loss, params):
+            given.append(sorted(p.name for p in params))
+            return super().get_updates(loss * 0.5, params)
+
+    linear = tf.estimator.LinearRegressor(
+        linear_columns(tf), model_dir=_model_dir(workdir), optimizer=HalvedSGD(0.1)
+    )
+    baseline = tf.estimator.BaselineRegressor(
+        model_dir=os.path.join(workdir, "baseline"), optimizer=HalvedSGD(0.1)
+    )
+    close = {}
+    for model in (linear, baseline):
+        model.train(input_fn(tf, "target"), steps=STEPS)
+        for name in model.get_variable_names():
+            if name.endswith(("weights", "bias")):
+                close[name] = _plain(model.get_variable_value(name))
+    # (how often model_fn is traced is the kit's own: the distinct calls are compared)
+    distinct = [list(names) for names in sorted(set(map(tuple, given)))]
+    return {"exact": {"get_updates_given": distinct}, "close": close}
+
+
 def _write_weights(tf, model_dir, weights, global_step):
     """A checkpoint of `weights` ({name: value}) at `global_step`, written by a graph's
     Saver as 2.15's V2 canned models wrote theirs: no optimizer step counter of its own."""

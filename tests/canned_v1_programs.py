@@ -597,3 +597,27 @@ def head_sequence_weights(tf, workdir):
         lambda: flat.loss(tf.constant([[0], [1]]), tf.zeros([2, 3]), features={"w": [[1.0, 2.0]]})
     )
     return {"exact": seen}
+
+
+@program
+def linear_logit_fn_in_a_model_fn(tf, workdir):
+    """`tf.compat.v1.estimator.experimental.linear_logit_fn_builder` in a model_fn, under
+    tf.estimator's RegressionHead and a TF1 Ftrl: its variables in the caller's scope
+    (`linear_model/...`, not the canned models' `linear/`), trained as 2.15 trained them."""
+    columns = linear_columns(tf)
+
+    def model_fn(features, labels, mode):
+        logit_fn = tf.compat.v1.estimator.experimental.linear_logit_fn_builder(1, columns)
+        optimizer = tf.compat.v1.train.FtrlOptimizer(0.2)
+        return tf.estimator.RegressionHead().create_estimator_spec(
+            features,
+            mode,
+            logit_fn(features),
+            labels=labels,
+            train_op_fn=lambda loss: optimizer.minimize(
+                loss, global_step=tf.compat.v1.train.get_global_step()
+            ),
+        )
+
+    model = tf.estimator.Estimator(model_fn, _model_dir(workdir), config=run_config(tf))
+    return trained(tf, model, "target", columns, weights=r"^linear_model/")

@@ -52,7 +52,28 @@ def apply(optimizer, loss, variables):
     """The train op: gradients of `loss` applied to `variables`."""
     import tensorflow as tf
 
-    pairs = _gradients_and_variables(optimizer, loss, list(variables))
+    variables = list(variables)
+    if tf.executing_eagerly() or tf.inside_function():
+        train_op = _update(optimizer, loss, variables)
+    else:
+        _require_graph_optimizer(optimizer)
+        # In a graph (a run with TF1 hooks, see graph_mode) the variables keep their
+        # graph names: the optimizer's state lands under tf.estimator 2.15's scope.
+        with tf.compat.v1.name_scope(variables_lib.CANNED_TRAINING_SCOPE + "/"):
+            train_op = _update(optimizer, loss, variables)
+    # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
+    variables_lib.name_optimizer_state(optimizer, variables)
+    return train_op
+
+
+def _update(optimizer, loss, variables):
+    import tensorflow as tf
+
+    if _overrides_get_updates(optimizer):
+        # 2.15's V2 heads trained with `optimizer.get_updates(loss, variables)[0]`: a
+        # subclass overriding it (to clip, to check the loss) had it called so.
+        return optimizer.get_updates(loss, variables)[0]
+    pairs = _gradients_and_variables(optimizer, loss, variables)
     if (
         tf.distribute.get_replica_context() is not None
         and tf.distribute.get_replica_context().num_replicas_in_sync > 1
@@ -62,18 +83,14 @@ def apply(optimizer, loss, variables):
         pairs = [
             (tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g, v) for g, v in pairs
         ]
-    pairs = [(g, v) for g, v in pairs if g is not None]
-    if tf.executing_eagerly() or tf.inside_function():
-        train_op = optimizer.apply_gradients(pairs)
-    else:
-        _require_graph_optimizer(optimizer)
-        # In a graph (a run with TF1 hooks, see graph_mode) the variables keep their
-        # graph names: the optimizer's state lands under tf.estimator 2.15's scope.
-        with tf.compat.v1.name_scope(variables_lib.CANNED_TRAINING_SCOPE + "/"):
-            train_op = optimizer.apply_gradients(pairs)
-    # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
-    variables_lib.name_optimizer_state(optimizer, variables)
-    return train_op
+    return optimizer.apply_gradients([(g, v) for g, v in pairs if g is not None])
+
+
+def _overrides_get_updates(optimizer):
+    """Whether `optimizer` is a legacy Keras optimizer whose class has its own
+    `get_updates`."""
+    legacy = tf_keras.optimizers.legacy.Optimizer
+    return isinstance(optimizer, legacy) and type(optimizer).get_updates is not legacy.get_updates
 
 
 @contextlib.contextmanager

@@ -14,6 +14,7 @@ import re
 import threading
 
 import tensorflow as tf
+from tensorflow.python.framework import ops
 from tensorflow.python.ops import resource_variable_ops
 
 GLOBAL_STEP_NAME = "global_step"
@@ -177,7 +178,9 @@ class VariableStore:
             direct_kwargs.pop("use_resource", None)
             direct_kwargs.pop("expected_shape", None)
         direct = not tf.distribute.has_strategy() and _DIRECT_ARGUMENTS.issuperset(direct_kwargs)
-        with tf.init_scope():
+        # Named `name` exactly, as in 2.15's graph: not under the trace's name scope
+        # (the training loop's `while/cond/`), which `init_scope` keeps.
+        with tf.init_scope(), ops.name_scope_v1(None):
             if callable(initial_value):
                 initial_value = initial_value()
             made = {"initial_value": initial_value, "name": name}

@@ -107,8 +107,11 @@ class LinearModel(tf_keras.layers.Layer):
     single dense ids, sparse lookups otherwise), a matmul for dense ones, plus
     a bias."""
 
-    def __init__(self, feature_columns, units, sparse_combiner="sum", name="linear_model"):
+    def __init__(
+        self, feature_columns, units, sparse_combiner="sum", name="linear_model", scope="linear"
+    ):
         super().__init__(name=name)
+        self._scope = scope  # the name scope it is called in (None: the caller's)
         self._columns = sorted(indicator.counted(feature_columns), key=lambda c: c.name)
         if not self._columns:
             raise ValueError("feature_columns must not be empty.")
@@ -185,9 +188,10 @@ class LinearModel(tf_keras.layers.Layer):
     def call(self, features, training=None):
         # 2.15's op names, which TF1-era serving code fetches from an export: the
         # columns' ops under `linear/linear_model/` three times over, then `<column>/`
-        # (`.../colour/colour_lookup/...`), the sum `.../weighted_sum`.
+        # (`.../colour/colour_lookup/...`), the sum `.../weighted_sum` (with no scope,
+        # `linear_logit_fn_builder`'s: `linear_model/` three times over).
         with contextlib.ExitStack() as scopes:
-            for name in ("linear", "linear_model") * 2:
+            for name in (([self._scope] if self._scope else []) + ["linear_model"]) * 2:
                 scopes.enter_context(tf.name_scope(name))
             terms = self._terms(features)
             summed = tf.add_n(terms, name="weighted_sum_no_bias")
@@ -269,9 +273,11 @@ def _raw_keys(column):
     return keys
 
 
-def linear_logits(features, feature_columns, units, sparse_combiner):
-    with tf.name_scope("linear"):
-        layer = LinearModel(feature_columns, units, sparse_combiner)
+def linear_logits(features, feature_columns, units, sparse_combiner, scope="linear"):
+    """Logits and the LinearModel layer, its variables under `scope` (the canned
+    models': `linear/linear_model/...`; None: the caller's, `linear_model/...`)."""
+    with tf.name_scope(scope) if scope else contextlib.nullcontext():
+        layer = LinearModel(feature_columns, units, sparse_combiner, scope=scope)
         logits = layer(features)
     _summarize(layer)
     return logits, layer

@@ -55,7 +55,11 @@ def linear_logit_fn_builder(units, feature_columns, sparse_combiner="sum"):
     """A `logit_fn(features)` giving the canned linear model's logits, for a `model_fn`."""
 
     def linear_logit_fn(features):
-        logits, _ = linear_logits(features, list(feature_columns), units, sparse_combiner)
+        # 2.15's logit_fn built in the caller's scope (`linear_model/...`; the canned
+        # linear model's under `linear/`)
+        logits, _ = linear_logits(
+            features, list(feature_columns), units, sparse_combiner, scope=None
+        )
         return logits
 
     return linear_logit_fn
