@@ -497,6 +497,34 @@ def keras_custom_objects(workdir):
     }
 
 
+@program
+def keras_model_to_estimator_errors(workdir):
+    """What model_to_estimator says to a misuse: no model, two, an uncompiled one, and
+    an input_fn whose features or labels dict misses a model input or output."""
+    keras.backend.clear_session()
+    inputs = keras.Input((4,), name="measures")
+    outputs = keras.layers.Dense(3, activation="softmax", name="species")(inputs)
+    model = keras.Model(inputs, outputs)
+    to_estimator = keras.estimator.model_to_estimator
+    errors = {
+        "nothing": error_of(lambda: to_estimator(model_dir=workdir)),
+        "both": error_of(lambda: to_estimator(keras_model=model, keras_model_path=workdir)),
+        "uncompiled": error_of(lambda: to_estimator(keras_model=model, model_dir=workdir)),
+    }
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    est = to_estimator(keras_model=model, model_dir=os.path.join(workdir, "model"))
+    frame, labels = iris(8, 2)
+    values = frame.values.astype(np.float32)
+    wrong_input = lambda: ({"sepals": values}, labels.values)  # noqa: E731
+    wrong_output = lambda: ({"measures": values}, {"kind": labels.values})  # noqa: E731
+    for name, input_fn in [("features", wrong_input), ("labels", wrong_output)]:
+        try:
+            est.train(input_fn, steps=1)
+        except KeyError as error:  # (2.15's was a KeyError that prints its message)
+            errors[name] = [type(error).__name__, str(error)]
+    return {"exact": errors}
+
+
 # ------------------------------------------------------------------ regressors, RunConfig
 def regression_input_fn(n=32, label_dimension=1, epochs=None):
     x, y = _numbers(n, 4)

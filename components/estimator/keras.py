@@ -32,15 +32,29 @@ KERAS_DIR = "keras"
 KERAS_CHECKPOINT = "keras_model.ckpt"
 
 
+class FormattedKeyError(KeyError):
+    """A KeyError whose message prints as written (KeyError's own quotes it), as 2.15's."""
+
+    def __str__(self):
+        return self.args[0]
+
+
+def _require_keys(given, expected, what, kind):
+    """2.15's FormattedKeyError when a features (labels) dict lacks a model input (output)."""
+    missing = set(expected) - set(given)
+    if missing:
+        raise FormattedKeyError(
+            f"The dictionary passed into {what} does not cover requested {kind} keys "
+            f"defined in the keras model.\n\tExpected keys: {set(expected)}\n\t{what} keys: "
+            f"{set(given)}\n\tMissed keys: {missing}"
+        )
+
+
 def _inputs_for(model, features):
     if not isinstance(features, dict):
         return features
     names = list(model.input_names)
-    missing = [n for n in names if n not in features]
-    if missing:
-        raise ValueError(
-            f"Keras model inputs {missing} are not in the features {sorted(features)}."
-        )
+    _require_keys(features, names, "features", "inputs")
     if len(names) == 1:
         return features[names[0]]
     return {n: features[n] for n in names}
@@ -184,6 +198,8 @@ class _KerasEstimator(Estimator):
                 return EstimatorSpec(
                     mode, predictions=predictions, export_outputs=outputs_for_export
                 )
+            if isinstance(labels, dict):
+                _require_keys(labels, model.output_names, "labels", "outputs")
             optimizer = optimizer_class.from_config(optimizer_config)
             model.compile(
                 optimizer=optimizer,
@@ -254,8 +270,10 @@ def model_to_estimator(
     export_outputs=None,
 ):
     """An Estimator that trains, evaluates and serves a compiled `tf_keras` model."""
-    if (keras_model is None) == (keras_model_path is None):
-        raise ValueError("Give exactly one of keras_model and keras_model_path.")
+    if keras_model is None and keras_model_path is None:  # (2.15's words, typo and all)
+        raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
+    if keras_model is not None and keras_model_path is not None:
+        raise ValueError("Please specity either `keras_model` or `keras_model_path`, but not both.")
     if config is None:  # (2.15 said so first, then which model it used)
         logging.getLogger(__name__).info("Using default config.")
         config = RunConfig()
@@ -278,7 +296,10 @@ def model_to_estimator(
                 "tf.compat.v1.disable_eager_execution() or disable_v2_behavior()): "
                 "model_to_estimator here takes a model compiled with eager execution on."
             )
-        raise ValueError("The Keras model must be compiled (optimizer and loss) first.")
+        raise ValueError(
+            "The given keras model has not been compiled yet. Please compile the model with "
+            "`model.compile()` before calling `model_to_estimator()`."
+        )
     # Checkpoints are tf.estimator's name-based ones (its 'saver' format) either way;
     # 2.15's default 'checkpoint' (object-based) is not written (docs/guide/estimator.md,
     # "Differences to know").
