@@ -548,6 +548,17 @@ def test_a_subclass_cannot_redefine_the_estimators_public_methods_as_under_tf215
     Named(lambda features: None, model_dir=str(tmp_path))
 
 
+def test_train_on_an_evaluator_task_is_refused_pointing_to_train_and_evaluate(tmp_path):
+    class Evaluator(estimator.RunConfig):
+        @property
+        def task_type(self):
+            return "evaluator"
+
+    est = estimator.Estimator(lambda features: None, config=Evaluator(model_dir=str(tmp_path)))
+    with pytest.raises(ValueError, match=r"Please use tf\.estimator\.train_and_evaluate"):
+        est.train(lambda: ({"x": tf.constant([[1.0]])}, tf.constant([[1.0]])), steps=1)
+
+
 def test_an_attribute_set_on_a_run_config_stays_on_its_copies_as_under_tf215(tmp_path):
     config = estimator.RunConfig(model_dir=str(tmp_path))
     config.team = "ranking"  # (2.15's replace deep-copied the config)

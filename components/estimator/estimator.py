@@ -839,6 +839,12 @@ class Estimator:
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from the latest checkpoint in `model_dir` (or from scratch)."""
+        if self.config.task_type == "evaluator":  # (2.15's refusal, first; a ps task serves)
+            raise ValueError(
+                "Train has been called wrong configuration. Please use "
+                "tf.estimator.train_and_evaluate which calls proper API according to given "
+                f"configuration. Current configuration: {self.config}."
+            )
         hooks = _checked_hooks(hooks)
         check_listeners(
             saving_listeners, "saving_listeners must be a list of CheckpointSaverListener"
