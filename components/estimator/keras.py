@@ -166,6 +166,27 @@ def _save_name_based(values, prefix):
             saver.save(session, prefix)
 
 
+def _renamed(metrics, metric_names_map):
+    """{name: metric}, each renamed by `metric_names_map`: as in 2.15, a map given must
+    name every metric of the model and nothing else (a ValueError says which)."""
+    if not metric_names_map:
+        return {m.name: m for m in metrics}
+    names = [m.name for m in metrics]
+    unnamed = [n for n in names if n not in metric_names_map]
+    if unnamed:
+        raise ValueError(
+            "Invalid `metric_names_map`. The following keras model metric names:"
+            f'"{unnamed}" do not exist in the `metric_names_map` dictionary'
+        )
+    unexpected = [k for k in metric_names_map if k not in names]
+    if unexpected:
+        raise ValueError(
+            "Invalid `metric_names_map`. There are unexpected keys in the `metric_names_map` "
+            f"dictionary. Expected keys: {names}, Received: {unexpected}"
+        )
+    return {metric_names_map[m.name]: m for m in metrics}
+
+
 class _KerasEstimator(Estimator):
     def __init__(
         self,
@@ -211,9 +232,7 @@ class _KerasEstimator(Estimator):
             loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
             if mode == ModeKeys.EVAL:
                 model.compiled_metrics.update_state(labels, outputs)
-                metrics = {
-                    metric_names_map.get(m.name, m.name): m for m in model.compiled_metrics.metrics
-                }
+                metrics = _renamed(model.compiled_metrics.metrics, metric_names_map)
                 return EstimatorSpec(
                     mode, predictions=predictions, loss=loss, eval_metric_ops=metrics
                 )
