@@ -331,8 +331,9 @@ def test_v1_logit_fn_builders_train_in_a_users_model_fn(builder, tmp_path):
     model.train(lambda: programs.input_fn(tf, True), steps=100)
     metrics = model.evaluate(lambda: programs.input_fn(tf, False))
     assert metrics["accuracy"] > 0.85  # the label is a noisy linear rule: 0.5 untrained
-    # 2.15's DNN logit_fn made its layers in the model_fn's scope (the canned DNN's dnn/).
-    kernel = "hiddenlayer_0/kernel" if builder == "dnn" else "linear/linear_model/a/weights"
+    # 2.15's logit_fns made their variables in the model_fn's scope (the canned models'
+    # dnn/ and linear/ are theirs): canned_v1's linear_logit_fn_in_a_model_fn records it.
+    kernel = "hiddenlayer_0/kernel" if builder == "dnn" else "linear_model/a/weights"
     assert kernel in model.get_variable_names()
 
 
