@@ -10,6 +10,9 @@ import pytest
 from pipeline.config import DEFAULT_BEAM_ARGS, REPO_ROOT
 from pipeline.definition import build_config
 
+# The families' shared comparisons: a failed one shows its diff, not only its message.
+pytest.register_assert_rewrite("tests.tf215_recordings")
+
 # The files that take longest, longest first (measured: docs/testing.md, run 28). Two
 # workers each take one file at a time in collection order (`--dist loadfile`), so the
 # long files start first and the short ones fill in at the end: alphabetical order left
