@@ -586,6 +586,62 @@ def evaluator(tf, workdir):
     }
 
 
+def _exports_seen(tf, seen):
+    """An exporter noting each call's evaluated step and finality (it exports nothing)."""
+
+    class ExportsSeen(tf.estimator.Exporter):
+        name = "seen"
+
+        def export(self, estimator, export_path, checkpoint_path, eval_result, is_the_final_export):
+            seen.append([int(eval_result["global_step"]), bool(is_the_final_export)])
+
+    return ExportsSeen()
+
+
+@program
+def final_export_by_max_steps(tf, workdir):
+    """train_and_evaluate's exports when training ends at max_steps, before it (the input
+    runs out) and with none: only an evaluation at max_steps is the final export; a
+    saving listener's calls; what it returns. A canned classifier and a TF1 model_fn."""
+    tf1 = tf.compat.v1
+    train_input_fn, test_input_fn = _numpy_inputs(tf, *_mnist_like())
+    every = tf1.estimator.RunConfig(save_checkpoints_steps=5)
+    estimators = {
+        "dnn_classifier": (
+            lambda: _mnist_classifier(tf, 0.2, config=every),
+            train_input_fn,
+            test_input_fn,
+        ),
+        "tf1_model_fn": (
+            lambda: tf1.estimator.Estimator(
+                _model_fn, config=every.replace(save_checkpoints_steps=1)
+            ),
+            _input_fn,
+            _eval_input_fn,
+        ),
+    }
+    found = {}
+    for name, (make, input_fn, eval_input_fn) in estimators.items():
+        for max_steps in (None, 100, 2):
+            with _without_model_dir(make) as estimator:
+                exports, calls = [], []
+                train_spec = tf1.estimator.TrainSpec(
+                    input_fn, max_steps=max_steps, saving_listeners=[_listener(tf, calls)]
+                )
+                eval_spec = tf1.estimator.EvalSpec(
+                    eval_input_fn, steps=1, throttle_secs=0, exporters=[_exports_seen(tf, exports)]
+                )
+                metrics, returned = tf1.estimator.train_and_evaluate(
+                    estimator, train_spec, eval_spec
+                )
+            found[f"{name}/{max_steps}"] = {
+                "exports": exports,
+                "returned": [int(metrics["global_step"]), returned],
+                "listener": calls,
+            }
+    return {"exact": found}
+
+
 # --------------------------------------------------------------------- fault_tolerance
 def _interrupt_hook(tf):
     class InterruptHook(tf.compat.v1.train.SessionRunHook):

@@ -122,34 +122,20 @@ class EvalSpec(
 
 
 class _Evaluator:
-    """Evaluates a checkpoint and runs the exporters on the result."""
+    """Evaluates the latest checkpoint, once per checkpoint, and runs the exporters on the
+    result; as 2.15's, the export is the final one when the evaluated step reaches the
+    training's `max_steps` (never without one)."""
 
-    def __init__(self, estimator, eval_spec):
+    def __init__(self, estimator, eval_spec, max_steps):
         self._estimator = estimator
         self._spec = eval_spec
-        self._last_evaluated_step = None
+        self._max_steps = max_steps
         self._last_evaluated_checkpoint = None
-        self._final_exported = False
         self.last_result = None
-        self.last_exports = []
+        self.last_exports = None
 
-    def evaluate_and_export(self, is_final):
-        """Evaluates the latest checkpoint unless done already; exports unless done already."""
-        checkpoint = self._estimator.latest_checkpoint()
-        if checkpoint is None or self._final_exported:
-            return
-        step = ckpt_lib.checkpoint_step(checkpoint)
-        if step == self._last_evaluated_step and not is_final:
-            return
-        if step != self._last_evaluated_step:
-            self._evaluate(checkpoint)
-            self._last_evaluated_step = step
-        self._export(checkpoint, is_final)
-
-    def evaluate_new_checkpoint(self, max_steps):
-        """An evaluator task's pass, as 2.15's: the latest checkpoint evaluated unless it
-        was last time, then exported (the final export once its step reaches
-        `max_steps`); returns the step evaluated, or None."""
+    def evaluate_and_export(self):
+        """The step evaluated, or None when there is no checkpoint or no new one."""
         checkpoint = self._estimator.latest_checkpoint()
         if checkpoint is None:
             log.info(
@@ -162,16 +148,6 @@ class _Evaluator:
                 "as evaluation results are expected to be same for the same checkpoint."
             )
             return None
-        self._evaluate(checkpoint)
-        self._last_evaluated_checkpoint = checkpoint
-        step = int(self.last_result["global_step"])
-        is_final = max_steps is not None and step >= max_steps
-        if is_final:
-            log.info("Calling exporter with the `is_the_final_export=True`.")
-        self._export(checkpoint, is_final)
-        return step
-
-    def _evaluate(self, checkpoint):
         self.last_result = self._estimator.evaluate(
             self._spec.input_fn,
             steps=self._spec.steps,
@@ -179,44 +155,57 @@ class _Evaluator:
             checkpoint_path=checkpoint,
             name=self._spec.name,
         )
-
-    def _export(self, checkpoint, is_final):
-        self.last_exports = []
-        for exporter in self._spec.exporters:
-            path = exporter.export(
+        self._last_evaluated_checkpoint = checkpoint
+        step = int(self.last_result["global_step"])
+        is_final = self._max_steps is not None and step >= self._max_steps
+        if is_final:
+            log.info("Calling exporter with the `is_the_final_export=True`.")
+        self.last_exports = [
+            # (None where it did not export, as in 2.15)
+            exporter.export(
                 self._estimator,
                 os.path.join(self._estimator.model_dir, "export", exporter.name),
                 checkpoint,
                 self.last_result,
                 is_final,
             )
-            self.last_exports.append(path)  # (None where it did not export, as in 2.15)
-        self._final_exported = is_final
+            for exporter in self._spec.exporters
+        ]
+        return step
 
 
 class _EvaluateAfterSave(CheckpointSaverListener):
-    """Evaluates checkpoints as they are saved, skipping the one training started from."""
+    """2.15's listener: evaluates checkpoints as they are saved, skipping the one training
+    started from, at most once every `throttle_secs` (counted from an evaluation's start),
+    and at the end the last step saved unless it was evaluated already."""
 
-    def __init__(self, evaluator, throttle_secs, start_step, max_steps):
+    def __init__(self, evaluator, throttle_secs, start_step):
         self._evaluator = evaluator
         self._throttle_secs = throttle_secs
         self._start_step = start_step
-        self._max_steps = max_steps
+        self._last_step = None
         self._last_time = None
 
     def after_save(self, session, global_step_value):
         if global_step_value <= self._start_step:
             return  # nothing trained since
-        is_final = self._max_steps is not None and global_step_value >= self._max_steps
-        due = self._last_time is None or time.time() - self._last_time >= self._throttle_secs
-        if not due:  # (2.15 said so at the final checkpoint too, then evaluated it)
+        if global_step_value == self._last_step or (
+            self._last_time is not None and time.time() - self._last_time < self._throttle_secs
+        ):
             log.info(
                 "Skip the current checkpoint eval due to throttle secs (%s secs).",
                 self._throttle_secs,
             )
-        if due or is_final:
-            self._evaluator.evaluate_and_export(is_final=is_final)
-            self._last_time = time.time()
+            return
+        self._evaluate(global_step_value)
+
+    def end(self, session, global_step_value):
+        if global_step_value != self._last_step:
+            self._evaluate(global_step_value)
+
+    def _evaluate(self, step):
+        self._last_step, self._last_time = step, time.time()
+        self._evaluator.evaluate_and_export()
 
 
 def _log_how_it_runs(estimator):
@@ -299,11 +288,11 @@ def _evaluate_continuously(estimator, train_spec, eval_spec):
     if eval_spec.start_delay_secs:
         log.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
         time.sleep(eval_spec.start_delay_secs)
-    evaluator = _Evaluator(estimator, eval_spec)
     max_steps = train_spec.max_steps
+    evaluator = _Evaluator(estimator, eval_spec, max_steps)
     while True:
         started = time.time()
-        step = evaluator.evaluate_new_checkpoint(max_steps)
+        step = evaluator.evaluate_and_export()
         if step is not None and max_steps is not None and step >= max_steps:
             log.info("Exiting evaluation, global_step=%s >= train max_steps=%s", step, max_steps)
             return
@@ -331,17 +320,14 @@ def _train_and_evaluate_here(estimator, train_spec, eval_spec):
         # 2.15 evaluated and exported after the checkpoints train() saved: a job run
         # again on a model_dir already at max_steps saves none, so gets (None, None).
         return None, None
-    evaluator = _Evaluator(estimator, eval_spec)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
     latest = estimator.latest_checkpoint()
     start_step = ckpt_lib.checkpoint_step(latest) if latest else 0
-    listener = _EvaluateAfterSave(
-        evaluator, eval_spec.throttle_secs, start_step, train_spec.max_steps
-    )
+    listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs, start_step)
     estimator.train(
         train_spec.input_fn,
         hooks=train_spec.hooks,
         max_steps=train_spec.max_steps,
         saving_listeners=[*list(train_spec.saving_listeners), listener],
     )
-    evaluator.evaluate_and_export(is_final=True)
     return evaluator.last_result, evaluator.last_exports

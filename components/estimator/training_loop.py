@@ -54,6 +54,7 @@ def run(
     start_step = int(global_step.numpy())
     target = start_step + steps if steps is not None else max_steps
     loop.begin(start_step)
+    loop.save_start()
     loop.train(run_chunk, start_step, target)
     loop.end()
 
@@ -100,17 +101,20 @@ class _TrainingLoop:
             self.estimator._restore(latest_checkpoint, ModeKeys.TRAIN)
         else:
             self.estimator._initialize_fresh_variables(self.variables)
-        # As 2.15's CheckpointSaverHook, each call saves the step it starts from (its
-        # listeners called), resumed or not.  With several workers the step-0 save is
-        # skipped: a worker starting later must not find (and restore) a checkpoint its
-        # peers did not.
+
+    def save_start(self):
+        """As 2.15's CheckpointSaverHook, each call saves the step it starts from (its
+        listeners called, after every hook's and listener's `begin`), resumed or not.
+        With several workers the step-0 save is skipped: a worker starting later must
+        not find (and restore) a checkpoint its peers did not."""
         if self.is_chief and self.config.num_worker_replicas == 1:
             self.save()
 
     def begin(self, start_step):
+        # (2.15's order: the user's hooks, then the saver's listeners.)
+        self.runner = HookRunner(self.estimator, self.hooks, start_step)
         for listener in self.saving_listeners:
             listener.begin()
-        self.runner = HookRunner(self.estimator, self.hooks, start_step)
         self.writer = tf.summary.create_file_writer(self.output_dir) if self.output_dir else None
         self.step = start_step
         self.last_save_time = time.time()
