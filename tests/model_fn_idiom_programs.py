@@ -1002,6 +1002,86 @@ def spec_fields_as_model_fn_sees_them(tf, workdir):
     return {"exact": seen, "close": {}}
 
 
+def _spec_refusals(tf, spec, keys):
+    """Each refusal (type, words) of specs made wrongly in a graph: a field a mode needs
+    missing, fields of the wrong kind, tensors of another graph, a change of mode."""
+    with tf.Graph().as_default():
+        stale = tf.constant(1.0, name="stale")
+    with tf.Graph().as_default():
+        loss, op, y = tf.constant(1.0, name="loss"), tf.no_op(), tf.constant([1.0], name="y")
+        sparse = tf.sparse.SparseTensor([[0]], [1.0], [1])
+        output = tf.estimator.export.PredictOutput({"y": y})
+        made = {
+            "train_no_loss": lambda: spec(keys.TRAIN, train_op=op),
+            "train_no_train_op": lambda: spec(keys.TRAIN, loss=loss),
+            "eval_no_loss": lambda: spec(keys.EVAL, predictions=y),
+            "predict_nothing": lambda: spec(keys.PREDICT),
+            "loss_sparse": lambda: spec(keys.EVAL, loss=sparse),
+            "loss_vector": lambda: spec(keys.EVAL, loss=tf.constant([1.0, 2.0], name="v")),
+            "prediction_number": lambda: spec(keys.PREDICT, predictions=2.0),
+            "prediction_key_sparse": lambda: spec(keys.PREDICT, predictions={"s": sparse}),
+            "scaffold_dict": lambda: spec(keys.TRAIN, loss=loss, train_op=op, scaffold={}),
+            "scaffold_list": lambda: spec(keys.TRAIN, loss=loss, train_op=op, scaffold=[op]),
+            "outputs_list": lambda: spec(keys.PREDICT, predictions=y, export_outputs=["y"]),
+            "outputs_tensor": lambda: spec(keys.PREDICT, predictions=y, export_outputs={"a": y}),
+            "outputs_no_default": lambda: spec(
+                keys.PREDICT, predictions=y, export_outputs={"a": output, "b": output}
+            ),
+            "hook_not_one": lambda: spec(keys.EVAL, loss=loss, evaluation_hooks=[print]),
+            "metrics_list": lambda: spec(keys.EVAL, loss=loss, eval_metric_ops=[loss]),
+            "stale_loss": lambda: spec(keys.EVAL, loss=stale),
+            "stale_prediction": lambda: spec(keys.PREDICT, predictions=stale),
+            "stale_prediction_key": lambda: spec(keys.PREDICT, predictions={"k": stale}),
+            "stale_train_op": lambda: spec(keys.TRAIN, loss=loss, train_op=stale),
+            "stale_metric": lambda: spec(
+                keys.EVAL, loss=loss, eval_metric_ops={"m": (stale, stale)}
+            ),
+            "change_mode": lambda: spec(keys.EVAL, loss=loss)._replace(mode=keys.TRAIN),
+        }
+        return {name: _raised(call) for name, call in made.items()}
+
+
+def _bad_spec_model_fn(features, labels, mode, params):
+    """A model_fn that forgets what `params["forget"]` names in the spec it returns."""
+    import tensorflow as tf
+
+    y = tf.compat.v1.layers.dense(features["x"], 1)
+    step = tf.compat.v1.train.get_or_create_global_step()
+    fields = {"predictions": {"y": y, "n": 3.0} if params["forget"] == "n" else {"y": y}}
+    if mode != tf.estimator.ModeKeys.PREDICT:
+        fields["loss"] = tf.reduce_mean(tf.square(y - labels))
+        fields["train_op"] = tf.compat.v1.assign_add(step, 1)
+    fields.pop(params["forget"], None)
+    return tf.estimator.EstimatorSpec(mode, **fields)
+
+
+@program
+def spec_refusals_word_for_word(tf, workdir):
+    """The words of EstimatorSpec's refusals (a user's log shows them): made in a graph as
+    a wrapper of model_fns makes them, and returned by a model_fn to train, evaluate and
+    predict (a spec missing its loss, its train_op, predictions holding a number)."""
+    seen = _spec_refusals(tf, tf.estimator.EstimatorSpec, tf.estimator.ModeKeys)
+    x = np.array([[1.0], [2.0]], np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x)).batch(2)
+
+    for name, forget, call in (
+        ("train_without_loss", "loss", lambda model: model.train(input_fn, steps=1)),
+        ("train_without_train_op", "train_op", lambda model: model.train(input_fn, steps=1)),
+        ("evaluate_without_loss", "loss", lambda model: model.evaluate(input_fn, steps=1)),
+        ("predict_without_predictions", "predictions", lambda model: model.predict(input_fn)),
+        ("predict_a_number", "n", lambda model: model.predict(input_fn)),
+    ):
+        model = tf.estimator.Estimator(
+            _bad_spec_model_fn,
+            model_dir=os.path.join(workdir, name),
+            params={"forget": forget},
+        )
+        seen[name] = _raised(lambda call=call, model=model: call(model))
+    return {"exact": seen, "close": {}}
+
+
 @program
 def serving_receiver_checks(tf, workdir):
     """What a serving_input_receiver_fn's `ServingInputReceiver(...)` takes and refuses

@@ -54,17 +54,13 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
     ):
         if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
             raise ValueError(f"EstimatorSpec: unknown mode {mode!r}")
-        if mode == ModeKeys.TRAIN:
-            if loss is None:
-                raise ValueError(
-                    "EstimatorSpec: `loss` is required in TRAIN mode (model_fn returned none)."
-                )
-            if train_op is None:
-                raise ValueError("EstimatorSpec: `train_op` is required in TRAIN mode.")
-        if mode == ModeKeys.EVAL and loss is None:
-            raise ValueError("EstimatorSpec: `loss` is required in EVAL mode.")
+        # (2.15's words for what a mode needs: 'Missing loss.', 'Missing train_op.', ...)
+        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL) and loss is None:
+            raise ValueError("Missing loss.")
+        if mode == ModeKeys.TRAIN and train_op is None:
+            raise ValueError("Missing train_op.")
         if mode == ModeKeys.PREDICT and predictions is None:
-            raise ValueError("EstimatorSpec: `predictions` is required in PREDICT mode.")
+            raise ValueError("Missing predictions.")
         _check_types_and_graph(loss, train_op, predictions)
         loss = _scalar_loss(loss)
         _check_predictions(predictions)
@@ -72,10 +68,8 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
             _check_hooks(hooks)
         if mode == ModeKeys.PREDICT:
             export_outputs = _completed_export_outputs(export_outputs, predictions)
-        if scaffold is not None and not isinstance(scaffold, tf.compat.v1.train.Scaffold):
-            raise TypeError(
-                f"EstimatorSpec: scaffold must be a tf.train.Scaffold, given: {scaffold!r}"
-            )
+        if scaffold and not isinstance(scaffold, tf.compat.v1.train.Scaffold):  # ({}: none)
+            raise TypeError(f"scaffold must be tf.train.Scaffold. Given: {scaffold}")
         eval_metric_ops = _checked_eval_metric_ops(eval_metric_ops)
         return super().__new__(
             cls,
@@ -96,7 +90,7 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
         """A new spec with these fields changed, checked as a new spec is (2.15 refused a
         change of mode, and re-ran its checks: `loss=None` in TRAIN is refused)."""
         if "mode" in changes and changes["mode"] != self.mode:
-            raise ValueError(f"EstimatorSpec: the mode ({self.mode!r}) cannot be changed.")
+            raise ValueError("mode of EstimatorSpec cannot be changed.")
         return EstimatorSpec(**dict(self._asdict(), **changes))
 
 
@@ -106,28 +100,34 @@ def _check_types_and_graph(loss, train_op, predictions):
     ValueError for a loss, train_op or prediction made in another graph (a TF2 trace's
     captures are not compared, as for eval_metric_ops)."""
     if loss is not None and not isinstance(loss, tf.__internal__.types.Tensor):
-        raise TypeError(f"EstimatorSpec: loss must be a Tensor, given: {loss!r}")
+        raise TypeError(f"loss must be Tensor, given: {loss}")
     if train_op is not None and not isinstance(
         train_op, (tf.Operation, tf.__internal__.types.Tensor)
     ):
-        raise TypeError(
-            f"EstimatorSpec: train_op must be an Operation or a Tensor, given: {train_op!r}"
-        )
+        raise TypeError(f"train_op must be Operation or Tensor, given: {train_op}")
     if tf.executing_eagerly() or tf.inside_function():
         return
     graph = tf.compat.v1.get_default_graph()
+    values = "prediction values"
     if isinstance(predictions, dict):
-        named = {f"predictions[{key!r}]": value for key, value in predictions.items()}
+        named = [(values, f"{key}: ", value) for key, value in predictions.items()]
     else:
-        named = {"predictions": predictions}
-    named.update(loss=loss, train_op=train_op)
-    for what, value in named.items():
+        named = [(values, "", predictions)]
+    named += [("loss", "", loss), ("train_op", "", train_op)]
+    for what, key, value in named:
         if isinstance(value, tf.Variable) or getattr(value, "graph", graph) is graph:
             continue
-        raise ValueError(
-            f"EstimatorSpec: {what} ({value.name}) must be from the default graph: make it in "
-            "model_fn, in the call that returns this spec."
-        )
+        raise ValueError(_not_of_the_default_graph(what, f"{key}{value.name}"))
+
+
+def _not_of_the_default_graph(what, name):
+    """2.15's refusal of a spec's tensor made in another graph, in its words."""
+    return (
+        f'{what} with "{name}" must be from the default graph. Possible causes of this error '
+        f"include: \n\n1) {what} was created outside the context of the default graph."
+        "\n\n2) The object passed through to EstimatorSpec was not created in the most "
+        'recent call to "model_fn".'
+    )
 
 
 def _scalar_loss(loss):
@@ -172,8 +172,7 @@ def _checked_eval_metric_ops(eval_metric_ops):
         for part in parts:
             if part.graph is not graph:
                 raise ValueError(
-                    f'eval_metric_ops with "{key}: {part.name}" must be from the default '
-                    "graph: make it in model_fn, in the call that returns this spec."
+                    _not_of_the_default_graph("eval_metric_ops", f"{key}: {part.name}")
                 )
     return _as_pairs(eval_metric_ops, in_a_graph)
 
@@ -233,11 +232,8 @@ def _check_predictions(predictions):
     named = predictions.items() if isinstance(predictions, dict) else [(None, predictions)]
     for key, value in named:
         if not isinstance(value, tf.__internal__.types.Tensor):
-            where = "predictions" if key is None else f"predictions[{key!r}]"
-            raise TypeError(
-                f"EstimatorSpec: {where} must be a Tensor (predictions: a Tensor or a dict "
-                f"of Tensors), given: {value!r}"
-            )
+            where = "predictions" if key is None else f"predictions[{key}]"
+            raise TypeError(f"{where} must be Tensor, given: {value}")
 
 
 def _check_hooks(hooks):
@@ -272,17 +268,18 @@ def _check_export_outputs(export_outputs):
     if not export_outputs:
         return
     if not isinstance(export_outputs, dict):
-        raise TypeError(f"export_outputs must be dict, given: {export_outputs!r}")
-    for key, output in export_outputs.items():
+        raise TypeError(f"`export_outputs` must be dict, received: {export_outputs}.")
+    for output in export_outputs.values():
         if not isinstance(output, export_output.ExportOutput):
             raise TypeError(
-                f"Values in export_outputs must be ExportOutput objects, given: {key}: {output!r}"
+                f"Values in `export_outputs` must be ExportOutput objects, received: "
+                f"{export_outputs}."
             )
     default = tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY
     if len(export_outputs) > 1 and default not in export_outputs:
         raise ValueError(
-            f"Multiple `export_outputs` were provided ({sorted(export_outputs)}), but none of "
-            f"them are specified as the default: name one {default!r}."
+            "Multiple `export_outputs` were provided, but none of them are specified as the "
+            "default. Use`tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY` to specify a default."
         )
 
 
