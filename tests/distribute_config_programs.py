@@ -15,6 +15,8 @@ samples and guides wrote them after `tf_upgrade_v2`, on one CPU with tiny made-u
 - `CentralStorageStrategy` (tf.distribute.experimental's training, compat.v1's
   evaluating) for a Keras-layer `model_fn` under a TF1 Adam, and
   `OneDeviceStrategy("/cpu:0")` for a `LinearClassifier`;
+- `import tensorflow.compat.v1 as tf` code's V1 canned `DNNLinearCombinedClassifier`
+  (warm-started) under compat.v1's `MirroredStrategy()` and `OneDeviceStrategy`;
 - `tf.contrib.distribute.DistributeConfig` users: `RunConfig(experimental_distribute=...)`
   (the contrib namedtuple's fields), both spellings at once, and the converted
   `RunConfig(train_distribute=...)`;
@@ -165,21 +167,19 @@ def _iris_like(n, seed):
     return x, (x.sum(axis=1) * 1.5 + 1.5).clip(0, 2.9).astype(np.int64)
 
 
+def _dnn_start(tf, workdir, logits):
+    """A checkpoint of fixed weights for a DNN of 4 hidden units over 3 inputs."""
+    shapes = {"dnn/hiddenlayer_0/kernel": [3, 4], "dnn/hiddenlayer_0/bias": [4]}
+    shapes.update({"dnn/logits/kernel": [4, logits], "dnn/logits/bias": [logits]})
+    return write_checkpoint(tf, os.path.join(workdir, "start"), shapes)
+
+
 @program
 def dnn_classifier_mirrored(tf, workdir):
     """A `DNNClassifier` under `MirroredStrategy(devices=["/cpu:0"])` for training and
     evaluation, warm-started from fixed weights; predict, export, the export served."""
     x, y = _iris_like(16, 0)
-    start = write_checkpoint(
-        tf,
-        os.path.join(workdir, "start"),
-        {
-            "dnn/hiddenlayer_0/kernel": [3, 4],
-            "dnn/hiddenlayer_0/bias": [4],
-            "dnn/logits/kernel": [4, 3],
-            "dnn/logits/bias": [3],
-        },
-    )
+    start = _dnn_start(tf, workdir, logits=3)
     strategy = tf.distribute.MirroredStrategy(devices=["/cpu:0"])
     config = tf.estimator.RunConfig(
         train_distribute=strategy, eval_distribute=strategy, save_summary_steps=2
@@ -474,6 +474,44 @@ def one_device_linear_classifier(tf, workdir):
         result = model.evaluate(input_fn, steps=1)
     rows = list(model.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x[:3]}).batch(3)))
     exact, close = _canned_seen(tf, model, columns, workdir, lines, result, rows, skip="Ftrl")
+    return {"exact": exact, "close": close}
+
+
+@program
+def compat_v1_canned_one_replica(tf, workdir):
+    """`import tensorflow.compat.v1 as tf` code, whose `tf.estimator` classes are the V1
+    canned ones: a `DNNLinearCombinedClassifier` warm-started from fixed weights under
+    compat.v1's `MirroredStrategy()` (one CPU: one replica) for training and
+    `OneDeviceStrategy("/cpu:0")` for evaluation; predict and export after (under no
+    strategy)."""
+    v1 = tf.compat.v1
+    x, y = _iris_like(16, 2)
+    deep = [v1.feature_column.numeric_column("x", shape=[3])]
+    wide = [v1.feature_column.bucketized_column(deep[0], [-0.5, 0.0, 0.5])]
+    start = _dnn_start(tf, workdir, logits=1)
+    config = v1.estimator.RunConfig(
+        train_distribute=v1.distribute.MirroredStrategy(),
+        eval_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"),
+    )
+    model = v1.estimator.DNNLinearCombinedClassifier(
+        linear_feature_columns=wide,
+        dnn_feature_columns=deep,
+        dnn_hidden_units=[4],
+        model_dir=os.path.join(workdir, "combined"),
+        config=config,
+        warm_start_from=v1.estimator.WarmStartSettings(start, vars_to_warm_start="dnn/"),
+    )
+
+    def input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, (y > 1).astype(np.int64)))
+        return dataset.repeat().batch(BATCH_SIZE)
+
+    with _info_lines() as lines:
+        model.train(input_fn, steps=3)
+        result = model.evaluate(input_fn, steps=1)
+    rows = list(model.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x[:3]}).batch(3)))
+    exact, close = _canned_seen(tf, model, deep, workdir, lines, result, rows, skip="Adagrad|Ftrl")
+    exact["lines"] = _user_lines(lines, workdir, ("Warm-start",))
     return {"exact": exact, "close": close}
 
 

@@ -129,8 +129,11 @@ def test_v1_loss_reductions_as_2_15_accepts_them():
         compat_v1.LinearRegressor(columns, weight_column="w", loss_reduction="weighted_mean")
 
 
-def test_v1_canned_estimators_refuse_a_distribution_strategy_naming_the_v2_class():
-    config = compat_v1.RunConfig(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
+def test_v1_canned_estimators_refuse_a_strategy_of_two_replicas_naming_the_v2_class():
+    """(One replica trains, as in 2.15: distribute_config's compat_v1_canned_one_replica.)"""
+    with tf.Graph().as_default():  # (made in a graph, nothing checks that CPU:1 exists)
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    config = compat_v1.RunConfig(train_distribute=strategy)
     with pytest.raises(ValueError, match=r"use tf\.estimator\.LinearClassifier \(the V2"):
         compat_v1.LinearClassifier([tf.feature_column.numeric_column("a")], config=config)
 

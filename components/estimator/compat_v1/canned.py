@@ -14,9 +14,10 @@ import tensorflow as tf
 import tf_keras
 
 from components.estimator import estimator as estimator_lib
-from components.estimator import graph_mode
+from components.estimator import graph_mode, graph_strategy
 from components.estimator import head as head_lib
 from components.estimator.canned import baseline, dnn, dnn_linear_combined, linear
+from components.estimator.model_fn import ModeKeys
 from components.estimator.sdca import LinearSDCA
 
 log = logging.getLogger(__name__)
@@ -321,13 +322,17 @@ class _V1Canned(Estimator):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.config.train_distribute is not None:
+        # (A strategy of one replica on one machine drives the graph, as 2.15's did.)
+        config = self.config
+        if config.train_distribute is not None and not graph_strategy.of_mode(
+            config, ModeKeys.TRAIN, exporting=False
+        ):
             name = type(self).__name__
             raise ValueError(
                 f"tf.compat.v1.estimator.{name} trains as 2.15's V1 class did, in a graph "
-                "with a session, which no tf.distribute strategy drives: use "
-                f"tf.estimator.{name} (the V2 class) with RunConfig(train_distribute=...), "
-                "or leave the strategy out."
+                "with a session, which a tf.distribute strategy drives only with one replica "
+                f"on one machine: use tf.estimator.{name} (the V2 class) with "
+                "RunConfig(train_distribute=...), or leave the strategy out."
             )
 
 
