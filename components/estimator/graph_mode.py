@@ -368,10 +368,12 @@ class ModeGraph:
 _SAVED_IN_PARTS = "kit_saved_in_parts"
 
 
-def save_in_parts(variable, parts):
+def save_in_parts(variable, parts, as_variables=False):
     """Saves `variable` as `parts`, [(checkpoint key, offset, shape)] of its slices along
-    one axis, in order."""
+    one axis, in order; `as_variables`: each slice as a variable of its own shape (as TF1
+    saved variables made per part), not as a slice of the whole."""
     variable._kit_saved_in_parts = [(key, list(start), list(shape)) for key, start, shape in parts]
+    variable._kit_parts_as_variables = as_variables
     variable.graph.add_to_collection(_SAVED_IN_PARTS, variable)
 
 
@@ -380,12 +382,15 @@ class _PartsSaveable(saveable_object.SaveableObject):
 
     def __init__(self, variable):
         parts, whole = variable._kit_saved_in_parts, variable.shape.as_list()
+        as_variables = getattr(variable, "_kit_parts_as_variables", False)
         with tf.device(variable.device):
             value = variable.read_value()
             specs = [
                 saveable_object.SaveSpec(
                     tf.slice(value, start, shape),
-                    _V1.Variable.SaveSliceInfo(key, whole, start, shape).spec,
+                    ""
+                    if as_variables
+                    else _V1.Variable.SaveSliceInfo(key, whole, start, shape).spec,
                     key,
                     device=variable.device,
                 )

@@ -71,7 +71,7 @@ class LinearSDCA:
             raise ValueError("LinearSDCA cannot be used in a multi-class setting.")
         if type(head) is head_lib.RegressionHead and head.logits_dimension != 1:
             raise ValueError("LinearSDCA can only be used with one-dimensional label.")
-        if type(head) not in _LOSSES:
+        if _loss_type(head) is None:
             raise ValueError(
                 f"LinearSDCA trains a binary logistic or a squared loss (BinaryClassHead, "
                 f"RegressionHead), not {type(head).__name__}; use a gradient optimizer."
@@ -89,12 +89,16 @@ class LinearSDCA:
                     default_value=[0.0, 0.0, 0.0, 0.0],
                     empty_key=[0, 0],
                     deleted_key=[1, 1],
+                    # (Its buckets are saved in the copies under 2.15's names; a TF1
+                    # graph's Saver would save the table itself too.)
+                    checkpoint=False,
                 )
         return self._tables[key], global_step
 
-    def train_op(self, linear_model, features, labels, head, loss=None):
+    def train_op(self, linear_model, features, labels, head, loss=None, slot_naming=None):
         """One SDCA step on the batch: the linear model's weights are updated in place,
-        after `loss` (the batch's, at the weights before the step, as 2.15 reported it)."""
+        after `loss` (the batch's, at the weights before the step, as 2.15 reported it).
+        `slot_naming(slot, weights, name)`: a V1 class's checkpoint keys of the slots."""
         if self._l2 <= 1.0:  # (2.15's warning, each time it built a training graph)
             log.warning(
                 "symmetric_l2_regularization for SDCA should typically be larger than for "
@@ -114,12 +118,12 @@ class LinearSDCA:
                     "bias the model. Train in a fresh model_dir."
                 ),
             )
-            sparse, dense = _inputs_and_weights(linear_model, features)
+            sparse, dense = _inputs_and_weights(linear_model, features, slot_naming)
         example_ids = tf.reshape(features[self._example_id_column], [-1])
         batch = tf.shape(example_ids)[0]
         # The bias: the weight of a dense feature that is 1 for every example.
         bias = linear_model.bias
-        dense.append((tf.ones([batch, 1]), bias, _unshrunk(bias, "bias_weights")))
+        dense.append((tf.ones([batch, 1]), bias, _unshrunk(bias, "bias_weights", slot_naming)))
         self._summarize(table, [weights for _, weights, _ in sparse + dense])
         weight_key = _weight_key(head)
         example_weights = (
@@ -144,7 +148,7 @@ class LinearSDCA:
             ],
             dense_weights=[slot.read_value() for _, _, slot in dense],
             example_state_data=state_data,
-            loss_type=_LOSSES[type(head)],
+            loss_type=_loss_type(head),
             l1=self._l1,
             l2=self._l2,
             num_loss_partitions=self._num_loss_partitions,
@@ -230,14 +234,14 @@ def _insert_and_copy(table, fingerprints, states, copies):
     return tf.group(copies[0].assign(keys), copies[1].assign(values))
 
 
-def _inputs_and_weights(linear_model, features):
+def _inputs_and_weights(linear_model, features, slot_naming=None):
     """(inputs, weights, unshrunk slot) for each of the model's sparse and dense columns."""
     columns, state_manager = linear_model._columns, linear_model._state_manager
     cache = fc_lib.FeatureTransformationCache(features)
     sparse, dense = [], []
     for column in columns:
         weights = state_manager.get_variable(column, "weights")
-        slot = _unshrunk(weights, f"{column.name}/weights")
+        slot = _unshrunk(weights, f"{column.name}/weights", slot_naming)
         if isinstance(column, fc_lib.CategoricalColumn):
             ids = _unique_ids(column.get_sparse_tensors(cache, state_manager))
             sparse.append((ids, weights, slot))
@@ -254,20 +258,37 @@ def _inputs_and_weights(linear_model, features):
     return sparse, dense
 
 
+def _loss_type(head):
+    """SDCA's loss for `head`, as tf.estimator 2.15 chose it by the head's class (a
+    subclass, such as tf.compat.v1.estimator.LinearClassifier's own binary head or a
+    user's, trains as its base); None for the GLM heads, whose losses SDCA lacks."""
+    if isinstance(head, (head_lib.PoissonRegressionHead, head_lib.LogisticRegressionHead)):
+        return None
+    for head_class, loss_type in _LOSSES.items():
+        if isinstance(head, head_class):
+            return loss_type
+    return None
+
+
 def _weight_key(head):
     """The feature the head's example weights come from (raw, as SDCA takes them)."""
     column = getattr(head, "_weight_column", None)
     return column if column is None or isinstance(column, str) else column.key
 
 
-def _unshrunk(weights, name):
+def _unshrunk(weights, name, slot_naming=None):
     """The SDCA slot of the linear model's `name` weights, starting at zero, named as
-    tf.estimator named it."""
-    return tf.Variable(
-        tf.zeros(weights.shape, tf.float32),
+    tf.estimator named it (a V1 class's by `slot_naming`)."""
+    slot = tf.Variable(
+        # (A callable: its zeros are made outside the step's control dependencies,
+        # which in a TF1 graph read the global step before its initializer ran.)
+        lambda: tf.zeros(weights.shape, tf.float32),
         trainable=False,
         name=f"{_LINEAR_MODEL_SCOPE}/{name}_unshrunk",
     )
+    if slot_naming is not None:
+        slot_naming(slot, weights, name)
+    return slot
 
 
 def _unique_ids(id_weights):

@@ -295,13 +295,16 @@ def _summarize(layer):
     summaries.scalar("fraction_of_zero_weights", zeros, v1_scope="linear")
 
 
-def _model_fn(features, labels, mode, head, feature_columns, optimizer, sparse_combiner):
+def _model_fn(
+    features, labels, mode, head, feature_columns, optimizer, sparse_combiner, slot_naming=None
+):
+    """`slot_naming`: a V1 class's checkpoint names of LinearSDCA's slots."""
     check_features(features, feature_columns)
     logits, layer = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
 
     def train_op_fn(loss):
         if isinstance(optimizer, LinearSDCA):
-            return optimizer.train_op(layer, features, labels, head, loss)
+            return optimizer.train_op(layer, features, labels, head, loss, slot_naming)
         # `optimizer=None`: 2.15's Ftrl at min(0.2, 1/sqrt(number of columns)).
         opt = optimizers.get_optimizer(
             optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),
@@ -319,6 +322,8 @@ class LinearEstimator(Estimator):
 
     # tf.compat.v1.estimator's classes take tf.compat.v1.feature_column's columns too.
     _takes_v1_feature_columns = False
+    # (A V1 class's: how LinearSDCA's slots are saved, see compat_v1.)
+    _sdca_slot_naming = None
     _exports_a_graph = True  # (2.15's export: a TF1 graph, its tensor names)
 
     def __init__(
@@ -339,9 +344,17 @@ class LinearEstimator(Estimator):
         def model_fn(features, labels, mode):
             if not takes_v1_columns:
                 check_v2_columns(feature_columns)
+            naming = self._sdca_slot_naming
             with reading_v1_columns(takes_v1_columns):
                 return _model_fn(
-                    features, labels, mode, head, feature_columns, optimizer, sparse_combiner
+                    features,
+                    labels,
+                    mode,
+                    head,
+                    feature_columns,
+                    optimizer,
+                    sparse_combiner,
+                    naming,
                 )
 
         super().__init__(

@@ -170,15 +170,44 @@ def _save_under_2_15_keys(slot, primary, scope, parts_of):
             key = scope + slot.op.name
         slot._set_save_slice_info(tf.Variable.SaveSliceInfo(key, shape, [0] * len(shape), shape))
         return
+    _save_in_parts(
+        slot, axis, count, lambda part: _slot_key(primary.op.name, slot.op.name, scope, part)
+    )
+
+
+def _save_in_parts(variable, axis, count, key_of_part, as_variables=False):
+    """Saves `variable` in `count` slices along `axis`, each under `key_of_part(i)`
+    (TF1's sizes: the first ones one longer; `as_variables`: see graph_mode)."""
+    shape = variable.shape.as_list()
     size, longer = divmod(shape[axis], count)
     parts, offset = [], 0
     for part in range(count):
         start, part_shape = [0] * len(shape), list(shape)
         start[axis], part_shape[axis] = offset, size + (part < longer)
-        key = _slot_key(primary.op.name, slot.op.name, scope, part)
-        parts.append((key, start, part_shape))
+        parts.append((key_of_part(part), start, part_shape))
         offset += part_shape[axis]
-    graph_mode.save_in_parts(slot, parts)
+    graph_mode.save_in_parts(variable, parts, as_variables)
+
+
+def sdca_slots_saved_as_2_15(partitioner):
+    """How a V1 linear class's `LinearSDCA` names its unshrunk weights in checkpoints, as
+    2.15's did: one variable per part of each weight (whole without a `partitioner`),
+    `linear/linear/linear_model/<column>/weights/part_<i>_unshrunk` and
+    `.../bias_weights/part_0_unshrunk`, so those model_dirs resume both ways."""
+
+    def name_slot(slot, weights, name):
+        axis, count = (0, 1) if partitioner is None else _partitions(partitioner, weights)
+        base = f"linear/linear/linear_model/{name}"
+        if count == 1:
+            shape = slot.shape.as_list()
+            key = f"{base}/part_0_unshrunk"
+            slot._set_save_slice_info(
+                tf.Variable.SaveSliceInfo(key, shape, [0] * len(shape), shape)
+            )
+            return
+        _save_in_parts(slot, axis, count, lambda part: f"{base}/part_{part}_unshrunk", True)
+
+    return name_slot
 
 
 def _name_slots_after_applying(optimizer, scope, parts_of):
@@ -523,6 +552,7 @@ class LinearEstimator(_HeadGivenCannotTrain, linear.LinearEstimator):
     ):
         _note_partitioner("partitioner", partitioner)
         self._builds_own_train_op = isinstance(optimizer, LinearSDCA)
+        self._sdca_slot_naming = sdca_slots_saved_as_2_15(partitioner)
         feature_columns = list(feature_columns)
         learning_rate = LINEAR_LEARNING_RATE
         if optimizer is None:
