@@ -17,6 +17,7 @@ model draws unseeded initial weights the program passes a seeded initializer (or
 """
 
 import contextlib
+import functools
 import io
 import os
 import re
@@ -639,6 +640,44 @@ def final_export_by_max_steps(tf, workdir):
                 "returned": [int(metrics["global_step"]), returned],
                 "listener": calls,
             }
+    return {"exact": found}
+
+
+@program
+def no_checkpoint_saver(tf, workdir):
+    """RunConfig(save_checkpoints_steps=None, save_checkpoints_secs=None), as guides set it
+    to turn saving off: what training leaves in model_dir, then saving listeners refused.
+    A canned regressor and a TF1 model_fn."""
+    tf1 = tf.compat.v1
+    off = {"save_checkpoints_steps": None, "save_checkpoints_secs": None}
+    column = tf1.feature_column.numeric_column("x", shape=[2])
+    estimators = {
+        "linear_regressor": (
+            lambda config: tf1.estimator.LinearRegressor([column], config=config),
+            lambda: _input_fn().map(lambda x, y: ({"x": x}, y)),
+        ),
+        "tf1_model_fn": (
+            lambda config: tf1.estimator.Estimator(_model_fn, config=config),
+            _input_fn,
+        ),
+    }
+    found = {}
+    for name, (make, input_fn) in estimators.items():
+        model_dir = os.path.join(workdir, name)
+        estimator = make(tf1.estimator.RunConfig(model_dir=model_dir, **off))
+        estimator.train(input_fn, steps=2)
+        found[name] = {
+            "files": listing(model_dir),
+            "variables": _raised(estimator.get_variable_names),
+            "with_listener": _raised(
+                functools.partial(
+                    estimator.train,
+                    input_fn,
+                    steps=1,
+                    saving_listeners=[tf1.train.CheckpointSaverListener()],
+                )
+            ),
+        }
     return {"exact": found}
 
 

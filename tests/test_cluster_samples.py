@@ -34,23 +34,8 @@ def test_run_config_reads_tf_config_as_under_tf215(ours):
     assert_exact(ours[name]["exact"], RECORDED[name]["exact"], name)
 
 
-# In the full suite (runs 35 and 36 of docs/testing.md) the legacy master's record differed
-# in which evaluations it ran; alone and beside busy loops it matched. An open defect, not
-# 2.15's behaviour: marked so it does not hide the rest, and reported when it passes.
-_MASTER_EVALUATIONS = pytest.mark.xfail(
-    reason="the master's evaluations differ in the full suite (docs/testing.md, run 36)",
-    strict=False,
-)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=_MASTER_EVALUATIONS) if name == "mnist_master_cluster" else name
-        for name in CLUSTERS
-    ],
-)
+@pytest.mark.parametrize("name", CLUSTERS)
 def test_cluster_runs_as_under_tf215(ours, name):
     # (The kit's checkpoints carry no .meta and its exports a fingerprint.pb: KNOWN.)
     ran = ours[name]["exact"]

@@ -789,10 +789,7 @@ def _saving_hooks(built, scaffold, saving_listeners, given, spec_chief_hooks):
         )
         savers = saving[:]
     if saving_listeners and not savers:
-        raise ValueError(
-            "train(saving_listeners=...) needs a CheckpointSaverHook: set "
-            "RunConfig.save_checkpoints_steps or save_checkpoints_secs, or pass one in hooks."
-        )
+        raise ValueError(hooks_lib.NO_SAVER_FOR_LISTENERS)
     for listener in saving_listeners:
         if listener not in savers[0]._listeners:
             savers[0]._listeners.append(listener)

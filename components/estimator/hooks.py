@@ -81,6 +81,13 @@ CheckpointSaverListener = tf.compat.v1.train.CheckpointSaverListener
 NanLossDuringTrainingError = tf.compat.v1.train.NanLossDuringTrainingError
 
 
+# 2.15's refusal of saving listeners without a checkpoint saver (both paths).
+NO_SAVER_FOR_LISTENERS = (
+    "There should be a CheckpointSaverHook to use saving_listeners. Please set one of the "
+    "RunConfig.save_checkpoints_steps or RunConfig.save_checkpoints_secs."
+)
+
+
 def check_listeners(listeners, refusal):
     """A TypeError, `refusal` and the culprit, for a saving listener that is not a
     CheckpointSaverListener (2.15 refused it before training; duck types too)."""

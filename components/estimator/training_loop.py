@@ -13,7 +13,7 @@ import tensorflow as tf
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import summaries
-from components.estimator.hooks import HookRunner
+from components.estimator.hooks import NO_SAVER_FOR_LISTENERS, HookRunner
 from components.estimator.model_fn import ModeKeys
 from components.estimator.tf_logging import as_printed
 
@@ -77,6 +77,11 @@ class _TrainingLoop:
             keep_checkpoint_every_n_hours=self.config.keep_checkpoint_every_n_hours,
         )
         self.is_chief = self.config.is_chief
+        # As 2.15's: neither interval set (RunConfig(save_checkpoints_steps=None,
+        # save_checkpoints_secs=None)) means no checkpoint saver, so no checkpoint at all.
+        self.saves = bool(self.config.save_checkpoints_steps or self.config.save_checkpoints_secs)
+        if saving_listeners and not self.saves:
+            raise ValueError(NO_SAVER_FOR_LISTENERS)
         self.step = None
         self.loss = float("nan")
 
@@ -107,7 +112,7 @@ class _TrainingLoop:
         listeners called, after every hook's and listener's `begin`), resumed or not.
         With several workers the step-0 save is skipped: a worker starting later must
         not find (and restore) a checkpoint its peers did not."""
-        if self.is_chief and self.config.num_worker_replicas == 1:
+        if self.saves and self.is_chief and self.config.num_worker_replicas == 1:
             self.save()
 
     def begin(self, start_step):
@@ -238,7 +243,7 @@ class _TrainingLoop:
         return stop
 
     def end(self):
-        if self.output_dir is not None and self.step != self.last_saved_step:
+        if self.saves and self.output_dir is not None and self.step != self.last_saved_step:
             self.save()
         if self.writer is not None:
             self.writer.close()
