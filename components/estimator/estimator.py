@@ -317,8 +317,10 @@ def _temporary_model_dir():
     Only a folder of the kit's own naming is removed: a test that patches `tempfile.mkdtemp`
     to answer '/tmp' (as tf.estimator's own tests did) gets that folder back untouched."""
     model_dir = tempfile.mkdtemp(prefix=_TEMPORARY_MODEL_DIR_PREFIX)
-    if os.path.basename(model_dir).startswith(_TEMPORARY_MODEL_DIR_PREFIX):
-        atexit.register(shutil.rmtree, model_dir, ignore_errors=True)
+    if not os.path.basename(model_dir).startswith(_TEMPORARY_MODEL_DIR_PREFIX):
+        log.warning("Using temporary folder as model directory: %s", model_dir)
+        return model_dir
+    atexit.register(shutil.rmtree, model_dir, ignore_errors=True)
     log.warning(
         "Using temporary folder as model directory: %s (removed when this process exits; "
         "pass model_dir to keep the model).",
