@@ -1,7 +1,8 @@
 """Public TPUEstimator programs run with `use_tpu=False` (tests/tpu_sample_programs.py:
 EfficientNet's EMA and host_call, ResNet's input transpose and piecewise rate, ALBERT's
 checkpoint-by-checkpoint evaluation, the Cloud ML template, the detection export, DLRM's
-TPU embedding columns and EmbeddingConfigSpec) here
+TPU embedding columns and EmbeddingConfigSpec, ResNet's main with use_tpu=True where there
+is no TPU, the words of TPUEstimator's refusals) here
 against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py tpu_sample_programs`). Each program

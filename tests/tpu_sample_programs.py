@@ -37,9 +37,14 @@ them, on tiny models and synthetic data; each keeps its sample's TPUEstimator us
   .embedding_column`), passed with `AdagradParameters` in an `EmbeddingConfigSpec`, which
   2.15 checked and left out off TPUs (the columns look up as embedding columns, trained
   by model_fn's Adagrad); its dot interaction, `eval_metrics`, predictions and export;
+- `resnet_main_without_a_tpu`: ResNet's main with its default `--use_tpu=True` on a
+  machine without a TPU: made and exported; train, evaluate and predict failing with
+  2.15's RuntimeError after its look for the TPU; `eval_on_tpu=False` evaluating on the
+  CPU; `num_shards=1`'s warning; what `use_tpu=True` checked when made;
 - `flag_misuse`: what these programs say to misuses their flags allow;
   `tpu_config_words_and_tf_config`: the words of TPUConfig's refusals a user's test
-  matches, and the TPU workers' job name TF_CONFIG's `service` gives.
+  matches, and the TPU workers' job name TF_CONFIG's `service` gives;
+  `tpu_estimator_words`: the words of TPUEstimator's and TPUEstimatorSpec's refusals.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_tpu_samples.py` with what `tests/tf215/record_family.py tpu_sample_programs`
@@ -591,13 +596,13 @@ def resnet_estimator(tf, flags):
         ),
     )
     return tpu.TPUEstimator(
-        use_tpu=False,
+        use_tpu=flags.get("use_tpu", False),
         model_fn=resnet_model_fn(tf, flags),
         config=config,
         train_batch_size=flags["train_batch_size"],
         eval_batch_size=flags["eval_batch_size"],
         predict_batch_size=flags["predict_batch_size"],
-        eval_on_tpu=False,
+        eval_on_tpu=flags.get("eval_on_tpu", False),
         export_to_tpu=False,
     )
 
@@ -645,6 +650,94 @@ def resnet_piecewise(tf, workdir):
             .tolist(),
             "served_probabilities": values["probabilities"],
         },
+    }
+
+
+# What 2.15 looked for to run on TPUs (the devices' incarnations are random).
+TPU_GREPPED = re.compile(
+    f"{GREPPED.pattern}|Querying Tensorflow master|Failed to find TPU|num_shards==1"
+)
+_INCARNATION = re.compile(r"(_DeviceAttributes\([^,]+, \w+, \d+, )-?\d+\)")
+NO_TPU = "Cannot find any TPU cores in the system. Please double check Tensorflow master address and TPU worker(s). Available devices are (_DeviceAttributes(/job:localhost/replica:0/task:0/device:CPU:0"  # fmt: skip
+NO_TPU_TOPOLOGY = "Cannot find any TPU cores in the system (master address ). This usually means the master address is incorrect or the TPU worker has some problems. Available devices: [_DeviceAttributes("  # fmt: skip
+
+
+def _said(call, words):
+    """[the error's type, whether its message says `words`], or None."""
+    error = error_of(call)
+    return error and [error[0], words in error[1]]
+
+
+def use_tpu_refusals(tf, workdir):
+    """What 2.15 checked when made with use_tpu=True, and a model-parallel config's error."""
+    tpu = tf.compat.v1.estimator.tpu
+    model_fn = resnet_model_fn(tf, RESNET)
+
+    def made(**kwargs):
+        config = tpu.RunConfig(
+            model_dir=os.path.join(workdir, "refused"), tpu_config=kwargs.pop("tpu_config", None)
+        )
+        return tpu.TPUEstimator(
+            model_fn=model_fn, config=config, use_tpu=True, **{"train_batch_size": 8, **kwargs}
+        )
+
+    parallel = tpu.TPUConfig(num_cores_per_replica=2)
+    per_shard = tpu.TPUConfig(num_cores_per_replica=2, per_host_input_for_training=False)
+    return {
+        "no_train_batch_size": _said(lambda: made(train_batch_size=None), "`train_batch_size` cannot be `None`"),
+        "float_train_batch_size": _said(lambda: made(train_batch_size=8.0), "train_batch_size must be int, got <class 'float'>"),
+        "zero_eval_batch_size": _said(lambda: made(eval_batch_size=0), "eval_batch_size must be positive, got 0"),
+        "model_parallel_per_shard": _said(lambda: made(tpu_config=per_shard), "Model parallelism only supports per host input for training."),
+        "model_parallel_train": _said(lambda: made(tpu_config=parallel).train(resnet_input_fn(tf, 8, 0, "train"), max_steps=1), NO_TPU_TOPOLOGY),
+        "reserved_params": _said(lambda: made(params={"batch_size": 8}), "['batch_size', 'context'] are reserved keys but existed in params {'batch_size': 8}."),
+    }  # fmt: skip
+
+
+@program
+def resnet_main_without_a_tpu(tf, workdir):
+    """ResNet's main run with its default --use_tpu=True where there is no TPU (after a
+    --use_tpu=False run left a checkpoint): 2.15 made the TPUEstimator and exported;
+    train, evaluate and predict raised its RuntimeError (a train whose max_steps was
+    reached skipped); eval_on_tpu=False evaluated on the CPU; num_shards=1 warned. (The
+    export comes first: after a failed predict 2.15's next export failed too, its context
+    still marked for predict, which the kit does not copy.)"""
+    flags = {**RESNET, "model_dir": os.path.join(workdir, "model")}
+    on_tpu = {**flags, "use_tpu": True, "eval_on_tpu": True}
+    train_input = resnet_input_fn(tf, 16, 0, "train")
+    eval_input = resnet_input_fn(tf, 16, 1, "eval")
+    with info_lines(TPU_GREPPED) as lines:
+        resnet_estimator(tf, flags).train(input_fn=train_input, max_steps=2)
+        classifier = resnet_estimator(tf, on_tpu)
+        export_dir = as_text(
+            classifier.export_saved_model(
+                os.path.join(workdir, "export"), resnet_serving_input_fn(tf)
+            )
+        )
+        errors = {
+            "train": _said(lambda: classifier.train(input_fn=train_input, max_steps=4), NO_TPU),
+            "evaluate": _said(lambda: classifier.evaluate(input_fn=eval_input, steps=1), NO_TPU),
+            "evaluate_again": _said(lambda: classifier.evaluate(input_fn=eval_input, steps=1), NO_TPU),
+            "train_reached": _said(lambda: classifier.train(input_fn=train_input, max_steps=2), NO_TPU),
+            "predict": _said(lambda: list(classifier.predict(resnet_input_fn(tf, 4, 2, "predict"))), NO_TPU),
+        }  # fmt: skip
+        result = resnet_estimator(tf, {**on_tpu, "eval_on_tpu": False}).evaluate(
+            eval_input, steps=2
+        )
+        one_shard = resnet_estimator(
+            tf, {**flags, "num_cores": 1, "model_dir": os.path.join(workdir, "one")}
+        )
+        one_shard.train(input_fn=train_input, max_steps=1)
+        refusals = use_tpu_refusals(tf, workdir)
+    return {
+        "exact": {
+            "errors": errors,
+            "refusals": refusals,
+            "evaluate_keys": sorted(result),
+            "global_step": int(result["global_step"]),
+            "export": meta_graphs(export_dir),
+            "lines": [_INCARNATION.sub(r"\1<incarnation>)", line) for line in lines],
+        },
+        "close": floats({k: v for k, v in result.items() if k != "global_step"}),
     }
 
 
@@ -1777,6 +1870,11 @@ def tpu_config_words_and_tf_config(tf, workdir):
         "iterations_per_loop_zero": (lambda: tpu.TPUConfig(iterations_per_loop=0), "must be positive"),
         "iterations_per_loop_negative_time": (lambda: tpu.TPUConfig(iterations_per_loop="-1h"), "must be positive"),
         "num_cores_per_replica_7": (lambda: tpu.TPUConfig(num_cores_per_replica=7), "num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; got 7"),
+        "num_shards_float": (lambda: tpu.TPUConfig(num_shards=8.0), "TPUConfig num_shards must be int, got <class 'float'>"),
+        "num_shards_zero": (lambda: tpu.TPUConfig(num_shards=0), "TPUConfig num_shards must be positive, got 0"),
+        "partition_dims_per_host_v1": (lambda: tpu.TPUConfig(input_partition_dims=[[1, 2], None], num_cores_per_replica=2), "input_partition_dims is only supported in PER_HOST_V2 mode."),
+        "partition_dims_without_cores": (lambda: tpu.TPUConfig(input_partition_dims=[[1, 2], None], per_host_input_for_training=tpu.InputPipelineConfig.PER_HOST_V2), "input_partition_dims requires setting num_cores_per_replica."),
+        "eval_input_per_host_v2": (lambda: tpu.TPUConfig(eval_training_input_configuration=tpu.InputPipelineConfig.PER_HOST_V2), "eval_training_input_configuration must be PER_HOST_V1 or SLICED; got 3"),
     }  # fmt: skip
     refusals = {}
     for name, (call, said) in words.items():
@@ -1795,3 +1893,46 @@ def tpu_config_words_and_tf_config(tf, workdir):
             os.environ["TF_CONFIG"] = before
     jobs = [from_service, named.tpu_config.tpu_job_name, replaced.tpu_config.tpu_job_name]
     return {"exact": {"refusals": refusals, "job_names": jobs}, "close": {}}
+
+
+@program
+def tpu_estimator_words(tf, workdir):
+    """The words of what TPUEstimator and TPUEstimatorSpec refused, as a user's test
+    matches them: a plain RunConfig, reserved params, a model_fn or input_fn without
+    `params` (at train), host calls that are not (fn, tensors) pairs, hooks that are not
+    SessionRunHooks."""
+    tpu = tf.compat.v1.estimator.tpu
+    config = tpu.RunConfig(model_dir=os.path.join(workdir, "model"))
+    model_fn = resnet_model_fn(tf, RESNET)
+    train_input = resnet_input_fn(tf, 8, 0, "train")
+
+    def made(**kwargs):
+        return tpu.TPUEstimator(**{"model_fn": model_fn, "config": config, "use_tpu": False, "train_batch_size": 8, **kwargs})  # fmt: skip
+
+    def no_params(features, labels, mode):
+        return model_fn(features, labels, mode, {})
+
+    def no_labels(features, mode, params):
+        return model_fn(features, None, mode, params)
+
+    def metric_fn(labels, logits):
+        return {}
+
+    spec = tpu.TPUEstimatorSpec
+    words = {
+        "plain_run_config": (lambda: made(config=tf.compat.v1.estimator.RunConfig()), "`config` must be provided with type `tpu_config.RunConfig`"),
+        "reserved_context": (lambda: made(params={"context": 1}), "['batch_size', 'context'] are reserved keys but existed in params {'context': 1}."),
+        "model_fn_without_params": (lambda: made(model_fn=no_params).train(train_input, max_steps=1), "does not include params argument, required by TPUEstimator to pass batch size as params['batch_size']"),
+        "model_fn_without_params_given_params": (lambda: made(model_fn=no_params, params={"a": 1}), "does not include params argument, but params ({'a': 1}) is passed to Estimator."),
+        "model_fn_without_labels": (lambda: made(model_fn=no_labels).train(train_input, max_steps=1), "model_fn does not take labels, but input_fn returns labels."),
+        "input_fn_without_params": (lambda: made().train(lambda: None, max_steps=1), 'does not include params argument, required by TPUEstimator to pass batch size as params["batch_size"]'),
+        "host_call_not_a_pair": (lambda: spec("train", host_call=(metric_fn,)), "host_call should have two elements."),
+        "host_call_a_function": (lambda: spec("train", host_call=metric_fn), "host_call should be tuple or list"),
+        "host_call_not_callable": (lambda: spec("train", host_call=(1, [])), "host_call[0] should be callable."),
+        "host_call_tensors_not_a_list": (lambda: spec("train", host_call=(metric_fn, 1)), "host_call[1] should be tuple or list, or dict."),
+        "eval_metrics_one_tensor_short": (lambda: spec("eval", eval_metrics=(metric_fn, [1])), "In TPUEstimatorSpec.eval_metrics, length of tensors 1 does not match method args of the function, which takes 2."),
+        "hook_not_a_hook": (lambda: spec("train", training_hooks=["hook"]), "All hooks must be SessionRunHook instances, given: hook"),
+    }  # fmt: skip
+    with info_lines() as lines:
+        refusals = {name: _said(call, said) for name, (call, said) in words.items()}
+    return {"exact": {"refusals": refusals, "lines": lines}, "close": {}}

@@ -411,8 +411,8 @@ class Estimator:
             )
         if params and "params" not in self._model_fn_args:
             raise ValueError(
-                f"model_fn ({model_fn}) does not include params argument (it takes no "
-                f"`params`), but params ({params}) were passed to the Estimator."
+                f"model_fn ({model_fn}) does not include params argument, but params "
+                f"({params}) is passed to Estimator."
             )
         if not model_dir:
             model_dir = _temporary_model_dir()
@@ -480,7 +480,7 @@ class Estimator:
         if "labels" in self._model_fn_args:
             kwargs["labels"] = labels
         elif labels is not None:
-            raise ValueError("model_fn does not take labels, but input_fn returned labels.")
+            raise ValueError("model_fn does not take labels, but input_fn returns labels.")
         config = self._config if config is None else config
         for name, value in (("mode", mode), ("params", self.params), ("config", config)):
             if name in self._model_fn_args:

@@ -11,6 +11,8 @@ import functools
 import inspect
 import re
 
+import numpy as np
+
 from components.estimator import run_config as run_config_lib
 
 
@@ -77,9 +79,9 @@ class TPUConfig(_TPUConfigFields):
         parse_iterations_per_loop(config.iterations_per_loop)
         if config.num_shards is not None:
             _check_positive_int("num_shards", config.num_shards)
+        _check_partitioning(config)
         if config.initial_infeed_sleep_secs:
             _check_positive_int("initial_infeed_sleep_secs", config.initial_infeed_sleep_secs)
-        _check_partitioning(config)
         per_host = config.per_host_input_for_training
         if per_host is True or per_host is False:
             per_host = (
@@ -90,38 +92,37 @@ class TPUConfig(_TPUConfigFields):
 
 
 def _check_positive_int(name, number):
-    if not isinstance(number, int):
-        raise TypeError(f"TPUConfig({name}={number!r}) must be an int.")
-    if number < 1:
-        raise ValueError(f"TPUConfig({name}={number!r}) must be positive.")
+    """2.15's check, in its words (`TPUConfig num_shards must be int, got <class ...>`)."""
+    if not isinstance(number, (int, np.integer)):
+        raise TypeError(f"TPUConfig {name} must be int, got {type(number)}")
+    if number <= 0:
+        raise ValueError(f"TPUConfig {name} must be positive, got {number}")
 
 
 def _check_partitioning(config):
     """2.15's checks of how a model and its input were split over TPU cores."""
     cores = config.num_cores_per_replica
+    dims = config.input_partition_dims
+    if dims is not None:  # (2.15's words first, in its order)
+        if len(dims) not in (1, 2):
+            raise ValueError(
+                f"input_partition_dims must be a list/tuple with one or two elements. Got {dims!r}."
+            )
+        if config.per_host_input_for_training is not InputPipelineConfig.PER_HOST_V2:
+            raise ValueError(
+                "input_partition_dims is only supported in PER_HOST_V2 mode. Set "
+                "per_host_input_for_training=InputPipelineConfig.PER_HOST_V2."
+            )
+        if cores is None:
+            raise ValueError("input_partition_dims requires setting num_cores_per_replica.")
     if cores is not None and cores not in (1, 2, 4, 8, 16, 32, 64, 128):
         raise ValueError(
             f"num_cores_per_replica must be 1, 2, 4, 8, 16, 32, 64, 128; got {cores!r}"
         )
-    dims = config.input_partition_dims
-    if dims is not None:
-        if len(dims) not in (1, 2):
-            raise ValueError(
-                "TPUConfig(input_partition_dims=...) must be a list or tuple of one or two "
-                f"elements, got {dims!r}."
-            )
-        if config.per_host_input_for_training is not InputPipelineConfig.PER_HOST_V2:
-            raise ValueError(
-                "TPUConfig(input_partition_dims=...) is only supported with "
-                "per_host_input_for_training=InputPipelineConfig.PER_HOST_V2."
-            )
-        if cores is None:
-            raise ValueError("TPUConfig(input_partition_dims=...) needs num_cores_per_replica.")
     evaluation = config.eval_training_input_configuration
     if evaluation not in (InputPipelineConfig.PER_HOST_V1, InputPipelineConfig.SLICED):
         raise ValueError(
-            "TPUConfig(eval_training_input_configuration=...) must be PER_HOST_V1 or SLICED, "
-            f"got {evaluation!r}."
+            f"eval_training_input_configuration must be PER_HOST_V1 or SLICED; got {evaluation}"
         )
 
 

@@ -13,8 +13,11 @@ per session call, so every hook saw every step, and so does this kit; it sets ho
 often the examples/sec line is logged, as in 2.15.  An `embedding_config_spec` (TPU
 embedding tables, tpu/embedding.py) is checked as 2.15 checked it off TPUs and then
 left out, as 2.15 left it: its TPU embedding columns look up as embedding columns do.
-Running on TPUs (`use_tpu=True`) is refused: TensorFlow 2.21 drives TPUs with
-`tf.distribute.TPUStrategy`.
+With `use_tpu=True` (its default) on a machine without a TPU, 2.15 made the
+TPUEstimator and exported, evaluated with `eval_on_tpu=False` as above, and raised its
+RuntimeError (`Cannot find any TPU cores in the system. ...`) to train, predict or
+evaluate on TPUs; so does this kit, which runs no TPUEstimator on TPUs (TensorFlow 2.21
+drives TPUs with `tf.distribute.TPUStrategy`) and says so in that error.
 """
 
 import collections
@@ -25,6 +28,7 @@ import inspect
 import logging
 import math
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import summary_ops_v2
 
@@ -33,7 +37,11 @@ from components.estimator import hooks as hooks_lib
 from components.estimator.estimator import Estimator, _accepted_args
 from components.estimator.ignored import warn_once
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
-from components.estimator.tpu.config import RunConfig, parse_iterations_per_loop
+from components.estimator.tpu.config import (
+    InputPipelineConfig,
+    RunConfig,
+    parse_iterations_per_loop,
+)
 from components.estimator.tpu.embedding import EmbeddingConfigSpec
 
 log = logging.getLogger(__name__)
@@ -48,18 +56,18 @@ _RUNNING = {ModeKeys.TRAIN: "train", ModeKeys.EVAL: "eval", ModeKeys.PREDICT: "i
 
 def _check_host_call(name, host_call):
     """`eval_metrics` or `host_call`: `(fn, tensors)`, tensors a list matching fn's
-    arguments or a dict of them."""
-    if not isinstance(host_call, (tuple, list)) or len(host_call) != 2:
-        raise ValueError(
-            f"TPUEstimatorSpec.{name} must be a pair (fn, tensors), got {host_call!r}."
-        )
+    arguments or a dict of them; refused in 2.15's words."""
+    if not isinstance(host_call, (tuple, list)):
+        raise ValueError(f"{name} should be tuple or list (fn, tensors), got {host_call!r}.")
+    if len(host_call) != 2:
+        raise ValueError(f"{name} should have two elements. Got {host_call!r}, not (fn, tensors).")
     fn, tensors = host_call
     if not callable(fn):
-        raise TypeError(f"TPUEstimatorSpec.{name}[0] must be callable, got {fn!r}.")
+        raise TypeError(f"{name}[0] should be callable. Got {fn!r}.")
     if not isinstance(tensors, (tuple, list, dict)):
         raise ValueError(
-            f"TPUEstimatorSpec.{name}[1] must be a list, tuple or dict of tensors, "
-            f"got {type(tensors).__name__}."
+            f"{name}[1] should be tuple or list, or dict. Got {type(tensors).__name__}, "
+            "not the tensors fn takes."
         )
     if isinstance(tensors, (tuple, list)):
         parameters = inspect.signature(fn).parameters.values()
@@ -67,8 +75,8 @@ def _check_host_call(name, host_call):
             count = sum(1 for p in parameters if p.kind != p.VAR_KEYWORD)
             if count != len(tensors):
                 raise RuntimeError(
-                    f"TPUEstimatorSpec.{name}: {len(tensors)} tensors for a function of "
-                    f"{count} arguments ({getattr(fn, '__name__', fn)})."
+                    f"In TPUEstimatorSpec.{name}, length of tensors {len(tensors)} does not "
+                    f"match method args of the function, which takes {count}."
                 )
 
 
@@ -77,12 +85,15 @@ def _call_host_fn(name, host_call):
     if isinstance(tensors, dict):
         try:
             return fn(**tensors)
-        except TypeError as error:
-            raise TypeError(
-                f"TPUEstimatorSpec.{name}: calling {getattr(fn, '__name__', fn)} with the "
-                f"keys of its tensors {sorted(tensors)} failed ({error}); the keys must be "
-                "its argument names."
-            ) from error
+        except TypeError as error:  # (2.15 warned so, and raised the error itself)
+            log.warning(
+                "Exception while calling %s: %s. It is likely the tensors (%s[1]) do not "
+                "match the function's arguments",
+                name,
+                error,
+                name,
+            )
+            raise
     return fn(*tensors)
 
 
@@ -126,7 +137,7 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", _TPU_SPEC_FIEL
         hook_lists = [tuple(h or ()) for h in (training_hooks, evaluation_hooks, prediction_hooks)]
         for hook in (hook for hooks in hook_lists for hook in hooks):
             if not isinstance(hook, (_V1.train.SessionRunHook, hooks_lib.Hook)):
-                raise TypeError(f"TPUEstimatorSpec: hooks must be SessionRunHooks, got {hook!r}.")
+                raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook}")
         return super().__new__(
             cls,
             mode,
@@ -214,60 +225,96 @@ class _ExamplesPerSecondHook(_V1.train.StepCounterHook):
             log.info("%s: %g", tag, value)
 
 
-def _refuse_tpu():
-    raise ValueError(
-        "TPUEstimator(use_tpu=True): this kit runs TPUEstimator programs on CPUs and GPUs "
-        "only, as tf.estimator 2.15 ran them with use_tpu=False (TensorFlow 2.21 drives "
-        "TPUs with tf.distribute.TPUStrategy, not TPUEstimator's graph rewrite). Pass "
-        "use_tpu=False to train here, or port the model to Keras under TPUStrategy for TPUs."
-    )
+# What the RuntimeErrors of `use_tpu=True` add to 2.15's words.
+_TPU_HINT = (
+    " TPUEstimator(use_tpu=True) runs on TPUs only, and this kit runs TPUEstimator "
+    "programs on CPUs and GPUs only, as tf.estimator 2.15 ran them with use_tpu=False "
+    "(TensorFlow 2.21 drives TPUs with tf.distribute.TPUStrategy, not TPUEstimator's graph "
+    "rewrite): pass use_tpu=False to train here (eval_on_tpu=False evaluates here), or port "
+    "the model to Keras under TPUStrategy for TPUs."
+)
 
 
-def _check_params(model_fn, params, config, embedding_config_spec):
-    """What 2.15 refused, and what only a TPU would run, said at construction."""
+def _check_params(config, params):
+    """What 2.15 refused first, in its words."""
     if not isinstance(config, RunConfig):
         raise ValueError(
-            "TPUEstimator: config must be a tf.compat.v1.estimator.tpu.RunConfig (this "
-            f"kit's components.estimator.tpu.RunConfig), got {type(config).__name__}."
+            "`config` must be provided with type `tpu_config.RunConfig` "
+            "(tf.compat.v1.estimator.tpu.RunConfig, this kit's "
+            f"components.estimator.tpu.RunConfig), got {type(config).__name__}."
         )
-    reserved = sorted(set(_RESERVED_PARAMS) & set(params or {}))
-    if reserved:
+    if params is not None and any(key in params for key in _RESERVED_PARAMS):
         raise ValueError(
-            f"TPUEstimator: params {reserved} are set by TPUEstimator itself "
-            "(params['batch_size'] is the mode's batch size): rename them."
+            f"{list(_RESERVED_PARAMS)} are reserved keys but existed in params {params}."
         )
-    if "params" not in _accepted_args(model_fn):
-        raise ValueError(
-            f"TPUEstimator: model_fn {getattr(model_fn, '__name__', model_fn)} must take a "
-            "`params` argument: TPUEstimator passes the batch size as params['batch_size']."
-        )
-    if embedding_config_spec is not None:
-        _check_embedding_config_spec(config, embedding_config_spec)
 
 
-def _check_embedding_config_spec(config, spec):
-    """What 2.15 checked of an `EmbeddingConfigSpec` off TPUs, which it then left out:
-    the TPU embedding columns `model_fn` uses look up their tables as embedding columns
-    do, trained by `model_fn`'s optimizer (its `optimization_parameters` go unused)."""
+def _check_positive_integer(value, name):
+    if not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be int, got {type(value)}")
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+
+
+def _check_tpu_arguments(config, batch_sizes, embedding_config_spec):
+    """What 2.15 checked at construction with `use_tpu=True`, in its order and words (the
+    rest it checked once it had found the TPU, which it never did on CPUs)."""
+    train, evaluation, prediction = batch_sizes
+    if train is None:
+        raise ValueError("`train_batch_size` cannot be `None`")
+    _check_positive_integer(train, "train_batch_size")
+    per_host = config.tpu_config.per_host_input_for_training
+    if per_host is InputPipelineConfig.PER_SHARD_V1 and config.tpu_config.num_cores_per_replica:
+        raise ValueError(
+            "Model parallelism only supports per host input for training. "
+            "Please adjust TPURunconfig.per_host_input_for_training."
+        )
+    for name, value in (("eval_batch_size", evaluation), ("predict_batch_size", prediction)):
+        if value is not None:
+            _check_positive_integer(value, name)
+    host_inputs = (InputPipelineConfig.PER_HOST_V1, InputPipelineConfig.PER_HOST_V2)
+    if embedding_config_spec and per_host not in host_inputs:
+        raise ValueError(
+            "Only PER_HOST_V1 and PER_HOST_V2 is supported when using TPU Embedding; "
+            f"got {per_host}."
+        )
+
+
+def _check_embedding_config_spec(spec, on_cpu):
+    """What 2.15 checked of an `EmbeddingConfigSpec` before its Estimator was made; off
+    TPUs it then left the spec out: the TPU embedding columns `model_fn` uses look up
+    their tables as embedding columns do, trained by `model_fn`'s optimizer (its
+    `optimization_parameters` go unused)."""
     if not isinstance(spec, EmbeddingConfigSpec):
         raise TypeError(
             "TPUEstimator: embedding_config_spec must be a "
             "tf.compat.v1.estimator.tpu.experimental.EmbeddingConfigSpec, got "
             f"{type(spec).__name__}."
         )
-    if spec.partition_strategy == "mod":  # (2.15: 'mod' shards only TPU tables)
+    if on_cpu and spec.partition_strategy == "mod":  # (2.15: 'mod' shards only TPU tables)
         raise ValueError(
             "Mod sharding of embedding tables not supported on CPU: "
             "EmbeddingConfigSpec(partition_strategy='mod') runs only on a TPU; leave "
             "partition_strategy as 'div' to run with use_tpu=False."
         )
+
+
+def _check_num_shards(config, embedding_config_spec):
+    """2.15's refusal, or warning, of `num_shards=1` once its Estimator was made; True
+    when it warned (2.15 then took one TPU core as given, and eval_on_tpu as True)."""
     tpu_config = config.tpu_config
-    if tpu_config.num_shards == 1 and tpu_config.num_cores_per_replica is None:
+    if tpu_config.num_shards != 1 or tpu_config.num_cores_per_replica is not None:
+        return False
+    if embedding_config_spec is not None:
         raise ValueError(
-            "TPUEstimator: setting TPUConfig.num_shards==1 is unsupported when "
-            "embedding_config_spec is not None (as in tf.estimator 2.15); leave num_shards "
-            "as None."
+            "Setting TPUConfig.num_shards==1 is unsupported when embedding_config_spec is "
+            "not None. Leave num_shards as None."
         )
+    log.warning(
+        "Setting TPUConfig.num_shards==1 is an unsupported behavior. Please fix as soon as "
+        "possible (leaving num_shards as None.)"
+    )
+    return True
 
 
 class ExportSavedModelApiVersion(enum.Enum):
@@ -279,7 +326,7 @@ class ExportSavedModelApiVersion(enum.Enum):
 
 
 class TPUEstimator(Estimator):
-    """tf.estimator 2.15's `TPUEstimator` with `use_tpu=False`: see the module's docstring."""
+    """tf.estimator 2.15's `TPUEstimator` on CPUs and GPUs: see the module's docstring."""
 
     def __init__(
         self,
@@ -299,30 +346,35 @@ class TPUEstimator(Estimator):
         embedding_config_spec=None,
         export_saved_model_api_version=ExportSavedModelApiVersion.V1,
     ):
+        _check_params(config, params)
+        self._batch_sizes = {
+            ModeKeys.TRAIN: train_batch_size,
+            ModeKeys.EVAL: eval_batch_size,
+            ModeKeys.PREDICT: predict_batch_size,
+        }
         if use_tpu:
-            _refuse_tpu()
-        _check_params(model_fn, params, config, embedding_config_spec)
+            _check_tpu_arguments(config, self._batch_sizes.values(), embedding_config_spec)
+        if embedding_config_spec is not None:
+            _check_embedding_config_spec(embedding_config_spec, not (use_tpu and eval_on_tpu))
         if export_saved_model_api_version not in (*ExportSavedModelApiVersion, 1, 2):
             raise ValueError(
                 "TPUEstimator: export_saved_model_api_version must be "
                 "ExportSavedModelApiVersion.V1 or V2 (or 1 or 2), got "
                 f"{export_saved_model_api_version!r}."
             )
-        # (batch_axis and eval_on_tpu only place work on TPU cores: nothing to do here.)
-        self._batch_sizes = {
-            ModeKeys.TRAIN: train_batch_size,
-            ModeKeys.EVAL: eval_batch_size,
-            ModeKeys.PREDICT: predict_batch_size,
-        }
+        # (batch_axis only places work on TPU cores: nothing to do here.)
+        self._use_tpu, self._eval_on_tpu = bool(use_tpu), bool(eval_on_tpu)
+        self._tpu_devices = {}  # master -> the devices it listed (2.15's cached metadata)
         self._export_to_tpu, self._export_to_cpu = export_to_tpu, export_to_cpu
         self._log_every_n_steps, self._log_every_n_secs = _examples_log_period(config)
         self._exporting = False
         if params is None:  # (2.15 said it here, before its Estimator's `Using config`)
-            log.warning(
-                "Estimator's model_fn (%s) includes params argument, but params are not "
-                "passed to Estimator.",
-                model_fn,
-            )
+            if model_fn is not None and "params" in _accepted_args(model_fn):
+                log.warning(
+                    "Estimator's model_fn (%s) includes params argument, but params are not "
+                    "passed to Estimator.",
+                    model_fn,
+                )
             params = {}
         # The Estimator's own step logging and counter give way to examples/sec, as in 2.15.
         super().__init__(
@@ -333,8 +385,10 @@ class TPUEstimator(Estimator):
             warm_start_from=warm_start_from,
         )
         self._graph_mode = True  # TPUEstimator model_fns are TF1 code: always a graph
+        if _check_num_shards(config, embedding_config_spec):
+            self._eval_on_tpu = eval_on_tpu = True  # (2.15's one-core context dropped it)
         log.info("_TPUContext: eval_on_tpu %s", eval_on_tpu)
-        if eval_on_tpu:
+        if eval_on_tpu and not use_tpu:
             log.warning("eval_on_tpu ignored because use_tpu is False.")
 
     # 2.15 ran each call under its TPU error rendezvous, whose lines these log; a session
@@ -349,6 +403,9 @@ class TPUEstimator(Estimator):
     def evaluate(self, input_fn, *args, **kwargs):
         with _error_rendezvous("evaluation_loop"):
             _check_master(self._config, self._config.evaluation_master)
+            if self._on_tpu(ModeKeys.EVAL):  # (2.15 looked for the TPU first here)
+                self._find_tpu(ModeKeys.EVAL)
+            self._note_eval_on_cpu(ModeKeys.EVAL, 1)
             return super().evaluate(input_fn, *args, **kwargs)
 
     @functools.wraps(Estimator.predict)
@@ -358,8 +415,9 @@ class TPUEstimator(Estimator):
             yield from super().predict(input_fn, *args, **kwargs)
         log.info("prediction_loop marked as finished")  # (2.15 said it twice at the end)
 
-    def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None):
-        """Every mode runs in a graph with a session, as under 2.15."""
+    def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None, before_input=None):
+        """Every mode runs in a graph with a session, as under 2.15 (`before_input` is
+        for the Estimator's TF2 path, which a TPUEstimator never takes)."""
         self._exporting = receiver_fn is not None
         try:
             return graph_mode.ModeGraph(self, mode, input_fn=input_fn, receiver_fn=receiver_fn)
@@ -371,9 +429,12 @@ class TPUEstimator(Estimator):
         args = _accepted_args(input_fn)
         if "params" not in args:
             raise ValueError(
-                f"TPUEstimator: input_fn {getattr(input_fn, '__name__', input_fn)} must take a "
-                "`params` argument: TPUEstimator passes the batch size as params['batch_size']."
+                f"input_fn ({input_fn}) does not include params argument, required by "
+                'TPUEstimator to pass batch size as params["batch_size"]'
             )
+        if self._on_tpu(mode):  # (2.15 looked for the TPU here to train or predict)
+            self._find_tpu(mode)
+        self._note_eval_on_cpu(mode, 3)
         kwargs = {"params": self._params_with_batch_size(mode)}
         for name, value in (("mode", mode), ("config", self._config)):
             if name in args:
@@ -391,9 +452,16 @@ class TPUEstimator(Estimator):
 
     def _call_model_fn_in_graph(self, features, labels, mode):
         log.info("Calling model_fn.")
-        kwargs = self._model_fn_kwargs(features, labels, mode)
-        kwargs["params"] = {**self._params_with_batch_size(mode), "use_tpu": False}
+        self._note_eval_on_cpu(mode, 1)
         log.info("Running %s on CPU/GPU", _RUNNING[mode])
+        self._note_eval_on_cpu(mode, 4)
+        kwargs = self._model_fn_kwargs(features, labels, mode)
+        if "params" not in kwargs:
+            raise ValueError(
+                f"model_fn ({self._model_fn}) does not include params argument, required by "
+                "TPUEstimator to pass batch size as params['batch_size']"
+            )
+        kwargs["params"] = {**self._params_with_batch_size(mode), "use_tpu": False}
         spec = self._model_fn(**kwargs)
         if isinstance(spec, TPUEstimatorSpec):
             spec = spec.as_estimator_spec()
@@ -407,6 +475,38 @@ class TPUEstimator(Estimator):
             )
             spec = spec._replace(training_hooks=(*spec.training_hooks, examples))
         return self._checked_spec(spec, mode)
+
+    def _on_tpu(self, mode):
+        """Whether 2.15 ran `mode` on TPUs: with use_tpu, but for evaluations with
+        eval_on_tpu=False, which ran on CPUs and GPUs as with use_tpu=False."""
+        return self._use_tpu and not (mode == ModeKeys.EVAL and not self._eval_on_tpu)
+
+    def _note_eval_on_cpu(self, mode, times):
+        """2.15's line each time its context chose the CPU for an evaluation under
+        use_tpu=True, eval_on_tpu=False (`times` at each of the kit's matching points)."""
+        if self._use_tpu and mode == ModeKeys.EVAL and not self._on_tpu(mode):
+            for _ in range(times):
+                log.info("_is_running_on_cpu: eval_on_tpu disabled")
+
+    def _find_tpu(self, mode):
+        """What 2.15 did to run `mode` on TPUs here: ask the master for its devices
+        (once per master), find no TPU and raise its RuntimeError."""
+        config = self._config
+        master = config.evaluation_master if mode == ModeKeys.EVAL else config.master
+        tpu_config = config.tpu_config
+        if tpu_config.num_shards == 1 and tpu_config.num_cores_per_replica is None:
+            raise RuntimeError(  # (2.15 assumed one core, built a TPU graph, failed in it)
+                "TPUConfig(num_shards=1) with use_tpu=True: tf.estimator 2.15 assumed one "
+                "TPU core without looking for it, and its TPU graph failed to run here." + _TPU_HINT
+            )
+        devices = self._tpu_devices.get(master)
+        if devices is None:
+            devices = _devices_without_tpus(master, config, tpu_config.num_cores_per_replica)
+            self._tpu_devices[master] = devices
+        raise RuntimeError(
+            "Cannot find any TPU cores in the system. Please double check Tensorflow master "
+            f"address and TPU worker(s). Available devices are {devices}." + _TPU_HINT
+        )
 
     def export_saved_model(self, export_dir_base, serving_input_receiver_fn, *args, **kwargs):
         """The CPU MetaGraph (tags `serve`), as 2.15 wrote first.  2.15 also wrote a
@@ -461,6 +561,38 @@ def _check_master(config, master):
         )
     with tf.Graph().as_default():
         _V1.Session(target=master).close()
+
+
+def _devices_without_tpus(master, config, num_cores_per_replica):
+    """The devices `master` lists, logged as 2.15 logged its TPU system metadata when it
+    found no TPU; with model parallelism (num_cores_per_replica) 2.15 raised here."""
+    log.info("Querying Tensorflow master (%s) for TPU system metadata.", master)
+    with tf.Graph().as_default(), _V1.Session(master, config=config.session_config) as session:
+        listed = session.list_devices()
+    cores = [d for d in listed if tf.DeviceSpec.from_string(d.name).device_type == "TPU"]
+    if cores:
+        raise RuntimeError(
+            f"TPUEstimator(use_tpu=True) found {len(cores)} TPU cores at master "
+            f"{master!r}, which this kit does not run TPUEstimator on." + _TPU_HINT
+        )
+    if num_cores_per_replica:
+        raise RuntimeError(
+            f"Cannot find any TPU cores in the system (master address {master}). This usually "
+            "means the master address is incorrect or the TPU worker has some problems. "
+            f"Available devices: {listed}." + _TPU_HINT
+        )
+
+    def order(device):
+        spec = tf.DeviceSpec.from_string(device.name)
+        return (spec.job, spec.replica, spec.task, spec.device_type, spec.device_index)
+
+    devices = tuple(sorted(listed, key=order))
+    log.info(
+        "Failed to find TPU: TPUSystemMetadata(num_cores=0, num_hosts=0, "
+        "num_of_cores_per_host=0, topology=None, devices=%s)",
+        devices,
+    )
+    return devices
 
 
 def _examples_log_period(config):
