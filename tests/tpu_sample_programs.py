@@ -655,7 +655,8 @@ def resnet_piecewise(tf, workdir):
 
 # What 2.15 looked for to run on TPUs (the devices' incarnations are random).
 TPU_GREPPED = re.compile(
-    f"{GREPPED.pattern}|Querying Tensorflow master|Failed to find TPU|num_shards==1"
+    f"{GREPPED.pattern}|Querying Tensorflow master|Failed to find TPU|num_shards==1|"
+    "_is_running_on_cpu"
 )
 _INCARNATION = re.compile(r"(_DeviceAttributes\([^,]+, \w+, \d+, )-?\d+\)")
 NO_TPU = "Cannot find any TPU cores in the system. Please double check Tensorflow master address and TPU worker(s). Available devices are (_DeviceAttributes(/job:localhost/replica:0/task:0/device:CPU:0"  # fmt: skip
