@@ -1901,11 +1901,15 @@ def tpu_estimator_words(tf, workdir):
     """The words of what TPUEstimator and TPUEstimatorSpec refused, as a user's test
     matches them: a plain RunConfig, reserved params, a model_fn or input_fn without
     `params` (at train), host calls that are not (fn, tensors) pairs, hooks that are not
-    SessionRunHooks."""
+    SessionRunHooks, SLICED evaluation input off TPUs."""
     tpu = tf.compat.v1.estimator.tpu
     config = tpu.RunConfig(model_dir=os.path.join(workdir, "model"))
     model_fn = resnet_model_fn(tf, RESNET)
     train_input = resnet_input_fn(tf, 8, 0, "train")
+    sliced = tpu.RunConfig(
+        model_dir=os.path.join(workdir, "sliced"),
+        tpu_config=tpu.TPUConfig(eval_training_input_configuration=tpu.InputPipelineConfig.SLICED),
+    )
 
     def made(**kwargs):
         return tpu.TPUEstimator(**{"model_fn": model_fn, "config": config, "use_tpu": False, "train_batch_size": 8, **kwargs})  # fmt: skip
@@ -1933,6 +1937,7 @@ def tpu_estimator_words(tf, workdir):
         "host_call_tensors_not_a_list": (lambda: spec("train", host_call=(metric_fn, 1)), "host_call[1] should be tuple or list, or dict."),
         "eval_metrics_one_tensor_short": (lambda: spec("eval", eval_metrics=(metric_fn, [1])), "In TPUEstimatorSpec.eval_metrics, length of tensors 1 does not match method args of the function, which takes 2."),
         "hook_not_a_hook": (lambda: spec("train", training_hooks=["hook"]), "All hooks must be SessionRunHook instances, given: hook"),
+        "sliced_evaluate": (lambda: made(config=sliced, eval_batch_size=8).evaluate(resnet_input_fn(tf, 8, 1, "eval"), steps=1), "Invalid TPUConfig `eval_training_input_configuration` value. SLICED mode only works on use_tpu = True."),
     }  # fmt: skip
     with info_lines() as lines:
         refusals = {name: _said(call, said) for name, (call, said) in words.items()}

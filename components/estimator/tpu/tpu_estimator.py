@@ -434,7 +434,18 @@ class TPUEstimator(Estimator):
             )
         if self._on_tpu(mode):  # (2.15 looked for the TPU here to train or predict)
             self._find_tpu(mode)
-        self._note_eval_on_cpu(mode, 3)
+        self._note_eval_on_cpu(mode, 1)
+        sliced = InputPipelineConfig.SLICED
+        if (
+            mode != ModeKeys.TRAIN
+            and self._config.tpu_config.eval_training_input_configuration == sliced
+        ):
+            raise ValueError(
+                "Invalid TPUConfig `eval_training_input_configuration` value. SLICED mode only "
+                "works on use_tpu = True. (It slices evaluation and prediction input over TPU "
+                "cores: leave it PER_HOST_V1 on CPUs and GPUs.)"
+            )
+        self._note_eval_on_cpu(mode, 2)
         kwargs = {"params": self._params_with_batch_size(mode)}
         for name, value in (("mode", mode), ("config", self._config)):
             if name in args:
