@@ -1937,6 +1937,7 @@ def tpu_estimator_words(tf, workdir):
         "host_call_tensors_not_a_list": (lambda: spec("train", host_call=(metric_fn, 1)), "host_call[1] should be tuple or list, or dict."),
         "eval_metrics_one_tensor_short": (lambda: spec("eval", eval_metrics=(metric_fn, [1])), "In TPUEstimatorSpec.eval_metrics, length of tensors 1 does not match method args of the function, which takes 2."),
         "hook_not_a_hook": (lambda: spec("train", training_hooks=["hook"]), "All hooks must be SessionRunHook instances, given: hook"),
+        "export_api_version_3": (lambda: made(export_saved_model_api_version=3), "export_saved_model_api_version should be 1 or 2; got 3."),
         "sliced_evaluate": (lambda: made(config=sliced, eval_batch_size=8).evaluate(resnet_input_fn(tf, 8, 1, "eval"), steps=1), "Invalid TPUConfig `eval_training_input_configuration` value. SLICED mode only works on use_tpu = True."),
     }  # fmt: skip
     with info_lines() as lines:

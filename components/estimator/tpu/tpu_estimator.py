@@ -356,12 +356,6 @@ class TPUEstimator(Estimator):
             _check_tpu_arguments(config, self._batch_sizes.values(), embedding_config_spec)
         if embedding_config_spec is not None:
             _check_embedding_config_spec(embedding_config_spec, not (use_tpu and eval_on_tpu))
-        if export_saved_model_api_version not in (*ExportSavedModelApiVersion, 1, 2):
-            raise ValueError(
-                "TPUEstimator: export_saved_model_api_version must be "
-                "ExportSavedModelApiVersion.V1 or V2 (or 1 or 2), got "
-                f"{export_saved_model_api_version!r}."
-            )
         # (batch_axis only places work on TPU cores: nothing to do here.)
         self._use_tpu, self._eval_on_tpu = bool(use_tpu), bool(eval_on_tpu)
         self._tpu_devices = {}  # master -> the devices it listed (2.15's cached metadata)
@@ -390,6 +384,11 @@ class TPUEstimator(Estimator):
         log.info("_TPUContext: eval_on_tpu %s", eval_on_tpu)
         if eval_on_tpu and not use_tpu:
             log.warning("eval_on_tpu ignored because use_tpu is False.")
+        if export_saved_model_api_version not in (*ExportSavedModelApiVersion, 1, 2):
+            raise ValueError(
+                "export_saved_model_api_version should be 1 or 2; got "
+                f"{export_saved_model_api_version}. (ExportSavedModelApiVersion.V1 or V2.)"
+            )
 
     # 2.15 ran each call under its TPU error rendezvous, whose lines these log; a session
     # on a master other than '' fails first, as it did there (`_check_master`).
