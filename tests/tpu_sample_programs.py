@@ -684,12 +684,21 @@ def use_tpu_refusals(tf, workdir):
 
     parallel = tpu.TPUConfig(num_cores_per_replica=2)
     per_shard = tpu.TPUConfig(num_cores_per_replica=2, per_host_input_for_training=False)
+    categorical = tf.feature_column.categorical_column_with_identity("id", 10)
+    embedding = tpu.experimental.EmbeddingConfigSpec(
+        feature_columns=[tf.compat.v1.tpu.experimental.embedding_column(categorical, 4)],
+        optimization_parameters=tf.compat.v1.tpu.experimental.AdagradParameters(0.1),
+    )
+    mod = embedding._replace(partition_strategy="mod")
     return {
         "no_train_batch_size": _said(lambda: made(train_batch_size=None), "`train_batch_size` cannot be `None`"),
         "float_train_batch_size": _said(lambda: made(train_batch_size=8.0), "train_batch_size must be int, got <class 'float'>"),
         "zero_eval_batch_size": _said(lambda: made(eval_batch_size=0), "eval_batch_size must be positive, got 0"),
         "model_parallel_per_shard": _said(lambda: made(tpu_config=per_shard), "Model parallelism only supports per host input for training."),
         "model_parallel_train": _said(lambda: made(tpu_config=parallel).train(resnet_input_fn(tf, 8, 0, "train"), max_steps=1), NO_TPU_TOPOLOGY),
+        "embedding_per_shard_input": _said(lambda: made(tpu_config=tpu.TPUConfig(per_host_input_for_training=False), embedding_config_spec=embedding), "Only PER_HOST_V1 and PER_HOST_V2 is supported when using TPU Embedding; got 1."),
+        "embedding_mod_made": _said(lambda: made(embedding_config_spec=mod) and None, ""),
+        "embedding_mod_eval_on_cpu": _said(lambda: made(embedding_config_spec=mod, eval_on_tpu=False), "Mod sharding of embedding tables not supported on CPU"),
         "reserved_params": _said(lambda: made(params={"batch_size": 8}), "['batch_size', 'context'] are reserved keys but existed in params {'batch_size': 8}."),
     }  # fmt: skip
 
