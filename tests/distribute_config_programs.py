@@ -17,6 +17,8 @@ samples and guides wrote them after `tf_upgrade_v2`, on one CPU with tiny made-u
   `OneDeviceStrategy("/cpu:0")` for a `LinearClassifier`;
 - `import tensorflow.compat.v1 as tf` code's V1 canned `DNNLinearCombinedClassifier`
   (warm-started) under compat.v1's `MirroredStrategy()` and `OneDeviceStrategy`;
+- `tf.keras.estimator.model_to_estimator` of a model of two inputs and two outputs,
+  compiled with a metric per output, under `MirroredStrategy()`;
 - `tf.contrib.distribute.DistributeConfig` users: `RunConfig(experimental_distribute=...)`
   (the contrib namedtuple's fields), both spellings at once, and the converted
   `RunConfig(train_distribute=...)`;
@@ -512,6 +514,88 @@ def compat_v1_canned_one_replica(tf, workdir):
     rows = list(model.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x[:3]}).batch(3)))
     exact, close = _canned_seen(tf, model, deep, workdir, lines, result, rows, skip="Adagrad|Ftrl")
     exact["lines"] = _user_lines(lines, workdir, ("Warm-start",))
+    return {"exact": exact, "close": close}
+
+
+def _two_headed_keras_model(tf):
+    """A functional model of two inputs and two softmax outputs, a metric per output
+    (a dict), a legacy SGD, its weights fixed."""
+    first = tf.keras.layers.Input(shape=(4,), name="input_a")
+    second = tf.keras.layers.Input(shape=(4,), name="input_b")
+    shared = tf.keras.layers.Dense(3, activation="relu", name="shared")
+    merged = tf.keras.layers.concatenate([shared(first), shared(second)], name="merge")
+    kind = tf.keras.layers.Dense(3, activation="softmax", name="kind")(merged)
+    side = tf.keras.layers.Dense(2, activation="softmax", name="side")(merged)
+    model = tf.keras.Model(inputs=[first, second], outputs=[kind, side])
+    model.compile(
+        loss="categorical_crossentropy",
+        optimizer=tf.keras.optimizers.legacy.SGD(learning_rate=0.1),
+        metrics={"kind": "categorical_accuracy", "side": "categorical_accuracy"},
+    )
+    model.set_weights(
+        [
+            np.linspace(-0.5, 0.5, w.size, dtype=np.float32).reshape(w.shape)
+            for w in model.get_weights()
+        ]
+    )
+    return model
+
+
+@program
+def keras_model_to_estimator_mirrored(tf, workdir):
+    """`tf.keras.estimator.model_to_estimator` given `RunConfig(train_distribute=
+    MirroredStrategy(), eval_distribute=...)` (TF 1.x's distribution README, one CPU:
+    one replica) for a model of two inputs and two outputs with a metric per output;
+    evaluate before and after training, predict, export."""
+    rng = np.random.RandomState(7)
+    features = {"input_a": rng.rand(16, 4), "input_b": rng.rand(16, 4)}
+    features = {k: v.astype(np.float32) for k, v in features.items()}
+    labels = {
+        "kind": np.eye(3, dtype=np.float32)[rng.randint(0, 3, 16)],
+        "side": np.eye(2, dtype=np.float32)[rng.randint(0, 2, 16)],
+    }
+    strategy = tf.distribute.MirroredStrategy()
+    config = tf.estimator.RunConfig(train_distribute=strategy, eval_distribute=strategy)
+    model_dir = os.path.join(workdir, "keras")
+    model = tf.keras.estimator.model_to_estimator(
+        keras_model=_two_headed_keras_model(tf),
+        config=config,
+        model_dir=model_dir,
+        checkpoint_format="saver",  # (the kit's checkpoints are name-based either way)
+    )
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((features, labels)).repeat().batch(BATCH_SIZE)
+
+    with _info_lines() as lines:
+        before = model.evaluate(input_fn, steps=2)
+        model.train(input_fn, steps=4)
+        result = model.evaluate(input_fn, steps=2)
+    rows = list(
+        model.predict(lambda: tf.data.Dataset.from_tensor_slices(features).take(3).batch(3))
+    )
+
+    def receiver():
+        inputs = {k: tf.compat.v1.placeholder(tf.float32, [None, 4], name=k) for k in features}
+        return tf.estimator.export.ServingInputReceiver(inputs, inputs)
+
+    export_dir = model.export_saved_model(os.path.join(workdir, "export"), receiver).decode()
+    shapes, values = _variables(model)
+    exact = {
+        "eval_keys": [sorted(before), sorted(result)],
+        "global_step": int(result["global_step"]),
+        "lines": _canned_lines(lines, workdir),
+        "predictions": structure(rows),
+        "variables": shapes,
+        "files": listing(model_dir),
+        "signatures": signatures(export_dir),
+    }
+    close = {
+        **_floats({f"before/{k}": v for k, v in before.items()}),
+        **_floats({f"eval/{k}": v for k, v in result.items()}),
+        **{f"predict/{k}": v for k, v in _predictions(rows).items()},
+        **{f"weights/{k}": v for k, v in values.items()},
+    }
     return {"exact": exact, "close": close}
 
 

@@ -7,7 +7,8 @@ distributed training guide's `LinearRegressor` under `MirroredStrategy()`, a war
 multi-worker Estimator tutorial's Keras `model_fn` and sharding `input_fn(mode,
 input_context)` under compat.v1's `MirroredStrategy` through `train_and_evaluate`,
 `CentralStorageStrategy` and `OneDeviceStrategy`, a V1 canned
-`DNNLinearCombinedClassifier` under one-replica strategies, contrib's `DistributeConfig` through
+`DNNLinearCombinedClassifier` under one-replica strategies, `model_to_estimator` of a
+two-output Keras model under `MirroredStrategy()`, contrib's `DistributeConfig` through
 `experimental_distribute`, what a strategy did not take (tensors from `input_fn`, a TF1
 hook, `eval_distribute` alone) and a `model_fn` branching on a tensor in Python (AutoGraph
 converted it under a strategy). Each program runs once here (a module fixture);

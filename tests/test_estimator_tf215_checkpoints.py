@@ -76,6 +76,23 @@ def test_a_tf215_model_dir_resumes_exactly(kind, expected, tmp_path, caplog):
     )
 
 
+def test_a_tf215_model_to_estimator_model_dir_resumes_exactly(expected, tmp_path, caplog):
+    # 2.15's model_to_estimator wrote object-based checkpoints by default
+    # (layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE, estimator_global_step/...).
+    recorded = expected[models.KERAS]
+    model = models.keras_estimator(estimator, str(_copy(models.KERAS, tmp_path)))
+    np.testing.assert_allclose(
+        models.keras_predictions(model), recorded["before"], rtol=1e-5, atol=1e-5
+    )
+    with caplog.at_level(logging.WARNING):
+        model.train(models.keras_input_fn, steps=models.MORE_STEPS)
+    assert _warnings(caplog) == []  # weights, Adam's slots and hyperparameters resumed
+    assert model.get_variable_value("global_step") == recorded["global_step"]
+    np.testing.assert_allclose(
+        models.keras_predictions(model), recorded["after"], rtol=1e-4, atol=1e-5
+    )
+
+
 def test_a_tf215_model_dir_with_another_optimizer_warns_once_naming_what_starts_afresh(
     expected, tmp_path, caplog
 ):

@@ -5,7 +5,8 @@
 `training/Adagrad/dnn/hiddenlayer_0/kernel/accumulator`) in
 `tf.compat.v1.train.Saver`'s format, next to Saver's `checkpoint` state file:
 `tf.train.load_variable` reads it, tf.estimator 2.15 resumes from it, and a
-2.15 model_dir resumes here.  Until 2026-12-02 this kit wrote object-based
+2.15 model_dir resumes here (also the object-based one of 2.15's `model_to_estimator`,
+read by the names its variables had).  Until 2026-12-02 this kit wrote object-based
 checkpoints, one `tf.train.Checkpoint(estimator_variables={name: var})`; those
 are still read, and exported SavedModels still track that dict.
 """
@@ -128,6 +129,10 @@ def read_variable(checkpoint_path, name):
     for key in (name, checkpoint_key(name), name + _KEY_SUFFIX):
         if reader.has_tensor(key):
             return reader.get_tensor(key)
+    if reader.has_tensor(_OBJECT_GRAPH):  # (by the name it had: 2.15's model_to_estimator)
+        key = _full_names(reader).get(name)
+        if key is not None:
+            return reader.get_tensor(key)
     raise ValueError(f"Variable {name!r} is not in checkpoint {checkpoint_path!r}.")
 
 
@@ -187,8 +192,16 @@ def restore(store, checkpoint_path, warn_unused=False):
     shapes = reader.get_variable_to_shape_map()
     dtypes = reader.get_variable_to_dtype_map()
     variables = store.model_variables()
-    if _OBJECT_GRAPH in shapes:
+    if _OBJECT_GRAPH in shapes and _object_names(shapes):  # (this kit's until 2026-12-02)
         keys = {checkpoint_key(name): name for name in variables}
+    elif _OBJECT_GRAPH in shapes:
+        # Another object graph's (2.15's model_to_estimator, checkpoint_format
+        # 'checkpoint': `layer_with_weights-0/kernel/...`): each variable by the name it had.
+        saved = _full_names(reader)
+        keys = {
+            saved.get(store.checkpoint_name(name), store.checkpoint_name(name)): name
+            for name in variables
+        }
     else:
         keys = {store.checkpoint_name(name): name for name in variables}
         if sum(key in shapes for key in keys) < sum(name in shapes for name in variables):

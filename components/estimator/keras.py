@@ -13,6 +13,8 @@ trainable variables from it: object-based (`layer_with_weights-0/kernel/...`, as
 for 'saver' (`hidden/kernel`, `training/Adam/hidden/kernel/m`, with its `.meta`).
 """
 
+import contextlib
+import functools
 import logging
 import os
 
@@ -187,6 +189,47 @@ def _renamed(metrics, metric_names_map):
     return {metric_names_map[m.name]: m for m in metrics}
 
 
+def _metric_maker(metric):
+    """What makes a fresh `metric` as compiled (a name, a function), or a copy of a
+    metric object, for each trace; in the structure the model was compiled with (a
+    dict by output, a list per output), as 2.15 compiled its clone."""
+    if isinstance(metric, tf_keras.metrics.Metric):
+        return functools.partial(type(metric).from_config, metric.get_config())
+    return metric
+
+
+def _made(maker):
+    return maker() if isinstance(maker, functools.partial) else maker
+
+
+def _training_scope(config):
+    """The scope the clone's variables are made in: the strategy it trains under on one
+    machine (RunConfig(train_distribute=MirroredStrategy(...)), as 2.15 built its clone
+    under it), so its replicas share them; elsewhere none."""
+    strategy = config.train_distribute
+    if strategy is None or config.num_worker_replicas > 1 or config.num_ps_replicas:
+        return contextlib.nullcontext()
+    return strategy.scope()
+
+
+def _compiled(model, **kwargs):
+    """Compiles `model` and returns its optimizer. A clone made under the training
+    strategy evaluates and predicts outside it, as 2.15's did: its metrics are made
+    there, and Keras compiles it as a model of no strategy then (its variables are read
+    as they are)."""
+    strategy, model._distribution_strategy = model._distribution_strategy, None
+    try:
+        model.compile(**kwargs)
+    finally:
+        model._distribution_strategy = strategy
+    return kwargs["optimizer"]
+
+
+def _in_a_replica():
+    """Whether model_fn runs in a strategy's replica (a step under train_distribute)."""
+    return tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context() is False
+
+
 class _KerasEstimator(Estimator):
     def __init__(
         self,
@@ -203,10 +246,9 @@ class _KerasEstimator(Estimator):
         optimizer_class = type(legacy)
         optimizer_config = legacy.get_config()
         # Metric objects hold state: each trace gets fresh ones built from configs.
-        metric_specs = [
-            m if isinstance(m, str) else (type(m), m.get_config())
-            for m in tf.nest.flatten(keras_model.compiled_metrics._user_metrics or [])
-        ]
+        metric_specs = tf.nest.map_structure(
+            _metric_maker, keras_model.compiled_metrics._user_metrics
+        )
 
         def model_fn(features, labels, mode):
             model = self._model
@@ -221,11 +263,15 @@ class _KerasEstimator(Estimator):
                 )
             if isinstance(labels, dict):
                 _require_keys(labels, model.output_names, "labels", "outputs")
-            optimizer = optimizer_class.from_config(optimizer_config)
-            model.compile(
-                optimizer=optimizer,
+            if mode == ModeKeys.TRAIN and _in_a_replica():  # (compiled by _train)
+                loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
+                train_op = optimizers.apply(model.optimizer, loss, model.trainable_weights)
+                return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
+            optimizer = _compiled(
+                model,
+                optimizer=optimizer_class.from_config(optimizer_config),
                 loss=keras_model.loss,
-                metrics=[m if isinstance(m, str) else m[0].from_config(m[1]) for m in metric_specs],
+                metrics=tf.nest.map_structure(_made, metric_specs),
                 loss_weights=keras_model.compiled_loss._user_loss_weights,
             )
             _forget_bookkeeping(self._store, model)
@@ -243,7 +289,7 @@ class _KerasEstimator(Estimator):
         if self.config.tf_random_seed is not None:
             # Before cloning: the clone's dropout layers draw their seeds now.
             tf_keras.utils.set_random_seed(self.config.tf_random_seed)
-        with self._store.scope():
+        with _training_scope(self.config), self._store.scope():
             self._model = _clone(keras_model, custom_objects)
         _forget_bookkeeping(self._store, self._model)
         if self.config.is_chief:
@@ -254,6 +300,23 @@ class _KerasEstimator(Estimator):
             )
         else:  # (2.15's other workers started from initializers, then the chief's saves)
             self._model.set_weights(keras_model.get_weights())
+        self._training_compile = lambda: self._model.compile(
+            optimizer=optimizer_class.from_config(optimizer_config),
+            loss=keras_model.loss,
+            loss_weights=keras_model.compiled_loss._user_loss_weights,
+        )
+
+    def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
+        """Under train_distribute (whose scope train() entered), the clone is compiled
+        once, here, eagerly: the strategy's replicas then share its optimizer and its
+        loss's metric (2.15 compiled it under the strategy; model_fn compiling it in a
+        replica's step raised)."""
+        if tf.distribute.has_strategy() and self._training_compile is not None:
+            compile_model, self._training_compile = self._training_compile, None
+            with self._store.scope():
+                compile_model()
+            _forget_bookkeeping(self._store, self._model)
+        return super()._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
     def _first_checkpoint(
         self, keras_model, optimizer_class, optimizer_config, object_based, custom_objects

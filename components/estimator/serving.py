@@ -148,11 +148,14 @@ def _serving_variables(estimator, wrapped, requested):
     """
     read = {id(v) for v in wrapped.variables}
     wanted = set(requested) | {GLOBAL_STEP_NAME}
-    return {
-        name: v
+    # (A variable a strategy made, a Keras clone's under train_distribute, is read by the
+    # export's graph, outside the strategy, as its first replica's: that one is saved.)
+    kept = {
+        name: getattr(v, "_primary", v)
         for name, v in estimator._store.model_variables().items()
-        if name in wanted or id(v) in read
+        if name in wanted or id(v) in read or id(getattr(v, "_primary", v)) in read
     }
+    return kept
 
 
 def _read_saved_model(path):

@@ -20,6 +20,9 @@ KINDS = (
     "baseline",
 )
 SAVED_MODEL = "linear_saved_model"  # the exported SavedModel of "linear"
+# A Keras model through model_to_estimator in its default format ('checkpoint'), whose
+# checkpoints 2.15 wrote object-based (layer_with_weights-0/kernel/.ATTRIBUTES/...).
+KERAS = "keras_object_based"
 
 _rng = np.random.RandomState(7)
 FEATURES = {
@@ -103,3 +106,36 @@ def vocab_warm_start(estimator, sgd, linear_dir, work_dir):
     model.train(train_input_fn("linear"), steps=1)
     names = (name, "linear/linear_model/x/weights", "linear/linear_model/bias_weights")
     return {n: model.get_variable_value(n).tolist() for n in names}
+
+
+def keras_estimator(estimator, model_dir):
+    """KERAS's Estimator: a compiled Keras 2 model (tf.keras under 2.15, tf_keras here)
+    over `x`, through `model_to_estimator` with its defaults."""
+    if hasattr(estimator, "model_to_estimator"):  # (the kit's tf.estimator)
+        import tf_keras as keras
+
+        to_estimator = estimator.model_to_estimator
+    else:
+        keras = tf.keras
+        to_estimator = keras.estimator.model_to_estimator
+    inputs = keras.layers.Input(shape=(2,), name="x")
+    hidden = keras.layers.Dense(3, activation="relu", kernel_initializer="ones", name="hidden")
+    logits = keras.layers.Dense(1, kernel_initializer="ones", name="logits")
+    model = keras.Model(inputs, logits(hidden(inputs)))
+    model.compile(
+        optimizer=keras.optimizers.legacy.Adam(0.05),
+        loss=keras.losses.BinaryCrossentropy(from_logits=True),
+    )
+    return to_estimator(keras_model=model, model_dir=model_dir)
+
+
+def keras_input_fn():
+    labels = CLASSES.reshape(-1, 1).astype(np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": FEATURES["x"]}, labels)).batch(16).repeat()
+
+
+def keras_predictions(model):
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices({"x": FEATURES["x"]}).batch(8)
+
+    return [p["logits"].tolist() for p in model.predict(input_fn)]

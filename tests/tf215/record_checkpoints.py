@@ -10,6 +10,8 @@ venv (`ensure_tf215_venv()` in bench/estimator_vs_tf215.py builds it).
         resumes each DIR/<kind> (written by this kit), printing one line `RESULT {json}`
         with each kind's predictions there, its global step after MORE_STEPS more,
         and its predictions then.
+    bench/.venv-tf215/bin/python tests/tf215/record_checkpoints.py record-keras tests/data/tf215
+        the same for models.KERAS (a model_to_estimator model_dir) alone.
 """
 
 import glob
@@ -42,7 +44,9 @@ def _resume(model_dir, kind):
 def _keep_last_checkpoint_only(model_dir):
     latest = tf.train.latest_checkpoint(model_dir)
     for path in glob.glob(os.path.join(model_dir, "*")):
-        if not path.startswith(latest + ".") or path.endswith(".meta"):
+        if os.path.isdir(path):  # (model_to_estimator's keras/ warm start)
+            shutil.rmtree(path)
+        elif not path.startswith(latest + ".") or path.endswith(".meta"):
             os.remove(path)
     tf.compat.v1.train.update_checkpoint_state(
         model_dir, os.path.basename(latest), [os.path.basename(latest)]
@@ -83,6 +87,30 @@ def record(out):
         json.dump(expected, f, indent=1)
 
 
+def record_keras(out):
+    """Trains models.KERAS into OUT/<KERAS> and adds its predictions there, and after
+    MORE_STEPS more (on a copy), to OUT/expected.json."""
+    out = os.path.abspath(out)
+    model_dir = os.path.join(out, models.KERAS)
+    shutil.rmtree(model_dir, ignore_errors=True)
+    model = models.keras_estimator(tf.estimator, model_dir)
+    model.train(models.keras_input_fn, steps=models.TRAIN_STEPS)
+    _keep_last_checkpoint_only(model_dir)
+    with tempfile.TemporaryDirectory() as work:
+        copy = shutil.copytree(model_dir, os.path.join(work, models.KERAS))
+        model = models.keras_estimator(tf.estimator, copy)
+        before = models.keras_predictions(model)
+        model.train(models.keras_input_fn, steps=models.MORE_STEPS)
+        after = models.keras_predictions(model)
+        step = int(model.get_variable_value("estimator_global_step/.ATTRIBUTES/VARIABLE_VALUE"))
+    path = os.path.join(out, "expected.json")
+    with open(path) as f:
+        expected = json.load(f)
+    expected[models.KERAS] = {"before": before, "after": after, "global_step": step}
+    with open(path, "w") as f:
+        json.dump(expected, f, indent=1)
+
+
 def resume(directory):
     results = {
         kind: _resume(os.path.join(directory, kind), kind)
@@ -94,4 +122,4 @@ def resume(directory):
 
 if __name__ == "__main__":
     command, path = sys.argv[1:]
-    {"record": record, "resume": resume}[command](path)
+    {"record": record, "record-keras": record_keras, "resume": resume}[command](path)
