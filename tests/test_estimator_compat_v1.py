@@ -43,6 +43,20 @@ def _resolve(namespace, dotted):
 
 
 # ------------------------------------------------------------------ names
+@pytest.mark.parametrize("namespace", ["", "experimental"])
+def test_dir_lists_the_names_2_15_listed(namespace):
+    # (What an editor completes and dir() shows: the API, not the kit's modules; `tpu`
+    # too, which is imported on first use.)
+    prefix = f"{namespace}." if namespace else ""
+    recorded = {
+        name[len(prefix) :]
+        for name in V1_API
+        if name.startswith(prefix) and "." not in name[len(prefix) :]
+    }
+    module = _resolve(compat_v1, namespace) if namespace else compat_v1
+    assert set(dir(module)) == recorded
+
+
 @pytest.mark.parametrize("name", sorted(V1_API))
 def test_every_public_name_of_tf_compat_v1_estimator_2_15_is_here(name):
     value = _resolve(compat_v1, name)

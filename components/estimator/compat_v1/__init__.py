@@ -139,3 +139,8 @@ __all__ = [
     "tpu",
     "train_and_evaluate",
 ]
+
+
+def __dir__():
+    # The public API, as tf.estimator 2.15 listed it (not this package's modules).
+    return sorted(__all__)

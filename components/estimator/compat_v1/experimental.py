@@ -80,3 +80,8 @@ __all__ = [
     "stop_if_no_decrease_hook",
     "stop_if_no_increase_hook",
 ]
+
+
+def __dir__():
+    # The public API, as tf.estimator 2.15 listed it (not this package's modules).
+    return sorted(__all__)
