@@ -325,3 +325,21 @@ class EvalOutput(ExportOutput, core_export_output.EvalOutput):
         for part in (self.loss, self.predictions, self.metrics):
             outputs.update(part or {})
         return dict(receiver_tensors), outputs
+
+
+# What tf.estimator 2.15 listed in this namespace (the rest serves the kit itself).
+_PUBLIC = (
+    "ClassificationOutput",
+    "EvalOutput",
+    "ExportOutput",
+    "PredictOutput",
+    "RegressionOutput",
+    "ServingInputReceiver",
+    "TensorServingInputReceiver",
+    "build_parsing_serving_input_receiver_fn",
+    "build_raw_serving_input_receiver_fn",
+)
+
+
+def __dir__():
+    return sorted(_PUBLIC)

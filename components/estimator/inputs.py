@@ -197,3 +197,14 @@ def _column_values(series):
     if values.dtype == object or series.dtype.kind in "OSU":
         return values.astype(str)
     return values
+
+
+# What tf.estimator 2.15 listed in this namespace (the rest serves the kit itself).
+_PUBLIC = (
+    "numpy_input_fn",
+    "pandas_input_fn",
+)
+
+
+def __dir__():
+    return sorted(_PUBLIC)

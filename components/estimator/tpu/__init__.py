@@ -13,3 +13,8 @@ __all__ = [
     "TPUEstimatorSpec",
     "experimental",
 ]
+
+
+def __dir__():
+    # The public API, as tf.estimator 2.15 listed it (not this package's modules).
+    return sorted(__all__)
