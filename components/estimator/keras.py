@@ -74,6 +74,15 @@ def _legacy_optimizer(keras_model):
     optimizer = keras_model.optimizer
     if isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer):
         return optimizer
+    wrapped = getattr(optimizer, "optimizer", None)  # (Keras' wrapper of a TF1 optimizer)
+    if isinstance(wrapped, tf.compat.v1.train.Optimizer):
+        raise ValueError(
+            f"model_to_estimator: the model is compiled with {type(wrapped).__name__}, a "
+            "tf.compat.v1.train optimizer, which this kit's model_to_estimator does not train "
+            "(tf.estimator 2.15 did). Compile it with the Keras optimizer of that algorithm "
+            "and rate (tf_keras.optimizers.legacy.Adam(learning_rate=...), .SGD, .Adagrad, "
+            ".RMSprop, .Ftrl), or train the TF1 optimizer from a model_fn."
+        )
     logging.getLogger(__name__).warning(
         "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, which "
         "only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically converting "
