@@ -621,3 +621,188 @@ def linear_logit_fn_in_a_model_fn(tf, workdir):
 
     model = tf.estimator.Estimator(model_fn, _model_dir(workdir), config=run_config(tf))
     return trained(tf, model, "target", columns, weights=r"^linear_model/")
+
+
+def _summaries_by_step(directory):
+    """{tag: [the scalar's values, step by step]} of the training event files."""
+    import tensorflow as tf
+
+    seen = {}
+    for path in sorted(glob.glob(os.path.join(directory, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                if value.HasField("simple_value"):
+                    seen.setdefault(value.tag, []).append((event.step, value.simple_value))
+    return {tag: [v for _, v in sorted(values)] for tag, values in sorted(seen.items())}
+
+
+@program
+def head_training_summaries(tf, workdir):
+    """Heads in custom model_fns as users train them, watched in TensorBoard: a named
+    MultiClassHead and a weighted MultiHead given regularization losses (each writes its
+    head's loss and the regularization under its own tag), and a RegressionHead trained
+    by a Keras optimizer subclass whose own get_updates makes the train op."""
+    labels = {
+        "kind": np.digitize(RAW["age"], [0.33, 0.66])[:, None],
+        "yes": LABELS["binary"],
+        "y": LABELS["target"],
+    }
+
+    def input_fn():
+        return {"x": tf.constant(RAW["x"])}, {k: tf.constant(v) for k, v in labels.items()}
+
+    def linear(features, units):
+        weights = tf.compat.v1.get_variable(
+            "w", [2, units], initializer=tf.compat.v1.zeros_initializer()
+        )
+        return tf.matmul(features["x"], weights)
+
+    def sgd(loss):
+        optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.5)
+        return optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
+
+    class HandSGD(tf.keras.optimizers.Optimizer):
+        def get_updates(self, loss, params):
+            gradients = tf.gradients(loss, params)
+            steps = [p.assign_sub(0.5 * g) for p, g in zip(params, gradients, strict=True)]
+            steps.append(tf.compat.v1.assign_add(tf.compat.v1.train.get_global_step(), 1))
+            return [tf.group(*steps)]
+
+    def named(features, labels, mode):
+        head = tf.estimator.MultiClassHead(3, name="kind")
+        return head.create_estimator_spec(
+            features,
+            mode,
+            linear(features, 3),
+            labels["kind"],
+            train_op_fn=sgd,
+            regularization_losses=[tf.constant(0.5), tf.constant(0.25)],
+        )
+
+    def multi(features, labels, mode):
+        heads = [tf.estimator.BinaryClassHead(name="yes"), tf.estimator.RegressionHead(name="y")]
+        return tf.estimator.MultiHead(heads, head_weights=[1.0, 0.5]).create_estimator_spec(
+            features,
+            mode,
+            linear(features, 2),
+            labels,
+            train_op_fn=sgd,
+            regularization_losses=[tf.constant(0.125)],
+        )
+
+    def own_updates(features, labels, mode):
+        return tf.estimator.RegressionHead(name="y").create_estimator_spec(
+            features,
+            mode,
+            linear(features, 1),
+            labels["y"],
+            optimizer=HandSGD("hand_sgd"),
+            trainable_variables=tf.compat.v1.trainable_variables(),
+        )
+
+    exact, close = {}, {}
+    for name, model_fn in (("named", named), ("multi", multi), ("own_updates", own_updates)):
+        model_dir = os.path.join(workdir, name)
+        config = tf.estimator.RunConfig(save_summary_steps=1)
+        model = tf.estimator.Estimator(model_fn, model_dir, config=config)
+        model.train(input_fn, steps=2)
+        scalars = _summaries_by_step(model_dir)
+        metrics = model.evaluate(input_fn, steps=1)
+        exact[name] = {"summaries": sorted(scalars), "evaluate": sorted(metrics)}
+        close[name] = {**scalars, **{f"evaluate/{k}": float(v) for k, v in metrics.items()}}
+    return {"exact": exact, "close": close}
+
+
+@program
+def head_label_errors(tf, workdir):
+    """What heads say of labels and losses they refuse, called eagerly as a custom
+    training loop calls them: float or string class ids, ids out of range, labels of
+    another batch or width, a multi-label head's rank-1 labels or its indicator of 2, a
+    logistic regression's label below 0, logits of the wrong width, and a loss_fn
+    returning a loss of the wrong shape."""
+    heads = tf.estimator
+    logits3 = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]], np.float32)
+    logits2 = np.array([[-1.0, 1.0], [-1.5, 1.0]], np.float32)
+    column = np.array([[1.0], [2.0]], np.float32)
+
+    def bad_loss(labels, logits):
+        return tf.constant([1.0, 2.0])
+
+    cases = {
+        "float_ids": lambda: heads.MultiClassHead(3).loss(np.array([[1.0], [1.0]]), logits3),
+        "string_ids": lambda: heads.MultiClassHead(3).loss(np.array([["a"], ["b"]]), logits3),
+        "id_too_large": lambda: heads.MultiClassHead(3).loss(np.array([[45], [1]]), logits3),
+        "id_negative": lambda: heads.MultiClassHead(3).loss(np.array([[-5], [1]]), logits3),
+        "binary_id_2": lambda: heads.BinaryClassHead().loss(np.array([[2], [1]]), column),
+        "labels_of_3": lambda: heads.MultiClassHead(3).loss(np.array([[1], [1], [1]]), logits3),
+        "labels_width_2": lambda: heads.MultiClassHead(3).loss(np.array([[1, 2], [0, 1]]), logits3),
+        "multi_label_rank_1": lambda: heads.MultiLabelHead(2).loss(np.array([1, 1]), logits2),
+        "multi_label_2": lambda: heads.MultiLabelHead(2).loss(np.array([[2, 0], [1, 1]]), logits2),
+        "logistic_below_0": lambda: heads.LogisticRegressionHead().loss(
+            np.array([[-1.0], [0.5]], np.float32), column, features={}
+        ),
+        "regression_of_3": lambda: heads.RegressionHead().loss(
+            np.array([[1.0], [2.0], [3.0]], np.float32), column
+        ),
+        "logits_width_2": lambda: heads.MultiClassHead(3).predictions(logits2),
+        "loss_fn_shape": lambda: heads.MultiClassHead(3, loss_fn=bad_loss).loss(
+            np.array([[1], [2]]), logits3, features={}
+        ),
+    }
+    return {"exact": {name: _refusal(build) for name, build in cases.items()}}
+
+
+@program
+def v1_reductions_over_weights(tf, workdir):
+    """V1 classes whose loss divides by the weights (`tf.compat.v1.losses.Reduction.MEAN`:
+    their sum; `SUM_BY_NONZERO_WEIGHTS`: how many are not 0), trained and evaluated
+    with a weight column that has zeros."""
+    reduction = tf.compat.v1.losses.Reduction
+    weights = RAW["w"] * (np.arange(N) % 3 != 0)
+
+    def input_fn():
+        features = {"x": tf.constant(RAW["x"]), "w": tf.constant(weights)}
+        return features, tf.constant(LABELS["target"])
+
+    seen = {}
+    for name in ("MEAN", "SUM_BY_NONZERO_WEIGHTS"):
+        model = tf.compat.v1.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x", shape=[2])],
+            model_dir=os.path.join(workdir, name),
+            weight_column="w",
+            loss_reduction=getattr(reduction, name),
+            config=run_config(tf),
+        )
+        model.train(input_fn, steps=STEPS)
+        metrics = model.evaluate(input_fn, steps=1)
+        seen[name] = {k: float(v) for k, v in sorted(metrics.items())}
+        seen[name]["summarized_losses"] = _events(model.model_dir)[1]
+    return {"exact": {k: sorted(v) for k, v in seen.items()}, "close": seen}
+
+
+@program
+def head_sequence_predictions(tf, workdir):
+    """Heads predicting for each step of a sequence (logits [batch, steps, n]), alone and
+    in a MultiHead: each prediction's shape, and its values."""
+    logits = tf.constant(np.linspace(-2.0, 2.0, 2 * 2 * 5).reshape([2, 2, 5]), tf.float32)
+    heads = tf.estimator
+    cases = {
+        "multi_class": (heads.MultiClassHead(3), logits[..., :3]),
+        "binary": (heads.BinaryClassHead(), logits[..., :1]),
+        "multi_label": (heads.MultiLabelHead(3), logits[..., 2:]),
+        "regression": (heads.RegressionHead(2), logits[..., 3:]),
+        "multi_head": (
+            heads.MultiHead([heads.MultiClassHead(3, name="a"), heads.RegressionHead(2, name="b")]),
+            logits,
+        ),
+    }
+    exact, close = {}, {}
+    for name, (head, head_logits) in cases.items():
+        predictions = {
+            key if isinstance(key, str) else "/".join(key): value
+            for key, value in head.predictions(head_logits).items()
+        }
+        exact[name] = {k: list(v.shape) for k, v in sorted(predictions.items())}
+        for key, value in sorted(predictions.items()):
+            (exact if value.dtype == tf.string else close)[f"{name}/{key}"] = _plain(value)
+    return {"exact": exact, "close": close}

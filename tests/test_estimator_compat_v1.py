@@ -141,8 +141,9 @@ def test_v1_loss_reductions_as_2_15_accepts_them():
         compat_v1.DNNClassifier([2], columns, loss_reduction="sum")
     model = compat_v1.LinearRegressor(columns, loss_reduction="weighted_mean")
     assert model is not None
-    with pytest.raises(ValueError, match="weight_column is not in this kit"):
-        compat_v1.LinearRegressor(columns, weight_column="w", loss_reduction="weighted_mean")
+    # The means over the weights (canned_v1's v1_reductions_over_weights holds their values).
+    for reduction in ("weighted_mean", "weighted_sum_by_nonzero_weights"):
+        compat_v1.LinearRegressor(columns, weight_column="w", loss_reduction=reduction)
 
 
 def test_v1_canned_estimators_refuse_a_strategy_of_two_replicas_naming_the_v2_class():

@@ -10,6 +10,7 @@ keys predictions by `(head name, key)`.
 import abc
 import inspect
 
+import numpy as np
 import tensorflow as tf
 import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
@@ -25,6 +26,7 @@ _REDUCTIONS = (SUM_OVER_BATCH_SIZE, SUM, "auto")
 
 # Metric keys (tf.estimator's MetricKeys).
 AVERAGE_LOSS = "average_loss"
+LOSS = "loss"
 REGULARIZATION_LOSS = "regularization_loss"
 ACCURACY = "accuracy"
 LABEL_MEAN = "label/mean"
@@ -83,7 +85,19 @@ _LABELS_NONE = (
 )
 
 
+class V1Reduction(str):
+    """A `tf.compat.v1.losses.Reduction` that divides by the weights (`weighted_mean`,
+    `weighted_sum_by_nonzero_weights`), which only tf.compat.v1.estimator's canned
+    classes give their heads, as 2.15's V1 heads took them."""
+
+
+V1_MEAN = V1Reduction("weighted_mean")
+V1_SUM_BY_NONZERO_WEIGHTS = V1Reduction("weighted_sum_by_nonzero_weights")
+
+
 def _validate_reduction(loss_reduction):
+    if isinstance(loss_reduction, V1Reduction):
+        return loss_reduction
     reduction = getattr(loss_reduction, "value", loss_reduction)
     if reduction not in _REDUCTIONS:
         raise ValueError(
@@ -111,32 +125,54 @@ def _validate_loss_fn(loss_fn):
 def _call_loss_fn(loss_fn, labels, logits, features, loss_dimension):
     kwargs = {"features": features} if "features" in inspect.signature(loss_fn).parameters else {}
     loss = tf.convert_to_tensor(loss_fn(labels=labels, logits=logits, **kwargs))
-    if loss.shape.rank is not None and (
-        loss.shape.rank != 2 or loss.shape[-1] not in (None, loss_dimension)
-    ):
+    expected = logits.shape[:-1].concatenate([loss_dimension])
+    if not loss.shape.is_compatible_with(expected):
+        # 2.15's ValueError, its arguments as it gave them (its graphs asserted it at
+        # run time in the same words).
         raise ValueError(
-            f"loss_fn must return a Tensor of shape [batch_size, {loss_dimension}]; "
-            f"got shape {loss.shape}."
+            f"loss_fn must return Tensor of shape [D0, D1, ... DN, {loss_dimension}]. ",
+            "logits_shape: ",
+            _as_tuple(logits.shape),
+            "loss_shape: ",
+            _as_tuple(loss.shape),
         )
     return loss
 
 
-def _logits(logits, dimension):
-    """Float32 logits [batch_size, dimension]; [batch_size] is taken for dimension 1."""
+def _as_tuple(shape):
+    return tuple(shape.as_list()) if shape.rank is not None else shape
+
+
+def _logits(logits, dimension, keep_rank=False):
+    """Float32 logits [batch_size, dimension]; [batch_size] is taken for dimension 1.
+    `keep_rank`: logits [D0, ..., DN, dimension] (a sequence's) stay so, as 2.15's heads
+    predicted them (each position's probabilities, class ids, ...)."""
     logits = tf.cast(logits, tf.float32)
     rank = logits.shape.rank
+    if keep_rank and rank is not None and rank > 2 and logits.shape[-1] == dimension:
+        return logits
     if rank is not None and (
         (rank < 2 and dimension != 1) or (rank >= 2 and logits.shape[-1] not in (None, dimension))
     ):
         raise ValueError(
-            f"logits shape must be [batch_size, {dimension}] (the head's logits_dimension), "
-            f"got {logits.shape}."
+            f"logits shape must be [D0, D1, ... DN, logits_dimension], got {_as_tuple(logits.shape)}."
         )
     if rank == 2 and logits.shape[-1] == dimension and not tf.inside_function():
         # In a TF1 graph, as given: the export's `logits` output is the model's own
         # tensor (`dnn/logits/BiasAdd:0`), as 2.15's. A traced function's serving
         # signature keeps its static shape from the reshape.
         return logits
+    if (rank is None or logits.shape[-1] is None) and not tf.executing_eagerly():
+        # A last dimension the graph does not know: 2.15's check at run time, its words.
+        shape = tf.shape(logits)
+        check = tf.compat.v1.debugging.assert_equal(
+            shape[-1],
+            dimension,
+            data=[shape],
+            message="logits shape must be [D0, D1, ... DN, logits_dimension]",
+        )
+        with tf.control_dependencies([check]):
+            logits = tf.identity(logits)
     return tf.reshape(logits, [-1, dimension])
 
 
@@ -152,16 +188,53 @@ def _dense_labels(labels, dimension):
     labels = tf.convert_to_tensor(labels)
     rank = labels.shape.rank
     if rank is not None and rank >= 2 and labels.shape[-1] not in (None, dimension):
-        raise ValueError(
-            f"Mismatched label shape. Expected labels dimension={dimension}. Received "
-            f"{labels.shape[-1]}. If your classifier expects one-hot labels, check n_classes."
-        )
+        raise ValueError(_MISMATCHED_LABEL_DIMENSION.format(dimension, labels.shape[-1]))
     return tf.reshape(labels, [-1, dimension])
+
+
+_MISMATCHED_LABEL_DIMENSION = (
+    "Mismatched label shape. Expected labels dimension={}.  Received {}. Suggested Fix: If "
+    "your classifier expects one-hot encoding label, check your n_classes argument to the "
+    "estimator and/or the shape of your label. Otherwise, check the shape of your label."
+)
+
+
+def _check_labels_shape(labels, logits_shape, dimension):
+    """2.15's checks of dense labels against logits [D0, ..., DN, n], in its words, where
+    the shapes tell: labels [D0, ..., DN, dimension] (or [D0, ..., DN])."""
+    if labels is None or isinstance(labels, (tf.SparseTensor, tf.compat.v1.SparseTensorValue)):
+        return
+    shape = tf.TensorShape(labels.shape if hasattr(labels, "shape") else np.shape(labels))
+    if shape.rank is None or logits_shape.rank is None or logits_shape.rank < 2:
+        return  # (the kit takes logits [batch_size] for one dimension)
+    if shape.rank == logits_shape.rank - 1:
+        shape = shape.concatenate([1])
+    if shape.rank < 2:
+        raise ValueError(
+            f"labels must have rank at least 2.  Received rank {shape.rank}, "
+            f"shape {_as_tuple(shape)}"
+        )
+    if shape[-1] is not None and shape[-1] != dimension:
+        raise ValueError(_MISMATCHED_LABEL_DIMENSION.format(dimension, shape[-1]))
+    expected = logits_shape[:-1].concatenate([dimension])
+    if not shape.is_compatible_with(expected):
+        raise ValueError(
+            f"labels shape must be [D0, D1, ... DN, {dimension}]. Suggested Fix: check your "
+            "n_classes argument to the head and/or the shape of your label., "
+            f"expected_labels_shape: {_as_tuple(expected)}. labels_shape: {_as_tuple(shape)}."
+        )
 
 
 def _check_range(labels, n_classes, message=None):
     """`labels`, asserted to lie in [0, n_classes).  (The asserts are control
     dependencies, so that a graph-mode run, see graph_mode, checks them too.)"""
+    if tf.executing_eagerly():
+        # 2.15's eager check: ValueErrors, the upper bound first.
+        if not bool(tf.reduce_all(labels <= tf.constant(n_classes - 1, labels.dtype))):
+            raise ValueError(message or f"Labels must be <= {n_classes} - 1")
+        if not bool(tf.reduce_all(labels >= tf.zeros([], labels.dtype))):
+            raise ValueError(message or "Labels must be >= 0")
+        return labels
     checks = [
         tf.debugging.assert_greater_equal(
             labels, tf.zeros([], labels.dtype), message=message or "Labels must be >= 0"
@@ -169,7 +242,7 @@ def _check_range(labels, n_classes, message=None):
         tf.debugging.assert_less_equal(
             labels,
             tf.constant(n_classes - 1, labels.dtype),
-            message=message or f"Labels must be <= n_classes - 1 ({n_classes - 1})",
+            message=message or "Labels must be <= n_classes - 1",
         ),
     ]
     with tf.control_dependencies([c for c in checks if c is not None]):
@@ -277,8 +350,9 @@ def _reduce(unreduced, weights, reduction):
         weighted = unreduced * weights
         total = tf.reduce_sum(weighted, name="Sum")
         if reduction != SUM:
-            size = tf.cast(tf.size(weighted), tf.float32)
-            total = tf.math.divide_no_nan(total, size, name="value")
+            total = tf.math.divide_no_nan(
+                total, _denominator(weights, weighted, reduction), name="value"
+            )
     if tf.distribute.in_cross_replica_context():
         return total
     # One replica's share: optimizers sum gradients over replicas, so the
@@ -287,10 +361,25 @@ def _reduce(unreduced, weights, reduction):
     return total / replicas if replicas > 1 else total
 
 
+def _denominator(weights, weighted, reduction):
+    """What a mean loss divides by: the number of losses, or (V1) their weights' sum or
+    the number of nonzero weights, as TF1's compute_weighted_loss counted them."""
+    if reduction == V1_MEAN:
+        return tf.reduce_sum(weights * tf.ones_like(weighted))
+    if reduction == V1_SUM_BY_NONZERO_WEIGHTS:
+        return tf.cast(tf.math.count_nonzero(weights * tf.ones_like(weighted)), tf.float32)
+    return tf.cast(tf.size(weighted), tf.float32)
+
+
 def _with_regularization(loss, regularization_losses):
     if regularization_losses is None:
         return loss
     return loss + tf.math.add_n(list(regularization_losses))
+
+
+def _regularization_summary(tag, regularization_losses):
+    if regularization_losses is not None:
+        summaries.scalar(tag, lambda: tf.math.add_n(list(regularization_losses)))
 
 
 def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
@@ -429,8 +518,18 @@ class Head(abc.ABC):
                 return EstimatorSpec(
                     mode, predictions=predictions, loss=loss, eval_metric_ops=eval_metrics
                 )
+        self._train_summaries(features, logits, labels, loss, regularization_losses)
         train_op = _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
+
+    def _train_summaries(self, features, logits, labels, loss, regularization_losses):
+        """The training summaries 2.15's heads wrote: a named head's loss as
+        `loss/<name>` (an unnamed head's `loss` is the Estimator's own) and the sum of
+        `regularization_losses` as `regularization_loss[/<name>]`."""
+        del features, logits, labels
+        if self.name:
+            summaries.scalar(self._summary_key(LOSS), lambda: loss)
+        _regularization_summary(self._summary_key(REGULARIZATION_LOSS), regularization_losses)
 
 
 class _SingleHead(Head):
@@ -470,6 +569,10 @@ class _SingleHead(Head):
     def _loss_dimension(self):
         return 1
 
+    def _label_dimension(self):
+        """The last dimension of dense labels: one class id, or one value per logit."""
+        return 1
+
     def _unweighted_loss_and_weights(self, labels, logits, features, logits_shape=None):
         if self._loss_fn is not None:
             unweighted = _call_loss_fn(
@@ -485,6 +588,7 @@ class _SingleHead(Head):
     def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
         shape = tf.TensorShape(getattr(logits, "shape", None))
         logits = _logits(logits, self.logits_dimension)
+        _check_labels_shape(labels, shape, self._label_dimension())
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         reduced = _reduce(unweighted, weights, self._reduction)
@@ -510,6 +614,7 @@ class _SingleHead(Head):
     ):
         shape = tf.TensorShape(getattr(logits, "shape", None))
         logits = _logits(logits, self.logits_dimension)
+        _check_labels_shape(labels, shape, self._label_dimension())
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         if self._weight_column is None:
@@ -664,7 +769,7 @@ class BinaryClassHead(_ClassHead):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
 
     def predictions(self, logits, keys=None):
-        logits = _logits(logits, 1)
+        logits = _logits(logits, 1, keep_rank=True)
         with tf.name_scope("predictions"):
             logistic = tf.sigmoid(logits, name="logistic")
             two_class_logits = tf.concat(
@@ -727,6 +832,11 @@ class MultiClassHead(_ClassHead):
         )
 
     def _processed_labels(self, labels):
+        sparse = isinstance(labels, (tf.SparseTensor, tf.compat.v1.SparseTensorValue))
+        if self._vocabulary is None and labels is not None and not sparse:
+            dtype = tf.as_dtype(getattr(labels, "dtype", None) or np.asarray(labels).dtype)
+            if not dtype.is_integer:
+                raise ValueError(f"Labels dtype should be integer. Instead got {dtype}.")
         return self._class_ids(labels)
 
     def _default_loss(self, labels, logits):
@@ -735,7 +845,7 @@ class MultiClassHead(_ClassHead):
         ]
 
     def predictions(self, logits, keys=None):
-        logits = _logits(logits, self.logits_dimension)
+        logits = _logits(logits, self.logits_dimension, keep_rank=True)
         with tf.name_scope("predictions"):
             predictions = self._class_predictions(logits, logits)
         return _selected(predictions, keys)
@@ -782,6 +892,9 @@ class MultiLabelHead(_ClassHead):
         )
         self._thresholds = _check_thresholds(thresholds, multi_label=True)
         self._metric_classes = self._class_ids_for_metrics(classes_for_class_based_metrics)
+
+    def _label_dimension(self):
+        return self.logits_dimension
 
     def _class_ids_for_metrics(self, classes):
         ids = []
@@ -841,7 +954,7 @@ class MultiLabelHead(_ClassHead):
         return tf.reduce_mean(per_class, axis=-1, keepdims=True)
 
     def predictions(self, logits, keys=None):
-        logits = _logits(logits, self.logits_dimension)
+        logits = _logits(logits, self.logits_dimension, keep_rank=True)
         predictions = {
             "logits": logits,
             "probabilities": tf.sigmoid(logits),
@@ -918,6 +1031,8 @@ class RegressionHead(_SingleHead):
     def _loss_dimension(self):
         return self.logits_dimension
 
+    _label_dimension = _loss_dimension
+
     def _processed_labels(self, labels):
         labels = _dense_labels(labels, self.logits_dimension)
         if labels.dtype == tf.string:
@@ -928,7 +1043,7 @@ class RegressionHead(_SingleHead):
         return tf.square(logits - labels)
 
     def predictions(self, logits, keys=None):
-        logits = _logits(logits, self.logits_dimension)
+        logits = _logits(logits, self.logits_dimension, keep_rank=True)
         if self._inverse_link_fn is None:
             return _selected({"predictions": logits}, keys)
         return _selected({"predictions": self._inverse_link_fn(logits), "logits": logits}, keys)
@@ -1110,6 +1225,18 @@ class MultiHead(Head):
                 head.update_metrics(head.metrics(), features, logits[head.name], labels[head.name])
             )
         return eval_metrics
+
+    def _train_summaries(self, features, logits, labels, loss, regularization_losses):
+        """As 2.15's multi-head training wrote them: each head's own loss as
+        `loss/<head name>`, and the regularization as `regularization_loss`."""
+        del loss
+        logits, labels = self._split_logits(logits), self._check_labels(labels)
+        for head in self._heads:
+            summaries.scalar(
+                f"{LOSS}/{head.name}",
+                lambda head=head: head.loss(labels[head.name], logits[head.name], features),
+            )
+        _regularization_summary(REGULARIZATION_LOSS, regularization_losses)
 
     def _predict_spec(self, features, logits):
         """Each head's PREDICT spec, merged: the heads may be anyone's subclasses."""

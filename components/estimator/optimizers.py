@@ -87,10 +87,13 @@ def _update(optimizer, loss, variables):
 
 
 def _overrides_get_updates(optimizer):
-    """Whether `optimizer` is a legacy Keras optimizer whose class has its own
-    `get_updates`."""
+    """Whether `optimizer` is a Keras optimizer whose class has its own `get_updates`: a
+    legacy one's override, or any on a newer Keras optimizer (which has none of its own:
+    2.15's heads called a subclass's in a graph too)."""
     legacy = tf_keras.optimizers.legacy.Optimizer
-    return isinstance(optimizer, legacy) and type(optimizer).get_updates is not legacy.get_updates
+    if isinstance(optimizer, legacy):
+        return type(optimizer).get_updates is not legacy.get_updates
+    return not _is_tf1_optimizer(optimizer) and callable(getattr(optimizer, "get_updates", None))
 
 
 @contextlib.contextmanager
@@ -135,6 +138,8 @@ def _require_graph_optimizer(optimizer):
 
     if isinstance(optimizer, (tf.compat.v1.train.Optimizer, tf_keras.optimizers.legacy.Optimizer)):
         return
+    if _overrides_get_updates(optimizer):
+        return  # (its own get_updates builds the train op, as 2.15 called it)
     name = type(optimizer).__name__
     raise ValueError(
         f"A non-legacy Keras optimizer ({type(optimizer)}) cannot train this model: it "

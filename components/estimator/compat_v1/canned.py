@@ -40,13 +40,13 @@ TF1_OPTIMIZERS = {
 }
 
 _REDUCTION = tf.compat.v1.losses.Reduction
-# The V1 reductions the kit's heads compute as 2.15 did; the two that divide
-# by the weights equal SUM_OVER_BATCH_SIZE when every weight is 1.
+# The V1 reductions, as the kit's heads compute them (as 2.15's V1 heads did).
 _SAME_REDUCTION = {
     _REDUCTION.SUM: head_lib.SUM,
     _REDUCTION.SUM_OVER_BATCH_SIZE: head_lib.SUM_OVER_BATCH_SIZE,
+    _REDUCTION.MEAN: head_lib.V1_MEAN,
+    _REDUCTION.SUM_BY_NONZERO_WEIGHTS: head_lib.V1_SUM_BY_NONZERO_WEIGHTS,
 }
-_UNWEIGHTED_ONLY = (_REDUCTION.MEAN, _REDUCTION.SUM_BY_NONZERO_WEIGHTS)
 
 
 def get_optimizer_instance(optimizer, learning_rate):
@@ -238,15 +238,9 @@ def _slots_of(primary, made):
 
 def loss_reduction_for_head(loss_reduction, weight_column=None):
     """The kit head's reduction for a `tf.compat.v1.losses.Reduction` value."""
+    del weight_column  # (every V1 reduction takes weights)
     if loss_reduction in _SAME_REDUCTION:
         return _SAME_REDUCTION[loss_reduction]
-    if loss_reduction in _UNWEIGHTED_ONLY:
-        if weight_column is None:
-            return head_lib.SUM_OVER_BATCH_SIZE
-        raise ValueError(
-            f"loss_reduction={loss_reduction!r} with a weight_column is not in this kit: use "
-            f"{_REDUCTION.SUM!r} (2.15's default) or {_REDUCTION.SUM_OVER_BATCH_SIZE!r}."
-        )
     raise ValueError(
         f"Invalid loss_reduction: {loss_reduction}. tf.compat.v1.estimator's classes take "
         f"tf.compat.v1.losses.Reduction values, e.g. {_REDUCTION.SUM!r} (the default); "
