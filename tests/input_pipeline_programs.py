@@ -1,6 +1,7 @@
 """Programs in the shape of pre-tf.data input pipelines and the Google Cloud training
 courses' Estimator trainers (training-data-analyst's taxifare and babyweight), after
-`tf_upgrade_v2`.
+`tf_upgrade_v2`, and how often each call calls a course's input_fn
+(`input_fn_calls_per_call`).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, writes
@@ -570,6 +571,71 @@ def babyweight(tf, workdir):
     }
 
 
+def _keras_layer_model_fn(features, labels, mode):
+    """A TF2-style custom model_fn (a Keras layer and a Keras optimizer's update)."""
+    import tensorflow as tf
+
+    inputs = tf.stack([features[k] for k in ("pickuplon", "pickuplat", "passengers")], 1)
+    layer = tf.keras.layers.Dense(1, kernel_initializer="zeros")
+    predictions = layer(inputs + tf.constant([74.0, -40.7, 0.0]))
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"fare": predictions})
+    loss = tf.reduce_mean(tf.square(predictions - tf.reshape(labels, [-1, 1])))
+    variables = layer.trainable_variables
+    update = tf.keras.optimizers.legacy.SGD(0.01).apply_gradients(
+        zip(tf.gradients(loss, variables), variables, strict=True)
+    )
+    train_op = tf.group(update, tf.compat.v1.train.get_global_step().assign_add(1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def input_fn_calls_per_call(tf, workdir):
+    """How often each train(), evaluate() and predict() calls a course's CSV input_fn (one
+    that loads, prints or counts once a call sees it), each call given a new input_fn as
+    the courses' `lambda: read_dataset(...)`: 2.15 called it once a call, in the call's
+    graph.  A canned LinearRegressor's calls, and a Keras-layer custom model_fn's."""
+    pattern = _write_taxi_csv(os.path.join(workdir, "taxi.csv"), 12, SEED)
+    calls = []
+
+    def input_fn(labelled=True):
+        read = csv_dataset_input_fn(tf, pattern, 4)
+
+        def counted():
+            calls.append(labelled)
+            dataset = read()
+            return dataset if labelled else dataset.map(lambda features, label: features)
+
+        return counted
+
+    def counts(estimator):
+        seen = {}
+        for call, run in (
+            ("train", lambda: estimator.train(input_fn(), steps=2)),
+            ("train_again", lambda: estimator.train(input_fn(), steps=2)),
+            ("evaluate", lambda: estimator.evaluate(input_fn())),
+            ("evaluate_again", lambda: estimator.evaluate(input_fn())),
+            ("predict", lambda: list(estimator.predict(input_fn(labelled=False)))),
+            ("predict_again", lambda: list(estimator.predict(input_fn(labelled=False)))),
+        ):
+            del calls[:]
+            run()
+            seen[call] = len(calls)
+        return seen
+
+    return {
+        "exact": {
+            "canned": counts(
+                tf.estimator.LinearRegressor(
+                    _taxi_columns(tf), model_dir=os.path.join(workdir, "linear")
+                )
+            ),
+            "custom": counts(
+                tf.estimator.Estimator(_keras_layer_model_fn, os.path.join(workdir, "custom"))
+            ),
+        }
+    }
+
+
 PROGRAMS = {
     "queue_pipelines": queue_pipelines,
     "queue_v1_estimators": queue_v1_estimators,
@@ -577,4 +643,5 @@ PROGRAMS = {
     "csv_datasets": csv_datasets,
     "serving_receivers": serving_receivers,
     "babyweight": babyweight,
+    "input_fn_calls_per_call": input_fn_calls_per_call,
 }

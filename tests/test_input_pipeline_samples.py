@@ -3,11 +3,13 @@
 
 Recorded once under 2.15 (`tests/tf215/record_family.py input_pipeline_programs`): queue-based input_fns
 (string_input_producer, TextLineReader, batch / shuffle_batch, num_epochs ending training),
-the courses' tf.data CSV and TFRecord input_fns, and babyweight's wide and deep trainer
-through train_and_evaluate and its export.  Each program runs once here (a module
+the courses' tf.data CSV and TFRecord input_fns, babyweight's wide and deep trainer
+through train_and_evaluate and its export, and how often each call calls an input_fn.  Each program runs once here (a module
 fixture); `exact` parts must be equal, `close` ones within 1e-4 (the seeded DNNs'
 losses hang on their initial weights, which 2.15 drew otherwise: not compared).
 """
+
+import pytest
 
 from tests import input_pipeline_programs as programs
 from tests.tf215_recordings import ComparedWithTf215, normalized, program_runs, recorded
@@ -24,7 +26,24 @@ class TestInputPipelineSamples(ComparedWithTf215):
     programs = programs
 
     def kept(self, name, ours, theirs):
+        if name == "input_fn_calls_per_call":  # (its first train(): the strict xfail below)
+            ours, theirs = _without_first_custom_train(ours), _without_first_custom_train(theirs)
         return normalized(ours), normalized(theirs)
+
+
+def _without_first_custom_train(counts):
+    return dict(counts, custom={k: v for k, v in counts["custom"].items() if k != "train"})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="2.15 called an input_fn once a call; a custom model_fn's first call builds it in "
+    "a scratch graph to choose its path (a TF1-style model_fn runs in that graph), and the "
+    "TF2 path then calls the input_fn again, eagerly (later calls call it once)",
+)
+def test_a_custom_model_fns_first_train_calls_its_input_fn_once(ours):
+    name = "input_fn_calls_per_call"
+    assert ours[name]["exact"]["custom"]["train"] == RECORDED[name]["exact"]["custom"]["train"]
 
 
 def test_a_keras_optimizer_on_queues_is_refused_saying_why(ours):

@@ -19,6 +19,7 @@ import inspect
 import logging
 import math
 import os
+import random
 import shutil
 import tempfile
 import threading
@@ -30,6 +31,7 @@ import tensorflow as tf
 import tf_keras
 from tensorflow.python.autograph.core import ag_ctx
 from tensorflow.python.framework import func_graph as func_graph_lib
+from tensorflow.python.framework import ops as tf_ops
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import (
@@ -210,6 +212,49 @@ def _final_values(traced, features, labels):
     if read is None:
         return {}
     return {name: value.numpy() for name, value in zip(names, read(features, labels), strict=True)}
+
+
+def _made_since(dataset, started):
+    """Whether eager `dataset` and the datasets it reads were made after `started` (an
+    `ops.uid()`): none made before the input_fn call, which 2.15's graph refused."""
+    pending = [dataset]
+    while pending:
+        dataset = pending.pop()
+        variant = getattr(dataset, "_variant_tensor", None)
+        if getattr(variant, "_id", -1) <= started:
+            return False
+        try:
+            pending.extend(dataset._inputs())
+        except Exception:  # (a user's Dataset class): asked of the graph instead
+            return False
+    return True
+
+
+def _input_of_structure(result):
+    """An input_fn giving, in a graph, tensors of the structure of `result` (what the
+    user's input_fn returned eagerly: a Dataset, or tensors), for a scratch graph of
+    `model_fn` that needs the input's structure only; None if `result` has none."""
+    if isinstance(result, Exception):
+        return None
+    try:
+        if not isinstance(result, tf.data.Dataset):
+            result = tf.data.Dataset.from_tensors(result)
+        spec = result.element_spec
+    except (TypeError, ValueError):
+        return None
+
+    def legacy(kind):
+        return tf.nest.map_structure(
+            lambda part: getattr(part, f"_to_legacy_output_{kind}")(), spec
+        )
+
+    def input_fn():
+        iterator = tf.compat.v1.data.Iterator.from_structure(
+            legacy("types"), legacy("shapes"), output_classes=legacy("classes")
+        )
+        return iterator.get_next()
+
+    return input_fn
 
 
 def _split_element(element):
@@ -448,6 +493,9 @@ class Estimator:
         self._graph_mode = None
         self._graph_named_modes = set()  # modes whose variables have a graph's names
         self._iterator_input_fns = weakref.WeakKeyDictionary()
+        # {thread: (input_fn, mode, what it returned)}: input_fn's result (or error) for the
+        # TF2 path, from the call that chose the path (_graph_of_an_iterator).
+        self._pending_inputs = {}
 
     model_dir = property(lambda self: self._model_dir)
     config = property(lambda self: self._user_config)
@@ -535,14 +583,15 @@ class Estimator:
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
 
-    def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None):
+    def _mode_graph(self, mode, hooks, input_fn=None, receiver_fn=None, before_input=None):
         """The `graph_mode.ModeGraph` to run `mode` in, or None for the TF2 path.
 
         This kit's own model_fns are TF2 code and skip the check, unless the
         call brings what only a session runs: TF1 `SessionRunHook`s, or an
         input_fn that returns a TF1 iterator's next element, or is made where nothing
         runs eagerly (`tf.compat.v1.disable_eager_execution()`, a `tf.Graph` block),
-        where the TF2 path cannot run."""
+        where the TF2 path cannot run.  `before_input()`: what must run before the TF2
+        path calls input_fn (train()'s seeding)."""
         eager_off = graph_mode.eager_execution_off()
         if self._needs_eager_execution and eager_off:
             raise RuntimeError(
@@ -556,12 +605,12 @@ class Estimator:
             or eager_off
             or any(graph_mode.is_session_run_hook(h) for h in hooks or ())
         )
+        self._pending_inputs.pop(threading.get_ident(), None)
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
-            if input_fn is None or not self._input_fn_reads_an_iterator(input_fn, mode):
-                if self._graph_mode is False:
-                    self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
-                return None
-            forced = True
+            built = input_fn and self._graph_of_an_iterator(input_fn, mode, before_input)
+            if not built and self._graph_mode is False:
+                self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
+            return built or None
         graph = tf.Graph()
         try:
             built = graph_mode.ModeGraph(
@@ -598,6 +647,72 @@ class Estimator:
             log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
         return built
 
+    def _graph_of_an_iterator(self, input_fn, mode, before_input):
+        """The mode's graph when `input_fn` reads a TF1 iterator (`_input_fn_reads_an_iterator`),
+        else None, input_fn called once a call where tf.estimator 2.15 called it once: first
+        eagerly, for the TF2 path (`_call_input_fn` takes that result), and in the mode's
+        graph only when that does not tell: a result that is no Dataset made in the call
+        (tensors, perhaps an iterator's next element; a Dataset made before the call,
+        2.15's error)."""
+        if not self._calls_input_fn_first(mode):
+            if not self._input_fn_reads_an_iterator(input_fn, mode):
+                return None
+            return graph_mode.ModeGraph(self, mode, input_fn=input_fn, graph=tf.Graph())
+        if before_input is not None:
+            before_input()
+        started = tf_ops.uid()
+        try:
+            result = self._input_fn_result(input_fn, mode)
+        except Exception as error:  # (raised again by _call_input_fn on the TF2 path)
+            result = error
+        if not isinstance(result, tf.data.Dataset):
+            built = self._iterator_mode_graph(input_fn, mode)
+        else:  # (no iterator's: a Dataset made before the call is 2.15's error)
+            built = None
+            if not (getattr(input_fn, "returns_dataset", False) or _made_since(result, started)):
+                self._input_fn_reads_an_iterator(input_fn, mode)
+        if built is None:
+            self._pending_inputs[threading.get_ident()] = (input_fn, mode, result)
+        return built
+
+    def _iterator_mode_graph(self, input_fn, mode):
+        """The mode's graph if `input_fn` reads an iterator (or queues) in it, else None
+        (what the TF2 path's model_fn would make not built)."""
+        with contextlib.suppress(KeyError, TypeError):
+            if not self._iterator_input_fns[input_fn]:
+                return None
+        graph, state = tf.Graph(), random.getstate()
+        try:
+            built = graph_mode.ModeGraph(self, mode, input_fn, graph=graph, iterator_only=True)
+        except graph_mode.DatasetMadeElsewhereError:
+            raise
+        except Exception:  # code that builds only eagerly: not a TF1 iterator's
+            if graph_mode.reads_an_iterator(graph) or _fills_queues(graph):
+                raise  # (a model_fn failing over an iterator's input: 2.15's graph error)
+            if graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
+                raise  # TF1 input code (epochs, matched files): 2.15's graph error
+            log.debug("input_fn does not build in a graph.", exc_info=True)
+            built = None
+        if built is not None and built.reads_an_iterator:
+            log.info(
+                "input_fn returns an iterator's next element or a queue's (TF1 style): this "
+                "call runs in a graph with a session, as tf.estimator ran it."
+            )
+        else:
+            built = None
+            random.setstate(state)  # (the graph's seeding undone: the TF2 path runs)
+        with contextlib.suppress(TypeError):  # not weakly referable: asked again next time
+            self._iterator_input_fns[input_fn] = built is not None
+        return built
+
+    def _calls_input_fn_first(self, mode):
+        """Whether the TF2 path's input_fn is called before the path is chosen: not when a
+        strategy or a parameter-server cluster calls it in training (once per worker)."""
+        config = self._config
+        return mode != ModeKeys.TRAIN or (
+            config.train_distribute is None and not config.num_ps_replicas
+        )
+
     def _name_variables_as_a_graph(self, mode, input_fn, receiver_fn):
         """Has the TF2 path name the variables `mode` makes as tf.estimator's graph named
         them (`VariableStore.expect_graph_names`): `model_fn` built in a graph once per
@@ -606,6 +721,9 @@ class Estimator:
         if self._graph_named_modes is None or mode in self._graph_named_modes:
             return
         self._graph_named_modes.add(mode)
+        pending = self._pending_inputs.get(threading.get_ident())
+        if pending is not None and pending[:2] == (input_fn, mode):
+            input_fn = _input_of_structure(pending[2]) or input_fn  # (not called again)
         graph = tf.Graph()
         try:
             graph_mode.ModeGraph(
@@ -679,7 +797,13 @@ class Estimator:
             raise ValueError("input_fn must return a tf.data.Dataset or a callable.")
 
     def _call_input_fn(self, input_fn, mode, input_context=None):
-        result = self._input_fn_result(input_fn, mode, input_context)
+        pending = self._pending_inputs.pop(threading.get_ident(), None)
+        if input_context is None and pending is not None and pending[:2] == (input_fn, mode):
+            result = pending[2]  # (called when the path was chosen: _graph_of_an_iterator)
+            if isinstance(result, Exception):
+                raise result
+        else:
+            result = self._input_fn_result(input_fn, mode, input_context)
         if isinstance(result, tf.data.Dataset):
             return result
         self._check_distributed_input(result, mode)  # (the TF2 path's evaluation too)
@@ -860,15 +984,24 @@ class Estimator:
         steps, max_steps = _whole_steps(steps), _whole_steps(max_steps)
         if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
             return self
-        built = self._mode_graph(ModeKeys.TRAIN, hooks, input_fn=input_fn)
+        seeded = []
+
+        def seed_a_first_trace():
+            # As tf.estimator seeded each graph: initial values, dropout and the input's
+            # shuffles repeat from run to run.  tf_keras initializers draw their seeds
+            # from Python's `random`, which this seeds too.  Once a call: before the TF2
+            # path's input_fn, which may run when the path is chosen.
+            if not seeded and self._config.tf_random_seed is not None and not self._store.variables:
+                tf_keras.utils.set_random_seed(self._config.tf_random_seed)
+            seeded.append(True)
+
+        built = self._mode_graph(
+            ModeKeys.TRAIN, hooks, input_fn=input_fn, before_input=seed_a_first_trace
+        )
         if built is not None:
             graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
             return self
-        if self._config.tf_random_seed is not None and not self._store.variables:
-            # As tf.estimator seeded each graph: initial values and dropout
-            # repeat from run to run.  tf_keras initializers draw their seeds
-            # from Python's `random`, which this seeds too.
-            tf_keras.utils.set_random_seed(self._config.tf_random_seed)
+        seed_a_first_trace()
         if self._take_cluster_role(max_steps, hooks or ()) == "served":
             return self
         with _scope(self._config.train_distribute):

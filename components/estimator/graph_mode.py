@@ -280,7 +280,11 @@ def reads_an_iterator(graph):
 class ModeGraph:
     """One mode's graph: the input's (or receiver's) tensors and `model_fn`'s spec."""
 
-    def __init__(self, estimator, mode, input_fn=None, receiver_fn=None, graph=None):
+    def __init__(
+        self, estimator, mode, input_fn=None, receiver_fn=None, graph=None, iterator_only=False
+    ):
+        """`iterator_only`: `model_fn` is called only if input_fn reads an iterator (else
+        `spec` is None: the TF2 path takes the input)."""
         self.estimator = estimator
         self.mode = mode
         self.graph = graph or tf.Graph()
@@ -318,6 +322,9 @@ class ModeGraph:
                 features, labels = self._input(input_fn)
                 if mode == ModeKeys.PREDICT:
                     labels = None  # (tf.estimator's predict gave the model_fn no labels)
+            self.spec = None
+            if iterator_only and not self.reads_an_iterator:
+                return
             self.spec = graph_strategy.call_model_fn(
                 self.strategy, estimator._call_model_fn_in_graph, features, labels, mode
             )
