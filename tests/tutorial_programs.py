@@ -453,6 +453,59 @@ def keras_model_to_estimator_saver(workdir):
     return keras_program(workdir, "saver")
 
 
+def _served(export_dir, **inputs):
+    """The predict signature's outputs for `inputs` (serving_default, or `predict` where
+    a regression head's default needs serialized examples)."""
+    signatures = tf.saved_model.load(export_dir).signatures
+    signature = signatures.get("serving_default") or signatures["predict"]
+    outputs = signature(**{k: tf.constant(v) for k, v in inputs.items()})
+    return {k: v.numpy().tolist() for k, v in sorted(outputs.items())}
+
+
+@program
+def export_before_training(workdir):
+    """Exported before any train(): a converted Keras model (its weights, as 2.15 took
+    them from model_dir/keras) and a canned model warm-started from another's model_dir
+    (2.15 took the warm start's checkpoint); then what a model with neither says."""
+    keras.backend.clear_session()
+    inputs = keras.Input((2,), name="x")
+    dense = keras.layers.Dense(1, kernel_initializer="ones", bias_initializer="ones", name="d")
+    model = keras.Model(inputs, dense(inputs))
+    model.compile(optimizer="adam", loss="mse")
+    column = tf.feature_column.numeric_column("x", shape=[2])
+
+    def receiver():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 2], name="x")
+        return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
+
+    def train_input_fn():
+        return tf.data.Dataset.from_tensors(({"x": [[1.0, 2.0]]}, [[3.0]])).repeat()
+
+    source = tf.estimator.LinearRegressor([column], model_dir=os.path.join(workdir, "source"))
+    source.train(train_input_fn, steps=3)
+    made = {
+        "keras": keras.estimator.model_to_estimator(
+            keras_model=model, model_dir=os.path.join(workdir, "keras")
+        ),
+        "warm_started": tf.estimator.LinearRegressor(
+            [column], model_dir=os.path.join(workdir, "warm"), warm_start_from=source.model_dir
+        ),
+        "untrained": tf.estimator.LinearRegressor(
+            [column], model_dir=os.path.join(workdir, "untrained")
+        ),
+    }
+    found, served = {}, {}
+    for name, est in made.items():
+        try:
+            path = est.export_saved_model(os.path.join(workdir, f"export_{name}"), receiver)
+        except ValueError as error:
+            found[name] = [type(error).__name__, str(error).replace(workdir, "<workdir>")]
+            continue
+        served[name] = _served(path.decode(), x=[[1.0, 2.0]])
+        found[name] = sorted(served[name])
+    return {"exact": found, "close": served}
+
+
 def clipped_relu(x):
     return keras.backend.relu(x, max_value=6)
 

@@ -453,6 +453,13 @@ def warn_unmatched(settings, names):
     return unmatched
 
 
+def warm_start_checkpoint(settings):
+    """The checkpoint a warm start (`WarmStartSettings` or a path) initializes from."""
+    if isinstance(settings, (str, bytes, os.PathLike)):
+        settings = WarmStartSettings(settings)
+    return resolve_checkpoint(settings.ckpt_to_initialize_from)
+
+
 def warm_start(variables, settings):
     """Initializes `variables` ({name: var}, tf.estimator's names) from `settings`.
 
@@ -463,7 +470,7 @@ def warm_start(variables, settings):
     if isinstance(settings, (str, bytes, os.PathLike)):
         settings = WarmStartSettings(settings)
     _log_warm_start(settings)
-    path = resolve_checkpoint(settings.ckpt_to_initialize_from)
+    path = warm_start_checkpoint(settings)
     reader = _reader(path)
     shapes = reader.get_variable_to_shape_map()
     if _OBJECT_GRAPH in shapes:

@@ -860,8 +860,13 @@ class Estimator:
 
     def _require_checkpoint(self, not_trained=_NOT_TRAINED_EXPORT):
         """The latest checkpoint; without one, 2.15's ValueError (`not_trained`: its
-        words when variables are read, or when exporting)."""
+        words when variables are read, or when exporting). As 2.15's, an export before
+        any training takes the warm start's checkpoint (model_to_estimator's Keras
+        weights, a `warm_start_from`), when there is one."""
         path = self.latest_checkpoint()
+        if path is None and not_trained == _NOT_TRAINED_EXPORT and self._warm_start_from:
+            with contextlib.suppress(ckpt_lib.CheckpointNotFoundError):
+                path = ckpt_lib.warm_start_checkpoint(self._warm_start_from)
         if path is None:
             raise ValueError(not_trained.format(self._model_dir))
         return path
