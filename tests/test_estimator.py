@@ -522,6 +522,18 @@ def test_run_config_refuses_unknown_and_cluster_settings_on_replace():
     for name in ("master", "some_undefined_property"):
         with pytest.raises(ValueError, match=f"Replacing {name} is not supported"):
             estimator.RunConfig().replace(**{name: "x"})
+    # 2.15's whole message: the first unknown name, the settings in its order.
+    with pytest.raises(ValueError) as refused:
+        estimator.RunConfig().replace(tf_random_seed=1, foo=1, bar=2)
+    assert str(refused.value) == (
+        "Replacing foo is not supported. Allowed properties are ['model_dir', "
+        "'tf_random_seed', 'save_summary_steps', 'save_checkpoints_steps', "
+        "'save_checkpoints_secs', 'session_config', 'keep_checkpoint_max', "
+        "'keep_checkpoint_every_n_hours', 'log_step_count_steps', 'train_distribute', "
+        "'device_fn', 'protocol', 'eval_distribute', 'experimental_distribute', "
+        "'experimental_max_worker_delay_secs', 'session_creation_timeout_secs', "
+        "'checkpoint_save_graph_def']."
+    )
 
 
 def test_the_estimator_checks_its_config_before_its_model_fn_in_2_15s_words(tmp_path):

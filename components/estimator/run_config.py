@@ -331,11 +331,11 @@ class RunConfig:
         fields = {name: getattr(self, name) for name in _SETTINGS}
         if self._default_session_config:
             fields["session_config"] = None  # (made again for the cluster)
-        unknown = sorted(set(kwargs) - set(fields))
-        if unknown:
+        unknown = [name for name in kwargs if name not in fields]
+        if unknown:  # (2.15's words, for the first)
             raise ValueError(
-                f"RunConfig.replace: Replacing {', '.join(unknown)} is not supported. Allowed "
-                f"properties are {sorted(fields)}."
+                f"Replacing {unknown[0]} is not supported. Allowed properties are "
+                f"{list(_SETTINGS)}."
             )
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" not in kwargs:
             fields["save_checkpoints_secs"] = None
