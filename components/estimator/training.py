@@ -131,19 +131,26 @@ class _Evaluator:
         self._spec = eval_spec
         self._max_steps = max_steps
         self._last_evaluated_checkpoint = None
+        self._last_warning_time = 0.0
         self.last_result = None
         self.last_exports = None
+
+    def _warn_at_most_every_10_minutes(self, message):
+        """As 2.15's: an evaluator task polling for a checkpoint says so once in a while."""
+        if time.time() - self._last_warning_time > 600:
+            log.warning(message)
+            self._last_warning_time = time.time()
 
     def evaluate_and_export(self):
         """The step evaluated, or None when there is no checkpoint or no new one."""
         checkpoint = self._estimator.latest_checkpoint()
         if checkpoint is None:
-            log.info(
+            self._warn_at_most_every_10_minutes(
                 "Estimator is not trained yet. Will start an evaluation when a checkpoint is ready."
             )
             return None
         if checkpoint == self._last_evaluated_checkpoint:
-            log.info(
+            self._warn_at_most_every_10_minutes(
                 "No new checkpoint ready for evaluation. Skip the current evaluation pass "
                 "as evaluation results are expected to be same for the same checkpoint."
             )
@@ -159,7 +166,7 @@ class _Evaluator:
         step = int(self.last_result["global_step"])
         is_final = self._max_steps is not None and step >= self._max_steps
         if is_final:
-            log.info("Calling exporter with the `is_the_final_export=True`.")
+            log.debug("Calling exporter with the `is_the_final_export=True`.")
         self.last_exports = [
             # (None where it did not export, as in 2.15)
             exporter.export(
@@ -171,6 +178,7 @@ class _Evaluator:
             )
             for exporter in self._spec.exporters
         ]
+        self._last_warning_time = 0.0
         return step
 
 
