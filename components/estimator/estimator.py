@@ -268,6 +268,14 @@ def _fills_queues(graph):
     return bool(graph.get_collection(tf.compat.v1.GraphKeys.QUEUE_RUNNERS))
 
 
+def _built_tf1_input(graph):
+    """Whether a build that failed left TF1 input code in `graph` (queues, or the local
+    variables of epochs and matched files): its error is 2.15's graph error, the user's."""
+    return _fills_queues(graph) or bool(
+        graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES)
+    )
+
+
 # On a model_fn that wraps another Estimator's (its bound `model_fn`, add_metrics'): that
 # Estimator, whose model_fn's path (TF2 or graph) the wrapper's Estimator takes.
 WRAPPED_ESTIMATOR = "_wraps_model_fn_of"
@@ -687,23 +695,25 @@ class Estimator:
         except graph_mode.DatasetMadeElsewhereError:
             raise
         except Exception:  # code that builds only eagerly: not a TF1 iterator's
-            if graph_mode.reads_an_iterator(graph) or _fills_queues(graph):
-                raise  # (a model_fn failing over an iterator's input: 2.15's graph error)
-            if graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
-                raise  # TF1 input code (epochs, matched files): 2.15's graph error
+            if graph_mode.reads_an_iterator(graph) or _built_tf1_input(graph):
+                raise  # (a model_fn failing over an iterator's input, or TF1 input code)
             log.debug("input_fn does not build in a graph.", exc_info=True)
             built = None
-        if built is not None and built.reads_an_iterator:
+        if built is None or not built.reads_an_iterator:
+            built = None
+            random.setstate(state)  # (the graph's seeding undone: the TF2 path runs)
+        self._remember_iterator_input(input_fn, built is not None)
+        return built
+
+    def _remember_iterator_input(self, input_fn, reads):
+        """Notes (and says, when it does) whether `input_fn` reads a TF1 iterator."""
+        if reads:
             log.info(
                 "input_fn returns an iterator's next element or a queue's (TF1 style): this "
                 "call runs in a graph with a session, as tf.estimator ran it."
             )
-        else:
-            built = None
-            random.setstate(state)  # (the graph's seeding undone: the TF2 path runs)
         with contextlib.suppress(TypeError):  # not weakly referable: asked again next time
-            self._iterator_input_fns[input_fn] = built is not None
-        return built
+            self._iterator_input_fns[input_fn] = reads
 
     def _calls_input_fn_first(self, mode):
         """Whether the TF2 path's input_fn is called before the path is chosen: not when a
@@ -757,7 +767,7 @@ class Estimator:
         except graph_mode.DatasetMadeElsewhereError:
             raise
         except Exception:  # code that builds only eagerly: not a TF1 iterator's
-            if _fills_queues(graph) or graph.get_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES):
+            if _built_tf1_input(graph):
                 raise  # TF1 input code (queues, epochs, matched files): 2.15's graph error
             log.debug("input_fn does not build in a graph.", exc_info=True)
             result = None
@@ -766,13 +776,7 @@ class Estimator:
             and not isinstance(result, tf.data.Dataset)
             and graph_mode.reads_an_iterator(graph)
         )
-        if reads:
-            log.info(
-                "input_fn returns an iterator's next element or a queue's (TF1 style): this "
-                "call runs in a graph with a session, as tf.estimator ran it."
-            )
-        with contextlib.suppress(TypeError):  # not weakly referable: asked again next time
-            self._iterator_input_fns[input_fn] = reads
+        self._remember_iterator_input(input_fn, reads)
         return reads
 
     def _input_fn_result(self, input_fn, mode, input_context=None):
