@@ -41,6 +41,7 @@ from tests.tutorial_programs import (
     floats,
     listing,
     seen,
+    served,
     signatures,
     structure,
 )
@@ -99,16 +100,6 @@ def info_lines(grepped=_GREPPED):
 
 def as_text(path):
     return path.decode() if isinstance(path, bytes) else path
-
-
-def served(export_dir, signature, tags=None, **inputs):
-    """{output: [dtype, shape]} and the outputs' values of one signature of the export,
-    loaded as TF Serving loads it."""
-    loaded = tf.saved_model.load(export_dir, tags=tags)
-    out = loaded.signatures[signature](**{k: tf.constant(v) for k, v in inputs.items()})
-    shapes = {k: [v.dtype.name, list(v.shape)] for k, v in sorted(out.items())}
-    values = {k: np.asarray(v).ravel().tolist() for k, v in sorted(out.items())}
-    return shapes, values
 
 
 # ------------------------------------------------------------------ mnist_tpu.py

@@ -453,13 +453,14 @@ def keras_model_to_estimator_saver(workdir):
     return keras_program(workdir, "saver")
 
 
-def _served(export_dir, **inputs):
-    """The predict signature's outputs for `inputs` (serving_default, or `predict` where
-    a regression head's default needs serialized examples)."""
-    signatures = tf.saved_model.load(export_dir).signatures
-    signature = signatures.get("serving_default") or signatures["predict"]
-    outputs = signature(**{k: tf.constant(v) for k, v in inputs.items()})
-    return {k: v.numpy().tolist() for k, v in sorted(outputs.items())}
+def served(export_dir, signature, tags=None, **inputs):
+    """{output: [dtype, shape]} and the outputs' values of one signature of the export,
+    loaded as TF Serving loads it."""
+    loaded = tf.saved_model.load(export_dir, tags=tags)
+    out = loaded.signatures[signature](**{k: tf.constant(v) for k, v in inputs.items()})
+    shapes = {k: [v.dtype.name, list(v.shape)] for k, v in sorted(out.items())}
+    values = {k: np.asarray(v).ravel().tolist() for k, v in sorted(out.items())}
+    return shapes, values
 
 
 @program
@@ -494,16 +495,17 @@ def export_before_training(workdir):
             [column], model_dir=os.path.join(workdir, "untrained")
         ),
     }
-    found, served = {}, {}
+    # (A regression head's default signature takes serialized examples: its `predict`.)
+    signature = {"keras": "serving_default", "warm_started": "predict", "untrained": "predict"}
+    found, values = {}, {}
     for name, est in made.items():
         try:
             path = est.export_saved_model(os.path.join(workdir, f"export_{name}"), receiver)
         except ValueError as error:
             found[name] = [type(error).__name__, str(error).replace(workdir, "<workdir>")]
             continue
-        served[name] = _served(path.decode(), x=[[1.0, 2.0]])
-        found[name] = sorted(served[name])
-    return {"exact": found, "close": served}
+        found[name], values[name] = served(path.decode(), signature[name], x=[[1.0, 2.0]])
+    return {"exact": found, "close": values}
 
 
 def clipped_relu(x):
