@@ -19,6 +19,9 @@ samples and guides wrote them after `tf_upgrade_v2`, on one CPU with tiny made-u
   (warm-started) under compat.v1's `MirroredStrategy()` and `OneDeviceStrategy`;
 - `tf.keras.estimator.model_to_estimator` of a model of two inputs and two outputs,
   compiled with a metric per output, under `MirroredStrategy()`;
+- `model_to_estimator` of models compiled with `tf.compat.v1.train` optimizers: TF 1.x's
+  distribution README's `GradientDescentOptimizer(0.2)` model under `MirroredStrategy()`,
+  a TF1 Adam with metrics through `tf.compat.v1.keras`'s (name-based checkpoints);
 - `tf.contrib.distribute.DistributeConfig` users: `RunConfig(experimental_distribute=...)`
   (the contrib namedtuple's fields), both spellings at once, and the converted
   `RunConfig(train_distribute=...)`;
@@ -532,13 +535,7 @@ def _two_headed_keras_model(tf):
         optimizer=tf.keras.optimizers.legacy.SGD(learning_rate=0.1),
         metrics={"kind": "categorical_accuracy", "side": "categorical_accuracy"},
     )
-    model.set_weights(
-        [
-            np.linspace(-0.5, 0.5, w.size, dtype=np.float32).reshape(w.shape)
-            for w in model.get_weights()
-        ]
-    )
-    return model
+    return _keras_start(model)
 
 
 @program
@@ -594,6 +591,115 @@ def keras_model_to_estimator_mirrored(tf, workdir):
         **_floats({f"before/{k}": v for k, v in before.items()}),
         **_floats({f"eval/{k}": v for k, v in result.items()}),
         **{f"predict/{k}": v for k, v in _predictions(rows).items()},
+        **{f"weights/{k}": v for k, v in values.items()},
+    }
+    return {"exact": exact, "close": close}
+
+
+def _keras_start(model):
+    """Fixes a Keras model's weights (every model starts there, under 2.15 as here)."""
+    model.set_weights(
+        [
+            np.linspace(-0.5, 0.5, w.size, dtype=np.float32).reshape(w.shape)
+            for w in model.get_weights()
+        ]
+    )
+    return model
+
+
+def _keras_guide_estimator(tf, workdir):
+    """TF 1.x's distribution README after tf_upgrade_v2: a one-input Dense(1) model
+    compiled with `tf.compat.v1.train.GradientDescentOptimizer(0.2)`, under
+    `RunConfig(train_distribute=MirroredStrategy())`, in the default checkpoint format."""
+    inputs = tf.keras.layers.Input(shape=(1,))
+    predictions = tf.keras.layers.Dense(1)(inputs)
+    model = _keras_start(tf.keras.models.Model(inputs=inputs, outputs=predictions))
+    model.compile(
+        loss="mean_squared_error",
+        optimizer=tf.compat.v1.train.GradientDescentOptimizer(learning_rate=0.2),
+    )
+    config = tf.estimator.RunConfig(train_distribute=tf.distribute.MirroredStrategy())
+    estimator = tf.keras.estimator.model_to_estimator(
+        keras_model=model, config=config, model_dir=os.path.join(workdir, "guide")
+    )
+    return estimator, model.input_names[0]
+
+
+def _keras_tf1_adam(tf, workdir):
+    """A two-layer model compiled with `tf.compat.v1.train.AdamOptimizer` and metrics,
+    through `tf.compat.v1.keras.estimator.model_to_estimator` (name-based checkpoints)."""
+    inputs = tf.keras.layers.Input(shape=(2,), name="x")
+    hidden = tf.keras.layers.Dense(3, name="hidden")(inputs)
+    output = tf.keras.layers.Dense(1, name="out")(hidden)
+    model = _keras_start(tf.keras.Model(inputs=inputs, outputs=output))
+    model.compile(
+        loss="mse",
+        optimizer=tf.compat.v1.train.AdamOptimizer(0.01),
+        metrics=["mae", tf.keras.metrics.RootMeanSquaredError()],
+    )
+    return tf.compat.v1.keras.estimator.model_to_estimator(
+        keras_model=model, model_dir=os.path.join(workdir, "adam")
+    )
+
+
+@program
+def keras_model_to_estimator_tf1_optimizer(tf, workdir):
+    """`model_to_estimator` of Keras models compiled with `tf.compat.v1.train`
+    optimizers, as TF 1.x's guides compiled them: the distribution README's model (its
+    input_fn: one example repeated, batches of 10) trained under `MirroredStrategy()`,
+    evaluated before and after, predicted and served; a TF1 Adam with metrics,
+    evaluated, trained, predicted, exported (variable names, checkpoint values)."""
+    guide, input_name = _keras_guide_estimator(tf, workdir)
+
+    def guide_input_fn():
+        dataset = tf.data.Dataset.from_tensors(({input_name: [1.0]}, [1.0]))
+        return dataset.repeat(10).batch(10)
+
+    before = guide.evaluate(guide_input_fn)
+    guide.train(input_fn=guide_input_fn, steps=10)
+    after = guide.evaluate(guide_input_fn)
+    points = {input_name: np.array([[0.0], [1.0], [2.0]], np.float32)}
+    rows = list(guide.predict(lambda: tf.data.Dataset.from_tensor_slices(points).batch(3)))
+
+    adam = _keras_tf1_adam(tf, workdir)
+    x = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0], [-1.0, -1.0]], np.float32)
+    y = np.array([[1.0], [0.0], [2.0], [-1.0]], np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(4)
+
+    with _info_lines() as lines:
+        adam_before = adam.evaluate(input_fn, steps=1)
+        adam.train(input_fn, steps=5)
+        adam_after = adam.evaluate(input_fn, steps=1)
+    adam_rows = list(adam.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x}).batch(4)))
+
+    def receiver():
+        inputs = {"x": tf.compat.v1.placeholder(tf.float32, [None, 2], name="x")}
+        return tf.estimator.export.ServingInputReceiver(inputs, inputs)
+
+    export_dir = adam.export_saved_model(os.path.join(workdir, "export"), receiver).decode()
+    shapes, values = _variables(adam)
+    keras_dir = os.path.join(adam.model_dir, "keras")
+    exact = {
+        "guide_eval_keys": [sorted(before), sorted(after)],
+        "guide_global_step": int(after["global_step"]),
+        "guide_predictions": structure(rows),
+        "eval_keys": [sorted(adam_before), sorted(adam_after)],
+        "lines": _canned_lines(lines, workdir),
+        "predictions": structure(adam_rows),
+        "variables": shapes,
+        "keras_checkpoint": sorted(name for name, _ in tf.train.list_variables(keras_dir)),
+        "files": listing(adam.model_dir),
+        "signatures": signatures(export_dir),
+    }
+    close = {
+        **_floats({f"guide_before/{k}": v for k, v in before.items()}),
+        **_floats({f"guide_after/{k}": v for k, v in after.items()}),
+        **{f"guide_predict/{k}": v for k, v in _predictions(rows).items()},
+        **_floats({f"before/{k}": v for k, v in adam_before.items()}),
+        **_floats({f"eval/{k}": v for k, v in adam_after.items()}),
+        **{f"predict/{k}": v for k, v in _predictions(adam_rows).items()},
         **{f"weights/{k}": v for k, v in values.items()},
     }
     return {"exact": exact, "close": close}

@@ -240,15 +240,6 @@ def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
         estimator.model_to_estimator(keras_model=model)
 
 
-def test_model_to_estimator_refuses_a_tf1_optimizer_naming_it_and_the_fix():
-    # (The TF 1.x distribution guides compiled with tf.train optimizers; 2.15 trained them.)
-    inputs = tf_keras.Input(shape=(2,), name="x")
-    model = tf_keras.Model(inputs, tf_keras.layers.Dense(1)(inputs))
-    model.compile(optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.2), loss="mse")
-    with pytest.raises(ValueError, match=r"GradientDescentOptimizer.*tf_keras.optimizers.legacy"):
-        estimator.model_to_estimator(keras_model=model)
-
-
 def test_a_keras_3_optimizer_trains_a_canned_estimator(tmp_path):
     import keras
 

@@ -11,9 +11,13 @@ a fresh optimizer's state and a global step of 0, as `<model_dir>/keras/keras_mo
 trainable variables from it: object-based (`layer_with_weights-0/kernel/...`, as
 `Model.save_weights` writes) for `checkpoint_format='checkpoint'`, `tf.compat.v1.train.Saver`'s
 for 'saver' (`hidden/kernel`, `training/Adam/hidden/kernel/m`, with its `.meta`).
+
+A model compiled with a `tf.compat.v1.train` optimizer trains with a fresh copy of it,
+as 2.15 did: its state has TF1's graph names (`hidden/kernel/Adam`, `training/beta1_power`).
 """
 
 import contextlib
+import copy
 import functools
 import logging
 import os
@@ -21,6 +25,7 @@ import os
 import numpy as np
 import tensorflow as tf
 import tf_keras
+from tf_keras.src.optimizers.optimizer_v1 import TFOptimizer
 
 from components.estimator import export as export_lib
 from components.estimator import optimizers, tf_logging
@@ -67,6 +72,13 @@ def _as_dict(model, outputs):
     return dict(zip(model.output_names, outputs, strict=True))
 
 
+def _tf1_optimizer(keras_model):
+    """The `tf.compat.v1.train` optimizer the model was compiled with (tf_keras wraps one
+    in a `TFOptimizer`), or None."""
+    wrapped = getattr(keras_model.optimizer, "optimizer", None)
+    return wrapped if isinstance(wrapped, tf.compat.v1.train.Optimizer) else None
+
+
 def _legacy_optimizer(keras_model):
     """The model's optimizer as a `tf_keras` legacy one, as tf.estimator 2.15 converted
     it (with its warning): its state is then checkpointed under 2.15's names
@@ -74,15 +86,6 @@ def _legacy_optimizer(keras_model):
     optimizer = keras_model.optimizer
     if isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer):
         return optimizer
-    wrapped = getattr(optimizer, "optimizer", None)  # (Keras' wrapper of a TF1 optimizer)
-    if isinstance(wrapped, tf.compat.v1.train.Optimizer):
-        raise ValueError(
-            f"model_to_estimator: the model is compiled with {type(wrapped).__name__}, a "
-            "tf.compat.v1.train optimizer, which this kit's model_to_estimator does not train "
-            "(tf.estimator 2.15 did). Compile it with the Keras optimizer of that algorithm "
-            "and rate (tf_keras.optimizers.legacy.Adam(learning_rate=...), .SGD, .Adagrad, "
-            ".RMSprop, .Ftrl), or train the TF1 optimizer from a model_fn."
-        )
     logging.getLogger(__name__).warning(
         "You are using `tf.keras.optimizers.experimental.Optimizer` in TF estimator, which "
         "only supports `tf.keras.optimizers.legacy.Optimizer`. Automatically converting "
@@ -90,6 +93,38 @@ def _legacy_optimizer(keras_model):
     )
     keras_model.optimizer = tf_keras.__internal__.optimizers.convert_to_legacy_optimizer(optimizer)
     return keras_model.optimizer
+
+
+def _fresh_tf1_optimizer(optimizer):
+    """A copy of a `tf.compat.v1.train` optimizer (its class and hyperparameters) holding
+    no state: 2.15 used the user's instance in a new graph each time, where it made its
+    slots and its `beta1_power` afresh (eagerly TF1 keeps one of those per optimizer)."""
+    fresh = copy.copy(optimizer)
+    for name in [n for n in vars(fresh) if n.startswith("_self_")]:
+        delattr(fresh, name)  # (its tracking state: made anew on first use)
+    fresh._slots, fresh._non_slot_dict, fresh._deferred_slot_restorations = {}, {}, {}
+    return fresh
+
+
+def _optimizer_maker(keras_model):
+    """What makes a new optimizer of the model's kind, to compile with: a legacy Keras
+    optimizer from its config, or a fresh copy of a `tf.compat.v1.train` one (which
+    tf_keras wraps in its `TFOptimizer` when compiling, as 2.15's Keras did; 2.15
+    trained it)."""
+    tf1 = _tf1_optimizer(keras_model)
+    if tf1 is not None:
+        return functools.partial(_fresh_tf1_optimizer, tf1)
+    legacy = _legacy_optimizer(keras_model)
+    return functools.partial(type(legacy).from_config, legacy.get_config())
+
+
+def _train_op(optimizer, loss, variables):
+    """The train op of a compiled optimizer: a TF1 one's updates in the `training` scope
+    2.15's Keras built them in (its state `hidden/kernel/Adam`, `training/beta1_power`)."""
+    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+        with tf.name_scope("training"):
+            return optimizers.apply(optimizer, loss, variables)
+    return optimizers.apply(optimizer, loss, variables)
 
 
 # Variables Keras makes for its own loops (batch counters when a model is built,
@@ -100,15 +135,21 @@ _KERAS_BOOKKEEPING = ("_train_counter", "_test_counter", "_predict_counter", "_s
 
 def _forget_bookkeeping(store, model):
     bookkeeping = {id(getattr(model, name, None)) for name in _KERAS_BOOKKEEPING}
+    if isinstance(model.optimizer, TFOptimizer):  # (its own counter; 2.15's was the step)
+        bookkeeping.add(id(model.optimizer.iterations))
     for name in [n for n, v in store.variables.items() if id(v) in bookkeeping]:
         del store.variables[name]
 
 
-def _fresh_optimizer(optimizer_class, optimizer_config, variables):
+def _fresh_optimizer(make_optimizer, variables):
     """A new optimizer with its state for `variables` made, and a step counter of 0 as
     its iterations (2.15's was the global step, so no `iter` of its own was saved)."""
-    optimizer = optimizer_class.from_config(optimizer_config)
     step = tf.Variable(0, dtype=tf.int64, trainable=False, name="global_step")
+    optimizer = make_optimizer()
+    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+        with tf.name_scope("training"):
+            optimizer._create_slots(variables)
+        return TFOptimizer(optimizer, iterations=step), step
     optimizer.iterations = step
     optimizer._create_all_weights(variables)
     return optimizer, step
@@ -121,23 +162,23 @@ def _clone(keras_model, custom_objects):
         return tf_keras.models.clone_model(keras_model)
 
 
-def _save_object_based(keras_model, optimizer_class, optimizer_config, prefix, custom_objects):
+def _save_object_based(keras_model, make_optimizer, prefix, custom_objects):
     """2.15's 'checkpoint' format: a clone given the model's weights and a fresh
     optimizer, with the global step tracked as `estimator_global_step`, saved by
     `Model.save_weights` (object-based keys, a `checkpoint` file naming it relatively)."""
     clone = _clone(keras_model, custom_objects)
     clone.set_weights(keras_model.get_weights())
-    optimizer, step = _fresh_optimizer(optimizer_class, optimizer_config, clone.trainable_weights)
+    optimizer, step = _fresh_optimizer(make_optimizer, clone.trainable_weights)
     clone.optimizer = optimizer
     clone._track_trackable(step, "estimator_global_step")
     with tf_logging.root_logger_untouched():  # (TF 2.21's saver logs through absl)
         clone.save_weights(prefix)
 
 
-def _name_based_values(store, model, keras_model, optimizer_class, optimizer_config):
+def _name_based_values(store, model, keras_model, make_optimizer):
     """{2.15's graph name: value} of the 'saver' format's checkpoint: the model's
     variables under the Estimator's names, the global step, and a fresh optimizer's
-    state as `training/<optimizer>/...`."""
+    state (a Keras one's as `training/<optimizer>/...`, a TF1 one's as TF1 named it)."""
     names = {id(v): name for name, v in store.variables.items()}
     values = {"global_step": np.int64(0)}
     primaries = {}
@@ -145,11 +186,32 @@ def _name_based_values(store, model, keras_model, optimizer_class, optimizer_con
         values[store.checkpoint_name(names[id(ours)])] = theirs.numpy()
         primaries[id(theirs)] = tf_estimator_name(names[id(ours)])
     trainable = keras_model.trainable_weights
-    optimizer, _ = _fresh_optimizer(optimizer_class, optimizer_config, trainable)
+    optimizer = make_optimizer()
+    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+        trained = {primaries[id(v)]: v.numpy() for v in trainable}
+        return {**values, **_tf1_state_values(optimizer, trained)}
+    optimizer, _ = _fresh_optimizer(make_optimizer, trainable)
     primary_name = lambda variable: primaries[id(variable)]  # noqa: E731
     for state, name in optimizer_state_names(optimizer, optimizer._name, trainable, primary_name):
         values[name] = state.numpy()
     return values
+
+
+def _tf1_state_values(optimizer, primaries):
+    """{name: initial value} of a fresh TF1 `optimizer`'s state for the variables
+    {name: value}, made in a graph as 2.15 made them there (`hidden/kernel/Adam`,
+    `hidden/kernel/Adam_1`, `training/beta1_power`)."""
+    with tf.Graph().as_default():
+        variables = [
+            tf.compat.v1.get_variable(name, initializer=value, use_resource=True)
+            for name, value in primaries.items()
+        ]
+        with tf.compat.v1.name_scope("training"):
+            optimizer._create_slots(variables)
+        state = [v for v in tf.compat.v1.global_variables() if v.op.name not in primaries]
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            return dict(zip([v.op.name for v in state], session.run(state), strict=True))
 
 
 def _save_name_based(values, prefix):
@@ -251,9 +313,10 @@ class _KerasEstimator(Estimator):
         custom_objects=None,
     ):
         metric_names_map = dict(metric_names_map or {})
-        legacy = _legacy_optimizer(keras_model)
-        optimizer_class = type(legacy)
-        optimizer_config = legacy.get_config()
+        make_optimizer = _optimizer_maker(keras_model)
+        # A TF1 optimizer trains through one copy, whose state _train makes once.
+        tf1 = _tf1_optimizer(keras_model)
+        self._tf1_training = None if tf1 is None else _fresh_tf1_optimizer(tf1)
         # Metric objects hold state: each trace gets fresh ones built from configs.
         metric_specs = tf.nest.map_structure(
             _metric_maker, keras_model.compiled_metrics._user_metrics
@@ -274,11 +337,12 @@ class _KerasEstimator(Estimator):
                 _require_keys(labels, model.output_names, "labels", "outputs")
             if mode == ModeKeys.TRAIN and _in_a_replica():  # (compiled by _train)
                 loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
-                train_op = optimizers.apply(model.optimizer, loss, model.trainable_weights)
+                training = self._tf1_training or model.optimizer
+                train_op = _train_op(training, loss, model.trainable_weights)
                 return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
             optimizer = _compiled(
                 model,
-                optimizer=optimizer_class.from_config(optimizer_config),
+                optimizer=make_optimizer(),
                 loss=keras_model.loss,
                 metrics=tf.nest.map_structure(_made, metric_specs),
                 loss_weights=keras_model.compiled_loss._user_loss_weights,
@@ -291,7 +355,8 @@ class _KerasEstimator(Estimator):
                 return EstimatorSpec(
                     mode, predictions=predictions, loss=loss, eval_metric_ops=metrics
                 )
-            train_op = optimizers.apply(optimizer, loss, model.trainable_weights)
+            training = self._tf1_training or optimizer
+            train_op = _train_op(training, loss, model.trainable_weights)
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
@@ -305,12 +370,12 @@ class _KerasEstimator(Estimator):
             # As 2.15: a fresh model_dir warm-starts the trainable variables from the
             # weights saved there (so batch norm's moving statistics start afresh).
             self._warm_start_from = self._first_checkpoint(
-                keras_model, optimizer_class, optimizer_config, object_based, custom_objects
+                keras_model, make_optimizer, object_based, custom_objects
             )
         else:  # (2.15's other workers started from initializers, then the chief's saves)
             self._model.set_weights(keras_model.get_weights())
         self._training_compile = lambda: self._model.compile(
-            optimizer=optimizer_class.from_config(optimizer_config),
+            optimizer=make_optimizer(),
             loss=keras_model.loss,
             loss_weights=keras_model.compiled_loss._user_loss_weights,
         )
@@ -325,11 +390,22 @@ class _KerasEstimator(Estimator):
             with self._store.scope():
                 compile_model()
             _forget_bookkeeping(self._store, self._model)
+        if self._tf1_training is not None:
+            self._make_tf1_state()
         return super()._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
-    def _first_checkpoint(
-        self, keras_model, optimizer_class, optimizer_config, object_based, custom_objects
-    ):
+    def _make_tf1_state(self):
+        """Makes the TF1 optimizer's state eagerly (once: TF1 keeps what it made), under
+        the training strategy if any (in a replica's step TF1 makes it where the variable
+        store sees none), and
+        names it in checkpoints as 2.15's graph did: `hidden/kernel/Adam`,
+        `training/beta1_power`."""
+        weights = self._model.trainable_weights
+        with self._store.scope(), tf.name_scope("training"):
+            self._tf1_training._create_slots(weights)
+        self._store.name_tf1_slots(self._tf1_training, weights)
+
+    def _first_checkpoint(self, keras_model, make_optimizer, object_based, custom_objects):
         """`<model_dir>/keras/keras_model.ckpt`, saved unless the folder has a checkpoint
         (then that one is the warm start's, as in 2.15)."""
         directory = os.path.join(self.model_dir, KERAS_DIR)
@@ -339,13 +415,9 @@ class _KerasEstimator(Estimator):
         tf.io.gfile.makedirs(directory)
         prefix = os.path.join(directory, KERAS_CHECKPOINT)
         if object_based:
-            _save_object_based(
-                keras_model, optimizer_class, optimizer_config, prefix, custom_objects
-            )
+            _save_object_based(keras_model, make_optimizer, prefix, custom_objects)
         else:
-            values = _name_based_values(
-                self._store, self._model, keras_model, optimizer_class, optimizer_config
-            )
+            values = _name_based_values(self._store, self._model, keras_model, make_optimizer)
             _save_name_based(values, prefix)
         return prefix
 

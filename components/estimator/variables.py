@@ -265,6 +265,31 @@ class VariableStore:
             record(state, checkpoint_name)
         self._iterations.add(record(optimizer.iterations, f"{CANNED_TRAINING_SCOPE}/{scope}/iter"))
 
+    def name_tf1_slots(self, optimizer, variables):
+        """Records the checkpoint names a TF1 graph gives a `tf.compat.v1.train`
+        optimizer's state for `variables`: each variable's slots `<variable>/<name>`,
+        `<variable>/<name>_1`, ... in the order it made them (`hidden/kernel/Adam`,
+        `hidden/kernel/Adam_1`; made eagerly, TF1 numbers them across the process:
+        `hidden/kernel/Adam_2/`), its other state (`training/beta1_power`) as named."""
+        names = {id(v): name for name, v in self.variables.items()}
+        prefix = re.escape(optimizer.get_name())
+        for variable in variables:
+            primary = tf_estimator_name(names[id(variable)])
+            taken = {}
+            for slot_name in optimizer._slots:  # (in the order it made them)
+                slot = optimizer.get_slot(variable, slot_name)
+                if slot is None or id(slot) not in names:
+                    continue
+                last = names[id(slot)].rstrip("/").rsplit("/", 1)[-1]
+                mine = re.fullmatch(prefix + r"(_\d+)?", last)
+                base = optimizer.get_name() if mine else re.sub(r"_\d+$", "", last)
+                count = taken[base] = taken.get(base, -1) + 1
+                suffix = f"_{count}" if count else ""
+                self._optimizer_state[names[id(slot)]] = f"{primary}/{base}{suffix}"
+        for state in optimizer._non_slot_dict.values():
+            if id(state) in names:
+                self._optimizer_state[names[id(state)]] = names[id(state)]
+
     def checkpoint_name(self, name):
         """The name the variable this store calls `name` has in name-based checkpoints."""
         return (
