@@ -246,7 +246,7 @@ class PipelineConfig:
         key="model.build_estimator",
         kind="code",
         help="build_estimator(run_config, hparams, warm_start_from, [tft_output=, "
-        "transformed_label_key=, task=, train_rows=, label_moments=]) as package.module.function or "
+        "transformed_label_key=, task=, train_rows=, label_moments=, label_range=]) as package.module.function or "
         "file.py:function, or auto: the best of the candidates on held-out data (or the canned Estimator named), head by task.",
     )
     candidates: tuple[str, ...] = setting(

@@ -11,6 +11,7 @@ import dataclasses
 import datetime
 import json
 import os
+import re
 import string
 import tempfile
 
@@ -124,11 +125,31 @@ $head        feature_columns=wide + numbers,
 """,
     ),
     "boosted_trees": (
-        "Boosted trees over the numbers and the category ids (as indicators).",
+        "Boosted trees over the numbers and the category ids (as indicators; zero code's "
+        "read a regression or binary label's ids in the order of its mean there).",
         """\
     _, deep = feature_columns(tft_output, transformed_label_key)
 $classes    return estimator.BoostedTrees$Kind(
-$head        feature_columns=deep,
+$head        feature_columns=trees_ids(deep),  # a category's rarest ids as one
+$trees    )
+""",
+    ),
+    "boosted_trees_log": (
+        "Boosted trees fitted to the label's logarithm, predicting exp of their sum.",
+        """\
+    _, deep = feature_columns(tft_output, transformed_label_key)
+    return estimator.BoostedTreesEstimator(
+        # Squared error on log(label), predictions exp(logits): the train labels are all
+        # above 0 (label_range: their min and max in the train split's statistics).
+        head=log_label_head(label_range[0]),
+        feature_columns=trees_ids(deep),  # a category's rarest ids as one
+$trees    )
+""",
+    ),
+}
+# The boosted trees' settings, as the auto model sets them (components/auto/model.py
+# BOOSTED_TREES).
+_TREES = """\
         # One layer per batch of n_batches_per_layer; train_in_memory: the Trainer feeds
         # the whole train split in every batch.
         n_batches_per_layer=$batches,
@@ -137,12 +158,13 @@ $head        feature_columns=deep,
         max_depth=$max_depth,
         learning_rate=$learning_rate,
         l2_regularization=$l2_regularization,
-        center_bias=$center_bias,
+        max_leaf_nodes=$max_leaf_nodes,
+        min_samples_leaf=$min_samples_leaf,
+        quantile_sketch_epsilon=$quantile_sketch_epsilon,
+        multi_class_hessian="$multi_class_hessian",
+$max_delta_step        center_bias=True,  # from the mean label, or the classes' log odds
         config=run_config,  # (boosted trees take no warm start, as in tf.estimator)
-    )
-""",
-    ),
-}
+"""
 # A regressor's linear and wide-and-deep bodies, as the auto model builds them: the label
 # standardized by its train-split mean and std (label_moments), predicted in its own units.
 _STANDARDIZED = """\
@@ -187,8 +209,8 @@ for this data ($why).
 
 Edit freely. The Trainer calls build_estimator(run_config, hparams, warm_start_from) and
 passes tft_output (the transform graph), transformed_label_key (the label's name among
-the transformed features), task and label_moments (a number label's mean and std over the
-train split) to the keywords it declares.
+the transformed features), task, label_moments and label_range (a number label's mean and
+std, and its min and max, over the train split) to the keywords it declares.
 hparams holds the definition's [model] hidden_units.
 """
 
@@ -213,23 +235,36 @@ def model_text(name, task, winner, why, train_rows):
     if standardized:
         body = _REGRESSOR_BODIES[winner]
     batches = auto_model.batches_per_layer(train_rows)
-    trees = auto_model.BOOSTED_TREES
+    trees = string.Template(_TREES).substitute(
+        batches=batches,
+        in_memory=batches == 1,
+        max_delta_step=(
+            f"        max_delta_step={auto_model.MULTICLASS_MAX_DELTA_STEP},\n"
+            if task == "multiclass"
+            else ""
+        ),
+        **auto_model.BOOSTED_TREES,
+    )
     body = string.Template(body).substitute(
         Kind=kind.capitalize(),
         classes="" if kind == "regressor" else _CLASSES,
         head="" if kind == "regressor" else _HEAD,
         optimizers=_OPTIMIZERS[kind],
         standardized=_STANDARDIZED,
-        batches=batches,
-        in_memory=batches == 1,
-        center_bias=task == "regression",
-        **trees,
+        trees=trees,
     )
-    imported = ["feature_columns"] + (
-        ["standardized_head"] if standardized else [] if kind == "regressor" else ["label_classes"]
+    # the offered keyword the body reads, and the auto model's helper it calls
+    keyword, helper = (
+        ("label_moments", "standardized_head")
+        if standardized
+        else ("label_range", "log_label_head")
+        if winner == "boosted_trees_log"
+        else (None, None if kind == "regressor" else "label_classes")
     )
+    imported = ["feature_columns"] + ([helper] if helper else [])
+    imported += ["trees_ids"] if winner.startswith("boosted_trees") else []
     imports = f"from components.auto.model import {', '.join(imported)}"
-    if "tf." in body:
+    if re.search(r"\btf\.(?!estimator)", body):
         imports = "import tensorflow as tf\n\n" + imports
     return _MODEL.substitute(
         name=name,
@@ -239,7 +274,7 @@ def model_text(name, task, winner, why, train_rows):
         imports=imports,
         summary=summary,
         body=body,
-        moments=", label_moments" if standardized else "",
+        moments=f", {keyword}" if keyword else "",
     )
 
 

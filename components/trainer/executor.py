@@ -37,10 +37,10 @@ def build_estimator(reference, run_config, hparams, warm_start_from, offered):
     """The Estimator `reference` (a user_code reference, or "auto") builds.
 
     Called as `fn(run_config, hparams, warm_start_from, **kwargs)`, where kwargs are those of
-    `offered` (tft_output, transformed_label_key, task, train_rows, label_moments) that the
-    function declares, so a model can read the transform output's columns and vocabularies
-    without the Trainer knowing which, size itself to the rows it trains on and scale
-    itself to a regression label's (mean, std)."""
+    `offered` (tft_output, transformed_label_key, task, train_rows, label_moments,
+    label_range) that the function declares, so a model can read the transform output's
+    columns and vocabularies without the Trainer knowing which, size itself to the rows it
+    trains on and scale itself to a regression label's (mean, std) and (min, max)."""
     if reference == user_code.AUTO:
         if not offered.get("task"):
             raise ValueError('Trainer: estimator_fn "auto" needs the task.')
@@ -278,14 +278,17 @@ def _adopt_run_record(model_run):
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
 
 
-def _models_to_fit(exec_properties, names, hparams, offered, category_sums=None):
-    """[ModelToFit]: the auto candidates `names` (the `candidates` parameter), or, with none,
-    the one model estimator_fn builds; `category_sums()` gives the candidates that order
-    their category ids by label (`auto_model.orders_categories`) their sums, read once."""
+def _models_to_fit(exec_properties, names, hparams, offered, category_sums=None, label_range=None):
+    """[ModelToFit]: the auto candidates `names` (the `candidates` parameter) that fit the
+    label (`auto_model.fits_the_label`, given the train labels' `label_range`), or, with
+    none, the one model estimator_fn builds; `category_sums()` gives the candidates that
+    order their category ids by label (`auto_model.orders_categories`) their sums, read
+    once."""
     if names:
         from components.auto import model as auto_model
 
         task = offered.get("task")
+        names = _fitting_candidates(names, task, offered.get("label_range"))
         sums = {}
         if category_sums is not None and any(
             auto_model.orders_categories(name, task) for name in names
@@ -312,6 +315,29 @@ def _models_to_fit(exec_properties, names, hparams, offered, category_sums=None)
             lambda run_config, warm: build_estimator(reference, run_config, hparams, warm, offered),
         )
     ]
+
+
+def _fitting_candidates(names, task, label_range):
+    """`names` less the candidates that cannot fit this label (logged); ValueError when
+    none is left."""
+    from components.auto import model as auto_model
+
+    fitting = [name for name in names if auto_model.fits_the_label(name, task, label_range)]
+    for name in names:
+        if name not in fitting:
+            log.info(
+                "Trainer: candidate %s left out: it fits a regression label whose train "
+                "values are all above 0 (task %s, train label range %s).",
+                name,
+                task,
+                label_range,
+            )
+    if not fitting:
+        raise ValueError(
+            f"Trainer: none of the candidates {', '.join(names)} fits this label (task "
+            f"{task}, train label range {label_range}): name another candidate."
+        )
+    return fitting
 
 
 def _in_a_cluster(tf_config):
@@ -378,6 +404,7 @@ class _Training:
             "task": self.exec_properties.get("task"),
             "train_rows": self.fit_rows,
             "label_moments": self.label_moments,
+            "label_range": self.label_range,
         }
 
     def category_sums(self):
