@@ -489,3 +489,52 @@ def test_a_serving_module_of_a_tf1_model_fn_is_refused_pointing_to_export(tmp_pa
     )
     with pytest.raises(ValueError, match="export it with export_saved_model"):
         model.build_serving_module(receiver)
+
+
+class _CountingRuns(v1.train.SessionRunHook):
+    """Counts the training session's runs (each runs the train op once)."""
+
+    def begin(self):
+        self.runs = 0
+
+    def after_run(self, run_context, run_values):
+        self.runs += 1
+
+
+def _sync_replicas_model_fn(features, labels, mode):
+    """tensorflow/models' `--sync_replicas` idiom on one machine: the optimizer wrapped in
+    a SyncReplicasOptimizer of one replica, its hook among the training hooks. Its chief
+    queue runner applies each step's gradients and steps the global step, on a thread."""
+    predictions = v1.layers.dense(features["x"], 1, kernel_initializer=v1.zeros_initializer())
+    loss = v1.losses.mean_squared_error(labels, predictions)
+    optimizer = v1.train.SyncReplicasOptimizer(
+        v1.train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1, total_num_replicas=1
+    )
+    train_op = optimizer.minimize(loss, global_step=v1.train.get_or_create_global_step())
+    return estimator.EstimatorSpec(
+        mode, loss=loss, train_op=train_op, training_hooks=[optimizer.make_session_run_hook(True)]
+    )
+
+
+# Its chief queue runner's thread fails as the session closes under it, as under 2.15.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_a_sync_replicas_optimizer_steps_the_global_step_once_a_step(tmp_path, monkeypatch):
+    """As under 2.15, the global step is the steps the queue runner applied: at most one a
+    train op run (it read 0, 1, 1, 2, ... 9 over 11 runs and ended at 10 there). The kit
+    stepped it again in the train op (it ended at 11 after 6 runs, checkpoints and
+    summaries on the wrong steps). The end of train() waits for the runner's thread, which
+    waits for gradients that never come: 120 s, as under 2.15; 1 s here."""
+    from components.estimator import graph_mode
+
+    monkeypatch.setattr(graph_mode, "STOP_GRACE_PERIOD_SECS", 1)
+    x = np.linspace(-1, 1, 32, dtype=np.float32).reshape(16, 2)
+
+    def input_fn():
+        data = ({"x": x}, x.sum(axis=1, keepdims=True))
+        return tf.data.Dataset.from_tensor_slices(data).batch(4).repeat()
+
+    counting = _CountingRuns()
+    model = estimator.Estimator(_sync_replicas_model_fn, model_dir=str(tmp_path))
+    model.train(input_fn, max_steps=10, hooks=[counting])
+    final = int(tf.train.load_variable(model.latest_checkpoint(), "global_step"))
+    assert 10 <= final <= counting.runs <= 12

@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 
 _V1 = tf.compat.v1
 _KEYS = _V1.GraphKeys
+# How long the end of a train() call waits for the session's threads (queue runners) to
+# stop before it closes the session under them: MonitoredSession's 120 s, as 2.15 waited.
+STOP_GRACE_PERIOD_SECS = 120
 # What tf.estimator 2.15 logged (INFO) evaluating or predicting with no checkpoint.
 NOT_TRAINED = "Could not find trained model in model_dir: %s, running initialization to %s."
 
@@ -546,7 +549,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         summarized = _V1.get_collection(_V1.GraphKeys.SUMMARIES)
         if not any(op.op.name == "loss" for op in summarized):
             _V1.summary.scalar("loss", loss)
-        train_op = _counting_steps(built)
+        train_op = _counting_steps(built, hooks)
         step_logs = {"loss": loss, "global_step": built.global_step}
         # tf.estimator 2.15's order: the input's hooks, train()'s (its StopAtStepHook
         # last), the loss's NanTensorHook and log, then the spec's training_hooks.
@@ -587,7 +590,9 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         if _steps_to_run(estimator, steps, max_steps) >= graph_steps.MIN_STEPS_FOR_A_LOOP:
             stepped = _stepped_hooks(built, every_hook, train_op, loss, master, creator)
         with _V1.train.MonitoredSession(
-            session_creator=creator, hooks=[stepped] if stepped else every_hook
+            session_creator=creator,
+            hooks=[stepped] if stepped else every_hook,
+            stop_grace_period_secs=STOP_GRACE_PERIOD_SECS,
         ) as session:
             while not session.should_stop():
                 if stepped is not None:
@@ -701,14 +706,20 @@ class _WarmStartHook(_V1.train.SessionRunHook):
 _WRITE_OP_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
 
 
-def _counting_steps(built):
+def _counting_steps(built, hooks):
     """The spec's train op, made to step the global step when nothing the train op runs
     does (a Keras optimizer's `apply_gradients`, a TF1 `minimize` without `global_step`):
     tf.estimator then trained forever, its StopAtStepHook never reached. Writes outside
     the step do not count: a Saver's restore op (a TF1 Hub module's `import_meta_graph`
-    builds one over the graph's variables so far) runs only when a checkpoint loads."""
+    builds one over the graph's variables so far) runs only when a checkpoint loads.
+    A queue runner's do: a SyncReplicasOptimizer's steps the global step as it applies
+    each step's gradients, on a thread of its own (counted twice, training skipped steps
+    and checkpoints)."""
     train_op = built.spec.train_op
-    step_ops = set(graph_steps.closure([getattr(train_op, "op", train_op)]))
+    runs = [getattr(train_op, "op", train_op)]
+    for runner in _queue_runners(built, hooks):
+        runs += [getattr(op, "op", op) for op in runner.enqueue_ops]
+    step_ops = set(graph_steps.closure(runs))
     writes = [
         op
         for op in built.global_step.op.outputs[0].consumers()  # (a handle, or a ref)
@@ -718,6 +729,22 @@ def _counting_steps(built):
         return train_op
     with tf.control_dependencies([built.spec.train_op]):
         return built.global_step.assign_add(1).op
+
+
+def _queue_runners(built, hooks):
+    """The queue runners the training session runs beside the train op: the graph's
+    (its input queues'), and a SyncReplicasOptimizer's chief runner, which applies the
+    gathered gradients and steps the global step (its hook, in train()'s `hooks` or the
+    spec's, starts it)."""
+    runners = list(built.graph.get_collection(_KEYS.QUEUE_RUNNERS))
+    spec = built.spec
+    given = (*hooks, *(spec.training_hooks or ()), *(spec.training_chief_hooks or ()))
+    for hook in given:
+        optimizer = getattr(hook, "_sync_optimizer", None)
+        runner = getattr(optimizer, "_chief_queue_runner", None)
+        if runner is not None:
+            runners.append(runner)
+    return runners
 
 
 class _CheckpointSaverHook(_V1.train.CheckpointSaverHook):
