@@ -649,6 +649,7 @@ def keras_model_to_estimator_tf1_optimizer(tf, workdir):
     input_fn: one example repeated, batches of 10) trained under `MirroredStrategy()`,
     evaluated before and after, predicted and served; a TF1 Adam with metrics,
     evaluated, trained, predicted, exported (variable names, checkpoint values)."""
+    tf.keras.backend.clear_session()  # (the guide's layers are named by Keras's counters)
     guide, input_name = _keras_guide_estimator(tf, workdir)
 
     def guide_input_fn():

@@ -24,6 +24,7 @@ import pandas as pd
 import tensorflow as tf
 
 from tests.program_registry import registry
+from tests.tf1_fidelity_programs import _info_lines
 
 try:  # TF 2.21: Keras 2 is tf_keras; TF 2.15: tf.keras is Keras 2
     import tf_keras as keras
@@ -621,6 +622,60 @@ def keras_metric_names_map(workdir):
         if error is not None:  # (the names' order in the message follows a set in 2.15)
             seen[name] = [error[0], error[1].split(":")[0]]
     return {"exact": seen}
+
+
+@program
+def keras_premade_linear_model(workdir):
+    """The premade `tf.keras.experimental.LinearModel` (a subclassed model) through
+    model_to_estimator, as TF 2.x's premade-models guide built it: refused in the default
+    object-based format (2.15's ValueError); with checkpoint_format='saver' it trains from
+    its own initial values (zeros, no warm start), evaluates, and predicts under the
+    output name `output_1`; one called before (so built, its weights set) gets 2.15's
+    warning and starts afresh too."""
+    keras.backend.clear_session()
+    x = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.0], [-1.0, -1.0]], np.float32)
+    y = np.array([[1.0], [0.0], [2.0], [-1.0]], np.float32)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(4)
+
+    to_estimator = keras.estimator.model_to_estimator
+    model = keras.experimental.LinearModel(units=1)
+    model.compile("sgd", "mse", metrics=["mae"])
+    refused = error_of(lambda: to_estimator(keras_model=model, model_dir=workdir))
+    est = to_estimator(
+        keras_model=model, model_dir=os.path.join(workdir, "linear"), checkpoint_format="saver"
+    )
+    before = est.evaluate(input_fn, steps=1)
+    est.train(input_fn, steps=5)
+    after = est.evaluate(input_fn, steps=1)
+    rows = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices(x).batch(4)))
+    built = keras.experimental.LinearModel(units=1)
+    built(x)
+    built.set_weights([np.ones_like(w) for w in built.get_weights()])
+    built.compile("sgd", "mse")
+    with _info_lines() as messages:  # (2.15 warned in TensorFlow's logger)
+        fresh = to_estimator(
+            keras_model=built, model_dir=os.path.join(workdir, "built"), checkpoint_format="saver"
+        )
+    fresh_result = fresh.evaluate(input_fn, steps=1)
+    return {
+        "exact": {
+            "refused": {"type": refused[0], "text": refused[1]},
+            "evaluate_keys": [sorted(before), sorted(after)],
+            "global_step": int(after["global_step"]),
+            "predictions": structure(rows),
+            "variables": est.get_variable_names(),
+            "keras_folder": os.path.isdir(os.path.join(est.model_dir, "keras")),
+            "built_warned": any("manually subclassed from `Model`" in m for m in messages),
+        },
+        "close": {
+            **floats({f"before/{k}": v for k, v in before.items()}),
+            **floats({f"after/{k}": v for k, v in after.items()}),
+            "predict/output_1": [float(row["output_1"][0]) for row in rows],
+            **floats({f"built/{k}": v for k, v in fresh_result.items()}),
+        },
+    }
 
 
 # ------------------------------------------------------------------ regressors, RunConfig

@@ -67,9 +67,15 @@ def _inputs_for(model, features):
     return {n: features[n] for n in names}
 
 
+def _output_names(model, outputs):
+    """The model's output names; a subclassed model has none here, and 2.15's Keras named
+    its outputs `output_1`, `output_2`, ..."""
+    return model.output_names or [f"output_{i + 1}" for i in range(len(tf.nest.flatten(outputs)))]
+
+
 def _as_dict(model, outputs):
     outputs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-    return dict(zip(model.output_names, outputs, strict=True))
+    return dict(zip(_output_names(model, outputs), outputs, strict=True))
 
 
 def _tf1_optimizer(keras_model):
@@ -301,6 +307,41 @@ def _in_a_replica():
     return tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context() is False
 
 
+def _refuse_wide_deep(keras_model):
+    """Refuses a premade `WideDeepModel` (or a model compiled with several optimizers),
+    saying what tf.estimator 2.15 did with it, which the kit does not reproduce."""
+    optimizer = keras_model.optimizer
+    several = isinstance(optimizer, (list, tuple))
+    if not several and not isinstance(keras_model, tf_keras.experimental.WideDeepModel):
+        return
+    names = [type(o).__name__ for o in (optimizer if several else [optimizer])]
+    raise ValueError(
+        f"model_to_estimator: {type(keras_model).__name__} compiled with {', '.join(names)} "
+        "is not trained by this kit's model_to_estimator. tf.estimator 2.15 trained a "
+        "WideDeepModel only with checkpoint_format='saver', each of its linear and DNN "
+        "updates adding one to the global step (a step counted two: steps=5 ran 3), and "
+        "failed on two optimizers given by name. Train it with "
+        "`model.fit`, or use the canned estimator.DNNLinearCombinedRegressor (or "
+        "Classifier)."
+    )
+
+
+def _subclassed(model):
+    """A model subclassed from `Model` (the premade `LinearModel`, `WideDeepModel`), which
+    2.15 rebuilt from its class in each graph: not functional, not Sequential."""
+    return not model._is_graph_network and not isinstance(model, tf_keras.Sequential)
+
+
+_SUBCLASSED_BUILT = (
+    "You are creating an Estimator from a Keras model manually subclassed from `Model`, that "
+    "was already called on some inputs (and thus already had weights). We are currently "
+    "unable to preserve the model's state (its weights) as part of the estimator in this "
+    "case. Be warned that the estimator has been created using a freshly initialized "
+    "version of your model.\nNote that this doesn't affect the state of the model instance "
+    "you passed as `keras_model` argument."
+)
+
+
 class _KerasEstimator(Estimator):
     def __init__(
         self,
@@ -334,7 +375,7 @@ class _KerasEstimator(Estimator):
                     mode, predictions=predictions, export_outputs=outputs_for_export
                 )
             if isinstance(labels, dict):
-                _require_keys(labels, model.output_names, "labels", "outputs")
+                _require_keys(labels, _output_names(model, outputs), "labels", "outputs")
             if mode == ModeKeys.TRAIN and _in_a_replica():  # (compiled by _train)
                 loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
                 training = self._tf1_training or model.optimizer
@@ -366,7 +407,10 @@ class _KerasEstimator(Estimator):
         with _training_scope(self.config), self._store.scope():
             self._model = _clone(keras_model, custom_objects)
         _forget_bookkeeping(self._store, self._model)
-        if self.config.is_chief:
+        if _subclassed(keras_model):
+            if keras_model.built:
+                logging.getLogger(__name__).warning(_SUBCLASSED_BUILT)
+        elif self.config.is_chief:
             # As 2.15: a fresh model_dir warm-starts the trainable variables from the
             # weights saved there (so batch norm's moving statistics start afresh).
             self._warm_start_from = self._first_checkpoint(
@@ -452,6 +496,10 @@ def model_to_estimator(
             "Build it with `tf_keras`, or import the estimator before the first use of "
             "tf.keras, which then is tf_keras."
         )
+    if checkpoint_format in (None, "checkpoint") and _subclassed(keras_model):  # (2.15's words)
+        raise ValueError(
+            "Object-based checkpoints are currently not supported with subclassed models."
+        )
     if keras_model.optimizer is None or getattr(keras_model, "compiled_loss", None) is None:
         if getattr(keras_model, "_is_compiled", False):  # (TF1 Keras: no compiled_loss)
             raise ValueError(
@@ -463,6 +511,7 @@ def model_to_estimator(
             "The given keras model has not been compiled yet. Please compile the model with "
             "`model.compile()` before calling `model_to_estimator()`."
         )
+    _refuse_wide_deep(keras_model)
     # Checkpoints are tf.estimator's name-based ones (its 'saver' format) either way;
     # 2.15's default 'checkpoint' (object-based) is not written (docs/guide/estimator.md,
     # "Differences to know").
