@@ -76,11 +76,13 @@ def test_a_tf215_model_dir_resumes_exactly(kind, expected, tmp_path, caplog):
     )
 
 
-def test_a_tf215_model_to_estimator_model_dir_resumes_exactly(expected, tmp_path, caplog):
+@pytest.mark.parametrize("kind", models.KERAS_KINDS)
+def test_a_tf215_model_to_estimator_model_dir_resumes_exactly(kind, expected, tmp_path, caplog):
     # 2.15's model_to_estimator wrote object-based checkpoints by default
-    # (layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE, estimator_global_step/...).
-    recorded = expected[models.KERAS]
-    model = models.keras_estimator(estimator, str(_copy(models.KERAS, tmp_path)))
+    # (layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE, estimator_global_step/...),
+    # a TF1 optimizer's state too (.OPTIMIZER_SLOT/optimizer/optimizer/m, beta1_power).
+    recorded = expected[kind]
+    model = models.keras_estimator(estimator, str(_copy(kind, tmp_path)), kind)
     np.testing.assert_allclose(
         models.keras_predictions(model), recorded["before"], rtol=1e-5, atol=1e-5
     )

@@ -23,6 +23,10 @@ SAVED_MODEL = "linear_saved_model"  # the exported SavedModel of "linear"
 # A Keras model through model_to_estimator in its default format ('checkpoint'), whose
 # checkpoints 2.15 wrote object-based (layer_with_weights-0/kernel/.ATTRIBUTES/...).
 KERAS = "keras_object_based"
+# The same model compiled with a tf.compat.v1.train optimizer (TF1's Adam: its slots
+# hidden/kernel/Adam, its training/beta1_power), as TF 1.x's guides compiled them.
+KERAS_TF1 = "keras_tf1_optimizer"
+KERAS_KINDS = (KERAS, KERAS_TF1)
 
 _rng = np.random.RandomState(7)
 FEATURES = {
@@ -108,9 +112,9 @@ def vocab_warm_start(estimator, sgd, linear_dir, work_dir):
     return {n: model.get_variable_value(n).tolist() for n in names}
 
 
-def keras_estimator(estimator, model_dir):
-    """KERAS's Estimator: a compiled Keras 2 model (tf.keras under 2.15, tf_keras here)
-    over `x`, through `model_to_estimator` with its defaults."""
+def keras_estimator(estimator, model_dir, kind=KERAS):
+    """KERAS's (KERAS_TF1's) Estimator: a compiled Keras 2 model (tf.keras under 2.15,
+    tf_keras here) over `x`, through `model_to_estimator` with its defaults."""
     if hasattr(estimator, "model_to_estimator"):  # (the kit's tf.estimator)
         import tf_keras as keras
 
@@ -122,8 +126,9 @@ def keras_estimator(estimator, model_dir):
     hidden = keras.layers.Dense(3, activation="relu", kernel_initializer="ones", name="hidden")
     logits = keras.layers.Dense(1, kernel_initializer="ones", name="logits")
     model = keras.Model(inputs, logits(hidden(inputs)))
+    adam = tf.compat.v1.train.AdamOptimizer if kind == KERAS_TF1 else keras.optimizers.legacy.Adam
     model.compile(
-        optimizer=keras.optimizers.legacy.Adam(0.05),
+        optimizer=adam(0.05),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
     )
     return to_estimator(keras_model=model, model_dir=model_dir)

@@ -10,8 +10,8 @@ venv (`ensure_tf215_venv()` in bench/estimator_vs_tf215.py builds it).
         resumes each DIR/<kind> (written by this kit), printing one line `RESULT {json}`
         with each kind's predictions there, its global step after MORE_STEPS more,
         and its predictions then.
-    bench/.venv-tf215/bin/python tests/tf215/record_checkpoints.py record-keras tests/data/tf215
-        the same for models.KERAS (a model_to_estimator model_dir) alone.
+    bench/.venv-tf215/bin/python tests/tf215/record_checkpoints.py record-keras tests/data/tf215 [KIND]
+        the same for models.KERAS_KINDS (model_to_estimator model_dirs; or KIND) alone.
 """
 
 import glob
@@ -87,18 +87,22 @@ def record(out):
         json.dump(expected, f, indent=1)
 
 
-def record_keras(out):
-    """Trains models.KERAS into OUT/<KERAS> and adds its predictions there, and after
+def record_keras(out, kinds=models.KERAS_KINDS):
+    """Trains each of `kinds` into OUT/<kind> and adds its predictions there, and after
     MORE_STEPS more (on a copy), to OUT/expected.json."""
-    out = os.path.abspath(out)
-    model_dir = os.path.join(out, models.KERAS)
+    for kind in kinds:
+        _record_keras(os.path.abspath(out), kind)
+
+
+def _record_keras(out, kind):
+    model_dir = os.path.join(out, kind)
     shutil.rmtree(model_dir, ignore_errors=True)
-    model = models.keras_estimator(tf.estimator, model_dir)
+    model = models.keras_estimator(tf.estimator, model_dir, kind)
     model.train(models.keras_input_fn, steps=models.TRAIN_STEPS)
     _keep_last_checkpoint_only(model_dir)
     with tempfile.TemporaryDirectory() as work:
-        copy = shutil.copytree(model_dir, os.path.join(work, models.KERAS))
-        model = models.keras_estimator(tf.estimator, copy)
+        copy = shutil.copytree(model_dir, os.path.join(work, kind))
+        model = models.keras_estimator(tf.estimator, copy, kind)
         before = models.keras_predictions(model)
         model.train(models.keras_input_fn, steps=models.MORE_STEPS)
         after = models.keras_predictions(model)
@@ -106,7 +110,7 @@ def record_keras(out):
     path = os.path.join(out, "expected.json")
     with open(path) as f:
         expected = json.load(f)
-    expected[models.KERAS] = {"before": before, "after": after, "global_step": step}
+    expected[kind] = {"before": before, "after": after, "global_step": step}
     with open(path, "w") as f:
         json.dump(expected, f, indent=1)
 
@@ -121,5 +125,8 @@ def resume(directory):
 
 
 if __name__ == "__main__":
-    command, path = sys.argv[1:]
-    {"record": record, "record-keras": record_keras, "resume": resume}[command](path)
+    command, path, *kinds = sys.argv[1:]
+    if command == "record-keras" and kinds:
+        record_keras(path, kinds)
+    else:
+        {"record": record, "record-keras": record_keras, "resume": resume}[command](path)
