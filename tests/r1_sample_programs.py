@@ -5,7 +5,9 @@
   dnn_regression.py and custom_regression.py over automobile_data.py's frames (float64
   columns and prices, strings; `loss_reduction=...SUM`, which tf_upgrade_v2 inserts);
 - `site/en/r1/guide/checkpoints.md`: the model_dir a premade DNN writes, a checkpointing
-  `RunConfig`, a temporary model_dir, and the bad restoration it warns of;
+  `RunConfig`, a temporary model_dir, and the bad restoration it warns of; its retention
+  settings at their edges (`keep_checkpoint_max` None or 0, `keep_checkpoint_every_n_hours`)
+  and the `checkpoint` file they leave;
 - `site/en/r1/guide/datasets_for_estimators.md`: iris_data.py's `csv_input_fn`
   (`TextLineDataset(...).skip(1)` and `decode_csv`) into premade_estimator.py's main and
   the guide's `LinearClassifier`; the flags' slips (`--train_steps` at 0 and below) and an
@@ -655,6 +657,41 @@ def checkpoints_guide(tf, workdir):
         },
         "close": {},
     }
+
+
+@program
+def checkpoint_retention(tf, workdir):
+    """checkpoints.md's retention settings at their edges, on a premade model trained by
+    two train() calls that save every 2 steps: keep_checkpoint_max=None and 0 (every
+    checkpoint stays, the `checkpoint` file names the latest alone), and 1 with
+    keep_checkpoint_every_n_hours a moment (every older one stays, one named): model_dir's
+    files and the `checkpoint` file as written."""
+    train_x, train_y = _iris_frames(20, 2)
+
+    def train_input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices((dict(train_x), train_y))
+        return dataset.repeat().batch(20)
+
+    settings = {
+        "keep_none": {"keep_checkpoint_max": None},
+        "keep_zero": {"keep_checkpoint_max": 0},
+        "every_moment": {"keep_checkpoint_max": 1, "keep_checkpoint_every_n_hours": 1e-9},
+    }
+    exact = {}
+    for name, retention in settings.items():
+        model_dir = os.path.join(workdir, name)
+        config = tf.estimator.RunConfig(save_checkpoints_steps=2, **retention)
+        classifier = tf.estimator.LinearClassifier(
+            feature_columns=[tf.feature_column.numeric_column(k) for k in CSV_COLUMN_NAMES[:4]],
+            n_classes=3,
+            model_dir=model_dir,
+            config=config,
+        )
+        classifier.train(input_fn=train_input_fn, steps=3)
+        classifier.train(input_fn=train_input_fn, steps=4)
+        with open(os.path.join(model_dir, "checkpoint")) as state:
+            exact[name] = {"files": listing(model_dir), "checkpoint": state.read()}
+    return {"exact": exact, "close": {}}
 
 
 # ------------------------------------------------------------ linear.ipynb (r1)

@@ -257,10 +257,12 @@ def test_checkpoint_manager_keeps_the_newest_and_one_every_n_hours(tmp_path, mon
     for step, now in ((1, 1010), (2, 4700), (3, 4710), (4, 4720)):
         clock[0] = now
         saver.save(step)
-    # 1 went as 3 came; 2, an hour after the last one kept, stays when 4 comes.
+        # (Dated by the clock: a new manager dates the checkpoints by their files.)
+        os.utime(tmp_path / f"model.ckpt-{step}.index", (now, now))
+    # 1 went as 3 came; 2, an hour after the manager began, stays when 4 comes.
     assert steps() == [2, 3, 4]
     clock[0] = 4730
-    manager().save(5)  # a new manager reads the state file
+    manager().save(5)  # a new manager reads the state file (2.15: a new call's Saver)
     assert steps() == [2, 4, 5]
     state = tf.train.get_checkpoint_state(str(tmp_path))
     assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == [

@@ -258,45 +258,48 @@ def restore(store, checkpoint_path, warn_unused=False):
 
 class CheckpointManager:
     """Writes `model.ckpt-<step>` and the `checkpoint` state file as tf.estimator's
-    Saver did, keeping the newest `max_to_keep` (all if None) and, of the older
-    ones, one every `keep_checkpoint_every_n_hours`.  The state file is updated
-    before old files go, so it never names a deleted checkpoint."""
+    Saver did (one made per train() call), keeping the newest `max_to_keep` and, of the
+    older ones, one every `keep_checkpoint_every_n_hours` from the call's start.  With
+    `max_to_keep` None (or 0) every checkpoint stays and the state file names those it
+    named when the call began and the latest, as the Saver kept no list of its own then.
+    The state file holds no timestamps, as the Saver's held none: the checkpoints it
+    names are dated by their files, as the Saver recovered them.  It is updated before
+    old files go, so it never names a deleted checkpoint."""
 
     def __init__(self, directory, write_fn, max_to_keep, keep_checkpoint_every_n_hours):
         self._directory = directory
         self._write = write_fn
         self._max_to_keep = max_to_keep
         self._keep_secs = (keep_checkpoint_every_n_hours or 0) * 3600
+        self._next_kept = time.time() + self._keep_secs
         state = tf.train.get_checkpoint_state(directory)
-        self._last_preserved = (state.last_preserved_timestamp if state else 0) or time.time()
         self._active = []  # [(path, timestamp)], oldest first
         if state is not None:
-            paths = list(state.all_model_checkpoint_paths)
-            stamps = list(state.all_model_checkpoint_timestamps)
-            if len(stamps) != len(paths):  # tf.estimator's Saver kept none
-                stamps = [self._last_preserved] * len(paths)
-            self._active = list(zip(paths, stamps, strict=True))
+            self._active = [
+                (path, tf.io.gfile.stat(path + ".index").mtime_nsec / 1e9)
+                for path in state.all_model_checkpoint_paths
+                if tf.io.gfile.exists(path + ".index")
+            ]
 
     def save(self, step):
         path = os.path.join(self._directory, f"{CHECKPOINT_NAME}-{step}")
         self._write(path)
         now = time.time()
-        self._active = [(p, t) for p, t in self._active if p != path] + [(path, now)]
+        listed = [p for p, _ in self._active]  # (the state file adds `path` last)
+        if self._max_to_keep:
+            self._active = [(p, t) for p, t in self._active if p != path] + [(path, now)]
         removed = []
         while self._max_to_keep and len(self._active) > self._max_to_keep:
             old, stamp = self._active.pop(0)
-            if self._keep_secs and stamp - self._last_preserved >= self._keep_secs:
-                self._last_preserved = stamp
+            if self._keep_secs and stamp > self._next_kept:
+                self._next_kept += self._keep_secs
             else:
                 removed.append(old)
+        if self._max_to_keep:
+            listed = [p for p, _ in self._active]
         # Relative paths, as tf.estimator's Saver wrote them: the model_dir can move.
         checkpoint_management.update_checkpoint_state_internal(
-            self._directory,
-            path,
-            [p for p, _ in self._active],
-            save_relative_paths=True,
-            all_model_checkpoint_timestamps=[t for _, t in self._active],
-            last_preserved_timestamp=self._last_preserved,
+            self._directory, path, listed, save_relative_paths=True
         )
         for old in removed:
             for file in tf.io.gfile.glob(old + ".*"):
