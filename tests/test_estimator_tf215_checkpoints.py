@@ -272,7 +272,14 @@ def test_checkpoint_manager_keeps_the_newest_and_one_every_n_hours(tmp_path, mon
     assert 'model_checkpoint_path: "model.ckpt-5"' in (tmp_path / "checkpoint").read_text()
 
 
-REVERSE_KINDS = ("dnn", "dnn_adam", "linear", "dnn_linear", "linear_regressor")
+REVERSE_KINDS = (
+    "dnn",
+    "dnn_adam",
+    "linear",
+    "dnn_linear",
+    "linear_regressor",
+    models.KERAS_TF1_SAVER,
+)
 
 
 @pytest.mark.slow

@@ -27,6 +27,9 @@ KERAS = "keras_object_based"
 # hidden/kernel/Adam, its training/beta1_power), as TF 1.x's guides compiled them.
 KERAS_TF1 = "keras_tf1_optimizer"
 KERAS_KINDS = (KERAS, KERAS_TF1)
+# KERAS_TF1 in the 'saver' format (name-based: hidden/kernel/Adam, training/beta1_power),
+# which both sides read: a canned-like kind (build, train_input_fn, predictions).
+KERAS_TF1_SAVER = "keras_tf1_saver"
 
 _rng = np.random.RandomState(7)
 FEATURES = {
@@ -64,6 +67,7 @@ def build(estimator, kind, model_dir, **kwargs):
         "dnn_regressor": lambda: estimator.DNNRegressor(**dnn, **kwargs),
         "linear_regressor": lambda: estimator.LinearRegressor(**linear, **kwargs),
         "baseline": lambda: estimator.BaselineClassifier(model_dir=model_dir, **kwargs),
+        KERAS_TF1_SAVER: lambda: keras_estimator(estimator, model_dir, kind),
     }
     return make[kind]()
 
@@ -71,6 +75,8 @@ def build(estimator, kind, model_dir, **kwargs):
 def train_input_fn(kind):
     """The whole data set as one batch, every step (tf.estimator 2.15's Baseline
     cannot take a dataset)."""
+    if kind == KERAS_TF1_SAVER:
+        return keras_input_fn
     labels = TARGETS if kind.endswith("regressor") else CLASSES
 
     def input_fn():
@@ -126,12 +132,14 @@ def keras_estimator(estimator, model_dir, kind=KERAS):
     hidden = keras.layers.Dense(3, activation="relu", kernel_initializer="ones", name="hidden")
     logits = keras.layers.Dense(1, kernel_initializer="ones", name="logits")
     model = keras.Model(inputs, logits(hidden(inputs)))
-    adam = tf.compat.v1.train.AdamOptimizer if kind == KERAS_TF1 else keras.optimizers.legacy.Adam
+    tf1 = kind in (KERAS_TF1, KERAS_TF1_SAVER)
+    adam = tf.compat.v1.train.AdamOptimizer if tf1 else keras.optimizers.legacy.Adam
     model.compile(
         optimizer=adam(0.05),
         loss=keras.losses.BinaryCrossentropy(from_logits=True),
     )
-    return to_estimator(keras_model=model, model_dir=model_dir)
+    checkpoint_format = "saver" if kind == KERAS_TF1_SAVER else "checkpoint"
+    return to_estimator(keras_model=model, model_dir=model_dir, checkpoint_format=checkpoint_format)
 
 
 def keras_input_fn():

@@ -32,6 +32,11 @@ def _resume(model_dir, kind):
     """Predictions in `model_dir`, then the step and predictions after MORE_STEPS more."""
     model = models.build(tf.estimator, kind, model_dir)
     before = models.predictions(model, kind)
+    if kind == models.KERAS_TF1_SAVER:
+        # (2.15's model_to_estimator in the 'saver' format failed to train after it
+        # predicted from a trained model_dir, AttributeError '_v1_compile_was_called';
+        # a new Estimator trains.)
+        model = models.build(tf.estimator, kind, model_dir)
     model.train(models.train_input_fn(kind), steps=models.MORE_STEPS)
     after = models.predictions(model, kind)
     return {
@@ -118,7 +123,7 @@ def _record_keras(out, kind):
 def resume(directory):
     results = {
         kind: _resume(os.path.join(directory, kind), kind)
-        for kind in models.KINDS
+        for kind in (*models.KINDS, models.KERAS_TF1_SAVER)
         if os.path.isdir(os.path.join(directory, kind))
     }
     print("RESULT " + json.dumps(results))
