@@ -7,7 +7,7 @@
 - `site/en/r1/guide/checkpoints.md`: the model_dir a premade DNN writes, a checkpointing
   `RunConfig`, a temporary model_dir, and the bad restoration it warns of; its retention
   settings at their edges (`keep_checkpoint_max` None or 0, `keep_checkpoint_every_n_hours`)
-  and the `checkpoint` file they leave;
+  and the `checkpoint` file they leave; a `RunConfig` that saves no checkpoint;
 - `site/en/r1/guide/datasets_for_estimators.md`: iris_data.py's `csv_input_fn`
   (`TextLineDataset(...).skip(1)` and `decode_csv`) into premade_estimator.py's main and
   the guide's `LinearClassifier`; the flags' slips (`--train_steps` at 0 and below) and an
@@ -659,6 +659,15 @@ def checkpoints_guide(tf, workdir):
     }
 
 
+def _iris_linear_classifier(tf, model_dir, config):
+    return tf.estimator.LinearClassifier(
+        feature_columns=[tf.feature_column.numeric_column(k) for k in CSV_COLUMN_NAMES[:4]],
+        n_classes=3,
+        model_dir=model_dir,
+        config=config,
+    )
+
+
 @program
 def checkpoint_retention(tf, workdir):
     """checkpoints.md's retention settings at their edges, on a premade model trained by
@@ -681,17 +690,50 @@ def checkpoint_retention(tf, workdir):
     for name, retention in settings.items():
         model_dir = os.path.join(workdir, name)
         config = tf.estimator.RunConfig(save_checkpoints_steps=2, **retention)
-        classifier = tf.estimator.LinearClassifier(
-            feature_columns=[tf.feature_column.numeric_column(k) for k in CSV_COLUMN_NAMES[:4]],
-            n_classes=3,
-            model_dir=model_dir,
-            config=config,
-        )
+        classifier = _iris_linear_classifier(tf, model_dir, config)
         classifier.train(input_fn=train_input_fn, steps=3)
         classifier.train(input_fn=train_input_fn, steps=4)
         with open(os.path.join(model_dir, "checkpoint")) as state:
             exact[name] = {"files": listing(model_dir), "checkpoint": state.read()}
     return {"exact": exact, "close": {}}
+
+
+@program
+def no_checkpoints(tf, workdir):
+    """checkpoints.md's RunConfig with neither interval (`save_checkpoints_steps=None,
+    save_checkpoints_secs=None`): no checkpoint is saved, so each call starts from the
+    initial values again (zeros here): evaluate and predict after train(), and a second
+    train() to max_steps=2 that trains from step 0."""
+    train_x, train_y = _iris_frames(20, 2)
+
+    def train_input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices((dict(train_x), train_y))
+        return dataset.repeat().batch(20)
+
+    def eval_input_fn():
+        return tf.data.Dataset.from_tensor_slices((dict(train_x), train_y)).batch(20)
+
+    model_dir = os.path.join(workdir, "model")
+    config = tf.estimator.RunConfig(
+        save_checkpoints_steps=None, save_checkpoints_secs=None, save_summary_steps=1
+    )
+    classifier = _iris_linear_classifier(tf, model_dir, config)
+    classifier.train(input_fn=train_input_fn, steps=3)
+    evaluated = classifier.evaluate(input_fn=eval_input_fn)
+    predicted = next(iter(classifier.predict(input_fn=eval_input_fn)))
+    classifier.train(input_fn=train_input_fn, max_steps=2)
+    return {
+        "exact": {
+            "files": listing(model_dir),
+            "events": event_tags(model_dir),
+            "global_step": int(evaluated["global_step"]),
+            "latest": classifier.latest_checkpoint(),
+        },
+        "close": {
+            "evaluate": _floats(evaluated),
+            "probabilities": [float(p) for p in predicted["probabilities"]],
+        },
+    }
 
 
 # ------------------------------------------------------------ linear.ipynb (r1)

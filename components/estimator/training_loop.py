@@ -50,6 +50,7 @@ def run(
     the model's own summaries of step n as a serialized `Summary` when `summarize`)."""
     loop = _TrainingLoop(estimator, global_step, hooks, saving_listeners)
     loop.restore_or_initialize(latest_checkpoint)
+    untrained = _values_to_go_back_to(loop, latest_checkpoint)
     # (Estimator.train returns before this when max_steps is already reached.)
     start_step = int(global_step.numpy())
     target = start_step + steps if steps is not None else max_steps
@@ -57,6 +58,19 @@ def run(
     loop.save_start()
     loop.train(run_chunk, start_step, target)
     loop.end()
+    for variable, value in untrained:
+        variable.assign(value)
+
+
+def _values_to_go_back_to(loop, latest_checkpoint):
+    """[(variable, value)] to set once the call is over.  2.15 trained in a session that
+    ended with the call: under a RunConfig that saves no checkpoint
+    (`save_checkpoints_steps=None, save_checkpoints_secs=None`), and with none to start
+    from, what it trained was gone, and the next call started from the initial values
+    again (evaluate and predict said so, 'running initialization to evaluate')."""
+    if loop.saves or latest_checkpoint is not None:
+        return []
+    return [(variable, variable.numpy()) for variable in loop.variables.values()]
 
 
 class _TrainingLoop:
