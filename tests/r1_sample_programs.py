@@ -4,6 +4,7 @@
 - `samples/cookbook/regression`: linear_regression.py, linear_regression_categorical.py,
   dnn_regression.py and custom_regression.py over automobile_data.py's frames (float64
   columns and prices, strings; `loss_reduction=...SUM`, which tf_upgrade_v2 inserts);
+  warm starts with renamed variables, and what their slips raise;
 - `site/en/r1/guide/checkpoints.md`: the model_dir a premade DNN writes, a checkpointing
   `RunConfig`, a temporary model_dir, and the bad restoration it warns of; its retention
   settings at their edges (`keep_checkpoint_max` None or 0, `keep_checkpoint_every_n_hours`)
@@ -734,6 +735,40 @@ def no_checkpoints(tf, workdir):
             "probabilities": [float(p) for p in predicted["probabilities"]],
         },
     }
+
+
+@program
+def warm_start_slips(tf, workdir):
+    """A premade LinearRegressor warm-started from another model's checkpoint through
+    `WarmStartSettings` with renamed variables, and the slips made with them: a regex
+    that also takes the optimizer's slots, which the checkpoint lacks, and a renamed
+    variable of another shape. What training raises: its type and the words 2.15 said
+    (which a user's test matches; the kit says more after them)."""
+    previous = os.path.join(workdir, "previous")
+    write_checkpoint(tf, previous, {"old/w": [3, 1], "old/b": [1]})
+    x = np.linspace(-1, 1, 16, dtype=np.float32).reshape(8, 2)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x.sum(axis=1))).batch(8)
+
+    weights, bias = "linear/linear_model/x/weights", "linear/linear_model/bias_weights"
+    slips = {
+        "slots_taken_too": ([".*bias_weights"], {bias: "old/b"}),
+        "other_shape": ([weights], {weights: "old/w"}),
+    }
+    said = {}
+    for name, (chosen, renamed) in slips.items():
+        settings = tf.estimator.WarmStartSettings(
+            previous, vars_to_warm_start=chosen, var_name_to_prev_var_name=renamed
+        )
+        model = tf.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x", shape=[2])],
+            model_dir=os.path.join(workdir, name),
+            warm_start_from=settings,
+        )
+        kind, message = _raised(lambda model=model: model.train(input_fn, steps=1))
+        said[name] = [kind, message.split(" Warm start from ")[0].replace(workdir, "<workdir>")]
+    return {"exact": said, "close": {}}
 
 
 # ------------------------------------------------------------ linear.ipynb (r1)

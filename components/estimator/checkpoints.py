@@ -463,6 +463,28 @@ def warm_start_checkpoint(settings):
     return resolve_checkpoint(settings.ckpt_to_initialize_from)
 
 
+def _tf1_warm_start_error(settings, chosen, source, shapes):
+    """What 2.15 said first of a warm start it could not do (TF1's init_from_checkpoint,
+    over the checkpoint's names in order), then a space; '' when that is no missing
+    or misshapen tensor."""
+    given = settings.ckpt_to_initialize_from
+    for previous, name in sorted(
+        (settings.var_name_to_prev_var_name.get(name, name), name)
+        for name, info in ((n, settings.var_name_to_vocab_info.get(n)) for n in chosen)
+        if info is None
+    ):
+        key = source.get(previous)
+        if key is None:
+            return f"Tensor {previous} is not found in {given} checkpoint {shapes} "
+        shape = chosen[name].shape
+        if not shape.is_compatible_with(shapes[key]):
+            return (
+                f"Shape of variable {name}:0 ({shape}) doesn't match with shape of tensor "
+                f"{previous} ({shapes[key]}) from checkpoint reader. "
+            )
+    return ""
+
+
 def warm_start(variables, settings):
     """Initializes `variables` ({name: var}, tf.estimator's names) from `settings`.
 
@@ -504,7 +526,8 @@ def warm_start(variables, settings):
                 f"(chosen: {sorted(chosen)})"
             )
     if problems:
-        raise ValueError(f"Warm start from {path!r}: " + "; ".join(problems) + ".")
+        said = _tf1_warm_start_error(settings, chosen, source, shapes)
+        raise ValueError(said + f"Warm start from {path!r}: " + "; ".join(problems) + ".")
     for name, variable, key, info in plan:
         value = reader.get_tensor(key)
         if info is not None:
