@@ -741,8 +741,8 @@ def no_checkpoints(tf, workdir):
 def warm_start_slips(tf, workdir):
     """A premade LinearRegressor warm-started from another model's checkpoint through
     `WarmStartSettings` with renamed variables, and the slips made with them: a regex
-    that also takes the optimizer's slots, which the checkpoint lacks, and a renamed
-    variable of another shape. What training raises: its type and the words 2.15 said
+    that also takes the optimizer's slots, which the checkpoint lacks, a renamed variable
+    of another shape, and a rename of a variable not chosen (misspelled). What training raises: its type and the words 2.15 said
     (which a user's test matches; the kit says more after them)."""
     previous = os.path.join(workdir, "previous")
     write_checkpoint(tf, previous, {"old/w": [3, 1], "old/b": [1]})
@@ -755,6 +755,7 @@ def warm_start_slips(tf, workdir):
     slips = {
         "slots_taken_too": ([".*bias_weights"], {bias: "old/b"}),
         "other_shape": ([weights], {weights: "old/w"}),
+        "rename_of_no_chosen_variable": ([bias], {bias: "old/b", "linear/weights": "old/w"}),
     }
     said = {}
     for name, (chosen, renamed) in slips.items():

@@ -465,8 +465,8 @@ def warm_start_checkpoint(settings):
 
 def _tf1_warm_start_error(settings, chosen, source, shapes):
     """What 2.15 said first of a warm start it could not do (TF1's init_from_checkpoint,
-    over the checkpoint's names in order), then a space; '' when that is no missing
-    or misshapen tensor."""
+    over the checkpoint's names in order, then its check of the renames and vocabularies
+    given for no chosen variable), then a space."""
     given = settings.ckpt_to_initialize_from
     for previous, name in sorted(
         (settings.var_name_to_prev_var_name.get(name, name), name)
@@ -481,6 +481,14 @@ def _tf1_warm_start_error(settings, chosen, source, shapes):
             return (
                 f"Shape of variable {name}:0 ({shape}) doesn't match with shape of tensor "
                 f"{previous} ({shapes[key]}) from checkpoint reader. "
+            )
+    for field in ("var_name_to_prev_var_name", "var_name_to_vocab_info"):
+        unused = set(getattr(settings, field)) - set(chosen)
+        if unused:
+            return (
+                f"You provided the following variables in {field} that were not used: "
+                f"{unused}.  Perhaps you misspelled them?  Here is the list of viable "
+                f"variable names: {dict.fromkeys(chosen).keys()} "
             )
     return ""
 
