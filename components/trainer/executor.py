@@ -278,9 +278,9 @@ def _adopt_run_record(model_run):
             model_run.set_float_custom_property(f"eval_{key}", record["eval_metrics"][key])
 
 
-def _models_to_fit(exec_properties, names, hparams, offered, category_sums=None, label_range=None):
+def _models_to_fit(exec_properties, names, hparams, offered, category_sums=None):
     """[ModelToFit]: the auto candidates `names` (the `candidates` parameter) that fit the
-    label (`auto_model.fits_the_label`, given the train labels' `label_range`), or, with
+    label (`auto_model.fits_the_label`, given the offered `label_range`), or, with
     none, the one model estimator_fn builds; `category_sums()` gives the candidates that
     order their category ids by label (`auto_model.orders_categories`) their sums, read
     once."""
