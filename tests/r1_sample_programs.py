@@ -4,7 +4,8 @@
 - `samples/cookbook/regression`: linear_regression.py, linear_regression_categorical.py,
   dnn_regression.py and custom_regression.py over automobile_data.py's frames (float64
   columns and prices, strings; `loss_reduction=...SUM`, which tf_upgrade_v2 inserts);
-  warm starts with renamed variables, and what their slips raise;
+  warm starts with renamed variables, and what their slips raise; a `checkpoint_path` of
+  a step never saved;
 - `site/en/r1/guide/checkpoints.md`: the model_dir a premade DNN writes, a checkpointing
   `RunConfig`, a temporary model_dir, and the bad restoration it warns of; its retention
   settings at their edges (`keep_checkpoint_max` None or 0, `keep_checkpoint_every_n_hours`)
@@ -769,6 +770,36 @@ def warm_start_slips(tf, workdir):
         )
         kind, message = _raised(lambda model=model: model.train(input_fn, steps=1))
         said[name] = [kind, message.split(" Warm start from ")[0].replace(workdir, "<workdir>")]
+    return {"exact": said, "close": {}}
+
+
+@program
+def checkpoint_path_slips(tf, workdir):
+    """evaluate, predict and export_saved_model given a `checkpoint_path` of a step never
+    saved (checkpoints.md's model.ckpt-<step> names, one mistyped), on a premade model:
+    what each raises, its type and message."""
+    train_x, train_y = _iris_frames(20, 2)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices((dict(train_x), train_y)).batch(20)
+
+    model_dir = os.path.join(workdir, "model")
+    classifier = _iris_linear_classifier(tf, model_dir, None)
+    classifier.train(input_fn=input_fn, steps=2)
+    typo = os.path.join(model_dir, "model.ckpt-20")
+    spec = {k: tf.io.FixedLenFeature([1], tf.float32) for k in CSV_COLUMN_NAMES[:4]}
+    receiver = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    calls = {
+        "evaluate": lambda: classifier.evaluate(input_fn, checkpoint_path=typo),
+        "predict": lambda: classifier.predict(input_fn, checkpoint_path=typo),
+        "export": lambda: classifier.export_saved_model(
+            os.path.join(workdir, "export"), receiver, checkpoint_path=typo
+        ),
+    }
+    said = {}
+    for name, call in calls.items():
+        kind, message = _raised(call)
+        said[name] = [kind, message.replace(workdir, "<workdir>")]
     return {"exact": said, "close": {}}
 
 

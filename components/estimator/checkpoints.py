@@ -256,6 +256,13 @@ def restore(store, checkpoint_path, warn_unused=False):
         log.warning("Resuming from %s: %s.", checkpoint_path, "; ".join(notes))
 
 
+def require_checkpoint(path):
+    """Refuses a checkpoint path that names no checkpoint (evaluate's, predict's or an
+    export's `checkpoint_path`) as 2.15's Saver refused it, before its restoring line."""
+    if not checkpoint_management.checkpoint_exists_internal(path):
+        raise ValueError(f"The passed save_path is not a valid checkpoint: {path}")
+
+
 class CheckpointManager:
     """Writes `model.ckpt-<step>` and the `checkpoint` state file as tf.estimator's
     Saver did (one made per train() call), keeping the newest `max_to_keep` and, of the

@@ -898,6 +898,7 @@ class Estimator:
         return lambda prefix: ckpt_lib.write(self._store.checkpoint_names(), prefix)
 
     def _restore(self, checkpoint_path, mode):
+        ckpt_lib.require_checkpoint(checkpoint_path)
         self._store.reset_local_variables()
         saver = self._scaffold_saver(mode)
         if saver is not None:
@@ -1442,6 +1443,7 @@ class Estimator:
             return None
         with built.graph.as_default():
             made = {v.op.name for v in tf.compat.v1.global_variables()}
+        ckpt_lib.require_checkpoint(checkpoint_path)
         missing = sorted(made - set(ckpt_lib.variable_names(checkpoint_path)))
         if missing:
             log.warning(
