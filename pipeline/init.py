@@ -125,8 +125,8 @@ $head        feature_columns=wide + numbers,
 """,
     ),
     "boosted_trees": (
-        "Boosted trees over the numbers and the category ids (as indicators; zero code's "
-        "read a regression or binary label's ids in the order of its mean there).",
+        "Boosted trees over the numbers and the category ids, as indicators (zero code's "
+        "trees order a regression or binary label's category ids by the label's mean).",
         """\
     _, deep = feature_columns(tft_output, transformed_label_key)
 $classes    return estimator.BoostedTrees$Kind(
@@ -219,7 +219,7 @@ from components import estimator
 
 
 def build_estimator(
-    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key$moments
+    run_config, hparams, warm_start_from=None, *, tft_output, transformed_label_key$offered
 ):
     """$summary"""
 $body''')
@@ -274,7 +274,7 @@ def model_text(name, task, winner, why, train_rows):
         imports=imports,
         summary=summary,
         body=body,
-        moments=f", {keyword}" if keyword else "",
+        offered=f", {keyword}" if keyword else "",
     )
 
 
