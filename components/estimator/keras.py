@@ -441,9 +441,8 @@ class _KerasEstimator(Estimator):
     def _make_tf1_state(self):
         """Makes the TF1 optimizer's state eagerly (once: TF1 keeps what it made), under
         the training strategy if any (in a replica's step TF1 makes it where the variable
-        store sees none), and
-        names it in checkpoints as 2.15's graph did: `hidden/kernel/Adam`,
-        `training/beta1_power`."""
+        store sees none), and names it in checkpoints as 2.15's graph did:
+        `hidden/kernel/Adam`, `training/beta1_power`."""
         weights = self._model.trainable_weights
         with self._store.scope(), tf.name_scope("training"):
             self._tf1_training._create_slots(weights)
