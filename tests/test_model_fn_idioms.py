@@ -14,6 +14,8 @@ call calls a model_fn (a known difference: a strict xfail below).  Each program
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
 """
 
+import re
+
 import pytest
 
 from tests import model_fn_idiom_programs as programs
@@ -37,7 +39,20 @@ class TestModelFnIdioms(ComparedWithTf215):
         for events in ("counter_events", "train_events"):
             if events in theirs:
                 seen[events] = _last_rate_raced(seen[events], theirs[events])
+        if "saving_dict" in theirs:
+            seen["saving_dict"] = _unpadded(seen["saving_dict"])
+            theirs = dict(theirs, saving_dict=_unpadded(theirs["saving_dict"]))
         return seen, theirs
+
+
+def _unpadded(lines):
+    """The "Saving dict" lines with numpy's padding taken out: it prints an array's elements
+    at one width, so a value whose last float32 digit this machine's kernels round to 0
+    (`0.3083967` beside `0.31901708`) pads the others, and its numbers shown as N leave
+    two spaces where 2.15's recording had one (or the other way round)."""
+    return [
+        re.sub(r"\[ | \]", lambda m: m.group(0).strip(), re.sub(r" +", " ", line)) for line in lines
+    ]
 
 
 def _last_rate_raced(seen, recorded):
