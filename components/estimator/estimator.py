@@ -1084,10 +1084,9 @@ class Estimator:
         from components.estimator import training_loop
 
         graph_dir = training_loop.output_dir(self._config, self._model_dir)
-        saves = self._config.save_checkpoints_steps or self._config.save_checkpoints_secs
         if (
             self._config.checkpoint_save_graph_def
-            and saves  # (2.15's checkpoint saver wrote it)
+            and run_config.saves_checkpoints(self._config)  # (2.15's saver wrote it)
             and graph_dir is not None
             and self._written_graph is not traced
         ):

@@ -810,7 +810,7 @@ def _saving_hooks(built, scaffold, saving_listeners, given, spec_chief_hooks):
         built.graph.add_to_collection(_KEYS.SAVERS, scaffold.saver)
     savers = [h for h in given if isinstance(h, _V1.train.CheckpointSaverHook)]
     saving = []
-    if not savers and (config.save_checkpoints_secs or config.save_checkpoints_steps):
+    if not savers and run_config.saves_checkpoints(config):
         saving.append(
             _CheckpointSaverHook(
                 model_dir,

@@ -364,6 +364,13 @@ class RunConfig:
         return copied
 
 
+def saves_checkpoints(config):
+    """Whether `config` has a checkpoint saver: neither interval set
+    (`save_checkpoints_steps=None, save_checkpoints_secs=None`) means none in 2.15, so no
+    checkpoint, no `graph.pbtxt`, and saving listeners refused."""
+    return bool(config.save_checkpoints_steps or config.save_checkpoints_secs)
+
+
 def _distribute_from(experimental_distribute, name, given):
     """The strategy `name` of a DistributeConfig, or `given`; both is an error, as in
     tf.estimator 2.15 (its message's missing space kept)."""

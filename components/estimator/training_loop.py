@@ -12,7 +12,7 @@ import time
 import tensorflow as tf
 
 from components.estimator import checkpoints as ckpt_lib
-from components.estimator import summaries
+from components.estimator import run_config, summaries
 from components.estimator.hooks import NO_SAVER_FOR_LISTENERS, HookRunner
 from components.estimator.model_fn import ModeKeys
 from components.estimator.tf_logging import as_printed
@@ -91,9 +91,7 @@ class _TrainingLoop:
             keep_checkpoint_every_n_hours=self.config.keep_checkpoint_every_n_hours,
         )
         self.is_chief = self.config.is_chief
-        # As 2.15's: neither interval set (RunConfig(save_checkpoints_steps=None,
-        # save_checkpoints_secs=None)) means no checkpoint saver, so no checkpoint at all.
-        self.saves = bool(self.config.save_checkpoints_steps or self.config.save_checkpoints_secs)
+        self.saves = run_config.saves_checkpoints(self.config)
         if saving_listeners and not self.saves:
             raise ValueError(NO_SAVER_FOR_LISTENERS)
         self.step = None
