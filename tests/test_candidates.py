@@ -426,3 +426,17 @@ def test_the_log_candidate_fits_only_a_regression_label_above_0():
             100,
             label_range=(0.0, 1.0),
         )
+    # a warm start is refused, as for the other trees, not dropped
+    with pytest.raises(ValueError, match="takes no warm start"):
+        auto_model.candidate_estimator(
+            "boosted_trees_log",
+            "regression",
+            [],
+            _numbers(["x"]),
+            None,
+            estimator.RunConfig(),
+            {},
+            "/some/model",
+            100,
+            label_range=(0.5, 1.0),
+        )

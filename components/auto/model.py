@@ -397,7 +397,7 @@ def candidate_estimator(
                 deep,
                 None,
                 run_config,
-                None,
+                warm_start_from,  # (refused there, as for the other trees)
                 train_rows,
             )
     else:
