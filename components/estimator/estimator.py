@@ -194,9 +194,41 @@ def _release_in_background(references):
 
 
 def _copied_params(params):
-    """A copy of an Estimator's params: a dict's, or another object's (the HParams or
-    argparse Namespace r1 samples pass, their model_fns reading attributes, as in 2.15)."""
-    return dict(params) if isinstance(params, dict) else copy.copy(params)
+    """A copy of an Estimator's params, as tf.estimator 2.15 deep-copied them for the
+    Estimator and for each model_fn call: a dict (of its own class), or another object
+    (the HParams or argparse Namespace r1 samples pass, read as attributes), with the
+    lists, dicts, sets and tuples in it copied, so that a model_fn changing them
+    (`params["hidden_units"].pop()`) changes them for that call only. Other objects in
+    them (a hook, a model, a feature column) are shared, not copied as 2.15 copied them:
+    a hook passed in params is the one the caller reads afterwards."""
+    shared = {}
+    _share_objects(params, shared, set(), top=True)
+    try:
+        return copy.deepcopy(params, shared)
+    except Exception:  # (an object that cannot be copied: as the kit copied before)
+        return dict(params) if isinstance(params, dict) else copy.copy(params)
+
+
+_PARAMS_DATA = (type(None), bool, int, float, complex, str, bytes, np.generic, np.ndarray)
+
+
+def _share_objects(value, shared, seen, top=False):
+    """Puts in `shared` (a deepcopy memo) every object in `value` that is not data or a
+    container of data, so that deepcopy keeps it as it is (`seen`: containers walked)."""
+    if isinstance(value, _PARAMS_DATA) or id(value) in seen:
+        return
+    if type(value) in (list, tuple, set, frozenset):
+        items = value
+    elif isinstance(value, dict):
+        items = value.values()
+    elif top and hasattr(value, "__dict__"):
+        items = vars(value).values()
+    else:
+        shared[id(value)] = value
+        return
+    seen.add(id(value))
+    for item in list(items):
+        _share_objects(item, shared, seen)
 
 
 def _final_values(traced, features, labels):
@@ -483,8 +515,6 @@ class Estimator:
         # What the Estimator trains by, and model_fn gets: under a strategy's cluster, this
         # task's role in it (`config` keeps 2.15's one-machine fields, as its did).
         self._config = self._user_config._as_worker()
-        # (tf.estimator deep-copied params, for the Estimator and for each model_fn call;
-        # this kit copies the dict only, so objects in it, such as a hook, are shared.)
         self._params = _copied_params(params or {})
         self._model_fn = model_fn
         wrapped = _wrapped_estimator(model_fn)
