@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tf_keras
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from components import estimator
 from components.estimator import checkpoints as ckpt_lib
@@ -93,6 +94,20 @@ def test_a_tf215_model_to_estimator_model_dir_resumes_exactly(kind, expected, tm
     np.testing.assert_allclose(
         models.keras_predictions(model), recorded["after"], rtol=1e-4, atol=1e-5
     )
+    # Written as 2.15 wrote it: its keys, its object graph naming each by its graph name.
+    latest = model.latest_checkpoint()
+    assert latest.endswith(f"model.ckpt-{recorded['global_step']}")
+    assert _names(latest) == _names(DATA / kind)
+    assert _graph_names(latest) == _graph_names(DATA / kind)
+    assert model.get_variable_names() == sorted(_names(DATA / kind))
+
+
+def _graph_names(path):
+    """{name the variable had: key} of an object-based checkpoint (TF1 read it by those)."""
+    reader = tf.train.load_checkpoint(str(path))
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return {a.full_name: a.checkpoint_key for node in graph.nodes for a in node.attributes}
 
 
 def test_a_tf215_model_dir_with_another_optimizer_warns_once_naming_what_starts_afresh(
@@ -278,7 +293,7 @@ REVERSE_KINDS = (
     "linear",
     "dnn_linear",
     "linear_regressor",
-    models.KERAS_TF1_SAVER,
+    *models.KERAS_MODEL_KINDS,
 )
 
 
@@ -288,10 +303,13 @@ def test_model_dirs_written_here_resume_under_tf_estimator_2_15(tmp_path):
 
     ours = {}
     for kind in REVERSE_KINDS:
-        model = models.build(estimator, kind, str(tmp_path / "here" / kind))
+        # 2.15 resumes the model_dir as written (model_to_estimator's state file names
+        # its checkpoints by absolute paths, as 2.15's did); the kit goes on in a copy.
+        model = models.build(estimator, kind, str(tmp_path / "tf215" / kind))
         model.train(models.train_input_fn(kind), steps=models.TRAIN_STEPS)
-        shutil.copytree(tmp_path / "here" / kind, tmp_path / "tf215" / kind)
         before = models.predictions(model, kind)
+        shutil.copytree(tmp_path / "tf215" / kind, tmp_path / "here" / kind)
+        model = models.build(estimator, kind, str(tmp_path / "here" / kind))
         model.train(models.train_input_fn(kind), steps=models.MORE_STEPS)
         ours[kind] = {"before": before, "after": models.predictions(model, kind)}
 

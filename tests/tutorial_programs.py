@@ -22,6 +22,7 @@ import re
 import numpy as np
 import pandas as pd
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from tests.program_registry import registry
 from tests.tf1_fidelity_programs import _info_lines
@@ -401,7 +402,11 @@ def keras_program(workdir, fmt):
     model.compile(optimizer="adam", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
     weights = model.get_weights()  # (2.15's model could not get_weights after the call)
     est = keras.estimator.model_to_estimator(
-        keras_model=model, model_dir=os.path.join(workdir, "model"), checkpoint_format=fmt
+        keras_model=model,
+        model_dir=os.path.join(workdir, "model"),
+        checkpoint_format=fmt,
+        # (2.15's 'checkpoint' format kept 5 checkpoints whatever keep_checkpoint_max said)
+        config=tf.estimator.RunConfig(keep_checkpoint_max=1, save_checkpoints_steps=2),
     )
     # The warm-start checkpoint 2.15 wrote into model_dir/keras, before any training.
     keras_dir = os.path.join(est.model_dir, "keras")
@@ -428,20 +433,34 @@ def keras_program(workdir, fmt):
             ).batch(3)
         )
     )
+    with open(os.path.join(est.model_dir, "checkpoint")) as f:
+        state = f.read()
     return {
         "exact": {
             "evaluate_keys": sorted(result),
             "global_step": int(result["global_step"]),
             "predictions": structure(rows),
-            # 2.15's default format was object-based (`layer_with_weights-0/...`); the kit
-            # writes the saver format's names whichever is asked (docs/guide/estimator.md).
-            **({"variables": est.get_variable_names()} if fmt == "saver" else {}),
+            # 2.15's default format is object-based (`layer_with_weights-0/...`).
+            "variables": est.get_variable_names(),
+            "graph_names": _object_graph_names(est.latest_checkpoint()),
+            "checkpoint_state": state.replace(est.model_dir, "<model_dir>"),
             "keras_files": keras_files,
             "keras_variables": [[n, list(shape)] for n, shape in keras_variables],
             "keras_checkpoint_state": keras_state.replace(est.model_dir, "<model_dir>"),
             "keras_kernel_saved": bool(np.array_equal(reader.get_tensor(kernel[0]), weights[0])),
         },
     }
+
+
+def _object_graph_names(checkpoint):
+    """{name the variable had: key} of an object-based checkpoint (what TF1 read such a
+    checkpoint by), {} of a name-based one."""
+    reader = tf.train.load_checkpoint(checkpoint)
+    if not reader.has_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"):
+        return {}
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    return {a.full_name: a.checkpoint_key for node in graph.nodes for a in node.attributes}
 
 
 @program

@@ -6,7 +6,8 @@
 `tf.compat.v1.train.Saver`'s format, next to Saver's `checkpoint` state file:
 `tf.train.load_variable` reads it, tf.estimator 2.15 resumes from it, and a
 2.15 model_dir resumes here (also the object-based one of 2.15's `model_to_estimator`,
-read by the names its variables had).  Until 2026-12-02 this kit wrote object-based
+read by the names its variables had, which `model_to_estimator` writes here too:
+`write(..., object_graph=...)`).  Until 2026-12-02 this kit wrote object-based
 checkpoints, one `tf.train.Checkpoint(estimator_variables={name: var})`; those
 are still read, and exported SavedModels still track that dict.
 """
@@ -20,7 +21,7 @@ import time
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
-from tensorflow.python.checkpoint import checkpoint_management
+from tensorflow.python.checkpoint import checkpoint_management, graph_view, save_util_v1
 
 from components.estimator.variables import tf_estimator_name
 
@@ -158,10 +159,31 @@ def _saved_value(variable):
     return variable.read_value()
 
 
-def write(variables, prefix):
-    """Saves {name: variable} at `prefix` in one SaveV2, as `tf.compat.v1.train.Saver` does."""
+def object_graph(root):
+    """`root`'s object graph as a TF1 Saver of its saveables wrote it (2.15's
+    `model_to_estimator`): the `TrackableObjectGraph`, whose attributes name the keys
+    (`layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE`), and each node's object
+    (its optimizer slots too)."""
+    view = graph_view.ObjectGraphView(root)
+    trackables, _ = view.breadth_first_traversal()
+    _, graph, _, _ = save_util_v1.serialize_gathered_objects(view)
+    nodes = list(trackables) + [None] * (len(graph.nodes) - len(trackables))
+    for node_id, node in enumerate(graph.nodes):  # (slots are nodes of their own)
+        for slot in node.slot_variables:
+            original = nodes[slot.original_variable_node_id]
+            nodes[slot.slot_variable_node_id] = nodes[node_id].get_slot(original, slot.slot_name)
+    return graph, nodes
+
+
+def write(variables, prefix, object_graph=None):
+    """Saves {name: variable} at `prefix` in one SaveV2, as `tf.compat.v1.train.Saver` does;
+    with `object_graph` (a `TrackableObjectGraph` naming those keys) object-based, as a
+    Saver of an object graph's saveables wrote it."""
     names = sorted(variables)
     tensors = [_saved_value(variables[name]) for name in names]
+    if object_graph is not None:
+        names.append(_OBJECT_GRAPH)
+        tensors.append(tf.constant(object_graph.SerializeToString()))
     with tf.device("CPU:0"):
         tf.raw_ops.SaveV2(
             prefix=prefix,
@@ -271,10 +293,20 @@ class CheckpointManager:
     named when the call began and the latest, as the Saver kept no list of its own then.
     The state file holds no timestamps, as the Saver's held none: the checkpoints it
     names are dated by their files, as the Saver recovered them.  It is updated before
-    old files go, so it never names a deleted checkpoint."""
+    old files go, so it never names a deleted checkpoint.  Without `save_relative_paths`
+    it names them as written (an absolute model_dir's absolute paths), as a Saver made
+    without that setting did (2.15's `model_to_estimator` in its 'checkpoint' format)."""
 
-    def __init__(self, directory, write_fn, max_to_keep, keep_checkpoint_every_n_hours):
+    def __init__(
+        self,
+        directory,
+        write_fn,
+        max_to_keep,
+        keep_checkpoint_every_n_hours,
+        save_relative_paths=True,
+    ):
         self._directory = directory
+        self._relative = save_relative_paths
         self._write = write_fn
         self._max_to_keep = max_to_keep
         self._keep_secs = (keep_checkpoint_every_n_hours or 0) * 3600
@@ -306,7 +338,7 @@ class CheckpointManager:
             listed = [p for p, _ in self._active]
         # Relative paths, as tf.estimator's Saver wrote them: the model_dir can move.
         checkpoint_management.update_checkpoint_state_internal(
-            self._directory, path, listed, save_relative_paths=True
+            self._directory, path, listed, save_relative_paths=self._relative
         )
         for old in removed:
             for file in tf.io.gfile.glob(old + ".*"):

@@ -927,6 +927,16 @@ class Estimator:
             return saver.write
         return lambda prefix: ckpt_lib.write(self._store.checkpoint_names(), prefix)
 
+    def _checkpoint_manager(self, directory):
+        """What saves a train() call's checkpoints in `directory`, keeping as many as
+        the RunConfig says (2.15's CheckpointSaverHook's Saver)."""
+        return ckpt_lib.CheckpointManager(
+            directory,
+            self._checkpoint(ModeKeys.TRAIN),
+            max_to_keep=self._config.keep_checkpoint_max or None,
+            keep_checkpoint_every_n_hours=self._config.keep_checkpoint_every_n_hours,
+        )
+
     def _restore(self, checkpoint_path, mode):
         ckpt_lib.require_checkpoint(checkpoint_path)
         self._store.reset_local_variables()

@@ -10,7 +10,10 @@ a fresh optimizer's state and a global step of 0, as `<model_dir>/keras/keras_mo
 (unless that folder already holds a checkpoint), and the Estimator warm-starts its
 trainable variables from it: object-based (`layer_with_weights-0/kernel/...`, as
 `Model.save_weights` writes) for `checkpoint_format='checkpoint'`, `tf.compat.v1.train.Saver`'s
-for 'saver' (`hidden/kernel`, `training/Adam/hidden/kernel/m`, with its `.meta`).
+for 'saver' (`hidden/kernel`, `training/Adam/hidden/kernel/m`, with its `.meta`).  The
+checkpoints training writes, `model.ckpt-<step>`, are in the same format as 2.15's: keyed
+by that object graph for 'checkpoint' (the graph naming each variable by its 2.15 graph
+name, as TF1 read such checkpoints by name), by those names for 'saver'.
 
 A model compiled with a `tf.compat.v1.train` optimizer trains with a fresh copy of it,
 as 2.15 did: its state has TF1's graph names (`hidden/kernel/Adam`, `training/beta1_power`).
@@ -27,6 +30,7 @@ import tensorflow as tf
 import tf_keras
 from tf_keras.src.optimizers.optimizer_v1 import TFOptimizer
 
+from components.estimator import checkpoints as ckpt_lib
 from components.estimator import export as export_lib
 from components.estimator import optimizers, tf_logging
 from components.estimator.estimator import Estimator
@@ -168,17 +172,38 @@ def _clone(keras_model, custom_objects):
         return tf_keras.models.clone_model(keras_model)
 
 
-def _save_object_based(keras_model, make_optimizer, prefix, custom_objects):
-    """2.15's 'checkpoint' format: a clone given the model's weights and a fresh
-    optimizer, with the global step tracked as `estimator_global_step`, saved by
-    `Model.save_weights` (object-based keys, a `checkpoint` file naming it relatively)."""
+def _object_template(keras_model, make_optimizer, custom_objects):
+    """The objects 2.15's 'checkpoint' format saved: a clone of the model with a fresh
+    optimizer (its state made), and the global step tracked as `estimator_global_step`;
+    (clone, optimizer, step)."""
     clone = _clone(keras_model, custom_objects)
-    clone.set_weights(keras_model.get_weights())
     optimizer, step = _fresh_optimizer(make_optimizer, clone.trainable_weights)
     clone.optimizer = optimizer
     clone._track_trackable(step, "estimator_global_step")
+    return clone, optimizer, step
+
+
+def _save_object_based(keras_model, make_optimizer, prefix, custom_objects):
+    """2.15's 'checkpoint' format's warm start: the template given the model's weights,
+    saved by `Model.save_weights` (object-based keys, a `checkpoint` file naming it
+    relatively)."""
+    clone, _, _ = _object_template(keras_model, make_optimizer, custom_objects)
+    clone.set_weights(keras_model.get_weights())
     with tf_logging.root_logger_untouched():  # (TF 2.21's saver logs through absl)
         clone.save_weights(prefix)
+
+
+def _tf1_counterparts(template, ours, theirs_weights, our_weights):
+    """{id(template state variable): ours} of two `tf.compat.v1.train` optimizers' state:
+    slots by variable and slot name, the rest (`beta1_power`) by name."""
+    pairs = {}
+    for theirs, mine in zip(theirs_weights, our_weights, strict=True):
+        for slot in template.get_slot_names():
+            pairs[id(template.get_slot(theirs, slot))] = ours.get_slot(mine, slot)
+    made = {name: variable for (name, _), variable in ours._non_slot_dict.items()}
+    for (name, _), variable in template._non_slot_dict.items():
+        pairs[id(variable)] = made.get(name)
+    return pairs
 
 
 def _name_based_values(store, model, keras_model, make_optimizer):
@@ -342,6 +367,12 @@ _SUBCLASSED_BUILT = (
 )
 
 
+# (2.15's 'checkpoint' format saved through a Saver of its own, made with TF1's defaults,
+# not the RunConfig's keep_checkpoint_max and keep_checkpoint_every_n_hours.)
+_SAVER_MAX_TO_KEEP = 5
+_SAVER_KEEP_HOURS = 10000.0
+
+
 class _KerasEstimator(Estimator):
     def __init__(
         self,
@@ -407,22 +438,31 @@ class _KerasEstimator(Estimator):
         with _training_scope(self.config), self._store.scope():
             self._model = _clone(keras_model, custom_objects)
         _forget_bookkeeping(self._store, self._model)
-        if _subclassed(keras_model):
-            if keras_model.built:
-                logging.getLogger(__name__).warning(_SUBCLASSED_BUILT)
-        elif self.config.is_chief:
-            # As 2.15: a fresh model_dir warm-starts the trainable variables from the
-            # weights saved there (so batch norm's moving statistics start afresh).
-            self._warm_start_from = self._first_checkpoint(
-                keras_model, make_optimizer, object_based, custom_objects
-            )
-        else:  # (2.15's other workers started from initializers, then the chief's saves)
-            self._model.set_weights(keras_model.get_weights())
+        self._start_from(keras_model, make_optimizer, object_based, custom_objects)
         self._training_compile = lambda: self._model.compile(
             optimizer=make_optimizer(),
             loss=keras_model.loss,
             loss_weights=keras_model.compiled_loss._user_loss_weights,
         )
+        # 2.15's 'checkpoint' format: model.ckpt-<step> keyed as the template's objects.
+        self._object_based = object_based
+        self._template = functools.partial(
+            _object_template, keras_model, make_optimizer, custom_objects
+        )
+
+    def _start_from(self, keras_model, make_optimizer, object_based, custom_objects):
+        """The clone's first weights, as 2.15's: a fresh model_dir warm-starts the
+        trainable variables from the weights saved there (so batch norm's moving
+        statistics start afresh); a subclassed model starts from its initial values."""
+        if _subclassed(keras_model):
+            if keras_model.built:
+                logging.getLogger(__name__).warning(_SUBCLASSED_BUILT)
+        elif self.config.is_chief:
+            self._warm_start_from = self._first_checkpoint(
+                keras_model, make_optimizer, object_based, custom_objects
+            )
+        else:  # (2.15's other workers started from initializers, then the chief's saves)
+            self._model.set_weights(keras_model.get_weights())
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         """Under train_distribute (whose scope train() entered), the clone is compiled
@@ -437,6 +477,82 @@ class _KerasEstimator(Estimator):
         if self._tf1_training is not None:
             self._make_tf1_state()
         return super()._train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+    def _checkpoint(self, mode):
+        if not self._object_based:
+            return lambda prefix: ckpt_lib.write(self._saved_by_name(), prefix)
+        return self._write_object_based
+
+    def _saved_by_name(self):
+        """{2.15 graph name: variable} of what 2.15 saved: the model variables but the
+        optimizer's step counter (2.15's counted in the global step)."""
+        return {
+            self._store.checkpoint_name(name): variable
+            for name, variable in self._store.model_variables().items()
+            if self._store.optimizer_role(name) != "iterations"
+        }
+
+    def _checkpoint_manager(self, directory):
+        """2.15's 'checkpoint' format saved through its model_fn's own Saver: the newest 5
+        checkpoints kept whatever the RunConfig says, the state file naming them as written
+        (absolute paths under an absolute model_dir)."""
+        if not self._object_based:
+            return super()._checkpoint_manager(directory)
+        return ckpt_lib.CheckpointManager(
+            directory,
+            self._write_object_based,
+            max_to_keep=_SAVER_MAX_TO_KEEP,
+            keep_checkpoint_every_n_hours=_SAVER_KEEP_HOURS,
+            save_relative_paths=False,
+        )
+
+    def _write_object_based(self, prefix):
+        """Saves the Estimator's variables at `prefix` as 2.15's 'checkpoint' format did:
+        keyed by the model's object graph (`layer_with_weights-0/kernel/.ATTRIBUTES/
+        VARIABLE_VALUE`, `.../.OPTIMIZER_SLOT/optimizer/m/...`, `optimizer/learning_rate/...`,
+        `estimator_global_step/...`), that graph naming each by its 2.15 graph name
+        (`hidden/kernel`, `training/Adam/hidden/kernel/m`)."""
+        if isinstance(self._template, functools.partial):  # (made once, at the first save)
+            self._template = self._template()
+        clone, optimizer, step = self._template
+        ours = self._counterparts(clone, optimizer, step)
+        names = {id(v): name for name, v in self._store.checkpoint_names().items()}
+        graph, nodes = ckpt_lib.object_graph(clone)
+        variables = {}
+        for node, template in zip(graph.nodes, nodes, strict=True):
+            for attribute in node.attributes:
+                variable = ours.get(id(template))
+                if variable is None or id(variable) not in names:
+                    raise ValueError(
+                        f"model_to_estimator: the checkpoint key {attribute.checkpoint_key} "
+                        "has no variable in this Estimator; use checkpoint_format='saver'."
+                    )
+                attribute.full_name = names[id(variable)]
+                variables[attribute.checkpoint_key] = variable
+        saved = {id(v) for v in variables.values()}
+        for name, variable in self._saved_by_name().items():  # (an early stop's signal)
+            if id(variable) not in saved:
+                variables[name] = variable
+        return ckpt_lib.write(variables, prefix, object_graph=graph)
+
+    def _counterparts(self, clone, optimizer, step):
+        """{id(template variable): the Estimator's variable it stands for}."""
+        pairs = {id(step): self._store.global_step}
+        pairs.update({id(t): v for t, v in zip(clone.weights, self._model.weights, strict=True)})
+        theirs, mine = clone.trainable_weights, self._model.trainable_weights
+        if isinstance(optimizer, TFOptimizer):
+            pairs.update(_tf1_counterparts(optimizer.optimizer, self._tf1_training, theirs, mine))
+            return pairs
+        names = {id(v): name for name, v in self._store.variables.items()}
+        primaries = {
+            id(t): tf_estimator_name(names[id(v)]) for t, v in zip(theirs, mine, strict=True)
+        }
+        by_name = self._store.checkpoint_names()
+        for state, name in optimizer_state_names(
+            optimizer, optimizer._name, theirs, lambda v: primaries[id(v)]
+        ):
+            pairs[id(state)] = by_name.get(name)
+        return pairs
 
     def _make_tf1_state(self):
         """Makes the TF1 optimizer's state eagerly (once: TF1 keeps what it made), under
@@ -511,9 +627,6 @@ def model_to_estimator(
             "`model.compile()` before calling `model_to_estimator()`."
         )
     _refuse_wide_deep(keras_model)
-    # Checkpoints are tf.estimator's name-based ones (its 'saver' format) either way;
-    # 2.15's default 'checkpoint' (object-based) is not written (docs/guide/estimator.md,
-    # "Differences to know").
     if checkpoint_format not in ("checkpoint", "saver"):
         raise ValueError(
             "model_to_estimator: checkpoint_format must be 'checkpoint' or 'saver', got "

@@ -84,12 +84,7 @@ class _TrainingLoop:
         self.saving_listeners = saving_listeners
         self.variables = estimator._store.model_variables()
         self.output_dir = output_dir(self.config, estimator.model_dir)
-        self.manager = ckpt_lib.CheckpointManager(
-            self.output_dir or estimator.model_dir,
-            estimator._checkpoint(ModeKeys.TRAIN),
-            max_to_keep=self.config.keep_checkpoint_max or None,
-            keep_checkpoint_every_n_hours=self.config.keep_checkpoint_every_n_hours,
-        )
+        self.manager = estimator._checkpoint_manager(self.output_dir or estimator.model_dir)
         self.is_chief = self.config.is_chief
         self.saves = run_config.saves_checkpoints(self.config)
         if saving_listeners and not self.saves:

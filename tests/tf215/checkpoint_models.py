@@ -30,6 +30,7 @@ KERAS_KINDS = (KERAS, KERAS_TF1)
 # KERAS_TF1 in the 'saver' format (name-based: hidden/kernel/Adam, training/beta1_power),
 # which both sides read: a canned-like kind (build, train_input_fn, predictions).
 KERAS_TF1_SAVER = "keras_tf1_saver"
+KERAS_MODEL_KINDS = (*KERAS_KINDS, KERAS_TF1_SAVER)
 
 _rng = np.random.RandomState(7)
 FEATURES = {
@@ -67,7 +68,7 @@ def build(estimator, kind, model_dir, **kwargs):
         "dnn_regressor": lambda: estimator.DNNRegressor(**dnn, **kwargs),
         "linear_regressor": lambda: estimator.LinearRegressor(**linear, **kwargs),
         "baseline": lambda: estimator.BaselineClassifier(model_dir=model_dir, **kwargs),
-        KERAS_TF1_SAVER: lambda: keras_estimator(estimator, model_dir, kind),
+        **{k: lambda: keras_estimator(estimator, model_dir, kind) for k in KERAS_MODEL_KINDS},
     }
     return make[kind]()
 
@@ -75,7 +76,7 @@ def build(estimator, kind, model_dir, **kwargs):
 def train_input_fn(kind):
     """The whole data set as one batch, every step (tf.estimator 2.15's Baseline
     cannot take a dataset)."""
-    if kind == KERAS_TF1_SAVER:
+    if kind in KERAS_MODEL_KINDS:
         return keras_input_fn
     labels = TARGETS if kind.endswith("regressor") else CLASSES
 

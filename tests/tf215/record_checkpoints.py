@@ -32,18 +32,20 @@ def _resume(model_dir, kind):
     """Predictions in `model_dir`, then the step and predictions after MORE_STEPS more."""
     model = models.build(tf.estimator, kind, model_dir)
     before = models.predictions(model, kind)
-    if kind == models.KERAS_TF1_SAVER:
-        # (2.15's model_to_estimator in the 'saver' format failed to train after it
-        # predicted from a trained model_dir, AttributeError '_v1_compile_was_called';
-        # a new Estimator trains.)
+    if kind in models.KERAS_MODEL_KINDS:
+        # (2.15's model_to_estimator failed to train or evaluate after it predicted from
+        # a trained model_dir, AttributeError '_v1_compile_was_called'; a new Estimator
+        # trains.)
         model = models.build(tf.estimator, kind, model_dir)
     model.train(models.train_input_fn(kind), steps=models.MORE_STEPS)
     after = models.predictions(model, kind)
-    return {
-        "before": before,
-        "after": after,
-        "global_step": int(model.get_variable_value("global_step")),
-    }
+    # (2.15's object-based checkpoints hold the step under its object's key only)
+    names = model.get_variable_names()
+    step = "global_step" if "global_step" in names else _OBJECT_STEP
+    return {"before": before, "after": after, "global_step": int(model.get_variable_value(step))}
+
+
+_OBJECT_STEP = "estimator_global_step/.ATTRIBUTES/VARIABLE_VALUE"
 
 
 def _keep_last_checkpoint_only(model_dir):
@@ -111,7 +113,7 @@ def _record_keras(out, kind):
         before = models.keras_predictions(model)
         model.train(models.keras_input_fn, steps=models.MORE_STEPS)
         after = models.keras_predictions(model)
-        step = int(model.get_variable_value("estimator_global_step/.ATTRIBUTES/VARIABLE_VALUE"))
+        step = int(model.get_variable_value(_OBJECT_STEP))
     path = os.path.join(out, "expected.json")
     with open(path) as f:
         expected = json.load(f)
@@ -123,7 +125,7 @@ def _record_keras(out, kind):
 def resume(directory):
     results = {
         kind: _resume(os.path.join(directory, kind), kind)
-        for kind in (*models.KINDS, models.KERAS_TF1_SAVER)
+        for kind in (*models.KINDS, *models.KERAS_MODEL_KINDS)
         if os.path.isdir(os.path.join(directory, kind))
     }
     print("RESULT " + json.dumps(results))
