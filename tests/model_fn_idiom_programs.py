@@ -26,6 +26,8 @@
   process (a tutorial's epoch loop): the eval folder's event files;
 - `eval_runs_what_it_fetches`: a TF2-style model_fn (Keras layer and optimizer) that
   builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives;
+- `python_values_read_per_call`: a Keras-layer model_fn reading a Python value the program
+  changes between train(), evaluate() and predict() calls;
 - `eval_step_counter`: a user's evaluation hook reading the `eval_step` counter through
   `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation;
 - `model_fn_of_another_estimator`: `Estimator(model_fn=other.model_fn)` over TF1 custom
@@ -815,6 +817,41 @@ def model_fn_calls_per_call(tf, workdir):
         run()
         seen[call] = list(calls)
     return {"exact": seen}
+
+
+@program
+def python_values_read_per_call(tf, workdir):
+    """A Keras-layer model_fn scaling its output by a Python value the program changes
+    between calls (a global: a schedule, a switch, a flag), as loops of train() and
+    evaluate() calls do: 2.15 built each call's graph anew, so each call used the value of
+    its time (its scale 0: no training, predictions 0)."""
+    scale = {"value": 1.0}
+
+    def scaled_model_fn(features, labels, mode):
+        layer = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")
+        prediction = layer(features["x"])[:, 0] * scale["value"]
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions=prediction)
+        loss = tf.reduce_mean(tf.square(prediction - labels))
+        variables = layer.trainable_variables
+        update = tf.keras.optimizers.legacy.SGD(0.1).apply_gradients(
+            zip(tf.gradients(loss, variables), variables, strict=True)
+        )
+        step = tf.compat.v1.train.get_global_step().assign_add(1)
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.group(update, step))
+
+    x, y = _regression_data()
+    est = tf.estimator.Estimator(scaled_model_fn, os.path.join(workdir, "m"))
+    seen = {"kernels": [], "losses": [], "predictions": []}
+    steps = []
+    for value in (1.0, 0.0, 2.0):
+        scale["value"] = value
+        est.train(_dataset_input_fn(x, y, 4), steps=2)
+        steps.append(int(est.get_variable_value("global_step")))
+        seen["kernels"].append(float(est.get_variable_value("dense/kernel")[0, 0]))
+        seen["losses"].append(float(est.evaluate(_dataset_input_fn(x, y, 4), steps=2)["loss"]))
+        seen["predictions"].append([float(p) for p in est.predict(_features_input_fn(tf, x))])
+    return {"exact": {"global_steps": steps}, "close": seen}
 
 
 class _EvalStepHook:

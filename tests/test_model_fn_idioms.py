@@ -8,7 +8,8 @@ inputs with a string feature, every compat.v1 summary kind with SummarySaverHook
 FileWriterCache, a Scaffold's summary_op, Keras metric objects, LoggingTensorHook's
 formatter / every_n_secs / at_end and StepCounterHook, the event files of repeated
 runs (a custom and a canned estimator's), what an evaluation runs of an update the
-model_fn built in EVAL, the `eval_step` counter an evaluation hook reads, an Estimator
+model_fn built in EVAL, a Python value a model_fn reads changing between calls, the
+`eval_step` counter an evaluation hook reads, an Estimator
 over another's bound `model_fn` (TF1 and canned), how often each
 call calls a model_fn (a known difference: a strict xfail below).  Each program
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.
@@ -70,7 +71,7 @@ def _last_rate_raced(seen, recorded):
     strict=True,
     reason="2.15 called a model_fn once a train(), evaluate() or predict() call; the TF2 "
     "path calls a Keras-layer model_fn twice on a call's first use (once in a TF1 graph for "
-    "2.15's variable names, once traced) and not again on later calls (the trace is reused)",
+    "2.15's variable names, once traced), then once a call",
 )
 def test_model_fn_called_once_per_call_as_under_tf215(ours):
     assert ours[_CALLS_PER_CALL] == recorded(programs)[_CALLS_PER_CALL]

@@ -948,9 +948,22 @@ class Estimator:
         log.info("Restoring parameters from %s", checkpoint_path)  # 2.15's Saver's line
 
     # ---------------------------------------------------------------- train
+    def _traced(self, mode_function):
+        """The function `mode_function` of an earlier call, if it may serve this one.
+
+        tf.estimator 2.15 called model_fn anew on every train(), evaluate() and predict()
+        call, so a user's model_fn may read Python values that change between calls (a
+        global, a closure, a file): its functions are traced anew on each call. This
+        package's own model_fns read only what their Estimator was built with: their traces
+        are reused."""
+        if not _is_kit_model_fn(self._model_fn):
+            return None
+        return self._functions.get(mode_function)
+
     def _train_function(self):
-        if "train" in self._functions:
-            return self._functions["train"]
+        reused = self._traced("train")
+        if reused is not None:
+            return reused
         store = self._store
 
         def one_step(features, labels, summarize):
@@ -1198,8 +1211,9 @@ class Estimator:
 
     # ------------------------------------------------------------- evaluate
     def _eval_function(self):
-        if "eval" in self._functions:
-            return self._functions["eval"]
+        reused = self._traced("eval")
+        if reused is not None:
+            return reused
 
         @tf.function(autograph=False)
         def eval_step(features, labels):
@@ -1330,7 +1344,7 @@ class Estimator:
 
     # -------------------------------------------------------------- predict
     def _predict_function(self):
-        if "predict" not in self._functions:
+        if self._traced("predict") is None:
 
             @tf.function(autograph=False)
             def predict_step(features):
