@@ -524,6 +524,182 @@ def _config(tf):
     return tf.estimator.RunConfig(tf_random_seed=7)
 
 
+# ------------------------------------------------------------------ receiver alternatives
+def _alternatives_receiver_fn(tf, spec, default=True):
+    """A parsing receiver with `receiver_tensors_alternatives` as public serving code gave
+    them: the parsed features, fed downstream of the parsing (`features`), the serialized
+    examples as a single tensor (`example`, fed as `input`), and the dense features alone
+    (`dense`, which cannot compute what also reads the sparse colour). With
+    `default=False` the receiver tensors are empty and the examples come only through
+    the alternative `raw_input`."""
+
+    def receiver_fn():
+        serialized = tf.compat.v1.placeholder(tf.string, [None], name="input_example_tensor")
+        features = tf.io.parse_example(serialized, spec)
+        if not default:
+            return tf.estimator.export.ServingInputReceiver(
+                features, {}, {"raw_input": {"examples": serialized}}
+            )
+        dense = {k: v for k, v in features.items() if not isinstance(v, tf.SparseTensor)}
+        alternatives = {"features": dict(features), "example": serialized, "dense": dense}
+        return tf.estimator.export.ServingInputReceiver(
+            features, {"examples": serialized}, alternatives
+        )
+
+    return receiver_fn
+
+
+def _feed(tf, name):
+    """What a caller feeds an input named `name`: 3 serialized examples, their `x`, or
+    their colour as a SparseTensor's parts (`colour_indices`, ...: the names
+    `tf.saved_model.load` gives a sparse input's parts)."""
+    x, colour, _ = _rows(3, seed=1)
+    feeds = {
+        "x": x,
+        "colour_indices": np.array([[i, 0] for i in range(3)], np.int64),
+        "colour_values": colour.astype(bytes),
+        "colour_dense_shape": np.array([3, 1], np.int64),
+    }
+    return feeds.get(name, np.array(_serialized(tf)))
+
+
+def _alternatives_read(tf, export_dir):
+    """Each signature as serving code reads it: the SignatureDefs (`tf.compat.v1` loader,
+    `saved_model_cli`), each signature called through `tf.saved_model.load` (its input
+    names, dtypes and shapes, its outputs) and, where its inputs are dense tensors,
+    through a Session by its input keys (the predictor)."""
+    v1 = tf.compat.v1
+    with tf.Graph().as_default(), v1.Session() as sess:
+        meta_graph = v1.saved_model.loader.load(sess, ["serve"], export_dir)
+    signature_defs = _signature_defs(meta_graph)
+    loaded = tf.saved_model.load(export_dir)
+    tf2_inputs, calls = {}, {}
+    for key in signature_defs:
+        specs = loaded.signatures[key].structured_input_signature[1]
+        tf2_inputs[key] = {k: [s.dtype.name, s.shape.as_list()] for k, s in sorted(specs.items())}
+        calls[key] = {name: _feed(tf, name) for name in specs}
+    called = _tf2_signatures(tf, export_dir, calls)
+    predicted = {
+        key: _predictor(tf, export_dir, key, {k: _feed(tf, k) for k in ins})
+        for key, (_, ins, _) in signature_defs.items()
+        if all(info[0] for info in ins.values())
+    }
+    return {
+        "exact": {
+            "signatures": {key: sig[0] for key, sig in signature_defs.items()},
+            "tf2_inputs": tf2_inputs,
+            "tf2_outputs": {k: {o: v[0] for o, v in out.items()} for k, out in called.items()},
+        },
+        "names": {
+            "signature_defs": _without_names(signature_defs),
+            "signature_tensors": signature_defs,
+            "saved_model_cli": [
+                line for line in saved_model_cli(export_dir) if not OP_LINE.match(line)
+            ],
+        },
+        "values": {
+            "tf2": {k: {o: v[1] for o, v in out.items()} for k, out in called.items()},
+            "predictor": predicted,
+        },
+    }
+
+
+OP_LINE = re.compile(r".* contains the following ops: ")
+
+
+def tf1_model_fn_alternatives(tf, workdir):
+    """A TF1 model_fn exported over a parsing receiver with alternatives: each group adds
+    `<name>:<output key>` signatures (`features:predict`, `example:serving_default`, ...)
+    beside `serving_default` and `predict`, those it cannot serve left out."""
+    est, columns = _tf1_estimator(tf, workdir)
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    export_dir = _export(est, tf, workdir, _alternatives_receiver_fn(tf, spec))
+    return _alternatives_read(tf, export_dir)
+
+
+def tf1_model_fn_only_alternatives(tf, workdir):
+    """The same model_fn over empty receiver tensors and one alternative, as public code
+    wrote for canned models fed raw tensors: only `raw_input:...` signatures, no default."""
+    est, columns = _tf1_estimator(tf, workdir)
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    export_dir = _export(est, tf, workdir, _alternatives_receiver_fn(tf, spec, default=False))
+    return _alternatives_read(tf, export_dir)
+
+
+def _canned_alternatives(tf, workdir, make):
+    numeric, indicator, colour = _columns(tf, _vocabulary(workdir))
+    est = make(numeric, indicator, colour, os.path.join(workdir, "model"))
+    est.train(_input_fn(tf), steps=3)
+    spec = tf.feature_column.make_parse_example_spec([*numeric, colour])
+    export_dir = _export(est, tf, workdir, _alternatives_receiver_fn(tf, spec))
+    return _alternatives_read(tf, export_dir)
+
+
+def dnn_classifier_alternatives(tf, workdir):
+    """DNNClassifier over the receiver with alternatives: classify, regress and predict
+    signatures for the examples' group, predict alone for the features'."""
+
+    def make(numeric, indicator, colour, model_dir):
+        return tf.estimator.DNNClassifier(
+            [4], numeric + indicator, model_dir=model_dir, config=_config(tf)
+        )
+
+    return _canned_alternatives(tf, workdir, make)
+
+
+def v1_dnn_classifier_alternatives(tf, workdir):
+    """tf.compat.v1.estimator.DNNClassifier over the receiver with alternatives."""
+
+    def make(numeric, indicator, colour, model_dir):
+        return tf.compat.v1.estimator.DNNClassifier(
+            [4], numeric + indicator, model_dir=model_dir, config=_config(tf)
+        )
+
+    return _canned_alternatives(tf, workdir, make)
+
+
+def keras_model_fn(features, labels, mode):
+    """A TF2-style model_fn (a Keras layer, a Keras optimizer under a GradientTape) that
+    reads the dense `x` and the sparse `colour`."""
+    import tensorflow as tf
+
+    colour = features["colour"]
+    if isinstance(colour, tf.SparseTensor):
+        colour = tf.sparse.to_dense(colour, "")[:, 0]
+    net = tf.concat([features["x"], tf.cast(tf.equal(colour, "red"), tf.float32)[:, None]], 1)
+    layer = tf.keras.layers.Dense(
+        2, kernel_initializer=tf.keras.initializers.GlorotUniform(4), name="logits"
+    )
+    with tf.GradientTape() as tape:
+        logits = layer(net)
+        if mode != tf.estimator.ModeKeys.PREDICT:
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            )
+    predictions = {"probabilities": tf.nn.softmax(logits), "class_ids": tf.argmax(logits, 1)}
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions=predictions)
+    variables = layer.trainable_variables
+    step = tf.keras.optimizers.SGD(0.1).apply_gradients(
+        zip(tape.gradient(loss, variables), variables, strict=True)
+    )
+    global_step = tf.compat.v1.train.get_global_step()
+    if global_step is not None:  # (2.15 stopped on it; the kit's TF2 path counts itself)
+        step = tf.group(step, tf.compat.v1.assign_add(global_step, 1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=step)
+
+
+def keras_model_fn_alternatives(tf, workdir):
+    """A TF2-style model_fn (the kit exports it from a traced function, not a graph with
+    a session) over the receiver with alternatives."""
+    numeric, indicator, _ = _columns(tf, _vocabulary(workdir))
+    est = tf.estimator.Estimator(keras_model_fn, model_dir=os.path.join(workdir, "model"))
+    est.train(_input_fn(tf), steps=3)
+    spec = tf.feature_column.make_parse_example_spec(numeric + indicator)
+    export_dir = _export(est, tf, workdir, _alternatives_receiver_fn(tf, spec))
+    return _alternatives_read(tf, export_dir)
+
+
 PROGRAMS = {
     "tf1_model_fn_parsing": tf1_model_fn_parsing,
     "tf1_model_fn_raw": tf1_model_fn_raw,
@@ -532,4 +708,9 @@ PROGRAMS = {
     "linear_regressor": linear_regressor,
     "dnn_linear_combined_classifier": dnn_linear_combined_classifier,
     "v1_dnn_classifier": v1_dnn_classifier,
+    "tf1_model_fn_alternatives": tf1_model_fn_alternatives,
+    "tf1_model_fn_only_alternatives": tf1_model_fn_only_alternatives,
+    "dnn_classifier_alternatives": dnn_classifier_alternatives,
+    "v1_dnn_classifier_alternatives": v1_dnn_classifier_alternatives,
+    "keras_model_fn_alternatives": keras_model_fn_alternatives,
 }

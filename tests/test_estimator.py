@@ -1268,13 +1268,21 @@ def test_experimental_distribute_supplies_the_strategy_and_survives_replace():
     assert replaced.train_distribute is strategy
 
 
-def test_receiver_tensors_alternatives_warn(fresh_warnings):
-    with pytest.warns(UserWarning, match="receiver_tensors_alternatives is ignored"):
-        export_lib.ServingInputReceiver(
+def test_receiver_tensors_alternatives_are_kept_without_a_warning(fresh_warnings):
+    """They become signatures (tests/test_export_consumers.py), so nothing warns; a
+    single tensor is fed as `input`, as under 2.15."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        receiver = export_lib.ServingInputReceiver(
             {"x": tf.constant([1.0])},
             {"x": tf.constant([1.0])},
-            {"other": {"x": tf.constant([1.0])}},
+            {"other": {"x": tf.constant([1.0])}, "single": tf.constant([2.0])},
         )
+    alternatives = receiver.receiver_tensors_alternatives
+    assert {name: sorted(group) for name, group in alternatives.items()} == {
+        "other": ["x"],
+        "single": ["input"],
+    }
 
 
 class _Recorder(estimator.Hook):

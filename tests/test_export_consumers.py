@@ -19,6 +19,10 @@ and raw receivers) and canned estimators. Each program runs once here (a module 
 - `values`: the TF1 model_fn starts from seeded initializers, so its scores are 2.15's
   within 1e-4; a canned model starts from random weights drawn in another order, so its
   scores are checked to agree between the ways of reading them.
+
+The `*_alternatives` programs export over a receiver with `receiver_tensors_alternatives`:
+each alternative group adds `<group>:<output key>` signatures, those it cannot serve left
+out, as under 2.15.
 """
 
 import re
@@ -37,7 +41,11 @@ from tests.tf215_recordings import (
 
 RECORDED = recorded(programs)
 GRAPH_BUILT = ["tf1_model_fn_parsing", "tf1_model_fn_raw", "tf1_model_fn_head"]
-CANNED = [name for name in programs.PROGRAMS if name not in GRAPH_BUILT]
+ALTERNATIVES = [name for name in programs.PROGRAMS if name.endswith("_alternatives")]
+CANNED = [name for name in programs.PROGRAMS if name not in GRAPH_BUILT + ALTERNATIVES]
+# Exported from a traced function (a TF2 SavedModel), not a graph with a session: its
+# tensor names are not 2.15's, and a sparse input is a signature's three dense parts.
+TRACED = "keras_model_fn_alternatives"
 
 TF2_CANNED = ["dnn_classifier", "linear_regressor", "dnn_linear_combined_classifier"]
 # The ops `saved_model_cli show --all` lists for a canned DNN's export are 2.15's (its
@@ -126,3 +134,92 @@ def test_canned_scores_by_name_are_the_signatures(ours, name):
     assert values["by_name"], "nothing fetched by 2.15's names"
     for key, scores in values["by_name"].items():
         np.testing.assert_allclose(scores, values["predictor"][key], atol=1e-6)
+
+
+@pytest.mark.parametrize("name", [n for n in ALTERNATIVES if n != TRACED])
+def test_alternative_signatures_by_name_as_under_tf215(ours, name):
+    """A graph-built export's alternative signatures: their tensors (the parsed features'
+    `ParseExample/ParseExampleV2:3`, a coo_sparse colour) and `saved_model_cli`'s listing
+    are 2.15's."""
+    assert_exact(ours[name]["names"], RECORDED[name]["names"], name)
+
+
+def test_traced_alternative_signatures_as_under_tf215(ours):
+    """A TF2-style model_fn's export: the same signatures, inputs and outputs as 2.15's
+    graph gave (the sparse colour, which `tf.saved_model.load` calls by its parts under
+    2.15 too, is those three parts in the SignatureDef)."""
+    got = dict(ours[TRACED]["names"]["signature_defs"])
+    theirs = dict(RECORDED[TRACED]["names"]["signature_defs"])
+    sparse = "features:serving_default"
+    method, inputs, outputs = got.pop(sparse)
+    their_method, their_inputs, their_outputs = theirs.pop(sparse)
+    assert (method, outputs) == (their_method, their_outputs)
+    assert inputs.pop("x") == their_inputs.pop("x")
+    assert their_inputs == {"colour": [7, [-1, -1]]}
+    assert inputs == {
+        "colour_dense_shape": [9, [2]],
+        "colour_indices": [9, [-1, 2]],
+        "colour_values": [7, [-1]],
+    }
+    assert got == theirs
+
+
+@pytest.mark.parametrize("name", ["tf1_model_fn_alternatives", "tf1_model_fn_only_alternatives"])
+def test_alternative_scores_as_under_tf215(ours, name):
+    got, theirs = ours[name]["values"], RECORDED[name]["values"]
+    for way in ("tf2", "predictor"):
+        assert sorted(got[way]) == sorted(theirs[way])
+        for key, outputs in theirs[way].items():
+            got_strings, got_numbers = _split(got[way][key])
+            their_strings, their_numbers = _split(outputs)
+            assert got_strings == their_strings, (name, way, key)
+            assert_close(got_numbers, their_numbers, f"{name} {way} {key}")
+
+
+def _split(outputs):
+    """(its string outputs, its numeric outputs) of a signature's {output: values}."""
+    strings = {k: v for k, v in outputs.items() if v and isinstance(v[0], str)}
+    return strings, {k: v for k, v in outputs.items() if k not in strings}
+
+
+@pytest.mark.parametrize("name", ALTERNATIVES)
+def test_alternatives_score_as_the_default_signatures(ours, name):
+    """Each `<group>:<key>` signature gives what the default `<key>` gives for the same
+    examples (the parsed features fed downstream, or the examples as `input`), and the
+    predictor what tf.saved_model.load's signature gives."""
+    called, predicted = ours[name]["values"]["tf2"], ours[name]["values"]["predictor"]
+    for key, outputs in called.items():
+        default = called.get(key.split(":")[-1])
+        for output, values in outputs.items():
+            if default is not None:
+                assert values == default[output], (key, output)
+            if key in predicted:
+                assert predicted[key][output] == values, (key, output)
+
+
+def test_boosted_trees_export_has_the_alternative_signatures(tmp_path):
+    """BoostedTreesClassifier (a TF2 SavedModel here; 2.15 had it in no public namespace)
+    gives the receiver's alternatives the signatures 2.15 gave a DNNClassifier's, of
+    the same binary head, each scoring as its default one."""
+    import tensorflow as tf
+
+    import components.estimator.install  # noqa: F401
+
+    x = tf.feature_column.numeric_column("x", shape=[2])
+    est = tf.estimator.BoostedTreesClassifier(
+        [tf.feature_column.bucketized_column(x, [-0.5, 0.0, 0.5])],
+        n_batches_per_layer=1,
+        model_dir=str(tmp_path / "model"),
+    )
+    est.train(programs._input_fn(tf), steps=3)
+    spec = tf.feature_column.make_parse_example_spec([x])
+    receiver_fn = programs._alternatives_receiver_fn(tf, spec)
+    read = programs._alternatives_read(tf, programs._export(est, tf, str(tmp_path), receiver_fn))
+    dnn = RECORDED["dnn_classifier_alternatives"]["exact"]
+    # (no sparse colour here: the `dense` group serves what `features` serves)
+    expected = dict(dnn["signatures"], **{"dense:predict": "tensorflow/serving/predict"})
+    assert read["exact"]["signatures"] == expected
+    assert read["exact"]["tf2_inputs"]["features:predict"] == {"x": ["float32", [None, 2]]}
+    called = read["values"]["tf2"]
+    for key, outputs in called.items():
+        assert outputs == called[key.split(":")[-1]], key

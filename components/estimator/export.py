@@ -11,8 +11,6 @@ import collections
 import tensorflow as tf
 from tensorflow.python.saved_model.model_utils import export_output as core_export_output
 
-from components.estimator.ignored import warn_once
-
 SERVING_DEFAULT = "serving_default"
 CLASSIFY = "classification"
 REGRESS = "regression"
@@ -24,7 +22,11 @@ class ServingInputReceiver(
         "ServingInputReceiver", ["features", "receiver_tensors", "receiver_tensors_alternatives"]
     )
 ):
-    """Features for the model plus the tensors a serving request feeds."""
+    """Features for the model plus the tensors a serving request feeds.
+
+    Each group of `receiver_tensors_alternatives` ({name: tensors}, a single tensor fed
+    as `input`) adds signatures beside the default ones, `<name>:<output key>`, fed by
+    that group instead: typically the parsed features, fed downstream of the parsing."""
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if features is None:
@@ -45,12 +47,6 @@ class ServingInputReceiver(
                 )
                 for name, group in receiver_tensors_alternatives.items()
             }
-        if receiver_tensors_alternatives:
-            warn_once(
-                "ServingInputReceiver.receiver_tensors_alternatives",
-                "ServingInputReceiver: receiver_tensors_alternatives is ignored: only "
-                "receiver_tensors become signature inputs.",
-            )
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
@@ -231,7 +227,11 @@ class ExportOutput(core_export_output.ExportOutput):
                 f"{type(self).__name__} must define signature_io(receiver_tensors) or "
                 "as_signature_def(receiver_tensors)."
             )
-        graph = next(iter(receiver_tensors.values())).graph
+        graph = (
+            next(iter(receiver_tensors.values())).graph
+            if receiver_tensors
+            else tf.compat.v1.get_default_graph()
+        )
         with graph.as_default():  # as_signature_def may add ops, as under tf.estimator
             signature = self.as_signature_def(receiver_tensors)
         self.method_name = signature.method_name

@@ -985,11 +985,12 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
 
 # --------------------------------------------------------------------- export
 def signature_defs(spec, receiver):
-    """tf.estimator's signatures: one per export output, by the outputs' own rules."""
+    """tf.estimator's signatures: one per export output, by the outputs' own rules, for
+    the receiver's tensors and for each group of its alternatives."""
     from components.estimator import serving
 
     signatures = {}
-    servable = serving.servable_signatures(spec, receiver.receiver_tensors)
+    servable = serving.receiver_signatures(spec, receiver)
     for key, (output, inputs, outputs) in servable.items():
         signatures[key] = _V1.saved_model.build_signature_def(
             inputs={k: _V1.saved_model.build_tensor_info(t) for k, t in inputs.items()},

@@ -17,9 +17,11 @@ import time
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.ops import op_selector
 from tensorflow.python.saved_model import fingerprinting_utils
 from tensorflow.python.saved_model.model_utils import export_utils
 from tensorflow.python.trackable import data_structures, resource
+from tensorflow.python.util import nest, object_identity
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import export as export_lib
@@ -57,30 +59,71 @@ def export_outputs(spec):
     return {export_lib.SERVING_DEFAULT: export_lib.PredictOutput(predictions)}
 
 
-def servable_signatures(spec, receiver_tensors):
+def receiver_signatures(spec, receiver):
+    """`servable_signatures` of a ServingInputReceiver: its receiver tensors' and each of
+    its `receiver_tensors_alternatives`' (as 2.15 named them: `<alternative>:<output key>`)."""
+    return servable_signatures(
+        spec, receiver.receiver_tensors, receiver.receiver_tensors_alternatives
+    )
+
+
+def servable_signatures(spec, receiver_tensors, alternatives=None):
     """{signature: (export output, inputs, outputs)} for the export outputs these receiver
-    tensors can serve.  As tf.estimator 2.15's export, an output whose signature cannot
-    take them (a classify or regress signature needs one string input; a raw receiver
-    of several tensors has more) is left out, and the export goes on; 2.15's report
-    says which signatures it holds, which it left out and why, and whether the
-    default is missing."""
+    tensors can serve, then those each group of `alternatives` ({name: receiver tensors})
+    can serve, named `<name>:<output key>`.  As tf.estimator 2.15's export, an output whose
+    signature cannot take a group's tensors (a classify or regress signature needs one
+    string input; a raw receiver of several tensors has more) is left out, as is one
+    with no inputs or no outputs (no server could call it), and the export goes on;
+    2.15's report says which signatures it holds, which it left out and why, and
+    whether the default is missing."""
+    groups = [(None, receiver_tensors), *(alternatives or {}).items()]
     servable, excluded = {}, {}
-    for name, output in export_outputs(spec).items():
-        try:
-            inputs, outputs = output.signature_io(receiver_tensors)
-        except ValueError as error:
-            excluded[name] = str(error)
-            continue
-        servable[name] = (output, inputs, outputs)
+    for group, tensors in groups:
+        for key, output in export_outputs(spec).items():
+            name = key if group is None else f"{group}:{key}"
+            try:
+                inputs, outputs = output.signature_io(tensors)
+                _ensure_servable(inputs, outputs)
+            except ValueError as error:
+                excluded[name] = str(error)
+                continue
+            servable[name] = (output, inputs, outputs)
     if not servable:
         raise ValueError(
             "No signature can be exported from these receiver tensors "
-            f"{sorted(receiver_tensors)}: " + "; ".join(f"{k}: {v}" for k, v in excluded.items())
+            f"{sorted(receiver_tensors)}"
+            + (f" nor their alternatives {sorted(alternatives)}" if alternatives else "")
+            + ": "
+            + "; ".join(f"{k}: {v}" for k, v in excluded.items())
         )
     export_utils._log_signature_report(
         {name: output for name, (output, *_) in servable.items()}, excluded
     )
     return servable
+
+
+def _ensure_servable(inputs, outputs):
+    """Raises 2.15's ValueError when a signature cannot be served: it has no inputs or
+    no outputs, or its outputs need a placeholder its inputs do not feed (an alternative
+    group of parsed features the model does not all read from).  A traced function's
+    captures (its variables, placeholders in its graph) need no feeding."""
+    if not inputs or not outputs:
+        raise ValueError("A signature needs inputs and outputs to be served.")
+    fed = nest.flatten(list(inputs.values()), expand_composites=True)
+    needed = nest.flatten(list(outputs.values()), expand_composites=True)
+    graph = needed[0].graph
+    captured = {t.op.name for t in getattr(graph, "internal_captures", ())}
+    fed_ids = object_identity.ObjectIdentitySet(fed)
+    for op in op_selector.get_backward_walk_ops(needed, stop_at_ts=fed):
+        if op.type != "Placeholder" or op.name in captured:
+            continue
+        if not all(tensor in fed_ids for tensor in op.outputs):
+            raise ValueError(
+                f"The signature's input tensors {[t.name for t in fed]} are insufficient "
+                f"to compute its output keys {list(outputs)} (respectively, tensors "
+                f"{[t.name for t in needed]}) because of the dependency on `{op.name}` "
+                "which is not given as a signature input."
+            )
 
 
 def _signature_function(pruned, key, inputs, feeds):
@@ -112,15 +155,51 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
                 raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
             spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
         traced["receiver"] = receiver
-        traced["signatures"] = servable_signatures(spec, receiver.receiver_tensors)
+        traced["signatures"] = receiver_signatures(spec, receiver)
         traced["variables"] = estimator._store.requested_in_last_call()
 
     wrapped = tf.compat.v1.wrap_function(graph_fn, [])
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
-    # Export outputs fed by the same tensors share one pruned graph (the
-    # classify, regress and predict signatures all read the serialized examples).
+    signatures = _pruned_signatures(wrapped, traced["signatures"])
+    methods = {
+        name: output.method_name
+        for name, (output, *_) in traced["signatures"].items()
+        if name in signatures
+    }
+    module = ServingModule(
+        _serving_variables(estimator, wrapped, traced["variables"]), tables.resources, methods
+    )
+    return module, signatures
+
+
+def _dense_inputs(name, inputs):
+    """A signature's inputs as a TF2 signature takes them: a SparseTensor as its parts,
+    named as `tf.saved_model.load` names a TF1 export's sparse input's parts
+    (`<key>_indices`, `<key>_values`, `<key>_dense_shape`)."""
+    dense = {}
+    for key, tensor in inputs.items():
+        if isinstance(tensor, tf.SparseTensor):
+            parts = ("indices", "values", "dense_shape")
+            dense.update({f"{key}_{part}": getattr(tensor, part) for part in parts})
+        elif isinstance(tensor, tf.Tensor):
+            dense[key] = tensor
+        else:
+            raise ValueError(
+                f"Signature {name!r}: input {key!r} is a {type(tensor).__name__}; a "
+                "signature of this export takes Tensors and SparseTensors."
+            )
+    return dense
+
+
+def _pruned_signatures(wrapped, servable):
+    """{signature: concrete function} of `servable` ({signature: (export output, inputs,
+    outputs)}) over the traced graph `wrapped`.  Export outputs fed by the same tensors
+    share one pruned graph (the classify, regress and predict signatures all read the
+    serialized examples); an alternative group's signatures (`<name>:<key>`) are cut
+    from the graph at the group's tensors, downstream of the parsing."""
     by_feeds = {}
-    for name, (_, inputs, outputs) in traced["signatures"].items():
+    for name, (_, inputs, outputs) in servable.items():
+        inputs = _dense_inputs(name, inputs)
         feeds = dict(sorted({t.name: t for t in inputs.values()}.items()))
         group = by_feeds.setdefault(
             tuple(feeds), {"feeds": list(feeds.values()), "fetches": {}, "inputs": {}}
@@ -132,11 +211,7 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         pruned = wrapped.prune(feeds=group["feeds"], fetches=group["fetches"])
         for name, inputs in group["inputs"].items():
             signatures[name] = _signature_function(pruned, name, inputs, group["feeds"])
-    methods = {name: output.method_name for name, (output, *_) in traced["signatures"].items()}
-    module = ServingModule(
-        _serving_variables(estimator, wrapped, traced["variables"]), tables.resources, methods
-    )
-    return module, signatures
+    return signatures
 
 
 def _serving_variables(estimator, wrapped, requested):
