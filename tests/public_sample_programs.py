@@ -675,8 +675,8 @@ def wide_deep_census_r1(workdir):
     )
     tensors_to_log = {"average_loss": "head/truediv", "loss": "head/weighted_loss/Sum"}
     logging_hook = tf.estimator.LoggingTensorHook(tensors=tensors_to_log, every_n_iter=100)
-    # 2.15 failed building the graph, before its first checkpoint; the kit, at the first
-    # step, after it (docs/guide/estimator.md): its lines are left out.
+    # 2.15 failed building the graph, before its first checkpoint, as the kit does (the
+    # hook's tensor names run its call on the graph path): its lines are left out.
     hooked = error_of(
         lambda: model.train(lambda: census_input_fn(train_file, 1, True, 40), hooks=[logging_hook])
     )

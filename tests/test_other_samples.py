@@ -2,19 +2,51 @@
 tf-estimator-tutorials' SMS CNN and autoencoder (exports written as text), the Estimator
 object's calls (predict_keys as a string, yield_single_examples=False and evaluate(name=)
 at an older checkpoint_path, what they refuse), experimental_export_all_saved_models(
-as_text=True), Keras-layer model_fns with compat.v1 and TF2 summaries and the spec's hook
-lists, and params a model_fn changes, here against tf.estimator 2.15.
+as_text=True), Keras-layer model_fns with compat.v1 and TF2 summaries, the spec's hook
+lists and LoggingTensorHooks of their tensors, params a model_fn changes, a Keras batch
+norm's updates and a train op that leaves the global step alone, here against
+tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py other_samples_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones within
-1e-4.
+1e-4. Two known differences (docs/guide/estimator.md) are strict expected failures below.
 """
 
+import numpy as np
+import pytest
+
 from tests import other_samples_programs as programs
-from tests.tf215_recordings import ComparedWithTf215, program_runs
+from tests.tf215_recordings import ComparedWithTf215, assert_close, program_runs, recorded
 
 ours = program_runs(programs)
 
 
 class TestOtherSamples(ComparedWithTf215):
     programs = programs
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="2.15's session ran only the train op it fetched, so a Keras BatchNormalization's "
+    "updates left out of it never ran (moving statistics 0 and 1); the TF2 path runs every "
+    "update its trace makes",
+)
+def test_batch_norm_updates_left_out_of_the_train_op_run_as_under_tf215(ours):
+    theirs = recorded(programs)["keras_batch_norm_updates"]["forgotten"]
+    assert_close(ours["keras_batch_norm_updates"]["forgotten"], theirs)
+
+
+def test_batch_norm_updates_left_out_of_the_train_op_move_the_statistics_here(ours):
+    """What the kit does instead (the difference above, held): the moving mean moved."""
+    forgotten = ours["keras_batch_norm_updates"]["forgotten"]
+    assert np.any(np.abs(forgotten["moving_mean"]) > 1e-3)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="2.15 left the global step at 0 when the train op did not step it (train(steps=N) "
+    "never ended on an endless input); the kit counts the step itself",
+)
+def test_a_train_op_that_does_not_step_leaves_the_global_step_as_under_tf215(ours):
+    theirs = recorded(programs)["train_op_without_global_step"]["steps"]
+    assert ours["train_op_without_global_step"]["steps"] == theirs

@@ -64,7 +64,7 @@ _TF1_COLLECTIONS = {
 
 def is_session_run_hook(hook):
     """A hook of TF1's protocol (`before_run`/`after_run`): not one of this kit's, or a
-    subclass of its LoggingTensorHook written for tf.estimator 2.15's (TF1's)."""
+    LoggingTensorHook of its that runs as TF1's (`hooks.speaks_tf1`)."""
     if isinstance(hook, hooks_lib.Hook):
         return hooks_lib.speaks_tf1(hook)
     return isinstance(hook, _V1.train.SessionRunHook)

@@ -299,10 +299,21 @@ class LoggingTensorHook(Hook):
             self._log(self._values(logs))
 
 
+# The logs a LoggingTensorHook names on the TF2 path, every mode's.
+_STEP_LOGS = ("loss", "global_step")
+
+
 def speaks_tf1(hook):
-    """Whether `hook` is a subclass of this kit's LoggingTensorHook written for tf.estimator
-    2.15's (TF1's): it runs in a graph with a session, as there."""
-    return isinstance(hook, LoggingTensorHook) and type(hook)._speaks_tf1()
+    """Whether `hook` is a LoggingTensorHook that runs in a graph with a session, as
+    tf.estimator 2.15's (TF1's) ran: a subclass written for 2.15's, or one given what only
+    a graph has, a model_fn's tensor (`{"loss": loss}` in the spec's training_hooks) or a
+    graph tensor's name (`"softmax_tensor"`, `"my_loss:0"`), not a log's name."""
+    if not isinstance(hook, LoggingTensorHook):
+        return False
+    named = hook._names.values()
+    return type(hook)._speaks_tf1() or any(
+        not isinstance(name, str) or name not in _STEP_LOGS for name in named
+    )
 
 
 class _SessionRunView(tf.compat.v1.train.SessionRunHook):
