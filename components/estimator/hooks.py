@@ -123,14 +123,42 @@ class HookRunner:
             hook.end(logs)
 
 
-class StopAtStepHook(Hook):
-    """Stops after `num_steps` more steps, or at global step `last_step`."""
+class _AlsoTF1(Hook):
+    """A hook of this kit that is also TF1's hook of its name, as tf.estimator 2.15's
+    were TF1's own classes: `isinstance(hook, tf.compat.v1.train.SessionRunHook)` holds,
+    and in a TF1 `MonitoredSession` (TF1 code passing it to `MonitoredTrainingSession`,
+    as tf_upgrade_v2 leaves `tf.estimator.StopAtStepHook` there) it runs as that hook:
+    `begin()` in a graph, then `end(session)`. The Estimator's TF2 path runs it by this
+    kit's protocol (`begin()` eagerly, then `end(logs)`)."""
 
-    def __init__(self, num_steps=None, last_step=None):
-        if (num_steps is None) == (last_step is None):
-            raise ValueError("Exactly one of num_steps and last_step must be given.")
-        self._num_steps = num_steps
-        self._last_step = last_step
+    _tf1_hook = tf.compat.v1.train.SessionRunHook  # (each class's TF1 twin)
+    _in_session = False
+
+    def begin(self):
+        self._in_session = not tf.executing_eagerly()
+        if self._in_session:
+            self._tf1_hook.begin(self)
+        else:
+            self._begin_steps()
+
+    def end(self, logs):
+        if self._in_session:
+            self._tf1_hook.end(self, logs)
+        else:
+            self._end_steps(logs)
+
+    def _begin_steps(self):
+        pass
+
+    def _end_steps(self, logs):
+        pass
+
+
+class StopAtStepHook(_AlsoTF1, tf.compat.v1.train.StopAtStepHook):
+    """Stops after `num_steps` more steps, or at global step `last_step` (refusing
+    neither or both in 2.15's words, TF1's)."""
+
+    _tf1_hook = tf.compat.v1.train.StopAtStepHook
 
     def before_step(self, context):
         if self._last_step is None:
@@ -146,17 +174,18 @@ class StopAtStepHook(Hook):
         return tf.compat.v1.train.StopAtStepHook(self._num_steps, self._last_step)
 
 
-class NanTensorHook(Hook):
+class NanTensorHook(_AlsoTF1, tf.compat.v1.train.NanTensorHook):
     """Stops (or fails) the run when the training loss (`loss` in the step logs) becomes NaN.
 
     Only that loss is checked: a `loss_tensor` other than the `model_fn`'s loss
-    is ignored with a warning.
+    is ignored with a warning (in a TF1 `MonitoredSession`, `loss_tensor` is checked).
     """
 
+    _tf1_hook = tf.compat.v1.train.NanTensorHook
+
     def __init__(self, loss_tensor=None, fail_on_nan_loss=True):
-        self._loss_tensor = loss_tensor
+        tf.compat.v1.train.NanTensorHook.__init__(self, loss_tensor, fail_on_nan_loss)
         self._checked_tensor = loss_tensor is None
-        self._fail = fail_on_nan_loss
 
     def after_step(self, context, logs):
         if not self._checked_tensor:
@@ -170,7 +199,7 @@ class NanTensorHook(Hook):
                 )
         if math.isnan(logs["loss"]):
             message = f"Model diverged with loss = NaN at step {logs['global_step']}."
-            if self._fail:
+            if self._fail_on_nan_loss:
                 raise NanLossDuringTrainingError(message)
             log.error(message)
             context.request_stop()
@@ -179,7 +208,7 @@ class NanTensorHook(Hook):
         loss = self._loss_tensor
         if not (tf.is_tensor(loss) and getattr(loss, "graph", None) is built.graph):
             loss = tensors["loss"]
-        return tf.compat.v1.train.NanTensorHook(loss, self._fail)
+        return tf.compat.v1.train.NanTensorHook(loss, self._fail_on_nan_loss)
 
 
 _V1LoggingTensorHook = tf.compat.v1.train.LoggingTensorHook
@@ -187,7 +216,7 @@ _V1LoggingTensorHook = tf.compat.v1.train.LoggingTensorHook
 _TF1_LOGGING_METHODS = ("after_create_session", "before_run", "after_run", "_log_tensors")
 
 
-class LoggingTensorHook(Hook):
+class LoggingTensorHook(_AlsoTF1, _V1LoggingTensorHook):
     """Logs named values every `every_n_iter` steps or `every_n_secs` seconds, and/or
     `at_end`, in tf.estimator 2.15's lines: `tag = value` joined by commas (a dict's
     keys are the tags, in sorted order; a list's names in its order), NumPy's
@@ -201,26 +230,18 @@ class LoggingTensorHook(Hook):
     graph with a session as TF1's hook, its own methods called (see `speaks_tf1`)."""
 
     _tf1 = False  # True once a subclass speaking TF1's protocol runs as TF1's hook
+    _tf1_hook = _V1LoggingTensorHook
 
     def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False, formatter=None):
-        only_at_end = at_end and every_n_iter is None and every_n_secs is None
-        if not only_at_end and (every_n_iter is None) == (every_n_secs is None):
-            raise ValueError(
-                "LoggingTensorHook: give exactly one of every_n_iter and every_n_secs "
-                "(and at_end=True if wanted), or at_end=True alone."
-            )
-        if every_n_iter is not None and every_n_iter <= 0:
-            raise ValueError(
-                f"LoggingTensorHook: every_n_iter must be positive, got {every_n_iter}."
-            )
+        # (TF1's state and refusals, in its words, as 2.15's; its timer times both paths)
+        _V1LoggingTensorHook.__init__(self, tensors, every_n_iter, every_n_secs, at_end, formatter)
         if isinstance(tensors, dict):
             self._tags, self._names = sorted(tensors), dict(tensors)
         else:
             self._tags = list(tensors)
             self._names = {tag: tag for tag in self._tags}
         self._args = (every_n_iter, every_n_secs, at_end, formatter)
-        self._timer = None if only_at_end else SecondOrStepTimer(every_n_secs, every_n_iter)
-        self._at_end, self._formatter = at_end, formatter
+        self._at_end = at_end
         self._iter_count = 0
         self.logged = []
 
@@ -249,22 +270,12 @@ class LoggingTensorHook(Hook):
         hook._tag_order = list(self._tags)  # a list's order, as its own hook keeps it
         return hook
 
-    # TF1's LoggingTensorHook's methods, for a subclass's super() calls in a session.
     def begin(self):
-        if self._tf1:
+        if self._tf1:  # (TF1's begin for a subclass's super() call in a session)
+            self._in_session = True
             _V1LoggingTensorHook.begin(self)
-
-    def after_create_session(self, session, coord):
-        pass
-
-    def before_run(self, run_context):
-        return _V1LoggingTensorHook.before_run(self, run_context)
-
-    def after_run(self, run_context, run_values):
-        _V1LoggingTensorHook.after_run(self, run_context, run_values)
-
-    def _log_tensors(self, tensor_values):
-        _V1LoggingTensorHook._log_tensors(self, tensor_values)
+        else:
+            super().begin()
 
     def _values(self, logs):
         missing = [name for name in self._names.values() if name not in logs]
@@ -273,9 +284,7 @@ class LoggingTensorHook(Hook):
         return {tag: logs[name] for tag, name in self._names.items()}
 
     def _log(self, values):
-        elapsed = None
-        if self._timer is not None:
-            elapsed, _ = self._timer.update_last_triggered_step(self._iter_count)
+        elapsed, _ = self._timer.update_last_triggered_step(self._iter_count)
         self.logged.append(values)
         if self._formatter:
             log.info(self._formatter(values))
@@ -288,14 +297,12 @@ class LoggingTensorHook(Hook):
             log.info("%s (%.3f sec)", line, elapsed)
 
     def after_step(self, context, logs):
-        if self._timer is not None and self._timer.should_trigger_for_step(self._iter_count):
+        if self._timer.should_trigger_for_step(self._iter_count):
             self._log(self._values(logs))
         self._iter_count += 1
 
-    def end(self, logs):
-        if self._tf1:  # (TF1's end(session))
-            _V1LoggingTensorHook.end(self, logs)
-        elif self._at_end:
+    def _end_steps(self, logs):
+        if self._at_end:
             self._log(self._values(logs))
 
 
@@ -338,23 +345,53 @@ class _SessionRunView(tf.compat.v1.train.SessionRunHook):
         self._hook.end(session)
 
 
-class StepCounterHook(Hook):
+# What a subclass written for tf.estimator 2.15's StepCounterHook (TF1's) overrides: in a
+# graph-mode run it runs itself, as TF1's hook.
+_TF1_STEP_COUNTER_METHODS = (
+    "begin",
+    "end",
+    "after_create_session",
+    "before_run",
+    "after_run",
+    "_log_and_record",
+)
+
+
+class StepCounterHook(_AlsoTF1, tf.compat.v1.train.StepCounterHook):
     """Logs `global_step/sec` every `every_n_steps` steps or `every_n_secs` seconds.
 
     The rate is also written as a `global_step/sec` summary to `summary_writer`
     (a `tf.summary` writer) or else to a writer on `output_dir`.
+
+    As tf.estimator 2.15's (TF1's), each rate goes through
+    `_log_and_record(elapsed_steps, elapsed_time, global_step)`, under the tag
+    `_summary_tag` (set in `begin()`), and `_last_global_step` is the step before the
+    last one: a subclass overriding them (an examples-per-second hook) runs as there.
     """
 
+    _tf1_hook = tf.compat.v1.train.StepCounterHook
+
     def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None, summary_writer=None):
-        if (every_n_steps is None) == (every_n_secs is None):
-            raise ValueError("StepCounterHook: give exactly one of every_n_steps and every_n_secs.")
+        tf.compat.v1.train.StepCounterHook.__init__(
+            self, every_n_steps, every_n_secs, output_dir, summary_writer
+        )
         self._every_n_steps = every_n_steps
         self._every_n_secs = every_n_secs
-        self._output_dir = output_dir
-        self._summary_writer = summary_writer
         self._writer = None
-        self.max_steps_per_call = every_n_steps
         self.rates = []
+
+    _last = None  # (step, time) of the last rate (or of the call's first step)
+    _seen = None  # the last step seen
+
+    @property
+    def max_steps_per_call(self):
+        """Steps to the next rate, as 2.15's timer took them: the call's first step, then
+        every `every_n_steps` from it (any number with `every_n_secs`)."""
+        if not self._every_n_steps:
+            return None
+        if self._last is None or self._seen is None:
+            return 1
+        return max(1, self._last[0] + self._every_n_steps - self._seen)
 
     def session_run_hook(self, built, tensors):
         if self._summary_writer is not None:
@@ -363,20 +400,29 @@ class StepCounterHook(Hook):
                 "StepCounterHook: in a graph-mode run summary_writer (a tf.summary writer) "
                 "is not used; the rate goes to output_dir, else model_dir.",
             )
+        output_dir = self._output_dir or built.estimator.model_dir
+        if any(
+            getattr(type(self), name) is not getattr(StepCounterHook, name)
+            for name in _TF1_STEP_COUNTER_METHODS
+        ):  # (2.15's subclass, itself in the session: TF1's state for this run)
+            tf.compat.v1.train.StepCounterHook.__init__(
+                self, self._every_n_steps, self._every_n_secs, output_dir
+            )
+            return self
         return tf.compat.v1.train.StepCounterHook(
-            self._every_n_steps,
-            self._every_n_secs,
-            output_dir=self._output_dir or built.estimator.model_dir,
+            self._every_n_steps, self._every_n_secs, output_dir=output_dir
         )
 
-    def begin(self):
-        self._last = None
+    def _begin_steps(self):
+        self._last = self._seen = self._last_global_step = None
+        self._summary_tag = "global_step/sec"  # (2.15's: the global step's name + /sec)
         self._writer = self._summary_writer
         if self._writer is None and self._output_dir:
             self._writer = tf.summary.create_file_writer(self._output_dir)
 
     def after_step(self, context, logs):
         step, now = logs["global_step"], time.time()
+        self._seen, self._last_global_step = step, step - 1  # (2.15's: read before the step)
         if self._last is None:
             self._last = (step, now)
             return
@@ -387,14 +433,22 @@ class StepCounterHook(Hook):
             else now - last_time >= self._every_n_secs
         )
         if due and step > last_step and now > last_time:
-            rate = (step - last_step) / (now - last_time)
-            self.rates.append(rate)
-            log.info("global_step/sec: %g", rate)
-            if self._writer is not None:
-                summaries.write_scalars(self._writer, {"global_step/sec": rate}, step)
+            self._log_and_record(step - last_step, now - last_time, step)
             self._last = (step, now)
 
-    def end(self, logs):
+    def _log_and_record(self, elapsed_steps, elapsed_time, global_step):
+        if self._in_session:
+            tf.compat.v1.train.StepCounterHook._log_and_record(
+                self, elapsed_steps, elapsed_time, global_step
+            )
+            return
+        rate = elapsed_steps / elapsed_time
+        self.rates.append(rate)
+        log.info("%s: %g", self._summary_tag, rate)
+        if self._writer is not None:
+            summaries.write_scalars(self._writer, {self._summary_tag: rate}, global_step)
+
+    def _end_steps(self, logs):
         if self._writer is None:
             return
         if self._writer is self._summary_writer:

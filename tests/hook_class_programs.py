@@ -1,0 +1,237 @@
+"""tf.estimator's hook classes as public code uses them beyond `Estimator.train(hooks=)`:
+tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
+`StopAtStepHook` were TF1's own classes (`tf.compat.v1.train.*`).
+
+- `hooks_in_a_monitored_training_session`: TF1 code after `tf_upgrade_v2` (which renames
+  `tf.train.StopAtStepHook` and its siblings to `tf.estimator.*`), tf-slim's and TF-GAN's
+  loops: the four hooks passed to `tf.compat.v1.train.MonitoredTrainingSession`, what
+  runs, logs and is written; `isinstance` checks against TF1's classes;
+- `nan_loss_in_a_monitored_session`: `NanTensorHook` there, failing or stopping;
+- `hook_refusals`: what the four say to arguments they refuse;
+- `step_counter_subclasses_canned`, `step_counter_subclasses_tf1_model_fn`: subclasses of
+  `tf.estimator.StepCounterHook` as public code writes them (minigo's EchoStepCounterHook
+  and a throughput hook overriding `_log_and_record`, tf_yarn's, a hook setting
+  `_summary_tag` in `begin()`, galileo's reading `_last_global_step` in `end(session)`)
+  in `train()` of a canned estimator and of a TF1 model_fn: the calls they get, the
+  summaries written.
+
+Each program takes the `tensorflow` module (2.15's, or 2.21's once
+`components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
+returns `exact` parts (equal) and `close` values (1e-4). `tests/test_hook_classes.py`
+compares them with 2.15's recording (`tests/tf215/record_family.py hook_class_programs`,
+into `tests/data/tf215/hook_classes.json`).
+"""
+
+import glob
+import os
+
+import numpy as np
+
+from tests.program_registry import registry
+from tests.tf1_fidelity_programs import _info_lines, _normalized, _raised
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "hook_classes.json")
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
+
+HOOKS = ("LoggingTensorHook", "NanTensorHook", "StepCounterHook", "StopAtStepHook")
+
+
+def _event_tags(tf, folder):
+    """{tag: steps} of the event files in `folder` (TF1's writers flushed first)."""
+    tf.compat.v1.summary.FileWriterCache.clear()
+    tags = {}
+    for path in sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for value in event.summary.value:
+                tags.setdefault(value.tag, []).append(int(event.step))
+    return {k: sorted(v) for k, v in sorted(tags.items())}
+
+
+def _lines(lines, workdir, *markers):
+    return [_normalized(line, workdir) for line in lines if any(m in line for m in markers)]
+
+
+def _square_loop(tf):
+    """A TF1 graph: the global step, w = 2 and loss = w * w, a GradientDescent step."""
+    step = tf.compat.v1.train.get_or_create_global_step()
+    w = tf.compat.v1.get_variable("w", initializer=2.0)
+    loss = tf.square(w, name="loss")
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return step, loss, train_op
+
+
+def _run(tf, hooks, train_op, fetch):
+    """Runs `train_op` in a MonitoredTrainingSession until a hook stops it: the fetches."""
+    fetched = []
+    with tf.compat.v1.train.MonitoredTrainingSession(
+        hooks=hooks, save_checkpoint_secs=None, save_summaries_steps=None
+    ) as session:
+        while not session.should_stop():
+            fetched.append(session.run([train_op, fetch])[1])
+    return fetched
+
+
+@program
+def hooks_in_a_monitored_training_session(tf, workdir):
+    counter_dir = os.path.join(workdir, "steps")
+    with tf.Graph().as_default():
+        step, loss, train_op = _square_loop(tf)
+        hooks = [
+            tf.estimator.StopAtStepHook(last_step=5),
+            tf.estimator.NanTensorHook(loss),
+            tf.estimator.LoggingTensorHook({"loss": loss, "step": step}, every_n_iter=2),
+            tf.estimator.StepCounterHook(every_n_steps=2, output_dir=counter_dir),
+        ]
+        with _info_lines() as lines:
+            losses = _run(tf, hooks, train_op, loss)
+        # then 3 more steps in a new session, by num_steps
+        with _info_lines() as more_lines:
+            more = _run(tf, [tf.estimator.StopAtStepHook(num_steps=3)], train_op, step)
+    return {
+        "exact": {
+            "isinstance": {
+                name: [
+                    isinstance(hook, tf.compat.v1.train.SessionRunHook),
+                    isinstance(hook, tf.estimator.SessionRunHook),
+                    isinstance(hook, getattr(tf.compat.v1.train, name)),
+                ]
+                for name, hook in zip(HOOKS, [hooks[2], hooks[1], hooks[3], hooks[0]], strict=True)
+            },
+            "runs": len(losses),
+            "log_lines": _lines(lines, workdir, "loss = ", "/sec"),
+            "summaries": _event_tags(tf, counter_dir),
+            "more_runs": len(more),  # (the step read beside the train op races it)
+            "more_log_lines": _lines(more_lines, workdir, "loss = ", "/sec"),
+        },
+        "close": {"losses": np.asarray(losses).tolist()},
+    }
+
+
+@program
+def nan_loss_in_a_monitored_session(tf, workdir):
+    found = {}
+    for fail in (True, False):
+        with tf.Graph().as_default():
+            step = tf.compat.v1.train.get_or_create_global_step()
+            w = tf.compat.v1.get_variable("w", initializer=2.0)
+            loss = tf.sqrt(w - 3.0, name="loss")  # NaN
+            train_op = tf.compat.v1.assign_add(step, 1)
+            hooks = [
+                tf.estimator.NanTensorHook(loss, fail_on_nan_loss=fail),
+                tf.estimator.StopAtStepHook(last_step=4),
+            ]
+            with _info_lines() as lines:
+                raised = _raised(lambda hooks=hooks: _run(tf, hooks, train_op, step))  # noqa: B023
+            found[f"fail_on_nan_loss={fail}"] = {
+                "raised": raised,
+                "lines": _lines(lines, workdir, "diverged", "NaN"),
+            }
+    return {"exact": found}
+
+
+@program
+def hook_refusals(tf, workdir):
+    est = tf.estimator
+    calls = {
+        "StopAtStepHook()": lambda: est.StopAtStepHook(),
+        "StopAtStepHook(1, 2)": lambda: est.StopAtStepHook(num_steps=1, last_step=2),
+        "StepCounterHook(None)": lambda: est.StepCounterHook(every_n_steps=None),
+        "StepCounterHook(1, 1)": lambda: est.StepCounterHook(every_n_steps=1, every_n_secs=1),
+        "LoggingTensorHook(['x'])": lambda: est.LoggingTensorHook(["x"]),
+        "LoggingTensorHook(['x'], 0)": lambda: est.LoggingTensorHook(["x"], every_n_iter=0),
+        "LoggingTensorHook(['x'], 1, 1)": lambda: est.LoggingTensorHook(
+            ["x"], every_n_iter=1, every_n_secs=1
+        ),
+    }
+    return {"exact": {name: _raised(call) for name, call in calls.items()}}
+
+
+def _step_counter_subclasses(tf, workdir):
+    """Subclasses of tf.estimator.StepCounterHook as public code writes them; each records
+    what it is called with."""
+    calls = {}
+
+    class EchoStepCounterHook(tf.estimator.StepCounterHook):
+        """minigo's: logs, then records as its parent."""
+
+        def _log_and_record(self, elapsed_steps, elapsed_time, global_step):
+            calls.setdefault("echo", []).append([int(elapsed_steps), int(global_step)])
+            super()._log_and_record(elapsed_steps, elapsed_time, global_step)
+
+    class ThroughputHook(tf.estimator.StepCounterHook):
+        """examples per second: its own tag, the steps times the batch size."""
+
+        def __init__(self, batch_size, **kwargs):
+            self.batch_size = batch_size
+            super().__init__(**kwargs)
+
+        def begin(self):
+            super().begin()
+            self._summary_tag = "throughput"
+
+        def _log_and_record(self, elapsed_steps, elapsed_time, global_step):
+            calls.setdefault("throughput", []).append([int(elapsed_steps), int(global_step)])
+            super()._log_and_record(elapsed_steps * self.batch_size, elapsed_time, global_step)
+
+    class SummaryAtEnd(tf.estimator.StepCounterHook):
+        """galileo's: reads the last global step it saw when the run ends."""
+
+        def end(self, session):
+            calls.setdefault("last_global_step", []).append(int(self._last_global_step))
+            super().end(session)
+
+    hooks = [
+        EchoStepCounterHook(every_n_steps=2, output_dir=os.path.join(workdir, "echo")),
+        ThroughputHook(4, every_n_steps=3, output_dir=os.path.join(workdir, "throughput")),
+        SummaryAtEnd(every_n_steps=2, output_dir=os.path.join(workdir, "end")),
+    ]
+    return hooks, calls
+
+
+def _subclass_results(tf, workdir, train):
+    hooks, calls = _step_counter_subclasses(tf, workdir)
+    with _info_lines() as lines:
+        train(hooks)
+    return {
+        "exact": {
+            "calls": calls,
+            "summaries": {
+                name: _event_tags(tf, os.path.join(workdir, name))
+                for name in ("echo", "throughput", "end")
+            },
+            "rate_lines": len(_lines(lines, workdir, "global_step/sec: ", "throughput: ")),
+        }
+    }
+
+
+_X = np.linspace(-1, 1, 8, dtype=np.float32).reshape(-1, 1)
+
+
+def _input_fn(tf):
+    return lambda: tf.data.Dataset.from_tensor_slices(({"x": _X}, 2 * _X)).batch(4).repeat()
+
+
+@program
+def step_counter_subclasses_canned(tf, workdir):
+    column = tf.feature_column.numeric_column("x")
+    model = tf.estimator.LinearRegressor([column], model_dir=os.path.join(workdir, "model"))
+    return _subclass_results(
+        tf, workdir, lambda hooks: model.train(_input_fn(tf), hooks=hooks, steps=7)
+    )
+
+
+@program
+def step_counter_subclasses_tf1_model_fn(tf, workdir):
+    def model_fn(features, labels, mode):
+        prediction = tf.compat.v1.layers.dense(features["x"], 1)
+        loss = tf.compat.v1.losses.mean_squared_error(labels, prediction)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            loss, global_step=tf.compat.v1.train.get_global_step()
+        )
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    model = tf.estimator.Estimator(model_fn, model_dir=os.path.join(workdir, "model"))
+    return _subclass_results(
+        tf, workdir, lambda hooks: model.train(_input_fn(tf), hooks=hooks, steps=7)
+    )
