@@ -4,8 +4,9 @@ object's calls (predict_keys as a string, yield_single_examples=False and evalua
 at an older checkpoint_path, what they refuse), experimental_export_all_saved_models(
 as_text=True), Keras-layer model_fns with compat.v1 and TF2 summaries, the spec's hook
 lists and LoggingTensorHooks of their tensors, params a model_fn changes, a Keras batch
-norm's updates and a train op that leaves the global step alone, here against
-tf.estimator 2.15.
+norm's updates, a train op that leaves the global step alone, exports kept with
+exports_to_keep=None and warm-started from, a Keras-layer model_fn exported as text, here
+against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py other_samples_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones within
