@@ -235,3 +235,30 @@ def step_counter_subclasses_tf1_model_fn(tf, workdir):
     return _subclass_results(
         tf, workdir, lambda hooks: model.train(_input_fn(tf), hooks=hooks, steps=7)
     )
+
+
+@program
+def step_counter_subclass_with_session_methods(tf, workdir):
+    """tensornets' evaluation hook: a StepCounterHook subclass overriding `after_run` to
+    time its own step count with the parent's `_timer`, in a canned estimator's train()
+    and evaluate()."""
+    seen = {}
+
+    class SecondsPerStep(tf.estimator.StepCounterHook):
+        def __init__(self, every_n_steps, name):
+            self._steps, self._name = 0, name
+            super().__init__(every_n_steps)
+
+        def after_run(self, run_context, run_values):
+            self._steps += 1
+            if self._timer.should_trigger_for_step(self._steps):
+                elapsed, steps = self._timer.update_last_triggered_step(self._steps)
+                if elapsed is not None:
+                    seen.setdefault(self._name, []).append(steps)
+
+    column = tf.feature_column.numeric_column("x")
+    model = tf.estimator.LinearRegressor([column], model_dir=os.path.join(workdir, "model"))
+    training, evaluation = SecondsPerStep(2, "train"), SecondsPerStep(1, "evaluate")
+    model.train(_input_fn(tf), hooks=[training], steps=5)
+    model.evaluate(_input_fn(tf), hooks=[evaluation], steps=3)
+    return {"exact": {"seen": seen, "steps": [training._steps, evaluation._steps]}}

@@ -64,9 +64,10 @@ _TF1_COLLECTIONS = {
 
 def is_session_run_hook(hook):
     """A hook of TF1's protocol (`before_run`/`after_run`): not one of this kit's, or a
-    LoggingTensorHook of its that runs as TF1's (`hooks.speaks_tf1`)."""
+    LoggingTensorHook of its that runs as TF1's (`hooks.speaks_tf1`), or a StepCounterHook
+    subclass overriding a session's methods (`hooks.needs_a_session`)."""
     if isinstance(hook, hooks_lib.Hook):
-        return hooks_lib.speaks_tf1(hook)
+        return hooks_lib.speaks_tf1(hook) or hooks_lib.needs_a_session(hook)
     return isinstance(hook, _V1.train.SessionRunHook)
 
 

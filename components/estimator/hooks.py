@@ -457,6 +457,20 @@ class StepCounterHook(_AlsoTF1, tf.compat.v1.train.StepCounterHook):
             self._writer.close()
 
 
+# Methods only a session calls: a StepCounterHook subclass overriding one needs a session.
+_SESSION_METHODS = ("after_create_session", "before_run", "after_run")
+
+
+def needs_a_session(hook):
+    """Whether `hook` is a StepCounterHook subclass written for tf.estimator 2.15's (TF1's)
+    that overrides a method only a session calls (`after_run`, timing its own count with
+    `_timer`, as tensornets' evaluation hook does): it runs in a graph with a session, as
+    itself, as there."""
+    return isinstance(hook, StepCounterHook) and any(
+        getattr(type(hook), name) is not getattr(StepCounterHook, name) for name in _SESSION_METHODS
+    )
+
+
 class _SessionAdapter(tf.compat.v1.train.SessionRunHook):
     """Runs one of this kit's hooks in a session: its logs are fetched with every step."""
 
