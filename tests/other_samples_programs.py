@@ -47,6 +47,8 @@ the Estimator object's calls as StackOverflow-grade code makes them.
   export's folder;
 - `keras_model_fn_export_as_text`: a Keras-layer model_fn's `export_saved_model` and
   `experimental_export_all_saved_models` with `as_text=True`, served.
+- `unfetched_print_and_assert_in_training`: a `tf.print` and a failing assert nothing
+  depends on in a Keras-layer model_fn (`ran`: a known difference, 2.15 ran neither).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1048,3 +1050,37 @@ def keras_model_fn_export_as_text(tf, workdir):
         },
         "close": {"served": {k: v.numpy().tolist() for k, v in served.items()}},
     }
+
+
+def _print_and_assert_model_fn(printed_to):
+    def model_fn(features, labels, mode):
+        import tensorflow as tf
+
+        layer = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")
+        y = layer(features["x"])
+        tf.print("printed", output_stream="file://" + printed_to)  # (nothing depends on it)
+        tf.debugging.assert_less(tf.reduce_max(y), -100.0, message="never true")
+        loss = tf.reduce_mean(tf.square(labels - y))
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, train_op=_keras_train_op(tf, loss, layer)
+        )
+
+    return model_fn
+
+
+@program
+def unfetched_print_and_assert_in_training(tf, workdir):
+    """A Keras-layer model_fn's `tf.print` and a failing `tf.debugging.assert_less` that
+    nothing depends on: 2.15's session ran only the train op, so neither ran (nothing
+    printed, training went on); the TF2 path runs every stateful op its trace makes (a
+    known difference: `ran`, compared by a strict expected failure)."""
+    printed_to = os.path.join(workdir, "printed.txt")
+    est = tf.estimator.Estimator(
+        _print_and_assert_model_fn(printed_to), model_dir=os.path.join(workdir, "m")
+    )
+    trained = _raised(lambda: est.train(_xy_input_fn(tf, epochs=None), steps=3))
+    printed = 0
+    if os.path.exists(printed_to):
+        with open(printed_to) as f:
+            printed = f.read().count("printed")
+    return {"exact": {}, "ran": {"train": trained and trained[0], "printed": printed}}

@@ -26,28 +26,45 @@ class TestOtherSamples(ComparedWithTf215):
     programs = programs
 
 
+# Known differences (docs/guide/estimator.md): {test: (program, its part, 2.15's words)}.
+KNOWN_DIFFERENCES = {
+    "batch_norm_updates_left_out_of_the_train_op": (
+        "keras_batch_norm_updates",
+        "forgotten",
+        "2.15's session ran only the train op it fetched, so a Keras BatchNormalization's "
+        "updates left out of it never ran (moving statistics 0 and 1)",
+    ),
+    "a_train_op_that_does_not_step_the_global_step": (
+        "train_op_without_global_step",
+        "steps",
+        "2.15 left the global step at 0 when the train op did not step it (train(steps=N) "
+        "never ended on an endless input; only model.ckpt-0 kept)",
+    ),
+    "unfetched_print_and_assert_in_training": (
+        "unfetched_print_and_assert_in_training",
+        "ran",
+        "2.15's session ran only the train op, so a tf.print and a failing assert nothing "
+        "depended on never ran",
+    ),
+}
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="2.15's session ran only the train op it fetched, so a Keras BatchNormalization's "
-    "updates left out of it never ran (moving statistics 0 and 1); the TF2 path runs every "
-    "update its trace makes",
+    reason="the kit differs here on purpose: the TF2 path runs every stateful "
+    "op its trace makes, and counts a step the train op does not (docs/guide/estimator.md)",
 )
-def test_batch_norm_updates_left_out_of_the_train_op_run_as_under_tf215(ours):
-    theirs = recorded(programs)["keras_batch_norm_updates"]["forgotten"]
-    assert_close(ours["keras_batch_norm_updates"]["forgotten"], theirs)
+@pytest.mark.parametrize("difference", sorted(KNOWN_DIFFERENCES))
+def test_known_difference_is_as_under_tf215(ours, difference):
+    name, part, _ = KNOWN_DIFFERENCES[difference]
+    theirs = recorded(programs)[name][part]
+    if part == "forgotten":  # (values: within 1e-4)
+        assert_close(ours[name][part], theirs)
+    else:  # (steps, listings, what ran: equal)
+        assert ours[name][part] == theirs
 
 
 def test_batch_norm_updates_left_out_of_the_train_op_move_the_statistics_here(ours):
     """What the kit does instead (the difference above, held): the moving mean moved."""
     forgotten = ours["keras_batch_norm_updates"]["forgotten"]
     assert np.any(np.abs(forgotten["moving_mean"]) > 1e-3)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="2.15 left the global step at 0 when the train op did not step it (train(steps=N) "
-    "never ended on an endless input); the kit counts the step itself",
-)
-def test_a_train_op_that_does_not_step_leaves_the_global_step_as_under_tf215(ours):
-    theirs = recorded(programs)["train_op_without_global_step"]["steps"]
-    assert ours["train_op_without_global_step"]["steps"] == theirs
