@@ -18,6 +18,7 @@ model draws unseeded initial weights the program passes a seeded initializer (or
 
 import contextlib
 import functools
+import glob
 import io
 import os
 import re
@@ -1262,4 +1263,71 @@ def tensorboard_linear(tf, workdir):
             **{f"train/{k}": v for k, v in train.items() if not k.startswith("enqueue_input")},
             **{f"eval/{k}": v for k, v in evaluated.items()},
         },
+    }
+
+
+_GRAPH_OPS = ["dnn/hiddenlayer_0/MatMul", "dnn/hiddenlayer_0/Relu", "dnn/logits/BiasAdd"]
+
+
+def _graph_events(tf, folder):
+    """The graph records of the events files directly in `folder`: how many `graph_def`
+    events, the kinds of graph record (`graph_def`, `meta_graph_def`), the newest
+    GraphDef."""
+    count, kinds, newest = 0, set(), None
+    for path in sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            kind = event.WhichOneof("what")
+            if kind in ("graph_def", "meta_graph_def"):
+                kinds.add(kind)
+            if kind == "graph_def":
+                count += 1
+                newest = tf.compat.v1.GraphDef.FromString(event.graph_def)
+    return count, sorted(kinds), newest
+
+
+@program
+def tensorboard_graph(tf, workdir):
+    """The tensorboard guide's Graphs tab after two train() calls of a V2 DNNClassifier
+    into one model_dir: whether each call wrote the graph into the events (what
+    `summary_iterator` reads: graph_def and meta_graph_def records), which of the model's
+    layer ops the newest graph holds (at its top level, or in a function of its library,
+    which the Graphs tab shows too) and what TensorBoard's event accumulator, which the
+    Graphs tab reads, finds for the run."""
+    from tensorboard.backend.event_processing import event_accumulator
+
+    (x_train, y_train), _ = _mnist_like()
+    path = os.path.join(workdir, "model")
+    classifier = tf.estimator.DNNClassifier(
+        [4],
+        [tf.feature_column.numeric_column("x", shape=[8, 8])],
+        n_classes=10,
+        model_dir=path,
+    )
+
+    def input_fn():
+        data = ({"x": x_train.astype(np.float32)}, y_train.astype(np.int32))
+        return tf.data.Dataset.from_tensor_slices(data).batch(30)
+
+    written, kinds = [], []
+    for _ in range(2):
+        before = _graph_events(tf, path)[0]
+        classifier.train(input_fn, steps=2)
+        count, seen, newest = _graph_events(tf, path)
+        written.append(count > before)
+        kinds.append(seen)
+    names = set()
+    for graph in [newest] if newest is not None else []:
+        names.update(node.name for node in graph.node)
+        for function in graph.library.function:
+            names.update(node.name for node in function.node_def)
+    accumulator = event_accumulator.EventAccumulator(path).Reload()
+    tags = accumulator.Tags()
+    return {
+        "exact": {
+            "graph_written_by_call": written,
+            "graph_records_after_call": kinds,
+            "model_ops": [op for op in _GRAPH_OPS if any(n.endswith(op) for n in names)],
+            "tensorboard": {"graph": tags["graph"], "meta_graph": tags["meta_graph"]},
+            "tensorboard_graph_has_nodes": tags["graph"] and len(accumulator.Graph().node) > 0,
+        }
     }

@@ -526,6 +526,7 @@ class Estimator:
         self._functions = {}
         self._traced_specs = {}
         self._written_graph = None  # the training trace last written as graph.pbtxt
+        self._graph_for_events = None  # the graph each TF2-path train() call's events get
         # Whether model_fn runs in a graph with a session (graph_mode): None until
         # its first build tells.
         self._graph_mode = None
@@ -1133,18 +1134,23 @@ class Estimator:
 
     def _write_graph(self, traced):
         """As tf.estimator's graph.pbtxt: the training graph, for inspection, where this
-        task writes.  Once per trace: writing it costs more than a short train() call."""
+        task writes.  Once per trace: writing it costs more than a short train() call.
+        Each call's events file gets it too (`_graph_for_events`, which the training loop
+        writes), as 2.15's saver wrote it there: TensorBoard's Graphs tab shows it."""
         from components.estimator import training_loop
 
         graph_dir = training_loop.output_dir(self._config, self._model_dir)
-        if (
+        self._graph_for_events = None
+        if not (
             self._config.checkpoint_save_graph_def
             and run_config.saves_checkpoints(self._config)  # (2.15's saver wrote it)
             and graph_dir is not None
-            and self._written_graph is not traced
         ):
+            return
+        if self._written_graph is not traced:
             tf.io.write_graph(traced.graph.as_graph_def(), graph_dir, "graph.pbtxt")
             self._written_graph = traced
+        self._graph_for_events = traced.graph
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         from components.estimator import training_loop

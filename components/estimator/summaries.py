@@ -10,10 +10,12 @@ import collections
 import contextlib
 import logging
 import threading
+import time
 
 import numpy as np
 import tensorflow as tf
 from tensorboard.backend.event_processing import event_file_loader
+from tensorflow.python.ops import summary_ops_v2
 
 _log = logging.getLogger(__name__)
 
@@ -82,6 +84,21 @@ def write_summary(writer, summary, step):
     """Writes `summary` (a `Summary`) at `step` as one event."""
     with writer.as_default():
         tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
+
+
+def write_graph(writer, graph_def):
+    """Writes `graph_def` as tf.estimator 2.15's checkpoint saver wrote the training graph
+    into a train() call's events file: a `graph_def` event, then a `meta_graph_def` event
+    of a MetaGraph holding it, both at step 0 (TensorBoard's Graphs tab shows them)."""
+    now = time.time()
+    meta_graph_def = tf.compat.v1.MetaGraphDef(graph_def=graph_def)
+    events = [
+        tf.compat.v1.Event(wall_time=now, graph_def=graph_def.SerializeToString()),
+        tf.compat.v1.Event(wall_time=now, meta_graph_def=meta_graph_def.SerializeToString()),
+    ]
+    with writer.as_default():
+        for event in events:
+            summary_ops_v2.import_event(tf.constant(event.SerializeToString()))
 
 
 def read_scalars_by_step(event_files):

@@ -128,6 +128,9 @@ class _TrainingLoop:
         for listener in self.saving_listeners:
             listener.begin()
         self.writer = tf.summary.create_file_writer(self.output_dir) if self.output_dir else None
+        graph = getattr(self.estimator, "_graph_for_events", None)
+        if self.writer is not None and graph is not None:
+            summaries.write_graph(self.writer, graph.as_graph_def())
         self.step = start_step
         self.last_save_time = time.time()
         # (step, time) of the last summary and step-rate line; None until the call's first.
