@@ -520,6 +520,18 @@ def v1_dnn_classifier(tf, workdir):
     return _canned(tf, workdir, make, fetches)
 
 
+def v1_linear_regressor(tf, workdir):
+    """tf.compat.v1.estimator.LinearRegressor: TF1's linear model in the `linear` scope,
+    its sum `linear/linear_model/linear_model/linear_model/weighted_sum` (the V2 class's
+    has `linear/linear_model/` three times over)."""
+
+    def make(numeric, indicator, colour, model_dir):
+        return tf.compat.v1.estimator.LinearRegressor([*numeric, colour], model_dir=model_dir)
+
+    fetches = {"predictions": "linear/linear_model/linear_model/linear_model/weighted_sum:0"}
+    return _canned(tf, workdir, make, fetches)
+
+
 def _config(tf):
     return tf.estimator.RunConfig(tf_random_seed=7)
 
@@ -708,6 +720,7 @@ PROGRAMS = {
     "linear_regressor": linear_regressor,
     "dnn_linear_combined_classifier": dnn_linear_combined_classifier,
     "v1_dnn_classifier": v1_dnn_classifier,
+    "v1_linear_regressor": v1_linear_regressor,
     "tf1_model_fn_alternatives": tf1_model_fn_alternatives,
     "tf1_model_fn_only_alternatives": tf1_model_fn_only_alternatives,
     "dnn_classifier_alternatives": dnn_classifier_alternatives,

@@ -186,12 +186,15 @@ class LinearModel(tf_keras.layers.Layer):
     # (`training` is Keras's flag: nothing here behaves differently in training.)
     @tf.autograph.experimental.do_not_convert
     def call(self, features, training=None):
-        # 2.15's op names, which TF1-era serving code fetches from an export: the
-        # columns' ops under `linear/linear_model/` three times over, then `<column>/`
-        # (`.../colour/colour_lookup/...`), the sum `.../weighted_sum` (with no scope,
-        # `linear_logit_fn_builder`'s: `linear_model/` three times over).
+        # 2.15's op names, which TF1-era serving code fetches from an export: a V2
+        # class's columns' ops under `linear/linear_model/` three times over, then
+        # `<column>/` (`.../colour/colour_lookup/...`), the sum `.../weighted_sum`; a V1
+        # class's (TF1's linear_model in the `linear` scope) and, with no scope,
+        # `linear_logit_fn_builder`'s under `linear_model/` three times over
+        # (`linear/linear_model/linear_model/linear_model/weighted_sum`).
+        scope = [] if reads_v1_columns() or not self._scope else [self._scope]
         with contextlib.ExitStack() as scopes:
-            for name in (([self._scope] if self._scope else []) + ["linear_model"]) * 2:
+            for name in [*scope, "linear_model"] * 2:
                 scopes.enter_context(tf.name_scope(name))
             terms = self._terms(features)
             summed = tf.add_n(terms, name="weighted_sum_no_bias")
