@@ -28,6 +28,8 @@
   builds its optimizer update in EVAL too, returned in TRAIN only: what evaluate() gives;
 - `python_values_read_per_call`: a Keras-layer model_fn reading a Python value the program
   changes between train(), evaluate() and predict() calls;
+- `model_dir_emptied_between_calls`: a canned and a custom Estimator trained, their
+  model_dir deleted, then evaluated and trained again;
 - `eval_step_counter`: a user's evaluation hook reading the `eval_step` counter through
   `GraphKeys.EVAL_STEP` in a TF1 model_fn's evaluation;
 - `model_fn_of_another_estimator`: `Estimator(model_fn=other.model_fn)` over TF1 custom
@@ -52,6 +54,7 @@ shapes: equal) and `close` values (zero-initialised models on unshuffled data: 1
 import glob
 import os
 import re
+import shutil
 
 import numpy as np
 
@@ -852,6 +855,36 @@ def python_values_read_per_call(tf, workdir):
         seen["losses"].append(float(est.evaluate(_dataset_input_fn(x, y, 4), steps=2)["loss"]))
         seen["predictions"].append([float(p) for p in est.predict(_features_input_fn(tf, x))])
     return {"exact": {"global_steps": steps}, "close": seen}
+
+
+@program
+def model_dir_emptied_between_calls(tf, workdir):
+    """One Estimator trained, its model_dir deleted (a notebook's `shutil.rmtree(OUTDIR,
+    ignore_errors=True)` cell run again), then evaluated and trained again: 2.15 started
+    from the initial values and step 0, for a canned and a Keras-layer model_fn alike."""
+    x, y = _regression_data()
+    estimators = {
+        "canned": tf.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x")],
+            model_dir=os.path.join(workdir, "canned"),
+            optimizer="SGD",
+        ),
+        "custom": tf.estimator.Estimator(
+            keras_update_in_every_mode_model_fn, os.path.join(workdir, "custom")
+        ),
+    }
+    steps, losses = {}, {}
+    for kind, est in estimators.items():
+        seen = []
+        est.train(_dataset_input_fn(x, y, 4, epochs=None), steps=3)
+        seen.append(est.evaluate(_dataset_input_fn(x, y, 4), steps=1))
+        shutil.rmtree(est.model_dir)
+        seen.append(est.evaluate(_dataset_input_fn(x, y, 4), steps=1))
+        est.train(_dataset_input_fn(x, y, 4, epochs=None), steps=3)
+        seen.append(est.evaluate(_dataset_input_fn(x, y, 4), steps=1))
+        steps[kind] = [int(r["global_step"]) for r in seen]
+        losses[kind] = [float(r["loss"]) for r in seen]
+    return {"exact": {"global_steps": steps}, "close": losses}
 
 
 class _EvalStepHook:

@@ -472,6 +472,10 @@ class Estimator:
     # True for tf.estimator's canned classes: 2.15 exported them from a tf.Graph (its
     # tensor names, name-based variable keys), whichever path they train on here.
     _exports_a_graph = False
+    # Whether the TF2 path's variables are dropped when the checkpoint they were saved to
+    # is gone (`_forget_variables_without_a_checkpoint`); not by a class that holds them
+    # in a model of its own.
+    _forgets_variables_without_a_checkpoint = True
     # (The class attributes above, which an Estimator wrapping this one's model_fn takes.)
     _MODEL_TRAITS = (
         "_runs_in_a_graph",
@@ -961,6 +965,32 @@ class Estimator:
             return None
         return self._functions.get(mode_function)
 
+    def _forget_variables_without_a_checkpoint(self, checkpoint_path):
+        """2.15 made each call's variables anew, from their initializers where model_dir
+        held no checkpoint. The TF2 path keeps its variables from call to call: when the
+        checkpoint they were saved to is gone (a notebook's `shutil.rmtree(model_dir)`
+        before training again), it drops them, and the call makes them anew as a new
+        Estimator's first call does. (Without a saver no checkpoint was ever read or
+        written: training_loop sets them back to their initial values after each call.)"""
+        config = self._config
+        if (
+            checkpoint_path is not None
+            or not self._forgets_variables_without_a_checkpoint
+            or not self._store.variables
+            or self._graph_mode
+            or not run_config.saves_checkpoints(config)
+            or config.train_distribute is not None
+            or config.num_worker_replicas > 1
+            or config.num_ps_replicas
+        ):
+            return
+        self._store = VariableStore()
+        self._functions.clear()
+        self._traced_specs.clear()
+        self._written_graph = None
+        if self._graph_named_modes is not None:
+            self._graph_named_modes = set()
+
     def _train_function(self):
         reused = self._traced("train")
         if reused is not None:
@@ -1048,6 +1078,7 @@ class Estimator:
         steps, max_steps = _whole_steps(steps), _whole_steps(max_steps)
         if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
             return self
+        self._forget_variables_without_a_checkpoint(self.latest_checkpoint())
         seeded = []
 
         def seed_a_first_trace():
@@ -1258,6 +1289,7 @@ class Estimator:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         self._note_untrained(checkpoint_path, "evaluate")
+        self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
         if built is not None:
             results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
@@ -1371,6 +1403,7 @@ class Estimator:
         hooks = _checked_hooks(hooks)
         checkpoint_path = checkpoint_path or self.latest_checkpoint()
         self._note_untrained(checkpoint_path, "predict")
+        self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
         if built is not None:
             yield from graph_mode.predict(

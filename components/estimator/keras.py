@@ -374,6 +374,10 @@ _SAVER_KEEP_HOURS = 10000.0
 
 
 class _KerasEstimator(Estimator):
+    # Its clone of the Keras model holds the variables, and its model_dir the Keras
+    # weights' checkpoint it starts from (without which 2.15 failed to train).
+    _forgets_variables_without_a_checkpoint = False
+
     def __init__(
         self,
         keras_model,
