@@ -41,6 +41,8 @@
   `tensor_receiver_of_a_ragged_feature`: a ragged feature through a
   `TensorServingInputReceiver`, and the words of the receivers' refusals;
 - `run_config_subclass`: a user's RunConfig subclass overriding fields with properties.
+- `checkpoint_lacking_a_new_layer`: a model_fn whose Python flag adds a layer between
+  calls: the error restoring a checkpoint that lacks it.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1219,6 +1221,80 @@ def local_variable_per_call(tf, workdir):
         },
         "close": {"losses": [float(r["loss"]) for r in evaluations]},
     }
+
+
+def _growing_model_fn(tf, grown):
+    """A model_fn whose Python flag (`grown["layer"]`) adds a layer `extra` before its
+    output, in Keras layers (TF2-style, `grown["tf1"]` False) or TF1's."""
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode):
+        dense = v1.layers.dense if grown["tf1"] else None
+        names = ["extra", "out"] if grown["layer"] else ["out"]
+        net = features["x"]
+        for name in names:  # (each of one unit: `out`'s kernel keeps its shape)
+            if dense:
+                net = dense(net, 1, kernel_initializer=v1.zeros_initializer(), name=name)
+            else:
+                net = tf.keras.layers.Dense(1, kernel_initializer="zeros", name=name)(net)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions=net[:, 0])
+        loss = tf.reduce_mean(tf.square(net[:, 0] - labels))
+        step = v1.train.get_global_step()
+        if dense:
+            train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+        else:
+            variables = v1.trainable_variables()
+            update = tf.keras.optimizers.legacy.SGD(0.1).apply_gradients(
+                zip(tf.gradients(loss, variables), variables, strict=True)
+            )
+            train_op = tf.group(update, step.assign_add(1))
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def _restore_failure(call):
+    """[the TensorFlow or Python error class, its error_code, its message's first line,
+    the checkpoint key it names as not found] of `call()`, or None."""
+    try:
+        result = call()
+        if hasattr(result, "__next__"):
+            list(result)
+    except Exception as error:  # (any error is the record)
+        mro = type(error).__mro__
+        public = [c for c in mro if c.__module__.startswith(("builtins", "tensorflow"))]
+        key = re.search(r"Key (\S+) not found in checkpoint", str(error))
+        first = str(error).splitlines()[0]
+        return [public[0].__name__, getattr(error, "error_code", None), first, key and key.group(1)]
+    return None
+
+
+def _failures_of_each_call(tf, est, x, y):
+    return {
+        "train": _restore_failure(lambda: est.train(_dataset_input_fn(x, y, 4), steps=2)),
+        "evaluate": _restore_failure(lambda: est.evaluate(_dataset_input_fn(x, y, 4), steps=1)),
+        "predict": _restore_failure(lambda: est.predict(_features_input_fn(tf, x))),
+        "latest": os.path.basename(tf.train.latest_checkpoint(est.model_dir)),
+    }
+
+
+@program
+def checkpoint_lacking_a_new_layer(tf, workdir):
+    """A model_fn changed between calls (a Python flag adds a layer `extra` after the first
+    train()): 2.15's train(), evaluate() and predict() each failed restoring the
+    checkpoint with TF1's Saver's NotFoundError ("Restoring from checkpoint failed. ...",
+    "Key extra/bias not found in checkpoint"), writing nothing; for a Keras-layer
+    model_fn and a TF1 one."""
+    x, y = _regression_data()
+    seen = {}
+    for kind in ("keras", "tf1"):
+        grown = {"layer": False, "tf1": kind == "tf1"}
+        est = tf.estimator.Estimator(_growing_model_fn(tf, grown), os.path.join(workdir, kind))
+        est.train(_dataset_input_fn(x, y, 4), steps=2)
+        grown["layer"] = True
+        seen[kind] = _failures_of_each_call(tf, est, x, y)
+    return {"exact": seen}
 
 
 def ragged_sum_model_fn(features, labels, mode):

@@ -9,7 +9,8 @@ FileWriterCache, a Scaffold's summary_op, Keras metric objects, LoggingTensorHoo
 formatter / every_n_secs / at_end and StepCounterHook, the event files of repeated
 runs (a custom and a canned estimator's), what an evaluation runs of an update the
 model_fn built in EVAL, a Python value a model_fn reads changing between calls, the
-`eval_step` counter an evaluation hook reads, an Estimator
+`eval_step` counter an evaluation hook reads, the error restoring a checkpoint that
+lacks a layer the model_fn added (2.15's NotFoundError), an Estimator
 over another's bound `model_fn` (TF1 and canned), how often each
 call calls a model_fn (a known difference: a strict xfail below).  Each program
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.

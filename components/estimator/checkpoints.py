@@ -62,6 +62,42 @@ class CheckpointNotFoundError(tf.errors.NotFoundError, ValueError):
         super().__init__(None, None, message)
 
 
+class CheckpointMismatchError(tf.errors.NotFoundError, ValueError):
+    """A checkpoint lacking a variable the model makes: TensorFlow's NotFoundError, which
+    tf.estimator 2.15's Saver raised restoring it, and a ValueError (this kit's before)."""
+
+    def __init__(self, message):
+        super().__init__(None, None, message)
+
+
+# How tf.estimator 2.15 (TF1's Saver) began the error for a variable a checkpoint lacks.
+RESTORE_FAILED = (
+    "Restoring from checkpoint failed. This is most likely due to a Variable name or "
+    "other graph key that is missing from the checkpoint. Please ensure that you have "
+    "not altered the graph expected based on the checkpoint. Original error:\n\n"
+)
+
+
+def _mismatch_error(checkpoint_path, missing, mismatched):
+    """The error for a checkpoint that lacks the model's variables `missing` (2.15's
+    NotFoundError, naming the first as 2.15 did, then all) or holds others with another
+    shape or dtype (`mismatched`, a ValueError: 2.15 restored those unchecked)."""
+    problems = []
+    if missing:
+        problems.append(f"it lacks {missing}")
+    if mismatched:
+        problems.append(f"it holds {mismatched}")
+    detail = (
+        f"Checkpoint {checkpoint_path!r} does not match this model: {'; '.join(problems)}. "
+        "Train in a fresh model_dir, or warm-start from the checkpoint."
+    )
+    if not missing:
+        return ValueError(detail)
+    return CheckpointMismatchError(
+        f"{RESTORE_FAILED}Key {missing[0]} not found in checkpoint\n\n{detail}"
+    )
+
+
 def resolve_checkpoint(path):
     """A checkpoint prefix from a checkpoint prefix, a model_dir or a SavedModel dir."""
     path = os.fspath(path)
@@ -251,16 +287,8 @@ def restore(store, checkpoint_path, warn_unused=False):
             )
         else:
             found[key] = variable
-    problems = []
-    if missing:
-        problems.append(f"it lacks {missing}")
-    if mismatched:
-        problems.append(f"it holds {mismatched}")
-    if problems:
-        raise ValueError(
-            f"Checkpoint {checkpoint_path!r} does not match this model: {'; '.join(problems)}. "
-            "Train in a fresh model_dir, or warm-start from the checkpoint."
-        )
+    if missing or mismatched:
+        raise _mismatch_error(checkpoint_path, missing, mismatched)
     values = _read(checkpoint_path, list(found), [v.dtype.base_dtype for v in found.values()])
     for variable, value in zip(found.values(), values, strict=True):
         variable.assign(value)
