@@ -670,9 +670,9 @@ class Estimator:
             self._graph_mode = False
             self._graph_named_modes = None  # (nor will it for the other modes)
             return None
-        if self._graph_mode is None and not forced:
-            if input_fn is not None and built.reads_an_iterator:  # (as the probe's)
-                with contextlib.suppress(TypeError):
+        if self._graph_mode is None:
+            if not forced and input_fn is not None and built.reads_an_iterator:
+                with contextlib.suppress(TypeError):  # (as the probe's)
                     self._iterator_input_fns[input_fn] = True
                 return built
             markers = built.markers()
@@ -681,6 +681,8 @@ class Estimator:
             elif graph_mode.written_by_a_graph(self.latest_checkpoint()):
                 # (A model_dir of tf.estimator's: its variables have graph names.)
                 why = "model_dir's checkpoint was written by a graph (as tf.estimator's are)"
+            elif forced:  # (what this call brings needs the graph; later calls choose)
+                return built
             else:
                 self._graph_mode = False
                 self._graph_named_modes.add(mode)
