@@ -532,6 +532,20 @@ def v1_linear_regressor(tf, workdir):
     return _canned(tf, workdir, make, fetches)
 
 
+def v1_baseline_classifier(tf, workdir):
+    """tf.compat.v1.estimator.BaselineClassifier: its logits `baseline/Mul:0` (the bias
+    times ones of the batch's shape) and its head's probabilities, fetched by name."""
+
+    def make(numeric, indicator, colour, model_dir):
+        return tf.compat.v1.estimator.BaselineClassifier(model_dir=model_dir)
+
+    fetches = {
+        "logits": "baseline/Mul:0",
+        "probabilities": "head/predictions/probabilities:0",
+    }
+    return _canned(tf, workdir, make, fetches)
+
+
 def _config(tf):
     return tf.estimator.RunConfig(tf_random_seed=7)
 
@@ -721,6 +735,7 @@ PROGRAMS = {
     "dnn_linear_combined_classifier": dnn_linear_combined_classifier,
     "v1_dnn_classifier": v1_dnn_classifier,
     "v1_linear_regressor": v1_linear_regressor,
+    "v1_baseline_classifier": v1_baseline_classifier,
     "tf1_model_fn_alternatives": tf1_model_fn_alternatives,
     "tf1_model_fn_only_alternatives": tf1_model_fn_only_alternatives,
     "dnn_classifier_alternatives": dnn_classifier_alternatives,

@@ -31,11 +31,14 @@ class BaselineEstimator(Estimator):
 
     def __init__(self, head, model_dir=None, optimizer="Ftrl", config=None):
         def model_fn(features, labels, mode):
+            batch_size = _batch_size(features)
             with tf.name_scope("baseline"):
                 bias = tf.Variable(
                     tf_keras.initializers.Zeros()([head.logits_dimension], tf.float32), name="bias"
                 )
-            logits = tf.tile(bias[None, :], [_batch_size(features), 1])
+                # 2.15's logits, `baseline/Mul:0` in an export (TF1-era serving code
+                # fetches that name): the bias times ones of the batch's shape.
+                logits = tf.math.multiply(bias, tf.ones([batch_size, head.logits_dimension]))
 
             def train_op_fn(loss):
                 return optimizers.apply(
