@@ -532,6 +532,23 @@ def v1_linear_regressor(tf, workdir):
     return _canned(tf, workdir, make, fetches)
 
 
+def v1_linear_classifier_3_classes(tf, workdir):
+    """tf.compat.v1.estimator.LinearClassifier of 3 classes: TF1's multi-class head made
+    every class's ids and strings first, its class ids `.../predictions/ExpandDims_2`."""
+
+    def make(numeric, indicator, colour, model_dir):
+        return tf.compat.v1.estimator.LinearClassifier(
+            [*numeric, colour], n_classes=3, model_dir=model_dir
+        )
+
+    fetches = {
+        "class_ids": "linear/head/predictions/ExpandDims_2:0",
+        "logits": "linear/linear_model/linear_model/linear_model/weighted_sum:0",
+        "probabilities": "linear/head/predictions/probabilities:0",
+    }
+    return _canned(tf, workdir, make, fetches)
+
+
 def v1_baseline_classifier(tf, workdir):
     """tf.compat.v1.estimator.BaselineClassifier: its logits `baseline/Mul:0` (the bias
     times ones of the batch's shape) and its head's probabilities, fetched by name."""
@@ -736,6 +753,7 @@ PROGRAMS = {
     "v1_dnn_classifier": v1_dnn_classifier,
     "v1_linear_regressor": v1_linear_regressor,
     "v1_baseline_classifier": v1_baseline_classifier,
+    "v1_linear_classifier_3_classes": v1_linear_classifier_3_classes,
     "tf1_model_fn_alternatives": tf1_model_fn_alternatives,
     "tf1_model_fn_only_alternatives": tf1_model_fn_only_alternatives,
     "dnn_classifier_alternatives": dnn_classifier_alternatives,

@@ -70,7 +70,7 @@ class TestExportConsumers(ComparedWithTf215):
 
 
 # V1 canned models whose tensors code fetches by 2.15's names (their ops' names aside).
-V1_BY_NAME = ["v1_linear_regressor", "v1_baseline_classifier"]
+V1_BY_NAME = ["v1_linear_regressor", "v1_baseline_classifier", "v1_linear_classifier_3_classes"]
 
 
 @pytest.mark.parametrize("name", [*GRAPH_BUILT, "v1_dnn_classifier", *V1_BY_NAME, *TF2_CANNED])

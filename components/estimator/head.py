@@ -708,18 +708,34 @@ class _ClassHead(_SingleHead):
         (`head/predictions/probabilities`, `.../class_ids`, `.../str_classes`, `.../Tile`
         and `.../Tile_1`), which TF1 serving code fetches by name."""
         batch = tf.shape(logits)[0]
+        if self._every_class_first:
+            all_class_ids, all_classes = self._every_class(batch)
         probabilities = tf.nn.softmax(scores, name="probabilities")
         class_ids = tf.expand_dims(tf.argmax(scores, axis=-1, name="class_ids"), -1)
+        classes = self._class_strings(class_ids, name="str_classes")
+        if not self._every_class_first:
+            all_class_ids = tf.tile(tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1])
+            all_classes = self._all_classes(logits)
         return {
             "logits": logits,
             "probabilities": probabilities,
             "class_ids": class_ids,
-            "classes": self._class_strings(class_ids, name="str_classes"),
-            "all_class_ids": tf.tile(
-                tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1]
-            ),
-            "all_classes": self._all_classes(logits),
+            "classes": classes,
+            "all_class_ids": all_class_ids,
+            "all_classes": all_classes,
         }
+
+    # 2.15's V1 multi-class head made every class's ids and strings before the argmax, so
+    # its class ids were `.../predictions/ExpandDims_2` (compat_v1's classifiers set it).
+    _every_class_first = False
+
+    def _every_class(self, batch):
+        """(all class ids, all class strings) as 2.15's V1 multi-class head made them."""
+        ids = tf.range(self._n_classes)
+        return (
+            tf.tile(tf.expand_dims(ids, 0), [batch, 1]),
+            tf.tile(tf.expand_dims(self._class_strings(ids), 0), [batch, 1]),
+        )
 
     def _export_outputs(self, predictions):
         # The classes of its own, in the head's scope (`head/Tile`), as 2.15's.

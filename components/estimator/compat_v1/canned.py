@@ -285,9 +285,11 @@ def _classification_head(n_classes, weight_column, label_vocabulary, loss_reduct
         return _V1BinaryClassHead(
             weight_column=weight_column, label_vocabulary=label_vocabulary, loss_reduction=reduction
         )
-    return head_lib.binary_or_multi_class_head(
+    head = head_lib.binary_or_multi_class_head(
         n_classes, weight_column, label_vocabulary, reduction
     )
+    head._every_class_first = True  # (2.15's V1 multi-class head's order of ops)
+    return head
 
 
 def _note_partitioner(name, partitioner):
