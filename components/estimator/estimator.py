@@ -530,6 +530,7 @@ class Estimator:
         self._functions = {}
         self._traced_specs = {}
         self._written_graph = None  # the training trace last written as graph.pbtxt
+        self._restarted = False  # set by `restart` until the next call
         self._graph_for_events = None  # the graph each TF2-path train() call's events get
         # Whether model_fn runs in a graph with a session (graph_mode): None until
         # its first build tells.
@@ -884,6 +885,7 @@ class Estimator:
                 f"restart: {config.model_dir!r} must be a model_dir without a checkpoint."
             )
         self._restore(initial_checkpoint, ModeKeys.TRAIN)
+        self._restarted = True  # (its next call starts from these values, no checkpoint)
         self._model_dir = config.model_dir
         self._user_config = config
         self._config = config._as_worker()
@@ -974,9 +976,10 @@ class Estimator:
         before training again), it drops them, and the call makes them anew as a new
         Estimator's first call does. (Without a saver no checkpoint was ever read or
         written: training_loop sets them back to their initial values after each call.)"""
-        config = self._config
+        config, restarted, self._restarted = self._config, self._restarted, False
         if (
             checkpoint_path is not None
+            or restarted
             or not self._forgets_variables_without_a_checkpoint
             or not self._store.variables
             or self._graph_mode

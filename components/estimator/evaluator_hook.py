@@ -24,10 +24,13 @@ def _current_variables(estimator):
 
     estimator._prepare_eval = reset_metrics
     estimator._note_untrained = lambda checkpoint_path, mode: None  # (none is read)
+    # (Training's variables, whether a checkpoint holds them yet or not.)
+    estimator._forget_variables_without_a_checkpoint = lambda checkpoint_path: None
     try:
         yield
     finally:
         del estimator._prepare_eval, estimator._note_untrained
+        del estimator._forget_variables_without_a_checkpoint
 
 
 class InMemoryEvaluatorHook(Hook):
