@@ -975,7 +975,9 @@ class Estimator:
         checkpoint they were saved to is gone (a notebook's `shutil.rmtree(model_dir)`
         before training again), it drops them, and the call makes them anew as a new
         Estimator's first call does. (Without a saver no checkpoint was ever read or
-        written: training_loop sets them back to their initial values after each call.)"""
+        written: training_loop sets them back to their initial values after each call.
+        Kept: the values `restart` set, for the next call; InMemoryEvaluatorHook's
+        evaluations, which read training's variables.)"""
         config, restarted, self._restarted = self._config, self._restarted, False
         if (
             checkpoint_path is not None
