@@ -413,8 +413,9 @@ def test_the_log_candidate_fits_only_a_regression_label_above_0():
         match=r"none of the candidates boosted_trees_log fits .* \(task regression, train label range \(-1\.0, 9\.0\)\)",
     ):
         _fitting_candidates(("boosted_trees_log",), "regression", (-1.0, 9.0))
-    with pytest.raises(ValueError, match="boosted_trees_log fits a regression label whose train"):
-        auto_model.candidate_estimator(
+
+    def log_trees(warm_start_from, label_range):
+        return auto_model.candidate_estimator(
             "boosted_trees_log",
             "regression",
             [],
@@ -422,21 +423,13 @@ def test_the_log_candidate_fits_only_a_regression_label_above_0():
             None,
             estimator.RunConfig(),
             {},
-            None,
+            warm_start_from,
             100,
-            label_range=(0.0, 1.0),
+            label_range=label_range,
         )
+
+    with pytest.raises(ValueError, match="boosted_trees_log fits a regression label whose train"):
+        log_trees(None, (0.0, 1.0))
     # a warm start is refused, as for the other trees, not dropped
     with pytest.raises(ValueError, match="takes no warm start"):
-        auto_model.candidate_estimator(
-            "boosted_trees_log",
-            "regression",
-            [],
-            _numbers(["x"]),
-            None,
-            estimator.RunConfig(),
-            {},
-            "/some/model",
-            100,
-            label_range=(0.5, 1.0),
-        )
+        log_trees("/some/model", (0.5, 1.0))
