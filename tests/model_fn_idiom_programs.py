@@ -43,6 +43,9 @@
 - `run_config_subclass`: a user's RunConfig subclass overriding fields with properties.
 - `checkpoint_lacking_a_new_layer`: a model_fn whose Python flag adds a layer between
   calls: the error restoring a checkpoint that lacks it.
+- `scaffold_local_init_op`: a Scaffold whose `local_init_op` groups the local variables'
+  and tables' initializers as the model_fn saw them (a TF1 model_fn and a Keras-layer one,
+  a vocabulary table, metrics made after it): what train, evaluate and predict give.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1390,3 +1393,64 @@ def run_config_subclass(tf, workdir):
         "checkpoint": os.path.basename(est.latest_checkpoint()),
     }
     return {"exact": seen, "close": {}}
+
+
+def _table_model_fn(keras):
+    """Looks its string feature up in a table, with a Scaffold whose local_init_op groups
+    the initializers of what exists when it is made: the metrics and the Estimator's
+    `eval_step` come later."""
+
+    def model_fn(features, labels, mode):
+        import tensorflow as tf
+
+        v1 = tf.compat.v1
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(["a", "b", "c"], [0.0, 1.0, 2.0]), -1.0
+        )
+        inputs = tf.stack([features["x"][:, 0], table.lookup(features["word"])], axis=1)
+        scaffold = v1.train.Scaffold(
+            local_init_op=tf.group(v1.local_variables_initializer(), v1.tables_initializer())
+        )
+        if keras:
+            dense = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")
+            prediction = dense(inputs)[:, 0]
+        else:
+            prediction = _linear_logits(tf, inputs, units=1)[:, 0]
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions=prediction, scaffold=scaffold)
+        loss = tf.reduce_mean(tf.square(prediction - labels))
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            train_op = v1.train.GradientDescentOptimizer(0.1).minimize(
+                loss, v1.train.get_global_step()
+            )
+            return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)
+        metrics = {"mae": v1.metrics.mean_absolute_error(labels, prediction)}
+        return tf.estimator.EstimatorSpec(
+            mode, loss=loss, eval_metric_ops=metrics, scaffold=scaffold
+        )
+
+    return model_fn
+
+
+@program
+def scaffold_local_init_op(tf, workdir):
+    """A user's `Scaffold(local_init_op=...)` made before the metrics: 2.15's evaluate()
+    ran the default local initialization beside it (metrics and `eval_step` included)."""
+    x, y = _regression_data()
+    words = np.array(["a", "b", "c", "z"] * 2)
+
+    def input_fn():
+        data = tf.data.Dataset.from_tensor_slices(({"x": x, "word": words}, y))
+        return data.batch(4)
+
+    seen = {}
+    for keras in (False, True):
+        est = tf.estimator.Estimator(_table_model_fn(keras), os.path.join(workdir, str(keras)))
+        est.train(input_fn, steps=2)
+        metrics = est.evaluate(input_fn)
+        predicted = [float(p) for p in est.predict(input_fn)]
+        seen["keras" if keras else "tf1"] = {
+            "metrics": {k: float(v) for k, v in sorted(metrics.items())},
+            "predicted": predicted,
+        }
+    return {"exact": {}, "close": seen}

@@ -895,6 +895,13 @@ def evaluate(built, steps, hooks, checkpoint_path):
             values["loss"], update = _V1.metrics.mean(spec.loss)
             updates.append(update)
         update_op = tf.group(*updates, _eval_step().assign_add(1))
+        if scaffold.local_init_op is not None:  # (the metrics' variables are new to it: 2.15)
+            scaffold = _V1.train.Scaffold(
+                local_init_op=tf.group(
+                    scaffold.local_init_op, _V1.train.Scaffold.default_local_init_op()
+                ),
+                copy_from_scaffold=scaffold,
+            )
         final = _V1.train.FinalOpsHook({**values, "global_step": built.global_step})
         every_hook = [
             *built.input_hooks,
