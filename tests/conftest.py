@@ -13,9 +13,10 @@ from pipeline.definition import build_config
 # The families' shared comparisons: a failed one shows its diff, not only its message.
 pytest.register_assert_rewrite("tests.tf215_recordings")
 
-# The files that take longest, longest first (measured: docs/testing.md, run 28). Two
-# workers each take one file at a time in collection order (`--dist loadfile`), so the
-# long files start first and the short ones fill in at the end: alphabetical order left
+# The files that take longest, longest first (measured: docs/testing.md, run 28; the last
+# three from run 47's --durations). Two workers each take one file at a time in collection
+# order (`--dist loadfile`, its reordering turned off in `pytest_configure`), so the long
+# files start first and the short ones fill in at the end: alphabetical order left
 # test_vertex_local_run and test_zero_code for last, one worker idle meanwhile.
 LONGEST_FIRST = (
     "test_canned_vs_tf215.py",
@@ -35,13 +36,29 @@ LONGEST_FIRST = (
     "test_vertex_local_run.py",
     "test_migrate_guides.py",
     "test_zero_code.py",
+    "test_tfx115_pipeline.py",
+    "test_tfx115_vertex.py",
+    "test_kill.py",
 )
 
 
+def pytest_configure(config):
+    """Keeps the files in collection order under `--dist loadfile`: pytest-xdist (3.8)
+    otherwise hands them out by their number of tests, most first (its
+    `--loadscope-reorder`, on by default, overridden here), which put the files of one or
+    two long tests (test_vertex_local_run, test_kill, the tfx115 ones) last, and a worker
+    holding two of them while the other had nothing left to run."""
+    if hasattr(config.option, "loadscopereorder"):  # xdist is loaded
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items):
-    """Runs LONGEST_FIRST's files first, in its order; the rest keep theirs."""
+    """Runs LONGEST_FIRST's files first, in its order, then the other files with a slow
+    test, then the rest (the fast lane's short files fill in at the end); each group keeps
+    collection order."""
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank) + (item.path not in slow)))
 
 
 TAXI_CSV = REPO_ROOT / "data" / "taxi" / "data.csv"
