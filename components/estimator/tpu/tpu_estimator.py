@@ -249,6 +249,21 @@ def _check_params(config, params):
         )
 
 
+def _set_param(params, key, value):
+    """`params` (the Estimator's copy) with `key` set, as 2.15 set its keys: a dict's item,
+    or a hyperparameter of an HParams object (tf.contrib.training.HParams and the copies
+    tensor2tensor and research code keep, with `set_hparam` and `add_hparam`), which
+    `model_fn` and `input_fn` then read as `params.batch_size`."""
+    if hasattr(params, "set_hparam"):
+        if key in params:
+            params.set_hparam(key, value)
+        else:
+            params.add_hparam(key, value)
+    else:
+        params[key] = value
+    return params
+
+
 def _check_positive_integer(value, name):
     if not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be int, got {type(value)}")
@@ -457,7 +472,7 @@ class TPUEstimator(Estimator):
     def _params_with_batch_size(self, mode):
         params = self.params
         if self._batch_sizes[mode] is not None and not self._exporting:
-            params["batch_size"] = self._batch_sizes[mode]
+            _set_param(params, "batch_size", self._batch_sizes[mode])
         return params
 
     def _call_model_fn_in_graph(self, features, labels, mode):
@@ -471,7 +486,7 @@ class TPUEstimator(Estimator):
                 f"model_fn ({self._model_fn}) does not include params argument, required by "
                 "TPUEstimator to pass batch size as params['batch_size']"
             )
-        kwargs["params"] = {**self._params_with_batch_size(mode), "use_tpu": False}
+        kwargs["params"] = _set_param(self._params_with_batch_size(mode), "use_tpu", False)
         spec = self._model_fn(**kwargs)
         if isinstance(spec, TPUEstimatorSpec):
             spec = spec.as_estimator_spec()

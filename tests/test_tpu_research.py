@@ -1,0 +1,20 @@
+"""Research code's TPUEstimator programs with use_tpu=False (tests/tpu_research_programs.py:
+tensor2tensor's HParams params and RunConfig attributes, tensorflow/tpu's DCGAN with two
+optimizers, bigbird's dict host_call, ELECTRA's fine-tuning with its ETAHook) here against
+tf.estimator 2.15.
+
+Recorded once under 2.15 (`tests/tf215/record_family.py tpu_research_programs`). Each
+program runs once here (a module fixture); `exact` parts must be equal, `close` ones
+within 1e-4, `loose` ones (the DCGAN's, whose Adam steps magnify the releases'
+convolution rounding) within 5%.
+"""
+
+from tests import tpu_research_programs as programs
+from tests.tf215_recordings import ComparedWithTf215, program_runs
+
+ours = program_runs(programs)
+
+
+class TestTpuResearch(ComparedWithTf215):
+    programs = programs
+    tolerances = {"close": (1e-4, 1e-5), "loose": (0.05, 1e-3)}
