@@ -165,19 +165,22 @@ def test_recorded_tf1_programs_give_2_15s_results_with_loops_from_the_first_step
     _stopped_within_a_step_of_its_threshold(iris, threshold=30, steps_after=70)
 
 
-def test_gathered_steps_run_in_the_tf1_loop_or_on_the_single_threaded_executor_when_asked(
-    tmp_path, caplog
+def test_gathered_steps_run_as_session_calls_or_in_the_tf1_loop_when_switched_on(
+    tmp_path, caplog, monkeypatch
 ):
-    """By default the gathered steps run in the TF1 while loop on the default executor (the
-    one 2.15 ran); a session_config asking for the single-threaded executor gets them as
-    one session call a step on it. Either way the hook gets the steps it asked for and
-    training reaches the same step and weights."""
+    """By default the gathered steps run one lean session call each on the default
+    executor (the one 2.15 ran); a session_config asking for the single-threaded executor
+    gets them on it; `graph_steps.LOOP_IN_GRAPH` runs them in the TF1 while loop. Every
+    way, the hook gets the steps it asked for and training reaches the same step and
+    weights."""
     single_config = v1.ConfigProto(experimental={"executor_type": "SINGLE_THREADED_EXECUTOR"})
     finals = []
-    for name, session_config, how in (
-        ("default", None, "session calls"),
-        ("single", single_config, "runs of one session call a step"),
+    for name, session_config, in_graph, how in (
+        ("default", None, False, "runs of one session call a step"),
+        ("single", single_config, False, "runs of one session call a step"),
+        ("loop", None, True, "session calls"),
     ):
+        monkeypatch.setattr(graph_steps, "LOOP_IN_GRAPH", in_graph)
         hook = _EveryHundredCalls()
         est = estimator.Estimator(
             _seeded_model_fn,
@@ -193,3 +196,4 @@ def test_gathered_steps_run_in_the_tf1_loop_or_on_the_single_threaded_executor_w
         assert est.get_variable_value("global_step") == STEPS
         finals.append(est.get_variable_value("dense/kernel"))
     np.testing.assert_allclose(finals[0], finals[1], rtol=1e-5)
+    np.testing.assert_allclose(finals[0], finals[2], rtol=1e-5)

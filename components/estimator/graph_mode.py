@@ -649,8 +649,8 @@ def _steps_to_run(estimator, steps, max_steps):
 
 
 def _stepped_hooks(built, hooks, train_op, loss, master, creator):
-    """The hooks as one that runs the steps none of them needs in loop calls
-    (`graph_steps`), or None where every step runs alone."""
+    """The hooks as one that runs the steps none of them needs past them, one lean session
+    call each (`graph_steps`), or None where every step runs alone."""
     if not graph_steps.ENABLED or master or built.input_cardinality is None:
         return None
     why = graph_steps.why_not_stepped(train_op, loss, built.global_step)
@@ -658,7 +658,7 @@ def _stepped_hooks(built, hooks, train_op, loss, master, creator):
         log.info("One step per session call: the train step has %s.", why)
         return None
     loop = None
-    if not graph_steps.asks_single_threaded(built.session_config()):
+    if graph_steps.LOOP_IN_GRAPH and not graph_steps.asks_single_threaded(built.session_config()):
         loop = graph_steps.build_step_loop(train_op, loss)
     return graph_steps.SteppedHooks(
         hooks,

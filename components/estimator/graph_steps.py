@@ -3,10 +3,11 @@
 tf.estimator 2.15 ran one `Session.run` per step, calling every hook's
 `before_run`/`after_run` around it; on a small model the call and the hooks
 cost about as much as the step's kernels.  Here the steps no hook needs are
-gathered and run without them: the train step's ops are copied into a
-`tf.while_loop` that runs them in one call; or, where the `session_config` asks for
-TensorFlow's single-threaded executor, one lean session call a step (see
-`asks_single_threaded`).  The hooks still see every step they saw:
+gathered and run without them, one lean session call a step (a callable of the
+train op and the loss, made once), on whichever executor the `session_config` names
+(see `asks_single_threaded`).  With `LOOP_IN_GRAPH`, the train step's ops are instead
+copied into a `tf.while_loop` that runs the gathered steps in one call.  The hooks
+still see every step they saw:
 
 * TensorFlow's own hooks that fetch the global step on every step only to see
   whether their step or time has come (`StopAtStepHook`, `CheckpointSaverHook`,
@@ -39,14 +40,19 @@ log = logging.getLogger(__name__)
 _V1 = tf.compat.v1
 ENABLED = True
 MAX_STEPS_PER_CALL = 100
-# Copying the step into a loop costs about as much Python as building the model once
-# (a second on the bench's taxi DNN): shorter train() calls run every step alone.
+# Shorter train() calls run every step alone (gathering costs a compile of the step's
+# own callable, and with `LOOP_IN_GRAPH` a copy of the step as long as building the model).
 MIN_STEPS_FOR_A_LOOP = 1000
+# The gathered steps in a TF1 while loop (`build_step_loop`) rather than session calls:
+# off. On TF 2.21 the loop cost more than the calls it saves: its copy of the step
+# (0.2 s of Python) and its compile (0.5 s) on every call, and more CPU a step in the
+# loop's frame than a lean call a step (docs/benchmarks/2026-12-07-tf1-call-cost.md).
+LOOP_IN_GRAPH = False
 _V1_CONTROL_FLOW = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond"}
 # A session_config asking for this executor (`experimental.executor_type`) gets the
-# gathered steps as session calls in a Python loop rather than a TF1 while loop (which
-# that executor refuses): a step's ~900 small kernels cost it less than the default
-# executor's hand-offs between threads. It is not the default: it runs unordered
+# gathered steps as session calls on it, never in a TF1 while loop (which that executor
+# refuses): a step's ~900 small kernels cost it less than the default executor's
+# hand-offs between threads. It is not the default: it runs unordered
 # stateful ops in another order than the default executor (TF1's mini-batch k-means
 # read its centers before they were set), and code written for 2.15 relies on that order.
 _SINGLE_THREADED_EXECUTOR = "SINGLE_THREADED_EXECUTOR"
