@@ -1,16 +1,20 @@
 """Research code's TPUEstimator programs with use_tpu=False (tests/tpu_research_programs.py:
 tensor2tensor's HParams params and RunConfig attributes, tensorflow/tpu's DCGAN with two
-optimizers, bigbird's dict host_call, ELECTRA's fine-tuning with its ETAHook) here against
-tf.estimator 2.15.
+optimizers, bigbird's dict host_call, ELECTRA's fine-tuning with its ETAHook, amoeba_net's
+LoadEMAHook evaluations and timed predictions, an InMemoryEvaluatorHook given a
+TPUEstimator) here against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py tpu_research_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones
 within 1e-4, `loose` ones (the DCGAN's, whose Adam steps magnify the releases'
-convolution rounding) within 5%.
+convolution rounding) within 5%. A known difference (docs/guide/estimator.md) is a strict
+expected failure below.
 """
 
+import pytest
+
 from tests import tpu_research_programs as programs
-from tests.tf215_recordings import ComparedWithTf215, program_runs
+from tests.tf215_recordings import ComparedWithTf215, program_runs, recorded
 
 ours = program_runs(programs)
 
@@ -18,3 +22,15 @@ ours = program_runs(programs)
 class TestTpuResearch(ComparedWithTf215):
     programs = programs
     tolerances = {"close": (1e-4, 1e-5), "loose": (0.05, 1e-3)}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="on the graph path the kit's InMemoryEvaluatorHook runs each evaluation as an "
+    "evaluate() call, calling input_fn and model_fn each time (and a TPUEstimator logs "
+    "evaluation_loop marked as finished); 2.15 built its evaluation graph once, in begin() "
+    "(docs/guide/estimator.md)",
+)
+def test_in_memory_evaluations_call_model_fn_once_as_under_tf215(ours):
+    name = "in_memory_evaluator"
+    assert ours[name]["calls"] == recorded(programs)[name]["calls"]

@@ -30,7 +30,18 @@ Research, ResNet and official r1 families do not reach:
   `save_checkpoints_secs=None`, per-scope learning rates and the global step advanced
   by the train op, ETAHook (a `tf.estimator.SessionRunHook` running the global step in
   `after_run`) in `training_hooks`, and evaluation by `predict(yield_single_examples=True)`
-  of per-example outputs.
+  of per-example outputs;
+- `amoeba_net_ema_hooks`: tensorflow/tpu `models/official/amoeba_net` (inception's and
+  mobilenet's mains are the same shape): EMA applied after the train op, its modes on a
+  TPUEstimator and on its `use_tpu=False` branch's plain Estimator: evaluations over
+  `checkpoints_iterator(timeout_fn=...)` by `checkpoint_path` with `LoadEMAHook` (a
+  SessionRunHook restoring `ema.variables_to_restore()` in `after_create_session`), and
+  `predict(hooks=[LoadEMAHook, SessionTimingHook], yield_single_examples=False)` taken
+  by `itertools.islice`;
+- `in_memory_evaluator`: `tf.estimator.experimental.InMemoryEvaluatorHook` given a
+  TPUEstimator: evaluated with `eval_batch_size` every 2 steps while training. Its
+  `calls` (input_fn's and model_fn's calls, the lines) are a known difference
+  (docs/guide/estimator.md), compared by a strict expected failure.
 
 Hand edits a user makes: data are made-up arrays; weights start from fixed numbers; the
 DCGAN's `tf.random_normal` noise is a seeded array in its dataset; ETAHook's times are
@@ -44,6 +55,7 @@ tpu_research_programs` recorded under tf.estimator 2.15
 """
 
 import glob
+import itertools
 import os
 
 import numpy as np
@@ -395,16 +407,20 @@ def dcgan_two_optimizers(tf, workdir):
 
 
 # ------------------------------------------------------------------ bigbird
-def summary_values(tf, directory):
-    """{tag: [values]} of the tf2 scalar summaries in `directory`, in the order written.
-    Their steps are left out: bigbird's host_call reads the global step unordered with
-    the train op's increment (in one session run, under 2.15 as here)."""
+def summary_values(tf, directory, kind="tensor"):
+    """{tag: [values]} of the scalar summaries in `directory` (tf2's as `tensor`, tf1's
+    as `simple_value`), in the order written. Their steps are left out: bigbird's
+    host_call reads the global step unordered with the train op's increment (in one
+    session run, under 2.15 as here)."""
     found = {}
     for path in sorted(glob.glob(os.path.join(directory, "events.out.tfevents.*"))):
         for event in tf.compat.v1.train.summary_iterator(path):
             for value in event.summary.value:
-                if value.HasField("tensor"):
-                    found.setdefault(value.tag, []).append(float(tf.make_ndarray(value.tensor)))
+                if value.HasField(kind):
+                    number = value.simple_value if kind == "simple_value" else None
+                    if number is None:
+                        number = tf.make_ndarray(value.tensor)
+                    found.setdefault(value.tag, []).append(float(number))
     return found
 
 
@@ -652,4 +668,203 @@ def electra_finetune(tf, workdir):
             "accuracy": float(np.mean([row["predictions"] == row["label_ids"] for row in rows])),
             "loss": float(np.mean([row["loss"] for row in rows])),
         },
+    }
+
+
+# ------------------------------------------------------------------ amoeba_net's EMA
+EMA_DECAY = 0.5
+
+
+def ema_hook_classes(tf, logged):
+    """amoeba_net's (and inception's) LoadEMAHook, its contrib `assign_from_checkpoint_fn`
+    a Saver's restore as users write it after tf_upgrade_v2, and SessionTimingHook."""
+    v1 = tf.compat.v1
+
+    class LoadEMAHook(v1.train.SessionRunHook):
+        def __init__(self, model_dir):
+            super().__init__()
+            self._model_dir = model_dir
+
+        def begin(self):
+            ema = v1.train.ExponentialMovingAverage(EMA_DECAY)
+            variables_to_restore = ema.variables_to_restore()
+            saver = v1.train.Saver(variables_to_restore)
+            checkpoint = v1.train.latest_checkpoint(self._model_dir)
+            self._load_ema = lambda session: saver.restore(session, checkpoint)
+            logged.append(sorted(variables_to_restore))
+
+        def after_create_session(self, session, coord):
+            v1.logging.info("Reloading EMA...")
+            self._load_ema(session)
+
+    class SessionTimingHook(v1.train.SessionRunHook):
+        def __init__(self):
+            self._before_runs, self._after_runs = [], []
+
+        def before_run(self, run_context):
+            self._before_runs.append(0)
+
+        def after_run(self, run_context, run_values):
+            self._after_runs.append(0)
+
+    return LoadEMAHook, SessionTimingHook
+
+
+def ema_model_fn(tf, tpu_spec):
+    """amoeba_net_model's shape: EMA applied after the train op; a TPUEstimatorSpec on
+    TPUEstimator, an EstimatorSpec on its use_tpu=False branch's plain Estimator."""
+    v1 = tf.compat.v1
+
+    def spec(mode, metric_fn, metric_args, **kwargs):
+        if tpu_spec:
+            metrics = (metric_fn, metric_args) if mode == "eval" else None
+            return v1.estimator.tpu.TPUEstimatorSpec(mode, eval_metrics=metrics, **kwargs)
+        metric_ops = metric_fn(*metric_args) if mode == "eval" else None
+        return tf.estimator.EstimatorSpec(mode, eval_metric_ops=metric_ops, **kwargs)
+
+    def metric_fn(labels, logits):
+        return {"accuracy": v1.metrics.accuracy(labels, tf.argmax(logits, 1))}
+
+    def model_fn(features, labels, mode, params):
+        hidden = _dense(tf, features, 4, seed=2, activation=tf.nn.relu, name="hidden")
+        logits = _dense(tf, hidden, 2, seed=3, name="logits")
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            probabilities = tf.nn.softmax(logits)
+            return spec(mode, None, None, predictions={"probabilities": probabilities})
+        loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        train_op, step = None, v1.train.get_global_step()
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            train_op = v1.train.GradientDescentOptimizer(0.5).minimize(loss, step)
+            ema = v1.train.ExponentialMovingAverage(decay=EMA_DECAY, num_updates=step)
+            averaged = v1.trainable_variables() + v1.moving_average_variables()
+            with tf.control_dependencies([train_op]), tf.name_scope("moving_average"):
+                train_op = ema.apply(averaged)
+        return spec(mode, metric_fn, [labels, logits], loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def ema_estimator(tf, kind, model_dir):
+    tpu = tf.compat.v1.estimator.tpu
+    if kind == "plain":
+        config = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=3)
+        return tf.estimator.Estimator(ema_model_fn(tf, False), config=config, params={})
+    config = tpu.RunConfig(
+        model_dir=model_dir,
+        save_checkpoints_steps=3,
+        tpu_config=tpu.TPUConfig(iterations_per_loop=3),
+    )
+    return tpu.TPUEstimator(
+        model_fn=ema_model_fn(tf, True),
+        use_tpu=False,
+        config=config,
+        train_batch_size=4,
+        eval_batch_size=4,
+        predict_batch_size=4,
+        params={},
+    )
+
+
+@program
+def amoeba_net_ema_hooks(tf, workdir):
+    """amoeba_net's modes: train, eval over checkpoints_iterator(timeout_fn) with
+    LoadEMAHook, predict with hooks and yield_single_examples=False taken by islice."""
+    v1 = tf.compat.v1
+    logged, found = [], {}
+    load_ema_hook, timing_hook = ema_hook_classes(tf, logged)
+    x, y = _xy(16, 1)
+
+    def input_fn_builder(training):
+        def input_fn(params):
+            dataset = tf.data.Dataset.from_tensor_slices((x, y))
+            dataset = dataset.repeat() if training else dataset
+            return dataset.batch(params.get("batch_size", 4), drop_remainder=True)
+
+        return input_fn
+
+    def evaluations(est, model_dir):
+        checkpoints = v1.train.checkpoints_iterator(model_dir, timeout=0, timeout_fn=lambda: True)
+        for checkpoint in checkpoints:
+            hooks = [load_ema_hook(model_dir)]
+            result = est.evaluate(input_fn_builder(False), 2, hooks, checkpoint_path=checkpoint)
+            yield {k: float(v) for k, v in result.items()}
+
+    with info_lines() as lines:
+        for kind in ("tpu", "plain"):
+            model_dir = os.path.join(workdir, kind)
+            est = ema_estimator(tf, kind, model_dir)
+            est.train(input_fn_builder(True), steps=6)
+            without_ema = est.evaluate(input_fn_builder(False), steps=2)
+            timing = timing_hook()
+            hooks = [load_ema_hook(model_dir), timing]
+            rows = est.predict(input_fn_builder(False), hooks=hooks, yield_single_examples=False)
+            batches = [row["probabilities"] for row in itertools.islice(rows, 3)]
+            found[kind] = {
+                "without_ema": {k: float(v) for k, v in without_ema.items()},
+                "with_ema": {str(i): r for i, r in enumerate(evaluations(est, model_dir))},
+                "probabilities": np.ravel(batches).tolist(),
+                "runs": [len(timing._before_runs), len(timing._after_runs)],
+            }
+    return {
+        "exact": {
+            "restored": logged,
+            "shapes": {kind: len(found[kind]["probabilities"]) for kind in found},
+            "runs": {kind: found[kind].pop("runs") for kind in found},
+            "lines": lines,
+        },
+        "close": found,
+    }
+
+
+# ------------------------------------------------------------------ in-memory evaluation
+@program
+def in_memory_evaluator(tf, workdir):
+    """tf.estimator.experimental.InMemoryEvaluatorHook given a TPUEstimator (evaluated
+    with eval_batch_size in memory every 2 steps while training)."""
+    v1 = tf.compat.v1
+    tpu = v1.estimator.tpu
+    x, y = _xy(16, 1)
+    calls = []
+
+    def input_fn_builder(training):
+        def input_fn(params):
+            calls.append(["input_fn", training, params["batch_size"]])
+            dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
+            dataset = dataset.repeat() if training else dataset
+            return dataset.batch(params["batch_size"], drop_remainder=True)
+
+        return input_fn
+
+    def model_fn(features, labels, mode, params):
+        calls.append(["model_fn", mode, params["batch_size"]])
+        model = hparams_model_fn(tf, [])
+        return model(features, labels, mode, HParams(learning_rate=0.5))
+
+    model_dir = os.path.join(workdir, "model")
+    config = tpu.RunConfig(
+        model_dir=model_dir,
+        save_checkpoints_steps=2,
+        tpu_config=tpu.TPUConfig(iterations_per_loop=2),
+    )
+    with info_lines() as lines:
+        est = tpu.TPUEstimator(
+            model_fn=model_fn,
+            use_tpu=False,
+            config=config,
+            train_batch_size=4,
+            eval_batch_size=2,
+            params={},
+        )
+        evaluator = tf.estimator.experimental.InMemoryEvaluatorHook(
+            est, input_fn_builder(False), steps=2, every_n_iter=2
+        )
+        est.train(input_fn_builder(True), max_steps=4, hooks=[evaluator])
+    eval_dir = os.path.join(model_dir, "eval")
+    return {
+        "exact": {
+            "listing": listing(model_dir),
+            "eval_tags": event_tags(eval_dir),
+        },
+        "close": {"evaluations": summary_values(tf, eval_dir, "simple_value")},
+        "calls": {"calls": calls, "lines": lines},
     }
