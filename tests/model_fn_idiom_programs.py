@@ -46,6 +46,8 @@
 - `scaffold_local_init_op`: a Scaffold whose `local_init_op` groups the local variables'
   and tables' initializers as the model_fn saw them (a TF1 model_fn and a Keras-layer one,
   a vocabulary table, metrics made after it): what train, evaluate and predict give.
+- `empty_inputs`: train(), evaluate() and predict() given an input that yields no batch,
+  for a TF1 model_fn, a TF2-style one and three canned estimators.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1454,3 +1456,62 @@ def scaffold_local_init_op(tf, workdir):
             "predicted": predicted,
         }
     return {"exact": {}, "close": seen}
+
+
+def tf1_predicting_model_fn(features, labels, mode):
+    """tf1_regression_model_fn, with a PREDICT spec."""
+    import tensorflow as tf
+
+    if mode != tf.estimator.ModeKeys.PREDICT:
+        return tf1_regression_model_fn(features, labels, mode)
+    weight = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+    return tf.estimator.EstimatorSpec(mode, predictions=tf.matmul(features["x"], weight)[:, 0])
+
+
+def _empty_input_fn(x, labels):
+    def input_fn():
+        import tensorflow as tf
+
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, labels)).take(0).batch(4)
+
+    return input_fn
+
+
+@program
+def empty_inputs(tf, workdir):
+    """An input that yields no batch (a filter that kept nothing, an empty file): 2.15's
+    train() ended at once (a step-0 checkpoint), predict() yielded nothing, and evaluate()
+    returned every metric as it starts (0, `accuracy_baseline` too) at the checkpoint's
+    step, for custom and canned estimators alike. (The TF2 case's train op steps the global
+    step apart from the input: 2.15's session ran that assign before the empty input
+    stopped it, a step counted with no batch; not compared.)"""
+    x, y = _regression_data()
+    classes = (y > 2).astype(np.int64)
+    column = [tf.feature_column.numeric_column("x")]
+    cases = {
+        "tf1": (tf.estimator.Estimator, [tf1_predicting_model_fn], y),
+        "tf2": (tf.estimator.Estimator, [keras_update_in_every_mode_model_fn], y),
+        "linear_classifier": (tf.estimator.LinearClassifier, [column], classes),
+        "dnn_classifier_3": (
+            lambda *a, **k: tf.estimator.DNNClassifier([2], *a, n_classes=3, **k),
+            [column],
+            classes,
+        ),
+        "dnn_regressor": (lambda *a, **k: tf.estimator.DNNRegressor([2], *a, **k), [column], y),
+    }
+    exact, close = {}, {}
+    for name, (make, args, labels) in cases.items():
+        est = make(*args, model_dir=os.path.join(workdir, name))
+        first = None
+        if name != "tf2":  # (its step's assign_add, apart from the input, ran under 2.15)
+            est.train(_empty_input_fn(x, labels))
+            first = os.path.basename(est.latest_checkpoint())
+        est.train(_dataset_input_fn(x, labels, 4), steps=2)
+        metrics = est.evaluate(_empty_input_fn(x, labels))
+        exact[name] = {
+            "first_checkpoint": first,
+            "metric_keys": list(metrics),
+            "predicted": list(est.predict(_empty_input_fn(x, labels))),
+        }
+        close[name] = {k: float(v) for k, v in metrics.items()}
+    return {"exact": exact, "close": close}

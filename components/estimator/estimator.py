@@ -1309,24 +1309,14 @@ class Estimator:
         log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
         started = time.time()
         eval_step = self._eval_function()
-        values = None
         runner = None
         for evaluated, element in enumerate(dataset, 1):
             features, labels = _split_element(element)
             if runner is None:
-                # Traced for the dataset's element spec, batch size unknown (as tf.estimator's
-                # graph had it): one trace serves every batch, a last smaller one included,
-                # and every later evaluation of the same features (a retrace was seconds on
-                # a wide table).
-                traced = eval_step.get_concrete_function(*_split_element(dataset.element_spec))
-                run_step = pruning.as_fetched(eval_step, traced, self._store.metric_variables())
-                self._prepare_eval(checkpoint_path)
-                step = int(global_step.numpy())
-                runner = HookRunner(
-                    self,
-                    list(hooks or ()) + list(self._traced_specs[ModeKeys.EVAL].evaluation_hooks),
-                    step,
+                traced, run_step, runner = self._start_evaluation(
+                    eval_step, dataset, checkpoint_path, hooks
                 )
+                step = runner.context.global_step
             if runner.hooks and runner.before_step(step):
                 break
             values, _ = run_step(features, labels)
@@ -1335,16 +1325,46 @@ class Estimator:
                 dict({k: float(v) for k, v in values.items()}, global_step=step)
             ):
                 break
-        if values is None:
-            raise ValueError("evaluate: input_fn produced no data.")
-        results = {key: value.numpy() for key, value in values.items()}
-        results.update(_final_values(traced, features, labels))
+        if runner is None:  # (no batch)
+            traced, runner, results = self._evaluation_of_no_batch(
+                eval_step, dataset, checkpoint_path, hooks
+            )
+        else:
+            results = {key: value.numpy() for key, value in values.items()}
+            results.update(_final_values(traced, features, labels))
         results["global_step"] = np.int64(global_step.numpy())
         runner.end(results)
         log.info("Inference Time : %.5fs", time.time() - started)
         log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
         self._write_eval_summaries(results, name, checkpoint_path, traced.graph)
         return results
+
+    def _start_evaluation(self, eval_step, dataset, checkpoint_path, hooks):
+        """(trace, pruned step, hook runner) of an evaluation, its variables ready.
+
+        Traced for the dataset's element spec, batch size unknown (as tf.estimator's graph
+        had it): one trace serves every batch, a last smaller one included, and every later
+        evaluation of the same features (a retrace was seconds on a wide table)."""
+        traced = eval_step.get_concrete_function(*_split_element(dataset.element_spec))
+        run_step = pruning.as_fetched(eval_step, traced, self._store.metric_variables())
+        self._prepare_eval(checkpoint_path)
+        runner = HookRunner(
+            self,
+            list(hooks or ()) + list(self._traced_specs[ModeKeys.EVAL].evaluation_hooks),
+            int(self._global_step().numpy()),
+        )
+        return traced, run_step, runner
+
+    def _evaluation_of_no_batch(self, eval_step, dataset, checkpoint_path, hooks):
+        """(trace, hook runner, metric values) of an evaluation whose input gave no batch:
+        2.15's session read each metric as it starts (no update ran)."""
+        traced, _, runner = self._start_evaluation(eval_step, dataset, checkpoint_path, hooks)
+        outputs = traced.structured_outputs[0]
+        names = sorted(outputs)
+        read = pruning.as_they_stand(traced, [outputs[name] for name in names])
+        if read is None:
+            raise ValueError("evaluate: input_fn produced no data.")
+        return traced, runner, {n: v.numpy() for n, v in zip(names, read(), strict=True)}
 
     def _note_untrained(self, checkpoint_path, mode):
         """2.15's line when there is no checkpoint to read: before the input_fn and the

@@ -413,9 +413,8 @@ def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
 class _AccuracyBaseline(tf_keras.metrics.Mean):
     """The accuracy of always predicting the majority class: max(mean, 1 - mean) of the labels."""
 
-    def result(self):
-        mean = super().result()
-        return tf.maximum(mean, 1.0 - mean)
+    def result(self):  # (0 before any example, as 2.15's total / count)
+        return tf.math.divide_no_nan(tf.maximum(self.total, self.count - self.total), self.count)
 
 
 class Head(abc.ABC):

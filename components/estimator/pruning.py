@@ -147,3 +147,39 @@ def _lifted(graph, outputs):
         pruned._add_function(library_function)
     pruned.variables = graph.variables
     return pruned, [lifted[t] for t in inputs]
+
+
+def as_they_stand(concrete, outputs):
+    """A callable of no arguments returning `outputs` (some of `concrete`'s structured
+    outputs) computed from the variables as they stand, with none of the trace's
+    updates: an evaluation of no batch, whose metrics 2.15 read as they start. Only data
+    edges are followed (a metric's read waits for its update by a control edge). None
+    where the outputs need the step's arguments."""
+    try:
+        return _reading_alone(concrete.graph, [_returned(t).name for t in outputs])
+    except Exception:  # (then no values: evaluate() says its input gave no batch)
+        log.warning("Could not read the metrics' values apart.", exc_info=True)
+        return None
+
+
+def _reading_alone(graph, names):
+    graph_def = graph.as_graph_def()
+    for node in graph_def.node:
+        data = [name for name in node.input if not name.startswith("^")]
+        del node.input[:]
+        node.input.extend(data)
+    kept = tf.compat.v1.graph_util.extract_sub_graph(graph_def, [n.split(":")[0] for n in names])
+    kept_nodes = {node.name for node in kept.node}
+    arguments = {t.op.name for t in graph.inputs} - {i.op.name for _, i in graph.captures}
+    if kept_nodes & arguments:
+        return None
+    captured = {i.op.name: o for o, i in graph.captures if i.op.name in kept_nodes}
+
+    def read():
+        wrapped = tf.compat.v1.get_default_graph()  # (the function being wrapped)
+        input_map = {f"{name}:0": wrapped.capture(outer) for name, outer in captured.items()}
+        return tf.graph_util.import_graph_def(
+            kept, input_map=input_map, return_elements=names, name=""
+        )
+
+    return tf.compat.v1.wrap_function(read, [])
