@@ -14,6 +14,10 @@ tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
   `_summary_tag` in `begin()`, galileo's reading `_last_global_step` in `end(session)`)
   in `train()` of a canned estimator and of a TF1 model_fn: the calls they get, the
   summaries written.
+- `subclasses_overriding_end`: subclasses of `tf.estimator.StopAtStepHook` and
+  `LoggingTensorHook` overriding `end(session)` (reading the global step there), in
+  `train()` of a canned estimator and of a Keras-layer model_fn with a Keras optimizer:
+  the calls they get.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -262,3 +266,53 @@ def step_counter_subclass_with_session_methods(tf, workdir):
     model.train(_input_fn(tf), hooks=[training], steps=5)
     model.evaluate(_input_fn(tf), hooks=[evaluation], steps=3)
     return {"exact": {"seen": seen, "steps": [training._steps, evaluation._steps]}}
+
+
+def _overriding_hooks(tf, seen):
+    """Subclasses of the hooks overriding TF1's session methods, each calling super()."""
+
+    class StopReporting(tf.estimator.StopAtStepHook):
+        def end(self, session):
+            step = session.run(tf.compat.v1.train.get_global_step())
+            seen.append(["stop_end", int(step)])
+            super().end(session)
+
+    class LoggingReporting(tf.estimator.LoggingTensorHook):
+        def end(self, session):
+            seen.append(["logging_end", hasattr(session, "run")])
+            super().end(session)
+
+    return [
+        StopReporting(num_steps=3),
+        LoggingReporting({"loss": "loss"}, every_n_iter=2, at_end=True),
+    ]
+
+
+def _keras_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    layer = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")
+    loss = tf.reduce_mean(tf.square(layer(features["x"]) - labels))
+    variables = layer.trainable_variables
+    update = tf.keras.optimizers.legacy.SGD(0.1).apply_gradients(
+        zip(tf.gradients(loss, variables), variables, strict=True)
+    )
+    train_op = tf.group(update, tf.compat.v1.train.get_global_step().assign_add(1))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+@program
+def subclasses_overriding_end(tf, workdir):
+    """2.15 ran each in its session, its `end(session)` called; here they were swapped for
+    fresh TF1 hooks, so the overrides never ran."""
+    column = tf.feature_column.numeric_column("x")
+    estimators = {
+        "canned": tf.estimator.LinearRegressor([column], os.path.join(workdir, "canned")),
+        "keras": tf.estimator.Estimator(_keras_model_fn, os.path.join(workdir, "keras")),
+    }
+    seen = {}
+    for name, est in estimators.items():
+        seen[name] = []
+        est.train(_input_fn(tf), hooks=_overriding_hooks(tf, seen[name]))
+        seen[name].append(["global_step", int(est.get_variable_value("global_step"))])
+    return {"exact": seen, "close": {}}

@@ -171,6 +171,8 @@ class StopAtStepHook(_AlsoTF1, tf.compat.v1.train.StopAtStepHook):
             context.request_stop()
 
     def session_run_hook(self, built, tensors):
+        if needs_a_session(self):  # (2.15's subclass, itself in the session)
+            return self
         return tf.compat.v1.train.StopAtStepHook(self._num_steps, self._last_step)
 
 
@@ -213,7 +215,7 @@ class NanTensorHook(_AlsoTF1, tf.compat.v1.train.NanTensorHook):
 
 _V1LoggingTensorHook = tf.compat.v1.train.LoggingTensorHook
 # What a subclass written for tf.estimator 2.15's LoggingTensorHook (TF1's) overrides.
-_TF1_LOGGING_METHODS = ("after_create_session", "before_run", "after_run", "_log_tensors")
+_TF1_LOGGING_METHODS = ("after_create_session", "before_run", "after_run", "_log_tensors", "end")
 
 
 class LoggingTensorHook(_AlsoTF1, _V1LoggingTensorHook):
@@ -462,13 +464,18 @@ _SESSION_METHODS = ("after_create_session", "before_run", "after_run")
 
 
 def needs_a_session(hook):
-    """Whether `hook` is a StepCounterHook subclass written for tf.estimator 2.15's (TF1's)
-    that overrides a method only a session calls (`after_run`, timing its own count with
-    `_timer`, as tensornets' evaluation hook does): it runs in a graph with a session, as
+    """Whether `hook` is a subclass of this kit's StepCounterHook or StopAtStepHook written
+    for tf.estimator 2.15's (TF1's) that overrides a method only a session calls
+    (`after_run`, timing its own count with `_timer`, as tensornets' evaluation hook does;
+    or, but for StepCounterHook's, `end(session)`): it runs in a graph with a session, as
     itself, as there."""
-    return isinstance(hook, StepCounterHook) and any(
-        getattr(type(hook), name) is not getattr(StepCounterHook, name) for name in _SESSION_METHODS
-    )
+    if isinstance(hook, StepCounterHook):
+        methods, base = _SESSION_METHODS, StepCounterHook
+    elif isinstance(hook, StopAtStepHook):
+        methods, base = (*_SESSION_METHODS, "end"), StopAtStepHook
+    else:
+        return False
+    return any(getattr(type(hook), name) is not getattr(base, name) for name in methods)
 
 
 class _SessionAdapter(tf.compat.v1.train.SessionRunHook):
