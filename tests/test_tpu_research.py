@@ -2,7 +2,8 @@
 tensor2tensor's HParams params and RunConfig attributes, tensorflow/tpu's DCGAN with two
 optimizers, bigbird's dict host_call, ELECTRA's fine-tuning with its ETAHook, amoeba_net's
 LoadEMAHook evaluations and timed predictions, an InMemoryEvaluatorHook given a
-TPUEstimator) here against tf.estimator 2.15.
+TPUEstimator, a Keras-layer model started from a checkpoint by init_from_checkpoint) here
+against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py tpu_research_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones

@@ -41,7 +41,12 @@ Research, ResNet and official r1 families do not reach:
 - `in_memory_evaluator`: `tf.estimator.experimental.InMemoryEvaluatorHook` given a
   TPUEstimator: evaluated with `eval_batch_size` every 2 steps while training. Its
   `calls` (input_fn's and model_fn's calls, the lines) are a known difference
-  (docs/guide/estimator.md), compared by a strict expected failure.
+  (docs/guide/estimator.md), compared by a strict expected failure;
+- `keras_layers_from_a_checkpoint`: a research model of Keras layers and a Keras optimizer
+  on a plain Estimator whose encoder starts from pre-trained weights by
+  `init_from_checkpoint` given the layer's variables (BERT's `init_checkpoint` in a
+  Keras-layer model): features predicted and the pre-trained model evaluated in a fresh
+  model_dir before fine-tuning, then fine-tuned.
 
 Hand edits a user makes: data are made-up arrays; weights start from fixed numbers; the
 DCGAN's `tf.random_normal` noise is a seeded array in its dataset; ETAHook's times are
@@ -57,6 +62,7 @@ tpu_research_programs` recorded under tf.estimator 2.15
 import glob
 import itertools
 import os
+import re
 
 import numpy as np
 
@@ -867,4 +873,85 @@ def in_memory_evaluator(tf, workdir):
         },
         "close": {"evaluations": summary_values(tf, eval_dir, "simple_value")},
         "calls": {"calls": calls, "lines": lines},
+    }
+
+
+# ------------------------------------------------------------------ keras layers from a checkpoint
+def write_encoder_checkpoint(tf, path):
+    """A pre-trained encoder's checkpoint of fixed numbers (`enc/kernel`, `enc/bias`)."""
+    v1 = tf.compat.v1
+    with tf.Graph().as_default():
+        v1.get_variable("enc/kernel", initializer=tf.constant(_fixed([3, 2], 7)))
+        v1.get_variable("enc/bias", initializer=tf.constant([0.5, -0.5]))
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            v1.train.Saver().save(session, path)
+
+
+def keras_encoder_model_fn(tf, init_checkpoint, calls):
+    """A Keras-layer model_fn (a Keras optimizer, no TF1 one) whose encoder starts from a
+    pre-trained checkpoint by init_from_checkpoint given the layer's variables."""
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params):
+        calls.append(mode)
+        layer = tf.keras.layers.Dense(2, name="enc")
+        logits = layer(features["x"])
+        assignment_map = {"enc/kernel": layer.kernel, "enc/bias": layer.bias}
+        v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"logits": logits})
+        per_example = tf.keras.losses.sparse_categorical_crossentropy(
+            labels, logits, from_logits=True
+        )
+        loss = tf.reduce_mean(per_example)
+        train_op = None
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            optimizer = tf.keras.optimizers.SGD(0.1)
+            grads = tf.gradients(loss, layer.trainable_weights)
+            step = v1.train.get_or_create_global_step()
+            train_op = tf.group(
+                optimizer.apply_gradients(zip(grads, layer.trainable_weights, strict=True)),
+                step.assign_add(1),
+            )
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+@program
+def keras_layers_from_a_checkpoint(tf, workdir):
+    """Features extracted (predict) and the pre-trained model evaluated before any
+    fine-tuning, in a fresh model_dir, then fine-tuned and evaluated."""
+    x, y = _xy(16, 1)
+    init_checkpoint = os.path.join(workdir, "pretrained", "model.ckpt")
+    write_encoder_checkpoint(tf, init_checkpoint)
+    calls = []
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).repeat().batch(4)
+
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(
+        keras_encoder_model_fn(tf, init_checkpoint, calls), model_dir=model_dir
+    )
+    with info_lines() as lines:
+        features = next(est.predict(input_fn))["logits"]
+        before = est.evaluate(input_fn, steps=1)
+        est.train(input_fn, max_steps=2)
+        after = est.evaluate(input_fn, steps=1)
+    return {
+        "exact": {
+            "calls": calls,
+            # (The step of `loss = ..., step = N` is read unordered with the train op's
+            # assign_add, in its session run, under 2.15 as here: 0 or 1.)
+            "lines": [re.sub(r"step = \d+$", "step = <n>", line) for line in lines],
+            "variables": sorted(est.get_variable_names()),
+        },
+        "close": {
+            "features": np.ravel(features).tolist(),
+            "before": {k: float(v) for k, v in before.items()},
+            "after": {k: float(v) for k, v in after.items()},
+            "kernel": np.ravel(est.get_variable_value("enc/kernel")).tolist(),
+        },
     }

@@ -117,7 +117,21 @@ def tf1_markers(graph, spec, hooks=()):
     )
     if spec.scaffold is not None and scaffold_has_session_fields(spec.scaffold):
         found.append("a Scaffold with session fields")
+    if initialized_from_a_checkpoint(graph):
+        found.append("tf.compat.v1.train.init_from_checkpoint")
     return found
+
+
+def initialized_from_a_checkpoint(graph):
+    """Whether `init_from_checkpoint` gave a variable of `graph` a checkpoint's value as
+    its initial value (a RestoreV2 op's output): 2.15's session then initialized an
+    untrained model from it in every mode, predict and evaluate included, where the
+    TF2 path's evaluate() and predict() leave that assignment out (it is no output)."""
+    for variable in graph.get_collection(_V1.GraphKeys.GLOBAL_VARIABLES):
+        initial_value = getattr(variable, "_initial_value", None)
+        if getattr(initial_value, "op", None) is not None and initial_value.op.type == "RestoreV2":
+            return True
+    return False
 
 
 def scaffold_has_session_fields(scaffold):
