@@ -38,7 +38,7 @@ the Estimator object's calls as StackOverflow-grade code makes them.
   tensors in the spec's training, evaluation and prediction hooks, and a tensor's name in
   train()'s (2.15's hook was TF1's; the kit's TF2 path failed on both);
 - `keras_batch_norm_updates`: a Keras BatchNormalization whose updates are grouped into the
-  train op (as 2.15) and left out of it (`forgotten`: a known difference);
+  train op (as 2.15) and left out of it (`forgotten`: 2.15 never ran them);
 - `train_op_without_global_step`: a TF1 `minimize` without `global_step` (`steps`: a
   known difference, 2.15 left the step at 0);
 - `exports_kept_and_warm_started_from`: `LatestExporter(exports_to_keep=None)` of a
@@ -48,7 +48,10 @@ the Estimator object's calls as StackOverflow-grade code makes them.
 - `keras_model_fn_export_as_text`: a Keras-layer model_fn's `export_saved_model` and
   `experimental_export_all_saved_models` with `as_text=True`, served.
 - `unfetched_print_and_assert_in_training`: a `tf.print` and a failing assert nothing
-  depends on in a Keras-layer model_fn (`ran`: a known difference, 2.15 ran neither).
+  depends on in a Keras-layer model_fn (2.15 ran neither);
+- `unfetched_updates_in_training`: a Keras layer's own variable update and a
+  `tf.compat.v1.assign` nothing fetches, trained first and after an evaluate (2.15 ran
+  neither).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -909,12 +912,11 @@ def _batch_norm_run(tf, model_dir, updates):
 @program
 def keras_batch_norm_updates(tf, workdir):
     """A Keras BatchNormalization in a model_fn, its updates grouped into the train op
-    (`model.updates`), and left out of it: 2.15's session then never ran them (the moving
-    statistics stay 0 and 1), where the TF2 path runs every update its trace makes (a
-    known difference: `forgotten`, compared by a strict expected failure)."""
+    (`model.updates`), and left out of it (`forgotten`): 2.15's session then never ran
+    them (the moving statistics stay 0 and 1, which evaluate and predict read)."""
     names, grouped = _batch_norm_run(tf, os.path.join(workdir, "grouped"), True)
     _, forgotten = _batch_norm_run(tf, os.path.join(workdir, "forgotten"), False)
-    return {"exact": {"variables": names}, "close": grouped, "forgotten": forgotten}
+    return {"exact": {"variables": names}, "close": {"grouped": grouped, "forgotten": forgotten}}
 
 
 @program
@@ -1071,9 +1073,8 @@ def _print_and_assert_model_fn(printed_to):
 @program
 def unfetched_print_and_assert_in_training(tf, workdir):
     """A Keras-layer model_fn's `tf.print` and a failing `tf.debugging.assert_less` that
-    nothing depends on: 2.15's session ran only the train op, so neither ran (nothing
-    printed, training went on); the TF2 path runs every stateful op its trace makes (a
-    known difference: `ran`, compared by a strict expected failure)."""
+    nothing depends on: 2.15's session ran only the train op and the loss, so neither ran
+    (nothing printed, training went on)."""
     printed_to = os.path.join(workdir, "printed.txt")
     est = tf.estimator.Estimator(
         _print_and_assert_model_fn(printed_to), model_dir=os.path.join(workdir, "m")
@@ -1083,4 +1084,50 @@ def unfetched_print_and_assert_in_training(tf, workdir):
     if os.path.exists(printed_to):
         with open(printed_to) as f:
             printed = f.read().count("printed")
-    return {"exact": {}, "ran": {"train": trained and trained[0], "printed": printed}}
+    return {"exact": {"train": trained and trained[0], "printed": printed}}
+
+
+def _counting_layer(tf):
+    class Counting(tf.keras.layers.Layer):
+        """Passes its input on, counting the rows it saw in a variable of its own."""
+
+        def build(self, input_shape):
+            self.seen = self.add_weight("seen", [], initializer="zeros", trainable=False)
+
+        def call(self, inputs):
+            self.add_update(self.seen.assign_add(tf.cast(tf.shape(inputs)[0], tf.float32)))
+            return tf.identity(inputs)
+
+    return Counting(name="counting")
+
+
+def unfetched_updates_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    layer = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="dense")
+    y = layer(_counting_layer(tf)(features["x"]))
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": y})
+    loss = tf.reduce_mean(tf.square(labels - y))
+    tf.compat.v1.assign(layer.bias, [5.0])  # (nothing fetches it)
+    train_op = _keras_train_op(tf, loss, layer) if mode == tf.estimator.ModeKeys.TRAIN else None
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+@program
+def unfetched_updates_in_training(tf, workdir):
+    """A Keras layer's update of its own variable (a count of the rows it saw) and a
+    `tf.compat.v1.assign` of a Dense bias, neither in the train op nor needed by the loss:
+    2.15's session never ran them in training (the count stays 0, the bias trains), for a
+    model trained first and for one evaluated before it trained."""
+    values = {}
+    for order in ("trained_first", "evaluated_first"):
+        est = tf.estimator.Estimator(unfetched_updates_model_fn, os.path.join(workdir, order))
+        if order == "evaluated_first":
+            est.evaluate(_repeated_input_fn(tf, epochs=1))
+        est.train(_repeated_input_fn(tf), steps=3)
+        values[order] = {
+            name: est.get_variable_value(name).tolist()
+            for name in ("counting/seen", "dense/bias", "dense/kernel")
+        }
+    return {"exact": {}, "close": values}

@@ -42,6 +42,7 @@ from components.estimator import (
     server,
     summaries,
     tf_logging,
+    unfetched,
 )
 from components.estimator.hooks import HookRunner, check_listeners, is_hook
 from components.estimator.model_fn import (
@@ -536,6 +537,10 @@ class Estimator:
         # its first build tells.
         self._graph_mode = None
         self._graph_named_modes = set()  # modes whose variables have a graph's names
+        # Whether training runs in a graph with a session though the other modes take the
+        # TF2 path: model_fn makes effects there that 2.15's session never ran
+        # (`_trains_without_what_is_unfetched`).
+        self._trains_in_a_graph = False
         self._iterator_input_fns = weakref.WeakKeyDictionary()
         # {thread: (input_fn, mode, what it returned)}: input_fn's result (or error) for the
         # TF2 path, from the call that chose the path (_graph_of_an_iterator).
@@ -622,7 +627,7 @@ class Estimator:
             model_fn = tf.__internal__.autograph.tf_convert(model_fn, enabled)
         # In every mode, as 2.15's canned models summarized their layers in every graph
         # (an export's graph holds those ops; only training writes them).
-        with summaries.in_training_graph(v1=self._v1_summaries):
+        with summaries.in_training_graph(v1=self._v1_summaries), unfetched.noting():
             spec = model_fn(**self._model_fn_kwargs(features, labels, mode))
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
@@ -648,12 +653,13 @@ class Estimator:
             self._runs_in_a_graph
             or eager_off
             or any(graph_mode.is_session_run_hook(h) for h in hooks or ())
+            or (mode == ModeKeys.TRAIN and self._trains_in_a_graph)
         )
         self._pending_inputs.pop(threading.get_ident(), None)
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             built = input_fn and self._graph_of_an_iterator(input_fn, mode, before_input)
             if not built and self._graph_mode is False:
-                self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
+                built = self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
             return built or None
         graph = tf.Graph()
         try:
@@ -688,7 +694,7 @@ class Estimator:
                 self._graph_mode = False
                 self._graph_named_modes.add(mode)
                 self._store.expect_graph_names(mode, graph)
-                return None
+                return built if self._trains_without_what_is_unfetched(built) else None
             self._graph_mode = True
             log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
         return built
@@ -765,22 +771,49 @@ class Estimator:
         """Has the TF2 path name the variables `mode` makes as tf.estimator's graph named
         them (`VariableStore.expect_graph_names`): `model_fn` built in a graph once per
         mode, the first time the mode runs (a Keras optimizer's slots, made in TRAIN
-        only, when PREDICT ran first)."""
+        only, when PREDICT ran first). Returns the TRAIN graph to train in instead when
+        model_fn makes effects there that 2.15 never ran (else None)."""
         if self._graph_named_modes is None or mode in self._graph_named_modes:
-            return
+            return None
         self._graph_named_modes.add(mode)
+        real_input_fn = input_fn
         pending = self._pending_inputs.get(threading.get_ident())
         if pending is not None and pending[:2] == (input_fn, mode):
             input_fn = _input_of_structure(pending[2]) or input_fn  # (not called again)
         graph = tf.Graph()
         try:
-            graph_mode.ModeGraph(
+            built = graph_mode.ModeGraph(
                 self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
             )
         except Exception:
             log.debug("model_fn does not build in a graph in %s mode.", mode, exc_info=True)
-            return
+            return None
         self._store.expect_graph_names(mode, graph)
+        if mode != ModeKeys.TRAIN or not self._trains_without_what_is_unfetched(built):
+            return None
+        if input_fn is real_input_fn:
+            return built
+        # (Built on a stand-in of the input's structure: the graph needs the input itself.)
+        self._pending_inputs.pop(threading.get_ident(), None)
+        return graph_mode.ModeGraph(self, mode, input_fn=real_input_fn, graph=tf.Graph())
+
+    def _trains_without_what_is_unfetched(self, built):
+        """Whether `built`, a TRAIN graph, holds effects its train op and loss do not need
+        (`unfetched.effects`: updates left out of the train op, an unfetched print or
+        assert), which 2.15's session never ran, where the TF2 path's trace would run
+        them: then this Estimator trains in a graph with a session, as 2.15 trained."""
+        if built.mode != ModeKeys.TRAIN:
+            return False
+        found = unfetched.effects(built)
+        if found:
+            self._trains_in_a_graph = True
+            log.info(
+                "model_fn makes ops in training that neither its train_op nor its loss "
+                "needs (%s): it trains in a graph with a session, which leaves them out "
+                "as tf.estimator did.",
+                unfetched.described(found),
+            )
+        return bool(found)
 
     def _input_fn_reads_an_iterator(self, input_fn, mode):
         """Whether `input_fn` returns the next element of a TF1 iterator
@@ -878,7 +911,7 @@ class Estimator:
         next `train()` fits the same model afresh there with the functions it already traced.
         (The kit's extension: cross-validation fits a model once per fold, and a trace costs
         more than a small fold's training.) Not for a model_fn that builds in a graph."""
-        if self._graph_mode or self._runs_in_a_graph:
+        if self._graph_mode or self._runs_in_a_graph or self._trains_in_a_graph:
             raise ValueError("restart: a model_fn that builds in a graph traces per call.")
         if not config.model_dir or tf.train.latest_checkpoint(config.model_dir):
             raise ValueError(

@@ -350,6 +350,7 @@ class ModeGraph:
             self.spec = None
             if iterator_only and not self.reads_an_iterator:
                 return
+            self.model_ops_from = len(self.graph.get_operations())  # (unfetched.effects)
             self.spec = graph_strategy.call_model_fn(
                 self.strategy, estimator._call_model_fn_in_graph, features, labels, mode
             )
