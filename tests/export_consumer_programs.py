@@ -125,7 +125,9 @@ def _session_reads(tf, export_dir, feed, fetches, greps):
         )
         ops = {op.name for op in graph.get_operations()}
         try:
-            fetched = {k: _floats(v) for k, v in sess.run(fetches, feed_dict=feed).items()}
+            fetched = {
+                k: _numbers_or_strings(v) for k, v in sess.run(fetches, feed_dict=feed).items()
+            }
         except (KeyError, ValueError, TypeError) as error:
             fetched = type(error).__name__
         assets = sorted([a.filename, a.tensor_info.name] for a in _asset_file_defs(meta_graph))
@@ -435,12 +437,13 @@ def tf1_model_fn_head(tf, workdir):
 
 
 # ------------------------------------------------------------------ canned estimators
-def _canned(tf, workdir, make, fetches, key="predict", cli=False):
-    """Trains `make(numeric, indicator, colour, model_dir)` 3 steps, exports it over a
-    parsing receiver and reads it; `fetches` the tensor names 2.15's export had."""
+def _canned(tf, workdir, make, fetches, key="predict", cli=False, input_fn=None):
+    """Trains `make(numeric, indicator, colour, model_dir)` 3 steps (on `input_fn`, else
+    `_input_fn`'s), exports it over a parsing receiver and reads it; `fetches` the tensor
+    names 2.15's export had."""
     numeric, indicator, colour = _columns(tf, _vocabulary(workdir))
     est = make(numeric, indicator, colour, os.path.join(workdir, "model"))
-    est.train(_input_fn(tf), steps=3)
+    est.train(input_fn or _input_fn(tf), steps=3)
     spec = tf.feature_column.make_parse_example_spec([*numeric, colour])
     export_dir = _export(
         est, tf, workdir, tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
@@ -506,6 +509,41 @@ def dnn_linear_combined_classifier(tf, workdir):
         )
 
     return _canned(tf, workdir, make, {"probabilities": "head/predictions/probabilities:0"})
+
+
+def _weighted_yes_no_input_fn(tf):
+    """`_input_fn`'s rows with a weight `w` and the labels as strings "no" and "yes"."""
+    x, colour, label = _rows()
+    weight = np.linspace(0.5, 1.5, len(label)).astype(np.float32)
+    words = np.array([["no", "yes"][i] for i in label]).reshape(-1, 1)
+
+    def input_fn():
+        features = {"x": tf.constant(x), "colour": tf.constant(colour), "w": tf.constant(weight)}
+        return features, tf.constant(words)
+
+    return input_fn
+
+
+def linear_classifier_label_vocabulary(tf, workdir):
+    """LinearClassifier with weight_column and label_vocabulary: its predicted classes
+    are looked up in the vocabulary's table, `head/predictions/hash_table_Lookup/
+    LookupTableFindV2:0`, fetched by name with its class ids and probabilities."""
+
+    def make(numeric, indicator, colour, model_dir):
+        return tf.estimator.LinearClassifier(
+            [*numeric, colour],
+            weight_column="w",
+            label_vocabulary=["no", "yes"],
+            model_dir=model_dir,
+        )
+
+    fetches = {
+        "classes": "head/predictions/hash_table_Lookup/LookupTableFindV2:0",
+        "class_ids": "head/predictions/ExpandDims:0",
+        "probabilities": "head/predictions/probabilities:0",
+        "logits": "linear/linear_model/linear/linear_model/linear/linear_model/weighted_sum:0",
+    }
+    return _canned(tf, workdir, make, fetches, input_fn=_weighted_yes_no_input_fn(tf))
 
 
 def v1_dnn_classifier(tf, workdir):
@@ -750,6 +788,7 @@ PROGRAMS = {
     "dnn_classifier": dnn_classifier,
     "linear_regressor": linear_regressor,
     "dnn_linear_combined_classifier": dnn_linear_combined_classifier,
+    "linear_classifier_label_vocabulary": linear_classifier_label_vocabulary,
     "v1_dnn_classifier": v1_dnn_classifier,
     "v1_linear_regressor": v1_linear_regressor,
     "v1_baseline_classifier": v1_baseline_classifier,

@@ -48,6 +48,10 @@ CANNED = [name for name in programs.PROGRAMS if name not in GRAPH_BUILT + ALTERN
 TRACED = "keras_model_fn_alternatives"
 
 TF2_CANNED = ["dnn_classifier", "linear_regressor", "dnn_linear_combined_classifier"]
+# A V2 canned classifier with label_vocabulary: its classes 2.15's table lookup
+# (`head/predictions/hash_table_Lookup/LookupTableFindV2:0`); a linear model starts from
+# zeros, so its scores are 2.15's.
+VOCABULARY = "linear_classifier_label_vocabulary"
 # The ops `saved_model_cli show --all` lists for a canned DNN's export are 2.15's (its
 # one-hot indicator column, its layer summaries in the PREDICT graph, AsString class
 # strings) but for the initializers': tf_keras's Dense layers (TF 2.21's) draw theirs with
@@ -73,7 +77,9 @@ class TestExportConsumers(ComparedWithTf215):
 V1_BY_NAME = ["v1_linear_regressor", "v1_baseline_classifier", "v1_linear_classifier_3_classes"]
 
 
-@pytest.mark.parametrize("name", [*GRAPH_BUILT, "v1_dnn_classifier", *V1_BY_NAME, *TF2_CANNED])
+@pytest.mark.parametrize(
+    "name", [*GRAPH_BUILT, "v1_dnn_classifier", *V1_BY_NAME, *TF2_CANNED, VOCABULARY]
+)
 def test_names_read_as_under_tf215(ours, name):
     got, theirs = dict(ours[name]["names"]), dict(RECORDED[name]["names"])
     if name == "v1_dnn_classifier":
@@ -130,14 +136,27 @@ def test_canned_scores_agree_between_readers(ours, name):
             assert strings[f"predictor/{key}"] == strings[f"predict/{key}"]
 
 
-@pytest.mark.parametrize("name", [*TF2_CANNED, *V1_BY_NAME])
+@pytest.mark.parametrize("name", [*TF2_CANNED, *V1_BY_NAME, VOCABULARY])
 def test_canned_scores_by_name_are_the_signatures(ours, name):
     """`sess.run` by 2.15's tensor names gives what the `predict` signature gives: the
     export is one graph, its names those of the signature's tensors."""
     values = ours[name]["values"]
     assert values["by_name"], "nothing fetched by 2.15's names"
     for key, scores in values["by_name"].items():
-        np.testing.assert_allclose(scores, values["predictor"][key], atol=1e-6)
+        if scores and isinstance(scores[0], str):
+            assert scores == values["strings"][f"predictor/{key}"], key
+        else:
+            np.testing.assert_allclose(scores, values["predictor"][key], atol=1e-6)
+
+
+def test_vocabulary_classes_by_name_as_under_tf215(ours):
+    """The classes fetched by 2.15's name are the vocabulary's strings 2.15 gave, with its
+    class ids, probabilities and logits."""
+    got, theirs = ours[VOCABULARY]["values"], RECORDED[VOCABULARY]["values"]
+    assert got["strings"] == theirs["strings"]
+    assert got["by_name"]["classes"] == theirs["by_name"]["classes"] == ["yes", "no", "no"]
+    for way in ("by_name", "predictor"):
+        assert_close(_split(got[way])[1], _split(theirs[way])[1], f"{VOCABULARY} {way}")
 
 
 @pytest.mark.parametrize("name", [n for n in ALTERNATIVES if n != TRACED])

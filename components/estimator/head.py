@@ -699,7 +699,25 @@ class _ClassHead(_SingleHead):
         (`tf.strings.as_string`)."""
         if self._vocabulary is None:
             return tf.strings.as_string(class_ids, name=name)
+        graph = tf.compat.v1.get_default_graph()
+        if name == "str_classes" and not (tf.executing_eagerly() or graph.building_function):
+            return self._looked_up_classes(class_ids)
         return tf.gather(tf.constant(self._vocabulary), class_ids, name=name)
+
+    def _looked_up_classes(self, class_ids):
+        """The predicted classes' strings in a TF1 graph (an export's) as 2.15's heads
+        looked them up: a `class_string_lookup` table, so the tensor is
+        `.../predictions/hash_table_Lookup/LookupTableFindV2:0`, the name TF1 serving
+        code fetches."""
+        table = tf.compat.v1.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.range(len(self._vocabulary), dtype=tf.int64),
+                tf.constant(self._vocabulary),
+                name="class_string_lookup",
+            ),
+            default_value="UNK",
+        )
+        return table.lookup(tf.cast(class_ids, tf.int64))
 
     def _class_predictions(self, logits, scores):
         """The predictions from `scores` (softmax'd, and the class ids their argmax), in the
