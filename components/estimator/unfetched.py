@@ -152,7 +152,9 @@ def _set_up(graph):
     initializers, the tables', the Scaffold's init ops, the summaries (on summary steps)."""
     ops = []
     for key in (_KEYS.GLOBAL_VARIABLES, _KEYS.LOCAL_VARIABLES, _KEYS.METRIC_VARIABLES):
-        ops += [getattr(v, "initializer", None) for v in graph.get_collection(key)]
+        for variable in graph.get_collection(key):  # (a distributed variable's: its parts')
+            parts = getattr(variable, "values", None) or (variable,)
+            ops += [getattr(part, "initializer", None) for part in (variable, *parts)]
     for key in (_KEYS.RESOURCES, _KEYS.LOCAL_RESOURCES):
         ops += [getattr(r, "initializer", None) for r in graph.get_collection(key)]
     for key in (
