@@ -128,9 +128,14 @@ def initialized_from_a_checkpoint(graph):
     untrained model from it in every mode, predict and evaluate included, where the
     TF2 path's evaluate() and predict() leave that assignment out (it is no output)."""
     for variable in graph.get_collection(_V1.GraphKeys.GLOBAL_VARIABLES):
-        initial_value = getattr(variable, "_initial_value", None)
-        if getattr(initial_value, "op", None) is not None and initial_value.op.type == "RestoreV2":
-            return True
+        # (a distributed variable's parts: its own attribute reads would reduce them)
+        for part in getattr(variable, "values", None) or (variable,):
+            initial_value = getattr(part, "__dict__", {}).get("_initial_value")
+            if (
+                getattr(initial_value, "op", None) is not None
+                and initial_value.op.type == "RestoreV2"
+            ):
+                return True
     return False
 
 
