@@ -41,6 +41,7 @@ from components.estimator import checkpoints as ckpt_lib
 from components.estimator import graph_steps, graph_strategy, run_config, tf_logging
 from components.estimator import hooks as hooks_lib
 from components.estimator import server as server_lib
+from components.estimator import variables as variables_lib
 from components.estimator.model_fn import (
     ModeKeys,
     selected_predictions,
@@ -128,8 +129,7 @@ def initialized_from_a_checkpoint(graph):
     untrained model from it in every mode, predict and evaluate included, where the
     TF2 path's evaluate() and predict() leave that assignment out (it is no output)."""
     for variable in graph.get_collection(_V1.GraphKeys.GLOBAL_VARIABLES):
-        # (a distributed variable's parts: its own attribute reads would reduce them)
-        for part in getattr(variable, "values", None) or (variable,):
+        for part in variables_lib.parts(variable):
             initial_value = getattr(part, "__dict__", {}).get("_initial_value")
             if (
                 getattr(initial_value, "op", None) is not None

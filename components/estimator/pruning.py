@@ -20,6 +20,7 @@ from tensorflow.python.framework import func_graph as func_graph_lib
 from tensorflow.python.util import nest
 
 from components.estimator import graph_steps
+from components.estimator import variables as variables_lib
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def _handles(variables):
     """The ids of `variables`' handles (a distributed variable's: its parts')."""
     found = set()
     for variable in variables:
-        for part in getattr(variable, "values", None) or (variable,):
+        for part in variables_lib.parts(variable):
             try:
                 found.add(id(part.handle))
             except (AttributeError, ValueError, RuntimeError):

@@ -26,6 +26,7 @@ import tensorflow as tf
 import tf_keras
 
 from components.estimator import graph_steps
+from components.estimator import variables as variables_lib
 
 _KEYS = tf.compat.v1.GraphKeys
 
@@ -110,7 +111,7 @@ def _noting_accumulators(next_creator, **kwargs):
         and kwargs.get("aggregation") != tf.VariableAggregation.MEAN
         and not (tf.executing_eagerly() or graph.building_function)
     ):
-        for part in getattr(variable, "values", None) or (variable,):
+        for part in variables_lib.parts(variable):
             handle = getattr(part, "handle", None)
             if handle is not None:
                 _NOTED.setdefault(graph, set()).add(_handle_op(handle).name)
@@ -153,7 +154,7 @@ def _set_up(graph):
     ops = []
     for key in (_KEYS.GLOBAL_VARIABLES, _KEYS.LOCAL_VARIABLES, _KEYS.METRIC_VARIABLES):
         for variable in graph.get_collection(key):  # (a distributed variable's: its parts')
-            parts = getattr(variable, "values", None) or (variable,)
+            parts = variables_lib.parts(variable)
             ops += [getattr(part, "initializer", None) for part in (variable, *parts)]
     for key in (_KEYS.RESOURCES, _KEYS.LOCAL_RESOURCES):
         ops += [getattr(r, "initializer", None) for r in graph.get_collection(key)]

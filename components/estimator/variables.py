@@ -329,6 +329,12 @@ class VariableStore:
         return [v for v in self.variables.values() if is_metric_variable(v)]
 
 
+def parts(variable):
+    """A distributed variable's per-device variables, or `(variable,)` for any other (read
+    them, not the distributed one: its attributes reduce across replicas)."""
+    return getattr(variable, "values", None) or (variable,)
+
+
 def is_metric_variable(variable):
     # Keras metrics keep their accumulators as ON_READ variables summed over
     # replicas; they are per-evaluation state, like tf.estimator's local
