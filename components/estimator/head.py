@@ -699,10 +699,15 @@ class _ClassHead(_SingleHead):
         (`tf.strings.as_string`)."""
         if self._vocabulary is None:
             return tf.strings.as_string(class_ids, name=name)
-        graph = tf.compat.v1.get_default_graph()
-        if name == "str_classes" and not (tf.executing_eagerly() or graph.building_function):
-            return self._looked_up_classes(class_ids)
         return tf.gather(tf.constant(self._vocabulary), class_ids, name=name)
+
+    def _predicted_class_strings(self, class_ids):
+        """The `classes` prediction: looked up in a table in a TF1 graph (an export's),
+        as 2.15's heads did; else `_class_strings`, named `str_classes`."""
+        graph = tf.compat.v1.get_default_graph()
+        if self._vocabulary is None or tf.executing_eagerly() or graph.building_function:
+            return self._class_strings(class_ids, name="str_classes")
+        return self._looked_up_classes(class_ids)
 
     def _looked_up_classes(self, class_ids):
         """The predicted classes' strings in a TF1 graph (an export's) as 2.15's heads
@@ -729,7 +734,7 @@ class _ClassHead(_SingleHead):
             all_class_ids, all_classes = self._every_class(batch)
         probabilities = tf.nn.softmax(scores, name="probabilities")
         class_ids = tf.expand_dims(tf.argmax(scores, axis=-1, name="class_ids"), -1)
-        classes = self._class_strings(class_ids, name="str_classes")
+        classes = self._predicted_class_strings(class_ids)
         if not self._every_class_first:
             all_class_ids = tf.tile(tf.range(self._n_classes, dtype=tf.int32)[None, :], [batch, 1])
             all_classes = self._all_classes(logits)

@@ -249,10 +249,7 @@ class LoggingTensorHook(_AlsoTF1, _V1LoggingTensorHook):
 
     @classmethod
     def _speaks_tf1(cls):
-        return any(
-            getattr(cls, name) is not getattr(LoggingTensorHook, name)
-            for name in _TF1_LOGGING_METHODS
-        )
+        return _overrides(cls, LoggingTensorHook, _TF1_LOGGING_METHODS)
 
     def session_run_hook(self, built, tensors):
         """TF1's LoggingTensorHook: a name is a log's (`loss`, `global_step`) or a graph
@@ -403,10 +400,8 @@ class StepCounterHook(_AlsoTF1, tf.compat.v1.train.StepCounterHook):
                 "is not used; the rate goes to output_dir, else model_dir.",
             )
         output_dir = self._output_dir or built.estimator.model_dir
-        if any(
-            getattr(type(self), name) is not getattr(StepCounterHook, name)
-            for name in _TF1_STEP_COUNTER_METHODS
-        ):  # (2.15's subclass, itself in the session: TF1's state for this run)
+        if _overrides(type(self), StepCounterHook, _TF1_STEP_COUNTER_METHODS):
+            # (2.15's subclass, itself in the session: TF1's state for this run)
             tf.compat.v1.train.StepCounterHook.__init__(
                 self, self._every_n_steps, self._every_n_secs, output_dir
             )
@@ -475,7 +470,12 @@ def needs_a_session(hook):
         methods, base = (*_SESSION_METHODS, "end"), StopAtStepHook
     else:
         return False
-    return any(getattr(type(hook), name) is not getattr(base, name) for name in methods)
+    return _overrides(type(hook), base, methods)
+
+
+def _overrides(subclass, base, methods):
+    """Whether `subclass` of `base` defines any of `methods` anew."""
+    return any(getattr(subclass, name) is not getattr(base, name) for name in methods)
 
 
 class _SessionAdapter(tf.compat.v1.train.SessionRunHook):
