@@ -353,15 +353,21 @@ class RunConfig:
         config.model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
         if type(self) is RunConfig:
-            # (2.15's was a copy: attributes a user set on the config stay on it.)
-            for name, value in vars(self).items():
-                config.__dict__.setdefault(name, value)
-            return config
+            return kept_attributes(config, self)
         # 2.15's replace copied the config: a subclass's copy keeps its class (and its
         # overriding properties) and its own attributes, with the fields replaced.
         copied = copy.copy(self)
         copied.__dict__.update(vars(config))
         return copied
+
+
+def kept_attributes(replaced, original):
+    """`replaced` (`original.replace(...)`'s new config) with the attributes a program
+    set on `original` that it lacks: 2.15's replace made a copy, so they stayed (as
+    tensor2tensor's `config.data_parallelism`, which its model_fn reads)."""
+    for name, value in vars(original).items():
+        replaced.__dict__.setdefault(name, value)
+    return replaced
 
 
 def saves_checkpoints(config):

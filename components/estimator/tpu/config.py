@@ -182,9 +182,4 @@ class RunConfig(run_config_lib.RunConfig):
             master=self.master,
             **{name: getattr(base, name) for name in _BASE_ARGUMENTS},
         )
-        # (2.15's was a copy: attributes a program set on the config stay on it, as
-        # tensor2tensor's `config.data_parallelism` and `config.t2t_device_info`, which its
-        # model_fn reads from the config TPUEstimator passes it.)
-        for name, value in vars(self).items():
-            replaced.__dict__.setdefault(name, value)
-        return replaced
+        return run_config_lib.kept_attributes(replaced, self)
