@@ -29,12 +29,13 @@ import numpy as np
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.framework import node_def_pb2
+from tensorflow.python.checkpoint import checkpoint_management
 from tensorflow.python.client import session as session_lib
 from tensorflow.python.eager import context as eager_context
 from tensorflow.python.framework import meta_graph
 from tensorflow.python.lib.io import file_io
-from tensorflow.python.training import checkpoint_management, training_util
 from tensorflow.python.training import saver as saver_lib
+from tensorflow.python.training import training_util
 from tensorflow.python.training.saving import saveable_object
 
 from components.estimator import checkpoints as ckpt_lib
