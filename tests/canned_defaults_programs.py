@@ -18,9 +18,8 @@ as the tutorials do, reading it to its end):
   linear and baseline models (zeros at the start) and of boosted trees (2.15 has none:
   it records their AttributeError);
 - DNNs draw their start: with the default config (no `tf_random_seed`) only their names,
-  keys and shapes are compared. A seed does not make them comparable either: the same
-  seed draws other numbers under TF 2.21 than under 2.15 (`dnn_classifier_seeded`
-  records that).
+  keys and shapes are compared. A seed makes them comparable: the kit draws 2.15's
+  numbers from it (`dnn_classifier_seeded`; tests/seeded_dnn_programs.py holds more).
 
 The only argument given beyond the required ones is `model_dir` (a folder to list);
 `linear_classifier_no_model_dir` leaves even that to its default.
@@ -399,8 +398,8 @@ for _namespace, _prefix in (("v2", ""), ("v1", "v1_")):
 
 @program
 def dnn_classifier_seeded(tf, workdir):
-    """`RunConfig(tf_random_seed=42)`: whether the seeded start is the same number on
-    both sides (the first hidden layer's kernel; the test compares it with 2.15's)."""
+    """`RunConfig(tf_random_seed=42)`: the seeded start is the same number on both sides
+    (the first hidden layer's kernel; the test compares it with 2.15's)."""
     kwargs, _, _ = _required(tf, "DNNClassifier", "binary", workdir)
     model = tf.estimator.DNNClassifier(**kwargs, config=tf.estimator.RunConfig(tf_random_seed=42))
     model.train(input_fn(tf, "binary"), steps=1)

@@ -37,6 +37,7 @@ from components.estimator import checkpoints as ckpt_lib
 from components.estimator import (
     graph_export,
     graph_mode,
+    graph_seeds,
     pruning,
     run_config,
     server,
@@ -1119,7 +1120,7 @@ class Estimator:
         if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
             return self
         self._forget_variables_without_a_checkpoint(self.latest_checkpoint())
-        seeded = []
+        seeded, counted = [], contextlib.ExitStack()
 
         def seed_a_first_trace():
             # As tf.estimator seeded each graph: initial values, dropout and the input's
@@ -1128,19 +1129,22 @@ class Estimator:
             # path's input_fn, which may run when the path is chosen.
             if not seeded and self._config.tf_random_seed is not None and not self._store.variables:
                 tf_keras.utils.set_random_seed(self._config.tf_random_seed)
+            if not seeded:  # 2.15's op seeds, from 0 each call (graph_seeds)
+                counted.enter_context(graph_seeds.counting(self._config.tf_random_seed))
             seeded.append(True)
 
-        built = self._mode_graph(
-            ModeKeys.TRAIN, hooks, input_fn=input_fn, before_input=seed_a_first_trace
-        )
-        if built is not None:
-            graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
-            return self
-        seed_a_first_trace()
-        if self._take_cluster_role(max_steps, hooks or ()) == "served":
-            return self
-        with _scope(self._config.train_distribute):
-            return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
+        with counted:
+            built = self._mode_graph(
+                ModeKeys.TRAIN, hooks, input_fn=input_fn, before_input=seed_a_first_trace
+            )
+            if built is not None:
+                graph_mode.train(built, hooks or (), steps, max_steps, saving_listeners or ())
+                return self
+            seed_a_first_trace()
+            if self._take_cluster_role(max_steps, hooks or ()) == "served":
+                return self
+            with _scope(self._config.train_distribute):
+                return self._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
     def _max_steps_reached(self, max_steps):
         """True (and logged) when the latest checkpoint is at `max_steps` or beyond."""

@@ -8,8 +8,8 @@ import tf_keras
 from tensorflow.python.feature_column import feature_column_v2 as fc_lib
 from tf_keras.src.feature_column.dense_features import DenseFeatures as V1DenseFeatures
 
+from components.estimator import graph_seeds, optimizers, summaries
 from components.estimator import head as head_lib
-from components.estimator import optimizers, summaries
 from components.estimator.canned import indicator
 from components.estimator.canned.linear import (
     check_features,
@@ -103,11 +103,16 @@ def dnn_logits(
             net, trainable = _input_layer(features, feature_columns)
         layers = []
         for i, width in enumerate(hidden_units):
-            hidden = tf_keras.layers.Dense(width, activation=activation_fn, name=f"hiddenlayer_{i}")
+            hidden = tf_keras.layers.Dense(
+                width,
+                activation=activation_fn,
+                kernel_initializer=graph_seeds.kernel_initializer(),
+                name=f"hiddenlayer_{i}",
+            )
             layers.append(hidden)
             net = hidden(net)
             if dropout:
-                net = tf_keras.layers.Dropout(dropout)(net, training=training)
+                net = _dropout(net, dropout, training)
             if batch_norm:
                 norm = tf_keras.layers.BatchNormalization(
                     momentum=0.999, name=f"hiddenlayer_{i}/batchnorm_{i}"
@@ -120,11 +125,22 @@ def dnn_logits(
                     with tf.control_dependencies(norm.updates):
                         net = tf.identity(net)
             summaries.layer(f"dnn/hiddenlayer_{i}", net, v1_scope=scope)
-        output = tf_keras.layers.Dense(units, name="logits")
+        output = tf_keras.layers.Dense(
+            units, kernel_initializer=graph_seeds.kernel_initializer(), name="logits"
+        )
         layers.append(output)
         logits = output(net)
         summaries.layer("dnn/logits", logits, v1_scope=scope)
     return logits, trainable + [w for layer in layers for w in layer.trainable_weights]
+
+
+def _dropout(net, rate, training):
+    """Dropout in training: with `tf_random_seed`, 2.15's draws (`graph_seeds.dropout`)."""
+    if training:
+        dropped = graph_seeds.dropout(net, rate)
+        if dropped is not None:
+            return dropped
+    return tf_keras.layers.Dropout(rate)(net, training=training)
 
 
 def _model_fn(

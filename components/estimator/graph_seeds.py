@@ -1,0 +1,104 @@
+"""The op seeds tf.estimator 2.15's graphs gave random ops that name no seed, given again on
+the TF2 path, so that a seeded canned model draws 2.15's numbers.
+
+Under 2.15, `RunConfig(tf_random_seed=S)` was the graph seed of each call's new graph, and
+each random op without a seed of its own took as op seed the number of such ops the graph
+had before it: input_fn's first (a `Dataset.shuffle()` with no seed), then model_fn's (a
+canned DNN's kernel initializers and dropout, in the order it built them), from 0 again
+in the next call's graph. The TF2 path calls input_fn eagerly, where TensorFlow draws op
+seeds from a generator seeded by S instead, and traces model_fn in a function, which counts
+its own. `counting(S)` makes the eager ones count from 0 as that graph did, and
+`op_seeds()` hands the canned model the next pair of that count for a draw of its own (in
+a TF1 graph: the graph's own), so every draw runs the kernel 2.15 ran with 2.15's seeds."""
+
+import contextlib
+
+import tensorflow as tf
+from tensorflow.python.eager import context
+from tensorflow.python.framework import random_seed
+from tensorflow.python.ops import gen_random_ops
+
+
+class _Count:
+    """Stands in for the eager context's generator of op seeds: 0, 1, 2, ..."""
+
+    def __init__(self):
+        self.drawn = 0
+
+    def randint(self, low, high):
+        del low, high  # (the generator's range: a count stays far below it)
+        drawn, self.drawn = self.drawn, self.drawn + 1
+        return drawn
+
+
+_counts = []  # the counts of the calls under way, innermost last
+
+
+@contextlib.contextmanager
+def counting(seed):
+    """Within: random ops that run eagerly without a seed of their own take the op seeds a
+    new TF1 graph of graph seed `seed` gave them (0, 1, ...), and `op_seeds()` continues
+    that count. Nothing when `seed` is None or nothing runs eagerly (a TF1 graph counts
+    its own). The generator and seed before it are back afterwards."""
+    if seed is None or not tf.executing_eagerly():
+        yield
+        return
+    eager = context.context()
+    before = (eager._seed, eager._rng)
+    # (Setting the seed also drops the kernels cached by earlier draws: a stateful
+    # kernel of the same seeds would go on from where it stopped.)
+    tf.random.set_seed(seed)
+    count = _Count()
+    eager._rng = count
+    _counts.append(count)
+    try:
+        yield
+    finally:
+        _counts.remove(count)
+        if before[0] is None:
+            eager._seed, eager._rng = before
+        else:
+            tf.random.set_seed(before[0])
+            eager._rng = before[1]
+
+
+def op_seeds():
+    """The (graph seed, op seed) pair 2.15's graph gave its next random op that names no
+    seed, counted; None where nothing is counted (no `tf_random_seed`)."""
+    if tf.executing_eagerly() or tf.inside_function():
+        if not _counts:
+            return None
+        with tf.init_scope():  # (the eager count, also while tracing)
+            return random_seed.get_seed(None)
+    if tf.compat.v1.get_default_graph().seed is None:
+        return None
+    return random_seed.get_seed(None)
+
+
+def kernel_initializer():
+    """A canned DNN's kernel initializer: where seeds are counted, 2.15's (TF1's Glorot
+    uniform, drawing the graph's next op seeds when it runs); else Keras's default."""
+    if op_seeds_counted():
+        return tf.compat.v1.glorot_uniform_initializer()
+    return "glorot_uniform"
+
+
+def op_seeds_counted():
+    """Whether `op_seeds()` gives pairs here (without drawing one)."""
+    if tf.executing_eagerly() or tf.inside_function():
+        return bool(_counts)
+    return tf.compat.v1.get_default_graph().seed is not None
+
+
+def dropout(inputs, rate):
+    """2.15's dropout of a canned DNN's layer in training, drawing from `op_seeds()`: a
+    stateful uniform kernel of that pair (each step its next numbers); None where seeds
+    are not counted."""
+    seeds = op_seeds()
+    if seeds is None:
+        return None
+
+    def uniform(shape, dtype):
+        return gen_random_ops.random_uniform(shape, dtype, seed=seeds[0], seed2=seeds[1])
+
+    return tf.nn.experimental.general_dropout(inputs, rate, uniform_sampler=uniform)
