@@ -8,32 +8,39 @@ from components.estimator import variables as variables_lib
 
 # tf_keras's legacy optimizers, as tf.estimator 2.15's canned estimators used:
 # each update is one fused kernel, and Ftrl keeps sparse gradients sparse.
-_BY_NAME = {
-    "adagrad": tf_keras.optimizers.legacy.Adagrad,
-    "adam": tf_keras.optimizers.legacy.Adam,
-    "ftrl": tf_keras.optimizers.legacy.Ftrl,
-    "rmsprop": tf_keras.optimizers.legacy.RMSprop,
-    "sgd": tf_keras.optimizers.legacy.SGD,
+_BY_NAME = {  # (2.15's names, in their case)
+    "Adagrad": tf_keras.optimizers.legacy.Adagrad,
+    "Adam": tf_keras.optimizers.legacy.Adam,
+    "Ftrl": tf_keras.optimizers.legacy.Ftrl,
+    "RMSProp": tf_keras.optimizers.legacy.RMSprop,
+    "SGD": tf_keras.optimizers.legacy.SGD,
 }
 
 
 def get_optimizer(optimizer, learning_rate=None):
     """An optimizer instance; a name gets the canned `learning_rate`, or with none the
     Keras class's own default, as tf.estimator 2.15's `get_optimizer_instance_v2` did
-    (its DNN estimators pass none: Adagrad then trains at 0.001)."""
+    (its DNN estimators pass none: Adagrad then trains at 0.001). Anything callable, a
+    factory or an optimizer class (`optimizer=tf.keras.optimizers.legacy.SGD`), is
+    called for the instance, as 2.15 called it; names and refusals are 2.15's, in its
+    words."""
     if isinstance(optimizer, str):
-        factory = _BY_NAME.get(optimizer.lower())
+        factory = _BY_NAME.get(optimizer)
         if factory is None:
             raise ValueError(
-                f"Unsupported optimizer name {optimizer!r}; use one of "
-                f"{sorted(['Adagrad', 'Adam', 'Ftrl', 'RMSProp', 'SGD'])} or an optimizer instance."
+                f"Unsupported optimizer name: {optimizer}. Supported names are: "
+                f"{tuple(sorted(_BY_NAME))}"
             )
         return factory() if learning_rate is None else factory(learning_rate=learning_rate)
     takes_tf1 = getattr(optimizer, "takes_tf1_optimizer", False)  # (a V1 class's factory)
-    if callable(optimizer) and not hasattr(optimizer, "apply_gradients"):
+    if isinstance(optimizer, type) or (
+        callable(optimizer) and not hasattr(optimizer, "apply_gradients")
+    ):
         optimizer = optimizer()
     if not hasattr(optimizer, "apply_gradients"):
-        raise ValueError(f"optimizer must be a name or an optimizer, got {optimizer!r}.")
+        raise ValueError(
+            f"The given object is not a tf.keras.optimizers.Optimizer instance. Given: {optimizer}"
+        )
     if not takes_tf1 and _is_tf1_optimizer(optimizer):
         # 2.15's V2 classes took Keras optimizers only (a TF1 one: their V1 twins).
         raise ValueError(

@@ -1,0 +1,88 @@
+"""Canned estimators given options beyond the one-liners of
+`tests/canned_defaults_programs.py`, and the bad input their users pass, run on
+tf.estimator 2.15 and on the kit.
+
+Options: an optimizer given as a class (`optimizer=tf.keras.optimizers.legacy.SGD`,
+called for its instance at the class's own rate); what 2.15 refused of an optimizer
+argument, in its words. Each program trains STEPS steps on the canned-defaults family's
+tiny data set (tensors), evaluates, predicts and exports through a parsing receiver, and
+returns what its user sees in that family's shape (`exact`: checkpoint keys, files,
+summary tags, INFO lines, keys, signatures, errors as [type, first line]; `close`
+(1e-4): linear and baseline values, zeros at the start).
+
+`tests/test_canned_options_vs_tf215.py` compares them with 2.15's recording
+(`tests/tf215/record_family.py canned_options_programs`, into
+`tests/data/tf215/canned_options.json`).
+"""
+
+import os
+
+from tests.canned_defaults_programs import _required, input_fn, trained
+from tests.program_registry import registry
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "canned_options.json")
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
+
+
+def _estimator(tf, namespace):
+    return tf.estimator if namespace == "v2" else tf.compat.v1.estimator
+
+
+def first_line_of_error(call):
+    """[type name, first line of the message] of what `call()` raises, or None."""
+    try:
+        call()
+    except Exception as error:  # what a user sees is the point
+        return [type(error).__name__, (str(error).splitlines() or [""])[0]]
+    return None
+
+
+def optioned(namespace, class_name, label_key, options):
+    """A program building `class_name` with its required arguments and `options(tf)`,
+    then trained and looked at as the canned-defaults family does."""
+
+    def run(tf, workdir):
+        kwargs, columns, values = _required(tf, class_name, label_key, workdir)
+        kwargs.update(options(tf))
+        model = getattr(_estimator(tf, namespace), class_name)(**kwargs)
+        return trained(tf, model, label_key, workdir, columns, values)
+
+    return run
+
+
+def refused(namespace, class_name, label_key, options):
+    """A program building `class_name` with `options(tf)` and training it one step:
+    where (`built` or `trained`) it fails and with what [type, first line]."""
+
+    def run(tf, workdir):
+        kwargs, _, _ = _required(tf, class_name, label_key, workdir)
+        kwargs.update(options(tf))
+        made = []
+        built = first_line_of_error(
+            lambda: made.append(getattr(_estimator(tf, namespace), class_name)(**kwargs))
+        )
+        if built:
+            return {"exact": {"built": built}}
+        at_training = first_line_of_error(lambda: made[0].train(input_fn(tf, label_key), steps=1))
+        return {"exact": {"trained": at_training}}
+
+    return run
+
+
+# ------------------------------------------------------------------ optimizers
+PROGRAMS["linear_regressor_optimizer_class"] = optioned(
+    "v2", "LinearRegressor", "target", lambda tf: {"optimizer": tf.keras.optimizers.legacy.SGD}
+)
+PROGRAMS["dnn_classifier_optimizer_class"] = optioned(
+    "v2", "DNNClassifier", "binary", lambda tf: {"optimizer": tf.keras.optimizers.legacy.Adam}
+)
+for _name, _given in (
+    ("unknown_name", lambda tf: "Adadelta"),
+    ("lowercase_name", lambda tf: "adam"),
+    ("number", lambda tf: 3),
+    ("callable_of_a_number", lambda tf: lambda: 0.1),
+):
+    PROGRAMS[f"linear_regressor_optimizer_{_name}"] = refused(
+        "v2", "LinearRegressor", "target", lambda tf, given=_given: {"optimizer": given(tf)}
+    )
