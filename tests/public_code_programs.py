@@ -14,6 +14,13 @@ tiny made-up data:
   update, a deep-copied `RunConfig(keep_checkpoint_max=1)`, the runner's evaluate-then-train
   loop (`latest_checkpoint()`, `evaluate(checkpoint_path=..., name="val")`), and predictions
   of a single tensor from `Dataset.from_tensors` of nested features;
+- `checkpoint_input_pipeline_hook`: `tf.data.experimental.CheckpointInputPipelineHook`'s
+  docstring loop (`train(steps=2)` with the hook, `evaluate()` without), so each call reads
+  on where the last stopped, then a call without it (the input starts over); the
+  `input.ckpt-N` files and `checkpoint_input` it writes; `tf.compat.v1.data`'s spelling
+  with `external_state_policy="warn"`, and a policy it refuses;
+- `checkpoint_input_pipeline_hook_train_and_evaluate`: the hook in a `TrainSpec` of a
+  canned `LinearRegressor` checkpointing every 2 steps, then in `train()`;
 - `saveable_iterator_in_model_checkpoint`: `tf.data.experimental.make_saveable_from_iterator`
   in the `SAVEABLE_OBJECTS` collection (its docstring's way), so the input's position is
   saved in `model.ckpt` and each `train()` call reads on;
@@ -36,7 +43,7 @@ import numpy as np
 
 from tests.examples_learn_programs import _fixed_start
 from tests.program_registry import registry
-from tests.tf1_fidelity_programs import _info_lines, _normalized
+from tests.tf1_fidelity_programs import _info_lines, _normalized, _raised
 from tests.tutorial_programs import listing
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -97,6 +104,76 @@ def rows_model_fn(features, labels, mode):
     )
     train_op = tf.group(minimize, last_row.assign(tf.reduce_max(features["row"])))
     return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+# --- tf.data.experimental.CheckpointInputPipelineHook: its docstring's loop ---
+
+
+@program
+def checkpoint_input_pipeline_hook(tf, workdir):
+    model_dir = os.path.join(workdir, "model")
+    est = tf.estimator.Estimator(rows_model_fn, model_dir=model_dir)
+    rounds, losses = [], []
+    with _info_lines() as lines:
+        for _ in range(3):
+            est.train(
+                _rows_input_fn,
+                hooks=[tf.data.experimental.CheckpointInputPipelineHook(est)],
+                steps=2,
+            )
+            metrics = est.evaluate(_eval_input_fn)
+            rounds.append([int(metrics["global_step"]), int(est.get_variable_value("last_row"))])
+            losses.append(float(metrics["loss"]))
+        est.train(_rows_input_fn, steps=2)  # (without the hook: the input starts over)
+    rounds.append(
+        [int(est.get_variable_value("global_step")), int(est.get_variable_value("last_row"))]
+    )
+    with open(os.path.join(model_dir, "checkpoint_input")) as f:
+        state = [_normalized(line, workdir) for line in f.read().splitlines()]
+    hook = tf.compat.v1.data.experimental.CheckpointInputPipelineHook(est, "warn")
+    return {
+        "exact": {
+            "rounds": rounds,
+            "listing": listing(model_dir),
+            "checkpoint_input": state,
+            "lines": _kept_lines(lines, workdir, "input.ckpt", "Saving checkpoints", "Restoring"),
+            "is_a_hook": [
+                isinstance(hook, tf.compat.v1.train.SessionRunHook),
+                isinstance(hook, tf.estimator.SessionRunHook),
+            ],
+            "refused": _raised(
+                lambda: tf.data.experimental.CheckpointInputPipelineHook(est, "sometimes")
+            ),
+            "variables": sorted(est.get_variable_names()),
+        },
+        "close": {"losses": losses, "w": float(est.get_variable_value("w"))},
+    }
+
+
+@program
+def checkpoint_input_pipeline_hook_train_and_evaluate(tf, workdir):
+    model_dir = os.path.join(workdir, "linear")
+    config = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=2)
+    est = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], config=config)
+
+    def input_fn():
+        return _rows_input_fn().map(lambda f, y: ({"x": f["x"]}, y))
+
+    hook = tf.data.experimental.CheckpointInputPipelineHook(est)
+    train_spec = tf.estimator.TrainSpec(input_fn, max_steps=5, hooks=[hook])
+    eval_spec = tf.estimator.EvalSpec(_eval_input_fn, steps=None, throttle_secs=0)
+    with _info_lines() as lines:
+        metrics, _ = tf.estimator.train_and_evaluate(est, train_spec, eval_spec)
+        est.train(input_fn, steps=3, hooks=[tf.data.experimental.CheckpointInputPipelineHook(est)])
+    predictions = [p["predictions"].tolist() for p in est.predict(_eval_input_fn)]
+    return {
+        "exact": {
+            "listing": listing(model_dir),
+            "lines": _kept_lines(lines, workdir, "input.ckpt", "Saving checkpoints", "Restoring"),
+            "evaluate_keys": sorted(metrics),
+        },
+        "close": {"metrics": _floats(metrics), "predictions": predictions},
+    }
 
 
 # --- google-research/exoplanet-ml's astronet (estimator_util, estimator_runner, models) ---

@@ -14,6 +14,9 @@ estimator`) makes every spelling of it the kit's, in every module:
 - `tf.compat.v1.tpu.experimental.AdagradParameters`, `AdamParameters`, `FtrlParameters`
   and `StochasticGradientDescentParameters` (TPUEstimator's EmbeddingConfigSpec takes
   them; TF 2.21 dropped them), where TensorFlow has none of its own;
+- `tf.data.experimental.CheckpointInputPipelineHook` (and `tf.compat.v1.data`'s), which
+  TF 2.21 dropped with tf.estimator: the kit's (`input_checkpoints`), where TensorFlow
+  has none of its own;
 - `import tensorflow_estimator` (2.15's package, which cannot import on TF 2.21):
   its public `estimator` namespace;
 - 2.15's modules, as public code imports them (`from tensorflow_estimator.python.estimator
@@ -198,6 +201,7 @@ def install():
         )
         return False
     v2, v1 = _namespaces()
+    from components.estimator import input_checkpoints
     from components.estimator.compat_v1.keras import model_to_estimator as v1_keras
 
     compat_v1 = tf.compat.v1
@@ -210,6 +214,7 @@ def install():
     sys.modules["tensorflow.compat.v1.estimator"] = v1
     _patch_keras(v2.model_to_estimator, v1_keras)
     _install_tpu_embedding_parameters(compat_v1)
+    input_checkpoints.install(tf)
     sys.modules[_TENSORFLOW_ESTIMATOR] = _tensorflow_estimator_package(v1)
     if not any(isinstance(f, _TensorflowEstimatorFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _TensorflowEstimatorFinder())
