@@ -21,6 +21,9 @@ the Estimator object's calls as StackOverflow-grade code makes them.
   string), `predict(yield_single_examples=False, checkpoint_path=...)` of an older
   checkpoint, `evaluate(name=..., checkpoint_path=...)` and `eval_dir`, `config.model_dir`
   read in model_fn, and the calls' refusals;
+- `config_read_as_a_copy`: `estimator.config` read twice, compared, changed (its
+  `session_config`, a note of the program's) before training: 2.15 gave a
+  deep copy on each read, so nothing changed what the Estimator and model_fn saw;
 - `export_all_as_text`: `experimental_export_all_saved_models(as_text=True)` and an EVAL
   `export_saved_model(as_text=True, experimental_mode=...)`;
 - `keras_model_fn_tf1_summaries`, `keras_model_fn_tf2_summaries`: a model_fn of a Keras
@@ -543,6 +546,58 @@ def estimator_api_calls(tf, workdir):
             "named_evaluation": _floats(named),
             "w": est.get_variable_value("w").tolist(),
         },
+    }
+
+
+def _config_seen(config):
+    """What a program reads off a RunConfig it was given."""
+    session = config.session_config
+    return [
+        config.save_checkpoints_steps,
+        config.save_summary_steps,
+        getattr(config, "note", None),
+        session.intra_op_parallelism_threads,
+        session.inter_op_parallelism_threads,
+    ]
+
+
+@program
+def config_read_as_a_copy(tf, workdir):
+    """`estimator.config` compared and changed as programs do: 2.15 gave a deep copy on
+    each read, so changing it (its session_config, a note of the program's) changed
+    nothing the Estimator or model_fn saw, and two reads were two objects; each
+    model_fn call got a copy of its own (a note it set was gone in the next call)."""
+    model_dir = os.path.join(workdir, "model")
+    seen = []
+
+    def model_fn(features, labels, mode, params, config):
+        seen.append([mode, *_config_seen(config)])
+        config.note = f"set by model_fn in {mode}"
+        return linear_model_fn(features, labels, mode, params, config)
+
+    given = tf.estimator.RunConfig(save_checkpoints_steps=2, save_summary_steps=1)
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir, config=given)
+    first = est.config
+    reads = {
+        "same_object": est.config is est.config,
+        "given_object": est.config is given,
+        "equal": est.config == est.config,
+        "model_dir": os.path.relpath(est.config.model_dir, workdir),
+    }
+    first.session_config.intra_op_parallelism_threads = 1
+    est.config.session_config.inter_op_parallelism_threads = 1
+    est.config.note = "changed"
+    after = _config_seen(est.config)
+    est.train(_xy_input_fn(tf, epochs=None), steps=3)
+    est.evaluate(_xy_input_fn(tf))
+    return {
+        "exact": {
+            "reads": reads,
+            "first_read": _config_seen(first),
+            "after": after,
+            "model_fn_saw": seen,
+            "listing": listing(model_dir),
+        }
     }
 
 

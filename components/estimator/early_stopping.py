@@ -355,7 +355,7 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
         )
     if run_every_secs is not None and run_every_steps is not None:
         raise ValueError("Only one of `run_every_secs` and `run_every_steps` must be set.")
-    strategy = estimator.config.train_distribute
+    strategy = estimator._user_config.train_distribute
     if _is_multi_worker_mirrored(strategy):
         if run_every_secs is not None:
             raise ValueError(

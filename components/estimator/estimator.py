@@ -548,7 +548,8 @@ class Estimator:
         self._pending_inputs = {}
 
     model_dir = property(lambda self: self._model_dir)
-    config = property(lambda self: self._user_config)
+    # A copy on each read, as 2.15 gave it: a program changing it changes nothing here.
+    config = property(lambda self: run_config.handed_out(self._user_config))
     params = property(lambda self: _copied_params(self._params))
     # 2.15's private attribute, which TF Hub's LatestModuleExporter opens its session by.
     _session_config = property(lambda self: self._config.session_config)
@@ -579,7 +580,9 @@ class Estimator:
             kwargs["labels"] = labels
         elif labels is not None:
             raise ValueError("model_fn does not take labels, but input_fn returns labels.")
-        config = self._config if config is None else config
+        if config is None:  # (a user's model_fn gets a copy a call, as 2.15 gave it)
+            kit = _is_kit_model_fn(self._model_fn)
+            config = self._config if kit else run_config.handed_out(self._config)
         for name, value in (("mode", mode), ("params", self.params), ("config", config)):
             if name in self._model_fn_args:
                 kwargs[name] = value
@@ -854,10 +857,10 @@ class Estimator:
     def _input_fn_result(self, input_fn, mode, input_context=None):
         args = _accepted_args(input_fn)
         kwargs = {
-            name: value
-            for name, value in (("mode", mode), ("params", self.params), ("config", self._config))
-            if name in args
+            name: value for name, value in (("mode", mode), ("params", self.params)) if name in args
         }
+        if "config" in args:  # (a copy a call, as 2.15 gave it)
+            kwargs["config"] = run_config.handed_out(self._config)
         if "input_context" in args:
             kwargs["input_context"] = input_context
         result = input_fn(**kwargs)
@@ -1100,11 +1103,11 @@ class Estimator:
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from the latest checkpoint in `model_dir` (or from scratch)."""
-        if self.config.task_type == "evaluator":  # (2.15's refusal, first; a ps task serves)
+        if self._user_config.task_type == "evaluator":  # (2.15's refusal, first; a ps task serves)
             raise ValueError(
                 "Train has been called wrong configuration. Please use "
                 "tf.estimator.train_and_evaluate which calls proper API according to given "
-                f"configuration. Current configuration: {self.config}."
+                f"configuration. Current configuration: {self._user_config}."
             )
         hooks = _checked_hooks(hooks)
         check_listeners(

@@ -43,7 +43,7 @@ class InMemoryEvaluatorHook(Hook):
 
         if every_n_iter is None or every_n_iter <= 0:
             raise ValueError(f"invalid every_n_iter={every_n_iter}.")
-        config = estimator.config
+        config = estimator._user_config
         if config.num_ps_replicas > 0 or config.num_worker_replicas > 1:
             raise ValueError("InMemoryEvaluator supports only single machine (aka Local) setting.")
         hooks = list(hooks or ())

@@ -51,7 +51,7 @@ def add_metrics(estimator, metric_fn):
     return Estimator(
         new_model_fn,
         model_dir=estimator.model_dir,
-        config=estimator.config,
+        config=estimator._user_config,
         params=estimator.params,
         warm_start_from=estimator._warm_start_from,
     )

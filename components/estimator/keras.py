@@ -436,10 +436,10 @@ class _KerasEstimator(Estimator):
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
-        if self.config.tf_random_seed is not None:
+        if self._user_config.tf_random_seed is not None:
             # Before cloning: the clone's dropout layers draw their seeds now.
-            tf_keras.utils.set_random_seed(self.config.tf_random_seed)
-        with _training_scope(self.config), self._store.scope():
+            tf_keras.utils.set_random_seed(self._user_config.tf_random_seed)
+        with _training_scope(self._user_config), self._store.scope():
             self._model = _clone(keras_model, custom_objects)
         _forget_bookkeeping(self._store, self._model)
         self._start_from(keras_model, make_optimizer, object_based, custom_objects)
@@ -461,7 +461,7 @@ class _KerasEstimator(Estimator):
         if _subclassed(keras_model):
             if keras_model.built:
                 logging.getLogger(__name__).warning(_SUBCLASSED_BUILT)
-        elif self.config.is_chief:
+        elif self._user_config.is_chief:
             self._warm_start_from = self._first_checkpoint(
                 keras_model, make_optimizer, object_based, custom_objects
             )

@@ -370,6 +370,15 @@ def kept_attributes(replaced, original):
     return replaced
 
 
+def handed_out(config):
+    """A deep copy of `config`, as tf.estimator 2.15 handed one out on each read
+    (`Estimator.config`, and the `config` model_fn and input_fn get): what a program
+    changes on it changes nothing else. Its strategies are shared, not copied (the
+    Estimator runs under them)."""
+    strategies = (config.train_distribute, config.eval_distribute)
+    return copy.deepcopy(config, {id(s): s for s in strategies if s is not None})
+
+
 def saves_checkpoints(config):
     """Whether `config` has a checkpoint saver: neither interval set
     (`save_checkpoints_steps=None, save_checkpoints_secs=None`) means none in 2.15, so no

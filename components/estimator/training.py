@@ -220,7 +220,7 @@ def _log_how_it_runs(estimator):
     """2.15's first lines of train_and_evaluate: whether its distribute coordinator ran
     the task (given a strategy and a cluster); on one machine, training and evaluation
     in turn."""
-    if getattr(estimator.config, "_worker_fields", None) is not None:
+    if getattr(estimator._user_config, "_worker_fields", None) is not None:
         log.info("Running `train_and_evaluate` with Distribute Coordinator.")
         return
     log.info("Not using Distribute Coordinator.")
@@ -316,7 +316,7 @@ _POLL_SECS = 0.5
 
 def _train_and_evaluate_here(estimator, train_spec, eval_spec):
     """2.15's local train_and_evaluate: evaluations after checkpoints as they are saved."""
-    config = estimator.config
+    config = estimator._user_config
     log.info(
         "Start train and evaluate loop. The evaluate will happen after every checkpoint. "
         "Checkpoint frequency is determined based on RunConfig arguments: "

@@ -197,7 +197,7 @@ class BoostedTreesEstimator(Estimator):
         def model_fn(features, mode):
             return _explanations_model_fn(features, mode, head, layout, params, activation)
 
-        explainer = Estimator(model_fn, model_dir=self.model_dir, config=self.config)
+        explainer = Estimator(model_fn, model_dir=self.model_dir, config=self._user_config)
         if predict_keys is not None:
             predict_keys = sorted(set(predict_keys) | {"bias", "dfc"})
         for prediction in explainer.predict(

@@ -348,7 +348,7 @@ class _V1Canned(Estimator):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # (A strategy of one replica on one machine drives the graph, as 2.15's did.)
-        config = self.config
+        config = self._user_config
         if config.train_distribute is not None and not graph_strategy.of_mode(
             config, ModeKeys.TRAIN, exporting=False
         ):

@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import summary_ops_v2
 
-from components.estimator import graph_mode
+from components.estimator import graph_mode, run_config
 from components.estimator import hooks as hooks_lib
 from components.estimator.estimator import Estimator, _accepted_args
 from components.estimator.ignored import warn_once
@@ -461,9 +461,10 @@ class TPUEstimator(Estimator):
             )
         self._note_eval_on_cpu(mode, 2)
         kwargs = {"params": self._params_with_batch_size(mode)}
-        for name, value in (("mode", mode), ("config", self._config)):
-            if name in args:
-                kwargs[name] = value
+        if "mode" in args:
+            kwargs["mode"] = mode
+        if "config" in args:  # (a copy a call, as 2.15 gave it)
+            kwargs["config"] = run_config.handed_out(self._config)
         if "input_context" in args:
             kwargs["input_context"] = input_context
         with tf.device("/device:CPU:0"):
