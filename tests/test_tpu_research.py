@@ -8,11 +8,8 @@ against tf.estimator 2.15.
 Recorded once under 2.15 (`tests/tf215/record_family.py tpu_research_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones
 within 1e-4, `loose` ones (the DCGAN's, whose Adam steps magnify the releases'
-convolution rounding) within 5%. A known difference (docs/guide/estimator.md) is a strict
-expected failure below.
+convolution rounding) within 5%; the in-memory evaluator's calls and lines, equal.
 """
-
-import pytest
 
 from tests import tpu_research_programs as programs
 from tests.tf215_recordings import ComparedWithTf215, program_runs, recorded
@@ -25,13 +22,9 @@ class TestTpuResearch(ComparedWithTf215):
     tolerances = {"close": (1e-4, 1e-5), "loose": (0.05, 1e-3)}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="on the graph path the kit's InMemoryEvaluatorHook runs each evaluation as an "
-    "evaluate() call, calling input_fn and model_fn each time (and a TPUEstimator logs "
-    "evaluation_loop marked as finished); 2.15 built its evaluation graph once, in begin() "
-    "(docs/guide/estimator.md)",
-)
 def test_in_memory_evaluations_call_model_fn_once_as_under_tf215(ours):
+    """2.15's InMemoryEvaluatorHook built its evaluation graph once, in begin(), and ran it
+    in a session of its own each time: input_fn and model_fn called once, and no
+    evaluate() call's lines (`evaluation_loop marked as finished`) per evaluation."""
     name = "in_memory_evaluator"
     assert ours[name]["calls"] == recorded(programs)[name]["calls"]

@@ -40,8 +40,8 @@ Research, ResNet and official r1 families do not reach:
   by `itertools.islice`;
 - `in_memory_evaluator`: `tf.estimator.experimental.InMemoryEvaluatorHook` given a
   TPUEstimator: evaluated with `eval_batch_size` every 2 steps while training. Its
-  `calls` (input_fn's and model_fn's calls, the lines) are a known difference
-  (docs/guide/estimator.md), compared by a strict expected failure;
+  `calls` (input_fn's and model_fn's calls, once each: 2.15 built the evaluation graph
+  once, in the hook's `begin()`; the lines) are compared by a test of their own;
 - `keras_layers_from_a_checkpoint`: a research model of Keras layers and a Keras optimizer
   on a plain Estimator whose encoder starts from pre-trained weights by
   `init_from_checkpoint` given the layer's variables (BERT's `init_checkpoint` in a

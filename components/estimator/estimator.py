@@ -336,6 +336,15 @@ def _is_kit_model_fn(model_fn):
     return getattr(_without_partials(model_fn), "__module__", "").startswith(__package__ + ".")
 
 
+def in_215_order(results):
+    """evaluate()'s results in 2.15's order: the metrics' keys sorted, then `global_step`."""
+    step_key = tf.compat.v1.GraphKeys.GLOBAL_STEP
+    ordered = {key: results[key] for key in sorted(results) if key != step_key}
+    if step_key in results:
+        ordered[step_key] = results[step_key]
+    return ordered
+
+
 def task_config(estimator):
     """The RunConfig `estimator` trains by on this task: under a strategy's cluster, the
     task's own role in it (`estimator.config` keeps 2.15's one-machine fields there)."""
@@ -1321,14 +1330,9 @@ class Estimator:
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates a checkpoint; returns metric values plus `global_step`, in 2.15's
         order (the metrics' keys sorted, then `global_step`), which printing shows."""
-        results = _outside_strategy(
-            lambda: self._evaluate(input_fn, steps, hooks, checkpoint_path, name)
+        return in_215_order(
+            _outside_strategy(lambda: self._evaluate(input_fn, steps, hooks, checkpoint_path, name))
         )
-        step_key = tf.compat.v1.GraphKeys.GLOBAL_STEP
-        ordered = {key: results[key] for key in sorted(results) if key != step_key}
-        if step_key in results:
-            ordered[step_key] = results[step_key]
-        return ordered
 
     def _evaluate(self, input_fn, steps, hooks, checkpoint_path, name):
         hooks = _checked_hooks(hooks)

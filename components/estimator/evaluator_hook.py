@@ -112,14 +112,22 @@ class _LoadedVariables(tf.compat.v1.train.SessionRunHook):
 class _GraphInMemoryEvaluator(tf.compat.v1.train.SessionRunHook):
     """An InMemoryEvaluatorHook in a TF1 training session: evaluates when the session
     starts, every `every_n_iter` runs and at the end, with the training variables'
-    values of the moment (no checkpoint), its results kept in the hook's `results`."""
+    values of the moment (no checkpoint), its results kept in the hook's `results`. As
+    tf.estimator's, it builds its evaluation graph once, in `begin()` (input_fn and
+    model_fn called once), and runs it in a session of its own each time."""
 
     def __init__(self, hook):
         self._hook = hook
 
     def begin(self):
+        from components.estimator import graph_mode
+        from components.estimator.model_fn import ModeKeys
+
+        hook = self._hook
         self._iterations = 0
         self._variables = {v.op.name: v for v in tf.compat.v1.global_variables()}
+        built = graph_mode.ModeGraph(hook._estimator, ModeKeys.EVAL, input_fn=hook._input_fn)
+        self._evaluation = graph_mode.Evaluation(built, hook._hooks)
 
     def after_create_session(self, session, coord):
         self._evaluate(session)
@@ -133,8 +141,10 @@ class _GraphInMemoryEvaluator(tf.compat.v1.train.SessionRunHook):
         self._evaluate(session)
 
     def _evaluate(self, session):
-        hook = self._hook
+        from components.estimator import estimator as estimator_lib
+
+        hook, evaluation = self._hook, self._evaluation
         loaded = _LoadedVariables(session.run(self._variables))
-        hook.results = hook._estimator.evaluate(
-            hook._input_fn, steps=hook._steps, hooks=[*hook._hooks, loaded], name=hook._name
-        )
+        results = evaluation.run(hook._steps, None, first_hooks=[loaded])
+        hook._estimator._write_eval_summaries(results, hook._name, None, evaluation.built.graph)
+        hook.results = estimator_lib.in_215_order(results)

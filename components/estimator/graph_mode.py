@@ -991,51 +991,64 @@ def _log_eval_progress(done, steps):
 
 def evaluate(built, steps, hooks, checkpoint_path):
     """`Estimator.evaluate` on `built`, an EVAL `ModeGraph`: the metric values."""
-    spec = built.spec
-    with built.graph.as_default():
-        scaffold = built.scaffold()
-        values, updates = {}, []
-        for name, metric in spec.eval_metric_ops.items():
-            values[name], update = metric_pair(name, metric)
-            updates.append(update)
-        if "loss" not in values:
-            values["loss"], update = _V1.metrics.mean(spec.loss)
-            updates.append(update)
-        update_op = tf.group(*updates, _eval_step().assign_add(1))
-        if scaffold.local_init_op is not None:  # (the metrics' variables are new to it: 2.15)
-            scaffold = _V1.train.Scaffold(
-                local_init_op=tf.group(
-                    scaffold.local_init_op, _V1.train.Scaffold.default_local_init_op()
-                ),
-                copy_from_scaffold=scaffold,
-            )
-        final = _V1.train.FinalOpsHook({**values, "global_step": built.global_step})
-        every_hook = [
-            *built.input_hooks,
-            *_hooks_for_graph(
-                list(hooks) + list(spec.evaluation_hooks),
-                built,
-                {**values, "global_step": built.global_step},
-            ),
-            final,
-        ]
-        log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
-        start = time.time()
-        with _V1.train.MonitoredSession(
-            session_creator=_session_creator(built, scaffold, checkpoint_path), hooks=every_hook
-        ) as session:
-            done = 0
-            while not session.should_stop() and (steps is None or done < steps):
-                session.run(update_op)
-                done += 1
-                _log_eval_progress(done, steps)
-        log.info("Inference Time : %.5fs", time.time() - start)
-        log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
-    if final.final_ops_values is None:
-        raise ValueError("evaluate: input_fn produced no data.")
-    # As the session gave them (2.15): a float64 or int32 metric stays one, a vector metric
-    # an array, a serialized summary bytes.
-    return dict(final.final_ops_values)
+    return Evaluation(built, hooks).run(steps, checkpoint_path)
+
+
+class Evaluation:
+    """An evaluation of `built` (an EVAL `ModeGraph`), its ops made once: the metrics,
+    their updates and the hooks'. Each `run` evaluates in a session of its own, as
+    tf.estimator 2.15 built an evaluation graph once and ran it (InMemoryEvaluatorHook
+    runs one every `every_n_iter` steps)."""
+
+    def __init__(self, built, hooks):
+        self.built = built
+        spec = built.spec
+        with built.graph.as_default():
+            scaffold = built.scaffold()
+            values, updates = {}, []
+            for name, metric in spec.eval_metric_ops.items():
+                values[name], update = metric_pair(name, metric)
+                updates.append(update)
+            if "loss" not in values:
+                values["loss"], update = _V1.metrics.mean(spec.loss)
+                updates.append(update)
+            self.update_op = tf.group(*updates, _eval_step().assign_add(1))
+            if scaffold.local_init_op is not None:  # (the metrics' variables are new to it)
+                scaffold = _V1.train.Scaffold(
+                    local_init_op=tf.group(
+                        scaffold.local_init_op, _V1.train.Scaffold.default_local_init_op()
+                    ),
+                    copy_from_scaffold=scaffold,
+                )
+            self.scaffold = scaffold
+            self.logs = {**values, "global_step": built.global_step}
+            self.hooks = [
+                *built.input_hooks,
+                *_hooks_for_graph(list(hooks) + list(spec.evaluation_hooks), built, self.logs),
+            ]
+
+    def run(self, steps, checkpoint_path, first_hooks=()):
+        """The metric values of one evaluation; `first_hooks` come before the others (the
+        input's too: an InMemoryEvaluatorHook's loading of the training values)."""
+        built, final = self.built, _V1.train.FinalOpsHook(self.logs)  # (it makes no op)
+        with built.graph.as_default():
+            log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
+            start = time.time()
+            creator = _session_creator(built, self.scaffold, checkpoint_path)
+            hooks = [*first_hooks, *self.hooks, final]
+            with _V1.train.MonitoredSession(session_creator=creator, hooks=hooks) as session:
+                done = 0
+                while not session.should_stop() and (steps is None or done < steps):
+                    session.run(self.update_op)
+                    done += 1
+                    _log_eval_progress(done, steps)
+            log.info("Inference Time : %.5fs", time.time() - start)
+            log.info("Finished evaluation at %s", time.strftime("%Y-%m-%d-%H:%M:%S"))
+        if final.final_ops_values is None:
+            raise ValueError("evaluate: input_fn produced no data.")
+        # As the session gave them (2.15): a float64 or int32 metric stays one, a vector
+        # metric an array, a serialized summary bytes.
+        return dict(final.final_ops_values)
 
 
 def _eval_step():
