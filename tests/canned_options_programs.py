@@ -4,7 +4,8 @@ tf.estimator 2.15 and on the kit.
 
 Options: an optimizer given as a class (`optimizer=tf.keras.optimizers.legacy.SGD`,
 called for its instance at the class's own rate); what 2.15 refused of an optimizer
-argument, in its words. Each program trains STEPS steps on the canned-defaults family's
+argument, in its words; a label vocabulary of other than `n_classes` words (2.15's
+binary heads took one). Each program trains STEPS steps on the canned-defaults family's
 tiny data set (tensors), evaluates, predicts and exports through a parsing receiver, and
 returns what its user sees in that family's shape (`exact`: checkpoint keys, files,
 summary tags, INFO lines, keys, signatures, errors as [type, first line]; `close`
@@ -86,3 +87,20 @@ for _name, _given in (
     PROGRAMS[f"linear_regressor_optimizer_{_name}"] = refused(
         "v2", "LinearRegressor", "target", lambda tf, given=_given: {"optimizer": given(tf)}
     )
+
+
+# ------------------------------------------------------------------ label vocabularies
+for _namespace, _prefix in (("v2", ""), ("v1", "v1_")):
+    # 2.15's binary heads took a vocabulary of any length (all_classes lists it whole)
+    PROGRAMS[f"{_prefix}linear_classifier_two_classes_vocabulary_of_three"] = optioned(
+        _namespace,
+        "LinearClassifier",
+        "words",
+        lambda tf: {"label_vocabulary": ["no", "yes", "maybe"]},
+    )
+PROGRAMS["linear_classifier_three_classes_vocabulary_of_two"] = refused(
+    "v2",
+    "LinearClassifier",
+    "three_words",
+    lambda tf: {"n_classes": 3, "label_vocabulary": ["lo", "mid"]},
+)

@@ -263,14 +263,16 @@ def _ids_in_vocabulary(values, vocabulary):
     return tf.reshape(ids, tf.shape(values, out_type=tf.int64))
 
 
-def _check_vocabulary(label_vocabulary, n_classes, multi_label=False):
-    """2.15's checks, in the words of its multi-label head or of its other heads."""
+def _check_vocabulary(label_vocabulary, n_classes, multi_label=False, sized=True):
+    """2.15's checks, in the words of its multi-label head or of its other heads; a
+    vocabulary not `sized` may hold other than `n_classes` strings (2.15's binary head
+    took any: its classes beyond the second are never predicted)."""
     if label_vocabulary is None:
         return None
     if not isinstance(label_vocabulary, (list, tuple)):
         kind = "must be a list or tuple" if multi_label else "should be a list or a tuple"
         raise ValueError(f"label_vocabulary {kind}. Given type: {type(label_vocabulary)}")
-    if len(label_vocabulary) != n_classes:
+    if sized and len(label_vocabulary) != n_classes:
         if multi_label:
             raise ValueError(
                 f"Length of label_vocabulary must be n_classes ({n_classes}). "
@@ -662,6 +664,7 @@ class _ClassHead(_SingleHead):
     """Class ids from integer labels, or from strings through `label_vocabulary`."""
 
     _MULTI_LABEL = False  # 2.15's multi-label head words its argument errors its own way
+    _SIZED_VOCABULARY = True  # a label_vocabulary of n_classes strings only
 
     def __init__(
         self,
@@ -675,7 +678,9 @@ class _ClassHead(_SingleHead):
     ):
         super().__init__(logits_dimension, weight_column, loss_reduction, loss_fn, name)
         self._n_classes = n_classes
-        self._vocabulary = _check_vocabulary(label_vocabulary, n_classes, self._MULTI_LABEL)
+        self._vocabulary = _check_vocabulary(
+            label_vocabulary, n_classes, self._MULTI_LABEL, self._SIZED_VOCABULARY
+        )
 
     def _class_ids(self, labels, dtype=tf.int64):
         """Labels as class ids [batch_size, 1] of `dtype`, checked to lie in range."""
@@ -691,8 +696,11 @@ class _ClassHead(_SingleHead):
         return _check_range(tf.cast(labels, dtype), self._n_classes)
 
     def _all_classes(self, logits):
+        """Every class's string: the whole vocabulary's, as 2.15 listed it (a binary
+        head's may hold more than two)."""
         batch = tf.shape(logits)[0]
-        return tf.tile(self._class_strings(tf.range(self._n_classes))[None, :], [batch, 1])
+        count = self._n_classes if self._vocabulary is None else len(self._vocabulary)
+        return tf.tile(self._class_strings(tf.range(count))[None, :], [batch, 1])
 
     def _class_strings(self, class_ids, name=None):
         """The classes' strings: the vocabulary's, else the ids' as 2.15 made them
@@ -786,6 +794,8 @@ def _selected(predictions, keys):
 
 class BinaryClassHead(_ClassHead):
     """Two classes: sigmoid cross-entropy over one logit."""
+
+    _SIZED_VOCABULARY = False  # (2.15's binary heads took a vocabulary of any length)
 
     def __init__(
         self,
