@@ -20,8 +20,8 @@ what its user sees:
 - `close` (1e-4): evaluate's values, predictions, the logged and summarized losses, the
   linear weights. Each DNN's layers start from weights written here by a formula
   (columns draw nothing: indicators and embeddings with the formula's table); the
-  linear and baseline models start from zeros;
-- `loose` (35%): what draws random numbers (dropout).
+  linear and baseline models start from zeros; dropout under a `tf_random_seed` draws
+  2.15's masks (components/estimator/graph_seeds.py), so it is `close` too.
 
 `tests/test_canned_v1_vs_tf215.py` compares them with 2.15's recording
 (`tests/tf215/record_family.py canned_v1_programs`, into
@@ -184,15 +184,6 @@ def trained(tf, model, label_key, columns, weights=r"^linear/linear_model/.*weig
     return {"exact": exact, "close": close}
 
 
-def _loose(result, keys=("evaluate/loss", "evaluate/average_loss")):
-    """`result` with what dropout's draws move out of `close`: `keys` to `loose`, the rest
-    (predictions, losses logged as trained) left out."""
-    close = result["close"]
-    result["loose"] = {k: close[k] for k in keys if k in close}
-    result["close"] = {}
-    return result
-
-
 def _model_dir(workdir):
     return os.path.join(workdir, "model")
 
@@ -267,7 +258,7 @@ def dnn_classifier_batch_norm_momentum(tf, workdir):
 
 @program
 def dnn_classifier_dropout(tf, workdir):
-    """`dropout=0.3` with a seed: its masks are draws (loose), its names exact."""
+    """`dropout=0.3` with a seed: 2.15's masks, drawn from the seed."""
     columns = dnn_columns(tf)
     model = tf.compat.v1.estimator.DNNClassifier(
         HIDDEN,
@@ -277,7 +268,7 @@ def dnn_classifier_dropout(tf, workdir):
         config=tf.estimator.RunConfig(tf_random_seed=3, save_summary_steps=1),
         warm_start_from=dnn_start(tf, workdir, 6, 1),
     )
-    return _loose(trained(tf, model, "binary", None))
+    return trained(tf, model, "binary", None)
 
 
 @program
@@ -406,7 +397,7 @@ def combined_classifier_optimizers_partitioner(tf, workdir):
 
 @program
 def combined_regressor_dropout(tf, workdir):
-    """A weighted wide & deep regressor with `dnn_dropout` (loose), optimizers by name."""
+    """A weighted wide & deep regressor with seeded `dnn_dropout`, optimizers by name."""
     wide, deep = linear_columns(tf), dnn_columns(tf)
     model = tf.compat.v1.estimator.DNNLinearCombinedRegressor(
         model_dir=_model_dir(workdir),
@@ -420,7 +411,7 @@ def combined_regressor_dropout(tf, workdir):
         config=tf.estimator.RunConfig(tf_random_seed=5, save_summary_steps=1),
         warm_start_from=dnn_start(tf, workdir, 6, 1),
     )
-    return _loose(trained(tf, model, "target", None))
+    return trained(tf, model, "target", None)
 
 
 # ------------------------------------------------------------------ V1 baselines

@@ -3,7 +3,8 @@
 What each program's user sees, recorded once under 2.15
 (`tests/tf215/record_tutorial_programs.py`): keys, dtypes, shapes, listings, signatures,
 event tags and steps and error types exactly; deterministic values to 1e-4; values that
-hang on random draws within 35%.  The differences the kit keeps on purpose are taken
+hang on random draws within 35%, or to 1e-5 where those draws are a seeded canned DNN's
+(SEEDED_DNNS: the kit draws 2.15's numbers from `tf_random_seed`).  The differences the kit keeps on purpose are taken
 out first (`tests/tf215_recordings.KNOWN`, each with its reason); the one still open is an expected failure.
 """
 
@@ -25,6 +26,11 @@ SLOW = {
     "linear_titanic_shuffled",
     "dnn_regressor_label_dimension_2",
 }
+
+# Canned DNNs under `tf_random_seed` on unshuffled or Dataset input: their draws are
+# 2.15's (components/estimator/graph_seeds.py), so their `loose` values hold to 1e-5.
+# (numpy_input_regressor's shuffling numpy_input_fn started at a random row under 2.15.)
+SEEDED_DNNS = {"premade_iris", "wide_and_deep_census", "dnn_regressor_label_dimension_2"}
 
 
 def _summary_steps_close(ours, theirs, what):
@@ -58,7 +64,8 @@ def test_tutorial_program_behaves_as_under_tf215(name, tmp_path):
     if "close" in theirs:
         assert_close(ours["close"], theirs["close"], f"{name} close")
     if "loose" in theirs:
-        assert_close(ours["loose"], theirs["loose"], f"{name} loose", 0.35, 0.05)
+        rtol, atol = (1e-5, 1e-6) if name in SEEDED_DNNS else (0.35, 0.05)
+        assert_close(ours["loose"], theirs["loose"], f"{name} loose", rtol, atol)
 
 
 def test_every_program_is_recorded():
