@@ -18,8 +18,9 @@ summary tags, INFO lines, keys, signatures, errors as [type, first line]; `close
 
 import os
 
-from tests.canned_defaults_programs import _required, input_fn, trained
+from tests.canned_defaults_programs import _required, input_fn, predict_input_fn, trained
 from tests.program_registry import registry
+from tests.tutorial_programs import listing
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "canned_options.json")
@@ -103,4 +104,45 @@ PROGRAMS["linear_classifier_three_classes_vocabulary_of_two"] = refused(
     "LinearClassifier",
     "three_words",
     lambda tf: {"n_classes": 3, "label_vocabulary": ["lo", "mid"]},
+)
+
+
+# ------------------------------------------------------------------ predict and evaluate
+def _keys_in_order(tf, model, predict_keys):
+    """The keys of predict()'s first prediction in their order, or its error."""
+    rows = []
+    error = first_line_of_error(
+        lambda: rows.append(next(iter(model.predict(predict_input_fn(tf), predict_keys))))
+    )
+    return error or list(rows[0])
+
+
+def predict_keys_program(namespace, class_name, label_key, n_classes=2):
+    """What `predict(predict_keys=...)` yields (keys in order: a printed prediction), a key
+    it lacks, and the folder and keys of `evaluate(name=...)`."""
+
+    def run(tf, workdir):
+        kwargs, _, _ = _required(tf, class_name, label_key, workdir)
+        if n_classes != 2:
+            kwargs["n_classes"] = n_classes
+        model = getattr(_estimator(tf, namespace), class_name)(**kwargs)
+        model.train(input_fn(tf, label_key), steps=1)
+        exact = {
+            str(keys): _keys_in_order(tf, model, keys)
+            for keys in (None, ["probabilities"], "class_ids", ["classes", "logits"], ["nope"])
+        }
+        metrics = model.evaluate(input_fn(tf, label_key), steps=1, name="validation")
+        exact["evaluate"] = list(metrics)
+        exact["files"] = listing(model.model_dir)
+        return {"exact": exact}
+
+    return run
+
+
+for _namespace, _prefix in (("v2", ""), ("v1", "v1_")):
+    PROGRAMS[f"{_prefix}linear_classifier_predict_keys"] = predict_keys_program(
+        _namespace, "LinearClassifier", "binary"
+    )
+PROGRAMS["baseline_classifier_three_classes_predict_keys"] = predict_keys_program(
+    "v2", "BaselineClassifier", "three", 3
 )

@@ -823,8 +823,9 @@ class BinaryClassHead(_ClassHead):
             two_class_logits = tf.concat(
                 [tf.zeros_like(logits), logits], axis=-1, name="two_class_logits"
             )
-            predictions = self._class_predictions(logits, two_class_logits)
-        predictions["logistic"] = logistic
+            made = self._class_predictions(logits, two_class_logits)
+        # (in 2.15's order, which a printed prediction and predict_keys' error show)
+        predictions = {"logits": made.pop("logits"), "logistic": logistic, **made}
         return _selected(predictions, keys)
 
     def _metric_objects(self):
