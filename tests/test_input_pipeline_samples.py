@@ -5,8 +5,9 @@ Recorded once under 2.15 (`tests/tf215/record_family.py input_pipeline_programs`
 (string_input_producer, TextLineReader, batch / shuffle_batch, num_epochs ending training),
 the courses' tf.data CSV and TFRecord input_fns, babyweight's wide and deep trainer
 through train_and_evaluate and its export, and how often each call calls an input_fn.  Each program runs once here (a module
-fixture); `exact` parts must be equal, `close` ones within 1e-4 (the seeded DNNs'
-losses hang on their initial weights, which 2.15 drew otherwise: not compared).
+fixture); `exact` parts must be equal, `close` ones within 1e-4, `seeded` ones (the
+seeded wide and deep model's metrics and predictions, which the kit draws as 2.15 did)
+within 1e-5.
 """
 
 import pytest
@@ -24,6 +25,7 @@ class TestInputPipelineSamples(ComparedWithTf215):
     `normalized` leaves out; `close` values within 1e-4."""
 
     programs = programs
+    tolerances = {"close": (1e-4, 1e-5), "seeded": (1e-5, 1e-6)}
 
     def kept(self, name, ours, theirs):
         if name == "input_fn_calls_per_call":  # (its first train(): the strict xfail below)
