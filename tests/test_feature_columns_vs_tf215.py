@@ -23,10 +23,8 @@ from tests.tf215_recordings import program_runs, recorded
 RECORDED = recorded(programs)
 ours = program_runs(programs)
 
-# TF 2.21's SavedModels carry a fingerprint; the kit's optimizers save their own step
-# counter where 2.15's canned ones counted in global_step (the guide's checkpoints).
+# TF 2.21's SavedModels carry a fingerprint.
 KNOWN_FILE = "fingerprint.pb"
-KNOWN_VARIABLE = re.compile(r"^training/\w+/iter$")
 # An error whose wording the kit keeps (it names the column and the features given):
 # {refusal: (2.15's gist, the kit's)}.
 KIT_WORDING = {
@@ -41,14 +39,10 @@ def test_every_program_is_recorded():
     assert sorted(RECORDED) == sorted(programs.PROGRAMS)
 
 
-def _without_known(value, recorded):
-    """`value` without the kit's known additions that `recorded` (2.15's) lacks."""
+def _without_known(value):
+    """`value` without the kit's known additions (KNOWN_FILE)."""
     if isinstance(value, dict):
-        return {
-            k: _without_known(v, recorded.get(k) if isinstance(recorded, dict) else None)
-            for k, v in value.items()
-            if not (KNOWN_VARIABLE.match(k) and k not in (recorded or {}))
-        }
+        return {k: _without_known(v) for k, v in value.items()}
     if isinstance(value, list):
         return [v for v in value if v != KNOWN_FILE]
     return value
@@ -71,7 +65,7 @@ def test_program_sees_what_it_saw_under_tf215(ours, name):
         if isinstance(expected, list) and expected and expected[0] == "ValueError":
             assert got[0] == expected[0] and gist(expected[1]) in got[1], key
             continue
-        assert _without_known(got, expected) == expected, key
+        assert _without_known(got) == expected, key
 
 
 @pytest.mark.parametrize("name", [n for n in programs.PROGRAMS if "close" in RECORDED[n]])

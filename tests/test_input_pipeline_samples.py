@@ -20,7 +20,7 @@ ours = program_runs(programs)
 
 
 class TestInputPipelineSamples(ComparedWithTf215):
-    """Equal `exact` parts but for the `.meta`, `fingerprint.pb` and `.../iter` entries
+    """Equal `exact` parts but for the `.meta` and `fingerprint.pb` entries
     of docs/guide/estimator.md's list, and the errors' messages and summary steps that
     `normalized` leaves out; `close` values within 1e-4."""
 

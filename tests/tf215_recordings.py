@@ -15,8 +15,8 @@ import pytest
 
 # Kept on purpose (docs/guide/estimator.md): the TF2 path's checkpoints carry no
 # MetaGraph (`.meta`: it marks a checkpoint a TF1 graph wrote); TF 2.21's SavedModels
-# carry a `fingerprint.pb`; each optimizer saves its own step counter (`.../iter`).
-KNOWN = re.compile(r"\.meta$|(^|/)fingerprint\.pb$|^training/\w+/iter$")
+# carry a `fingerprint.pb`.
+KNOWN = re.compile(r"\.meta$|(^|/)fingerprint\.pb$")
 
 
 def recorded(module, part="programs"):

@@ -8,6 +8,7 @@ keys predictions by `(head name, key)`.
 """
 
 import abc
+import contextlib
 import inspect
 
 import numpy as np
@@ -384,6 +385,18 @@ def _regularization_summary(tag, regularization_losses):
         summaries.scalar(tag, lambda: tf.math.add_n(list(regularization_losses)))
 
 
+@contextlib.contextmanager
+def _training_scope(v1_scope):
+    """2.15's V2 heads built the train op in a top-level `training` name scope, so a
+    `train_op_fn`'s TF1 Adam named its state `training/beta1_power`; its V1 heads
+    (`v1_scope`) did not."""
+    if v1_scope:
+        yield
+        return
+    with tf.compat.v1.name_scope(""), tf.compat.v1.name_scope("training"):
+        yield
+
+
 def _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops):
     """The TRAIN spec's op: `optimizer` on `trainable_variables`, or `train_op_fn(loss)`."""
     if update_ops is not None and not isinstance(update_ops, (list, tuple)):
@@ -520,7 +533,8 @@ class Head(abc.ABC):
                     mode, predictions=predictions, loss=loss, eval_metric_ops=eval_metrics
                 )
         self._train_summaries(features, logits, labels, loss, regularization_losses)
-        train_op = _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
+        with _training_scope(getattr(self, "_scope", None)):
+            train_op = _train_op(loss, optimizer, trainable_variables, train_op_fn, update_ops)
         return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
     def _train_summaries(self, features, logits, labels, loss, regularization_losses):

@@ -105,21 +105,27 @@ def _overrides_get_updates(optimizer):
 
 @contextlib.contextmanager
 def stepping_the_global_step(optimizer):
-    """Within it, a legacy Keras `optimizer` updating in a graph counts its steps in
-    the global step, as tf.estimator 2.15's V2 canned model_fns had it (their
+    """Within it, a legacy Keras `optimizer` counts its steps in the global step, as
+    tf.estimator 2.15's V2 canned model_fns had it (their
     `optimizer.iterations = get_or_create_global_step()`): its update steps the global
     step, a learning-rate schedule reads the global step, and no `training/<name>/iter`
-    of its own is made, so a graph's checkpoint holds none and 2.15's model_dirs (which
-    hold none) resume. The optimizer's own counter is put back on leaving (the graph's
-    ops keep the global step)."""
+    of its own is made, so a checkpoint holds none (in a graph and in the TF2 path's
+    trace alike) and 2.15's model_dirs, which hold none, resume with their schedule's
+    step. The optimizer's own counter is put back on leaving (the graph's or the
+    function's ops keep the global step)."""
     import tensorflow as tf
 
-    legacy = isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer)
-    if not legacy or tf.executing_eagerly() or tf.inside_function():
+    step = None
+    if isinstance(optimizer, tf_keras.optimizers.legacy.Optimizer) and not tf.executing_eagerly():
+        if tf.inside_function():
+            step = variables_lib.get_global_step()
+        else:
+            step = tf.compat.v1.train.get_or_create_global_step()
+    if step is None:
         yield
         return
     own = optimizer._iterations
-    optimizer._iterations = tf.compat.v1.train.get_or_create_global_step()
+    optimizer._iterations = step
     try:
         yield
     finally:

@@ -263,7 +263,10 @@ class VariableStore:
             optimizer, scope, variables, primary_name
         ):
             record(state, checkpoint_name)
-        self._iterations.add(record(optimizer.iterations, f"{CANNED_TRAINING_SCOPE}/{scope}/iter"))
+        if optimizer.iterations is not self.global_step:  # (counting in it: nothing of its own)
+            self._iterations.add(
+                record(optimizer.iterations, f"{CANNED_TRAINING_SCOPE}/{scope}/iter")
+            )
 
     def name_tf1_slots(self, optimizer, variables):
         """Records the checkpoint names a TF1 graph gives a `tf.compat.v1.train`

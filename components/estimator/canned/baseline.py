@@ -41,9 +41,9 @@ class BaselineEstimator(Estimator):
                 logits = tf.math.multiply(bias, tf.ones([batch_size, head.logits_dimension]))
 
             def train_op_fn(loss):
-                return optimizers.apply(
-                    optimizers.get_optimizer(optimizer, LEARNING_RATE), loss, [bias]
-                )
+                opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
+                with optimizers.stepping_the_global_step(opt):
+                    return optimizers.apply(opt, loss, [bias])
 
             return head.create_estimator_spec(
                 features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn

@@ -313,7 +313,8 @@ def _model_fn(
             optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),
             LEARNING_RATE,
         )
-        return optimizers.apply(opt, loss, layer.trained_weights)
+        with optimizers.stepping_the_global_step(opt):
+            return optimizers.apply(opt, loss, layer.trained_weights)
 
     return head.create_estimator_spec(
         features=features, mode=mode, logits=logits, labels=labels, train_op_fn=train_op_fn
