@@ -1007,8 +1007,8 @@ def canned_estimators(tf, workdir):
             "steps": [int(r["global_step"]) for r in (linear, dnn, combined)],
             "variables": [linear_names, dnn_names, combined_names],
         },
-        # (The DNNs' values hang on initial weights, which the kit does not draw as 2.15
-        # drew them from tf_random_seed: the canned tests warm-start them instead.)
+        # (The DNNs' values hang on initial weights the guide draws unseeded (no
+        # tf_random_seed): the canned tests warm-start or seed them instead.)
         "close": {f"linear/{k}": v for k, v in _floats(linear).items()},
     }
 

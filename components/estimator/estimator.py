@@ -1142,7 +1142,7 @@ class Estimator:
             if not seeded and self._config.tf_random_seed is not None and not self._store.variables:
                 tf_keras.utils.set_random_seed(self._config.tf_random_seed)
             if not seeded:  # 2.15's op seeds, from 0 each call (graph_seeds)
-                counted.enter_context(graph_seeds.counting(self._config.tf_random_seed))
+                counted.enter_context(graph_seeds.counting(self._config.tf_random_seed, self))
             seeded.append(True)
 
         with counted:

@@ -12,6 +12,7 @@ its own. `counting(S)` makes the eager ones count from 0 as that graph did, and
 a TF1 graph: the graph's own), so every draw runs the kernel 2.15 ran with 2.15's seeds."""
 
 import contextlib
+import weakref
 
 import tensorflow as tf
 from tensorflow.python.eager import context
@@ -22,8 +23,9 @@ from tensorflow.python.ops import gen_random_ops
 class _Count:
     """Stands in for the eager context's generator of op seeds: 0, 1, 2, ..."""
 
-    def __init__(self):
+    def __init__(self, owner):
         self.drawn = 0
+        self.owner = owner
 
     def randint(self, low, high):
         del low, high  # (the generator's range: a count stays far below it)
@@ -32,34 +34,37 @@ class _Count:
 
 
 _counts = []  # the counts of the calls under way, innermost last
+# The owners (Estimators) whose traced functions hold a stateful kernel of counted seeds.
+_restarting = weakref.WeakSet()
 
 
 @contextlib.contextmanager
-def counting(seed):
+def counting(seed, owner):
     """Within: random ops that run eagerly without a seed of their own take the op seeds a
     new TF1 graph of graph seed `seed` gave them (0, 1, ...), and `op_seeds()` continues
     that count. Nothing when `seed` is None or nothing runs eagerly (a TF1 graph counts
-    its own). The generator and seed before it are back afterwards."""
+    its own). The generator and seed before it are back afterwards.
+
+    Where `owner`'s traced function holds a stateful kernel of such seeds (dropout), the
+    kernels cached by earlier calls are dropped first, so that its draws start again from
+    their seeds as in 2.15's new graph of each call (it costs the function's new
+    instantiation, a fraction of a second a call: only then)."""
     if seed is None or not tf.executing_eagerly():
         yield
         return
     eager = context.context()
     before = (eager._seed, eager._rng)
-    # (Setting the seed also drops the kernels cached by earlier draws: a stateful
-    # kernel of the same seeds would go on from where it stopped.)
-    tf.random.set_seed(seed)
-    count = _Count()
+    if owner in _restarting:
+        tf.random.set_seed(seed)  # (it also drops the cached kernels)
+    eager._seed = seed
+    count = _Count(owner)
     eager._rng = count
     _counts.append(count)
     try:
         yield
     finally:
         _counts.remove(count)
-        if before[0] is None:
-            eager._seed, eager._rng = before
-        else:
-            tf.random.set_seed(before[0])
-            eager._rng = before[1]
+        eager._seed, eager._rng = before
 
 
 def op_seeds():
@@ -97,6 +102,8 @@ def dropout(inputs, rate):
     seeds = op_seeds()
     if seeds is None:
         return None
+    if tf.inside_function() and _counts:
+        _restarting.add(_counts[-1].owner)
 
     def uniform(shape, dtype):
         return gen_random_ops.random_uniform(shape, dtype, seed=seeds[0], seed2=seeds[1])
