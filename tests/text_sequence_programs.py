@@ -202,6 +202,62 @@ def cnn_text(tf, workdir):
     return _split(_run_classifier(tf, workdir, cnn_text_model_fn), "close")
 
 
+def head_cnn_model_fn(features, labels, mode):
+    """The blog's later version: the same CNN's one logit under `tf.estimator`'s
+    BinaryClassHead, which calls the model's `train_op_fn` (a TF1 Adam)."""
+    import tensorflow as tf
+
+    embeddings = tf.compat.v1.get_variable("embeddings", [VOCAB, 8], initializer=_seeded(tf))
+    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["words"])
+    conv = tf.compat.v1.layers.conv1d(
+        embedded,
+        filters=6,
+        kernel_size=3,
+        padding="same",
+        activation=tf.nn.relu,
+        kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 1),
+    )
+    logits = tf.compat.v1.layers.dense(
+        tf.reduce_max(conv, axis=1),
+        1,
+        kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 3),
+    )
+    if labels is not None:
+        labels = tf.reshape(labels, [-1, 1])
+    optimizer = tf.compat.v1.train.AdamOptimizer(0.05)
+
+    def train_op_fn(loss):
+        return optimizer.minimize(loss=loss, global_step=tf.compat.v1.train.get_global_step())
+
+    return tf.estimator.BinaryClassHead().create_estimator_spec(
+        features=features, labels=labels, mode=mode, logits=logits, train_op_fn=train_op_fn
+    )
+
+
+def head_cnn_text(tf, workdir):
+    """Its checkpoint names (Adam's `training/beta1_power`: the head's train-op scope),
+    evaluate's and predict's keys, and their values."""
+    model = tf.estimator.Estimator(
+        head_cnn_model_fn,
+        os.path.join(workdir, "model"),
+        config=tf.estimator.RunConfig(tf_random_seed=SEED),
+    )
+    model.train(text_input_fn(tf), steps=10)
+    result = model.evaluate(text_input_fn(tf, epochs=1))
+    rows = list(model.predict(text_input_fn(tf, epochs=1)))
+    return {
+        "exact": {
+            "eval_keys": sorted(result),
+            "variables": model.get_variable_names(),
+            "predictions": structure(rows),
+        },
+        "close": {
+            **{"eval_" + k: v for k, v in _floats(result).items()},
+            "logistic": [r["logistic"].tolist() for r in rows],
+        },
+    }
+
+
 # ------------------------------------------------------------------ (b) RNN cells
 def _cells(tf, mode, kind):
     """Two layers of `kind` cells, the first with seeded dropout while training."""
@@ -789,6 +845,7 @@ def _prediction_misuse(tf, model, input_fn):
 
 PROGRAMS = {
     "cnn_text": cnn_text,
+    "head_cnn_text": head_cnn_text,
     "lstm_dynamic_rnn": _rnn_program("lstm", static=False),
     "gru_static_rnn": _rnn_program("gru", static=True),
     "keras_layers": keras_layers,
