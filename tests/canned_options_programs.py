@@ -4,10 +4,11 @@ tf.estimator 2.15 and on the kit.
 
 Options: an optimizer given as a class (`optimizer=tf.keras.optimizers.legacy.SGD`,
 called for its instance at the class's own rate); what 2.15 refused of an optimizer
-argument, in its words; a label vocabulary of other than `n_classes` words (2.15's
-binary heads took one). Each program trains STEPS steps on the canned-defaults family's
-tiny data set (tensors), evaluates, predicts and exports through a parsing receiver, and
-returns what its user sees in that family's shape (`exact`: checkpoint keys, files,
+argument, in its words and at its moment (V2 classes and V1 ones); a label vocabulary
+of other than `n_classes` words (2.15's binary heads took one); `predict(predict_keys=...)`
+and `evaluate(name=...)`. An `optioned` program trains as the canned-defaults family's
+do (its STEPS steps on its tiny data set, as tensors), evaluates, predicts and exports
+through a parsing receiver, and returns what its user sees in that family's shape (`exact`: checkpoint keys, files,
 summary tags, INFO lines, keys, signatures, errors as [type, first line]; `close`
 (1e-4): linear and baseline values, zeros at the start).
 
@@ -88,6 +89,13 @@ for _name, _given in (
     PROGRAMS[f"linear_regressor_optimizer_{_name}"] = refused(
         "v2", "LinearRegressor", "target", lambda tf, given=_given: {"optimizer": given(tf)}
     )
+
+
+for _class_name, _label in (("LinearRegressor", "target"), ("DNNClassifier", "binary")):
+    for _given in ("Nadam", "adagrad"):  # (refused when trained, as 2.15's V1 classes did)
+        PROGRAMS[f"v1_{_class_name.lower()}_optimizer_{_given.lower()}"] = refused(
+            "v1", _class_name, _label, lambda tf, given=_given: {"optimizer": given}
+        )
 
 
 # ------------------------------------------------------------------ label vocabularies

@@ -128,7 +128,7 @@ def test_v1_string_optimizers_are_tf1_optimizers_at_the_v1_rates():
     assert isinstance(adagrad, tf.compat.v1.train.AdagradOptimizer)
     assert adagrad._learning_rate == 0.05
     with pytest.raises(ValueError, match=r"Unsupported optimizer name: adagrad\."):
-        get_optimizer_instance("adagrad", 0.05)
+        get_optimizer_instance("adagrad", 0.05)()  # (when the model trains, as in 2.15)
     keras_optimizer = get_optimizer_instance(lambda: estimator.optimizers._BY_NAME["SGD"](), 1)
     with pytest.raises(ValueError, match=r"Keras optimizer goes to the tf\.estimator"):
         keras_optimizer()

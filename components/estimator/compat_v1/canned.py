@@ -56,13 +56,17 @@ def get_optimizer_instance(optimizer, learning_rate):
     if isinstance(optimizer, LinearSDCA):
         return optimizer
     if isinstance(optimizer, str):
-        if optimizer not in TF1_OPTIMIZERS:
-            raise ValueError(
-                f"Unsupported optimizer name: {optimizer}. Supported names are: "
-                f"{tuple(sorted(TF1_OPTIMIZERS))}"
-            )
-        optimizer_class = TF1_OPTIMIZERS[optimizer]
-        return _tf1_factory(lambda: optimizer_class(learning_rate=learning_rate))
+        name = optimizer
+
+        def named():  # (an unknown name is refused when the model trains, as in 2.15)
+            if name not in TF1_OPTIMIZERS:
+                raise ValueError(
+                    f"Unsupported optimizer name: {name}. Supported names are: "
+                    f"{tuple(sorted(TF1_OPTIMIZERS))}"
+                )
+            return TF1_OPTIMIZERS[name](learning_rate=learning_rate)
+
+        return _tf1_factory(named)
 
     def instance():
         made = optimizer
