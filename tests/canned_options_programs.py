@@ -154,3 +154,12 @@ for _namespace, _prefix in (("v2", ""), ("v1", "v1_")):
 PROGRAMS["baseline_classifier_three_classes_predict_keys"] = predict_keys_program(
     "v2", "BaselineClassifier", "three", 3
 )
+
+
+# ------------------------------------------------------------------ weights
+PROGRAMS["linear_regressor_weight_column_of_a_category"] = refused(
+    "v2",
+    "LinearRegressor",
+    "target",
+    lambda tf: {"weight_column": tf.feature_column.categorical_column_with_identity("w", 3)},
+)

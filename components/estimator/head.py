@@ -306,9 +306,9 @@ def _weights(features, weight_column, logits, per_logit=False, logits_shape=None
     if isinstance(weight_column, str):
         weight_column = tf.feature_column.numeric_column(weight_column, shape=(1,))
     if not isinstance(weight_column, fc_lib.NumericColumn):
-        raise TypeError(
-            "weight_column must be a string or a NumericColumn; "
-            f"got {type(weight_column).__name__}."
+        raise TypeError(  # (2.15's words)
+            "Weight column must be either a string or NumericColumn. "
+            f"Given type: {type(weight_column)}."
         )
     if weight_column.key not in (features or {}):
         raise ValueError(
