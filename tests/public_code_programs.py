@@ -21,6 +21,11 @@ tiny made-up data:
   with `external_state_policy="warn"`, and a policy it refuses;
 - `checkpoint_input_pipeline_hook_train_and_evaluate`: the hook in a `TrainSpec` of a
   canned `LinearRegressor` checkpointing every 2 steps, then in `train()`;
+- `checkpoint_input_pipeline_hook_policies`: the hook's `external_state_policy` over an
+  input with a random op (`"fail"` fails saving it, `"warn"` and `"ignore"` save), and
+  over a seeded `shuffle` (the rows each call reads on from);
+- `checkpoint_input_pipeline_hook_tpu_and_v1`: the hook given a `TPUEstimator` with
+  `use_tpu=False` and a `tf.compat.v1.estimator.Estimator`;
 - `saveable_iterator_in_model_checkpoint`: `tf.data.experimental.make_saveable_from_iterator`
   in the `SAVEABLE_OBJECTS` collection (its docstring's way), so the input's position is
   saved in `model.ckpt` and each `train()` call reads on;
@@ -173,6 +178,82 @@ def checkpoint_input_pipeline_hook_train_and_evaluate(tf, workdir):
             "evaluate_keys": sorted(metrics),
         },
         "close": {"metrics": _floats(metrics), "predictions": predictions},
+    }
+
+
+def _random_input_fn():
+    """The rows, each through a random op (state outside the pipeline)."""
+    import tensorflow as tf
+
+    def row(i):
+        noise = 0.0 * tf.random.uniform([])
+        return {"row": i, "x": tf.cast(i, tf.float32) / 10.0 + noise}, tf.cast(i % 3, tf.float32)
+
+    return tf.data.Dataset.range(10).map(row).batch(2).repeat()
+
+
+def _shuffled_input_fn():
+    import tensorflow as tf
+
+    rows = tf.data.Dataset.range(10).shuffle(10, seed=3)
+    dataset = rows.map(
+        lambda i: ({"row": i, "x": tf.cast(i, tf.float32) / 10.0}, tf.cast(i % 3, tf.float32))
+    )
+    return dataset.batch(2).repeat()
+
+
+@program
+def checkpoint_input_pipeline_hook_policies(tf, workdir):
+    seen = {}
+    for policy in ("fail", "warn", "ignore"):
+        est = tf.estimator.Estimator(rows_model_fn, model_dir=os.path.join(workdir, policy))
+        hook = tf.data.experimental.CheckpointInputPipelineHook(est, policy)
+        error = _raised(
+            lambda est=est, hook=hook: est.train(_random_input_fn, steps=2, hooks=[hook])
+        )
+        seen[policy] = [error and [error[0], error[1].splitlines()[0]], listing(est.model_dir)]
+    est = tf.estimator.Estimator(rows_model_fn, model_dir=os.path.join(workdir, "shuffled"))
+    rows = []
+    for _ in range(3):
+        hook = tf.data.experimental.CheckpointInputPipelineHook(est)
+        est.train(_shuffled_input_fn, steps=2, hooks=[hook])
+        rows.append(int(est.get_variable_value("last_row")))
+    return {"exact": {"policies": seen, "shuffled_rows": rows}}
+
+
+def _tpu_rows_model_fn(features, labels, mode, params):
+    import tensorflow as tf
+
+    spec = rows_model_fn(features, labels, mode)
+    return tf.compat.v1.estimator.tpu.TPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op)
+
+
+@program
+def checkpoint_input_pipeline_hook_tpu_and_v1(tf, workdir):
+    config = tf.compat.v1.estimator.tpu.RunConfig(
+        model_dir=os.path.join(workdir, "tpu"), save_checkpoints_steps=3
+    )
+    tpu = tf.compat.v1.estimator.tpu.TPUEstimator(
+        model_fn=_tpu_rows_model_fn, config=config, use_tpu=False, train_batch_size=2
+    )
+    v1 = tf.compat.v1.estimator.Estimator(rows_model_fn, model_dir=os.path.join(workdir, "v1"))
+    rows = []
+    with _info_lines() as lines:
+        for _ in range(2):
+            hook = tf.data.experimental.CheckpointInputPipelineHook(tpu)
+            tpu.train(lambda params: _rows_input_fn(), steps=2, hooks=[hook])
+            rows.append(int(tpu.get_variable_value("last_row")))
+        for _ in range(2):
+            hook = tf.compat.v1.data.experimental.CheckpointInputPipelineHook(v1)
+            v1.train(_rows_input_fn, steps=3, hooks=[hook])
+            rows.append(int(v1.get_variable_value("last_row")))
+    return {
+        "exact": {
+            "rows": rows,
+            "tpu_listing": listing(tpu.model_dir),
+            "v1_listing": listing(v1.model_dir),
+            "lines": _kept_lines(lines, workdir, "input.ckpt"),
+        }
     }
 
 
