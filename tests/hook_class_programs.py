@@ -316,3 +316,37 @@ def subclasses_overriding_end(tf, workdir):
         est.train(_input_fn(tf), hooks=_overriding_hooks(tf, seen[name]))
         seen[name].append(["global_step", int(est.get_variable_value("global_step"))])
     return {"exact": seen, "close": {}}
+
+
+@program
+def stop_at_step_hook_at_or_past_its_step(tf, workdir):
+    """`StopAtStepHook(last_step=...)` given to a call that starts at or past it: 2.15's
+    hook asked to stop after a step only, so `train()` trained one step more and
+    `evaluate()` evaluated one batch (here they trained none, and evaluate() failed with
+    an UnboundLocalError). A canned estimator and a Keras-layer model_fn (the TF2 path)."""
+    column = tf.feature_column.numeric_column("x")
+    estimators = {
+        "canned": tf.estimator.LinearRegressor([column], os.path.join(workdir, "canned")),
+        "keras": tf.estimator.Estimator(_keras_model_fn, os.path.join(workdir, "keras")),
+    }
+    seen, close = {}, {}
+    for name, est in estimators.items():
+        est.train(_input_fn(tf), steps=3)
+        steps = []
+        for last_step in (3, 2):
+            est.train(
+                _input_fn(tf), steps=5, hooks=[tf.estimator.StopAtStepHook(last_step=last_step)]
+            )
+            steps.append(int(est.get_variable_value("global_step")))
+        hooks = {
+            "at": tf.estimator.StopAtStepHook(last_step=5),
+            "past": tf.estimator.StopAtStepHook(last_step=2),
+            "one_more": tf.estimator.StopAtStepHook(num_steps=1),
+        }
+        losses = {
+            key: float(est.evaluate(_input_fn(tf), steps=2, hooks=[hook])["loss"])
+            for key, hook in hooks.items()
+        }
+        seen[name] = {"global_steps": steps}
+        close[name] = losses
+    return {"exact": seen, "close": close}

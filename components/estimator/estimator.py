@@ -291,6 +291,17 @@ def _input_of_structure(result):
     return input_fn
 
 
+def _metrics_as_they_start(traced):
+    """The metric values of an evaluation in which no batch ran, read from `traced`
+    eval step's zeroed variables: 2.15's session read each metric as it starts."""
+    outputs = traced.structured_outputs[0]
+    names = sorted(outputs)
+    read = pruning.as_they_stand(traced, [outputs[name] for name in names])
+    if read is None:
+        raise ValueError("evaluate: input_fn produced no data.")
+    return {n: v.numpy() for n, v in zip(names, read(), strict=True)}
+
+
 def _split_element(element):
     return graph_mode.features_and_labels(element)
 
@@ -1353,7 +1364,7 @@ class Estimator:
         log.info("Starting evaluation at %s", time.strftime("%Y-%m-%dT%H:%M:%S"))
         started = time.time()
         eval_step = self._eval_function()
-        runner = None
+        runner = values = None
         for evaluated, element in enumerate(dataset, 1):
             features, labels = _split_element(element)
             if runner is None:
@@ -1370,9 +1381,9 @@ class Estimator:
             ):
                 break
         if runner is None:  # (no batch)
-            traced, runner, results = self._evaluation_of_no_batch(
-                eval_step, dataset, checkpoint_path, hooks
-            )
+            traced, _, runner = self._start_evaluation(eval_step, dataset, checkpoint_path, hooks)
+        if values is None:  # (no batch, or a hook stopped before the first)
+            results = _metrics_as_they_start(traced)
         else:
             results = {key: value.numpy() for key, value in values.items()}
             results.update(_final_values(traced, features, labels))
@@ -1398,17 +1409,6 @@ class Estimator:
             int(self._global_step().numpy()),
         )
         return traced, run_step, runner
-
-    def _evaluation_of_no_batch(self, eval_step, dataset, checkpoint_path, hooks):
-        """(trace, hook runner, metric values) of an evaluation whose input gave no batch:
-        2.15's session read each metric as it starts (no update ran)."""
-        traced, _, runner = self._start_evaluation(eval_step, dataset, checkpoint_path, hooks)
-        outputs = traced.structured_outputs[0]
-        names = sorted(outputs)
-        read = pruning.as_they_stand(traced, [outputs[name] for name in names])
-        if read is None:
-            raise ValueError("evaluate: input_fn produced no data.")
-        return traced, runner, {n: v.numpy() for n, v in zip(names, read(), strict=True)}
 
     def _note_untrained(self, checkpoint_path, mode):
         """2.15's line when there is no checkpoint to read: before the input_fn and the

@@ -161,10 +161,10 @@ class StopAtStepHook(_AlsoTF1, tf.compat.v1.train.StopAtStepHook):
     _tf1_hook = tf.compat.v1.train.StopAtStepHook
 
     def before_step(self, context):
+        # (Never a stop before a step: 2.15's hook asked after a step's run only, so a
+        # call starting at or past `last_step` trained, or evaluated, one step.)
         if self._last_step is None:
             self._last_step = context.global_step + self._num_steps
-        if context.global_step >= self._last_step:
-            context.request_stop()
 
     def after_step(self, context, logs):
         if logs["global_step"] >= self._last_step:
