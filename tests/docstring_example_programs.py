@@ -329,10 +329,67 @@ def parse_example_specs(tf, workdir):
     }
 
 
+def _batches_in_a_session(tf, input_fn, monitored):
+    """Every batch `input_fn()`'s tensors give in a TF1 graph, read by a plain session
+    (its queue runners started, as TF1 code did) or by a MonitoredSession."""
+    batches = []
+    with tf.Graph().as_default():
+        tensors = input_fn()
+        if monitored:
+            session = tf.compat.v1.train.MonitoredSession()
+        else:
+            session = tf.compat.v1.Session()
+            tf.compat.v1.train.start_queue_runners(session)
+        with session:
+            while True:
+                try:
+                    batch = session.run(tensors)
+                except tf.errors.OutOfRangeError:
+                    break
+                batches.append(batch)
+                if monitored and session.should_stop():
+                    break
+    features, labels = zip(*batches, strict=True)
+    return {
+        "batch_sizes": [len(label) for label in labels],
+        **{k: _floats(np.concatenate([f[k] for f in features])) for k in sorted(features[0])},
+        "labels": _floats(np.concatenate(labels)),
+    }
+
+
+def input_fns_in_a_session(tf, workdir):
+    """numpy_input_fn's docstring example (and pandas_input_fn's, shaped like it): the
+    input_fn called by the program's own code in a TF1 graph and its tensors run in a
+    session, batch by batch until the data ends (the kit returned a Dataset there)."""
+    import pandas as pd
+
+    age = np.arange(4) * 1.0
+    height = np.arange(32, 36)
+    x = {"age": age, "height": height}
+    y = np.arange(-32, -28)
+    numpy_fn = tf.compat.v1.estimator.inputs.numpy_input_fn(
+        x, y, batch_size=2, shuffle=False, num_epochs=1
+    )
+    frame = pd.DataFrame(x, index=[10, 11, 12, 13])
+    pandas_fn = tf.compat.v1.estimator.inputs.pandas_input_fn(
+        frame, pd.Series(y, index=frame.index), batch_size=3, shuffle=False, num_epochs=1
+    )
+    read = {
+        "numpy_session": _batches_in_a_session(tf, numpy_fn, monitored=False),
+        "numpy_monitored": _batches_in_a_session(tf, numpy_fn, monitored=True),
+        "pandas_session": _batches_in_a_session(tf, pandas_fn, monitored=False),
+    }
+    return {
+        "exact": {name: values.pop("batch_sizes") for name, values in read.items()},
+        "close": read,
+    }
+
+
 PROGRAMS = {
     "kmeans_training_loop": kmeans_training_loop,
     "multi_head_dict_logits": _multi_head_program(multi_head_dict_model_fn),
     "multi_head_concatenated_logits": _multi_head_program(multi_head_concat_model_fn),
     "multi_head_doctest": multi_head_doctest,
     "parse_example_specs": parse_example_specs,
+    "input_fns_in_a_session": input_fns_in_a_session,
 }

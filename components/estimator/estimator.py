@@ -38,6 +38,7 @@ from components.estimator import (
     graph_export,
     graph_mode,
     graph_seeds,
+    inputs,
     pruning,
     run_config,
     server,
@@ -883,7 +884,8 @@ class Estimator:
             kwargs["config"] = run_config.handed_out(self._config)
         if "input_context" in args:
             kwargs["input_context"] = input_context
-        result = input_fn(**kwargs)
+        with inputs.read_by_an_estimator():
+            result = input_fn(**kwargs)
         if input_context is not None:  # (given under a strategy: the graph path's too)
             self._check_distributed_input(result, mode)
         return result

@@ -1,7 +1,9 @@
 """`inputs.numpy_input_fn` and `inputs.pandas_input_fn`, as `tf.compat.v1.estimator.inputs`.
 
 tf.estimator fed arrays and DataFrames through queues; here the returned
-`input_fn` returns a `tf.data.Dataset` with the same batches: rows in order
+`input_fn` returns a `tf.data.Dataset` with the same batches (to an Estimator, and
+eagerly; called by a program's own code in a TF1 graph, as 2.15's docstring example
+ran it under a session, its next batch: tensors, as the queue gave them): rows in order
 (or shuffled through a buffer of `queue_capacity` rows), epochs back to back,
 the last batch short unless the data repeats forever (`num_epochs=None`).
 As tf.estimator's `num_threads` reader threads each read `num_epochs` epochs, the
@@ -10,12 +12,34 @@ threads interleaved their reads in no set order, here they come back to back: th
 dataset's order is always deterministic without `shuffle`.
 """
 
+import contextlib
 import logging
+import threading
 
 import numpy as np
 import tensorflow as tf
 
 log = logging.getLogger(__name__)
+_reading = threading.local()
+
+
+@contextlib.contextmanager
+def read_by_an_estimator():
+    """Within it (an Estimator calling an input_fn), the input_fns here return their
+    Dataset, which the Estimator reads."""
+    before = getattr(_reading, "active", False)
+    _reading.active = True
+    try:
+        yield
+    finally:
+        _reading.active = before
+
+
+def _returned(dataset):
+    """`dataset`, or in a TF1 graph outside an Estimator its next batch (tensors)."""
+    if getattr(_reading, "active", False) or tf.executing_eagerly() or tf.inside_function():
+        return dataset
+    return tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
 
 
 def _epochs(num_epochs, num_threads, shuffle):
@@ -100,7 +124,7 @@ def numpy_input_fn(
             )
         epochs = _epochs(num_epochs, num_threads, shuffle)
         features, labels = _by_row_number(x), _by_row_number(y)
-        return _dataset(features, labels, batch_size, epochs, shuffle, queue_capacity)
+        return _returned(_dataset(features, labels, batch_size, epochs, shuffle, queue_capacity))
 
     return input_fn
 
@@ -162,7 +186,7 @@ def pandas_input_fn(
         for column in [*(x[name] for name in x.columns), *_label_columns(y)]:
             _refuse_as_the_queue_did(column)
         epochs = _epochs(num_epochs, num_threads, shuffle)
-        return _dataset(features, labels, batch_size, epochs, shuffle, queue_capacity)
+        return _returned(_dataset(features, labels, batch_size, epochs, shuffle, queue_capacity))
 
     return input_fn
 

@@ -32,7 +32,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.python.ops import summary_ops_v2
 
-from components.estimator import graph_mode, run_config
+from components.estimator import graph_mode, inputs, run_config
 from components.estimator import hooks as hooks_lib
 from components.estimator.estimator import Estimator, _accepted_args
 from components.estimator.ignored import warn_once
@@ -467,7 +467,7 @@ class TPUEstimator(Estimator):
             kwargs["config"] = run_config.handed_out(self._config)
         if "input_context" in args:
             kwargs["input_context"] = input_context
-        with tf.device("/device:CPU:0"):
+        with tf.device("/device:CPU:0"), inputs.read_by_an_estimator():
             return input_fn(**kwargs)
 
     def _params_with_batch_size(self, mode):
