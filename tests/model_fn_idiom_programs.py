@@ -40,7 +40,9 @@
   that is not one; `serving_receiver_checks`: what `ServingInputReceiver` refuses;
   `tensor_receiver_of_a_ragged_feature`: a ragged feature through a
   `TensorServingInputReceiver`, and the words of the receivers' refusals;
-- `run_config_subclass`: a user's RunConfig subclass overriding fields with properties.
+- `run_config_subclass`: a user's RunConfig subclass overriding fields with properties;
+  `run_config_class_properties`: RunConfig's (and tpu.RunConfig's) fields as class-level
+  properties, a subclass's property built on `super()`'s.
 - `checkpoint_lacking_a_new_layer`: a model_fn whose Python flag adds a layer between
   calls: the error restoring a checkpoint that lacks it.
 - `scaffold_local_init_op`: a Scaffold whose `local_init_op` groups the local variables'
@@ -1515,3 +1517,45 @@ def empty_inputs(tf, workdir):
         }
         close[name] = {k: float(v) for k, v in metrics.items()}
     return {"exact": exact, "close": close}
+
+
+@program
+def run_config_class_properties(tf, workdir):
+    """RunConfig's fields as the class holds them (2.15's were read-only properties): a
+    subclass's property built on `super()`'s, `RunConfig.field.fget(config)`, and the same
+    of `tf.compat.v1.estimator.tpu.RunConfig` (its `tpu_config` and `cluster` too)."""
+    v1 = tf.compat.v1
+
+    class NestedConfig(tf.estimator.RunConfig):
+        @property
+        def model_dir(self):
+            return os.path.join(super().model_dir, "nested")
+
+        @property
+        def save_summary_steps(self):
+            return super().save_summary_steps * 2
+
+    class TpuConfig(v1.estimator.tpu.RunConfig):
+        @property
+        def tpu_config(self):
+            return super().tpu_config._replace(iterations_per_loop=7)
+
+    config = NestedConfig(model_dir=os.path.join(workdir, "m"), save_summary_steps=5)
+    est = tf.estimator.Estimator(local_counter_model_fn, config=config)
+    tpu_config = TpuConfig(model_dir=os.path.join(workdir, "t"))
+    classes = {"RunConfig": tf.estimator.RunConfig, "tpu.RunConfig": v1.estimator.tpu.RunConfig}
+    seen = {
+        name: sorted(n for n in dir(cls) if isinstance(getattr(cls, n), property))
+        for name, cls in classes.items()
+    }
+    seen.update(
+        model_dir=os.path.relpath(est.model_dir, workdir),
+        summary_steps=[config.save_summary_steps, est.config.save_summary_steps],
+        read_through_class=[
+            tf.estimator.RunConfig.save_summary_steps.fget(config),
+            tf.estimator.RunConfig.is_chief.fget(config),
+            tf.estimator.RunConfig.task_type.fget(config),
+        ],
+        tpu=[tpu_config.tpu_config.iterations_per_loop, tpu_config.cluster],
+    )
+    return {"exact": seen, "close": {}}

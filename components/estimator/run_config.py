@@ -328,7 +328,9 @@ class RunConfig:
 
     def replace(self, **kwargs):
         """A copy with some fields changed, as tf.estimator's `RunConfig.replace`."""
-        fields = {name: getattr(self, name) for name in _SETTINGS}
+        # (The values kept, as 2.15's copy kept its own: not what a subclass's property
+        # makes of them, which the copy's property makes again.)
+        fields = {name: self.__dict__[name] for name in _SETTINGS}
         if self._default_session_config:
             fields["session_config"] = None  # (made again for the cluster)
         unknown = [name for name in kwargs if name not in fields]
@@ -359,6 +361,57 @@ class RunConfig:
         copied = copy.copy(self)
         copied.__dict__.update(vars(config))
         return copied
+
+
+# 2.15's fields as the class holds them: read-only properties, so a subclass's property
+# can build on `super().model_dir` and code can read `RunConfig.is_chief.fget(config)`.
+# The values stay in the instance (`__setattr__` above keeps them there).
+_CLASS_PROPERTIES = (
+    "checkpoint_save_graph_def",
+    "cluster_spec",
+    "device_fn",
+    "eval_distribute",
+    "evaluation_master",
+    "experimental_max_worker_delay_secs",
+    "global_id_in_cluster",
+    "is_chief",
+    "keep_checkpoint_every_n_hours",
+    "keep_checkpoint_max",
+    "log_step_count_steps",
+    "master",
+    "model_dir",
+    "num_ps_replicas",
+    "num_worker_replicas",
+    "protocol",
+    "save_checkpoints_secs",
+    "save_checkpoints_steps",
+    "save_summary_steps",
+    "service",
+    "session_config",
+    "session_creation_timeout_secs",
+    "task_id",
+    "task_type",
+    "tf_random_seed",
+    "train_distribute",
+)
+
+
+def field_property(name):
+    """A read-only property giving the instance's own value of `name`."""
+
+    def read(self):
+        try:
+            return self.__dict__[name]
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__!r} object has no attribute {name!r}"
+            ) from None
+
+    return property(read, doc=f"The config's `{name}`.")
+
+
+for _name in _CLASS_PROPERTIES:
+    setattr(RunConfig, _name, field_property(_name))
 
 
 def kept_attributes(replaced, original):

@@ -172,6 +172,10 @@ class RunConfig(run_config_lib.RunConfig):
             self.evaluation_master = self.master  # (2.15: unless TF_CONFIG set it)
         self.cluster = None
 
+    # (2.15's read-only properties, as the base's fields.)
+    tpu_config = run_config_lib.field_property("tpu_config")
+    cluster = run_config_lib.field_property("cluster")
+
     def replace(self, **kwargs):
         """A copy with some fields changed, keeping `tpu_config` and the masters."""
         tpu_config = kwargs.pop("tpu_config", self.tpu_config)
