@@ -20,9 +20,7 @@ ours = program_runs(programs)
 # Kept on purpose (docs/guide/estimator.md): the TF2 path's checkpoints carry no `.meta`;
 # TF 2.21's SavedModels carry a `fingerprint.pb`; numpy_input_fn feeds tf.data, with no queue to summarize; a temporary
 # model_dir is removed at exit, which its warning says.
-KNOWN = re.compile(
-    r"\.meta$|(^|/)fingerprint\.pb$|^enqueue_input/queue/.*_full$"
-)
+KNOWN = re.compile(r"\.meta$|(^|/)fingerprint\.pb$|^enqueue_input/queue/.*_full$")
 TEMPORARY = re.compile(r"^(Using temporary folder as model directory: <tmp>).*")
 # The lines only a graph with a session logs (and a TF1 loader restoring one): the
 # saved_model guide's model_fn uses no TF1 API but the global step, so it takes the TF2
