@@ -24,6 +24,9 @@ the Estimator object's calls as StackOverflow-grade code makes them.
 - `config_read_as_a_copy`: `estimator.config` read twice, compared, changed (its
   `session_config`, a note of the program's) before training: 2.15 gave a
   deep copy on each read, so nothing changed what the Estimator and model_fn saw;
+- `keras_layer_updates_of_trainable_variables`: a Keras-layer model_fn training what
+  `tf.compat.v1.trainable_variables()` lists by a legacy Keras optimizer's `get_updates`
+  (the kit's trace listed nothing, so it trained nothing);
 - `export_all_as_text`: `experimental_export_all_saved_models(as_text=True)` and an EVAL
   `export_saved_model(as_text=True, experimental_mode=...)`;
 - `keras_model_fn_tf1_summaries`, `keras_model_fn_tf2_summaries`: a model_fn of a Keras
@@ -598,6 +601,47 @@ def config_read_as_a_copy(tf, workdir):
             "model_fn_saw": seen,
             "listing": listing(model_dir),
         }
+    }
+
+
+@program
+def keras_layer_updates_of_trainable_variables(tf, workdir):
+    """A Keras-layer model_fn that trains what `tf.compat.v1.trainable_variables()` lists
+    with a legacy Keras optimizer's `get_updates` (and steps the global step itself): 2.15
+    listed the layer's variables (and `global_variables()` the step too) and trained them;
+    the kit's trace listed none and trained nothing."""
+    model_dir = os.path.join(workdir, "model")
+    listed = []
+
+    def model_fn(features, labels, mode):
+        y = tf.keras.layers.Dense(1, kernel_initializer="zeros", name="out")(features["x"])
+        names = [
+            sorted(v.name for v in tf.compat.v1.trainable_variables()),
+            sorted(v.name for v in tf.compat.v1.global_variables()),
+        ]
+        listed.append([mode, *names])
+        loss = tf.reduce_mean(tf.square(labels - y))
+        if mode != tf.estimator.ModeKeys.TRAIN:
+            return tf.estimator.EstimatorSpec(mode, loss=loss, predictions={"y": y})
+        updates = tf.keras.optimizers.legacy.SGD(0.1).get_updates(
+            loss, tf.compat.v1.trainable_variables()
+        )
+        step = tf.compat.v1.train.get_global_step()
+        train_op = tf.group(updates, step.assign_add(1))
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    est = tf.estimator.Estimator(model_fn, model_dir=model_dir)
+    est.train(_xy_input_fn(tf, epochs=None), steps=4)
+    est.train(_xy_input_fn(tf, epochs=None), steps=2)
+    result = est.evaluate(_xy_input_fn(tf))
+    return {
+        # (each mode's last call: the kit's first of a mode also builds it in a graph)
+        "exact": {"listed_by_model_fn": {mode: names for mode, *names in listed}},
+        "close": {
+            "kernel": est.get_variable_value("out/kernel").tolist(),
+            "bias": est.get_variable_value("out/bias").tolist(),
+            "loss": float(result["loss"]),
+        },
     }
 
 

@@ -125,6 +125,57 @@ def _expose_global_step(global_step):
         graph.add_to_collection(key, global_step)
 
 
+_VARIABLE_KEYS = (
+    tf.compat.v1.GraphKeys.GLOBAL_VARIABLES,
+    tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES,
+    tf.compat.v1.GraphKeys.LOCAL_VARIABLES,
+)
+
+
+def _collected(next_creator, **kwargs):
+    """A variable `model_fn` makes (or the store gives again), in the trace's TF1
+    collections as a graph's constructor put it there (the store makes it eagerly,
+    where no collection is kept)."""
+    variable = next_creator(**kwargs)
+    keys = list(kwargs.get("collections") or [tf.compat.v1.GraphKeys.GLOBAL_VARIABLES])
+    on_read = kwargs.get("synchronization") == tf.VariableSynchronization.ON_READ
+    if kwargs.get("trainable", not on_read) and _VARIABLE_KEYS[1] not in keys:
+        keys.append(_VARIABLE_KEYS[1])
+    graph = tf.compat.v1.get_default_graph()
+    for key in keys:
+        listed = graph.get_collection_ref(key)
+        if not any(v is variable for v in listed):
+            listed.append(variable)
+    return variable
+
+
+@contextlib.contextmanager
+def _variable_collections(global_step):
+    """In a trace, `tf.compat.v1.global_variables()`, `trainable_variables()` and
+    `local_variables()` list what `model_fn` made, as tf.estimator's graph listed them (a
+    Keras optimizer's `get_updates(loss, tf.compat.v1.trainable_variables())` trained
+    nothing here: they were empty). The lists are the trace's own: a traced function
+    shares them with the graph around it, which outlives the call."""
+    graph = tf.compat.v1.get_default_graph()
+    if tf.executing_eagerly():
+        yield
+        return
+    kept = {key: graph._collections.get(key) for key in _VARIABLE_KEYS}
+    for key in _VARIABLE_KEYS:
+        graph._collections[key] = []
+    if global_step is not None:
+        graph._collections[_VARIABLE_KEYS[0]].append(global_step)
+    try:
+        with tf.variable_creator_scope(_collected):
+            yield
+    finally:
+        for key, listed in kept.items():
+            if listed is None:
+                graph._collections.pop(key, None)
+            else:
+                graph._collections[key] = listed
+
+
 def _is_parameter_server(strategy):
     return isinstance(strategy, tf.distribute.experimental.ParameterServerStrategy)
 
@@ -627,7 +678,16 @@ class Estimator:
         kwargs = self._model_fn_kwargs(features, labels, mode)
         # As in tf.estimator's graph: model_fn's own Python runs as it is, and
         # subclassed Keras layers convert their `call` with AutoGraph.
-        with self._store.scope(), ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED):
+        collections = (
+            contextlib.nullcontext()
+            if _is_kit_model_fn(self._model_fn)
+            else _variable_collections(self._store.global_step)
+        )
+        with (
+            self._store.scope(),
+            collections,
+            ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED),
+        ):
             _expose_global_step(self._store.global_step)
             spec = self._model_fn(**kwargs)
             self._store.name_as_in_graph(mode)
