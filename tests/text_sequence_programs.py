@@ -174,10 +174,8 @@ def _split(result, part):
 
 
 # ------------------------------------------------------------------ (a) CNN over words
-def cnn_text_model_fn(features, labels, mode):
-    """Embeddings from get_variable, conv1d, max pooling over time, a dense layer."""
-    import tensorflow as tf
-
+def _words_conv(tf, features):
+    """Embeddings from get_variable, then conv1d over the words."""
     embeddings = tf.compat.v1.get_variable("embeddings", [VOCAB, 8], initializer=_seeded(tf))
     embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["words"])
     conv = tf.compat.v1.layers.conv1d(
@@ -188,6 +186,14 @@ def cnn_text_model_fn(features, labels, mode):
         activation=tf.nn.relu,
         kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 1),
     )
+    return conv
+
+
+def cnn_text_model_fn(features, labels, mode):
+    """Embeddings from get_variable, conv1d, max pooling over time, a dense layer."""
+    import tensorflow as tf
+
+    conv = _words_conv(tf, features)
     pooled = tf.reduce_max(conv, axis=1)
     hidden = tf.compat.v1.layers.dropout(
         pooled, rate=0.2, seed=SEED + 2, training=mode == tf.estimator.ModeKeys.TRAIN
@@ -207,16 +213,7 @@ def head_cnn_model_fn(features, labels, mode):
     BinaryClassHead, which calls the model's `train_op_fn` (a TF1 Adam)."""
     import tensorflow as tf
 
-    embeddings = tf.compat.v1.get_variable("embeddings", [VOCAB, 8], initializer=_seeded(tf))
-    embedded = tf.compat.v1.nn.embedding_lookup(embeddings, features["words"])
-    conv = tf.compat.v1.layers.conv1d(
-        embedded,
-        filters=6,
-        kernel_size=3,
-        padding="same",
-        activation=tf.nn.relu,
-        kernel_initializer=tf.compat.v1.glorot_uniform_initializer(seed=SEED + 1),
-    )
+    conv = _words_conv(tf, features)
     logits = tf.compat.v1.layers.dense(
         tf.reduce_max(conv, axis=1),
         1,
