@@ -1559,3 +1559,30 @@ def run_config_class_properties(tf, workdir):
         tpu=[tpu_config.tpu_config.iterations_per_loop, tpu_config.cluster],
     )
     return {"exact": seen, "close": {}}
+
+
+@program
+def run_config_private_fields(tf, workdir):
+    """2.15 kept each RunConfig field as `_<field>`, which programs set to get round the
+    read-only property (`config._save_checkpoints_steps = 2`) and read: the Estimator
+    then saves on that schedule, and copies and `replace` keep it (here the attribute
+    was a new one the Estimator never read, and reading an unset one failed)."""
+    config = tf.estimator.RunConfig(save_checkpoints_steps=100)
+    config._save_checkpoints_steps = 2
+    config._keep_checkpoint_max = 2
+    model_dir = os.path.join(workdir, "m")
+    est = tf.estimator.Estimator(local_counter_model_fn, model_dir, config=config)
+    est.train(lambda: tf.data.Dataset.from_tensors(({"x": [[1.0]]}, [[1.0]])).repeat(), steps=7)
+    replaced = config.replace(save_summary_steps=3)
+    seen = {
+        "checkpoints": sorted(f for f in os.listdir(model_dir) if f.endswith(".index")),
+        "read": [
+            config._save_checkpoints_steps,
+            config.save_checkpoints_steps,
+            replaced.save_checkpoints_steps,
+            replaced._save_summary_steps,
+            est.config._keep_checkpoint_max,
+        ],
+        "unknown": hasattr(config, "_nope"),
+    }
+    return {"exact": seen, "close": {}}

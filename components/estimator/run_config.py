@@ -276,11 +276,20 @@ class RunConfig:
         # 2.15's fields were read-only properties, so a subclass could override one with
         # a property of its own (`is_chief`, `model_dir`) and RunConfig's __init__ still
         # ran: the value is kept in the instance, and the subclass's property is read.
-        overriding = getattr(type(self), name, None)
+        # 2.15 kept each in `_<field>`, which programs set to get round the property.
+        field = _field_behind(name) or name
+        overriding = getattr(type(self), field, None)
         if isinstance(overriding, property) and overriding.fset is None:
-            self.__dict__[name] = value
+            self.__dict__[field] = value
         else:
             object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        """`config._<field>`, 2.15's attribute behind a field, which programs read."""
+        field = _field_behind(name)
+        if field is not None and field in self.__dict__:
+            return self.__dict__[field]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _read_tf_config(self):
         """The cluster fields from TF_CONFIG, as tf.estimator 2.15 set them.  Given a
@@ -394,6 +403,13 @@ _CLASS_PROPERTIES = (
     "tf_random_seed",
     "train_distribute",
 )
+
+
+def _field_behind(name):
+    """The field whose value 2.15 kept as `name` (`_model_dir`), else None."""
+    if name.startswith("_") and name[1:] in _CLASS_PROPERTIES:
+        return name[1:]
+    return None
 
 
 def field_property(name):
