@@ -304,10 +304,14 @@ def _model_fn(
     """`slot_naming`: a V1 class's checkpoint names of LinearSDCA's slots."""
     check_features(features, feature_columns)
     logits, layer = linear_logits(features, feature_columns, head.logits_dimension, sparse_combiner)
+    # 2.15 built SDCA's step before the head, in the model_fn's own name scope (its state
+    # is `ShardedMutableHashTable-1-of-1-keys`, not under the head's `training/`).
+    scope = tf.compat.v1.get_default_graph().get_name_scope()
 
     def train_op_fn(loss):
         if isinstance(optimizer, LinearSDCA):
-            return optimizer.train_op(layer, features, labels, head, loss, slot_naming)
+            with tf.compat.v1.name_scope(scope + "/" if scope else ""):
+                return optimizer.train_op(layer, features, labels, head, loss, slot_naming)
         # `optimizer=None`: 2.15's Ftrl at min(0.2, 1/sqrt(number of columns)).
         opt = optimizers.get_optimizer(
             optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),

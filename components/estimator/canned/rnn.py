@@ -188,15 +188,22 @@ def _model_fn(
     if return_sequences and head.input_sequence_mask_key not in features:
         features = dict(features, **{head.input_sequence_mask_key: mask})
 
-    train_args = {}
-    if mode == ModeKeys.TRAIN:
-        opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
-        if isinstance(optimizer, str):
-            opt.clipnorm = CLIP_NORM
-        train_args = {"optimizer": opt, "trainable_variables": model.trainable_weights}
-    return head.create_estimator_spec(
-        features=features, mode=mode, logits=logits, labels=labels, **train_args
-    )
+    if mode != ModeKeys.TRAIN:
+        return head.create_estimator_spec(
+            features=features, mode=mode, logits=logits, labels=labels
+        )
+    opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
+    if isinstance(optimizer, str):
+        opt.clipnorm = CLIP_NORM
+    with optimizers.stepping_the_global_step(opt):  # (no iter of its own, as in 2.15)
+        return head.create_estimator_spec(
+            features=features,
+            mode=mode,
+            logits=logits,
+            labels=labels,
+            optimizer=opt,
+            trainable_variables=model.trainable_weights,
+        )
 
 
 class RNNEstimator(Estimator):
