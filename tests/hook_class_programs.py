@@ -18,6 +18,10 @@ tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
   `LoggingTensorHook` overriding `end(session)` (reading the global step there), in
   `train()` of a canned estimator and of a Keras-layer model_fn with a Keras optimizer:
   the calls they get.
+- `subclasses_calling_super_end_by_keyword`: subclasses of three of them overriding
+  `end(self, session)` and calling `super().end(session=session)`, in `train()` of a
+  canned estimator, with a StopAtStepHook subclass among them (2.15's own session) and
+  without (the kit's TF2 path).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -350,3 +354,45 @@ def stop_at_step_hook_at_or_past_its_step(tf, workdir):
         seen[name] = {"global_steps": steps}
         close[name] = losses
     return {"exact": seen, "close": close}
+
+
+def _ending_by_keyword(tf, base, seen, *args, **kwargs):
+    """A subclass of `base` whose `end(session)` calls its parent's by keyword."""
+
+    class EndingByKeyword(base):
+        def end(self, session):
+            seen.append(base.__name__)
+            super().end(session=session)
+
+    return EndingByKeyword(*args, **kwargs)
+
+
+@program
+def subclasses_calling_super_end_by_keyword(tf, workdir):
+    """2.15's hooks named `end`'s parameter `session`; the kit's named it `logs`, so such
+    a call failed with TypeError: unexpected keyword argument 'session'."""
+    est = tf.estimator.LinearRegressor(
+        [tf.feature_column.numeric_column("x")], os.path.join(workdir, "model")
+    )
+    found = {}
+    for name, with_stop in (("with_stop_hook", True), ("without", False)):
+        seen = []
+        hooks = [
+            _ending_by_keyword(
+                tf, tf.estimator.StepCounterHook, seen, 2, output_dir=os.path.join(workdir, name)
+            ),
+        ]
+        if with_stop:
+            hooks += [
+                _ending_by_keyword(tf, tf.estimator.StopAtStepHook, seen, num_steps=3),
+                _ending_by_keyword(
+                    tf, tf.estimator.LoggingTensorHook, seen, {"loss": "loss"}, 2, at_end=True
+                ),
+            ]
+        raised = _raised(lambda hooks=hooks: est.train(_input_fn(tf), hooks=hooks, steps=3))
+        found[name] = {
+            "raised": raised,
+            "ended": sorted(seen),
+            "global_step": int(est.get_variable_value("global_step")),
+        }
+    return {"exact": found}

@@ -244,7 +244,7 @@ class _PredicateStopHook(Hook):
         if self._signal is not None:
             self._signal.begin()
 
-    def end(self, logs):
+    def end(self, session):  # (the logs, named as 2.15's hook named its parameter)
         if self._signal is not None:
             self._signal.end()
 

@@ -129,7 +129,7 @@ class _AlsoTF1(Hook):
     and in a TF1 `MonitoredSession` (TF1 code passing it to `MonitoredTrainingSession`,
     as tf_upgrade_v2 leaves `tf.estimator.StopAtStepHook` there) it runs as that hook:
     `begin()` in a graph, then `end(session)`. The Estimator's TF2 path runs it by this
-    kit's protocol (`begin()` eagerly, then `end(logs)`)."""
+    kit's protocol (`begin()` eagerly, then `end(logs)`, the logs given as `session`)."""
 
     _tf1_hook = tf.compat.v1.train.SessionRunHook  # (each class's TF1 twin)
     _in_session = False
@@ -141,11 +141,13 @@ class _AlsoTF1(Hook):
         else:
             self._begin_steps()
 
-    def end(self, logs):
+    def end(self, session):
+        # (`session` as 2.15's, TF1's, named it, for a subclass's `super().end(session=...)`;
+        # on the TF2 path it is the last step's logs.)
         if self._in_session:
-            self._tf1_hook.end(self, logs)
+            self._tf1_hook.end(self, session)
         else:
-            self._end_steps(logs)
+            self._end_steps(session)
 
     def _begin_steps(self):
         pass
