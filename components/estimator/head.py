@@ -80,10 +80,25 @@ class PredictionKeys:
     TOP_K = "top_k"
 
 
-_LABELS_NONE = (
-    "You must provide a labels Tensor. Given: None. Check that your data contains your "
-    "label feature and that your input_fn returns labels."
-)
+# 2.15's words for labels a head cannot take, by whether the head is a V1 class's
+# (tf.compat.v1.estimator's canned classes: `_v1_words`); its V1 heads worded them apart.
+_LABELS_NONE = {
+    False: "You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
+    "Check that your data contains your label feature. Check that your input_fn properly "
+    "parses and returns labels.",
+    True: "You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: "
+    "Check that your data contain your label feature. Check that your input_fn properly "
+    "parses and returns labels.",
+}
+_SPARSE_LABELS = {
+    v1: f"SparseTensor labels are not supported. {'labels' if v1 else 'Labels'} must be a "
+    "Tensor of shape [D0, D1, ..., DN, {0}], e.g. [batch_size, {0}]."
+    f"{' ' if v1 else ''}Suggested Fix (1): Check the label feature in your data. Each "
+    "example must contain {0} value(s). If not, your choice of label was probably "
+    "incorrect. Suggested Fix (2): In your input_fn, use tf.sparse_tensor_to_dense() to "
+    "turn labels into a Tensor."
+    for v1 in (False, True)
+}
 
 
 class V1Reduction(str):
@@ -177,30 +192,30 @@ def _logits(logits, dimension, keep_rank=False):
     return tf.reshape(logits, [-1, dimension])
 
 
-def _dense_labels(labels, dimension):
-    """Labels as a [batch_size, dimension] tensor; [batch_size] is taken for dimension 1."""
+def _dense_labels(labels, dimension, v1=False):
+    """Labels as a [batch_size, dimension] tensor; [batch_size] is taken for dimension 1.
+    (`v1`: refused in 2.15's V1 heads' words.)"""
     if labels is None:
-        raise ValueError(_LABELS_NONE)
+        raise ValueError(_LABELS_NONE[v1])
     if isinstance(labels, tf.SparseTensor):
-        raise ValueError(
-            f"SparseTensor labels are not supported by this head; labels must be a dense "
-            f"[batch_size, {dimension}] Tensor (tf.sparse.to_dense turns them into one)."
-        )
+        raise ValueError(_SPARSE_LABELS[v1].format(dimension))
     labels = tf.convert_to_tensor(labels)
     rank = labels.shape.rank
     if rank is not None and rank >= 2 and labels.shape[-1] not in (None, dimension):
-        raise ValueError(_MISMATCHED_LABEL_DIMENSION.format(dimension, labels.shape[-1]))
+        raise ValueError(_MISMATCHED_LABEL_DIMENSION[v1].format(dimension, labels.shape[-1]))
     return tf.reshape(labels, [-1, dimension])
 
 
-_MISMATCHED_LABEL_DIMENSION = (
-    "Mismatched label shape. Expected labels dimension={}.  Received {}. Suggested Fix: If "
-    "your classifier expects one-hot encoding label, check your n_classes argument to the "
-    "estimator and/or the shape of your label. Otherwise, check the shape of your label."
-)
+_MISMATCHED_LABEL_DIMENSION = {
+    v1: "Mismatched label shape. Expected labels dimension={}.  Received {}. Suggested "
+    f"Fix:{'' if v1 else ' '}If your classifier expects one-hot encoding label,"
+    f"{'' if v1 else ' '}check your n_classes argument to the estimator and/or the shape of "
+    "your label. Otherwise, check the shape of your label."
+    for v1 in (False, True)
+}
 
 
-def _check_labels_shape(labels, logits_shape, dimension):
+def _check_labels_shape(labels, logits_shape, dimension, v1=False):
     """2.15's checks of dense labels against logits [D0, ..., DN, n], in its words, where
     the shapes tell: labels [D0, ..., DN, dimension] (or [D0, ..., DN])."""
     if labels is None or isinstance(labels, (tf.SparseTensor, tf.compat.v1.SparseTensorValue)):
@@ -216,7 +231,7 @@ def _check_labels_shape(labels, logits_shape, dimension):
             f"shape {_as_tuple(shape)}"
         )
     if shape[-1] is not None and shape[-1] != dimension:
-        raise ValueError(_MISMATCHED_LABEL_DIMENSION.format(dimension, shape[-1]))
+        raise ValueError(_MISMATCHED_LABEL_DIMENSION[v1].format(dimension, shape[-1]))
     expected = logits_shape[:-1].concatenate([dimension])
     if not shape.is_compatible_with(expected):
         raise ValueError(
@@ -552,6 +567,8 @@ class _SingleHead(Head):
 
     # Whether a weight column may give one weight per logit (regression only).
     _per_logit_weights = False
+    # Whether a V1 canned class made it (labels it cannot take are refused in the V1 words).
+    _v1_words = False
 
     def __init__(self, logits_dimension, weight_column, loss_reduction, loss_fn, name):
         self._logits_dimension = logits_dimension
@@ -603,7 +620,7 @@ class _SingleHead(Head):
     def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
         shape = tf.TensorShape(getattr(logits, "shape", None))
         logits = _logits(logits, self.logits_dimension)
-        _check_labels_shape(labels, shape, self._label_dimension())
+        _check_labels_shape(labels, shape, self._label_dimension(), self._v1_words)
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         reduced = _reduce(unweighted, weights, self._reduction)
@@ -629,7 +646,7 @@ class _SingleHead(Head):
     ):
         shape = tf.TensorShape(getattr(logits, "shape", None))
         logits = _logits(logits, self.logits_dimension)
-        _check_labels_shape(labels, shape, self._label_dimension())
+        _check_labels_shape(labels, shape, self._label_dimension(), self._v1_words)
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         if self._weight_column is None:
@@ -698,7 +715,7 @@ class _ClassHead(_SingleHead):
 
     def _class_ids(self, labels, dtype=tf.int64):
         """Labels as class ids [batch_size, 1] of `dtype`, checked to lie in range."""
-        labels = _dense_labels(labels, 1)
+        labels = _dense_labels(labels, 1, self._v1_words)
         if self._vocabulary is not None:
             if labels.dtype != tf.string:
                 raise ValueError(
@@ -981,7 +998,7 @@ class MultiLabelHead(_ClassHead):
     def _processed_labels(self, labels):
         """Multi-hot int64 labels [batch_size, n_classes]."""
         if labels is None:
-            raise ValueError(_LABELS_NONE)
+            raise ValueError(_LABELS_NONE[self._v1_words])
         if isinstance(labels, tf.compat.v1.SparseTensorValue):
             labels = tf.SparseTensor.from_value(labels)
         if isinstance(labels, tf.SparseTensor):
@@ -1097,7 +1114,7 @@ class RegressionHead(_SingleHead):
     _label_dimension = _loss_dimension
 
     def _processed_labels(self, labels):
-        labels = _dense_labels(labels, self.logits_dimension)
+        labels = _dense_labels(labels, self.logits_dimension, self._v1_words)
         if labels.dtype == tf.string:
             raise ValueError("Regression labels must be numeric.")
         return tf.cast(labels, tf.float32)

@@ -286,13 +286,27 @@ def _classification_head(n_classes, weight_column, label_vocabulary, loss_reduct
     """The V1 classifiers' head for `n_classes`, with a V1 `loss_reduction`."""
     reduction = loss_reduction_for_head(loss_reduction, weight_column)
     if n_classes == 2:
-        return _V1BinaryClassHead(
-            weight_column=weight_column, label_vocabulary=label_vocabulary, loss_reduction=reduction
+        return _v1_worded(
+            _V1BinaryClassHead(
+                weight_column=weight_column,
+                label_vocabulary=label_vocabulary,
+                loss_reduction=reduction,
+            )
         )
     head = head_lib.binary_or_multi_class_head(
         n_classes, weight_column, label_vocabulary, reduction
     )
     head._every_class_first = True  # (2.15's V1 multi-class head's order of ops)
+    return _v1_worded(head)
+
+
+def _v1_regression_head(label_dimension, weight_column, reduction):
+    return _v1_worded(head_lib.RegressionHead(label_dimension, weight_column, reduction))
+
+
+def _v1_worded(head):
+    """`head`, refusing labels it cannot take in 2.15's V1 heads' words."""
+    head._v1_words = True
     return head
 
 
@@ -421,7 +435,7 @@ class BaselineRegressor(BaselineEstimator):
         loss_reduction=_REDUCTION.SUM,
     ):
         reduction = loss_reduction_for_head(loss_reduction, weight_column)
-        head = head_lib.RegressionHead(label_dimension, weight_column, reduction)
+        head = _v1_regression_head(label_dimension, weight_column, reduction)
         super().__init__(head, model_dir, optimizer, config)
 
 
@@ -519,7 +533,7 @@ class DNNRegressor(DNNEstimator):
         loss_reduction=_REDUCTION.SUM,
         batch_norm=False,
     ):
-        head = head_lib.RegressionHead(
+        head = _v1_regression_head(
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
         head._scope = "dnn/head/"  # 2.15's V1 head's ops, under the model's scope
@@ -622,7 +636,7 @@ class LinearRegressor(LinearEstimator):
         loss_reduction=_REDUCTION.SUM,
         sparse_combiner="sum",
     ):
-        head = head_lib.RegressionHead(
+        head = _v1_regression_head(
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
         head._scope = "linear/head/"  # 2.15's V1 head's ops, under the model's scope
@@ -786,7 +800,7 @@ class DNNLinearCombinedRegressor(DNNLinearCombinedEstimator):
         batch_norm=False,
         linear_sparse_combiner="sum",
     ):
-        head = head_lib.RegressionHead(
+        head = _v1_regression_head(
             label_dimension, weight_column, loss_reduction_for_head(loss_reduction, weight_column)
         )
         self._combined_init(

@@ -1,0 +1,17 @@
+"""Tutorial-, book-, course- and StackOverflow-grade tf.estimator code the other families
+have not tried (tests/community_code_programs.py): the label mistakes StackOverflow asks
+about, here against tf.estimator 2.15.
+
+Recorded once under 2.15 (`tests/tf215/record_family.py community_code_programs`). Each
+program runs once here (a module fixture); `exact` parts must be equal, `close` ones within
+1e-4.
+"""
+
+from tests import community_code_programs as programs
+from tests.tf215_recordings import ComparedWithTf215, program_runs
+
+ours = program_runs(programs)
+
+
+class TestCommunityCode(ComparedWithTf215):
+    programs = programs
