@@ -565,11 +565,11 @@ class Estimator:
             raise ValueError("model_fn must be provided to Estimator.")
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
-            raise ValueError("model_fn must take a `features` argument.")
+            raise ValueError(f"model_fn ({model_fn}) must include features argument.")
         unexpected = sorted(_named_args(model_fn) - _MODEL_FN_ARGS)
         if unexpected:
             raise ValueError(
-                f"model_fn ({model_fn}) has following not expected args: {unexpected} "
+                f"model_fn ({model_fn}) has following not expected args: {unexpected}\n"
                 f"(the Estimator passes only {sorted(_MODEL_FN_ARGS)})."
             )
         if params and "params" not in self._model_fn_args:
@@ -663,7 +663,9 @@ class Estimator:
     @staticmethod
     def _require_spec(spec):
         if not isinstance(spec, EstimatorSpec):
-            raise ValueError(f"model_fn should return an EstimatorSpec, got {type(spec).__name__}.")
+            raise ValueError(
+                f"model_fn should return an EstimatorSpec.\nIt returned a {type(spec).__name__}."
+            )
 
     def _checked_spec(self, spec, mode):
         self._require_spec(spec)

@@ -1,0 +1,121 @@
+"""What users see when their Estimator code is wrong or at an edge, run on tf.estimator
+2.15 and on the kit: each program makes a handful of the mistakes public code and its
+users make daily (a model_fn's signature or what it returns, hooks, RunConfig values,
+serving receivers, warm starts, ...) and returns, for each, the exception's type and the
+first line of its message (`[type, first line]`; `["OK", what it gave]` where 2.15 took
+it). A program's functions and the temporary folder are named alike on both sides
+(addresses and the folder's path are replaced).
+
+`tests/test_user_errors.py` compares them with 2.15's recording
+(`tests/tf215/record_family.py user_error_programs`, into
+`tests/data/tf215/user_errors.json`).
+"""
+
+import os
+import re
+
+import numpy as np
+
+from tests.program_registry import registry
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "user_errors.json")
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def seen(call, workdir):
+    """[type name, first line of the message] of what `call()` raises (addresses and
+    `workdir` replaced), or ["OK", repr of what it returned]."""
+    try:
+        result = ["OK", repr(call())]
+    except Exception as error:  # what a user sees is the point
+        result = [type(error).__name__, (str(error).splitlines() or [""])[0]]
+    return [_ADDRESS.sub(" at 0x", part.replace(workdir, "<workdir>")) for part in result]
+
+
+def seen_each(cases, workdir):
+    """{case: seen(call)} of {case: call}, each call given its own folder."""
+    results = {}
+    for name, call in cases.items():
+        folder = os.path.join(workdir, name)
+        os.makedirs(folder)
+        results[name] = seen(lambda call=call, folder=folder: call(folder), workdir)
+    return {"exact": results}
+
+
+def input_fn(tf, labels=True):
+    """Four rows of one feature `x` (and a label), in batches of two."""
+
+    def make():
+        features = {"x": np.arange(4, dtype=np.float32).reshape(4, 1)}
+        rows = (features, np.ones((4, 1), np.float32)) if labels else features
+        return tf.data.Dataset.from_tensor_slices(rows).batch(2)
+
+    return make
+
+
+def model_fn_of(tf, **changes):
+    """A TF1 model_fn (a dense layer, mean squared error, plain SGD) whose spec takes
+    `changes` ({field: value}) over its own fields."""
+
+    def model_fn(features, labels, mode):
+        out = tf.compat.v1.layers.dense(features["x"], 1)
+        fields = {"mode": mode, "predictions": {"y": out}}
+        if mode != tf.estimator.ModeKeys.PREDICT:
+            fields["loss"] = tf.compat.v1.losses.mean_squared_error(labels, out)
+            optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+            global_step = tf.compat.v1.train.get_global_step()
+            fields["train_op"] = optimizer.minimize(fields["loss"], global_step)
+        fields.update(changes)
+        return tf.estimator.EstimatorSpec(**fields)
+
+    return model_fn
+
+
+def trained_one_step(tf, folder, model_fn=None):
+    estimator = tf.estimator.Estimator(model_fn or model_fn_of(tf), model_dir=folder)
+    estimator.train(input_fn(tf), steps=1)
+    return estimator
+
+
+# ------------------------------------------------------------------ model_fn
+@program
+def model_fn_signatures(tf, workdir):
+    """model_fns the Estimator refuses for their arguments, or calls and refuses for what
+    they return."""
+
+    def misnamed(feature, label, mode):
+        return model_fn_of(tf)(feature, label, mode)
+
+    def without_features(labels, mode):
+        return None
+
+    def asking_for_more(features, labels, mode, foo):
+        return model_fn_of(tf)(features, labels, mode)
+
+    def returning_a_tuple(features, labels, mode):
+        spec = model_fn_of(tf)(features, labels, mode)
+        return spec.loss, spec.train_op
+
+    def returning_nothing(features, labels, mode):
+        model_fn_of(tf)(features, labels, mode)
+
+    def built(model_fn, **kwargs):
+        return lambda folder: tf.estimator.Estimator(model_fn, model_dir=folder, **kwargs) and None
+
+    def trained(model_fn):
+        return lambda folder: trained_one_step(tf, folder, model_fn) and None
+
+    return seen_each(
+        {
+            "misnamed_arguments": built(misnamed),
+            "without_features": built(without_features),
+            "an_argument_too_many": built(asking_for_more),
+            "params_it_does_not_take": built(model_fn_of(tf), params={"a": 1}),
+            "returning_a_tuple": trained(returning_a_tuple),
+            "returning_nothing": trained(returning_nothing),
+        },
+        workdir,
+    )
