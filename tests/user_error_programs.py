@@ -119,3 +119,34 @@ def model_fn_signatures(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ hooks
+@program
+def hooks_that_are_not_hooks(tf, workdir):
+    """A name or a number where a hook goes: in a spec, and in train, evaluate, predict."""
+
+    def in_the_spec(folder):
+        trained_one_step(tf, folder, model_fn_of(tf, training_hooks=["logging"]))
+
+    def given_to(call, hooks):
+        def run(folder):
+            estimator = trained_one_step(tf, folder)
+            if call == "train":
+                estimator.train(input_fn(tf), steps=1, hooks=hooks)
+            elif call == "evaluate":
+                estimator.evaluate(input_fn(tf), steps=1, hooks=hooks)
+            else:
+                next(estimator.predict(input_fn(tf, labels=False), hooks=hooks))
+
+        return run
+
+    return seen_each(
+        {
+            "in_the_spec": in_the_spec,
+            "train": given_to("train", ["logging"]),
+            "evaluate": given_to("evaluate", ["logging"]),
+            "predict": given_to("predict", [1]),
+        },
+        workdir,
+    )

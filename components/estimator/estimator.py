@@ -111,7 +111,7 @@ def _checked_hooks(hooks):
     hooks = list(hooks or ())
     for hook in hooks:
         if not is_hook(hook):
-            raise TypeError(f"Hooks must be a SessionRunHook, given: {hook!r}")
+            raise TypeError(f"Hooks must be a SessionRunHook, given: {hook}")
     return hooks
 
 

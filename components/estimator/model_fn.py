@@ -241,7 +241,7 @@ def _check_hooks(hooks):
     Hook (as tf.estimator refused them when the spec was made)."""
     for hook in hooks or ():
         if not hooks_lib.is_hook(hook):
-            raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook!r}")
+            raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook}")
 
 
 def _completed_export_outputs(export_outputs, predictions):
