@@ -150,3 +150,26 @@ def hooks_that_are_not_hooks(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ not callables
+@program
+def not_callables(tf, workdir):
+    """What is not a function where the Estimator calls one: a model_fn given as a name,
+    none at all, a Dataset given to train() for its input_fn."""
+
+    def built(model_fn):
+        return lambda folder: tf.estimator.Estimator(model_fn, model_dir=folder) and None
+
+    def dataset_as_input_fn(folder):
+        estimator = tf.estimator.Estimator(model_fn_of(tf), model_dir=folder)
+        estimator.train(input_fn(tf)(), steps=1)
+
+    return seen_each(
+        {
+            "model_fn_a_name": built("model_fn"),
+            "model_fn_none": built(None),
+            "input_fn_a_dataset": dataset_as_input_fn,
+        },
+        workdir,
+    )

@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 
 def _accepted_args(fn):
     if isinstance(fn, type) or not callable(fn):
-        raise TypeError(f"{fn!r} is not callable.")
+        raise TypeError(f"unsupported callable\n{fn!r} is not callable.")  # (2.15's words first)
     return set(inspect.signature(fn).parameters)
 
 
