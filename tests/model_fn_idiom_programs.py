@@ -42,7 +42,9 @@
   `TensorServingInputReceiver`, and the words of the receivers' refusals;
 - `run_config_subclass`: a user's RunConfig subclass overriding fields with properties;
   `run_config_class_properties`: RunConfig's (and tpu.RunConfig's) fields as class-level
-  properties, a subclass's property built on `super()`'s.
+  properties, a subclass's property built on `super()`'s; `run_config_fields_read_only`:
+  assigning a field (RunConfig's, tpu.RunConfig's, a subclass's) raises, as 2.15's
+  property without a setter did, while `_<field>` and new attributes set.
 - `checkpoint_lacking_a_new_layer`: a model_fn whose Python flag adds a layer between
   calls: the error restoring a checkpoint that lacks it.
 - `scaffold_local_init_op`: a Scaffold whose `local_init_op` groups the local variables'
@@ -1585,4 +1587,48 @@ def run_config_private_fields(tf, workdir):
         ],
         "unknown": hasattr(config, "_nope"),
     }
+    return {"exact": seen, "close": {}}
+
+
+@program
+def run_config_fields_read_only(tf, workdir):
+    """`config.save_summary_steps = 7` raised AttributeError under 2.15 (a property
+    without a setter) and left the field; here it set it. `_<field>` still sets, and a
+    program's own attribute too."""
+    config = tf.estimator.RunConfig(save_summary_steps=3)
+    tpu = tf.compat.v1.estimator.tpu
+    tpu_config = tpu.RunConfig(tpu_config=tpu.TPUConfig(iterations_per_loop=3))
+
+    class Doubled(tf.estimator.RunConfig):
+        @property
+        def save_summary_steps(self):
+            return 2 * super().save_summary_steps
+
+    doubled = Doubled(save_summary_steps=5)
+    assigned = [
+        (config, "save_summary_steps", 7),
+        (config, "model_dir", os.path.join(workdir, "m")),
+        (config, "is_chief", False),
+        (config, "session_config", None),
+        (config, "train_distribute", None),
+        (tpu_config, "tpu_config", None),
+        (tpu_config, "master", "grpc://x"),
+        (tpu_config, "evaluation_master", "grpc://y"),
+        (doubled, "save_summary_steps", 1),
+    ]
+    seen = {}
+    for target, name, value in assigned:
+        raised = _raised(lambda t=target, n=name, v=value: setattr(t, n, v))
+        seen[f"{type(target).__name__}.{name}"] = [raised, repr(getattr(target, name))[:40]]
+    config.note = "mine"
+    config._save_summary_steps = 9
+    tpu_config._tpu_config = tpu.TPUConfig(iterations_per_loop=5)
+    seen["set"] = [
+        config.note,
+        config.save_summary_steps,
+        config.replace(keep_checkpoint_max=2).save_summary_steps,
+        tpu_config.tpu_config.iterations_per_loop,
+        tpu_config.replace(save_summary_steps=4).tpu_config.iterations_per_loop,
+        doubled.replace(tf_random_seed=1).save_summary_steps,
+    ]
     return {"exact": seen, "close": {}}

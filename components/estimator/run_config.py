@@ -253,40 +253,41 @@ class RunConfig:
             harmless, instead = _IGNORED_ARGUMENTS[name]
             if not any(value is h or value == h for h in harmless):
                 warn_once(name, f"RunConfig: {name} is ignored: {instead}.")
-        self.model_dir = model_dir
-        self.tf_random_seed = tf_random_seed
-        self.save_summary_steps = save_summary_steps
-        self.save_checkpoints_steps = save_checkpoints_steps
-        self.save_checkpoints_secs = save_checkpoints_secs
-        self.session_config = session_config
-        self.keep_checkpoint_max = keep_checkpoint_max
-        self.keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
-        self.log_step_count_steps = log_step_count_steps
-        self.train_distribute = train_distribute
-        self.eval_distribute = eval_distribute
+        self._model_dir = model_dir
+        self._tf_random_seed = tf_random_seed
+        self._save_summary_steps = save_summary_steps
+        self._save_checkpoints_steps = save_checkpoints_steps
+        self._save_checkpoints_secs = save_checkpoints_secs
+        self._session_config = session_config
+        self._keep_checkpoint_max = keep_checkpoint_max
+        self._keep_checkpoint_every_n_hours = keep_checkpoint_every_n_hours
+        self._log_step_count_steps = log_step_count_steps
+        self._train_distribute = train_distribute
+        self._eval_distribute = eval_distribute
         self.experimental_distribute = experimental_distribute
-        self.device_fn = device_fn
-        self.protocol = protocol
-        self.experimental_max_worker_delay_secs = experimental_max_worker_delay_secs
-        self.session_creation_timeout_secs = session_creation_timeout_secs
-        self.checkpoint_save_graph_def = checkpoint_save_graph_def
+        self._device_fn = device_fn
+        self._protocol = protocol
+        self._experimental_max_worker_delay_secs = experimental_max_worker_delay_secs
+        self._session_creation_timeout_secs = session_creation_timeout_secs
+        self._checkpoint_save_graph_def = checkpoint_save_graph_def
         self._read_tf_config()
 
     def __setattr__(self, name, value):
-        # 2.15's fields were read-only properties, so a subclass could override one with
-        # a property of its own (`is_chief`, `model_dir`) and RunConfig's __init__ still
-        # ran: the value is kept in the instance, and the subclass's property is read.
-        # 2.15 kept each in `_<field>`, which programs set to get round the property.
-        field = _field_behind(name) or name
-        overriding = getattr(type(self), field, None)
-        if isinstance(overriding, property) and overriding.fset is None:
+        # 2.15's fields were read-only properties (`config.save_summary_steps = 7` raises
+        # AttributeError, Python's own), so a subclass could override one with a property
+        # of its own (`is_chief`, `model_dir`) and RunConfig's __init__ still ran: the
+        # value is kept in the instance, and the subclass's property is read. 2.15 kept
+        # each in `_<field>`, which programs set to get round the property (and the
+        # kit's own code sets so).
+        field = _field_behind(type(self), name)
+        if field is not None:
             self.__dict__[field] = value
         else:
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
         """`config._<field>`, 2.15's attribute behind a field, which programs read."""
-        field = _field_behind(name)
+        field = _field_behind(type(self), name)
         if field is not None and field in self.__dict__:
             return self.__dict__[field]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
@@ -311,12 +312,12 @@ class RunConfig:
         fields.setdefault("cluster_spec", spec)
         fields["service"] = service
         for name, value in fields.items():
-            setattr(self, name, value)
+            setattr(self, f"_{name}", value)
         self._default_session_config = (
             self.session_config is None and bool(self.cluster_spec) and not coordinated
         )
         if self._default_session_config:
-            self.session_config = _cluster_session_config(self.task_type, self.task_id)
+            self._session_config = _cluster_session_config(self.task_type, self.task_id)
 
     def _as_worker(self):
         """This config with the task's role in its strategy's cluster (2.15 gave the
@@ -326,13 +327,13 @@ class RunConfig:
             return self
         worker = copy.copy(self)
         for name, value in (self._worker_fields or {}).items():
-            setattr(worker, name, value)
+            setattr(worker, f"_{name}", value)
         worker._worker_fields = None
         if v1_parameter_server:
             # 2.15 trained under it in graphs, between graphs on a cluster (variables on
             # the ps tasks): as the kit trains given no strategy (TF2 runs it in no
             # eager code).
-            worker.train_distribute = None
+            worker._train_distribute = None
         return worker
 
     def replace(self, **kwargs):
@@ -361,7 +362,7 @@ class RunConfig:
         if model_dir == "":
             raise ValueError("RunConfig: model_dir should be non-empty.")
         config = RunConfig(model_dir=self.model_dir, **fields)
-        config.model_dir = os.fspath(model_dir) if model_dir else None
+        config._model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
         if type(self) is RunConfig:
             return kept_attributes(config, self)
@@ -374,7 +375,8 @@ class RunConfig:
 
 # 2.15's fields as the class holds them: read-only properties, so a subclass's property
 # can build on `super().model_dir` and code can read `RunConfig.is_chief.fget(config)`.
-# The values stay in the instance (`__setattr__` above keeps them there).
+# The values stay in the instance (`__setattr__` above keeps them there, set as
+# `_<field>`; a subclass's own such fields are its `_OWN_FIELDS`).
 _CLASS_PROPERTIES = (
     "checkpoint_save_graph_def",
     "cluster_spec",
@@ -405,9 +407,10 @@ _CLASS_PROPERTIES = (
 )
 
 
-def _field_behind(name):
-    """The field whose value 2.15 kept as `name` (`_model_dir`), else None."""
-    if name.startswith("_") and name[1:] in _CLASS_PROPERTIES:
+def _field_behind(cls, name):
+    """The field of `cls` whose value 2.15 kept as `name` (`_model_dir`), else None."""
+    fields = (*_CLASS_PROPERTIES, *getattr(cls, "_OWN_FIELDS", ()))
+    if name.startswith("_") and name[1:] in fields:
         return name[1:]
     return None
 
@@ -428,6 +431,7 @@ def field_property(name):
 
 for _name in _CLASS_PROPERTIES:
     setattr(RunConfig, _name, field_property(_name))
+    getattr(RunConfig, _name).__set_name__(RunConfig, _name)  # (its name in errors)
 
 
 def kept_attributes(replaced, original):
@@ -472,7 +476,7 @@ def with_default_session_config(config):
     if config.session_config is not None:
         return config
     config = copy.copy(config)
-    config.session_config = _default_session_config()
+    config._session_config = _default_session_config()
     config._default_session_config = True
     return config
 

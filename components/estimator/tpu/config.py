@@ -159,20 +159,21 @@ class RunConfig(run_config_lib.RunConfig):
                 "(None), or train on TPUs with tf.distribute.TPUStrategy and Keras."
             )
         super().__init__(**kw)
-        self.tpu_config = tpu_config or TPUConfig()
+        self._tpu_config = tpu_config or TPUConfig()
         # As 2.15's: TF_CONFIG's service may name the TPU workers' job.
         job_name = (self.service or {}).get("tpu_worker_job_name")
         if job_name and self.tpu_config.tpu_job_name is None:
-            self.tpu_config = self.tpu_config._replace(tpu_job_name=job_name)
+            self._tpu_config = self.tpu_config._replace(tpu_job_name=job_name)
         if master is not None:
-            self.master = master
+            self._master = master
         if evaluation_master is not None:
-            self.evaluation_master = evaluation_master
+            self._evaluation_master = evaluation_master
         elif not self.evaluation_master and self.task_type != "evaluator":
-            self.evaluation_master = self.master  # (2.15: unless TF_CONFIG set it)
-        self.cluster = None
+            self._evaluation_master = self.master  # (2.15: unless TF_CONFIG set it)
+        self._cluster = None
 
     # (2.15's read-only properties, as the base's fields.)
+    _OWN_FIELDS = ("tpu_config", "cluster")
     tpu_config = run_config_lib.field_property("tpu_config")
     cluster = run_config_lib.field_property("cluster")
 
