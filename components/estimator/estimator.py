@@ -1633,18 +1633,6 @@ class Estimator:
                 as_text=as_text,
                 checkpoint_path=checkpoint_path,
             )
-        built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)
-        if built is None and self._exports_a_graph:
-            checkpoint_path = checkpoint_path or self._require_checkpoint()
-            built = self._export_graph(serving_input_receiver_fn, checkpoint_path)
-        if built is not None:
-            return graph_export.export_all(
-                export_dir_base,
-                {ModeKeys.PREDICT: lambda: built},
-                assets_extra,
-                as_text,
-                checkpoint_path or self._require_checkpoint(),
-            )
 
         def export():
             module, signatures = self.build_serving_module(
@@ -1654,9 +1642,38 @@ class Estimator:
                 module, signatures, export_dir_base, assets_extra, as_text
             )
 
-        return _outside_strategy(export)
+        built = self._mode_graph(ModeKeys.PREDICT, (), receiver_fn=serving_input_receiver_fn)
+        if built is None and self._exports_a_graph:
+            checkpoint_path = checkpoint_path or self._require_checkpoint()
+            built = self._export_graph(serving_input_receiver_fn, checkpoint_path)
+        if built is None:
+            try:
+                return _outside_strategy(export)
+            except Exception:
+                built = self._graph_after_a_failed_trace(serving_input_receiver_fn, checkpoint_path)
+                if built is None:
+                    raise
+        return graph_export.export_all(
+            export_dir_base,
+            {ModeKeys.PREDICT: lambda: built},
+            assets_extra,
+            as_text,
+            checkpoint_path or self._require_checkpoint(),
+        )
 
-    def _export_graph(self, receiver_fn, checkpoint_path):
+    def _graph_after_a_failed_trace(self, receiver_fn, checkpoint_path):
+        """The PREDICT graph of a TF2-path `model_fn` whose serving trace failed, for a TF1
+        SavedModel as 2.15 exported it; None when it does not build there either. (A Keras
+        functional model `model_fn` makes from `tf.keras.Input`s does not trace in
+        `tf.compat.v1.wrap_function`, where tf_keras takes its v1 layers but still makes
+        Keras tensors, and recurses; it builds in a graph, as under 2.15.)"""
+        log.debug("model_fn does not trace for a TF2 SavedModel:", exc_info=True)
+        checkpoint_path = checkpoint_path or self._require_checkpoint()
+        with contextlib.suppress(Exception):
+            return self._export_graph(receiver_fn, checkpoint_path, falls_back=False)
+        return None
+
+    def _export_graph(self, receiver_fn, checkpoint_path, falls_back=True):
         """A canned model's PREDICT graph over `receiver_fn`, for a TF1 SavedModel as 2.15
         exported (`dnn/logits/BiasAdd:0`, `head/predictions/probabilities:0`, variables
         keyed `dnn/logits/kernel`), restored by name from the TF2 path's checkpoint; None
@@ -1665,6 +1682,8 @@ class Estimator:
         try:
             built = graph_mode.ModeGraph(self, ModeKeys.PREDICT, receiver_fn=receiver_fn)
         except Exception:  # (TF2-only code in model_fn: a TF2 SavedModel, as before)
+            if not falls_back:
+                raise
             log.warning("model_fn does not build in a graph: exporting a TF2 SavedModel.")
             log.debug("Why:", exc_info=True)
             return None
