@@ -173,3 +173,33 @@ def not_callables(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ warm starts
+@program
+def warm_starts_from_nowhere(tf, workdir):
+    """`warm_start_from` naming no checkpoint (a path, `WarmStartSettings`, a canned
+    estimator's), and a number: what building and training say."""
+
+    def custom(given):
+        def run(folder):
+            made = tf.estimator.Estimator(model_fn_of(tf), folder, warm_start_from=given(folder))
+            made.train(input_fn(tf), steps=1)
+
+        return run
+
+    def canned(folder):
+        columns = [tf.feature_column.numeric_column("x")]
+        made = tf.estimator.LinearRegressor(columns, folder, warm_start_from=folder + "_gone")
+        made.train(input_fn(tf), steps=1)
+
+    settings = tf.estimator.WarmStartSettings
+    return seen_each(
+        {
+            "missing_folder": custom(lambda folder: folder + "_gone"),
+            "missing_prefix": custom(lambda folder: settings(folder + "/model.ckpt-3")),
+            "a_number": custom(lambda folder: 3),
+            "canned_missing_folder": canned,
+        },
+        workdir,
+    )

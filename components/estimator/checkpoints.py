@@ -54,12 +54,15 @@ def checkpoint_step(checkpoint_path):
     return int(checkpoint_path.rsplit("-", 1)[1])
 
 
-class CheckpointNotFoundError(tf.errors.NotFoundError, ValueError):
-    """No checkpoint where one was named: TensorFlow's NotFoundError (what tf.estimator
-    2.15's warm start raised), and a ValueError (what this kit raised before)."""
+class NotFoundError(tf.errors.NotFoundError, ValueError):
+    """No checkpoint where one was named: TensorFlow's NotFoundError, by its name (what
+    tf.estimator 2.15's warm start raised), and a ValueError (what this kit raised before)."""
 
     def __init__(self, message):
         super().__init__(None, None, message)
+
+
+CheckpointNotFoundError = NotFoundError  # (its name until December 2026)
 
 
 class CheckpointMismatchError(tf.errors.NotFoundError, ValueError):
@@ -112,7 +115,10 @@ def resolve_checkpoint(path):
         if latest is None:
             raise CheckpointNotFoundError(f"No checkpoint found in {path!r}.")
         return latest
-    raise CheckpointNotFoundError(f"No checkpoint or SavedModel at {path!r}.")
+    raise NotFoundError(  # 2.15's words first (its checkpoint reader's)
+        f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files for "
+        f"{path}\nNo checkpoint or SavedModel at {path!r}."
+    )
 
 
 def _reader(checkpoint_path):
@@ -521,6 +527,17 @@ def warn_unmatched(settings, names):
             ", ..." if len(names) > 8 else "",
         )
     return unmatched
+
+
+def checked_warm_start_from(warm_start_from):
+    """An Estimator's `warm_start_from`, refused (as 2.15 refused it, when the Estimator is
+    made) unless it is a path or a `WarmStartSettings`."""
+    if not isinstance(warm_start_from, (type(None), str, bytes, os.PathLike, WarmStartSettings)):
+        raise ValueError(
+            "warm_start_from must be a string or a WarmStartSettings, instead got "
+            f"{type(warm_start_from)}"
+        )
+    return warm_start_from
 
 
 def warm_start_checkpoint(settings):

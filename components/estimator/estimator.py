@@ -599,7 +599,7 @@ class Estimator:
         if wrapped is not None:  # (its model runs, summarizes and exports as the wrapped's)
             for trait in self._MODEL_TRAITS:
                 setattr(self, trait, getattr(wrapped, trait))
-        self._warm_start_from = warm_start_from
+        self._warm_start_from = ckpt_lib.checked_warm_start_from(warm_start_from)
         self._store = VariableStore()
         self._functions = {}
         self._traced_specs = {}
@@ -1029,7 +1029,7 @@ class Estimator:
         weights, a `warm_start_from`), when there is one."""
         path = self.latest_checkpoint()
         if path is None and not_trained == _NOT_TRAINED_EXPORT and self._warm_start_from:
-            with contextlib.suppress(ckpt_lib.CheckpointNotFoundError):
+            with contextlib.suppress(ckpt_lib.NotFoundError):
                 path = ckpt_lib.warm_start_checkpoint(self._warm_start_from)
         if path is None:
             raise ValueError(not_trained.format(self._model_dir))
