@@ -45,6 +45,9 @@
   properties, a subclass's property built on `super()`'s; `run_config_fields_read_only`:
   assigning a field (RunConfig's, tpu.RunConfig's, a subclass's) raises, as 2.15's
   property without a setter did, while `_<field>` and new attributes set.
+- `export_outputs_as_tf_made_them`: `tf.estimator.export`'s Classification-, Regression-
+  and PredictOutput as 2.15's (TF's own classes): what they refuse, in which words, their
+  read-only properties, a PredictOutput of one tensor, the SignatureDefs they make.
 - `checkpoint_lacking_a_new_layer`: a model_fn whose Python flag adds a layer between
   calls: the error restoring a checkpoint that lacks it.
 - `scaffold_local_init_op`: a Scaffold whose `local_init_op` groups the local variables'
@@ -1631,4 +1634,61 @@ def run_config_fields_read_only(tf, workdir):
         tpu_config.replace(save_summary_steps=4).tpu_config.iterations_per_loop,
         doubled.replace(tf_random_seed=1).save_summary_steps,
     ]
+    return {"exact": seen, "close": {}}
+
+
+@program
+def export_outputs_as_tf_made_them(tf, workdir):
+    """2.15's export outputs were TF's own classes: they refused int scores, a list, a
+    key that is not a string and a value that is not a tensor, in TF's words, and held
+    their tensors in read-only properties; the kit's took int scores and non-tensors,
+    refused in words of its own, and let `out.scores = x` replace them."""
+    export = tf.estimator.export
+    with tf.Graph().as_default():
+        scores = tf.compat.v1.placeholder(tf.float32, [None, 2], name="scores")
+        ids = tf.compat.v1.placeholder(tf.int64, [None], name="ids")
+        words = tf.compat.v1.placeholder(tf.string, [None, 2], name="words")
+        calls = {
+            "ClassificationOutput()": lambda: export.ClassificationOutput(),
+            "ClassificationOutput(int scores)": lambda: export.ClassificationOutput(ids),
+            "ClassificationOutput(float classes)": lambda: export.ClassificationOutput(
+                classes=scores
+            ),
+            "ClassificationOutput(a list)": lambda: export.ClassificationOutput([1.0]),
+            "RegressionOutput(int)": lambda: export.RegressionOutput(ids),
+            "RegressionOutput(a list)": lambda: export.RegressionOutput([1.0]),
+            "PredictOutput(1)": lambda: export.PredictOutput(1),
+            "PredictOutput({1: t})": lambda: export.PredictOutput({1: scores}),
+            "PredictOutput({'a': 1})": lambda: export.PredictOutput({"a": 1}),
+        }
+        seen = {name: _raised(call) for name, call in calls.items()}
+        made = {
+            "scores": export.ClassificationOutput(scores=scores, classes=words),
+            "classes": export.ClassificationOutput(classes=words),
+            "value": export.RegressionOutput(scores[:, 0]),
+            "outputs": export.PredictOutput(scores),
+        }
+        for name, out in made.items():
+            kind = type(getattr(type(out), name, None)).__name__
+            raised = _raised(lambda out=out, name=name: setattr(out, name, None))
+            seen[f"{type(out).__name__}.{name}"] = [kind, raised]
+        examples = {"inputs": tf.compat.v1.placeholder(tf.string, [None], name="examples")}
+        signatures = {
+            name: out.as_signature_def(examples if name != "outputs" else {"x": scores})
+            for name, out in made.items()
+        }
+        seen["signatures"] = {
+            name: [
+                sig.method_name,
+                {k: v.name for k, v in sorted(sig.inputs.items())},
+                {k: v.name for k, v in sorted(sig.outputs.items())},
+            ]
+            for name, sig in signatures.items()
+        }
+        seen["read"] = [
+            made["scores"].scores.name,
+            made["classes"].scores,
+            made["value"].value.name,
+            {k: v.name for k, v in made["outputs"].outputs.items()},
+        ]
     return {"exact": seen, "close": {}}

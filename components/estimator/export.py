@@ -29,46 +29,44 @@ class ServingInputReceiver(
     that group instead: typically the parsed features, fed downstream of the parsing."""
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
-        if features is None:
-            raise ValueError("ServingInputReceiver: features must be defined.")
         features = _wrapped_receiver_tensors(features, "feature", "feature", int_keys=True)
-        if receiver_tensors is None:
-            raise ValueError("ServingInputReceiver: receiver_tensors must be defined.")
-        receiver_tensors = _wrapped_receiver_tensors(receiver_tensors, "receiver_tensors", "input")
+        receiver_tensors = _wrapped_receiver_tensors(receiver_tensors, "receiver_tensor", "input")
         if receiver_tensors_alternatives is not None:
             if not isinstance(receiver_tensors_alternatives, dict):
                 raise ValueError(
-                    "ServingInputReceiver: receiver_tensors_alternatives must be a dict, "
-                    f"got {type(receiver_tensors_alternatives).__name__}."
+                    "receiver_tensors_alternatives must be a dict: "
+                    f"{receiver_tensors_alternatives}.\nServingInputReceiver: it is a "
+                    f"{type(receiver_tensors_alternatives).__name__}."
                 )
             receiver_tensors_alternatives = {
                 name: _wrapped_receiver_tensors(
-                    group, f"receiver_tensors_alternatives[{name!r}]", "input"
+                    group, "receiver_tensors_alternative", "input", group_name=name
                 )
                 for name, group in receiver_tensors_alternatives.items()
             }
         return super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
 
 
-# 2.15's messages name one of a receiver's parts in the singular.
-_SINGULAR = {"receiver_tensors": "receiver_tensor"}
-
-
-def _wrapped_receiver_tensors(value, what, single_key, int_keys=False):
+def _wrapped_receiver_tensors(value, part, single_key, int_keys=False, group_name=None):
     """`value` as a dict (a single value under `single_key`), checked as 2.15 checked a
-    receiver's parts, with a ValueError: string keys (features may also have int ones),
-    each value a Tensor, SparseTensor or RaggedTensor (or an object with a `.tensor`
-    that converts to one, as 2.15's LabeledTensor carve-out)."""
+    receiver's parts, with a ValueError in 2.15's words (`part` is what they named it),
+    then which alternative and what was given: defined, string keys (features may also
+    have int ones), each value a Tensor, SparseTensor or RaggedTensor (or an object with
+    a `.tensor` that converts to one, as 2.15's LabeledTensor carve-out)."""
+    where = "ServingInputReceiver" + ("" if group_name is None else f": group {group_name!r}")
+    if value is None:
+        raise ValueError(
+            f"{part}s must be defined." + ("" if group_name is None else f"\n{where}.")
+        )
     named = value if isinstance(value, dict) else {single_key: value}
-    part = _SINGULAR.get(what, what)
     for key, tensor in named.items():
         if not isinstance(key, str) and not (int_keys and isinstance(key, int)):
             kinds = "strings or ints" if int_keys else "strings"
-            raise ValueError(f"ServingInputReceiver: {part} keys must be {kinds}, got {key!r}.")
+            raise ValueError(f"{part} keys must be {kinds}: {key}.\n{where}: key {key!r}.")
         if not _is_receivable(tensor):
             raise ValueError(
-                f"ServingInputReceiver: {part} {key} must be a Tensor, SparseTensor, or "
-                f"RaggedTensor, got {type(tensor).__name__}."
+                f"{part} {key} must be a Tensor, SparseTensor, or RaggedTensor.\n"
+                f"{where}: it is a {type(tensor).__name__}."
             )
     return named
 
@@ -93,11 +91,11 @@ class TensorServingInputReceiver(ServingInputReceiver):
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
         if features is None:
-            raise ValueError("TensorServingInputReceiver: features must be defined.")
+            raise ValueError("features must be defined.")
         if not isinstance(features, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor)):
             raise ValueError(
-                "TensorServingInputReceiver: feature must be a Tensor, SparseTensor, or "
-                f"RaggedTensor, got {type(features).__name__}."
+                "feature must be a Tensor, SparseTensor, or RaggedTensor.\n"
+                f"TensorServingInputReceiver: it is a {type(features).__name__}."
             )
         checked = ServingInputReceiver(features, receiver_tensors, receiver_tensors_alternatives)
         return tuple.__new__(
@@ -260,18 +258,11 @@ class ExportOutput(core_export_output.ExportOutput):
         )
 
 
-class ClassificationOutput(ExportOutput):
-    """`classes` (strings) and/or `scores` (floats), input `inputs`."""
+class ClassificationOutput(ExportOutput, core_export_output.ClassificationOutput):
+    """`classes` (strings) and/or `scores` (floats), input `inputs`. As 2.15's (TF's own
+    class, which this is a subclass of): refused in its words, read-only properties."""
 
     method_name = "tensorflow/serving/classify"
-
-    def __init__(self, scores=None, classes=None):
-        if scores is None and classes is None:
-            raise ValueError("ClassificationOutput: give scores, classes or both.")
-        if classes is not None and classes.dtype != tf.string:
-            raise ValueError("ClassificationOutput: classes must be a string tensor.")
-        self.scores = scores
-        self.classes = classes
 
     def signature_io(self, receiver_tensors):
         outputs = {}
@@ -282,29 +273,20 @@ class ClassificationOutput(ExportOutput):
         return _single_string_input(receiver_tensors, "classification"), outputs
 
 
-class RegressionOutput(ExportOutput):
-    """One float tensor `outputs`, input `inputs`."""
+class RegressionOutput(ExportOutput, core_export_output.RegressionOutput):
+    """One float tensor `outputs`, input `inputs` (TF's own class, as 2.15's)."""
 
     method_name = "tensorflow/serving/regress"
-
-    def __init__(self, value):
-        if not value.dtype.is_floating:
-            raise ValueError("RegressionOutput: value must be a float tensor.")
-        self.value = value
 
     def signature_io(self, receiver_tensors):
         return _single_string_input(receiver_tensors, "regression"), {"outputs": self.value}
 
 
-class PredictOutput(ExportOutput):
-    """Any named outputs; the inputs are all receiver tensors by name."""
+class PredictOutput(ExportOutput, core_export_output.PredictOutput):
+    """Any named outputs (one tensor is `output`); the inputs are all receiver tensors by
+    name (TF's own class, as 2.15's)."""
 
     method_name = "tensorflow/serving/predict"
-
-    def __init__(self, outputs):
-        if not isinstance(outputs, dict):
-            outputs = {"output": outputs}
-        self.outputs = dict(outputs)
 
     def signature_io(self, receiver_tensors):
         return dict(receiver_tensors), dict(self.outputs)
