@@ -203,3 +203,50 @@ def warm_starts_from_nowhere(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ serving receivers
+@program
+def serving_receivers_refused(tf, workdir):
+    """What a serving_input_receiver_fn's receiver refuses (None, a number, a key that is
+    no string, alternatives that are no dict), made in a graph as an export makes it,
+    and an export whose receiver has a feature that is a number."""
+
+    def in_a_graph(make):
+        def run(folder):
+            with tf.Graph().as_default():
+                x = tf.compat.v1.placeholder(tf.float32, [None, 1])
+                make(tf.estimator.export, x)
+
+        return run
+
+    def exported(folder):
+        def receiver_fn():
+            x = tf.compat.v1.placeholder(tf.float32, [None, 1])
+            return tf.estimator.export.ServingInputReceiver({"x": 1.0}, {"x": x})
+
+        trained_one_step(tf, folder).export_saved_model(os.path.join(folder, "export"), receiver_fn)
+
+    return seen_each(
+        {
+            "features_none": in_a_graph(lambda e, x: e.ServingInputReceiver(None, x)),
+            "receivers_none": in_a_graph(lambda e, x: e.ServingInputReceiver(x, None)),
+            "feature_a_number": in_a_graph(lambda e, x: e.ServingInputReceiver({"x": 3}, x)),
+            "receiver_a_number": in_a_graph(lambda e, x: e.ServingInputReceiver(x, {"x": 3})),
+            "feature_key_a_float": in_a_graph(lambda e, x: e.ServingInputReceiver({1.5: x}, x)),
+            "receiver_key_an_int": in_a_graph(lambda e, x: e.ServingInputReceiver(x, {1: x})),
+            "alternatives_a_list": in_a_graph(lambda e, x: e.ServingInputReceiver(x, x, [x])),
+            "alternative_a_number": in_a_graph(
+                lambda e, x: e.ServingInputReceiver(x, x, {"raw": {"x": 3}})
+            ),
+            "alternative_none": in_a_graph(
+                lambda e, x: e.ServingInputReceiver(x, x, {"raw": None})
+            ),
+            "tensor_receiver_none": in_a_graph(lambda e, x: e.TensorServingInputReceiver(None, x)),
+            "tensor_receiver_dict": in_a_graph(
+                lambda e, x: e.TensorServingInputReceiver({"x": x}, x)
+            ),
+            "export_of_a_number": exported,
+        },
+        workdir,
+    )
