@@ -250,3 +250,35 @@ def serving_receivers_refused(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ RunConfig
+@program
+def run_config_refusals(tf, workdir):
+    """RunConfig settings 2.15 refused (out of range, of the wrong type, both ways of
+    saving, an empty model_dir, also through replace()) and its unknown argument."""
+
+    def made(**kwargs):
+        return lambda folder: tf.estimator.RunConfig(**kwargs) and None
+
+    return seen_each(
+        {
+            "steps_and_secs": made(save_checkpoints_steps=1, save_checkpoints_secs=1),
+            "keep_checkpoint_max_negative": made(keep_checkpoint_max=-1),
+            "save_summary_steps_negative": made(save_summary_steps=-1),
+            "save_checkpoints_steps_negative": made(save_checkpoints_steps=-2),
+            "log_step_count_steps_zero": made(log_step_count_steps=0),
+            "keep_every_n_hours_zero": made(keep_checkpoint_every_n_hours=0),
+            "tf_random_seed_text": made(tf_random_seed="42"),
+            "session_config_a_dict": made(session_config={"a": 1}),
+            "model_dir_empty": made(model_dir=""),
+            "replaced_model_dir_empty": lambda folder: tf.estimator.RunConfig().replace(
+                model_dir=""
+            ),
+            "replaced_seed_a_float": lambda folder: tf.estimator.RunConfig().replace(
+                tf_random_seed=1.5
+            ),
+            "unknown_argument": made(save_steps=3),
+        },
+        workdir,
+    )

@@ -110,26 +110,26 @@ _VALID = {
 
 
 def _check_settings(settings):
-    """2.15's ValueErrors for settings out of range, its text first, the value after."""
+    """2.15's ValueErrors for settings out of range: its line first, the value on the next."""
     for name, (valid, message) in _VALID.items():
         value = settings[name]
         if value is not None and not valid(value):
-            raise ValueError(f"RunConfig: {message} (got {value!r}).")
+            raise ValueError(f"{message}\nRunConfig: {name} was {value!r}.")
 
 
 def _model_dir(given, tf_config):
     """The model_dir given, or TF_CONFIG's `model_dir` (as cloud trainers set it); both
     must agree, neither may be empty: 2.15's rules and errors."""
     if given == "":
-        raise ValueError("RunConfig: model_dir should be non-empty.")
+        raise ValueError("model_dir should be non-empty.")
     from_tf_config = tf_config.get("model_dir")
     if from_tf_config == "":
-        raise ValueError("RunConfig: model_dir in TF_CONFIG should be non-empty.")
+        raise ValueError("model_dir in TF_CONFIG should be non-empty.")
     if from_tf_config and given and os.fspath(given) != from_tf_config:
         raise ValueError(
-            "RunConfig: `model_dir` provided in RunConfig construct, if set, must have the "
-            f"same value as the model_dir in TF_CONFIG. model_dir: {os.fspath(given)}, "
-            f'TF_CONFIG["model_dir"]: {from_tf_config}.'
+            "`model_dir` provided in RunConfig construct, if set, must have the same value "
+            f"as the model_dir in TF_CONFIG. model_dir: {os.fspath(given)}\n"
+            f'TF_CONFIG["model_dir"]: {from_tf_config}.\n'
         )
     if from_tf_config and not given:
         log.info("Using model_dir in TF_CONFIG: %s", from_tf_config)
@@ -222,8 +222,7 @@ class RunConfig:
         model_dir = _model_dir(model_dir, server.tf_config_from_env())
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(
-                "RunConfig: `save_checkpoints_steps` and `save_checkpoints_secs` cannot be "
-                "both set (set at most one)."
+                "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
             )
         if experimental_distribute is not None:
             # tf.estimator's DistributeConfig: each strategy given there or here, not both.
@@ -360,7 +359,7 @@ class RunConfig:
         # (As 2.15's: TF_CONFIG's model_dir binds a RunConfig made, not a replaced one.)
         model_dir = fields.pop("model_dir")
         if model_dir == "":
-            raise ValueError("RunConfig: model_dir should be non-empty.")
+            raise ValueError("model_dir should be non-empty")
         config = RunConfig(model_dir=self.model_dir, **fields)
         config._model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
