@@ -3,6 +3,8 @@ calls public TPU code passes beyond what the sample families run (tpu_programs,
 tpu_sample_programs, tpu_research_programs, bert_task_programs), on one tiny linear
 classifier of TF1 variables started from fixed numbers:
 
+- `train_distribute_strategy`: a TPU RunConfig given `train_distribute` (a one-device
+  strategy), trained and evaluated;
 - `batch_size_options`: eval and predict batch sizes left None, batch sizes not divisible
   by `num_shards`: the params each call gets, metrics and predictions;
 - `partial_batches`: evaluate(steps=None) over 17 rows in batches of 6, predict with
@@ -188,6 +190,20 @@ def trained(tf, est, seen, max_steps=5, eval_rows=ROWS, predict_rows=ROWS, **pre
         .tolist(),
     }
     return exact, close
+
+
+@program
+def train_distribute_strategy(tf, workdir):
+    tpu = tf.compat.v1.estimator.tpu
+    seen = []
+    config = tpu.RunConfig(
+        model_dir=os.path.join(workdir, "model"),
+        train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"),
+    )
+    est = estimator(tf, workdir, model_fn_of(tf, seen), run_config=config)
+    with info_lines(LOGGED) as lines:
+        exact, close = trained(tf, est, seen)
+    return {"exact": {**exact, "seen": seen, "lines": lines}, "close": close}
 
 
 def _export_then_train(tf, workdir, **kwargs):

@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.python.autograph.core import ag_ctx
 from tensorflow.python.ops import summary_ops_v2
 
 from components.estimator import graph_mode, inputs, run_config
@@ -476,7 +477,9 @@ class TPUEstimator(Estimator):
             _set_param(params, "batch_size", self._batch_sizes[mode])
         return params
 
-    def _call_model_fn_in_graph(self, features, labels, mode):
+    def _call_model_fn_in_graph(self, features, labels, mode, autograph=False):
+        """`model_fn` as 2.15 called it off TPUs; under a `train_distribute` strategy
+        (`autograph`), converted by AutoGraph, as the strategy's replica call converted it."""
         log.info("Calling model_fn.")
         self._note_eval_on_cpu(mode, 1)
         log.info("Running %s on CPU/GPU", _RUNNING[mode])
@@ -488,7 +491,11 @@ class TPUEstimator(Estimator):
                 "TPUEstimator to pass batch size as params['batch_size']"
             )
         kwargs["params"] = _set_param(self._params_with_batch_size(mode), "use_tpu", False)
-        spec = self._model_fn(**kwargs)
+        model_fn = self._model_fn
+        if autograph:
+            enabled = ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED)
+            model_fn = tf.__internal__.autograph.tf_convert(model_fn, enabled)
+        spec = model_fn(**kwargs)
         if isinstance(spec, TPUEstimatorSpec):
             spec = spec.as_estimator_spec()
         log.info("Done calling model_fn.")
