@@ -5,6 +5,12 @@ classifier of TF1 variables started from fixed numbers:
 
 - `train_distribute_strategy`: a TPU RunConfig given `train_distribute` (a one-device
   strategy), trained and evaluated;
+- `export_leaves_use_tpu_in_params`: an export with `export_to_tpu` (API V1, the
+  default), then train and evaluate: the params input_fn and model_fn get, and
+  `est.params`; the same with `export_to_tpu=False` and with API V2;
+- `export_every_mode`: `experimental_export_all_saved_models` of TRAIN, EVAL and PREDICT
+  receivers and `export_saved_model(experimental_mode='eval')`: MetaGraph tags, signatures
+  and the lines (the warning for each mode but PREDICT);
 - `batch_size_options`: eval and predict batch sizes left None, batch sizes not divisible
   by `num_shards`: the params each call gets, metrics and predictions;
 - `partial_batches`: evaluate(steps=None) over 17 rows in batches of 6, predict with
@@ -215,6 +221,44 @@ def _export_then_train(tf, workdir, **kwargs):
     est.train(input_fn_of(tf, seen, "train"), max_steps=3)
     est.evaluate(input_fn_of(tf, seen, "eval"))
     return {"seen": seen, "params": params}
+
+
+@program
+def export_leaves_use_tpu_in_params(tf, workdir):
+    """2.15 built its `serve, tpu` MetaGraph (export_to_tpu, API V1) with the Estimator's
+    own params, setting use_tpu=False in them: later input_fns and est.params have it."""
+    exact = {}
+    for name, kwargs in (
+        ("export_to_tpu", {}),
+        ("export_to_cpu_only", {"export_to_tpu": False}),
+        ("api_version_2", {"export_saved_model_api_version": 2}),
+    ):
+        folder = os.path.join(workdir, name)
+        os.makedirs(folder)
+        exact[name] = _export_then_train(tf, folder, **kwargs)
+    return {"exact": exact, "close": {}}
+
+
+@program
+def export_every_mode(tf, workdir):
+    seen = []
+    est = estimator(tf, workdir, model_fn_of(tf, seen))
+    est.train(input_fn_of(tf, seen, "train"), max_steps=2)
+    receivers = {
+        "train": supervised_input_fn(tf),
+        "eval": supervised_input_fn(tf),
+        "infer": serving_input_fn(tf),
+    }
+    with info_lines(LOGGED) as lines:
+        every = est.experimental_export_all_saved_models(os.path.join(workdir, "all"), receivers)
+        evaluation = est.export_saved_model(
+            os.path.join(workdir, "eval"), supervised_input_fn(tf), experimental_mode="eval"
+        )
+    graphs = {
+        "every": meta_graphs(every),
+        "eval": meta_graphs(evaluation),
+    }
+    return {"exact": {"graphs": graphs, "lines": lines, "seen": seen}, "close": {}}
 
 
 @program

@@ -405,6 +405,10 @@ class TPUEstimator(Estimator):
                 "export_saved_model_api_version should be 1 or 2; got "
                 f"{export_saved_model_api_version}. (ExportSavedModelApiVersion.V1 or V2.)"
             )
+        self._leaks_use_tpu = export_to_tpu and export_saved_model_api_version in (
+            ExportSavedModelApiVersion.V1,
+            1,
+        )
 
     # 2.15 ran each call under its TPU error rendezvous, whose lines these log; a session
     # on a master other than '' fails first, as it did there (`_check_master`).
@@ -434,10 +438,22 @@ class TPUEstimator(Estimator):
         """Every mode runs in a graph with a session, as under 2.15 (`before_input` is
         for the Estimator's TF2 path, which a TPUEstimator never takes)."""
         self._exporting = receiver_fn is not None
+        if self._exporting and self._export_to_tpu and mode != ModeKeys.PREDICT:
+            log.warning(
+                "TPUEstimator only handles mode PREDICT for exporting when `export_to_tpu` "
+                "is `True`; Mode %s will be ignored for TPU.",
+                mode,
+            )
         try:
-            return graph_mode.ModeGraph(self, mode, input_fn=input_fn, receiver_fn=receiver_fn)
+            built = graph_mode.ModeGraph(self, mode, input_fn=input_fn, receiver_fn=receiver_fn)
         finally:
             self._exporting = False
+        if receiver_fn is not None and mode == ModeKeys.PREDICT and self._leaks_use_tpu:
+            # 2.15 built its `serve, tpu` MetaGraph (export_to_tpu, API V1) with the
+            # Estimator's own params, setting use_tpu=False in them: every later input_fn
+            # and `est.params` had it.
+            _set_param(self._params, "use_tpu", False)
+        return built
 
     def _input_fn_result(self, input_fn, mode, input_context=None):
         """`input_fn(params)` with params['batch_size'] the mode's batch size."""
