@@ -282,3 +282,54 @@ def run_config_refusals(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ EstimatorSpec
+@program
+def spec_fields_refused(tf, workdir):
+    """EstimatorSpecs made in a graph with a field missing or of the wrong kind, one
+    mistake or two at a time (which 2.15 named first)."""
+
+    def spec(mode, **fields):
+        def run(folder):
+            with tf.Graph().as_default():
+                made = {name: make(tf) for name, make in fields.items()}
+                tf.estimator.EstimatorSpec(mode, **made)
+
+        return run
+
+    def loss(tf):
+        return tf.constant(1.0)
+
+    def train_op(tf):
+        return tf.no_op()
+
+    return seen_each(
+        {
+            "train_neither_loss_nor_train_op": spec("train"),
+            "train_no_loss_train_op_text": spec("train", train_op=lambda tf: "step"),
+            "train_loss_a_number_no_train_op": spec("train", loss=lambda tf: 1.0),
+            "train_loss_a_number": spec("train", loss=lambda tf: 1.0, train_op=train_op),
+            "train_no_loss": spec("train", train_op=train_op),
+            "eval_no_loss": spec("eval"),
+            "eval_loss_a_vector": spec("eval", loss=lambda tf: tf.constant([1.0, 2.0])),
+            "predict_no_predictions": spec("infer"),
+            "predictions_a_list": spec("infer", predictions=lambda tf: [tf.constant([1.0])]),
+            "metrics_a_list": spec(
+                "eval", loss=loss, eval_metric_ops=lambda tf: [tf.compat.v1.metrics.mean(1.0)]
+            ),
+            "metric_a_tensor": spec(
+                "eval", loss=loss, eval_metric_ops=lambda tf: {"m": tf.constant(1.0)}
+            ),
+            "hooks_numbers": spec(
+                "train", loss=loss, train_op=train_op, training_hooks=lambda tf: [1]
+            ),
+            "scaffold_a_number": spec("train", loss=loss, train_op=train_op, scaffold=lambda tf: 1),
+            "export_outputs_tensors": spec(
+                "infer",
+                predictions=lambda tf: {"y": tf.constant([1.0])},
+                export_outputs=lambda tf: {"y": tf.constant([1.0])},
+            ),
+        },
+        workdir,
+    )

@@ -54,11 +54,13 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
     ):
         if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
             raise ValueError(f"EstimatorSpec: unknown mode {mode!r}")
-        # (2.15's words for what a mode needs: 'Missing loss.', 'Missing train_op.', ...)
-        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL) and loss is None:
-            raise ValueError("Missing loss.")
+        # (2.15's words for what a mode needs, in its order: 'Missing train_op.', then
+        # the train_op's type, then 'Missing loss.', ...)
         if mode == ModeKeys.TRAIN and train_op is None:
             raise ValueError("Missing train_op.")
+        _check_train_op_type(train_op)
+        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL) and loss is None:
+            raise ValueError("Missing loss.")
         if mode == ModeKeys.PREDICT and predictions is None:
             raise ValueError("Missing predictions.")
         _check_types_and_graph(loss, train_op, predictions)
@@ -94,17 +96,20 @@ class EstimatorSpec(collections.namedtuple("EstimatorSpec", _SPEC_FIELDS)):
         return EstimatorSpec(**dict(self._asdict(), **changes))
 
 
-def _check_types_and_graph(loss, train_op, predictions):
-    """2.15's checks of the spec's tensors: a TypeError for a loss that is not a tensor (a
-    Python number too) or a train_op neither an Operation nor a tensor; in a graph, a
-    ValueError for a loss, train_op or prediction made in another graph (a TF2 trace's
-    captures are not compared, as for eval_metric_ops)."""
-    if loss is not None and not isinstance(loss, tf.__internal__.types.Tensor):
-        raise TypeError(f"loss must be Tensor, given: {loss}")
+def _check_train_op_type(train_op):
+    """2.15's TypeError for a train_op neither an Operation nor a tensor."""
     if train_op is not None and not isinstance(
         train_op, (tf.Operation, tf.__internal__.types.Tensor)
     ):
         raise TypeError(f"train_op must be Operation or Tensor, given: {train_op}")
+
+
+def _check_types_and_graph(loss, train_op, predictions):
+    """2.15's checks of the spec's tensors: a TypeError for a loss that is not a tensor (a
+    Python number too); in a graph, a ValueError for a loss, train_op or prediction made
+    in another graph (a TF2 trace's captures are not compared, as for eval_metric_ops)."""
+    if loss is not None and not isinstance(loss, tf.__internal__.types.Tensor):
+        raise TypeError(f"loss must be Tensor, given: {loss}")
     if tf.executing_eagerly() or tf.inside_function():
         return
     graph = tf.compat.v1.get_default_graph()
