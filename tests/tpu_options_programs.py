@@ -11,6 +11,7 @@ classifier of TF1 variables started from fixed numbers:
 - `export_every_mode`: `experimental_export_all_saved_models` of TRAIN, EVAL and PREDICT
   receivers and `export_saved_model(experimental_mode='eval')`: MetaGraph tags, signatures
   and the lines (the warning for each mode but PREDICT);
+- `export_before_training`: what an export without a checkpoint says, and logs first;
 - `batch_size_options`: eval and predict batch sizes left None, batch sizes not divisible
   by `num_shards`: the params each call gets, metrics and predictions;
 - `partial_batches`: evaluate(steps=None) over 17 rows in batches of 6, predict with
@@ -259,6 +260,24 @@ def export_every_mode(tf, workdir):
         "eval": meta_graphs(evaluation),
     }
     return {"exact": {"graphs": graphs, "lines": lines, "seen": seen}, "close": {}}
+
+
+@program
+def export_before_training(tf, workdir):
+    seen = []
+    est = estimator(tf, workdir, model_fn_of(tf, seen))
+    with info_lines(LOGGED) as lines:
+        served = error_line(
+            lambda: est.export_saved_model(os.path.join(workdir, "e"), serving_input_fn(tf)),
+            workdir,
+        )
+        every = error_line(
+            lambda: est.experimental_export_all_saved_models(
+                os.path.join(workdir, "all"), {"eval": supervised_input_fn(tf)}
+            ),
+            workdir,
+        )
+    return {"exact": {"served": served, "every": every, "lines": lines, "seen": seen}, "close": {}}
 
 
 @program

@@ -566,6 +566,10 @@ class TPUEstimator(Estimator):
                 "MetaGraph, which this kit does not write (it serves only on a TPU); "
                 "leave export_to_cpu=True."
             )
+        if serving_input_receiver_fn:
+            self._checkpoint_first(
+                Estimator.export_saved_model, export_dir_base, None, *args, **kwargs
+            )
         if self._export_to_tpu:
             warn_once(
                 "TPUEstimator.export_to_tpu",
@@ -576,6 +580,18 @@ class TPUEstimator(Estimator):
         return super().export_saved_model(
             export_dir_base, serving_input_receiver_fn, *args, **kwargs
         )
+
+    @functools.wraps(Estimator.experimental_export_all_saved_models)
+    def experimental_export_all_saved_models(self, *args, **kwargs):
+        self._checkpoint_first(Estimator.experimental_export_all_saved_models, *args, **kwargs)
+        return super().experimental_export_all_saved_models(*args, **kwargs)
+
+    def _checkpoint_first(self, method, *args, **kwargs):
+        """2.15's `Couldn't find trained model at ...` before model_fn ran (and logged its
+        lines), for an export given no `checkpoint_path` in a model_dir with none."""
+        given = inspect.signature(method).bind(self, *args, **kwargs).arguments
+        if not given.get("checkpoint_path"):
+            self._require_checkpoint()
 
     export_savedmodel = export_saved_model
 
