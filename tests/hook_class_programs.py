@@ -22,6 +22,11 @@ tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
   `end(self, session)` and calling `super().end(session=session)`, in `train()` of a
   canned estimator, with a StopAtStepHook subclass among them (2.15's own session) and
   without (the kit's TF2 path).
+- `in_memory_evaluator_as_tf1_hook`: `tf.estimator.experimental.InMemoryEvaluatorHook`
+  as TF1's hook: `isinstance`, driven by a program's own `MonitoredTrainingSession` over a
+  graph of the Estimator's variables, and a subclass overriding `after_create_session`,
+  `after_run` and `end(session)` (calling `super()`) in `train()` of a TF1 model_fn: the
+  calls it gets, the evaluations written (steps, losses).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -396,3 +401,76 @@ def subclasses_calling_super_end_by_keyword(tf, workdir):
             "global_step": int(est.get_variable_value("global_step")),
         }
     return {"exact": found}
+
+
+def _w_model_fn(features, labels, mode):
+    """A TF1 model_fn: prediction w * x, w from 0.5, GradientDescent."""
+    import tensorflow as tf
+
+    w = tf.compat.v1.get_variable("w", initializer=0.5)
+    prediction = w * features["x"]
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+        loss, global_step=tf.compat.v1.train.get_global_step()
+    )
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, predictions=prediction)
+
+
+def _eval_losses(tf, folder):
+    """[step, loss] of each evaluation written to `folder`."""
+    tf.compat.v1.summary.FileWriterCache.clear()
+    found = []
+    for path in sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            found += [
+                [int(event.step), v.simple_value] for v in event.summary.value if v.tag == "loss"
+            ]
+    return found
+
+
+@program
+def in_memory_evaluator_as_tf1_hook(tf, workdir):
+    """2.15's InMemoryEvaluatorHook was a TF1 SessionRunHook: a program's own session ran
+    it (here: AttributeError, no `after_create_session`), and a subclass's overrides of
+    its session methods were called (here: never)."""
+    evaluation = lambda: tf.data.Dataset.from_tensor_slices(({"x": _X}, 2 * _X)).batch(4)  # noqa: E731
+    est = tf.estimator.Estimator(_w_model_fn, os.path.join(workdir, "own"))
+    hook = tf.estimator.experimental.InMemoryEvaluatorHook(
+        est, evaluation, every_n_iter=2, name="mine"
+    )
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        w = tf.compat.v1.get_variable("w", initializer=0.5)
+        train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(
+            tf.square(w - 2.0), global_step=step
+        )
+        raised = _raised(lambda: _run(tf, [hook, tf.estimator.StopAtStepHook(5)], train_op, step))
+    calls = []
+
+    class Counting(tf.estimator.experimental.InMemoryEvaluatorHook):
+        def after_create_session(self, session, coord):
+            calls.append("after_create_session")
+            super().after_create_session(session, coord)
+
+        def after_run(self, run_context, run_values):
+            calls.append("after_run")
+            super().after_run(run_context, run_values)
+
+        def end(self, session):
+            calls.append("end")
+            super().end(session=session)
+
+    trained = tf.estimator.Estimator(_w_model_fn, os.path.join(workdir, "trained"))
+    trained.train(_input_fn(tf), steps=5, hooks=[Counting(trained, evaluation, every_n_iter=2)])
+    own, subclassed = (
+        _eval_losses(tf, os.path.join(workdir, *folder))
+        for folder in (("own", "eval_mine"), ("trained", "eval"))
+    )
+    return {
+        "exact": {
+            "isinstance": isinstance(hook, tf.compat.v1.train.SessionRunHook),
+            "own_session": {"raised": raised, "steps": [s for s, _ in own]},
+            "subclass": {"calls": calls, "steps": [s for s, _ in subclassed]},
+        },
+        "close": {"own_session": [v for _, v in own], "subclass": [v for _, v in subclassed]},
+    }

@@ -33,10 +33,16 @@ def _current_variables(estimator):
         del estimator._forget_variables_without_a_checkpoint
 
 
-class InMemoryEvaluatorHook(Hook):
+class InMemoryEvaluatorHook(Hook, tf.compat.v1.train.SessionRunHook):
     """Evaluates `input_fn` (for `steps` batches, or all of it) with the model being trained.
 
-    The results of the latest evaluation are kept in `results` too."""
+    The results of the latest evaluation are kept in `results` too.
+
+    As 2.15's, it is a TF1 `SessionRunHook` too: in a graph with a session (the
+    Estimator's graph-mode path, or a program's own `MonitoredSession`) `begin()` builds
+    the evaluation graph, `after_create_session` evaluates first, `after_run` every
+    `every_n_iter` runs and `end(session)` once more. A subclass overriding one of those
+    runs in a graph with a session, its own methods called, as there."""
 
     def __init__(self, estimator, input_fn, steps=None, hooks=None, name=None, every_n_iter=100):
         from components.estimator import graph_mode
@@ -67,10 +73,27 @@ class InMemoryEvaluatorHook(Hook):
     def max_steps_per_call(self):
         return self._every_n_iter - self._iterations % self._every_n_iter
 
+    # (A subclass overriding TF1's session methods of this class runs in a session.)
+    _overridden_in_a_session = property(lambda self: InMemoryEvaluatorHook)
+    _in_session = None  # the evaluator of a graph-mode run, from its begin() on
+
     def begin(self):
+        self._in_session = None
+        if not tf.executing_eagerly():  # (in a graph, for a session: TF1's hook)
+            self._in_session = _GraphInMemoryEvaluator(self)
+            self._in_session.begin()
+            return
         self._iterations = 0
         self._evaluate()
         self._start_step = int(self.results["global_step"])
+
+    def after_create_session(self, session, coord):
+        if self._in_session is not None:
+            self._in_session.after_create_session(session, coord)
+
+    def after_run(self, run_context, run_values):
+        if self._in_session is not None:
+            self._in_session.after_run(run_context, run_values)
 
     def after_step(self, context, logs):
         done = int(logs["global_step"]) - self._start_step
@@ -79,8 +102,11 @@ class InMemoryEvaluatorHook(Hook):
         if due:
             self._evaluate()
 
-    def end(self, logs):
-        self._evaluate()
+    def end(self, session):  # (the last step's logs on the TF2 path)
+        if self._in_session is not None:
+            self._in_session.end(session)
+        else:
+            self._evaluate()
 
     def _evaluate(self):
         with _current_variables(self._estimator):
@@ -89,9 +115,9 @@ class InMemoryEvaluatorHook(Hook):
             )
 
     def session_run_hook(self, built, tensors):
-        """On the graph-mode path, TF1's shape of it: each evaluation reads the training
-        session's variables and evaluates with them, as tf.estimator did."""
-        return _GraphInMemoryEvaluator(self)
+        """On the graph-mode path, itself: TF1's shape of it (`begin()` in the graph), each
+        evaluation reading the training session's variables, as tf.estimator did."""
+        return self
 
 
 class _LoadedVariables(tf.compat.v1.train.SessionRunHook):
@@ -109,7 +135,7 @@ class _LoadedVariables(tf.compat.v1.train.SessionRunHook):
             variable.load(self._values[variable.op.name], session)
 
 
-class _GraphInMemoryEvaluator(tf.compat.v1.train.SessionRunHook):
+class _GraphInMemoryEvaluator:
     """An InMemoryEvaluatorHook in a TF1 training session: evaluates when the session
     starts, every `every_n_iter` runs and at the end, with the training variables'
     values of the moment (no checkpoint), its results kept in the hook's `results`. As

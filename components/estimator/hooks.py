@@ -461,8 +461,9 @@ _SESSION_METHODS = ("after_create_session", "before_run", "after_run")
 
 
 def needs_a_session(hook):
-    """Whether `hook` is a subclass of this kit's StepCounterHook or StopAtStepHook written
-    for tf.estimator 2.15's (TF1's) that overrides a method only a session calls
+    """Whether `hook` is a subclass of this kit's StepCounterHook, StopAtStepHook (or
+    InMemoryEvaluatorHook) written for tf.estimator 2.15's (TF1's) that overrides a method
+    only a session calls
     (`after_run`, timing its own count with `_timer`, as tensornets' evaluation hook does;
     or, but for StepCounterHook's, `end(session)`): it runs in a graph with a session, as
     itself, as there."""
@@ -470,6 +471,9 @@ def needs_a_session(hook):
         methods, base = _SESSION_METHODS, StepCounterHook
     elif isinstance(hook, StopAtStepHook):
         methods, base = (*_SESSION_METHODS, "end"), StopAtStepHook
+    elif getattr(hook, "_overridden_in_a_session", None) is not None:
+        # (another class of the kit's that is TF1's hook too: InMemoryEvaluatorHook)
+        methods, base = (*_SESSION_METHODS, "end"), hook._overridden_in_a_session
     else:
         return False
     return _overrides(type(hook), base, methods)
