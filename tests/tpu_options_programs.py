@@ -12,6 +12,8 @@ classifier of TF1 variables started from fixed numbers:
   receivers and `export_saved_model(experimental_mode='eval')`: MetaGraph tags, signatures
   and the lines (the warning for each mode but PREDICT);
 - `export_before_training`: what an export without a checkpoint says, and logs first;
+- `spec_checked_when_made`: what TPUEstimatorSpec refused when made (`Missing train_op.`,
+  ...), a loss of one element made a scalar, a PREDICT spec's export_outputs completed;
 - `batch_size_options`: eval and predict batch sizes left None, batch sizes not divisible
   by `num_shards`: the params each call gets, metrics and predictions;
 - `partial_batches`: evaluate(steps=None) over 17 rows in batches of 6, predict with
@@ -278,6 +280,35 @@ def export_before_training(tf, workdir):
             workdir,
         )
     return {"exact": {"served": served, "every": every, "lines": lines, "seen": seen}, "close": {}}
+
+
+@program
+def spec_checked_when_made(tf, workdir):
+    spec = tf.compat.v1.estimator.tpu.TPUEstimatorSpec
+    exact = {}
+    with tf.Graph().as_default():
+        loss, no_op, predictions = tf.constant([2.0]), tf.no_op(), {"a": tf.constant([1.0, 2.0])}
+        refusals = {
+            "train_without_train_op": lambda: spec("train", loss=loss),
+            "train_without_anything": lambda: spec("train"),
+            "eval_without_loss": lambda: spec("eval"),
+            "predict_without_predictions": lambda: spec("infer"),
+            "loss_a_float": lambda: spec("eval", loss=1.0),
+            "loss_of_two": lambda: spec("eval", loss=tf.constant([1.0, 2.0])),
+            "prediction_an_int": lambda: spec("infer", predictions={"a": 1}),
+            "export_output_an_int": lambda: spec(
+                "infer", predictions=predictions, export_outputs={"x": 1}
+            ),
+        }
+        exact["refusals"] = {name: error_line(call) for name, call in refusals.items()}
+        made = spec("train", loss=loss, train_op=no_op)
+        exact["loss_shape"] = made.loss.shape.as_list()
+        exact["export_outputs"] = sorted(spec("infer", predictions=predictions).export_outputs)
+        one = {"pred": tf.estimator.export.PredictOutput(predictions)}
+        exact["one_export_output"] = sorted(
+            spec("infer", predictions=predictions, export_outputs=one).export_outputs
+        )
+    return {"exact": exact, "close": {}}
 
 
 @program

@@ -139,6 +139,13 @@ class TPUEstimatorSpec(collections.namedtuple("TPUEstimatorSpec", _TPU_SPEC_FIEL
         for hook in (hook for hooks in hook_lists for hook in hooks):
             if not isinstance(hook, (_V1.train.SessionRunHook, hooks_lib.Hook)):
                 raise TypeError(f"All hooks must be SessionRunHook instances, given: {hook}")
+        # Checked when made, as 2.15 checked it ('Missing train_op.', a loss of one element
+        # made a scalar, a PREDICT spec's export_outputs completed), as an EstimatorSpec is.
+        if mode in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
+            checked = EstimatorSpec(
+                mode, predictions, loss, train_op, export_outputs=export_outputs
+            )
+            loss, export_outputs = checked.loss, checked.export_outputs
         return super().__new__(
             cls,
             mode,
