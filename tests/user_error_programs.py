@@ -333,3 +333,36 @@ def spec_fields_refused(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ canned estimators
+@program
+def canned_arguments_refused(tf, workdir):
+    """Canned estimators given feature columns of the wrong kind (a name, a categorical
+    column for a DNN), none, one class, a vocabulary that is a string: built, then
+    trained one step."""
+
+    def trained(namespace, class_name, *args, **kwargs):
+        def run(folder):
+            space = tf.estimator if namespace == "v2" else tf.compat.v1.estimator
+            getattr(space, class_name)(*args, model_dir=folder, **kwargs).train(
+                input_fn(tf), steps=1
+            )
+
+        return run
+
+    x = tf.feature_column.numeric_column("x")
+    category = tf.feature_column.categorical_column_with_identity("x", 3)
+    return seen_each(
+        {
+            "linear_column_a_name": trained("v2", "LinearRegressor", ["x"]),
+            "dnn_column_a_name": trained("v2", "DNNRegressor", [3], ["x"]),
+            "dnn_categorical_column": trained("v2", "DNNClassifier", [3], [category]),
+            "v1_dnn_categorical_column": trained("v1", "DNNClassifier", [3], [category]),
+            "linear_no_columns": trained("v2", "LinearRegressor", []),
+            "linear_one_class": trained("v2", "LinearClassifier", [x], n_classes=1),
+            "v1_linear_one_class": trained("v1", "LinearClassifier", [x], n_classes=1),
+            "vocabulary_a_string": trained("v2", "LinearClassifier", [x], label_vocabulary="ab"),
+        },
+        workdir,
+    )

@@ -233,9 +233,14 @@ class LinearModel(tf_keras.layers.Layer):
 
 
 # What 2.15's tf.estimator (V2) classes said of a tf.compat.v1.feature_column column
-# (`shared_embedding_columns`' are the V1-only ones), whose gist this keeps.
+# (`shared_embedding_columns`' are the V1-only ones), on its first line; the kit's
+# plainer advice on the second.
 V1_COLUMN_IN_V2_ESTIMATOR = (
     "Received a feature column from TensorFlow v1, but this is a TensorFlow v2 Estimator. "
+    "Please either use v2 feature columns (accessible via tf.feature_column.* in TF 2.x) "
+    "with this Estimator, or switch to a v1 Estimator for use with v1 feature columns "
+    "(accessible via tf.compat.v1.estimator.* and tf.compat.v1.feature_column.*, "
+    "respectively.\n"
     "Use tf.feature_column's columns (tf.feature_column.shared_embeddings for shared "
     "embeddings) with it, or the tf.compat.v1.estimator class of the same name, which "
     "takes tf.compat.v1.feature_column's."
