@@ -25,7 +25,30 @@ here in its shape (they are not installed on either side):
   constraints, `BinaryClassHead.create_estimator_spec` given a legacy Keras Adagrad whose
   `iterations` is the global step, the model's trainable variables, `model.updates` and
   losses, and `tfl.estimators.get_model_graph`'s reading of the export (loaded in a
-  session, its calibrators and linear weights found by op name).
+  session, its calibrators and linear weights found by op name);
+- `tf_lattice_internal_imports`: the same estimator as TF-Lattice writes its class, a
+  subclass of `estimator_lib.EstimatorV2` (`tensorflow_estimator.python.estimator.estimator`)
+  settling its config by `maybe_overwrite_model_dir_and_session_config` before its
+  feature analysis, its optimizer from `canned.optimizers.get_optimizer_instance_v2`, its
+  head `head.binary_class_head.BinaryClassHead`, and what those helpers refuse;
+- `tf_ranking_keras_model_to_estimator`: TF-Ranking 0.5's
+  `tfr.keras.estimator.model_to_estimator`: a functional ranking model of `tf.keras.Input`s
+  compiled outside (a Keras loss and metric of its own, a legacy Adagrad), cloned in the
+  model_fn by `clone_model` and `from_config`, its optimizer's `iterations` the global step,
+  `get_updates` grouped with `get_updates_for(None)` and `get_updates_for(features)`, three
+  export outputs;
+- `object_detection_model_main`: tensorflow/models' research/object_detection
+  `model_lib.py` and `model_main.py` (a tiny detector in place of the configured one):
+  `set_learning_phase`, a feature extractor and box predictor of `tf.compat.v1.layers` under
+  their variable scopes with batch norm and an L2 regularizer, `Loss/...` losses and the
+  regularization loss, a decayed learning rate, `optimize_loss` written out (loss and
+  gradient summaries, clipping, the loss as the train op), an evaluator's py_func metric
+  ops (an update op of no outputs, value ops on the first), losses as means and the learning
+  rate as `(tensor, no_op)`, a sharded `Saver` in SAVERS and the `Scaffold` in every mode,
+  an export output keyed `tensorflow/serving/predict` alone, TFRecords of `tf.Example`s,
+  `train_and_evaluate` with an EvalSpec named `0` and a `FinalExporter('Servo')` of a
+  scalar serialized-example receiver, an evaluation by `checkpoint_path`, the export served
+  and read by its `inference_op` collection and tensor names.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -43,7 +66,7 @@ import numpy as np
 
 from tests.program_registry import registry
 from tests.public_code_programs import _floats, _kept_lines
-from tests.tf1_fidelity_programs import _info_lines, _normalized
+from tests.tf1_fidelity_programs import _info_lines, _normalized, _raised
 from tests.tutorial_programs import listing
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -549,7 +572,8 @@ def _tfl_keypoints(tf, feature_columns, input_fn, model_dir):
     return keypoints
 
 
-def _tfl_classifier(tf, feature_columns, keypoints, model_dir, head):
+def _tfl_model_fn(tf, feature_columns, keypoints, head, make_optimizer):
+    """tfl.estimators' _calibrated_linear_model_fn, its optimizer from `make_optimizer()`."""
     PWLCalibration, CategoricalCalibration, Linear = _tfl_layers(tf)
 
     def model_fn(features, labels, mode, config):
@@ -573,7 +597,7 @@ def _tfl_classifier(tf, feature_columns, keypoints, model_dir, head):
         logits = tf.identity(model(tensors, training=training), name="output")
         optimizer = None
         if training:
-            optimizer = tf.keras.optimizers.legacy.Adagrad(learning_rate=0.5)
+            optimizer = make_optimizer()
             optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
         return head.create_estimator_spec(
             features=features,
@@ -586,6 +610,14 @@ def _tfl_classifier(tf, feature_columns, keypoints, model_dir, head):
             regularization_losses=model.losses or None,
         )
 
+    return model_fn
+
+
+def _tfl_classifier(tf, feature_columns, keypoints, model_dir, head):
+    def make_optimizer():
+        return tf.keras.optimizers.legacy.Adagrad(learning_rate=0.5)
+
+    model_fn = _tfl_model_fn(tf, feature_columns, keypoints, head, make_optimizer)
     return tf.estimator.Estimator(model_fn=model_fn, model_dir=model_dir)
 
 
@@ -654,5 +686,585 @@ def tf_lattice_canned_classifier(tf, workdir):
             "logits": [float(p["logits"][0]) for p in predicted],
             "kernels": kernels,
             "export_values": values,
+        },
+    }
+
+
+@program
+def tf_lattice_internal_imports(tf, workdir):
+    """tfl.estimators.CannedClassifier's own lines: tf.estimator 2.15's internal modules."""
+    from tensorflow_estimator.python.estimator import estimator as estimator_lib
+    from tensorflow_estimator.python.estimator.canned import optimizers
+    from tensorflow_estimator.python.estimator.head import binary_class_head
+
+    class CannedClassifier(estimator_lib.EstimatorV2):
+        def __init__(self, feature_columns, model_dir=None, config=None, optimizer="Adagrad"):
+            config = estimator_lib.maybe_overwrite_model_dir_and_session_config(config, model_dir)
+            model_dir = config.model_dir
+            input_fn = _tfl_input_fn(tf, False)
+            keypoints = _tfl_keypoints(tf, feature_columns, input_fn, model_dir)
+
+            def make_optimizer():
+                return optimizers.get_optimizer_instance_v2(optimizer, learning_rate=0.5)
+
+            head = binary_class_head.BinaryClassHead()
+            model_fn = _tfl_model_fn(tf, feature_columns, keypoints, head, make_optimizer)
+            super().__init__(model_fn=model_fn, model_dir=model_dir, config=config)
+
+    model_dir = os.path.join(workdir, "tfl")
+    est = CannedClassifier(_tfl_columns(tf), model_dir=model_dir)
+    est.train(_tfl_input_fn(tf, True), steps=3)
+    metrics = est.evaluate(_tfl_input_fn(tf, False))
+    settle = estimator_lib.maybe_overwrite_model_dir_and_session_config
+    configured = settle(tf.estimator.RunConfig(model_dir=model_dir, save_summary_steps=7), None)
+    temporary = settle(None, None)
+    named = optimizers.get_optimizer_instance_v2("SGD")
+    return {
+        "exact": {
+            "model_dir": _normalized(est.model_dir, workdir),
+            "listing": sorted(p for p in listing(model_dir) if not p.endswith(".meta")),
+            "variables": sorted(est.get_variable_names()),
+            "configured": [
+                _normalized(configured.model_dir, workdir),
+                configured.save_summary_steps,
+            ],
+            "temporary": os.path.isdir(temporary.model_dir),
+            "named": [type(named).__name__, float(named.learning_rate)],
+            "refused": [
+                _raised(lambda: settle(tf.estimator.RunConfig(model_dir=model_dir), "elsewhere")),
+                _raised(lambda: settle("a config", None)),
+                _raised(lambda: optimizers.get_optimizer_instance_v2("Nadam")),
+            ],
+        },
+        "close": {"metrics": _floats(metrics)},
+    }
+
+
+# --- tensorflow/models research/object_detection: model_lib.py's model_fn, model_main.py ---
+
+_OD_SIZE = 8
+
+
+def _od_data(rows=4):
+    rng = np.random.RandomState(0)
+    images = rng.uniform(0, 255, (rows, _OD_SIZE, _OD_SIZE, 3)).astype(np.uint8)
+    boxes = np.array([[[0.1, 0.1, 0.5, 0.5]], [[0.2, 0.3, 0.9, 0.8]]] * (rows // 2), np.float32)
+    classes = np.array([[1], [2]] * (rows // 2), np.int64)
+    return images, boxes, classes
+
+
+def _od_examples(tf, rows=4):
+    images, boxes, classes = _od_data(rows)
+    serialized = []
+    for image, box, cls in zip(images, boxes, classes, strict=True):
+        feature = {
+            "image/encoded": tf.train.Feature(
+                bytes_list=tf.train.BytesList(value=[image.tobytes()])
+            ),
+            "image/object/bbox": tf.train.Feature(
+                float_list=tf.train.FloatList(value=box.flatten().tolist())
+            ),
+            "image/object/class/label": tf.train.Feature(
+                int64_list=tf.train.Int64List(value=cls.tolist())
+            ),
+        }
+        example = tf.train.Example(features=tf.train.Features(feature=feature))
+        serialized.append(example.SerializeToString())
+    return serialized
+
+
+def _od_decode(tf, serialized):
+    """The input's decoder (TfExampleDecoder's shape): one example to its tensors."""
+    parsed = tf.io.parse_single_example(
+        serialized,
+        {
+            "image/encoded": tf.io.FixedLenFeature([], tf.string),
+            "image/object/bbox": tf.io.FixedLenFeature([4], tf.float32),
+            "image/object/class/label": tf.io.FixedLenFeature([1], tf.int64),
+        },
+    )
+    image = tf.reshape(tf.io.decode_raw(parsed["image/encoded"], tf.uint8), [_OD_SIZE, _OD_SIZE, 3])
+    return {
+        "image": tf.cast(image, tf.float32),
+        "true_image_shape": tf.constant([_OD_SIZE, _OD_SIZE, 3], tf.int32),
+        "hash": tf.strings.to_hash_bucket_fast(parsed["image/encoded"], 2**31 - 1),
+    }, {
+        "groundtruth_boxes": tf.reshape(parsed["image/object/bbox"], [1, 4]),
+        "groundtruth_classes": tf.one_hot(parsed["image/object/class/label"] - 1, 2),
+    }
+
+
+def _od_input_fn(tf, path, repeat):
+    def input_fn(params=None):
+        del params
+        dataset = tf.data.TFRecordDataset(path).map(lambda s: _od_decode(tf, s))
+        if repeat:
+            dataset = dataset.repeat()
+        return dataset.batch(2, drop_remainder=True)
+
+    return input_fn
+
+
+def _od_predict_input_fn(tf):
+    """model_lib's create_predict_input_fn: one serialized tf.Example, a scalar."""
+
+    def _predict_input_fn():
+        example = tf.compat.v1.placeholder(dtype=tf.string, shape=[], name="tf_example")
+        features, _ = _od_decode(tf, example)
+        images = tf.expand_dims(features["image"], axis=0)
+        true_image_shape = tf.expand_dims(features["true_image_shape"], axis=0)
+        return tf.estimator.export.ServingInputReceiver(
+            features={"image": images, "true_image_shape": true_image_shape},
+            receiver_tensors={"serialized_example": example},
+        )
+
+    return _predict_input_fn
+
+
+class _TinyDetector:
+    """A detection model's interface (preprocess, predict, loss, postprocess, updates)."""
+
+    def __init__(self, tf, is_training):
+        self.tf, self.is_training = tf, is_training
+
+    def predict(self, images):
+        tf = self.tf
+        with tf.compat.v1.variable_scope("FeatureExtractor"):
+            net = tf.compat.v1.layers.conv2d(
+                images / 255.0,
+                4,
+                3,
+                strides=2,
+                use_bias=False,
+                kernel_initializer=tf.compat.v1.constant_initializer(0.05),
+                kernel_regularizer=tf.keras.regularizers.l2(0.5 * 4e-5),
+                name="Conv2d_0",
+            )
+            net = tf.compat.v1.layers.batch_normalization(
+                net, training=self.is_training, name="Conv2d_0/BatchNorm"
+            )
+            net = tf.reduce_mean(tf.nn.relu6(net), axis=[1, 2])
+        with tf.compat.v1.variable_scope("BoxPredictor"):
+            boxes = tf.compat.v1.layers.dense(
+                net,
+                4,
+                kernel_initializer=tf.compat.v1.constant_initializer(0.1),
+                name="BoxEncodingPredictor",
+            )
+            scores = tf.compat.v1.layers.dense(
+                net,
+                2,
+                kernel_initializer=tf.compat.v1.constant_initializer(-0.1),
+                name="ClassPredictor",
+            )
+        return {
+            "box_encodings": tf.expand_dims(boxes, 1),
+            "class_predictions": tf.expand_dims(scores, 1),
+        }
+
+    def loss(self, prediction_dict, labels):
+        tf = self.tf
+        with tf.compat.v1.name_scope("Loss"):
+            localization = tf.compat.v1.losses.huber_loss(
+                labels["groundtruth_boxes"],
+                prediction_dict["box_encodings"],
+                reduction=tf.compat.v1.losses.Reduction.SUM,
+                loss_collection=None,
+            )
+            classification = tf.compat.v1.losses.sigmoid_cross_entropy(
+                labels["groundtruth_classes"],
+                prediction_dict["class_predictions"],
+                reduction=tf.compat.v1.losses.Reduction.SUM,
+                loss_collection=None,
+            )
+        return {
+            "Loss/localization_loss": localization,
+            "Loss/classification_loss": classification,
+        }
+
+    def postprocess(self, prediction_dict):
+        tf = self.tf
+        with tf.compat.v1.name_scope("Postprocessor"):
+            scores = tf.sigmoid(prediction_dict["class_predictions"])
+            boxes = tf.clip_by_value(prediction_dict["box_encodings"], 0.0, 1.0)
+            nms = tf.image.combined_non_max_suppression(
+                tf.expand_dims(boxes, 2), scores, 1, 1, score_threshold=0.0
+            )
+        return {
+            "detection_boxes": nms.nmsed_boxes,
+            "detection_scores": nms.nmsed_scores,
+            "detection_classes": nms.nmsed_classes + 1.0,
+            "num_detections": tf.cast(nms.valid_detections, tf.float32),
+        }
+
+    def updates(self):
+        return self.tf.compat.v1.get_collection(self.tf.compat.v1.GraphKeys.UPDATE_OPS)
+
+
+class _CocoLikeEvaluator:
+    """The shape of object_detection's evaluators' get_estimator_eval_metric_ops: an
+    update op of py_func adding each batch, value ops of py_funcs computing on the first."""
+
+    names = ["DetectionBoxes_Precision/mAP", "DetectionBoxes_Recall/AR@1"]
+
+    def __init__(self):
+        self._scores, self._metrics = [], {}
+
+    def get_estimator_eval_metric_ops(self, tf, eval_dict):
+        def update_op(scores, classes):
+            self._scores.append(float(np.mean(scores * (classes > 0))))
+
+        update = tf.compat.v1.py_func(
+            update_op, [eval_dict["detection_scores"], eval_dict["detection_classes"]], []
+        )
+
+        def first_value_func():
+            self._metrics = {
+                self.names[0]: np.float32(np.mean(self._scores)),
+                self.names[1]: np.float32(len(self._scores)),
+            }
+            self._scores = []
+            return self._metrics[self.names[0]]
+
+        def value_func_factory(name):
+            return lambda: np.float32(self._metrics[name])
+
+        first_value_op = tf.compat.v1.py_func(first_value_func, [], tf.float32)
+        ops = {self.names[0]: (first_value_op, update)}
+        with tf.control_dependencies([first_value_op]):
+            for name in self.names[1:]:
+                ops[name] = (tf.compat.v1.py_func(value_func_factory(name), [], np.float32), update)
+        return ops
+
+
+def _od_optimize_loss(tf, loss, global_step, optimizer, update_ops, variables, clip):
+    """tf.contrib.layers.optimize_loss(..., learning_rate=None, name='') as its users
+    wrote it out: summaries of the loss and gradients, clipping, the loss as the train op."""
+    with tf.control_dependencies(update_ops):
+        loss = tf.identity(loss)
+    tf.compat.v1.summary.scalar("loss", loss)
+    gradients = optimizer.compute_gradients(loss, variables)
+    grads, names = zip(*gradients, strict=True)
+    clipped, norm = tf.clip_by_global_norm(grads, clip)
+    tf.compat.v1.summary.scalar("global_norm/gradient_norm", norm)
+    tf.compat.v1.summary.scalar("global_norm/clipped_gradient_norm", tf.linalg.global_norm(clipped))
+    for grad, var in zip(clipped, names, strict=True):
+        name = var.name.replace(":", "_")
+        tf.compat.v1.summary.histogram(f"gradients/{name}", grad)
+        tf.compat.v1.summary.scalar(f"gradient_norm/{name}", tf.linalg.global_norm([grad]))
+    apply = optimizer.apply_gradients(
+        list(zip(clipped, names, strict=True)), global_step=global_step, name="train"
+    )
+    with tf.control_dependencies([apply]):
+        return tf.identity(loss, name="train_op")
+
+
+def _od_model_fn(tf, fine_tune_checkpoint=None):
+    def model_fn(features, labels, mode, params=None):
+        params = params or {}
+        is_training = mode == tf.estimator.ModeKeys.TRAIN
+        tf.compat.v1.keras.backend.set_learning_phase(is_training)
+        model = _TinyDetector(tf, is_training)
+        prediction_dict = model.predict(features["image"])
+        detections = model.postprocess(prediction_dict)
+        total_loss, losses_dict, train_op, eval_metric_ops = None, {}, None, None
+        if mode in (tf.estimator.ModeKeys.TRAIN, tf.estimator.ModeKeys.EVAL):
+            if is_training and fine_tune_checkpoint:
+                tf.compat.v1.train.init_from_checkpoint(
+                    fine_tune_checkpoint, {"FeatureExtractor/": "FeatureExtractor/"}
+                )
+            losses_dict = model.loss(prediction_dict, labels)
+            losses = list(losses_dict.values())
+            regularization_losses = tf.compat.v1.losses.get_regularization_losses()
+            if regularization_losses:
+                regularization_loss = tf.add_n(regularization_losses, name="regularization_loss")
+                losses.append(regularization_loss)
+                losses_dict["Loss/regularization_loss"] = regularization_loss
+            total_loss = tf.add_n(losses, name="total_loss")
+            losses_dict["Loss/total_loss"] = total_loss
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        learning_rate = tf.compat.v1.train.exponential_decay(
+            0.05, global_step, 4, 0.5, staircase=True, name="learning_rate"
+        )
+        optimizer_summary_vars = [learning_rate]
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            optimizer = tf.compat.v1.train.MomentumOptimizer(learning_rate, momentum=0.9)
+            for var in optimizer_summary_vars:
+                tf.compat.v1.summary.scalar(var.op.name, var)
+            train_op = _od_optimize_loss(
+                tf,
+                total_loss,
+                global_step,
+                optimizer,
+                model.updates(),
+                tf.compat.v1.trainable_variables(),
+                10.0,
+            )
+        export_outputs = None
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            outputs = {k: tf.identity(v, name=k) for k, v in detections.items()}
+            for output in outputs.values():
+                tf.compat.v1.add_to_collection("inference_op", output)
+            export_outputs = {
+                "tensorflow/serving/predict": tf.estimator.export.PredictOutput(outputs)
+            }
+        if mode == tf.estimator.ModeKeys.EVAL:
+            eval_metric_ops = _CocoLikeEvaluator().get_estimator_eval_metric_ops(tf, detections)
+            for loss_key, loss_tensor in iter(losses_dict.items()):
+                eval_metric_ops[loss_key] = tf.compat.v1.metrics.mean(loss_tensor)
+            for var in optimizer_summary_vars:
+                eval_metric_ops[var.op.name] = (var, tf.no_op())
+            eval_metric_ops = {str(k): v for k, v in eval_metric_ops.items()}
+        saver = tf.compat.v1.train.Saver(
+            max_to_keep=3,
+            sharded=True,
+            keep_checkpoint_every_n_hours=10000.0,
+            save_relative_paths=True,
+        )
+        tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SAVERS, saver)
+        scaffold = tf.compat.v1.train.Scaffold(saver=saver)
+        return tf.estimator.EstimatorSpec(
+            mode=mode,
+            predictions=detections,
+            loss=total_loss,
+            train_op=train_op,
+            eval_metric_ops=eval_metric_ops,
+            export_outputs=export_outputs,
+            scaffold=scaffold,
+        )
+
+    return model_fn
+
+
+@program
+def object_detection_model_main(tf, workdir):
+    model_dir = os.path.join(workdir, "od")
+    paths = {}
+    for name, rows in (("train", 4), ("eval", 4)):
+        paths[name] = os.path.join(workdir, f"{name}.record")
+        with tf.io.TFRecordWriter(paths[name]) as writer:
+            for record in _od_examples(tf, rows):
+                writer.write(record)
+    config = tf.estimator.RunConfig(model_dir=model_dir, save_checkpoints_steps=3)
+    estimator = tf.estimator.Estimator(model_fn=_od_model_fn(tf), config=config)
+    train_spec = tf.estimator.TrainSpec(
+        input_fn=_od_input_fn(tf, paths["train"], True), max_steps=6
+    )
+    exporter = tf.estimator.FinalExporter(
+        name="Servo", serving_input_receiver_fn=_od_predict_input_fn(tf)
+    )
+    eval_spec = tf.estimator.EvalSpec(
+        name="0", input_fn=_od_input_fn(tf, paths["eval"], False), steps=None, exporters=exporter
+    )
+    with _info_lines() as lines:
+        metrics, exports = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+        again = estimator.evaluate(
+            _od_input_fn(tf, paths["eval"], False),
+            steps=None,
+            checkpoint_path=tf.train.latest_checkpoint(model_dir),
+        )
+    export_dir = exports[0].decode() if isinstance(exports[0], bytes) else exports[0]
+    loaded = tf.saved_model.load(export_dir)
+    serve = loaded.signatures["serving_default"]
+    served = serve(serialized_example=tf.constant(_od_examples(tf, 2)[1]))
+    signatures = {
+        key: [sorted(fn.structured_input_signature[1]), sorted(fn.structured_outputs)]
+        for key, fn in sorted(loaded.signatures.items())
+    }
+    graph = tf.Graph()
+    with graph.as_default(), tf.compat.v1.Session() as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
+        inference = sorted(t.name for t in graph.get_collection("inference_op"))
+        tensor_names = {
+            key: sorted([k, v.name] for k, v in sig.outputs.items())
+            for key, sig in sorted(meta.signature_def.items())
+        }
+    with open(os.path.join(model_dir, "checkpoint")) as f:
+        state = f.read().splitlines()
+    return {
+        "exact": {
+            "listing": listing(model_dir),
+            "evaluate_keys": sorted(metrics),
+            "variables": sorted(estimator.get_variable_names()),
+            "train_tags": _event_tags(model_dir),
+            "eval_tags": _event_tags(os.path.join(model_dir, "eval_0")),
+            "signatures": signatures,
+            "tensor_names": tensor_names,
+            "inference_op": inference,
+            "checkpoint_state": state,
+            "lines": _kept_lines(
+                lines,
+                workdir,
+                "Saving checkpoints",
+                "Loss for",
+                "loss = ",
+                "Saving dict",
+                "Signatures",
+                "Restoring",
+            ),
+        },
+        "close": {
+            "metrics": _floats(metrics),
+            "again": _floats(again),
+            "served": {k: np.asarray(v).tolist() for k, v in sorted(served.items())},
+        },
+    }
+
+
+# --- tensorflow/ranking 0.5: tfr.keras.estimator.model_to_estimator of a ranking Keras model ---
+
+
+def _tfr_keras_objects(tf):
+    class SoftmaxLoss(tf.keras.losses.Loss):
+        """tfr.keras.losses.SoftmaxLoss's shape: a listwise loss with its config."""
+
+        def __init__(self, reduction=tf.keras.losses.Reduction.AUTO, name="softmax_loss"):
+            super().__init__(reduction=reduction, name=name)
+
+        def call(self, y_true, y_pred):
+            valid = tf.greater_equal(y_true, 0.0)
+            labels = tf.compat.v1.where(valid, y_true, tf.zeros_like(y_true))
+            logits = tf.compat.v1.where(valid, y_pred, -1e3 * tf.ones_like(y_pred))
+            labels = tf.math.divide_no_nan(labels, tf.reduce_sum(labels, 1, keepdims=True))
+            return tf.nn.softmax_cross_entropy_with_logits(labels, logits)
+
+    class MRRMetric(tf.keras.metrics.Mean):
+        """tfr.keras.metrics.MRRMetric's shape: a Mean over lists."""
+
+        def __init__(self, name="metric/mrr", topn=None, dtype=None, **kwargs):
+            super().__init__(name=name, dtype=dtype, **kwargs)
+            self.topn = topn
+
+        def update_state(self, y_true, y_pred, sample_weight=None):
+            order = tf.argsort(y_pred, axis=1, direction="DESCENDING", stable=True)
+            ranked = tf.gather(y_true, order, batch_dims=1)
+            ranks = tf.cast(tf.range(1, tf.shape(ranked)[1] + 1), tf.float32)
+            rr = tf.reduce_max(tf.cast(ranked > 0, tf.float32) / ranks, axis=1)
+            return super().update_state(rr, sample_weight=sample_weight)
+
+        def get_config(self):
+            return {**super().get_config(), "topn": self.topn}
+
+    return SoftmaxLoss, MRRMetric
+
+
+def _tfr_keras_model(tf):
+    """tfr.keras.model.create_keras_model's shape: Inputs per feature, a scorer per
+    example over the list, the model compiled with its loss, metrics and optimizer."""
+    SoftmaxLoss, MRRMetric = _tfr_keras_objects(tf)
+    context = tf.keras.Input(shape=(1,), name="query_length", dtype=tf.float32)
+    example = tf.keras.Input(shape=(_LIST, 1), name="doc_score", dtype=tf.float32)
+    tiled = tf.keras.layers.RepeatVector(_LIST)(context)
+    joined = tf.keras.layers.Concatenate(axis=2)([tiled, example])
+    hidden = tf.keras.layers.Dense(
+        4, activation="relu", kernel_initializer=tf.keras.initializers.Constant(0.1), name="hidden"
+    )(joined)
+    hidden = tf.keras.layers.BatchNormalization(name="batch_norm")(hidden)
+    scores = tf.keras.layers.Dense(
+        1, kernel_initializer=tf.keras.initializers.Constant(0.2), name="scores"
+    )(hidden)
+    logits = tf.keras.layers.Reshape((_LIST,))(scores)
+    model = tf.keras.Model(inputs={"query_length": context, "doc_score": example}, outputs=logits)
+    model.compile(
+        optimizer=tf.keras.optimizers.legacy.Adagrad(learning_rate=0.1),
+        loss=SoftmaxLoss(),
+        metrics=[MRRMetric(name="metric/mrr")],
+    )
+    return model, {"SoftmaxLoss": SoftmaxLoss, "MRRMetric": MRRMetric}
+
+
+def _tfr_model_to_estimator(tf, model, model_dir, custom_objects):
+    import inspect
+
+    def _clone_fn(obj):
+        if "custom_objects" in inspect.signature(obj.__class__.from_config).parameters:
+            return obj.__class__.from_config(obj.get_config(), custom_objects=custom_objects)
+        return obj.__class__.from_config(obj.get_config())
+
+    def _model_fn(features, labels, mode, params, config):
+        del config, params
+        ranker = tf.keras.models.clone_model(model, clone_function=_clone_fn)
+        training = mode == tf.estimator.ModeKeys.TRAIN
+        logits = ranker(features, training=training)
+        export_outputs = {
+            "serving_default": tf.estimator.export.RegressionOutput(logits),
+            "regression": tf.estimator.export.RegressionOutput(logits),
+            "predict": tf.estimator.export.PredictOutput(logits),
+        }
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(
+                mode=mode, predictions=logits, export_outputs=export_outputs
+            )
+        total_loss = _clone_fn(model.loss)(labels, logits)
+        eval_metric_ops = {}
+        for keras_metric in [_clone_fn(m) for m in model.metrics if m.name != "loss"]:
+            keras_metric.update_state(labels, logits)
+            eval_metric_ops[keras_metric.name] = keras_metric
+        train_op = None
+        if training:
+            optimizer = _clone_fn(model.optimizer)
+            optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
+            update_ops = ranker.get_updates_for(None) + ranker.get_updates_for(features)
+            minimize_op = optimizer.get_updates(loss=total_loss, params=ranker.trainable_variables)[
+                0
+            ]
+            train_op = tf.group(minimize_op, *update_ops)
+        return tf.estimator.EstimatorSpec(
+            mode=mode,
+            predictions=logits,
+            loss=total_loss,
+            train_op=train_op,
+            eval_metric_ops=eval_metric_ops,
+            export_outputs=export_outputs,
+        )
+
+    return tf.estimator.Estimator(model_fn=_model_fn, model_dir=model_dir)
+
+
+def _tfr_keras_input_fn(tf, repeat):
+    def data():
+        features, labels = _ranking_data()
+        return {
+            "query_length": features["query_length"],
+            "doc_score": features["doc_score"],
+        }, labels
+
+    return _input_fn(tf, data, 2, repeat)
+
+
+@program
+def tf_ranking_keras_model_to_estimator(tf, workdir):
+    model_dir = os.path.join(workdir, "keras_ranking")
+    model, custom_objects = _tfr_keras_model(tf)
+    est = _tfr_model_to_estimator(tf, model, model_dir, custom_objects)
+    with _info_lines() as lines:
+        est.train(_tfr_keras_input_fn(tf, True), steps=4)
+        metrics = est.evaluate(_tfr_keras_input_fn(tf, False))
+    predictions = [p.tolist() for p in est.predict(_tfr_keras_input_fn(tf, False))]
+    spec = {
+        "query_length": tf.io.FixedLenFeature([1], tf.float32),
+        "doc_score": tf.io.FixedLenFeature([_LIST, 1], tf.float32),
+    }
+    export_dir = est.export_saved_model(
+        os.path.join(workdir, "export"),
+        tf.estimator.export.build_parsing_serving_input_receiver_fn(spec),
+    )
+    loaded = tf.saved_model.load(export_dir)
+    signatures = {
+        key: [sorted(fn.structured_input_signature[1]), sorted(fn.structured_outputs)]
+        for key, fn in sorted(loaded.signatures.items())
+    }
+    return {
+        "exact": {
+            "listing": listing(model_dir),
+            "variables": sorted(est.get_variable_names()),
+            "evaluate_keys": sorted(metrics),
+            "signatures": signatures,
+            "lines": _kept_lines(lines, workdir, "Saving checkpoints", "Loss for", "loss = "),
+        },
+        "close": {
+            "metrics": _floats(metrics),
+            "predictions": predictions,
+            "moving_mean": est.get_variable_value("batch_norm/moving_mean").tolist(),
         },
     }

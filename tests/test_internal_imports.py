@@ -75,7 +75,6 @@ def installed():
         ("tensorflow_estimator.python.estimator.canned.head", "BinaryClassHead"),
         ("tensorflow.python.estimator.canned.head", "BinaryClassHead"),
         ("tensorflow_estimator.python.estimator.util", "inspect.signature"),
-        ("tensorflow_estimator.python.estimator.canned.optimizers", "optimizer's name"),
         ("tensorflow_estimator.python.estimator.tpu.tpu_context", "TPUEstimatorSpec"),
         ("tensorflow_estimator.python.estimator.api._v1.estimator", "tf.compat.v1.estimator"),
         ("tensorflow_estimator._api.v1", "tf.compat.v1.estimator.X"),

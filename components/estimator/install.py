@@ -96,7 +96,10 @@ class _TensorflowEstimatorFinder(importlib.abc.MetaPathFinder):
             return package
         extra = None
         if internal_modules.suffix(spec.name) == "estimator":
-            extra = {"_load_global_step_from_checkpoint_dir": _load_global_step_from_checkpoint_dir}
+            extra = {
+                "_load_global_step_from_checkpoint_dir": _load_global_step_from_checkpoint_dir,
+                "maybe_overwrite_model_dir_and_session_config": _settled_config,
+            }
         return internal_modules.module(spec.name, extra)
 
     def exec_module(self, module):
@@ -109,6 +112,17 @@ def _load_global_step_from_checkpoint_dir(checkpoint_dir):
     from components.estimator import checkpoints
 
     return checkpoints.stored_global_step(checkpoint_dir)
+
+
+def _settled_config(config, model_dir):
+    """The RunConfig an Estimator given `config` and `model_dir` runs with: a default one
+    for None, refused as the Estimator refuses it, `model_dir` in it (a temporary folder
+    when neither names one). 2.15's `maybe_overwrite_model_dir_and_session_config`, which
+    TF-Lattice 2.x's canned estimators call before their Estimator constructor."""
+    from components.estimator import estimator
+
+    config, model_dir = estimator._checked_config(config, model_dir)
+    return config.replace(model_dir=model_dir or estimator._temporary_model_dir())
 
 
 def _tensorflow_estimator_package(v1):

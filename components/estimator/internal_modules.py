@@ -165,6 +165,7 @@ NAMES = {
     "canned.kmeans": {"KMeansClustering": "v1.experimental KMeans"},
     "canned.rnn": dict.fromkeys(("RNNClassifier", "RNNEstimator"), _EXPERIMENTAL),
     "canned.metric_keys": {"MetricKeys": "kit.head"},
+    "canned.optimizers": {"get_optimizer_instance_v2": "kit.optimizers get_optimizer"},
     "canned.prediction_keys": {"PredictionKeys": "kit.head"},
     "canned.parsing_utils": {
         "classifier_parse_example_spec": "v1",
@@ -206,7 +207,6 @@ NAMES = {
 _INSTEAD = {
     "canned.head": "2.15's V1 head functions are internal: a model_fn hands its logits to "
     "one of tf.estimator's heads (BinaryClassHead, MultiClassHead, RegressionHead, ...).",
-    "canned.optimizers": "Canned estimators take an optimizer's name or instance.",
     "util": "For fn_args: inspect.signature(fn).parameters.",
     "keras_lib": "tf.keras.estimator.model_to_estimator is the kit's.",
     "api": "Its namespaces are tf.estimator and tf.compat.v1.estimator.",
