@@ -14,6 +14,8 @@ classifier of TF1 variables started from fixed numbers:
 - `export_before_training`: what an export without a checkpoint says, and logs first;
 - `spec_checked_when_made`: what TPUEstimatorSpec refused when made (`Missing train_op.`,
   ...), a loss of one element made a scalar, a PREDICT spec's export_outputs completed;
+- `api_version_from_its_module`: `ExportSavedModelApiVersion.V2` imported from 2.15's
+  `tpu_estimator` module (AdaNet's TPUEstimator passes it), exported;
 - `batch_size_options`: eval and predict batch sizes left None, batch sizes not divisible
   by `num_shards`: the params each call gets, metrics and predictions;
 - `partial_batches`: evaluate(steps=None) over 17 rows in batches of 6, predict with
@@ -309,6 +311,23 @@ def spec_checked_when_made(tf, workdir):
             spec("infer", predictions=predictions, export_outputs=one).export_outputs
         )
     return {"exact": exact, "close": {}}
+
+
+@program
+def api_version_from_its_module(tf, workdir):
+    from tensorflow_estimator.python.estimator.tpu import tpu_estimator
+
+    seen = []
+    est = estimator(
+        tf,
+        workdir,
+        model_fn_of(tf, seen),
+        export_saved_model_api_version=tpu_estimator.ExportSavedModelApiVersion.V2,
+        export_to_tpu=False,
+    )
+    est.train(input_fn_of(tf, seen, "train"), max_steps=2)
+    path = est.export_saved_model(os.path.join(workdir, "export"), serving_input_fn(tf))
+    return {"exact": {"graphs": meta_graphs(path), "seen": seen}, "close": {}}
 
 
 @program

@@ -199,6 +199,8 @@ NAMES = {
         "TPUEstimator": "v1.tpu",
         "TPUEstimatorSpec": "v1.tpu",
         "EmbeddingConfigSpec": "v1.tpu.experimental",
+        # (not public in 2.15, but TPUEstimator's argument: AdaNet's TPUEstimator passes V2)
+        "ExportSavedModelApiVersion": "kit.tpu.tpu_estimator",
     },
     "tpu.tpu_config": dict.fromkeys(("RunConfig", "TPUConfig", "InputPipelineConfig"), "v1.tpu"),
 }
