@@ -366,3 +366,36 @@ def canned_arguments_refused(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ labels
+@program
+def label_types_refused(tf, workdir):
+    """A classifier's labels of the wrong type: ids given a vocabulary, words given none,
+    floats to more than two classes; two and three classes, V2 and V1 classes."""
+
+    def labelled(labels):
+        features = {"x": np.ones((len(labels), 1), np.float32)}
+        return lambda: tf.data.Dataset.from_tensor_slices((features, np.array(labels))).batch(2)
+
+    def trained(namespace, n_classes, labels, **kwargs):
+        def run(folder):
+            space = tf.estimator if namespace == "v2" else tf.compat.v1.estimator
+            columns = [tf.feature_column.numeric_column("x")]
+            made = space.LinearClassifier(columns, folder, n_classes, **kwargs)
+            made.train(labelled(labels), steps=1)
+
+        return run
+
+    cases = {}
+    for namespace in ("v2", "v1"):
+        for n_classes in (2, 3):
+            vocabulary = ["a", "b", "c"][:n_classes]
+            cases[f"{namespace}_{n_classes}_ids_given_a_vocabulary"] = trained(
+                namespace, n_classes, [[0], [1]], label_vocabulary=vocabulary
+            )
+            cases[f"{namespace}_{n_classes}_words_without_vocabulary"] = trained(
+                namespace, n_classes, [[b"a"], [b"b"]]
+            )
+    cases["v2_3_floats"] = trained("v2", 3, [[0.5], [1.0]])
+    return seen_each(cases, workdir)

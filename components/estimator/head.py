@@ -718,13 +718,21 @@ class _ClassHead(_SingleHead):
         labels = _dense_labels(labels, 1, self._v1_words)
         if self._vocabulary is not None:
             if labels.dtype != tf.string:
-                raise ValueError(
-                    f"Labels dtype should be string if there is a vocabulary. Instead got {labels.dtype}"
-                )
+                raise self._not_strings_error(labels.dtype)
             return tf.cast(_ids_in_vocabulary(labels, self._vocabulary), dtype)
         if labels.dtype == tf.string:
-            raise ValueError("String labels need label_vocabulary.")
+            raise self._strings_without_vocabulary_error()
         return _check_range(tf.cast(labels, dtype), self._n_classes)
+
+    @staticmethod
+    def _not_strings_error(dtype):
+        return ValueError(
+            f"Labels dtype should be string if there is a vocabulary. Instead got {dtype}"
+        )
+
+    @staticmethod
+    def _strings_without_vocabulary_error():
+        return ValueError("String labels need label_vocabulary.")
 
     def _all_classes(self, logits):
         """Every class's string: the whole vocabulary's, as 2.15 listed it (a binary
@@ -843,6 +851,25 @@ class BinaryClassHead(_ClassHead):
     def _processed_labels(self, labels):
         # Float labels stay as they are (in [0, 1]), as tf.estimator took them.
         return self._class_ids(labels, tf.float32)
+
+    # 2.15's two-class head refused labels of the wrong type where TensorFlow did: its
+    # vocabulary's table (a TypeError) and, for strings without one, the cast to float
+    # when the step ran (an UnimplementedError); the same types and first lines here.
+    @staticmethod
+    def _not_strings_error(dtype):
+        return TypeError(
+            f"Dtype of argument `keys` must be {tf.string}, received: {dtype}\n"
+            "Labels dtype should be string if there is a vocabulary."
+        )
+
+    @staticmethod
+    def _strings_without_vocabulary_error():
+        return tf.errors.UnimplementedError(
+            None,
+            None,
+            "Graph execution error:\n\nCast string to float is not supported: string labels "
+            "need label_vocabulary.",
+        )
 
     def _default_loss(self, labels, logits):
         return tf.nn.sigmoid_cross_entropy_with_logits(labels=labels, logits=logits)
