@@ -26,6 +26,9 @@ classifier of TF1 variables started from fixed numbers:
   tensors), and AdaNet's `(lambda **kwargs: [tf.no_op()], {})`: tags and steps written;
 - `eval_metrics_forms`: `eval_metrics` of tf.compat.v1.metrics from a list and a dict,
   Keras metrics, none, and a metric_fn returning a tensor;
+- `metric_fn_arguments`: how many tensors a metric_fn takes, as TPUEstimatorSpec counted
+  them (a functools.partial binding one by keyword, keyword-only arguments, defaults,
+  `*args`, `**kwargs`), and the partial's metrics evaluated;
 - `hooks_and_plain_spec`: training, evaluation and prediction hooks of the spec and of
   the call, in order; a model_fn returning a plain EstimatorSpec.
 
@@ -34,6 +37,7 @@ classifier of TF1 variables started from fixed numbers:
 recorded under tf.estimator 2.15 (`tests/data/tf215/tpu_options.json`).
 """
 
+import functools
 import os
 import re
 
@@ -473,6 +477,52 @@ def eval_metrics_forms(tf, workdir):
             exact[name] = [type(error).__name__, str(error).splitlines()[0]]
             continue
         exact[name], close[name] = sorted(evaluated), {k: float(v) for k, v in evaluated.items()}
+    return {"exact": exact, "close": close}
+
+
+@program
+def metric_fn_arguments(tf, workdir):
+    """How many tensors a metric_fn takes, as TPUEstimatorSpec counted its arguments: a
+    functools.partial binding one by keyword, keyword-only ones, defaults, *args, **kwargs;
+    the partial's metrics evaluated."""
+    spec = tf.compat.v1.estimator.tpu.TPUEstimatorSpec
+
+    def scaled(labels, logits, scale):
+        return metric_fn(tf)(labels, logits * scale)
+
+    def keyword_only(labels, logits, *, scale=1.0):
+        return metric_fn(tf)(labels, logits * scale)
+
+    def with_default(labels, logits, weights=None):
+        return metric_fn(tf)(labels, logits)
+
+    def star(*tensors):
+        return metric_fn(tf)(*tensors)
+
+    def keywords(**tensors):
+        return metric_fn(tf)(**tensors)
+
+    partial = functools.partial(scaled, scale=2.0)
+    exact, close = {}, {}
+    with tf.Graph().as_default():
+        pair = [tf.constant([0, 1]), tf.constant([[0.1, 0.2], [0.3, -0.1]])]
+        for name, fn in (
+            ("partial_by_keyword", partial),
+            ("keyword_only", keyword_only),
+            ("with_default", with_default),
+            ("star_args", star),
+            ("kwargs_only", keywords),
+        ):
+            exact[name] = error_line(
+                lambda fn=fn: spec("eval", loss=tf.constant(1.0), eval_metrics=(fn, pair))
+            )
+
+    def more(tf, mode, labels, logits, loss):
+        return {"eval_metrics": (partial, [labels, logits])} if mode == "eval" else {}
+
+    est = estimator(tf, workdir, model_fn_of(tf, [], more=more))
+    est.train(input_fn_of(tf, [], "train"), max_steps=2)
+    close["partial"] = {k: float(v) for k, v in est.evaluate(input_fn_of(tf, [], "eval")).items()}
     return {"exact": exact, "close": close}
 
 

@@ -71,9 +71,13 @@ def _check_host_call(name, host_call):
             "not the tensors fn takes."
         )
     if isinstance(tensors, (tuple, list)):
+        # Its positional parameters, as 2.15 counted them: not keyword-only ones, nor
+        # those a functools.partial binds (by position or by keyword).
         parameters = inspect.signature(fn).parameters.values()
         if not any(p.kind == p.VAR_POSITIONAL for p in parameters):
-            count = sum(1 for p in parameters if p.kind != p.VAR_KEYWORD)
+            count = sum(
+                1 for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            )
             if count != len(tensors):
                 raise RuntimeError(
                     f"In TPUEstimatorSpec.{name}, length of tensors {len(tensors)} does not "
