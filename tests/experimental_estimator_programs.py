@@ -2,7 +2,8 @@
 and tutorials do, on tiny seeded data: `LinearSDCA` as a `LinearClassifier`'s or
 `LinearRegressor`'s optimizer (an example-id string feature; numeric, bucketized and
 categorical columns), and `RNNClassifier` / `RNNEstimator` over sequence columns
-(`units` with `cell_type`, an `rnn_cell_fn`, `return_sequences`, a head of the user's).
+(`units` with `cell_type`, an `rnn_cell_fn`, `return_sequences`, a head of the user's,
+an export by TF1's `export_savedmodel`, which 2.15's RNN classes, V1 Estimators, had).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -479,6 +480,27 @@ def rnn_misuse(tf, workdir):
     }
 
 
+def rnn_export_savedmodel(tf, workdir):
+    """2.15's RNN estimators subclassed its V1 Estimator: TF1-era code exporting one with
+    `export_savedmodel` (TF1's name) got a SavedModel; here the name was hidden, an
+    AttributeError, as on tf.estimator's other classes."""
+    columns = [_id_embedding(tf)]
+    estimator = tf.estimator.experimental.RNNClassifier(
+        sequence_feature_columns=columns, units=[4], model_dir=os.path.join(workdir, "model")
+    )
+    estimator.train(_sentence_input_fn(tf), steps=1)
+    spec = tf.feature_column.make_parse_example_spec(columns)
+    receiver = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    path = estimator.export_savedmodel(os.path.join(workdir, "export"), receiver)
+    return {
+        "exact": {
+            "v1_estimator": isinstance(estimator, tf.compat.v1.estimator.Estimator),
+            "signatures": signatures(path.decode() if isinstance(path, bytes) else path),
+        },
+        "close": {},
+    }
+
+
 PROGRAMS = {
     "sdca_linear_classifier": sdca_linear_classifier,
     "sdca_linear_regressor": sdca_linear_regressor,
@@ -489,4 +511,5 @@ PROGRAMS = {
     "rnn_classifier_return_sequences": rnn_classifier_return_sequences,
     "rnn_estimator_cell_fn_multi_class": rnn_estimator_cell_fn_multi_class,
     "rnn_misuse": rnn_misuse,
+    "rnn_export_savedmodel": rnn_export_savedmodel,
 }

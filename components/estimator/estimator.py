@@ -435,6 +435,24 @@ _FIXED_MEMBERS = (
 )
 
 
+def tf1_export_savedmodel(
+    self,
+    export_dir_base,
+    serving_input_receiver_fn,
+    assets_extra=None,
+    as_text=False,
+    checkpoint_path=None,
+    strip_default_attrs=False,
+):
+    """TF1's name for `export_saved_model`, a method of 2.15's V1 Estimator
+    (tf.compat.v1.estimator's classes, and the RNN estimators, which subclassed it);
+    `strip_default_attrs` changes nothing here."""
+    del strip_default_attrs
+    return self.export_saved_model(
+        export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+    )
+
+
 def _check_not_overridden(cls):
     """2.15's refusal of an Estimator subclass that redefines one of those members in
     its own body (the kit's classes are its own, as 2.15's TPUEstimator was)."""

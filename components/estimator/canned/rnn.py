@@ -20,7 +20,7 @@ from tensorflow.python.feature_column import sequence_feature_column
 from components.estimator import export as export_lib
 from components.estimator import head as head_lib
 from components.estimator import optimizers, summaries
-from components.estimator.estimator import Estimator
+from components.estimator.estimator import Estimator, tf1_export_savedmodel
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 LEARNING_RATE = 0.05
@@ -208,6 +208,9 @@ def _model_fn(
 
 class RNNEstimator(Estimator):
     """An RNN over sequence features with a head of the user's (its loss and outputs)."""
+
+    # (2.15's RNN classes subclassed its V1 Estimator: TF1's name is theirs too.)
+    export_savedmodel = tf1_export_savedmodel
 
     def __init__(
         self,

@@ -339,20 +339,7 @@ class _EveryEstimatorIsV1(type):
 class Estimator(estimator_lib.Estimator, metaclass=_EveryEstimatorIsV1):
     """tf.compat.v1.estimator.Estimator: the Estimator, with TF1's `export_savedmodel`."""
 
-    def export_savedmodel(
-        self,
-        export_dir_base,
-        serving_input_receiver_fn,
-        assets_extra=None,
-        as_text=False,
-        checkpoint_path=None,
-        strip_default_attrs=False,
-    ):
-        """TF1's name for `export_saved_model` (`strip_default_attrs` changes nothing here)."""
-        del strip_default_attrs
-        return self.export_saved_model(
-            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
-        )
+    export_savedmodel = estimator_lib.tf1_export_savedmodel
 
 
 class _V1Canned(Estimator):
