@@ -26,6 +26,8 @@ here in its shape (they are not installed on either side):
   `iterations` is the global step, the model's trainable variables, `model.updates` and
   losses, and `tfl.estimators.get_model_graph`'s reading of the export (loaded in a
   session, its calibrators and linear weights found by op name);
+- `keras_sequential_input_shape_export`: that model's commonest form, a Keras `Sequential`
+  whose first layer is given `input_shape=`, in a model_fn under a head, exported;
 - `tf_lattice_internal_imports`: the same estimator as TF-Lattice writes its class, a
   subclass of `estimator_lib.EstimatorV2` (`tensorflow_estimator.python.estimator.estimator`)
   settling its config by `maybe_overwrite_model_dir_and_session_config` before its
@@ -1267,4 +1269,67 @@ def tf_ranking_keras_model_to_estimator(tf, workdir):
             "predictions": predictions,
             "moving_mean": est.get_variable_value("batch_norm/moving_mean").tolist(),
         },
+    }
+
+
+@program
+def keras_sequential_input_shape_export(tf, workdir):
+    """The commonest form of tf_lattice_canned_classifier's functional model: a Keras
+    `Sequential` whose first layer is given `input_shape=` (which makes a `tf.keras.Input`)
+    in a TF2-style model_fn, under a head given a legacy Keras optimizer, exported."""
+
+    def model_fn(features, labels, mode):
+        model = tf.keras.Sequential(
+            [
+                tf.keras.layers.Dense(
+                    3, activation="relu", input_shape=(1,), kernel_initializer="ones"
+                ),
+                tf.keras.layers.Dense(1, kernel_initializer="ones"),
+            ]
+        )
+        logits = model(features["x"], training=mode == tf.estimator.ModeKeys.TRAIN)
+        optimizer = None
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            optimizer = tf.keras.optimizers.legacy.SGD(0.1)
+            optimizer.iterations = tf.compat.v1.train.get_or_create_global_step()
+        return tf.estimator.RegressionHead().create_estimator_spec(
+            features=features,
+            mode=mode,
+            labels=labels,
+            logits=logits,
+            optimizer=optimizer,
+            trainable_variables=model.trainable_variables,
+        )
+
+    def input_fn():
+        return tf.data.Dataset.from_tensors(({"x": [[0.5], [0.2]]}, [[1.0], [0.0]]))
+
+    est = tf.estimator.Estimator(model_fn, os.path.join(workdir, "model"))
+    est.train(input_fn, steps=2)
+    spec = {"x": tf.io.FixedLenFeature([1], tf.float32)}
+    export_dir = est.export_saved_model(
+        os.path.join(workdir, "export"),
+        tf.estimator.export.build_parsing_serving_input_receiver_fn(spec),
+    )
+    graph = tf.Graph()
+    with graph.as_default(), tf.compat.v1.Session() as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], export_dir)
+        outputs = {
+            key: sorted([k, v.name] for k, v in sig.outputs.items())
+            for key, sig in sorted(meta.signature_def.items())
+        }
+    served = tf.saved_model.load(export_dir).signatures["predict"]
+    example = tf.train.Example(
+        features=tf.train.Features(
+            feature={"x": tf.train.Feature(float_list=tf.train.FloatList(value=[0.5]))}
+        )
+    )
+    value = served(examples=tf.constant([example.SerializeToString()]))["predictions"]
+    return {
+        "exact": {
+            "variables": sorted(est.get_variable_names()),
+            "export_listing": listing(export_dir.decode()),
+            "outputs": outputs,
+        },
+        "close": {"served": np.asarray(value).tolist()},
     }
