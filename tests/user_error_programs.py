@@ -399,3 +399,139 @@ def label_types_refused(tf, workdir):
             )
     cases["v2_3_floats"] = trained("v2", 3, [[0.5], [1.0]])
     return seen_each(cases, workdir)
+
+
+# ------------------------------------------------------------------ input_fn
+@program
+def input_fn_mistakes(tf, workdir):
+    """input_fns returning what the Estimator cannot read (three things, a Dataset of
+    triples, a bare tensor to a canned estimator), asking for arguments it passes or
+    not (`params`, `config`, `mode`, `input_context`, one of their own), and a canned
+    estimator trained without labels."""
+
+    def model_fn(features, labels, mode, params):
+        features = features if isinstance(features, dict) else {"x": features}
+        return model_fn_of(tf)(features, labels, mode)
+
+    def trained(input_fn, canned=False):
+        def run(folder):
+            if canned:
+                columns = [tf.feature_column.numeric_column("x")]
+                made = tf.estimator.LinearRegressor(columns, model_dir=folder)
+            else:
+                made = tf.estimator.Estimator(model_fn, folder, params={"p": 1})
+            made.train(input_fn, steps=1)
+            return int(made.get_variable_value("global_step"))
+
+        return run
+
+    x, y = {"x": np.ones((2, 1), np.float32)}, np.ones((2, 1), np.float32)
+    rows = input_fn(tf)
+    asked = []
+
+    def asking(name):
+        def given(**kwargs):
+            asked.append(f"{name}: {type(kwargs[name]).__name__}")
+            return rows()
+
+        return {
+            "params": lambda params: given(params=params),
+            "config": lambda config: given(config=config),
+            "mode": lambda mode: given(mode=mode),
+            "input_context": lambda input_context: given(input_context=input_context),
+        }[name]
+
+    cases = {
+        "three_things": trained(lambda: (x, y, y)),
+        "dataset_of_triples": trained(lambda: tf.data.Dataset.from_tensors((x, y, y))),
+        "tensor_features_custom": trained(lambda: tf.data.Dataset.from_tensors((x["x"], y))),
+        "tensor_features_canned": trained(
+            lambda: tf.data.Dataset.from_tensors((x["x"], y)), canned=True
+        ),
+        "canned_without_labels": trained(input_fn(tf, labels=False), canned=True),
+        "an_argument_of_its_own": trained(lambda batch_size: rows()),
+    }
+    for name in ("params", "config", "mode", "input_context"):
+        cases[f"asking_for_{name}"] = trained(asking(name))
+    results = seen_each(cases, workdir)
+    results["exact"]["given"] = asked
+    return results
+
+
+# ------------------------------------------------------------------ calls
+_SAID = re.compile(r"Skipping training|Could not find trained model|No checkpoint|fresh")
+
+
+class _Said:
+    """The lines TensorFlow's logger shows (at INFO, as samples set it) that speak of
+    what a call skipped or could not find."""
+
+    def __init__(self, tf):
+        import logging
+
+        class Handler(logging.Handler):
+            def emit(handler, record):
+                line = f"{record.levelname}: {record.getMessage()}"
+                if _SAID.search(line):
+                    self.lines.append(line)
+
+        self.tf, self.lines, self.handler = tf, [], Handler(logging.INFO)
+
+    def __enter__(self):
+        self.level = self.tf.get_logger().level
+        self.tf.compat.v1.logging.set_verbosity(self.tf.compat.v1.logging.INFO)
+        self.tf.get_logger().addHandler(self.handler)
+        return self
+
+    def __exit__(self, *exc):
+        self.tf.get_logger().removeHandler(self.handler)
+        self.tf.get_logger().setLevel(self.level)
+
+
+@program
+def call_mistakes(tf, workdir):
+    """train/evaluate/predict called wrongly or at an edge: steps of 0 or -1, steps and
+    max_steps both, max_steps already reached, evaluating and predicting before any
+    checkpoint or from one that is not there, predict_keys naming no prediction, an
+    export with no receiver: what each raised or gave, and the lines logged."""
+
+    def estimator(folder):
+        return tf.estimator.Estimator(model_fn_of(tf), model_dir=folder)
+
+    def trained(folder):
+        return trained_one_step(tf, folder)
+
+    def first_prediction(made, **kwargs):
+        return sorted(next(made.predict(input_fn(tf, labels=False), **kwargs)))
+
+    def max_steps_again(folder):
+        made = estimator(folder)
+        made.train(input_fn(tf), max_steps=2)
+        made.train(input_fn(tf), max_steps=2)
+        made.train(input_fn(tf), max_steps=1)
+        return int(made.get_variable_value("global_step"))
+
+    missing = "model.ckpt-99"
+    cases = {
+        "train_steps_zero": lambda d: estimator(d).train(input_fn(tf), steps=0) and None,
+        "train_steps_negative": lambda d: estimator(d).train(input_fn(tf), steps=-1) and None,
+        "train_max_steps_zero": lambda d: estimator(d).train(input_fn(tf), max_steps=0) and None,
+        "train_both_steps": lambda d: estimator(d).train(input_fn(tf), steps=1, max_steps=2),
+        "train_steps_as_hooks": lambda d: estimator(d).train(input_fn(tf), 1) and None,
+        "train_max_steps_reached": max_steps_again,
+        "evaluate_untrained": lambda d: sorted(estimator(d).evaluate(input_fn(tf), steps=1)),
+        "evaluate_steps_zero": lambda d: trained(d).evaluate(input_fn(tf), steps=0),
+        "evaluate_missing_checkpoint": lambda d: trained(d).evaluate(
+            input_fn(tf), steps=1, checkpoint_path=os.path.join(d, missing)
+        ),
+        "predict_untrained": lambda d: first_prediction(estimator(d)),
+        "predict_missing_checkpoint": lambda d: first_prediction(
+            trained(d), checkpoint_path=os.path.join(d, missing)
+        ),
+        "predict_missing_key": lambda d: first_prediction(trained(d), predict_keys=["nope"]),
+        "export_without_receiver": lambda d: trained(d).export_saved_model(d, None),
+    }
+    with _Said(tf) as said:
+        results = seen_each(cases, workdir)
+    results["exact"]["logged"] = [line.replace(workdir, "<workdir>") for line in said.lines]
+    return results

@@ -962,7 +962,9 @@ class Estimator:
         }
         if "config" in args:  # (a copy a call, as 2.15 gave it)
             kwargs["config"] = run_config.handed_out(self._config)
-        if "input_context" in args:
+        # (2.15 gave an input_context under a strategy only: `def input_fn(input_context)`
+        # was Python's TypeError without one)
+        if "input_context" in args and (input_context is not None or self._distributed(mode)):
             kwargs["input_context"] = input_context
         with inputs.read_by_an_estimator():
             result = input_fn(**kwargs)
