@@ -5,7 +5,11 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
   estimator of each namespace and a head in a custom `model_fn`: one-hot labels given to a
   classifier of `n_classes` (and to a binary one), two label columns to a regressor,
   labels as a `SparseTensor`, an input_fn that returns no labels (to `train` and to
-  `evaluate`), what 2.15 refused and in which words.
+  `evaluate`), what 2.15 refused and in which words;
+- `nan_loss`: StackOverflow's "NaN loss during training": unscaled features and a large
+  learning rate in a canned `LinearRegressor` (a Keras legacy SGD) and a TF1 `model_fn`,
+  checkpointing every 2 steps: the error, the ERROR line and the checkpoints kept (not
+  the summaries: 2.15's writer had not flushed its last ones when the error came).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -20,7 +24,8 @@ import os
 import numpy as np
 
 from tests.program_registry import registry
-from tests.tf1_fidelity_programs import _raised
+from tests.tf1_fidelity_programs import _info_lines, _normalized, _raised
+from tests.tutorial_programs import listing
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
 RECORDED = os.path.join(DATA_DIR, "community_code.json")
@@ -97,3 +102,82 @@ def label_mistakes(tf, workdir):
         },
         "close": {},
     }
+
+
+# --- NaN loss during training ---
+
+
+def _unscaled():
+    import tensorflow as tf
+
+    x = np.array([[1e3], [2e3], [3e3], [4e3]], np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": x}, x * 10.0)).batch(4).repeat()
+
+
+def _diverging_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    w = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+    loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) - labels))
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(10.0)
+    train_op = optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _kept(lines, workdir, *words):
+    """The lines naming one of `words`, each once (2.15 logged to two loggers)."""
+    kept = []
+    for line in lines:
+        line = _normalized(line, workdir)
+        if any(w in line for w in words) and (not kept or kept[-1] != line):
+            kept.append(line)
+    return kept
+
+
+def _training_error(est, tf):
+    """[type, words] of what training 50 steps raises (an op's own words, not where)."""
+    try:
+        est.train(_unscaled, steps=50)
+    except tf.errors.OpError as error:
+        words = [line.strip() for line in error.message.splitlines() if " in Histogram " in line]
+        return [type(error).__name__, words[-1:]]
+    except Exception as error:  # (any error is the record)
+        return [type(error).__name__, str(error)]
+    return None
+
+
+def _diverging(tf, workdir, made):
+    """What each of `made` ({name: build(model_dir)}) shows when its training diverges."""
+    seen = {}
+    for name, build in made.items():
+        model_dir = os.path.join(workdir, name)
+        est = build(model_dir)
+        with _info_lines() as lines:
+            raised = _training_error(est, tf)
+        seen[name] = {
+            "raised": raised,
+            "lines": _kept(lines, workdir, "NaN", "Saving checkpoints", "Loss for final"),
+            "listing": listing(model_dir),
+            "latest": os.path.basename(tf.train.latest_checkpoint(model_dir)),
+        }
+    return {"exact": seen, "close": {}}
+
+
+def _checkpointing_often(tf):
+    return tf.estimator.RunConfig(save_checkpoints_steps=2, save_summary_steps=1)
+
+
+@program
+def nan_loss(tf, workdir):
+    config = _checkpointing_often(tf)
+    columns = [tf.feature_column.numeric_column("x")]
+    made = {
+        "linear": lambda d: tf.estimator.LinearRegressor(
+            columns,
+            model_dir=d,
+            optimizer=tf.keras.optimizers.legacy.SGD(learning_rate=10.0),
+            config=config,
+        ),
+        "model_fn": lambda d: tf.estimator.Estimator(_diverging_model_fn, d, config),
+    }
+    return _diverging(tf, workdir, made)

@@ -1175,8 +1175,12 @@ class Estimator:
         # the model computes and the call returns.
         @tf.function(autograph=False)
         def run_steps(iterator, max_steps, summarize_at):
-            def more(done, _loss, _summary, exhausted):
-                return tf.logical_and(tf.logical_not(exhausted), done < max_steps)
+            def more(done, loss, _summary, exhausted):
+                # (A NaN loss ends the call at its step: the Estimator's NanTensorHook.)
+                going = tf.logical_or(tf.equal(done, 0), tf.logical_not(tf.math.is_nan(loss)))
+                return tf.logical_and(
+                    tf.logical_and(tf.logical_not(exhausted), done < max_steps), going
+                )
 
             def next_step(done, loss, summary, _exhausted):
                 optional = iterator.get_next_as_optional()

@@ -6,6 +6,7 @@ training, or (with hooks) every step.
 """
 
 import logging
+import math
 import os
 import time
 
@@ -13,7 +14,11 @@ import tensorflow as tf
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import run_config, summaries
-from components.estimator.hooks import NO_SAVER_FOR_LISTENERS, HookRunner
+from components.estimator.hooks import (
+    NO_SAVER_FOR_LISTENERS,
+    HookRunner,
+    NanLossDuringTrainingError,
+)
 from components.estimator.model_fn import ModeKeys
 from components.estimator.tf_logging import as_printed
 
@@ -159,10 +164,21 @@ class _TrainingLoop:
             stop = self._save_if_due()
             stop = self.runner.after_step({"loss": self.loss, "global_step": self.step}) or stop
             self._summarize(first_call, model_summary)
+            if math.isnan(self.loss):
+                self._diverged()
             self._log_rate()
             if done < int(chunk):
                 log.info("Input exhausted at step %d.", self.step)
                 break
+
+    def _diverged(self):
+        """As the NanTensorHook tf.estimator 2.15 gave every train() call: a step whose
+        loss is NaN ends training with its error, after the checkpoint, hooks and summary
+        due at that step, before its loss line (and no checkpoint at the end)."""
+        log.error("Model diverged with loss = NaN.")
+        if self.writer is not None:
+            self.writer.close()
+        raise NanLossDuringTrainingError
 
     def _chunk_size(self, first_call, target):
         """Steps up to the next point where the host has work."""
