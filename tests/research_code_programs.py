@@ -50,7 +50,12 @@ here in its shape (they are not installed on either side):
   an export output keyed `tensorflow/serving/predict` alone, TFRecords of `tf.Example`s,
   `train_and_evaluate` with an EvalSpec named `0` and a `FinalExporter('Servo')` of a
   scalar serialized-example receiver, an evaluation by `checkpoint_path`, the export served
-  and read by its `inference_op` collection and tensor names.
+  and read by its `inference_op` collection and tensor names;
+- `deep_speech_estimator`: tensorflow/models' research/deep_speech `deep_speech.py`: a
+  subclassed Keras model (conv, batch norm, a bidirectional LSTM, a dense layer) in a
+  model_fn with `params`, `ctc_batch_cost` over the softmax, a TF1 Adam grouped with
+  UPDATE_OPS (the same spec in EVAL), `RunConfig(train_distribute=...)` of one device,
+  `train(max_steps=...)`, evaluate, and predictions decoded greedily.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1332,4 +1337,144 @@ def keras_sequential_input_shape_export(tf, workdir):
             "outputs": outputs,
         },
         "close": {"served": np.asarray(value).tolist()},
+    }
+
+
+# --- tensorflow/models research/deep_speech: deep_speech.py's model_fn ---
+
+
+def _deep_speech_model(tf):
+    const = tf.keras.initializers.Constant
+
+    class DeepSpeech2(tf.keras.Model):
+        """deep_speech_model.DeepSpeech2's shape: conv + batch norm, a bidirectional RNN,
+        a dense softmax layer over the characters."""
+
+        def __init__(self, num_classes):
+            super().__init__()
+            self.conv = tf.keras.layers.Conv2D(
+                4,
+                (3, 3),
+                strides=(2, 1),
+                padding="same",
+                use_bias=False,
+                kernel_initializer=const(0.05),
+                name="cnn_1",
+            )
+            self.bn = tf.keras.layers.BatchNormalization(
+                momentum=0.997, epsilon=1e-5, name="bn_cnn_1"
+            )
+            self.rnn = tf.keras.layers.Bidirectional(
+                tf.keras.layers.LSTM(
+                    3,
+                    return_sequences=True,
+                    kernel_initializer=const(0.02),
+                    recurrent_initializer=const(0.01),
+                    name="rnn_1",
+                )
+            )
+            self.dense = tf.keras.layers.Dense(
+                num_classes, kernel_initializer=const(0.03), name="densor"
+            )
+
+        def call(self, inputs, training=None):
+            net = tf.nn.relu6(self.bn(self.conv(inputs), training=training))
+            shape = tf.shape(net)
+            net = tf.reshape(net, [shape[0], shape[1], 4 * 4])
+            return self.dense(self.rnn(net, training=training))
+
+    return DeepSpeech2
+
+
+def _deep_speech_model_fn(tf):
+    DeepSpeech2 = _deep_speech_model(tf)
+
+    def model_fn(features, labels, mode, params):
+        num_classes = params["num_classes"]
+        input_length = features["input_length"]
+        label_length = features["label_length"]
+        features = features["features"]
+        model = DeepSpeech2(num_classes)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            logits = model(features, training=False)
+            predictions = {
+                "classes": tf.argmax(logits, axis=2),
+                "probabilities": tf.nn.softmax(logits),
+                "logits": logits,
+            }
+            return tf.estimator.EstimatorSpec(mode=mode, predictions=predictions)
+        logits = model(features, training=True)
+        probs = tf.nn.softmax(logits)
+        max_time_steps = tf.shape(features)[1]
+        ctc_time_steps = tf.shape(probs)[1]
+        ctc_input_length = tf.cast(
+            tf.multiply(input_length, ctc_time_steps), dtype=tf.float32
+        ) / tf.cast(max_time_steps, dtype=tf.float32)
+        ctc_input_length = tf.cast(ctc_input_length, dtype=tf.int32)
+        loss = tf.reduce_mean(
+            tf.keras.backend.ctc_batch_cost(labels, probs, ctc_input_length, label_length)
+        )
+        optimizer = tf.compat.v1.train.AdamOptimizer(learning_rate=params["learning_rate"])
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        minimize_op = optimizer.minimize(loss, global_step=global_step)
+        update_ops = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+        train_op = tf.group(minimize_op, update_ops)
+        return tf.estimator.EstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+def _deep_speech_input_fn(tf, repeat):
+    rows, steps = 4, 8
+    spectrogram = (np.arange(rows * steps * 4, dtype=np.float32) % 7 / 7.0).reshape(
+        rows, steps, 4, 1
+    )
+    labels = np.array([[1, 2, 0], [2, 1, 1], [1, 1, 0], [2, 0, 2]], np.int32)
+    features = {
+        "features": spectrogram,
+        "input_length": np.full([rows, 1], steps, np.int32),
+        "label_length": np.array([[2], [2], [2], [3]], np.int32),
+    }
+
+    def input_fn():
+        dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(2)
+        return dataset.repeat() if repeat else dataset
+
+    return input_fn
+
+
+@program
+def deep_speech_estimator(tf, workdir):
+    model_dir = os.path.join(workdir, "deep_speech")
+    distribution = tf.distribute.OneDeviceStrategy("device:CPU:0")
+    run_config = tf.estimator.RunConfig(train_distribute=distribution)
+    estimator = tf.estimator.Estimator(
+        model_fn=_deep_speech_model_fn(tf),
+        model_dir=model_dir,
+        config=run_config,
+        params={"num_classes": 4, "learning_rate": 0.01},
+    )
+    with _info_lines() as lines:
+        estimator.train(input_fn=_deep_speech_input_fn(tf, True), max_steps=3)
+        eval_results = estimator.evaluate(_deep_speech_input_fn(tf, False))
+        probs = [p["probabilities"] for p in estimator.predict(_deep_speech_input_fn(tf, False))]
+    decoded = [np.argmax(p, axis=1).tolist() for p in probs]
+    return {
+        "exact": {
+            "listing": sorted(p for p in listing(model_dir) if not p.endswith(".meta")),
+            "variables": sorted(estimator.get_variable_names()),
+            "evaluate_keys": sorted(eval_results),
+            "decoded": decoded,
+            "shapes": [list(p.shape) for p in probs],
+            "lines": _kept_lines(
+                lines, workdir, "Saving checkpoints", "Loss for", "loss = ", "Saving dict"
+            ),
+        },
+        "close": {
+            "eval": _floats(eval_results),
+            "probabilities": [p.tolist() for p in probs[:2]],
+            "moving_mean": estimator.get_variable_value(
+                "deep_speech2/bn_cnn_1/moving_mean"
+            ).tolist(),
+        },
     }
