@@ -9,7 +9,9 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
 - `nan_loss`: StackOverflow's "NaN loss during training": unscaled features and a large
   learning rate in a canned `LinearRegressor` (a Keras legacy SGD) and a TF1 `model_fn`,
   checkpointing every 2 steps: the error, the ERROR line and the checkpoints kept (not
-  the summaries: 2.15's writer had not flushed its last ones when the error came).
+  the summaries: 2.15's writer had not flushed its last ones when the error came);
+- `nan_in_layer_summary`: the same in a `tf.compat.v1.estimator.DNNRegressor` (a TF1
+  SGD) summarizing every step, whose layer histogram meets the infinite activations first.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -179,5 +181,21 @@ def nan_loss(tf, workdir):
             config=config,
         ),
         "model_fn": lambda d: tf.estimator.Estimator(_diverging_model_fn, d, config),
+    }
+    return _diverging(tf, workdir, made)
+
+
+@program
+def nan_in_layer_summary(tf, workdir):
+    config = _checkpointing_often(tf).replace(tf_random_seed=1)
+    columns = [tf.feature_column.numeric_column("x")]
+    made = {
+        "v1_dnn": lambda d: tf.compat.v1.estimator.DNNRegressor(
+            [2],
+            columns,
+            model_dir=d,
+            optimizer=tf.compat.v1.train.GradientDescentOptimizer(10.0),
+            config=config,
+        ),
     }
     return _diverging(tf, workdir, made)

@@ -9,6 +9,7 @@ Estimator writes `simple_value`s through a TF2 summary writer.
 import collections
 import contextlib
 import logging
+import re
 import threading
 import time
 
@@ -155,11 +156,21 @@ def _request(tag, kind, compute, v1_scope=None, v1_only=False):
 def _add_to_graph(tag, kind, value):
     """A TF1 summary op of `value` under exactly `tag`, which the training session's
     summary saver merges with the others on summary steps."""
-    if kind == "scalar":
-        op = tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
-    else:
-        op = tf.raw_ops.HistogramSummary(tag=tag, values=value)
+    # Named as its tag, from the top (as tf.compat.v1.summary named the op its tag came
+    # from): an error in it names `dnn/dnn/logits/activation`, as 2.15's did.
+    with tf.compat.v1.get_default_graph().name_scope(None):
+        if kind == "scalar":
+            op = tf.raw_ops.ScalarSummary(
+                tags=tag, values=tf.cast(value, tf.float32), name=_op_name(tag)
+            )
+        else:
+            op = tf.raw_ops.HistogramSummary(tag=tag, values=value, name=_op_name(tag))
     tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SUMMARIES, op)
+
+
+def _op_name(tag):
+    """`tag` as an op's name (what an op's name cannot hold made `_`)."""
+    return re.sub(r"[^A-Za-z0-9_.\-/]", "_", tag).lstrip("_-/") or None
 
 
 @contextlib.contextmanager
