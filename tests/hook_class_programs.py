@@ -27,6 +27,9 @@ tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
   graph of the Estimator's variables, and a subclass overriding `after_create_session`,
   `after_run` and `end(session)` (calling `super()`) in `train()` of a TF1 model_fn: the
   calls it gets, the evaluations written (steps, losses).
+- `early_stopping_hook_as_tf1_hook`: `make_early_stopping_hook`'s and
+  `stop_if_no_decrease_hook`'s hooks as TF1's: `isinstance`, and the first driven by a
+  program's own `MonitoredTrainingSession` (the runs, the questions asked, the variables).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -473,4 +476,39 @@ def in_memory_evaluator_as_tf1_hook(tf, workdir):
             "subclass": {"calls": calls, "steps": [s for s, _ in subclassed]},
         },
         "close": {"own_session": [v for _, v in own], "subclass": [v for _, v in subclassed]},
+    }
+
+
+@program
+def early_stopping_hook_as_tf1_hook(tf, workdir):
+    """2.15's early-stopping hooks were TF1 SessionRunHooks: a program's own session ran
+    one (here: AttributeError, no `after_create_session`)."""
+    est = tf.estimator.LinearRegressor(
+        [tf.feature_column.numeric_column("x")], os.path.join(workdir, "model")
+    )
+    asked = []
+
+    def should_stop():
+        asked.append(len(asked))
+        return len(asked) >= 3
+
+    experimental = tf.estimator.experimental
+    hook = experimental.make_early_stopping_hook(est, should_stop, None, run_every_steps=2)
+    no_decrease = experimental.stop_if_no_decrease_hook(est, "loss", 10)
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        train_op = tf.compat.v1.assign_add(step, 1)
+        with _info_lines() as lines:
+            raised = _raised(lambda: _run(tf, [hook], train_op, step))
+        names = sorted(v.op.name for v in tf.compat.v1.global_variables())
+    return {
+        "exact": {
+            "isinstance": [
+                isinstance(h, tf.compat.v1.train.SessionRunHook) for h in (hook, no_decrease)
+            ],
+            "raised": raised,
+            "asked": len(asked),
+            "variables": names,
+            "lines": _lines(lines, workdir, "early stopping"),
+        }
     }

@@ -214,18 +214,26 @@ class _StopSignal:
             )
 
 
-class _PredicateStopHook(Hook):
+class _PredicateStopHook(Hook, tf.compat.v1.train.SessionRunHook):
     """Calls `should_stop_fn()` on a schedule and stops training when it returns True.
 
     As tf.estimator's timer, the schedule is on the global step a step starts
     from: the first step, then every `run_every_steps` (or `run_every_secs`).
     Under a MultiWorkerMirroredStrategy every worker asks at the same steps and
     all stop when any says so (`agree` sums their answers).  Elsewhere the stop
-    is also signalled in `signal_early_stopping/STOP` (`_StopSignal`)."""
+    is also signalled in `signal_early_stopping/STOP` (`_StopSignal`).
 
-    def __init__(self, should_stop_fn, run_every_secs, run_every_steps, agree=None, signal=None):
+    As 2.15's, it is a TF1 `SessionRunHook` too: in a graph for a session (a program's
+    own `MonitoredTrainingSession`) it runs as the graph path's hook."""
+
+    _in_session = None  # the graph path's hook, in a program's own session
+
+    def __init__(
+        self, should_stop_fn, run_every_secs, run_every_steps, agree=None, signal=None, config=None
+    ):
         if not callable(should_stop_fn):
             raise TypeError("`should_stop_fn` must be callable.")
+        self._config = config
         self._should_stop_fn = should_stop_fn
         self._every_secs = run_every_secs
         self._every_steps = run_every_steps
@@ -241,11 +249,20 @@ class _PredicateStopHook(Hook):
         return _steps_to_check(last, self._every_steps, self._step)
 
     def begin(self):
-        if self._signal is not None:
+        self._in_session = None
+        if not tf.executing_eagerly():  # (in a graph, for a session: TF1's hook)
+            global_step = tf.compat.v1.train.get_global_step()
+            self._in_session = _GraphPredicateStopHook(self, global_step, self._config)
+            self._in_session.begin()
+        elif self._signal is not None:
             self._signal.begin()
 
+    def after_run(self, run_context, run_values):
+        if self._in_session is not None:
+            self._in_session.after_run(run_context, run_values)
+
     def end(self, session):  # (the logs, named as 2.15's hook named its parameter)
-        if self._signal is not None:
+        if self._signal is not None and self._in_session is None:
             self._signal.end()
 
     def _due(self, start_step):
@@ -355,6 +372,7 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
         )
     if run_every_secs is not None and run_every_steps is not None:
         raise ValueError("Only one of `run_every_secs` and `run_every_steps` must be set.")
+    config = estimator._config
     strategy = estimator._user_config.train_distribute
     if _is_multi_worker_mirrored(strategy):
         if run_every_secs is not None:
@@ -362,10 +380,13 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
                 "run_every_secs should not be set when using MultiWorkerMirroredStrategy: "
                 "the workers must ask at the same steps; set run_every_steps."
             )
-        return _PredicateStopHook(should_stop_fn, None, run_every_steps, _any_worker(strategy))
+        agree = _any_worker(strategy)
+        return _PredicateStopHook(should_stop_fn, None, run_every_steps, agree, config=config)
     if estimator._config.is_chief:
         signal = _StopSignal(estimator)
-        return _PredicateStopHook(should_stop_fn, run_every_secs, run_every_steps, signal=signal)
+        return _PredicateStopHook(
+            should_stop_fn, run_every_secs, run_every_steps, signal=signal, config=config
+        )
     return _StopSignalled()
 
 
