@@ -535,3 +535,44 @@ def call_mistakes(tf, workdir):
         results = seen_each(cases, workdir)
     results["exact"]["logged"] = [line.replace(workdir, "<workdir>") for line in said.lines]
     return results
+
+
+# ------------------------------------------------------------------ errors as ops ran
+@program
+def errors_when_steps_run(tf, workdir):
+    """What a train step raises when an op fails as it runs, in a TF1 graph (a
+    tf.compat.v1.estimator classifier's labels out of range or not in its vocabulary, a
+    TF1 model_fn's loss that is not a scalar) and in a V2 class: the type and first line
+    (a session's `Graph execution error:`)."""
+
+    def labelled(labels):
+        features = {"x": np.ones((len(labels), 1), np.float32)}
+        return lambda: tf.data.Dataset.from_tensor_slices((features, np.array(labels))).batch(2)
+
+    def classifier(namespace, labels, **kwargs):
+        def run(folder):
+            space = tf.estimator if namespace == "v2" else tf.compat.v1.estimator
+            columns = [tf.feature_column.numeric_column("x")]
+            space.LinearClassifier(columns, folder, **kwargs).train(labelled(labels), steps=1)
+
+        return run
+
+    def vector_loss(features, labels, mode):
+        out = tf.compat.v1.layers.dense(features["x"], 1)
+        loss = tf.reduce_sum(tf.square(out - labels), axis=1)
+        optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+        step = optimizer.minimize(tf.reduce_mean(loss), tf.compat.v1.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=step)
+
+    return seen_each(
+        {
+            "v1_label_out_of_range": classifier("v1", [[0], [2]]),
+            "v1_three_classes_label_out_of_range": classifier("v1", [[0], [3]], n_classes=3),
+            "v1_label_not_in_vocabulary": classifier(
+                "v1", [[b"a"], [b"c"]], label_vocabulary=["a", "b"]
+            ),
+            "v2_label_out_of_range": classifier("v2", [[0], [2]]),
+            "model_fn_loss_a_vector": lambda folder: trained_one_step(tf, folder, vector_loss),
+        },
+        workdir,
+    )

@@ -191,7 +191,11 @@ class _CallableSession(session_lib.SessionInterface):
             if len(self._callables) >= self._MAX_CALLABLES:
                 return self._session.run(fetches, feed_dict, options, run_metadata)
             entry = self._callables[key] = (fetches, self._session.make_callable(fetches))
-        return entry[1]()
+        # An op's error as `Session.run` raises it (`Graph execution error:`, then where
+        # the op was made), not the runtime's bare message: through the session's own
+        # error handling, when it has one.
+        do_call = getattr(self._session, "_do_call", None)
+        return entry[1]() if do_call is None else do_call(entry[1])
 
     def partial_run_setup(self, fetches, feeds=None):
         return self._session.partial_run_setup(fetches, feeds)
