@@ -576,3 +576,34 @@ def errors_when_steps_run(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ missing features
+@program
+def features_missing(tf, workdir):
+    """A feature column naming a feature the input_fn does not give: canned linear (V2
+    and V1) and DNN estimators, and a TF1 model_fn's input_layer."""
+
+    def canned(namespace, class_name, *args):
+        def run(folder):
+            space = tf.estimator if namespace == "v2" else tf.compat.v1.estimator
+            columns = [tf.feature_column.numeric_column("z")]
+            getattr(space, class_name)(*args, columns, folder).train(input_fn(tf), steps=1)
+
+        return run
+
+    def input_layer(features, labels, mode):
+        columns = [tf.feature_column.numeric_column("z")]
+        net = tf.compat.v1.feature_column.input_layer(features, columns)
+        step = tf.compat.v1.assign_add(tf.compat.v1.train.get_global_step(), 1)
+        return tf.estimator.EstimatorSpec(mode, loss=tf.reduce_mean(net), train_op=step)
+
+    return seen_each(
+        {
+            "linear": canned("v2", "LinearRegressor"),
+            "v1_linear": canned("v1", "LinearRegressor"),
+            "dnn": canned("v2", "DNNRegressor", [2]),
+            "model_fn_input_layer": lambda folder: trained_one_step(tf, folder, input_layer),
+        },
+        workdir,
+    )

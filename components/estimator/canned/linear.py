@@ -254,8 +254,9 @@ def check_v2_columns(feature_columns):
 
 
 def check_features(features, feature_columns):
-    """Fails naming the first raw feature a column needs that input_fn did not give;
-    features that are not a dict (one tensor), with 2.15's canned models' ValueError."""
+    """Fails naming the first raw feature a column needs that input_fn did not give (in
+    2.15's first line and words, then the kit's); features that are not a dict (one
+    tensor), with 2.15's canned models' ValueError."""
     if not isinstance(features, dict):
         raise ValueError(
             f"features should be a dictionary of `Tensor`s. Given type: {type(features)}"
@@ -263,9 +264,12 @@ def check_features(features, feature_columns):
     for column in feature_columns:
         for key in _raw_keys(column):
             if key not in features:
+                # 2.15 failed in its Keras layer's traced call: AutoGraph's first line,
+                # then the feature column's error; then the kit's, naming the column.
                 raise ValueError(
-                    f"Feature {key!r} (needed by column {column.name!r}) is not in the input "
-                    f"features {sorted(features)}."
+                    f"in user code:\n\n    ValueError: Feature {key} is not in features "
+                    f"dictionary.\n\nFeature {key!r} (needed by column {column.name!r}) is not "
+                    f"in the input features {sorted(features)}."
                 )
 
 
