@@ -11,7 +11,15 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
   checkpointing every 2 steps: the error, the ERROR line and the checkpoints kept (not
   the summaries: 2.15's writer had not flushed its last ones when the error came);
 - `nan_in_layer_summary`: the same in a `tf.compat.v1.estimator.DNNRegressor` (a TF1
-  SGD) summarizing every step, whose layer histogram meets the infinite activations first.
+  SGD) summarizing every step, whose layer histogram meets the infinite activations first;
+- `input_fn_helper_misuse`: `numpy_input_fn` and `pandas_input_fn` as StackOverflow
+  questions misuse them (no `shuffle`, a string for it, x and y of other lengths, an
+  empty dict, a label key clashing with a feature, a frame for y, misaligned indexes, a
+  target column clashing with a feature);
+- `tf1_optimizers`: the TF1 optimizers and learning-rate decays of TF1-era samples in a
+  `model_fn` (proximal ones, Adadelta, AdagradDA, centered RMSProp with momentum, Nesterov
+  momentum, FTRL with L2 shrinkage, cosine, inverse-time and linear-cosine decays, and a
+  `SyncReplicasOptimizer` of one replica with its hook): checkpoint names and weights.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -199,3 +207,110 @@ def nan_in_layer_summary(tf, workdir):
         ),
     }
     return _diverging(tf, workdir, made)
+
+
+# --- numpy_input_fn / pandas_input_fn misuse ---
+
+
+@program
+def input_fn_helper_misuse(tf, workdir):
+    import pandas as pd
+
+    inputs = tf.compat.v1.estimator.inputs
+    x = {"x": np.arange(6, dtype=np.float32)}
+    y = np.arange(6, dtype=np.float32)
+    frame = pd.DataFrame(x)
+    calls = {
+        "no_shuffle": lambda: inputs.numpy_input_fn(x, y),
+        "shuffle_string": lambda: inputs.numpy_input_fn(x, y, shuffle="True"),
+        "lengths": lambda: inputs.numpy_input_fn(x, y[:4], shuffle=False)(),
+        "empty_dict": lambda: inputs.numpy_input_fn({}, y, shuffle=False)(),
+        "label_key_clash": lambda: inputs.numpy_input_fn(x, {"x": y}, shuffle=False)(),
+        "pandas_no_shuffle": lambda: inputs.pandas_input_fn(frame, pd.Series(y)),
+        "pandas_index": lambda: inputs.pandas_input_fn(
+            frame, pd.Series(y, index=np.arange(6) + 1), shuffle=False
+        )(),
+        "pandas_target_clash": lambda: inputs.pandas_input_fn(
+            frame, pd.Series(y), shuffle=False, target_column="x"
+        )(),
+    }
+    return {"exact": {name: _raised(call)[:2] for name, call in calls.items()}, "close": {}}
+
+
+# --- TF1 optimizers and decays in a model_fn ---
+
+
+def _optimized_model_fn(make_optimizer):
+    def model_fn(features, labels, mode):
+        import tensorflow as tf
+
+        w = tf.compat.v1.get_variable(
+            "w", [2, 1], initializer=tf.compat.v1.constant_initializer(0.1)
+        )
+        b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
+        loss = tf.compat.v1.losses.mean_squared_error(labels, tf.matmul(features["x"], w) + b)
+        global_step = tf.compat.v1.train.get_global_step()
+        optimizer, hooks = make_optimizer(tf, global_step)
+        train_op = optimizer.minimize(loss, global_step=global_step)
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, training_hooks=hooks)
+
+    return model_fn
+
+
+def _two_features():
+    import tensorflow as tf
+
+    x = np.random.RandomState(0).rand(8, 2).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0]], np.float32) + 0.5
+    return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4).repeat()
+
+
+def _sync_replicas(tf, global_step):
+    train = tf.compat.v1.train
+    optimizer = train.SyncReplicasOptimizer(
+        train.GradientDescentOptimizer(0.1), replicas_to_aggregate=1, total_num_replicas=1
+    )
+    return optimizer, [optimizer.make_session_run_hook(is_chief=True)]
+
+
+_TF1_OPTIMIZERS = {
+    "proximal_gd": lambda tf, gs: tf.compat.v1.train.ProximalGradientDescentOptimizer(
+        0.1, l1_regularization_strength=0.01
+    ),
+    "proximal_adagrad": lambda tf, gs: tf.compat.v1.train.ProximalAdagradOptimizer(
+        0.1, l1_regularization_strength=0.01
+    ),
+    "adadelta": lambda tf, gs: tf.compat.v1.train.AdadeltaOptimizer(1.0),
+    "adagrad_da": lambda tf, gs: tf.compat.v1.train.AdagradDAOptimizer(0.1, gs),
+    "rmsprop_centered": lambda tf, gs: tf.compat.v1.train.RMSPropOptimizer(
+        0.01, momentum=0.9, centered=True
+    ),
+    "nesterov": lambda tf, gs: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9, use_nesterov=True),
+    "ftrl_shrinkage": lambda tf, gs: tf.compat.v1.train.FtrlOptimizer(
+        0.1, l1_regularization_strength=0.01, l2_shrinkage_regularization_strength=0.01
+    ),
+    "cosine_decay": lambda tf, gs: tf.compat.v1.train.GradientDescentOptimizer(
+        tf.compat.v1.train.cosine_decay(0.1, gs, 10)
+    ),
+    "inverse_time_decay": lambda tf, gs: tf.compat.v1.train.GradientDescentOptimizer(
+        tf.compat.v1.train.inverse_time_decay(0.1, gs, 2, 0.5, staircase=True)
+    ),
+    "linear_cosine_decay": lambda tf, gs: tf.compat.v1.train.GradientDescentOptimizer(
+        tf.compat.v1.train.linear_cosine_decay(0.1, gs, 10)
+    ),
+}
+
+
+@program
+def tf1_optimizers(tf, workdir):
+    made = {
+        name: (lambda tf, gs, m=make: (m(tf, gs), [])) for name, make in _TF1_OPTIMIZERS.items()
+    }
+    made["sync_replicas"] = _sync_replicas
+    names, weights = {}, {}
+    for name, make in made.items():
+        est = tf.estimator.Estimator(_optimized_model_fn(make), os.path.join(workdir, name))
+        est.train(_two_features, steps=4)
+        names[name] = sorted(est.get_variable_names())
+        weights[name] = est.get_variable_value("w").ravel().tolist()
+    return {"exact": {"names": names}, "close": {"weights": weights}}

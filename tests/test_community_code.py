@@ -1,6 +1,8 @@
 """Tutorial-, book-, course- and StackOverflow-grade tf.estimator code the other families
 have not tried (tests/community_code_programs.py): the label mistakes StackOverflow asks
-about, here against tf.estimator 2.15.
+about, "NaN loss during training" (a canned V2 and V1 model, a TF1 model_fn),
+numpy_input_fn's and pandas_input_fn's misuse, and TF1 optimizers and decays in a model_fn,
+here against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py community_code_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones within
