@@ -29,7 +29,9 @@ tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
   calls it gets, the evaluations written (steps, losses).
 - `early_stopping_hook_as_tf1_hook`: `make_early_stopping_hook`'s and
   `stop_if_no_decrease_hook`'s hooks as TF1's: `isinstance`, and the first driven by a
-  program's own `MonitoredTrainingSession` (the runs, the questions asked, the variables).
+  program's own `MonitoredTrainingSession` (the runs, the questions asked, the variables);
+  `non_chief_stop_hooks_as_tf1_hooks`: a worker's (TF_CONFIG) early-stopping hook and
+  `make_stop_at_checkpoint_step_hook`'s, the same way.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -510,5 +512,82 @@ def early_stopping_hook_as_tf1_hook(tf, workdir):
             "asked": len(asked),
             "variables": names,
             "lines": _lines(lines, workdir, "early stopping"),
+        }
+    }
+
+
+def _stop_signal(tf):
+    """The early-stopping signal 2.15's hooks share, made first, and its raising op."""
+    with tf.compat.v1.variable_scope("signal_early_stopping", reuse=tf.compat.v1.AUTO_REUSE):
+        signal = tf.compat.v1.get_variable(
+            "STOP",
+            shape=[],
+            dtype=tf.bool,
+            initializer=tf.compat.v1.constant_initializer(False),
+            collections=[tf.compat.v1.GraphKeys.GLOBAL_VARIABLES],
+            trainable=False,
+        )
+    return signal.assign(True)
+
+
+def _runs_until_stopped(tf, hook, raise_signal=False):
+    """Runs a step counter in a MonitoredTrainingSession with `hook` (at most 6 runs; with
+    `raise_signal`, the stop signal raised after the second): how many ran."""
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        train_op = tf.compat.v1.assign_add(step, 1)
+        raise_op = _stop_signal(tf) if raise_signal else None
+        runs = 0
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hook], save_checkpoint_secs=None, save_summaries_steps=None
+        ) as session:
+            while not session.should_stop() and runs < 6:
+                session.run(train_op)
+                runs += 1
+                if raise_op is not None and runs == 2:
+                    session.run_step_fn(lambda step_context: step_context.session.run(raise_op))
+        return runs
+
+
+def _value_or_error(call):
+    """`call()`'s value, or what it raised."""
+    found = []
+    raised = _raised(lambda: found.append(call()))
+    return found[0] if raised is None else raised
+
+
+@program
+def non_chief_stop_hooks_as_tf1_hooks(tf, workdir):
+    """A worker's stop hooks were TF1 SessionRunHooks under 2.15 (here: the kit's own,
+    AttributeError in a program's session): the signal's reader stops the run after the
+    chief's signal, the checkpoint-step hook at its step once the chief's checkpoint (of
+    step 5) is past it."""
+    import json
+
+    model_dir = os.path.join(workdir, "model")
+    with tf.Graph().as_default():
+        step = tf.compat.v1.train.get_or_create_global_step()
+        with tf.compat.v1.Session() as session:
+            session.run(step.initializer)
+            session.run(step.assign(5))
+            tf.compat.v1.train.Saver().save(session, os.path.join(model_dir, "model.ckpt"), 5)
+    cluster = {"chief": ["localhost:1"], "worker": ["localhost:2"], "ps": ["localhost:3"]}
+    os.environ["TF_CONFIG"] = json.dumps(
+        {"cluster": cluster, "task": {"type": "worker", "index": 0}}
+    )
+    try:
+        est = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], model_dir)
+    finally:
+        del os.environ["TF_CONFIG"]
+    experimental = tf.estimator.experimental
+    signalled = experimental.make_early_stopping_hook(est, lambda: True, None, run_every_steps=1)
+    at_checkpoint = experimental.make_stop_at_checkpoint_step_hook(est, 2, 0)
+    return {
+        "exact": {
+            "isinstance": [
+                isinstance(h, tf.compat.v1.train.SessionRunHook) for h in (signalled, at_checkpoint)
+            ],
+            "signalled_runs": _value_or_error(lambda: _runs_until_stopped(tf, signalled, True)),
+            "at_checkpoint_runs": _value_or_error(lambda: _runs_until_stopped(tf, at_checkpoint)),
         }
     }

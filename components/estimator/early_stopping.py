@@ -316,17 +316,37 @@ class _GraphPredicateStopHook(tf.compat.v1.train.SessionRunHook):
             run_context.request_stop()
 
 
-class _StopSignalled(Hook):
+class _StopSignalled(Hook, tf.compat.v1.train.SessionRunHook):
     """What a non-chief task outside MultiWorkerMirroredStrategy gets: in a graph (shared
     on the ps tasks) it stops once the chief's hook signalled a stop.  (On the TF2 path
     such a worker serves the chief's ParameterServerStrategy until a checkpoint carries
-    the signal, `Estimator._take_cluster_role`.)"""
+    the signal, `Estimator._take_cluster_role`.) A TF1 `SessionRunHook` too, as 2.15's:
+    a program's own session runs it as the graph path's."""
 
     max_steps_per_call = None
     reads_stop_signal = True  # (the Estimator's TF2-path worker watches checkpoints for it)
+    _in_session = None
+
+    def __init__(self, config=None):
+        self._config = config
+
+    def begin(self):
+        self._in_session = None
+        if not tf.executing_eagerly():  # (in a graph, for a session: TF1's hook)
+            self._in_session = self.session_run_hook(None, None)
+            self._in_session.begin()
+
+    def before_run(self, run_context):
+        if self._in_session is not None:
+            return self._in_session.before_run(run_context)
+        return None
+
+    def after_run(self, run_context, run_values):
+        if self._in_session is not None:
+            self._in_session.after_run(run_context, run_values)
 
     def session_run_hook(self, built, tensors):
-        return _GraphStopSignalled(built.estimator._config)
+        return _GraphStopSignalled(self._config if built is None else built.estimator._config)
 
 
 class _GraphStopSignalled(tf.compat.v1.train.SessionRunHook):
@@ -387,17 +407,32 @@ def make_early_stopping_hook(estimator, should_stop_fn, run_every_secs=60, run_e
         return _PredicateStopHook(
             should_stop_fn, run_every_secs, run_every_steps, signal=signal, config=config
         )
-    return _StopSignalled()
+    return _StopSignalled(config)
 
 
-class _StopAtCheckpointStepHook(Hook):
+class _StopAtCheckpointStepHook(Hook, tf.compat.v1.train.SessionRunHook):
     """A non-chief's stop at `last_step`: once there, it waits for the chief's checkpoint
-    of that step (reading it at most every `wait_after_file_check_secs`)."""
+    of that step (reading it at most every `wait_after_file_check_secs`). A TF1
+    `SessionRunHook` too, as 2.15's: a program's own session runs it, its runs counted by
+    the graph's global step."""
+
+    _global_step = None  # in a program's own session, the graph's
 
     def __init__(self, estimator, last_step, wait_after_file_check_secs):
         self._estimator = estimator
         self._last_step = last_step
         self._wait = wait_after_file_check_secs
+
+    def begin(self):
+        self._global_step = None
+        if not tf.executing_eagerly():  # (in a graph, for a session: TF1's hook)
+            self._global_step = tf.compat.v1.train.get_global_step()
+
+    def after_run(self, run_context, run_values):
+        if self._global_step is not None:
+            self.after_step(
+                run_context, {"global_step": run_context.session.run(self._global_step)}
+            )
 
     def after_step(self, context, logs):
         if logs["global_step"] < self._last_step:
