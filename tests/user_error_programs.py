@@ -607,3 +607,27 @@ def features_missing(tf, workdir):
         },
         workdir,
     )
+
+
+# ------------------------------------------------------------------ reading a model
+@program
+def reading_what_is_not_there(tf, workdir):
+    """get_variable_value of a name the checkpoint lacks, a canned linear model given
+    no feature columns at all (None) and trained, and what an untrained model reads."""
+
+    def linear_without_columns(folder):
+        tf.estimator.LinearRegressor(None, folder).train(input_fn(tf), steps=1)
+
+    def untrained(folder):
+        return tf.estimator.Estimator(model_fn_of(tf), folder)
+
+    return seen_each(
+        {
+            "variable_not_there": lambda d: trained_one_step(tf, d).get_variable_value("nope"),
+            "variable_untrained": lambda d: untrained(d).get_variable_value("dense/kernel"),
+            "names_untrained": lambda d: untrained(d).get_variable_names(),
+            "latest_untrained": lambda d: untrained(d).latest_checkpoint(),
+            "linear_columns_none": linear_without_columns,
+        },
+        workdir,
+    )

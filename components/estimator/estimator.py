@@ -542,12 +542,9 @@ def _log_eval_progress(evaluated, steps):
         log.info("Evaluation [%d/%d]", evaluated, steps)
 
 
-class MissingVariableError(tf.errors.NotFoundError, ValueError):
-    """`get_variable_value` of a name the checkpoint lacks: TensorFlow's NotFoundError
-    (what tf.estimator raised), and a ValueError (what this kit raised before)."""
-
-    def __init__(self, message):
-        super().__init__(None, None, message)
+# `get_variable_value` of a name the checkpoint lacks: TensorFlow's NotFoundError, by its
+# name (what tf.estimator raised), and a ValueError (what this kit raised before).
+MissingVariableError = ckpt_lib.NotFoundError
 
 
 class Estimator:
@@ -1040,7 +1037,7 @@ class Estimator:
         try:
             return ckpt_lib.read_variable(path, name)
         except ValueError as error:  # TensorFlow's error for a missing key, as under 2.15
-            raise MissingVariableError(f"Key {name} not found in checkpoint: {error}") from None
+            raise MissingVariableError(f"Key {name} not found in checkpoint\n{error}") from None
 
     def _require_checkpoint(self, not_trained=_NOT_TRAINED_EXPORT):
         """The latest checkpoint; without one, 2.15's ValueError (`not_trained`: its

@@ -353,7 +353,7 @@ class LinearEstimator(Estimator):
         sparse_combiner="sum",
         warm_start_from=None,
     ):
-        feature_columns = list(feature_columns)
+        feature_columns = list(feature_columns or ())  # (None: refused when trained, as in 2.15)
         if isinstance(optimizer, LinearSDCA):
             optimizer.check_head(head, sparse_combiner)
         takes_v1_columns = self._takes_v1_feature_columns
