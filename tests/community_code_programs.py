@@ -19,7 +19,11 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
 - `tf1_optimizers`: the TF1 optimizers and learning-rate decays of TF1-era samples in a
   `model_fn` (proximal ones, Adadelta, AdagradDA, centered RMSProp with momentum, Nesterov
   momentum, FTRL with L2 shrinkage, cosine, inverse-time and linear-cosine decays, and a
-  `SyncReplicasOptimizer` of one replica with its hook): checkpoint names and weights.
+  `SyncReplicasOptimizer` of one replica with its hook): checkpoint names and weights;
+- `changed_model_in_model_dir`: the r1 "Checkpoints" guide's warning, a model changed
+  between runs over the same model_dir: a `tf.compat.v1.estimator.DNNClassifier` given
+  wider or more hidden layers, a `LinearClassifier` in a DNN's folder (each class of both
+  namespaces), and a TF1 `model_fn` with a wider layer (2.15 restored it unchecked).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -68,19 +72,27 @@ def _canned_label_mistakes(tf, estimator, workdir):
     one_hot = np.eye(3, dtype=np.int64)
     made = {
         "dnn_one_hot": (
-            lambda d: estimator.DNNClassifier([4], columns, n_classes=3, model_dir=d),
+            lambda d, estimator=estimator: estimator.DNNClassifier(
+                [4], columns, n_classes=3, model_dir=d
+            ),
             _labelled(tf, one_hot),
         ),
         "binary_one_hot": (
-            lambda d: estimator.LinearClassifier(columns, model_dir=d),
+            lambda d, estimator=estimator: estimator.LinearClassifier(columns, model_dir=d),
             _labelled(tf, np.eye(3, 2, dtype=np.int64)),
         ),
         "regressor_two_columns": (
-            lambda d: estimator.LinearRegressor(columns, model_dir=d),
+            lambda d, estimator=estimator: estimator.LinearRegressor(columns, model_dir=d),
             _labelled(tf, np.ones((3, 2), np.float32)),
         ),
-        "sparse": (lambda d: estimator.LinearClassifier(columns, model_dir=d), _sparse_labels),
-        "none": (lambda d: estimator.DNNRegressor([3], columns, model_dir=d), _no_labels),
+        "sparse": (
+            lambda d, estimator=estimator: estimator.LinearClassifier(columns, model_dir=d),
+            _sparse_labels,
+        ),
+        "none": (
+            lambda d, estimator=estimator: estimator.DNNRegressor([3], columns, model_dir=d),
+            _no_labels,
+        ),
     }
     refused = {}
     for name, (build, input_fn) in made.items():
@@ -314,3 +326,65 @@ def tf1_optimizers(tf, workdir):
         names[name] = sorted(est.get_variable_names())
         weights[name] = est.get_variable_value("w").ravel().tolist()
     return {"exact": {"names": names}, "close": {"weights": weights}}
+
+
+# --- a model changed between runs over the same model_dir ---
+
+
+def _three_rows():
+    import tensorflow as tf
+
+    x = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": x}, np.array([0, 1, 2]))).batch(3)
+
+
+def _first_line(raised):
+    return None if raised is None else [raised[0], raised[1].split("\n")[0]]
+
+
+def _dense_model_fn(units):
+    def model_fn(features, labels, mode):
+        import tensorflow as tf
+
+        hidden = tf.compat.v1.layers.dense(features["x"], units, name="h")
+        logits = tf.compat.v1.layers.dense(hidden, 3, name="out")
+        loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+        optimizer = tf.compat.v1.train.AdamOptimizer()
+        train_op = optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+@program
+def changed_model_in_model_dir(tf, workdir):
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    seen = {}
+    for name, estimator in (("v2", tf.estimator), ("v1", tf.compat.v1.estimator)):
+        model_dir = os.path.join(workdir, name)
+        estimator.DNNClassifier([10, 10], columns, n_classes=3, model_dir=model_dir).train(
+            _three_rows, steps=1
+        )
+        changed = {
+            "more_layers": lambda d, estimator=estimator: estimator.DNNClassifier(
+                [10, 10, 5], columns, n_classes=3, model_dir=d
+            ),
+            "linear": lambda d, estimator=estimator: estimator.LinearClassifier(
+                columns, n_classes=3, model_dir=d
+            ),
+        }
+        if name == "v1":  # (2.15's V2 DNN restored a wider layer unchecked; the kit refuses)
+            changed["wider"] = lambda d, estimator=estimator: estimator.DNNClassifier(
+                [10, 20], columns, n_classes=3, model_dir=d
+            )
+        for change, build in changed.items():
+            est = build(model_dir)
+            seen[f"{name}_{change}"] = _first_line(
+                _raised(lambda e=est: e.train(_three_rows, steps=1))
+            )
+    model_dir = os.path.join(workdir, "model_fn")
+    tf.estimator.Estimator(_dense_model_fn(4), model_dir).train(_three_rows, steps=1)
+    wider = tf.estimator.Estimator(_dense_model_fn(5), model_dir)
+    wider.train(_three_rows, steps=1)
+    seen["model_fn_wider"] = int(wider.get_variable_value("global_step"))
+    return {"exact": seen, "close": {}}
