@@ -120,6 +120,23 @@ def _serialize(features, rows):
     return out
 
 
+def _printed_in_a_fresh_python(script, args, cwd):
+    """The JSON `script` prints last, run with `args` in a fresh interpreter (as a serving
+    client would load an export)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(cwd),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def _checkpoint_steps(model_dir):
     return sorted(
         int(re.search(r"model\.ckpt-(\d+)\.index$", p).group(1))
@@ -776,6 +793,65 @@ def test_served_predictions_match_predict(linear, served):
 
 
 @pytest.mark.slow  # a TensorFlow subprocess
+def test_a_keras_model_built_from_an_input_serves_as_a_serving_module(tmp_path):
+    """A TF2-style model_fn whose Sequential gets `input_shape=` (a tf.keras.Input: in
+    tf.compat.v1.wrap_function it recursed) builds the Trainer's serving module; loaded
+    in a fresh process it predicts what `predict` does."""
+    from components.estimator import serving
+
+    def model_fn(features, labels, mode):
+        model = tf.keras.Sequential(
+            [tf.keras.layers.Dense(4, input_shape=(2,)), tf.keras.layers.Dense(1)]
+        )
+        outputs = model(features["x"])
+        if mode == estimator.ModeKeys.PREDICT:
+            return estimator.EstimatorSpec(mode, predictions={"y": outputs})
+        loss = tf.reduce_mean(tf.square(outputs - labels))
+        updates = tf.keras.optimizers.legacy.SGD(0.1).get_updates(loss, model.trainable_variables)
+        step = tf.compat.v1.train.get_global_step().assign_add(1)
+        return estimator.EstimatorSpec(mode, loss=loss, train_op=tf.group(*updates, step))
+
+    x = np.random.RandomState(0).rand(64, 2).astype(np.float32)
+    est = estimator.Estimator(model_fn, model_dir=str(tmp_path / "model"))
+    est.train(
+        lambda: (
+            tf.data.Dataset.from_tensor_slices(({"x": x}, x.sum(1, keepdims=True)))
+            .repeat()
+            .batch(16)
+        ),
+        steps=5,
+    )
+    spec = {"x": tf.io.FixedLenFeature([2], tf.float32)}
+    receiver_fn = export_lib.build_parsing_serving_input_receiver_fn(spec)
+    module, signatures = est.build_serving_module(receiver_fn)
+    assert sorted(signatures) == ["serving_default"]
+    path = serving.save_timestamped(module, signatures, str(tmp_path / "export")).decode()
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"x": tf.train.Feature(float_list=tf.train.FloatList(value=row))}
+            )
+        ).SerializeToString()
+        for row in x[:8]
+    ]
+    script = (
+        "import json, sys, tensorflow as tf\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "examples = tf.constant([bytes.fromhex(h) for h in json.loads(sys.argv[2])])\n"
+        "out = model.signatures['serving_default'](examples=examples)['y']\n"
+        "print(json.dumps(out.numpy().ravel().tolist()))\n"
+    )
+    served = _printed_in_a_fresh_python(
+        script, [path, json.dumps([e.hex() for e in examples])], tmp_path
+    )
+    local = [
+        p["y"][0]
+        for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": x[:8]}).batch(4))
+    ]
+    np.testing.assert_allclose(served, local, atol=1e-6)
+
+
+@pytest.mark.slow  # a TensorFlow subprocess
 def test_vocabulary_lookup_tables_are_exported_with_the_model(tmp_path):
     words = np.array([b"red", b"green", b"blue", b"other"] * 64)
     labels = (words == b"red").astype(np.int64)
@@ -804,18 +880,7 @@ def test_vocabulary_lookup_tables_are_exported_with_the_model(tmp_path):
         "scores = model.signatures['predict'](examples=tf.constant(examples))\n"
         "print(scores['logistic'].numpy().ravel().tolist())\n"
     )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run(
-        [sys.executable, "-c", script, path.decode()],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(tmp_path),
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    red, blue, unseen = json.loads(proc.stdout.strip().splitlines()[-1])
+    red, blue, unseen = _printed_in_a_fresh_python(script, [path.decode()], tmp_path)
     local = [
         p["logistic"][0]
         for p in est.predict(

@@ -1610,8 +1610,15 @@ class Estimator:
 
         Returns `(module, signatures)`.  Callers may attach more objects and
         functions to the module before saving it (the Trainer adds the
-        transform graph this way).
+        transform graph this way).  A `model_fn` that does not trace in
+        `tf.compat.v1.wrap_function` (a Keras model made of `tf.keras.Input`s) is traced
+        as in a `tf.function` instead.
         """
+        return self._serving_module(serving_input_receiver_fn, checkpoint_path, mode)
+
+    def _serving_module(self, serving_input_receiver_fn, checkpoint_path, mode, retrace=True):
+        """`build_serving_module`; without `retrace`, a failed wrap_function trace raises
+        (`export_saved_model` then exports the PREDICT graph as a TF1 SavedModel)."""
         from components.estimator import serving
 
         checkpoint_path = checkpoint_path or self._require_checkpoint()
@@ -1625,7 +1632,7 @@ class Estimator:
             )
         self._global_step()
         return _outside_strategy(
-            lambda: serving.build(self, serving_input_receiver_fn, checkpoint_path, mode)
+            lambda: serving.build(self, serving_input_receiver_fn, checkpoint_path, mode, retrace)
         )
 
     def export_saved_model(
@@ -1656,8 +1663,8 @@ class Estimator:
             )
 
         def export():
-            module, signatures = self.build_serving_module(
-                serving_input_receiver_fn, checkpoint_path, experimental_mode
+            module, signatures = self._serving_module(
+                serving_input_receiver_fn, checkpoint_path, experimental_mode, retrace=False
             )
             return serving.save_timestamped(
                 module, signatures, export_dir_base, assets_extra, as_text

@@ -17,6 +17,8 @@ import time
 import tensorflow as tf
 from google.protobuf import text_format
 from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.eager import wrap_function
+from tensorflow.python.framework import func_graph
 from tensorflow.python.ops import op_selector
 from tensorflow.python.saved_model import fingerprinting_utils
 from tensorflow.python.saved_model.model_utils import export_utils
@@ -142,14 +144,52 @@ def _signature_function(pruned, key, inputs, feeds):
     return tf.function(call, input_signature=specs).get_concrete_function()
 
 
-def build(estimator, receiver_fn, checkpoint_path, mode):
+def _traced_as_tf2(graph_fn):
+    """`graph_fn` traced as `tf.compat.v1.wrap_function` traces it, in a graph whose name
+    does not start with `wrapped_function`: there tf_keras builds as in a `tf.function`
+    (its v2 layers; a `tf.keras.Input` in its own scratch graph), as the TF2 path's
+    `predict` ran the `model_fn`."""
+    holder = wrap_function.VariableHolder(graph_fn)
+    graph = func_graph.func_graph_from_py_func(
+        "serving_function",
+        holder,
+        None,
+        None,
+        signature=[],
+        add_control_dependencies=False,
+        collections={},
+    )
+    return wrap_function.WrappedFunction(graph, variable_holder=holder, signature=[])
+
+
+def _traced(graph_fn, retrace):
+    """`graph_fn` in `tf.compat.v1.wrap_function`, as tf.estimator's export traced it;
+    with `retrace`, when that fails, in `_traced_as_tf2`'s graph instead (a Keras model
+    made of `tf.keras.Input`s recurses in wrap_function, where tf_keras takes its v1
+    layers but still makes Keras tensors).  The first error is raised if both fail."""
+    try:
+        return tf.compat.v1.wrap_function(graph_fn, [])
+    except Exception as error:
+        if not retrace:
+            raise
+        log.debug("model_fn does not trace in wrap_function; tracing as TF2:", exc_info=True)
+        try:
+            return _traced_as_tf2(graph_fn)
+        except Exception:
+            raise error from None
+
+
+def build(estimator, receiver_fn, checkpoint_path, mode, retrace=True):
+    """(ServingModule, {signature: concrete function}) of `model_fn` in PREDICT mode
+    behind `receiver_fn`'s tensors, its variables restored from `checkpoint_path`.
+    `retrace`: see `_traced`."""
     if mode != ModeKeys.PREDICT:
         raise ValueError("Only PREDICT-mode exports are supported.")
     traced = {}
-    tables = resource.ResourceTracker()
 
     def graph_fn():
-        with resource.resource_tracker_scope(tables):
+        traced["tables"] = resource.ResourceTracker()  # (a failed trace's left behind)
+        with resource.resource_tracker_scope(traced["tables"]):
             receiver = receiver_fn()
             if not isinstance(receiver, export_lib.ServingInputReceiver):
                 raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
@@ -158,7 +198,7 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         traced["signatures"] = receiver_signatures(spec, receiver)
         traced["variables"] = estimator._store.requested_in_last_call()
 
-    wrapped = tf.compat.v1.wrap_function(graph_fn, [])
+    wrapped = _traced(graph_fn, retrace)
     estimator._restore(checkpoint_path, ModeKeys.PREDICT)
     signatures = _pruned_signatures(wrapped, traced["signatures"])
     methods = {
@@ -167,7 +207,9 @@ def build(estimator, receiver_fn, checkpoint_path, mode):
         if name in signatures
     }
     module = ServingModule(
-        _serving_variables(estimator, wrapped, traced["variables"]), tables.resources, methods
+        _serving_variables(estimator, wrapped, traced["variables"]),
+        traced["tables"].resources,
+        methods,
     )
     return module, signatures
 
