@@ -742,7 +742,12 @@ class Estimator:
         input_fn that returns a TF1 iterator's next element, or is made where nothing
         runs eagerly (`tf.compat.v1.disable_eager_execution()`, a `tf.Graph` block),
         where the TF2 path cannot run.  `before_input()`: what must run before the TF2
-        path calls input_fn (train()'s seeding)."""
+        path calls input_fn (train()'s seeding).
+
+        A scratch graph that the TF2 path's trace replaces has what it drew from Python's
+        `random` undone (Keras layers' default initializers take their seeds there): the
+        trace then draws what 2.15's one graph of the call drew, and the program's
+        `random` is left where 2.15 left it."""
         eager_off = graph_mode.eager_execution_off()
         if self._needs_eager_execution and eager_off:
             raise RuntimeError(
@@ -763,7 +768,7 @@ class Estimator:
             if not built and self._graph_mode is False:
                 built = self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
             return built or None
-        graph = tf.Graph()
+        graph, draws = tf.Graph(), random.getstate()
         try:
             built = graph_mode.ModeGraph(
                 self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
@@ -778,6 +783,7 @@ class Estimator:
             log.debug("model_fn does not build in a graph; using the TF2 path.", exc_info=True)
             self._graph_mode = False
             self._graph_named_modes = None  # (nor will it for the other modes)
+            random.setstate(draws)  # (see _mode_graph)
             return None
         if self._graph_mode is None:
             if not forced and input_fn is not None and built.reads_an_iterator:
@@ -796,7 +802,10 @@ class Estimator:
                 self._graph_mode = False
                 self._graph_named_modes.add(mode)
                 self._store.expect_graph_names(mode, graph)
-                return built if self._trains_without_what_is_unfetched(built) else None
+                if self._trains_without_what_is_unfetched(built):
+                    return built
+                random.setstate(draws)  # (see _mode_graph)
+                return None
             self._graph_mode = True
             log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
         return built
@@ -847,7 +856,7 @@ class Estimator:
             built = None
         if built is None or not built.reads_an_iterator:
             built = None
-            random.setstate(state)  # (the graph's seeding undone: the TF2 path runs)
+            random.setstate(state)  # (its draws undone: the TF2 path runs; see _mode_graph)
         self._remember_iterator_input(input_fn, built is not None)
         return built
 
@@ -882,22 +891,25 @@ class Estimator:
         pending = self._pending_inputs.get(threading.get_ident())
         if pending is not None and pending[:2] == (input_fn, mode):
             input_fn = _input_of_structure(pending[2]) or input_fn  # (not called again)
-        graph = tf.Graph()
+        graph, draws = tf.Graph(), random.getstate()
         try:
             built = graph_mode.ModeGraph(
                 self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
             )
         except Exception:
             log.debug("model_fn does not build in a graph in %s mode.", mode, exc_info=True)
+            random.setstate(draws)  # (see _mode_graph)
             return None
         self._store.expect_graph_names(mode, graph)
-        if mode != ModeKeys.TRAIN or not self._trains_without_what_is_unfetched(built):
-            return None
-        if input_fn is real_input_fn:
-            return built
-        # (Built on a stand-in of the input's structure: the graph needs the input itself.)
-        self._pending_inputs.pop(threading.get_ident(), None)
-        return graph_mode.ModeGraph(self, mode, input_fn=real_input_fn, graph=tf.Graph())
+        if mode == ModeKeys.TRAIN and self._trains_without_what_is_unfetched(built):
+            if input_fn is real_input_fn:
+                return built
+            # (Built on a stand-in of the input's structure: the graph needs the input.)
+            self._pending_inputs.pop(threading.get_ident(), None)
+            random.setstate(draws)
+            return graph_mode.ModeGraph(self, mode, input_fn=real_input_fn, graph=tf.Graph())
+        random.setstate(draws)  # (see _mode_graph)
+        return None
 
     def _trains_without_what_is_unfetched(self, built):
         """Whether `built`, a TRAIN graph, holds effects its train op and loss do not need
@@ -1232,13 +1244,14 @@ class Estimator:
 
         def seed_a_first_trace():
             # As tf.estimator seeded each graph: initial values, dropout and the input's
-            # shuffles repeat from run to run.  tf_keras initializers draw their seeds
-            # from Python's `random`, which this seeds too.  Once a call: before the TF2
-            # path's input_fn, which may run when the path is chosen.
-            if not seeded and self._config.tf_random_seed is not None and not self._store.variables:
-                tf_keras.utils.set_random_seed(self._config.tf_random_seed)
+            # shuffles repeat from run to run (Keras layers' default initializers draw
+            # from Python's `random`, as under 2.15: the program's own state, untouched).
+            # Once a call: before the TF2 path's input_fn, which may run when the path is
+            # chosen.
             if not seeded:  # 2.15's op seeds, from 0 each call (graph_seeds)
-                counted.enter_context(graph_seeds.counting(self._config.tf_random_seed, self))
+                first = not self._store.variables
+                seed = self._config.tf_random_seed
+                counted.enter_context(graph_seeds.counting(seed, self, first_trace=first))
             seeded.append(True)
 
         with counted:

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import numbers
 import os
-import random
 import re
 import sys
 import threading
@@ -338,9 +337,9 @@ class ModeGraph:
         ):
             seed = estimator._config.tf_random_seed
             if seed is not None:
-                # tf_keras layers in a TF1 model_fn draw their initializers' seeds from
-                # Python's `random`: seeded too, so a run repeats whatever ran before it.
-                random.seed(seed)
+                # The graph's seed only, as tf.estimator set it: Keras layers' default
+                # initializers draw their seeds from Python's `random`, the program's own
+                # (seeded by the program, or not), as they did under 2.15.
                 _V1.set_random_seed(seed)
             self.global_step = _V1.train.get_or_create_global_step()
             if mode == ModeKeys.TRAIN:

@@ -12,12 +12,14 @@ its own. `counting(S)` makes the eager ones count from 0 as that graph did, and
 a TF1 graph: the graph's own), so every draw runs the kernel 2.15 ran with 2.15's seeds."""
 
 import contextlib
+import random
 import weakref
 
 import tensorflow as tf
 from tensorflow.python.eager import context
 from tensorflow.python.framework import random_seed
 from tensorflow.python.ops import gen_random_ops
+from tf_keras.src import backend as keras_backend
 
 
 class _Count:
@@ -39,11 +41,15 @@ _restarting = weakref.WeakSet()
 
 
 @contextlib.contextmanager
-def counting(seed, owner):
+def counting(seed, owner, first_trace=False):
     """Within: random ops that run eagerly without a seed of their own take the op seeds a
     new TF1 graph of graph seed `seed` gave them (0, 1, ...), and `op_seeds()` continues
     that count. Nothing when `seed` is None or nothing runs eagerly (a TF1 graph counts
     its own). The generator and seed before it are back afterwards.
+
+    On `owner`'s first trace the eager context's cached kernels are dropped first, as
+    2.15's new graph had none: the initial values run eagerly, and a random kernel of the
+    same seeds cached by an earlier Estimator's call would go on with its numbers.
 
     Where `owner`'s traced function holds a stateful kernel of such seeds (dropout), the
     kernels cached by earlier calls are dropped first, so that its draws start again from
@@ -53,8 +59,9 @@ def counting(seed, owner):
         yield
         return
     eager = context.context()
-    before = (eager._seed, eager._rng)
-    if owner in _restarting:
+    # (`_rng` is made by the first `tf.random.set_seed`; None stands for its absence.)
+    before = (eager._seed, getattr(eager, "_rng", None))
+    if first_trace or owner in _restarting:
         tf.random.set_seed(seed)  # (it also drops the cached kernels)
     eager._seed = seed
     count = _Count(owner)
@@ -65,6 +72,22 @@ def counting(seed, owner):
     finally:
         _counts.remove(count)
         eager._seed, eager._rng = before
+
+
+@contextlib.contextmanager
+def keras_seeded(seed):
+    """Within: tf_keras draws its layers' seeds from a generator of `seed`, and eager ops
+    from the global seed `seed`, as `tf_keras.utils.set_random_seed(seed)` has them, but
+    the program's own `random` and `numpy.random` are not touched (2.15 never touched
+    them), and the generator and global seed before are back afterwards."""
+    eager, drawn = context.context(), keras_backend._SEED_GENERATOR
+    before = (eager._seed, getattr(eager, "_rng", None), getattr(drawn, "generator", None))
+    tf.random.set_seed(seed)
+    drawn.generator = random.Random(seed)
+    try:
+        yield
+    finally:
+        eager._seed, eager._rng, drawn.generator = before
 
 
 def op_seeds():

@@ -32,7 +32,7 @@ from tf_keras.src.optimizers.optimizer_v1 import TFOptimizer
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import export as export_lib
-from components.estimator import optimizers, tf_logging
+from components.estimator import graph_seeds, optimizers, tf_logging
 from components.estimator.estimator import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 from components.estimator.run_config import RunConfig
@@ -436,10 +436,10 @@ class _KerasEstimator(Estimator):
             return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
 
         super().__init__(model_fn, model_dir=model_dir, config=config)
-        if self._user_config.tf_random_seed is not None:
-            # Before cloning: the clone's dropout layers draw their seeds now.
-            tf_keras.utils.set_random_seed(self._user_config.tf_random_seed)
-        with _training_scope(self._user_config), self._store.scope():
+        seed = self._user_config.tf_random_seed
+        # (The clone's dropout layers draw their seeds as they are made.)
+        seeded = graph_seeds.keras_seeded(seed) if seed is not None else contextlib.nullcontext()
+        with seeded, _training_scope(self._user_config), self._store.scope():
             self._model = _clone(keras_model, custom_objects)
         _forget_bookkeeping(self._store, self._model)
         self._start_from(keras_model, make_optimizer, object_based, custom_objects)
