@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import os
+import random
 import tempfile
 
 import numpy as np
@@ -614,6 +615,10 @@ def train_in_process(input_dict, output_dict, exec_properties):
     strategy = strategy_lib.build(choice)
     training = _Training(input_dict, exec_properties, choice, strategy, tf_config)
     tf.random.set_seed(training.seed)
+    # Keras layers' default initializers in a model module draw their seeds from Python's
+    # `random`, as under tf.estimator (whose `tf_random_seed` seeds graphs only): seeded
+    # here, so that the Trainer's runs repeat.
+    random.seed(training.seed)
     models = _models_to_fit(
         exec_properties,
         training.candidates,
