@@ -466,13 +466,13 @@ class _Said:
     """The lines TensorFlow's logger shows (at INFO, as samples set it) that speak of
     what a call skipped or could not find."""
 
-    def __init__(self, tf):
+    def __init__(self, tf, said=_SAID):
         import logging
 
         class Handler(logging.Handler):
             def emit(handler, record):
                 line = f"{record.levelname}: {record.getMessage()}"
-                if _SAID.search(line):
+                if said.search(line):
                     self.lines.append(line)
 
         self.tf, self.lines, self.handler = tf, [], Handler(logging.INFO)
@@ -535,6 +535,43 @@ def call_mistakes(tf, workdir):
         results = seen_each(cases, workdir)
     results["exact"]["logged"] = [line.replace(workdir, "<workdir>") for line in said.lines]
     return results
+
+
+@program
+def exports_before_training(tf, workdir):
+    """export_saved_model and experimental_export_all_saved_models with no checkpoint
+    given and none in model_dir: the error, and every line logged before it (2.15 looked
+    for the checkpoint before it called model_fn)."""
+
+    def exported(folder, export):
+        made = tf.estimator.Estimator(model_fn_of(tf), model_dir=folder)
+        with _Said(tf, re.compile("")) as said:
+            error = seen(lambda: export(made, os.path.join(folder, "export")), workdir)
+        return [*error, *(line.replace(workdir, "<workdir>") for line in said.lines)]
+
+    def receiver():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 1], name="x")
+        return tf.estimator.export.ServingInputReceiver({"x": x}, {"x": x})
+
+    def supervised():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 1], name="x")
+        y = tf.compat.v1.placeholder(tf.float32, [None, 1], name="y")
+        return tf.estimator.export.build_raw_supervised_input_receiver_fn({"x": x}, y)()
+
+    exports = {
+        "served": lambda made, to: made.export_saved_model(to, receiver),
+        "evaluated": lambda made, to: made.export_saved_model(
+            to, supervised, experimental_mode="eval"
+        ),
+        "every_mode": lambda made, to: made.experimental_export_all_saved_models(
+            to, {"train": supervised, "infer": receiver}
+        ),
+    }
+    return {
+        "exact": {
+            name: exported(os.path.join(workdir, name), export) for name, export in exports.items()
+        }
+    }
 
 
 # ------------------------------------------------------------------ errors as ops ran

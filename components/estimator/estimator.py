@@ -1674,6 +1674,7 @@ class Estimator:
                 as_text=as_text,
                 checkpoint_path=checkpoint_path,
             )
+        checkpoint_path = checkpoint_path or self._require_checkpoint()  # before model_fn
 
         def export():
             module, signatures = self._serving_module(
@@ -1784,11 +1785,11 @@ class Estimator:
                 as_text=as_text,
                 checkpoint_path=checkpoint_path,
             )
+        checkpoint_path = checkpoint_path or self._require_checkpoint()  # before model_fn
         graphs = {
             mode: graph_export.receiver_graph(self, mode, input_receiver_fn_map[mode])
             for mode in modes
         }
-        checkpoint_path = checkpoint_path or self._require_checkpoint()
         return _outside_strategy(
             lambda: graph_export.export_all(
                 export_dir_base, graphs, assets_extra, as_text, checkpoint_path
