@@ -12,6 +12,8 @@ classifier of TF1 variables started from fixed numbers:
   receivers and `export_saved_model(experimental_mode='eval')`: MetaGraph tags, signatures
   and the lines (the warning for each mode but PREDICT);
 - `export_before_training`: what an export without a checkpoint says, and logs first;
+- `export_signatures`: the export methods' parameters, and `export_savedmodel`'s
+  `strip_default_attrs` taken;
 - `spec_checked_when_made`: what TPUEstimatorSpec refused when made (`Missing train_op.`,
   ...), a loss of one element made a scalar, a PREDICT spec's export_outputs completed;
 - `api_version_from_its_module`: `ExportSavedModelApiVersion.V2` imported from 2.15's
@@ -332,6 +334,23 @@ def api_version_from_its_module(tf, workdir):
     est.train(input_fn_of(tf, seen, "train"), max_steps=2)
     path = est.export_saved_model(os.path.join(workdir, "export"), serving_input_fn(tf))
     return {"exact": {"graphs": meta_graphs(path), "seen": seen}, "close": {}}
+
+
+@program
+def export_signatures(tf, workdir):
+    import inspect
+
+    tpu_estimator = tf.compat.v1.estimator.tpu.TPUEstimator
+    names = ["export_saved_model", "export_savedmodel", "experimental_export_all_saved_models"]
+    signatures = {name: str(inspect.signature(getattr(tpu_estimator, name))) for name in names}
+    est = estimator(tf, workdir, model_fn_of(tf, []))
+    stripped = error_line(
+        lambda: est.export_savedmodel(
+            os.path.join(workdir, "e"), serving_input_fn(tf), strip_default_attrs=True
+        ),
+        workdir,
+    )
+    return {"exact": {"signatures": signatures, "stripped": stripped}, "close": {}}
 
 
 @program

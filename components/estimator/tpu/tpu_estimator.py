@@ -35,7 +35,7 @@ from tensorflow.python.ops import summary_ops_v2
 
 from components.estimator import graph_mode, inputs, run_config
 from components.estimator import hooks as hooks_lib
-from components.estimator.estimator import Estimator, _accepted_args
+from components.estimator.estimator import Estimator, _accepted_args, tf1_export_savedmodel
 from components.estimator.ignored import warn_once
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 from components.estimator.tpu.config import (
@@ -568,19 +568,19 @@ class TPUEstimator(Estimator):
             f"address and TPU worker(s). Available devices are {devices}." + _TPU_HINT
         )
 
-    def export_saved_model(self, export_dir_base, serving_input_receiver_fn, *args, **kwargs):
-        """The CPU MetaGraph (tags `serve`), as 2.15 wrote first.  2.15 also wrote a
-        `serve, tpu` one (export_to_tpu), which runs only on a TPU: left out, with a note."""
+    @functools.wraps(Estimator.export_saved_model)  # (2.15's parameters, to inspect too)
+    def export_saved_model(self, *args, **kwargs):
+        # The CPU MetaGraph (tags `serve`), as 2.15 wrote first.  2.15 also wrote a
+        # `serve, tpu` one (export_to_tpu), which runs only on a TPU: left out, with a note.
         if not self._export_to_cpu:
             raise ValueError(
                 "TPUEstimator(export_to_cpu=False): the export would hold only the TPU "
                 "MetaGraph, which this kit does not write (it serves only on a TPU); "
                 "leave export_to_cpu=True."
             )
-        if serving_input_receiver_fn:
-            self._checkpoint_first(
-                Estimator.export_saved_model, export_dir_base, None, *args, **kwargs
-            )
+        given = inspect.signature(Estimator.export_saved_model).bind(self, *args, **kwargs)
+        if given.arguments["serving_input_receiver_fn"]:
+            self._checkpoint_first(Estimator.export_saved_model, *args, **kwargs)
         if self._export_to_tpu:
             warn_once(
                 "TPUEstimator.export_to_tpu",
@@ -588,9 +588,7 @@ class TPUEstimator(Estimator):
                 "MetaGraph only (tf.estimator 2.15 also wrote a `serve, tpu` one, which runs "
                 "only on a TPU). Load it with tags=['serve'], as servers on CPUs and GPUs do.",
             )
-        return super().export_saved_model(
-            export_dir_base, serving_input_receiver_fn, *args, **kwargs
-        )
+        return super().export_saved_model(*args, **kwargs)
 
     @functools.wraps(Estimator.experimental_export_all_saved_models)
     def experimental_export_all_saved_models(self, *args, **kwargs):
@@ -604,7 +602,7 @@ class TPUEstimator(Estimator):
         if not given.get("checkpoint_path"):
             self._require_checkpoint()
 
-    export_savedmodel = export_saved_model
+    export_savedmodel = tf1_export_savedmodel  # (2.15's TPUEstimator was a V1 Estimator)
 
 
 @contextlib.contextmanager
