@@ -574,6 +574,36 @@ def exports_before_training(tf, workdir):
     }
 
 
+@program
+def evaluation_names(tf, workdir):
+    """evaluate(name=...) given a number or bytes (2.15 joined it to `eval_`), and
+    eval_dir of a number, for a TF1 model_fn and a canned linear model."""
+    column = tf.feature_column.numeric_column("x")
+
+    def evaluated(make, name):
+        def call(folder):
+            return sorted(make(folder).evaluate(input_fn(tf), steps=1, name=name))
+
+        return call
+
+    def tf1(folder):
+        return tf.estimator.Estimator(model_fn_of(tf), model_dir=folder)
+
+    def linear(folder):
+        return tf.estimator.LinearRegressor([column], model_dir=folder)
+
+    return seen_each(
+        {
+            "tf1_number": evaluated(tf1, 3),
+            "tf1_bytes": evaluated(tf1, b"held_out"),
+            "tf1_empty": evaluated(tf1, ""),
+            "linear_number": evaluated(linear, 3),
+            "eval_dir_number": lambda d: tf1(d).eval_dir(7),
+        },
+        workdir,
+    )
+
+
 # ------------------------------------------------------------------ errors as ops ran
 @program
 def errors_when_steps_run(tf, workdir):

@@ -1451,6 +1451,7 @@ class Estimator:
         self._note_untrained(checkpoint_path, "evaluate")
         self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
+        self.eval_dir(name)  # (a name that is no string: 2.15's TypeError, after model_fn)
         if built is not None:
             results = graph_mode.evaluate(built, steps, hooks or (), checkpoint_path)
             self._write_eval_summaries(results, name, checkpoint_path, built.graph)
@@ -1523,7 +1524,9 @@ class Estimator:
             variable.assign(tf.zeros_like(variable))
 
     def eval_dir(self, name=None):
-        return os.path.join(self._model_dir, f"eval_{name}" if name else "eval")
+        """`eval` or `eval_<name>` under model_dir; a name that is no string is 2.15's
+        TypeError (`can only concatenate str (not "int") to str`)."""
+        return os.path.join(self._model_dir, "eval_" + name if name else "eval")
 
     def _write_eval_summaries(self, results, name, checkpoint_path, graph):
         """The results (and the checkpoint evaluated) as events under `eval_dir(name)`,
