@@ -44,7 +44,9 @@
   `run_config_class_properties`: RunConfig's (and tpu.RunConfig's) fields as class-level
   properties, a subclass's property built on `super()`'s; `run_config_fields_read_only`:
   assigning a field (RunConfig's, tpu.RunConfig's, a subclass's) raises, as 2.15's
-  property without a setter did, while `_<field>` and new attributes set.
+  property without a setter did, while `_<field>` and new attributes set;
+  `run_config_strategy_lines`: the lines a RunConfig given a strategy logs when made
+  (not replaced, nor copied), and its `Using config: ...` line's end.
 - `export_outputs_as_tf_made_them`: `tf.estimator.export`'s Classification-, Regression-
   and PredictOutput as 2.15's (TF's own classes): what they refuse, in which words, their
   read-only properties, a PredictOutput of one tensor, the SignatureDefs they make.
@@ -1590,6 +1592,48 @@ def run_config_private_fields(tf, workdir):
         ],
         "unknown": hasattr(config, "_nope"),
     }
+    return {"exact": seen, "close": {}}
+
+
+@program
+def run_config_strategy_lines(tf, workdir):
+    """What 2.15 logged when a RunConfig was given a distribution strategy (made, not
+    replaced nor copied by the Estimator), and the `_distribute_coordinator_mode` its
+    `Using config: ...` line then showed."""
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    tpu = tf.compat.v1.estimator.tpu
+    made = {}
+
+    def estimator(config):
+        return tf.estimator.Estimator(local_counter_model_fn, config=config)
+
+    steps = [
+        ("plain", lambda: tf.estimator.RunConfig()),
+        ("train", lambda: tf.estimator.RunConfig(train_distribute=strategy)),
+        ("eval", lambda: tf.estimator.RunConfig(eval_distribute=strategy)),
+        (
+            "both",
+            lambda: tf.estimator.RunConfig(train_distribute=strategy, eval_distribute=strategy),
+        ),
+        ("replaced", lambda: made["train"].replace(save_summary_steps=5)),
+        ("given_by_replace", lambda: made["plain"].replace(train_distribute=strategy)),
+        ("tpu", lambda: tpu.RunConfig(train_distribute=strategy)),
+        ("tpu_replaced", lambda: made["tpu"].replace(save_summary_steps=3)),
+        ("estimator", lambda: estimator(made["train"])),
+        ("estimator_given_by_replace", lambda: estimator(made["given_by_replace"])),
+        ("estimator_replaced", lambda: estimator(made["replaced"])),
+    ]
+    seen = {}
+    for name, make in steps:
+        with _info_lines() as lines:
+            made[name] = make()
+        said = [line for line in lines if "istribut" in line or "Coordinator" in line]
+        seen[name] = [
+            line.endswith("'_distribute_coordinator_mode': None}")
+            if line.startswith("Using config")
+            else line
+            for line in said
+        ]
     return {"exact": seen, "close": {}}
 
 

@@ -1,5 +1,6 @@
 """`RunConfig`: where and how often an Estimator saves, logs and distributes."""
 
+import contextlib
 import copy
 import inspect
 import logging
@@ -75,6 +76,7 @@ def _apply_session_config(session_config):
 
 # A default told apart from an explicit None (tf.estimator's: both None saves nothing).
 _USE_DEFAULT = object()
+_REPLACING = []  # (non-empty while `replace` makes its new config: 2.15 copied one)
 
 # {setting: (whether a value other than None is valid, what 2.15's ValueError said)},
 # checked in this order on a RunConfig made or replaced.
@@ -270,6 +272,25 @@ class RunConfig:
         self._session_creation_timeout_secs = session_creation_timeout_secs
         self._checkpoint_save_graph_def = checkpoint_save_graph_def
         self._read_tf_config()
+        self._note_strategies(experimental_distribute)
+
+    def _note_strategies(self, experimental_distribute):
+        """2.15's lines (and its `_distribute_coordinator_mode`, which `Using config: ...`
+        shows) when a RunConfig was made (not replaced) with a strategy that is no
+        TPUStrategy."""
+        given = [s for s in (self.train_distribute, self.eval_distribute) if s is not None]
+        tpu_only = all(type(s).__name__.startswith("TPUStrategy") for s in given)
+        if _REPLACING or (tpu_only and not experimental_distribute):
+            return
+        log.info("Initializing RunConfig with distribution strategies.")
+        if self._worker_fields is not None:
+            self._distribute_coordinator_mode = "independent_worker"
+            log.info(
+                "RunConfig initialized for Distribute Coordinator with INDEPENDENT_WORKER mode"
+            )
+        else:
+            self._distribute_coordinator_mode = None
+            log.info("Not using Distribute Coordinator.")
 
     def __setattr__(self, name, value):
         # 2.15's fields were read-only properties (`config.save_summary_steps = 7` raises
@@ -360,7 +381,8 @@ class RunConfig:
         model_dir = fields.pop("model_dir")
         if model_dir == "":
             raise ValueError("model_dir should be non-empty")
-        config = RunConfig(model_dir=self.model_dir, **fields)
+        with replacing():
+            config = RunConfig(model_dir=self.model_dir, **fields)
         config._model_dir = os.fspath(model_dir) if model_dir else None
         config.experimental_distribute = distribute
         if type(self) is RunConfig:
@@ -431,6 +453,17 @@ def field_property(name):
 for _name in _CLASS_PROPERTIES:
     setattr(RunConfig, _name, field_property(_name))
     getattr(RunConfig, _name).__set_name__(RunConfig, _name)  # (its name in errors)
+
+
+@contextlib.contextmanager
+def replacing():
+    """RunConfigs made in here are `replace`'s copies (the base's, tpu.RunConfig's):
+    2.15 copied the config, and logged nothing for them."""
+    _REPLACING.append(True)
+    try:
+        yield
+    finally:
+        _REPLACING.pop()
 
 
 def kept_attributes(replaced, original):
@@ -626,5 +659,10 @@ def as_logged(config):
     """What 2.15's Estimator logged as `Using config: ...`: its RunConfig's fields (their
     private names, its order), `config`'s values.  (Not a method: RunConfig's public
     attributes are 2.15's; a subclass's own fields follow, as `tpu.RunConfig`'s did.)"""
-    names = _SETTINGS + _FROM_TF_CONFIG + tuple(getattr(config, "_LOGGED_FIELDS", ()))
-    return str({f"_{name}": getattr(config, name) for name in names})
+    names = _SETTINGS + _FROM_TF_CONFIG
+    logged = {f"_{name}": getattr(config, name) for name in names}
+    if "_distribute_coordinator_mode" in vars(config):  # (made with a strategy)
+        logged["_distribute_coordinator_mode"] = config._distribute_coordinator_mode
+    for name in getattr(config, "_LOGGED_FIELDS", ()):
+        logged[f"_{name}"] = getattr(config, name)
+    return str(logged)

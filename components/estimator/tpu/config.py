@@ -181,10 +181,11 @@ class RunConfig(run_config_lib.RunConfig):
         """A copy with some fields changed, keeping `tpu_config` and the masters."""
         tpu_config = kwargs.pop("tpu_config", self.tpu_config)
         base = super().replace(**kwargs)
-        replaced = RunConfig(
-            tpu_config=tpu_config,
-            evaluation_master=self.evaluation_master,
-            master=self.master,
-            **{name: getattr(base, name) for name in _BASE_ARGUMENTS},
-        )
+        with run_config_lib.replacing():
+            replaced = RunConfig(
+                tpu_config=tpu_config,
+                evaluation_master=self.evaluation_master,
+                master=self.master,
+                **{name: getattr(base, name) for name in _BASE_ARGUMENTS},
+            )
         return run_config_lib.kept_attributes(replaced, self)
