@@ -46,7 +46,8 @@
   assigning a field (RunConfig's, tpu.RunConfig's, a subclass's) raises, as 2.15's
   property without a setter did, while `_<field>` and new attributes set;
   `run_config_strategy_lines`: the lines a RunConfig given a strategy logs when made
-  (not replaced, nor copied), and its `Using config: ...` line's end.
+  (not replaced, nor copied), and its `Using config: ...` line's end;
+  `run_config_tf_config_line`: the line a RunConfig made with TF_CONFIG set logs.
 - `export_outputs_as_tf_made_them`: `tf.estimator.export`'s Classification-, Regression-
   and PredictOutput as 2.15's (TF's own classes): what they refuse, in which words, their
   read-only properties, a PredictOutput of one tensor, the SignatureDefs they make.
@@ -68,6 +69,7 @@ shapes: equal) and `close` values (zero-initialised models on unshuffled data: 1
 """
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -1634,6 +1636,38 @@ def run_config_strategy_lines(tf, workdir):
             else line
             for line in said
         ]
+    return {"exact": seen, "close": {}}
+
+
+@program
+def run_config_tf_config_line(tf, workdir):
+    """The line 2.15 logged when a RunConfig was made with TF_CONFIG set (a chief alone),
+    given a strategy or not, and none for `replace()`'s copy."""
+    tf_config = {"cluster": {"chief": ["localhost:2222"]}, "task": {"type": "chief", "index": 0}}
+    before = os.environ.get("TF_CONFIG")
+    os.environ["TF_CONFIG"] = json.dumps(tf_config)
+    seen = {}
+    try:
+        for name, make in [
+            ("made", lambda: tf.estimator.RunConfig(save_summary_steps=3)),
+            (
+                "strategy",
+                lambda: tf.estimator.RunConfig(
+                    train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0")
+                ),
+            ),
+            ("replaced", lambda: tf.estimator.RunConfig().replace(save_summary_steps=4)),
+            ("tpu", lambda: tf.compat.v1.estimator.tpu.RunConfig()),
+        ]:
+            with _info_lines() as lines:
+                made = make()
+            said = [line for line in lines if re.search("TF_CONFIG|istribut|Coordinator", line)]
+            seen[name] = [said, made.task_type, made.is_chief]
+    finally:
+        if before is None:
+            del os.environ["TF_CONFIG"]
+        else:
+            os.environ["TF_CONFIG"] = before
     return {"exact": seen, "close": {}}
 
 

@@ -317,6 +317,8 @@ class RunConfig:
         strategy, a cluster is the strategy's (2.15's distribute coordinator): the fields
         stay those of one machine and the task's own role is kept for the Estimator."""
         tf_config = server.tf_config_from_env()
+        if tf_config and not _REPLACING:  # (2.15's line, for a RunConfig made)
+            log.info("TF_CONFIG environment variable: %s", tf_config)
         service = tf_config.get("service")
         if service is not None and not isinstance(service, dict):
             raise TypeError(
