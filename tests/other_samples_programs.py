@@ -496,8 +496,9 @@ def linear_model_fn(features, labels, mode, params, config):
 
 
 def _gist(raised):
-    """[type, message up to its first ': '] (the kit may say more after 2.15's words)."""
-    return raised and [raised[0], raised[1].split(": ")[0]]
+    """[type, first line up to its first ': '] (the kit may say more after 2.15's words,
+    on that line or the next)."""
+    return raised and [raised[0], raised[1].split("\n")[0].split(": ")[0]]
 
 
 @program
