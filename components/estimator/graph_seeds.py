@@ -58,20 +58,17 @@ def counting(seed, owner, first_trace=False):
     if seed is None or not tf.executing_eagerly():
         yield
         return
-    eager = context.context()
-    # (`_rng` is made by the first `tf.random.set_seed`; None stands for its absence.)
-    before = (eager._seed, getattr(eager, "_rng", None))
-    if first_trace or owner in _restarting:
-        tf.random.set_seed(seed)  # (it also drops the cached kernels)
-    eager._seed = seed
-    count = _Count(owner)
-    eager._rng = count
-    _counts.append(count)
-    try:
-        yield
-    finally:
-        _counts.remove(count)
-        eager._seed, eager._rng = before
+    with _eager_seed_kept() as eager:
+        if first_trace or owner in _restarting:
+            tf.random.set_seed(seed)  # (it also drops the cached kernels)
+        eager._seed = seed
+        count = _Count(owner)
+        eager._rng = count
+        _counts.append(count)
+        try:
+            yield
+        finally:
+            _counts.remove(count)
 
 
 @contextlib.contextmanager
@@ -80,14 +77,27 @@ def keras_seeded(seed):
     from the global seed `seed`, as `tf_keras.utils.set_random_seed(seed)` has them, but
     the program's own `random` and `numpy.random` are not touched (2.15 never touched
     them), and the generator and global seed before are back afterwards."""
-    eager, drawn = context.context(), keras_backend._SEED_GENERATOR
-    before = (eager._seed, getattr(eager, "_rng", None), getattr(drawn, "generator", None))
-    tf.random.set_seed(seed)
-    drawn.generator = random.Random(seed)
+    drawn = keras_backend._SEED_GENERATOR
+    before = getattr(drawn, "generator", None)
+    with _eager_seed_kept():
+        tf.random.set_seed(seed)
+        drawn.generator = random.Random(seed)
+        try:
+            yield
+        finally:
+            drawn.generator = before
+
+
+@contextlib.contextmanager
+def _eager_seed_kept():
+    """The eager context (yielded), its global seed and generator of op seeds put back
+    on exit (`_rng` is made by the first `tf.random.set_seed`: None stands for none)."""
+    eager = context.context()
+    before = (eager._seed, getattr(eager, "_rng", None))
     try:
-        yield
+        yield eager
     finally:
-        eager._seed, eager._rng, drawn.generator = before
+        eager._seed, eager._rng = before
 
 
 def op_seeds():
