@@ -359,3 +359,32 @@ def dnn_logit_fn_model_fn(tf, workdir):
         },
         "close": {},
     }
+
+
+def _type_name(value):
+    return type(value).__name__
+
+
+@program
+def read_eval_metrics_types(tf, workdir):
+    """Public code picks a checkpoint from `early_stopping.read_eval_metrics(eval_dir)`:
+    2.15 gave an OrderedDict of int steps to dicts of Python floats (json.dumps takes them)."""
+    from tensorflow_estimator.python.estimator import early_stopping
+
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    est = tf.estimator.LinearClassifier(columns, model_dir=os.path.join(workdir, "model"))
+    for _ in range(2):
+        est.train(_numpy_input(tf), steps=2)
+        est.evaluate(_numpy_input(tf, num_epochs=1))
+    read = early_stopping.read_eval_metrics(est.eval_dir())
+    return {
+        "exact": {
+            "type": _type_name(read),
+            "steps": [[step, _type_name(step)] for step in read],
+            "metrics": {
+                str(step): [[k, _type_name(v)] for k, v in sorted(metrics.items())]
+                for step, metrics in read.items()
+            },
+        },
+        "close": {f"{step}/{k}": v for step, metrics in read.items() for k, v in metrics.items()},
+    }

@@ -6,6 +6,7 @@ asks training to stop when its condition holds; `make_early_stopping_hook`
 asks a function of the user's instead.
 """
 
+import collections
 import logging
 import operator
 import os
@@ -34,9 +35,10 @@ def _steps_to_check(last_step, every_steps, step):
 
 def read_eval_metrics(eval_dir):
     """{global step: {metric: value}} of the eval events in `eval_dir`, steps in order
-    (through `tf.io.gfile`, so a `gs://` model_dir works too)."""
+    (through `tf.io.gfile`, so a `gs://` model_dir works too): an `OrderedDict` of int
+    steps to dicts of Python floats, as 2.15's `early_stopping.read_eval_metrics` gave."""
     files = tf.io.gfile.glob(os.path.join(eval_dir, "events.out.tfevents.*"))
-    return dict(sorted(summaries.read_scalars_by_step(files).items()))
+    return collections.OrderedDict(sorted(summaries.read_scalars_by_step(files).items()))
 
 
 def _eval_dir(estimator, eval_dir):

@@ -38,16 +38,20 @@ def _head_names(*heads):
     return {"ModeKeys": "v2", **dict.fromkeys(heads, "v2")}
 
 
-_EARLY_STOPPING = dict.fromkeys(
-    (
-        "make_early_stopping_hook",
-        "stop_if_higher_hook",
-        "stop_if_lower_hook",
-        "stop_if_no_decrease_hook",
-        "stop_if_no_increase_hook",
+_EARLY_STOPPING = {
+    **dict.fromkeys(
+        (
+            "make_early_stopping_hook",
+            "stop_if_higher_hook",
+            "stop_if_lower_hook",
+            "stop_if_no_decrease_hook",
+            "stop_if_no_increase_hook",
+        ),
+        _EXPERIMENTAL,
     ),
-    _EXPERIMENTAL,
-)
+    # 2.15's reader of an eval dir's metrics, which programs call to pick a checkpoint.
+    "read_eval_metrics": "kit.early_stopping",
+}
 _RECEIVERS = {
     **dict.fromkeys(
         (
