@@ -58,6 +58,9 @@
   a vocabulary table, metrics made after it): what train, evaluate and predict give.
 - `empty_inputs`: train(), evaluate() and predict() given an input that yields no batch,
   for a TF1 model_fn, a TF2-style one and three canned estimators.
+- `partial_and_keyword_only_model_fns`: a hyper-parameter search's `functools.partial`
+  model_fn and input_fn binding `params`, a keyword-only parameter, `params={}` given to
+  a model_fn without one.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1770,3 +1773,66 @@ def export_outputs_as_tf_made_them(tf, workdir):
             {k: v.name for k, v in made["outputs"].outputs.items()},
         ]
     return {"exact": seen, "close": {}}
+
+
+def _scaled_model_fn(features, labels, mode, params, config=None):
+    """A zero-initialised linear model whose output is scaled by `params["scale"]` (a
+    grid search's hyper-parameter), given by the Estimator or bound by a partial."""
+    import tensorflow as tf
+
+    kernel = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
+    prediction = tf.matmul(features["x"], kernel)[:, 0] * params.get("scale", 1.0)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions=prediction)
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss, 0.1))
+
+
+@program
+def partial_and_keyword_only_model_fns(tf, workdir):
+    """What a hyper-parameter search hands an Estimator: `functools.partial(model_fn,
+    params=...)` (2.15 left a parameter a partial bound alone: the partial's params, not
+    the Estimator's `{}`; given params too, a ValueError), an input_fn partial binding its
+    own `params`, a model_fn with a keyword-only parameter of its own (2.15 counted
+    positional parameters only: neither passed nor refused), and `params={}` given to a
+    model_fn without a `params` parameter (refused: 2.15 checked `params is not None`)."""
+    import functools
+
+    x, y = _regression_data()
+
+    def rows_input_fn(params):
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).take(params["rows"]).batch(8)
+
+    def keyword_only_model_fn(features, labels, mode, *, extra=2.0):
+        return _scaled_model_fn(features, labels, mode, {"scale": extra})
+
+    def no_params_model_fn(features, labels, mode):
+        return _scaled_model_fn(features, labels, mode, {})
+
+    made = {
+        "partial": lambda: tf.estimator.Estimator(
+            functools.partial(_scaled_model_fn, params={"scale": 3.0}),
+            os.path.join(workdir, "partial"),
+        ),
+        "partial_reads_its_input": lambda: tf.estimator.Estimator(
+            functools.partial(_scaled_model_fn, params={"rows": 2}),
+            os.path.join(workdir, "rows"),
+        ),
+        "keyword_only": lambda: tf.estimator.Estimator(
+            keyword_only_model_fn, os.path.join(workdir, "keyword_only")
+        ),
+    }
+    seen, losses = {}, {}
+    for name, make in made.items():
+        est = make()
+        train_input = _dataset_input_fn(x, y, 4)
+        if name == "partial_reads_its_input":
+            train_input = functools.partial(rows_input_fn, params={"rows": 4})
+        est.train(train_input, steps=2)
+        seen[name] = int(est.get_variable_value("global_step"))
+        losses[name] = [float(est.evaluate(_dataset_input_fn(x, y, 8), steps=1)["loss"])]
+        losses[name] += [float(p) for p in est.predict(_features_input_fn(tf, x[:2]))]
+    bound = functools.partial(_scaled_model_fn, params={"scale": 3.0})
+    seen["partial_and_params"] = _raised(lambda: tf.estimator.Estimator(bound, params={"a": 1}))
+    seen["empty_params"] = _raised(lambda: tf.estimator.Estimator(no_params_model_fn, params={}))
+    return {"exact": seen, "close": losses}

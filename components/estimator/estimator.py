@@ -61,25 +61,27 @@ log = logging.getLogger(__name__)
 
 
 def _accepted_args(fn):
+    """The names an Estimator passes `fn` (a model_fn or an input_fn) arguments by, as
+    tf.estimator 2.15 counted them: its positional parameters (with or without a default;
+    a callable object's `__call__`'s, a bound method's without `self`), not keyword-only
+    ones, nor those a `functools.partial` bound (by position or keyword), which keep the
+    value the partial gives them."""
     if isinstance(fn, type) or not callable(fn):
         raise TypeError(f"unsupported callable\n{fn!r} is not callable.")  # (2.15's words first)
-    return set(inspect.signature(fn).parameters)
+    return set(_positional_args(fn))
+
+
+def _positional_args(fn):
+    if isinstance(fn, functools.partial):
+        names = _positional_args(fn.func)[len(fn.args) :]
+        return [name for name in names if name not in (fn.keywords or {})]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = inspect.signature(fn).parameters.items()
+    return [name for name, parameter in parameters if parameter.kind in positional]
 
 
 # What the Estimator passes a model_fn (by name), as tf.estimator did.
 _MODEL_FN_ARGS = {"features", "labels", "mode", "params", "config"}
-
-
-def _named_args(fn):
-    """`fn`'s named parameters, as tf.estimator 2.15 counted them: with or without a
-    default, but not those a `functools.partial` already bound by keyword."""
-    bound = set(fn.keywords) if isinstance(fn, functools.partial) else set()
-    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {
-        name
-        for name, parameter in inspect.signature(fn).parameters.items()
-        if parameter.kind in named and name not in bound
-    }
 
 
 def _check_metric_names(eval_metric_ops):
@@ -581,13 +583,13 @@ class Estimator:
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError(f"model_fn ({model_fn}) must include features argument.")
-        unexpected = sorted(_named_args(model_fn) - _MODEL_FN_ARGS)
+        unexpected = sorted(self._model_fn_args - _MODEL_FN_ARGS)
         if unexpected:
             raise ValueError(
                 f"model_fn ({model_fn}) has following not expected args: {unexpected}\n"
                 f"(the Estimator passes only {sorted(_MODEL_FN_ARGS)})."
             )
-        if params and "params" not in self._model_fn_args:
+        if params is not None and "params" not in self._model_fn_args:
             raise ValueError(
                 f"model_fn ({model_fn}) does not include params argument, but params "
                 f"({params}) is passed to Estimator."
@@ -599,7 +601,7 @@ class Estimator:
             config.replace(model_dir=model_dir)
         )
         log.info("Using config: %s", run_config.as_logged(self._user_config))
-        if params is None and "params" in _named_args(model_fn):
+        if params is None and "params" in self._model_fn_args:
             log.warning(
                 "Estimator's model_fn (%s) includes params argument, but params are not "
                 "passed to Estimator.",

@@ -1,19 +1,18 @@
 """`add_metrics` and `experimental.call_logit_fn`: user functions called with the
 arguments they name, as tf.estimator called them."""
 
-import inspect
-
 import tensorflow as tf
 
-from components.estimator.estimator import WRAPPED_ESTIMATOR, Estimator
+from components.estimator.estimator import WRAPPED_ESTIMATOR, Estimator, _accepted_args
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 _METRIC_FN_ARGS = {"features", "labels", "predictions", "config"}
 
 
 def _named_args(fn, available):
-    """The entries of `available` that `fn` takes by name."""
-    names = set(inspect.signature(fn).parameters)
+    """The entries of `available` that `fn` takes by name (as 2.15 counted them: not those a
+    `functools.partial` bound, nor keyword-only ones)."""
+    names = _accepted_args(fn)
     return {name: value for name, value in available.items() if name in names}
 
 
@@ -24,7 +23,7 @@ def add_metrics(estimator, metric_fn):
     returns `{name: metric}` (Keras metrics or `(value, update_op)` pairs); a name
     the estimator already reports is replaced.
     """
-    unexpected = sorted(set(inspect.signature(metric_fn).parameters) - _METRIC_FN_ARGS)
+    unexpected = sorted(_accepted_args(metric_fn) - _METRIC_FN_ARGS)
     if unexpected:
         raise ValueError(f"metric_fn ({metric_fn}) has following not expected args: {unexpected}")
     model_fn = estimator._model_fn  # the user's own (`model_fn` is 2.15's bound one)
