@@ -591,3 +591,47 @@ def non_chief_stop_hooks_as_tf1_hooks(tf, workdir):
             "at_checkpoint_runs": _value_or_error(lambda: _runs_until_stopped(tf, at_checkpoint)),
         }
     }
+
+
+@program
+def sessions_hooks_are_given(tf, workdir):
+    """What hooks and saving listeners are handed as a session, as user code checks it
+    (`isinstance(session, tf.compat.v1.Session)` before running or saving with it): in a
+    TF1 model_fn's train(), a canned model's evaluate() and predict()."""
+    seen = []
+
+    def looked_at(where, session):
+        seen.append(
+            [
+                where,
+                isinstance(session, tf.compat.v1.Session),
+                isinstance(session, tf.compat.v1.InteractiveSession),
+                session.__class__.__name__,
+                repr(session).split(" object at ")[0],
+            ]
+        )
+
+    class Looking(tf.compat.v1.train.SessionRunHook):
+        def after_create_session(self, session, coord):
+            looked_at("after_create_session", session)
+
+        def after_run(self, run_context, run_values):
+            if not seen or seen[-1][0] != "after_run":
+                looked_at("after_run", run_context.session)
+
+        def end(self, session):
+            looked_at("end", session)
+
+    class Listening(tf.estimator.CheckpointSaverListener):
+        def after_save(self, session, global_step_value):
+            looked_at("after_save", session)
+
+    model = tf.estimator.Estimator(_w_model_fn, model_dir=os.path.join(workdir, "tf1"))
+    model.train(_input_fn(tf), hooks=[Looking()], steps=2, saving_listeners=[Listening()])
+    column = tf.feature_column.numeric_column("x")
+    canned = tf.estimator.LinearRegressor([column], model_dir=os.path.join(workdir, "canned"))
+    canned.train(_input_fn(tf), steps=2)
+    canned.evaluate(_input_fn(tf), hooks=[Looking()], steps=1)
+    features = lambda: tf.data.Dataset.from_tensor_slices({"x": _X}).batch(4)  # noqa: E731
+    next(iter(canned.predict(features, hooks=[Looking()])))
+    return {"exact": {"seen": seen}}

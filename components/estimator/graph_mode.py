@@ -209,6 +209,16 @@ class _CallableSession(session_lib.SessionInterface):
     def __getattr__(self, name):
         return getattr(self._session, name)
 
+    # Hooks and saving listeners are handed this session where 2.15 handed them its
+    # `tf.compat.v1.Session`: to `isinstance` (user code checks `isinstance(session,
+    # tf.Session)` before running or saving with it) and in `repr`, it is that session.
+    @property
+    def __class__(self):
+        return type(self._session)
+
+    def __repr__(self):
+        return repr(self._session)
+
 
 def _fetch_key(fetches):
     """What identifies the structure of `fetches` and the graph elements in it."""
