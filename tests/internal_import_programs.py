@@ -15,6 +15,9 @@ import export_lib`, TF 2.15's `tensorflow.python.estimator...` stubs of them), t
   MetricKeys, predictions by PredictionKeys;
 - `dnn_logit_fn_model_fn`: `canned.dnn`'s `dnn_logit_fn_builder` in a model_fn with
   `multi_class_head`'s head: variables, summary tags, metric and prediction keys.
+- `estimator_subclass_overrides`: Estimator subclasses redefining its methods, which 2.15
+  allowed only once `_assert_members_are_not_overridden` did nothing (the subclass's own, or
+  patched on tf.estimator.Estimator as AdaNet and Horovod did), and the ones it refused.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_internal_imports.py` with what `tests/tf215/record_family.py
@@ -387,4 +390,108 @@ def read_eval_metrics_types(tf, workdir):
             },
         },
         "close": {f"{step}/{k}": v for step, metrics in read.items() for k, v in metrics.items()},
+    }
+
+
+def _linear_model_fn(features, labels, mode):
+    """A TF1 model_fn of one linear layer from zeros, for the subclasses below."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    w = v1.get_variable("w", [2, 1], initializer=v1.zeros_initializer())
+    pred = tf.matmul(features["x"], w)
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": pred})
+    loss = v1.losses.mean_squared_error(tf.cast(labels, tf.float32), pred)
+    train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, v1.train.get_global_step())
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _error(make):
+    try:
+        make()
+    except Exception as e:  # (what the user sees: type and first line)
+        return [type(e).__name__, str(e).splitlines()[0]]
+    return None
+
+
+@program
+def estimator_subclass_overrides(tf, workdir):
+    """Estimator subclasses as libraries wrote them for 2.15, which refused a subclass
+    redefining its members unless `_assert_members_are_not_overridden` was made to do
+    nothing: by the subclass (a team's logging Estimator), or on tf.estimator.Estimator
+    itself (AdaNet's and Horovod's Estimators); a class named TPUEstimator passed."""
+    calls = []
+    folder = iter(os.path.join(workdir, f"model{i}") for i in range(9))
+
+    class Logged(tf.estimator.Estimator):
+        def _assert_members_are_not_overridden(self):
+            pass
+
+        def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+            calls.append(["train", steps])
+            return super().train(input_fn, hooks, steps, max_steps, saving_listeners)
+
+        def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+            calls.append(["evaluate", steps])
+            return super().evaluate(input_fn, steps, hooks, checkpoint_path, name)
+
+    logged = Logged(_linear_model_fn, next(folder))
+    logged.train(_numpy_input(tf), steps=3)
+    results = logged.evaluate(_numpy_input(tf, num_epochs=1))
+    saved = tf.estimator.Estimator.__dict__.get("_assert_members_are_not_overridden")
+    tf.estimator.Estimator._assert_members_are_not_overridden = staticmethod(lambda _: None)
+    try:
+
+        class Patched(tf.estimator.Estimator):
+            def train(self, input_fn, **kwargs):
+                calls.append(["patched train", kwargs])
+                return super().train(input_fn, **kwargs)
+
+        patched = Patched(_linear_model_fn, next(folder))
+        patched.train(_numpy_input(tf), steps=2)
+    finally:
+        if saved is None:
+            del tf.estimator.Estimator._assert_members_are_not_overridden
+        else:
+            tf.estimator.Estimator._assert_members_are_not_overridden = saved
+
+    class TPUEstimator(tf.estimator.Estimator):
+        def get_variable_names(self):
+            calls.append(["get_variable_names"])
+            return super().get_variable_names()
+
+    class Unpatched(tf.estimator.Estimator):
+        def train(self, input_fn, **kwargs):
+            return super().train(input_fn, **kwargs)
+
+    class OwnModelFnCall(tf.estimator.Estimator):
+        def _call_model_fn(self, features, labels, mode, config):
+            return super()._call_model_fn(features, labels, mode, config)
+
+    class V1OwnTrainModel(tf.compat.v1.estimator.Estimator):
+        def _train_model(self, input_fn, hooks, saving_listeners):
+            return None
+
+    class Linear(tf.estimator.LinearRegressor):
+        def __init__(self, feature_columns, model_dir):
+            super().__init__(feature_columns, model_dir=model_dir)
+
+        def export_saved_model(self, export_dir_base, serving_input_receiver_fn, **kwargs):
+            return super().export_saved_model(export_dir_base, serving_input_receiver_fn)
+
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    refused = {
+        "TPUEstimator": _error(lambda: TPUEstimator(_linear_model_fn, next(folder))),
+        "train after the patch is undone": _error(lambda: Unpatched(_linear_model_fn)),
+        "_call_model_fn": _error(lambda: OwnModelFnCall(_linear_model_fn)),
+        "V1 _train_model": _error(lambda: V1OwnTrainModel(_linear_model_fn)),
+        "canned export_saved_model": _error(lambda: Linear(columns, next(folder))),
+    }
+    return {
+        "exact": {"calls": calls, "refused": refused, "results": sorted(results)},
+        "close": {
+            "loss": float(results["loss"]),
+            "patched w": patched.get_variable_value("w").tolist(),
+        },
     }
