@@ -20,6 +20,8 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
   `model_fn` (proximal ones, Adadelta, AdagradDA, centered RMSProp with momentum, Nesterov
   momentum, FTRL with L2 shrinkage, cosine, inverse-time and linear-cosine decays, and a
   `SyncReplicasOptimizer` of one replica with its hook): checkpoint names and weights;
+- `printed_results`: `print(estimator.evaluate(...))` of a TF1 `model_fn` and a canned
+  `LinearRegressor`, as a sample's last line prints it;
 - `changed_model_in_model_dir`: the r1 "Checkpoints" guide's warning, a model changed
   between runs over the same model_dir: a `tf.compat.v1.estimator.DNNClassifier` given
   wider or more hidden layers, a `LinearClassifier` in a DNN's folder (each class of both
@@ -34,6 +36,7 @@ returns `exact` parts (errors, keys, listings: equal) and `close` values (1e-4).
 """
 
 import os
+import re
 
 import numpy as np
 
@@ -387,4 +390,53 @@ def changed_model_in_model_dir(tf, workdir):
     wider = tf.estimator.Estimator(_dense_model_fn(5), model_dir)
     wider.train(_three_rows, steps=1)
     seen["model_fn_wider"] = int(wider.get_variable_value("global_step"))
+    return {"exact": seen, "close": {}}
+
+
+# --- evaluate()'s results printed ---
+
+
+def _line_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    w = tf.compat.v1.get_variable("w", [1], initializer=tf.compat.v1.zeros_initializer())
+    predictions = features["x"] * w
+    loss = tf.reduce_mean(tf.square(predictions - labels))
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(0.01)
+    train_op = optimizer.minimize(loss, tf.compat.v1.train.get_global_step())
+    metrics = {"mae": tf.compat.v1.metrics.mean_absolute_error(labels, predictions)}
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, eval_metric_ops=metrics)
+
+
+def _eight_rows():
+    import tensorflow as tf
+
+    x = np.arange(8, dtype=np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": x}, 3 * x)).batch(4)
+
+
+def _four_digits(text):
+    return re.sub(r"(\d\.\d{4})\d+", r"\1", text)
+
+
+@program
+def printed_results(tf, workdir):
+    """What `print(estimator.evaluate(...))`, every sample's last line, shows: a TF1
+    `model_fn`'s and a canned `LinearRegressor`'s results (numpy's numbers, printed as
+    numpy 1.x printed them under 2.15), and their values' types."""
+    made = {
+        "model_fn": tf.estimator.Estimator(_line_model_fn, os.path.join(workdir, "tf1")),
+        "linear": tf.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x")], os.path.join(workdir, "linear")
+        ),
+    }
+    seen = {}
+    for name, est in made.items():
+        est.train(_eight_rows)
+        results = est.evaluate(_eight_rows)
+        seen[name] = {
+            "printed": _four_digits(str(results)),
+            "repr": _four_digits(repr(results)),
+            "types": {key: type(value).__name__ for key, value in results.items()},
+        }
     return {"exact": seen, "close": {}}

@@ -401,10 +401,20 @@ def _is_kit_model_fn(model_fn):
     return getattr(_without_partials(model_fn), "__module__", "").startswith(__package__ + ".")
 
 
+class EvaluationResults(dict):
+    """evaluate()'s dict (its values numpy's, as 2.15's), which `print()` shows as 2.15's
+    showed under numpy 1.x, `{'accuracy': 0.475, ..., 'global_step': 12}`: numpy 2 writes
+    each value's type there (`np.float32(0.475)`)."""
+
+    def __repr__(self):
+        with tf_logging.printed_as_numpy_1():
+            return super().__repr__()
+
+
 def in_215_order(results):
     """evaluate()'s results in 2.15's order: the metrics' keys sorted, then `global_step`."""
     step_key = tf.compat.v1.GraphKeys.GLOBAL_STEP
-    ordered = {key: results[key] for key in sorted(results) if key != step_key}
+    ordered = EvaluationResults((key, results[key]) for key in sorted(results) if key != step_key)
     if step_key in results:
         ordered[step_key] = results[step_key]
     return ordered

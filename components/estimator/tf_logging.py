@@ -19,14 +19,15 @@ PACKAGE = "components.estimator"
 TENSORFLOW = "tensorflow"
 
 
-# numpy 2.3 writes float32 numbers of 1e7 and more in scientific notation (`1.5e+07`);
-# the numpy 1.x under 2.15 wrote them positionally below 1e16 (`15000000.0`).
-_NUMPY_1_STR = {"legacy": "2.2"} if np.lib.NumpyVersion(np.__version__) >= "2.3.0" else {}
+# numpy 2.3 writes float32 numbers of 1e7 and more in scientific notation (`1.5e+07`),
+# and numpy 2 a number's repr with its type (`np.float32(0.475)`); the numpy 1.x under
+# 2.15 wrote `15000000.0` (positionally below 1e16) and `0.475`.
+_NUMPY_1_STR = {"legacy": "1.25"} if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else {}
 
 
 def printed_as_numpy_1():
-    """numpy's print options in which `%s` of a number gives what 2.15's log lines
-    showed (under numpy 1.x)."""
+    """numpy's print options in which `%s` (and `%r`) of a number gives what 2.15's log
+    lines and printed results showed (under numpy 1.x)."""
     return np.printoptions(**_NUMPY_1_STR)
 
 
