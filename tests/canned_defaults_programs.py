@@ -529,3 +529,28 @@ def dnn_models_given_one_feature_tensor(tf, workdir):
                     )
                 )
     return {"exact": raised}
+
+
+@program
+def dnn_without_hidden_layers(tf, workdir):
+    """`hidden_units=[]` (or `()`): 2.15's DNNs trained their logits layer over the input
+    layer alone, seeded as any DNN; `hidden_units=None` failed only when trained."""
+    config = tf.estimator.RunConfig(tf_random_seed=1)
+    exact, close = {}, {}
+    for name, module, hidden_units in (
+        ("v2_list", tf.estimator, []),
+        ("v2_tuple", tf.estimator, ()),
+        ("v1_list", tf.compat.v1.estimator, []),
+        ("v2_none", tf.estimator, None),
+    ):
+        model = module.DNNClassifier(
+            hidden_units, dnn_columns(tf), os.path.join(workdir, name), config=config
+        )
+        exact[f"{name}/raised"] = error_of(
+            lambda model=model: model.train(input_fn(tf, "binary"), steps=3)
+        )
+        if exact[f"{name}/raised"] is None:
+            exact[f"{name}/variables"] = model.get_variable_names()
+            metrics = model.evaluate(input_fn(tf, "binary"), steps=1)
+            close[name] = {k: float(v) for k, v in sorted(metrics.items())}
+    return {"exact": exact, "close": close}

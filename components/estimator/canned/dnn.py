@@ -198,8 +198,6 @@ class DNNEstimator(Estimator):
         warm_start_from=None,
         batch_norm=False,
     ):
-        if not hidden_units:
-            raise ValueError("hidden_units must be a non-empty list of layer widths.")
         feature_columns = list(feature_columns)
         takes_v1_columns = self._takes_v1_feature_columns
 
