@@ -22,6 +22,12 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
   `SyncReplicasOptimizer` of one replica with its hook): checkpoint names and weights;
 - `printed_results`: `print(estimator.evaluate(...))` of a TF1 `model_fn` and a canned
   `LinearRegressor`, as a sample's last line prints it;
+- `script_console`: all a script (a TF1 `model_fn`, then a canned `LinearRegressor`, each
+  trained to the end of its input and its `evaluate()` printed, under
+  `set_verbosity(INFO)`) shows on its console, run as `python prog.py` in a process of
+  its own: stdout and stderr, less TensorFlow's C++ start-up lines, 2.15's deprecation
+  warnings (the kit writes none) and the lines of 2.15's graph and session the TF2 path
+  does not log (docs/guide/estimator.md);
 - `changed_model_in_model_dir`: the r1 "Checkpoints" guide's warning, a model changed
   between runs over the same model_dir: a `tf.compat.v1.estimator.DNNClassifier` given
   wider or more hidden layers, a `LinearClassifier` in a DNN's folder (each class of both
@@ -35,8 +41,11 @@ returns `exact` parts (errors, keys, listings: equal) and `close` values (1e-4).
 `tests/data/tf215/community_code.json`).
 """
 
+import inspect
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 
@@ -440,3 +449,77 @@ def printed_results(tf, workdir):
             "types": {key: type(value).__name__ for key, value in results.items()},
         }
     return {"exact": seen, "close": {}}
+
+
+# --- a script's whole console ---
+
+# A sample's shape, of the functions above (their source) and a canned estimator.
+_CONSOLE_SCRIPT = "\n\n".join(
+    [
+        "import numpy as np\nimport tensorflow as tf\n",
+        "tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)\n",
+        inspect.getsource(_line_model_fn),
+        inspect.getsource(_eight_rows),
+        """est = tf.estimator.Estimator(_line_model_fn, "tf1")
+est.train(_eight_rows)
+print(est.evaluate(_eight_rows))
+linear = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], "linear")
+linear.train(_eight_rows)
+print(linear.evaluate(_eight_rows))
+""",
+    ]
+)
+
+# Not compared: TensorFlow's C++ lines (start-up, CPU, CUDA: each version's own), the
+# race of TF1's step counter reading the global step beside the step ("It seems that
+# global step ..." comes and goes, under 2.15 too), and the lines of 2.15's graph and
+# session that the TF2 path does not log (the graph path's are held by other families).
+_CONSOLE_NOISE = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] |[IWEF]\d{4} [\d:.]+ +\d+ )"
+    r"|absl::InitializeLog|rebuild TensorFlow with the appropriate compiler flags"
+    r"|It seems that global step|INFO:tensorflow:(Calling model_fn|Done calling model_fn"
+    r"|Create CheckpointSaverHook|Graph was finalized|Running local_init_op"
+    r"|Done running local_init_op)\.$"
+)
+_DEPRECATED = re.compile(
+    r"^WARNING:tensorflow:From .*: (.* is deprecated|The name .* is deprecated)"
+)
+
+
+def _console_lines(text, workdir):
+    """`text`'s lines less the noise above and every deprecation warning (2.15 wrote one
+    for each tf.estimator class; TensorFlow's own come and go between versions), with
+    times, rates and numbers past 4 digits blurred."""
+    kept, lines = [], iter(text.splitlines())
+    for line in lines:
+        if _DEPRECATED.match(line):
+            if next(lines, "").startswith("Instructions for updating"):
+                next(lines, "")
+            continue
+        if _CONSOLE_NOISE.search(line) or (not line.strip() and not kept):
+            continue
+        line = line.replace(workdir, "<workdir>")
+        line = re.sub(r"\d{4}-\d\d-\d\d[T-]\d\d:\d\d:\d\d", "<time>", line)
+        line = re.sub(r"\(\d+\.\d+ sec\)|Inference Time : [\d.]+s", "<seconds>", line)
+        kept.append(re.sub(r"(\d\.\d{4})\d+", r"\1", line))
+    return kept
+
+
+@program
+def script_console(tf, workdir):
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    entry = "" if tf.__version__.startswith("2.15") else "import components.estimator.install; "
+    with open(os.path.join(workdir, "prog.py"), "w") as f:
+        f.write(entry + _CONSOLE_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=repo, PYTHONWARNINGS="", TF_CPP_MIN_LOG_LEVEL="0")
+    ran = subprocess.run(
+        [sys.executable, "prog.py"], cwd=workdir, env=env, capture_output=True, text=True
+    )
+    return {
+        "exact": {
+            "returncode": ran.returncode,
+            "stdout": _console_lines(ran.stdout, workdir),
+            "stderr": _console_lines(ran.stderr, workdir),
+        },
+        "close": {},
+    }

@@ -94,7 +94,7 @@ def _looped(caplog):
 
 def _train(tmp_path, hooks, caplog):
     est = _estimator(tmp_path)
-    with caplog.at_level(logging.INFO, logger=graph_steps.__name__):
+    with caplog.at_level(logging.DEBUG, logger=graph_steps.__name__):
         est.train(_input_fn, hooks=hooks, steps=STEPS)
     ((looped, calls),) = _looped(caplog)
     return est, looped, calls
@@ -104,7 +104,7 @@ def test_a_call_to_max_steps_loops_when_the_steps_left_after_the_checkpoint_are_
     tmp_path, caplog
 ):
     est = _estimator(tmp_path)
-    with caplog.at_level(logging.INFO, logger=graph_steps.__name__):
+    with caplog.at_level(logging.DEBUG, logger=graph_steps.__name__):
         est.train(_input_fn, max_steps=100)  # too short for a loop
         assert _looped(caplog) == []
         est.train(_input_fn, max_steps=100 + STEPS)
@@ -188,7 +188,7 @@ def test_gathered_steps_run_as_session_calls_or_in_the_tf1_loop_when_switched_on
             config=estimator.RunConfig(session_config=session_config, tf_random_seed=1),
         )
         caplog.clear()
-        with caplog.at_level(logging.INFO, logger=graph_steps.__name__):
+        with caplog.at_level(logging.DEBUG, logger=graph_steps.__name__):
             est.train(_input_fn, hooks=[hook], steps=STEPS)
         messages = [r.getMessage() for r in caplog.records]
         assert any(m.startswith("Looped") and m.endswith(how + ".") for m in messages), messages

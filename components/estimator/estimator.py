@@ -855,7 +855,7 @@ class Estimator:
                 random.setstate(draws)  # (see _mode_graph)
                 return None
             self._graph_mode = True
-            log.info("%s: it runs in a graph with a session, as under tf.estimator.", why)
+            log.debug("%s: it runs in a graph with a session, as under tf.estimator.", why)
         return built
 
     def _graph_of_an_iterator(self, input_fn, mode, before_input):
@@ -911,7 +911,7 @@ class Estimator:
     def _remember_iterator_input(self, input_fn, reads):
         """Notes (and says, when it does) whether `input_fn` reads a TF1 iterator."""
         if reads:
-            log.info(
+            log.debug(
                 "input_fn returns an iterator's next element or a queue's (TF1 style): this "
                 "call runs in a graph with a session, as tf.estimator ran it."
             )
@@ -969,7 +969,7 @@ class Estimator:
         found = unfetched.effects(built)
         if found:
             self._trains_in_a_graph = True
-            log.info(
+            log.debug(
                 "model_fn makes ops in training that neither its train_op nor its loss "
                 "needs (%s): it trains in a graph with a session, which leaves them out "
                 "as tf.estimator did.",

@@ -689,7 +689,7 @@ def _stepped_hooks(built, hooks, train_op, loss, master, creator):
         return None
     why = graph_steps.why_not_stepped(train_op, loss, built.global_step)
     if why:
-        log.info("One step per session call: the train step has %s.", why)
+        log.debug("One step per session call: the train step has %s.", why)
         return None
     loop = None
     if graph_steps.LOOP_IN_GRAPH and not graph_steps.asks_single_threaded(built.session_config()):

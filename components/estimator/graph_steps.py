@@ -467,14 +467,14 @@ class SteppedHooks(_V1.train.SessionRunHook):
             self._loop_fn = raw.make_callable(self._loop_fetches, [self._steps])
         self._step_read = raw.make_callable(self._step_tensor)
         if not repeats:
-            log.info("One step per session call: the input does not repeat forever.")
+            log.debug("One step per session call: the input does not repeat forever.")
 
     def end(self, session):
         self.run_gathered()
         for hook in self._hooks:
             hook.end(session)
         how = "session calls" if self._steps is not None else "runs of one session call a step"
-        log.info("Looped %d steps in %d %s.", self.looped_steps, self.loop_calls, how)
+        log.debug("Looped %d steps in %d %s.", self.looped_steps, self.loop_calls, how)
 
     # ----------------------------------------------------------- gathered steps
     def _needed_by_a_scheduled_hook(self, step, ahead):

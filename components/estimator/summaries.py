@@ -59,7 +59,7 @@ def eval_summary(results):
             _add_serialized(summary, key, value)
         elif isinstance(value, np.ndarray):
             summary.value.add(tag=key, node_name=key, tensor=tf.make_tensor_proto(value))
-            _log.info("The summary of %s, an array, shows in TensorBoard's plugins only.", key)
+            _log.debug("The summary of %s, an array, shows in TensorBoard's plugins only.", key)
         else:
             _log.warning(
                 "Skipping summary for %s: a %s is no float, np.float32, int, np.int32, "

@@ -154,7 +154,7 @@ class _TrainingLoop:
                 break
             done, loss, model_summary = run_chunk(chunk, self._summary_due(chunk))
             if done == 0:  # (the loss stays the last step's: this chunk ran none)
-                log.info("Input exhausted at step %d.", self.step)
+                log.debug("Input exhausted at step %d.", self.step)
                 break
             self.loss = loss
             self.step = int(self.global_step.numpy())
@@ -168,7 +168,7 @@ class _TrainingLoop:
                 self._diverged()
             self._log_rate()
             if done < int(chunk):
-                log.info("Input exhausted at step %d.", self.step)
+                log.debug("Input exhausted at step %d.", self.step)
                 break
 
     def _diverged(self):

@@ -312,7 +312,7 @@ def _v1_worded(head):
 
 def _note_partitioner(name, partitioner):
     if partitioner is not None:
-        log.info(
+        log.debug(
             "%s=%r: the kit keeps each variable whole, its checkpoint keys those of the "
             "parts 2.15 made (the optimizer's slots saved in parts).",
             name,
