@@ -18,21 +18,11 @@ from types import ModuleType
 import tfx
 
 from components.tfx_compat import component as _stand_ins
+from components.tfx_compat import tfma_export
 
 _TFX_V1_DIR = os.path.join(os.path.dirname(tfx.__file__), "v1")
 # (TFX's module, name): the kit's stand-in, for the imports that fail here.
-STAND_INS = {
-    ("tfx.components.statistics_gen.component", "StatisticsGen"): _stand_ins.StatisticsGen,
-    ("tfx.components.schema_gen.component", "SchemaGen"): _stand_ins.SchemaGen,
-    ("tfx.components.example_validator.component", "ExampleValidator"): (
-        _stand_ins.ExampleValidator
-    ),
-    ("tfx.components.transform.component", "Transform"): _stand_ins.Transform,
-    ("tfx.components.trainer.component", "Trainer"): _stand_ins.Trainer,
-    ("tfx.components.schema_gen.import_schema_gen.component", "ImportSchemaGen"): (
-        _stand_ins.ImportSchemaGen
-    ),
-}
+STAND_INS = _stand_ins.STAND_INS
 
 
 class Unavailable:
@@ -97,19 +87,6 @@ def _imported(module, attribute):
         return STAND_INS.get((module, attribute)) or Unavailable(name, module, e)
 
 
-def _tfma_config_names():
-    """TFMA's configuration messages as `tfma.<Name>`, all of them, as TFMA <= 0.4x (which
-    TFX 1.15 pipelines were written against) exported them: TFMA 0.52 exports none, and
-    TFX 1.21 puts back only nine (`EvalConfig`, `MetricThreshold`, ...), so a pipeline's
-    `tfma.PerSliceMetricThreshold(...)` would fail."""
-    import tensorflow_model_analysis as tfma
-    from tensorflow_model_analysis.proto import config_pb2
-
-    for name, message in config_pb2.DESCRIPTOR.message_types_by_name.items():
-        if not hasattr(tfma, name):
-            setattr(tfma, name, getattr(config_pb2, message.name))
-
-
 components = _namespace("components")
 dsl = _namespace("dsl")
 extensions = _namespace("extensions")
@@ -119,4 +96,4 @@ testing = _namespace("testing")
 types = _namespace("types")
 utils = _namespace("utils")
 __version__ = tfx.__version__
-_tfma_config_names()
+tfma_export.install_config_names()

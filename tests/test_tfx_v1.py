@@ -140,3 +140,121 @@ def test_tfma_config_messages_are_there_as_tfx_115_pipelines_use_them():
 
     threshold = tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()])
     assert threshold.slicing_specs[0] == tfma.SlicingSpec()
+
+
+TFX_115_IMPORTS = """
+import components.tfx_compat.install
+import json, logging
+import tensorflow as tf
+from tensorflow import estimator as tf_estimator
+from tfx import v1 as tfx_v1
+from tfx.components import StatisticsGen, SchemaGen, ExampleValidator, Transform, Trainer
+from tfx.components.trainer.executor import Executor, GenericExecutor, TrainerFnArgs
+from tfx.components.trainer.fn_args_utils import FnArgs
+from tfx.components.transform.component import Transform as TransformFromItsModule
+from tfx.dsl.components.base import executor_spec
+from tfx.proto import trainer_pb2
+from tfx.types import Channel, standard_artifacts
+
+from components.tfx_compat import component, executor
+
+warnings = []
+logging.getLogger("components").addHandler(logging.Handler())
+logging.getLogger("components").handlers[-1].emit = lambda r: warnings.append(r.getMessage())
+trainer = Trainer(
+    module_file="m.py",
+    custom_executor_spec=executor_spec.ExecutorClassSpec(Executor),
+    transformed_examples=Channel(type=standard_artifacts.Examples),
+    transform_graph=Channel(type=standard_artifacts.TransformGraph),
+    train_args=trainer_pb2.TrainArgs(num_steps=5),
+)
+refused = []
+for kwargs in ({}, {"transformed_examples": Channel(type=standard_artifacts.Examples)}):
+    try:
+        Trainer(module_file="m.py", **kwargs)
+    except ValueError as e:
+        refused.append(str(e))
+print("RESULT " + json.dumps({
+    "v1": [tfx_v1.__name__, tfx_v1.components.Trainer is component.Trainer,
+           tfx_v1.components.StatisticsGen is component.StatisticsGen],
+    "stand_ins": [c is getattr(component, c.__name__) for c in
+                  (StatisticsGen, SchemaGen, ExampleValidator, Transform, Trainer)],
+    "transform_module": TransformFromItsModule is component.Transform,
+    "executors": [Executor is executor.TrainerExecutor, GenericExecutor is executor.TrainerExecutor],
+    "trainer_fn_args": TrainerFnArgs is FnArgs,
+    "estimator": tf_estimator.__name__, "tf_estimator": tf.estimator.__name__,
+    "examples_channel": trainer.inputs["examples"].type_name,
+    "executor_class": trainer.executor_spec.executor_class is executor.TrainerExecutor,
+    "warnings": warnings, "refused": refused,
+}))
+"""
+
+
+@pytest.mark.slow
+def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line():
+    """TFX 1.15's spellings (taxi_pipeline_local.py's imports, its Trainer with
+    transformed_examples and the Estimator executor, the template's `from tfx import v1`,
+    a module file's `from tensorflow import estimator`) give the kit's objects after
+    `import components.tfx_compat.install`."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", TFX_115_IMPORTS], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
+    result = json.loads(line[len("RESULT ") :])
+    assert result["v1"] == ["tfx.v1", True, True]  # TFX's own, over the stand-ins
+    assert result["transform_module"] and result["trainer_fn_args"]
+    assert result["stand_ins"] == [True] * 5 and result["executors"] == [True, True]
+    assert result["estimator"] == result["tf_estimator"] == "components.estimator"
+    assert result["examples_channel"] == "Examples" and result["executor_class"]
+    assert result["warnings"] == ["Trainer: transformed_examples is TFX's old name for examples."]
+    assert result["refused"] == [
+        "Trainer: exactly one of examples and transformed_examples must be given.",
+        "Trainer: transformed_examples needs transform_graph as well.",
+    ]
+
+
+def test_tfma_export_writes_the_estimators_model_from_the_eval_receiver(tmp_path):
+    """TFX 1.15's run_fn modules call tfma.export.export_eval_savedmodel (TFMA 0.52 has
+    no tfma.export): here it writes the Estimator's predict SavedModel under a new
+    timestamped folder, reading eval_input_receiver_fn's inputs."""
+    import tensorflow as tf
+    import tensorflow_model_analysis as tfma
+
+    from components import estimator
+    from components.tfx_compat import tfma_export
+
+    tfma_export.install()
+    column = tf.feature_column.numeric_column("x")
+    model = estimator.LinearClassifier([column], model_dir=str(tmp_path / "model"))
+    model.train(lambda: ({"x": tf.constant([[1.0], [2.0]])}, tf.constant([[0], [1]])), steps=1)
+
+    def eval_input_receiver_fn():
+        serialized = tf.compat.v1.placeholder(tf.string, [None], name="input_example_tensor")
+        spec = {
+            "x": tf.io.FixedLenFeature([1], tf.float32),
+            "y": tf.io.FixedLenFeature([1], tf.int64),
+        }
+        features = tf.io.parse_example(serialized, spec)
+        return tfma.export.EvalInputReceiver(
+            features={"x": features["x"]},
+            labels=features["y"],
+            receiver_tensors={"examples": serialized},
+        )
+
+    path = tfma.export.export_eval_savedmodel(
+        estimator=model,
+        export_dir_base=str(tmp_path / "eval_model_dir"),
+        eval_input_receiver_fn=eval_input_receiver_fn,
+    )
+    (folder,) = os.listdir(tmp_path / "eval_model_dir")
+    assert folder.isdigit() and path.decode() == str(tmp_path / "eval_model_dir" / folder)
+    loaded = tf.saved_model.load(path.decode())
+    example = tf.train.Example()
+    example.features.feature["x"].float_list.value.append(3.0)
+    example.features.feature["y"].int64_list.value.append(1)  # eval examples: labelled
+    outputs = loaded.signatures["predict"](examples=tf.constant([example.SerializeToString()]))
+    assert outputs["probabilities"].shape == (1, 2)

@@ -182,6 +182,7 @@ class Trainer(base_component.BaseComponent):
     def __init__(
         self,
         examples=None,
+        transformed_examples=None,
         transform_graph=None,
         schema=None,
         base_model=None,
@@ -198,9 +199,19 @@ class Trainer(base_component.BaseComponent):
             raise ValueError(
                 "Trainer: exactly one of module_file, run_fn and trainer_fn must be given."
             )
-        if examples is None:
-            raise ValueError("Trainer: examples are required.")
-        if custom_executor_spec is not None:
+        if (examples is None) == (transformed_examples is None):
+            raise ValueError(
+                "Trainer: exactly one of examples and transformed_examples must be given."
+            )
+        if transformed_examples is not None:
+            # TFX 1.15's older name for `examples`, then valid only with a transform graph.
+            if transform_graph is None:
+                raise ValueError("Trainer: transformed_examples needs transform_graph as well.")
+            log.warning("Trainer: transformed_examples is TFX's old name for examples.")
+            examples = transformed_examples
+        if custom_executor_spec is not None and (
+            getattr(custom_executor_spec, "executor_class", None) is not executor.TrainerExecutor
+        ):
             log.warning(
                 "Trainer(custom_executor_spec=...) replaces this kit's Trainer executor: the "
                 "Estimator executor of TFX <= 1.15 is not needed for a trainer_fn here."
@@ -244,3 +255,14 @@ class ImportSchemaGen(base_component.BaseComponent):
                 schema=channel.Channel(type=standard_artifacts.Schema),
             )
         )
+
+
+# (TFX's module, name): the stand-in for each TFX component whose import fails here.
+STAND_INS = {
+    ("tfx.components.statistics_gen.component", "StatisticsGen"): StatisticsGen,
+    ("tfx.components.schema_gen.component", "SchemaGen"): SchemaGen,
+    ("tfx.components.example_validator.component", "ExampleValidator"): ExampleValidator,
+    ("tfx.components.transform.component", "Transform"): Transform,
+    ("tfx.components.trainer.component", "Trainer"): Trainer,
+    ("tfx.components.schema_gen.import_schema_gen.component", "ImportSchemaGen"): ImportSchemaGen,
+}

@@ -29,6 +29,7 @@ from tfx.utils import io_utils, json_utils, path_utils, proto_utils
 from components import user_code
 from components.example_validator import executor as validator_executor
 from components.example_validator.checks import KINDS
+from components.tfx_compat import tfma_export
 from components.transform import executor as transform_executor
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,10 @@ class ExampleValidatorExecutor(validator_executor.Executor):
 def _module_function(exec_properties, name, module_key="module_file"):
     """The function `name` of the user's module file, or `exec_properties[name]` (a dotted
     path); None when neither has it."""
+    from components.estimator.install import install
+
+    install()  # a TFX 1.15 module's `tf.estimator` (and `from tensorflow import estimator`)
+    tfma_export.install()  # and its `tfma.export.export_eval_savedmodel`
     module_file = exec_properties.get(module_key)
     if exec_properties.get("module_path"):
         raise ValueError("module_path (a packaged user module) is not read here; pass module_file.")

@@ -2,19 +2,21 @@
 StatisticsGen, SchemaGen, ExampleValidator, Transform, Trainer (an Estimator
 `trainer_fn`), a latest-blessed-model Resolver, Evaluator and Pusher.
 
-Changed from TFX 1.15 (docs/tfx115-migration.md): the `tfx` import; the Trainer's
-`custom_executor_spec` (the Estimator executor) is gone; the Evaluator's ModelSpec
-reads the serving model instead of an EvalSavedModel.
+Changed from TFX 1.15 (docs/tfx115-migration.md): one line added before the `tfx`
+import; the Evaluator's ModelSpec reads the serving model instead of an EvalSavedModel.
 
     .venv/bin/python examples/tfx115_taxi/pipeline.py --data DIR --output DIR
 """
 
+# isort: off
+import components.tfx_compat.install  # noqa: F401  (added: TFX 1.15's imports on this kit)
+
+# isort: on
 import argparse
 import os
 
 import tensorflow_model_analysis as tfma
-
-from components import tfx_v1 as tfx  # was: from tfx import v1 as tfx
+from tfx import v1 as tfx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BEAM_ARGS = ("--runner=FnApiRunner", "--direct_running_mode=in_memory", "--direct_num_workers=1")

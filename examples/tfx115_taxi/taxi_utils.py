@@ -1,16 +1,14 @@
 """A TFX <= 1.15 Estimator module, written as TFX's Chicago taxi example wrote its own:
 `preprocessing_fn` for Transform and `trainer_fn` for the Trainer.
 
-Brought to this kit by changing one import (see docs/tfx115-migration.md): where
-TFX 1.15 had `import tensorflow as tf` and used `tf.estimator`, the Estimator API
-comes from `components.estimator`.  Everything else is as it was.
+Its imports are TFX 1.15's: the Trainer and Transform of this kit make
+`from tensorflow import estimator` the kit's Estimator (docs/tfx115-migration.md).
 """
 
 import tensorflow as tf
 import tensorflow_model_analysis as tfma
 import tensorflow_transform as tft
-
-from components import estimator as tf_estimator  # was: tf.estimator
+from tensorflow import estimator as tf_estimator
 
 DENSE_FLOAT_FEATURE_KEYS = ["trip_miles", "fare", "trip_seconds"]
 FEATURE_BUCKET_COUNT = 10
