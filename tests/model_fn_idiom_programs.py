@@ -61,6 +61,9 @@
 - `partial_and_keyword_only_model_fns`: a hyper-parameter search's `functools.partial`
   model_fn and input_fn binding `params`, a keyword-only parameter, `params={}` given to
   a model_fn without one.
+- `train_calls_into_one_events_file`: train(steps=1) calls in a loop (a canned
+  LinearRegressor's, a Keras-layer model_fn's) and a new Estimator over the same folder:
+  model_dir's events files.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1836,3 +1839,32 @@ def partial_and_keyword_only_model_fns(tf, workdir):
     seen["partial_and_params"] = _raised(lambda: tf.estimator.Estimator(bound, params={"a": 1}))
     seen["empty_params"] = _raised(lambda: tf.estimator.Estimator(no_params_model_fn, params={}))
     return {"exact": seen, "close": losses}
+
+
+@program
+def train_calls_into_one_events_file(tf, workdir):
+    """A notebook's loop of train(steps=1) calls on a canned LinearRegressor and on a
+    Keras-layer model_fn (the TF2 path), then a new Estimator over the same model_dir (a
+    search re-creating it each round): 2.15's summary saver took FileWriterCache's writer
+    of the folder, so a process wrote one events file into model_dir, each call's graph
+    and losses in it (the kit's TF2 path wrote a file a call)."""
+    x, y = _regression_data()
+    makers = {
+        "canned": lambda folder: tf.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x")], model_dir=folder, optimizer="SGD"
+        ),
+        "custom": lambda folder: tf.estimator.Estimator(
+            keras_update_in_every_mode_model_fn, model_dir=folder
+        ),
+    }
+    seen, steps = {}, {}
+    for kind, make in makers.items():
+        folder = os.path.join(workdir, kind)
+        est = make(folder)
+        for _ in range(3):
+            est.train(_dataset_input_fn(x, y, 4, epochs=None), steps=1)
+        est = make(folder)
+        est.train(_dataset_input_fn(x, y, 4, epochs=None), steps=1)
+        seen[kind] = _events(tf, folder)
+        steps[kind] = int(est.get_variable_value("global_step"))
+    return {"exact": {"events": seen, "global_steps": steps}, "close": {}}

@@ -417,7 +417,7 @@ class StepCounterHook(_AlsoTF1, tf.compat.v1.train.StepCounterHook):
         self._summary_tag = "global_step/sec"  # (2.15's: the global step's name + /sec)
         self._writer = self._summary_writer
         if self._writer is None and self._output_dir:
-            self._writer = tf.summary.create_file_writer(self._output_dir)
+            self._writer = summaries.cached_file_writer(self._output_dir)
 
     def after_step(self, context, logs):
         step, now = logs["global_step"], time.time()
@@ -448,12 +448,8 @@ class StepCounterHook(_AlsoTF1, tf.compat.v1.train.StepCounterHook):
             summaries.write_scalars(self._writer, {self._summary_tag: rate}, global_step)
 
     def _end_steps(self, logs):
-        if self._writer is None:
-            return
-        if self._writer is self._summary_writer:
+        if self._writer is not None:  # (a user's, or FileWriterCache's: kept open)
             self._writer.flush()
-        else:
-            self._writer.close()
 
 
 # Methods only a session calls: a StepCounterHook subclass overriding one needs a session.

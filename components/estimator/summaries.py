@@ -81,8 +81,27 @@ def _add_serialized(summary, key, value):
     summary.value.extend(parsed.value)
 
 
+def cached_file_writer(folder):
+    """tf.compat.v1's FileWriterCache writer of `folder`, made (where nothing is eager,
+    with no graph of its own) when it has none: as 2.15's summary and checkpoint saver
+    hooks shared it, every train() call of a process into a folder (any Estimator's, on
+    either path) writes one events file there, not one a call. It stays open, as 2.15's
+    did: flush it, never close it."""
+    cache = tf.compat.v1.summary.FileWriterCache
+    with cache._lock:
+        writer = cache._cache.get(folder)
+        if writer is None:
+            with tf.Graph().as_default():
+                writer = cache._cache[folder] = tf.compat.v1.summary.FileWriter(folder)
+    return writer
+
+
 def write_summary(writer, summary, step):
-    """Writes `summary` (a `Summary`) at `step` as one event."""
+    """Writes `summary` (a `Summary`) at `step` as one event, through a tf.compat.v1
+    FileWriter or a TF2 summary writer."""
+    if isinstance(writer, tf.compat.v1.summary.FileWriter):
+        writer.add_summary(summary, int(step))
+        return
     with writer.as_default():
         tf.summary.experimental.write_raw_pb(summary.SerializeToString(), step=int(step))
 
@@ -97,6 +116,10 @@ def write_graph(writer, graph_def):
         tf.compat.v1.Event(wall_time=now, graph_def=graph_def.SerializeToString()),
         tf.compat.v1.Event(wall_time=now, meta_graph_def=meta_graph_def.SerializeToString()),
     ]
+    if isinstance(writer, tf.compat.v1.summary.FileWriter):
+        for event in events:
+            writer.add_event(event)
+        return
     with writer.as_default():
         for event in events:
             summary_ops_v2.import_event(tf.constant(event.SerializeToString()))

@@ -107,6 +107,10 @@ class _TrainingLoop:
         prefix = os.path.join(self.output_dir, ckpt_lib.CHECKPOINT_NAME)
         log.info("Saving checkpoints for %d into %s.", step, prefix)
         self.manager.save(step)
+        if self.writer is not None and self.is_chief:  # (2.15's saver hook's record of it)
+            checkpointed = tf.compat.v1.SessionLog.CHECKPOINT
+            log_entry = tf.compat.v1.SessionLog(status=checkpointed, checkpoint_path=prefix)
+            self.writer.add_session_log(log_entry, step)
         log.info("Calling checkpoint listeners after saving checkpoint %d...", step)
         stop = False
         for listener in self.saving_listeners:
@@ -132,7 +136,7 @@ class _TrainingLoop:
         self.runner = HookRunner(self.estimator, self.hooks, start_step)
         for listener in self.saving_listeners:
             listener.begin()
-        self.writer = tf.summary.create_file_writer(self.output_dir) if self.output_dir else None
+        self.writer = summaries.cached_file_writer(self.output_dir) if self.output_dir else None
         graph = getattr(self.estimator, "_graph_for_events", None)
         if self.writer is not None and graph is not None:
             summaries.write_graph(self.writer, graph.as_graph_def())
@@ -177,7 +181,7 @@ class _TrainingLoop:
         due at that step, before its loss line (and no checkpoint at the end)."""
         log.error("Model diverged with loss = NaN.")
         if self.writer is not None:
-            self.writer.close()
+            self.writer.flush()
         raise NanLossDuringTrainingError
 
     def _chunk_size(self, first_call, target):
@@ -272,7 +276,7 @@ class _TrainingLoop:
         if self.saves and self.output_dir is not None and self.step != self.last_saved_step:
             self.save()
         if self.writer is not None:
-            self.writer.close()
+            self.writer.flush()
         self.runner.end({"loss": self.loss, "global_step": self.step})
         for listener in self.saving_listeners:
             listener.end(None, self.step)
