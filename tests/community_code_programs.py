@@ -261,6 +261,46 @@ def input_fn_helper_misuse(tf, workdir):
     return {"exact": {name: _raised(call)[:2] for name, call in calls.items()}, "close": {}}
 
 
+def _ordered_model_fn(seen):
+    """A model_fn recording in `seen` the order of the features and labels it meets: a
+    linear model over the features stacked in that order, with weights 1, 10, 100."""
+
+    def model_fn(features, labels, mode):
+        import tensorflow as tf
+
+        seen.append([list(features), None if labels is None else list(labels)])
+        stacked = tf.stack([tf.cast(v, tf.float32) for v in features.values()], axis=1)
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant([[1.0], [10.0], [100.0]]))
+        prediction = tf.matmul(stacked, w)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"p": prediction, **features})
+        loss = tf.reduce_mean(tf.square(prediction - tf.cast(labels["a_label"], tf.float32)))
+        train_op = tf.compat.v1.assign_add(tf.compat.v1.train.get_global_step(), 1)
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
+
+
+@program
+def numpy_input_fn_key_order(tf, workdir):
+    """A dict given to numpy_input_fn in an order of its own: 2.15's feeder sorted its
+    keys, so a model_fn stacking `features.values()` (and predict's dicts) met them sorted."""
+    inputs = tf.compat.v1.estimator.inputs
+    x = {"zeta": np.arange(4.0), "alpha": np.arange(4, dtype=np.int64), "mid": np.ones(4)}
+    y = {"b_label": np.zeros(4), "a_label": np.arange(4.0)}
+    seen = []
+    est = tf.estimator.Estimator(_ordered_model_fn(seen), model_dir=os.path.join(workdir, "model"))
+    est.train(inputs.numpy_input_fn(x, y, batch_size=4, shuffle=False), steps=1)
+    predicted = next(iter(est.predict(inputs.numpy_input_fn(x, batch_size=4, shuffle=False))))
+    lengths = _raised(
+        inputs.numpy_input_fn({"b": np.arange(3.0), "a": np.arange(4.0)}, shuffle=False)
+    )
+    return {
+        "exact": {"seen": seen, "predicted_keys": list(predicted), "lengths": lengths[:2]},
+        "close": {"p": predicted["p"].tolist()},
+    }
+
+
 # --- TF1 optimizers and decays in a model_fn ---
 
 

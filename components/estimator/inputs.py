@@ -80,10 +80,12 @@ def _dataset(features, labels, batch_size, num_epochs, shuffle, queue_capacity):
 
 
 def _as_dict(value, what):
+    """`value`, a dict, in its keys' sorted order (2.15's feeder sorted them, so a model_fn
+    met a dict's features in that order), or None for an array."""
     if isinstance(value, dict):
         if not value:
             raise ValueError(f"{what} cannot be an empty dict")
-        return dict(value)
+        return dict(sorted(value.items()))
     if isinstance(value, np.ndarray):
         if value.size == 0:
             raise ValueError(f"{what} cannot be an empty array")
@@ -101,7 +103,8 @@ def numpy_input_fn(
     _check_shuffle(shuffle)
 
     def input_fn():
-        x_arrays = _as_dict(x, "x") or {"": x}
+        x_dict = _as_dict(x, "x")
+        x_arrays = x_dict or {"": x}
         if isinstance(y, dict):
             if not y:
                 raise ValueError("y cannot be empty dict, use None instead.")
@@ -110,11 +113,12 @@ def numpy_input_fn(
                 raise ValueError(
                     f"{len(duplicates)} duplicate keys are found in both x and y: {duplicates}"
                 )
-        y_arrays = y if isinstance(y, dict) else {} if y is None else {"": y}
+        y_sorted = _as_dict(y, "y") if isinstance(y, dict) else y
+        y_arrays = y_sorted if isinstance(y, dict) else {} if y is None else {"": y}
         # (By `.shape`, as tf.estimator: a list is an AttributeError there.)
         if len({v.shape[0] for v in [*x_arrays.values(), *y_arrays.values()]}) != 1:
             if isinstance(y, dict):
-                y_shapes = {k: v.shape for k, v in y.items()}
+                y_shapes = {k: v.shape for k, v in y_sorted.items()}
             else:
                 y_shapes = None if y is None else y.shape
             raise ValueError(
@@ -123,7 +127,8 @@ def numpy_input_fn(
                 f"\nShapes in y: {y_shapes}\n"
             )
         epochs = _epochs(num_epochs, num_threads, shuffle)
-        features, labels = _by_row_number(x), _by_row_number(y)
+        features = _by_row_number(x if x_dict is None else x_dict)
+        labels = _by_row_number(y_sorted)
         return _returned(_dataset(features, labels, batch_size, epochs, shuffle, queue_capacity))
 
     return input_fn
