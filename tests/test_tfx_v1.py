@@ -217,6 +217,42 @@ def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line():
     ]
 
 
+def _run_trainer(tmp_path, run_fn):
+    from tfx.types import standard_artifacts
+
+    from components.tfx_compat.executor import TrainerExecutor
+
+    examples = standard_artifacts.Examples()
+    examples.uri, examples.split_names = str(tmp_path / "examples"), '["train", "eval"]'
+    model, model_run = standard_artifacts.Model(), standard_artifacts.ModelRun()
+    model.uri, model_run.uri = str(tmp_path / "model"), str(tmp_path / "model_run")
+    context = TrainerExecutor.Context(tmp_dir=str(tmp_path / "tmp"), unique_id="1")
+    TrainerExecutor(context).Do(
+        {"examples": [examples]},
+        {"model": [model], "model_run": [model_run]},
+        {
+            "run_fn": f"tests.tfx115.{run_fn}",
+            "train_args": '{"num_steps": 1}',
+            "eval_args": '{"num_steps": 1}',
+        },
+    )
+    return model.uri
+
+
+def test_a_run_fn_may_leave_its_model_as_an_estimator_exports_it(tmp_path):
+    """TFX 1.15's template modules point an Estimator's model_dir at serving_model_dir:
+    the SavedModel is Format-Serving/export/<exporter>/<timestamp>/, where TFX's Evaluator
+    and Pusher find it (path_utils.serving_model_path)."""
+    from tfx.utils import path_utils
+
+    model_uri = _run_trainer(tmp_path / "exported", "run_fn_exporting_as_an_estimator")
+    assert path_utils.serving_model_path(model_uri) == os.path.join(
+        model_uri, "Format-Serving", "export", "chicago-taxi", "1700000000"
+    )
+    with pytest.raises(RuntimeError, match=r"run_fn wrote no SavedModel .*Format-Serving"):
+        _run_trainer(tmp_path / "nothing", "run_fn_writing_nothing")
+
+
 def test_tfma_export_writes_the_estimators_model_from_the_eval_receiver(tmp_path):
     """TFX 1.15's run_fn modules call tfma.export.export_eval_savedmodel (TFMA 0.52 has
     no tfma.export): here it writes the Estimator's predict SavedModel under a new

@@ -70,3 +70,21 @@ def serve_in_a_fresh_process(model_dir, example_files):
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
     return json.loads(line[len("RESULT ") :])
+
+
+def run_fn_exporting_as_an_estimator(fn_args):
+    """A `run_fn` that leaves what an Estimator whose model_dir is
+    `fn_args.serving_model_dir` leaves (TFX 1.15's template modules): its SavedModel under
+    export/<exporter>/<timestamp>/, nothing at the folder's top."""
+    import os
+
+    import tensorflow as tf
+
+    module = tf.Module()
+    module.double = tf.function(lambda x: 2 * x, input_signature=[tf.TensorSpec([None])])
+    export = os.path.join(fn_args.serving_model_dir, "export", "chicago-taxi", "1700000000")
+    tf.saved_model.save(module, export, signatures={"serving_default": module.double})
+
+
+def run_fn_writing_nothing(fn_args):
+    del fn_args

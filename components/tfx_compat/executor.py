@@ -130,6 +130,17 @@ def _has_saved_model(path):
     )
 
 
+def _has_serving_model(model_uri):
+    """Whether the Model artifact at `model_uri` holds a SavedModel where TFX's Evaluator
+    and Pusher look: Format-Serving/ itself or, as TFX 1.15's Estimator modules left it
+    (an Estimator whose model_dir is fn_args.serving_model_dir), the one export under
+    Format-Serving/export/<exporter>/<timestamp>/."""
+    try:
+        return _has_saved_model(path_utils.serving_model_path(model_uri))
+    except RuntimeError:  # export/ holds more than one exporter or timestamp
+        return False
+
+
 class TrainerExecutor(base_executor.BaseExecutor):
     """`run_fn` or `trainer_fn` from the user's module (module doc)."""
 
@@ -156,11 +167,12 @@ class TrainerExecutor(base_executor.BaseExecutor):
             )
         if run_fn is not None:
             run_fn(fn_args)
-            if not _has_saved_model(fn_args.serving_model_dir):
+            if not _has_serving_model(model_uri):
                 raise RuntimeError(
                     f"Trainer: run_fn wrote no SavedModel to fn_args.serving_model_dir "
-                    f"({fn_args.serving_model_dir}). (Estimator.export_saved_model writes "
-                    "into a new timestamped folder under the folder it is given.)"
+                    f"({fn_args.serving_model_dir}), nor one Estimator export under its "
+                    "export/<exporter>/<timestamp>/ (Estimator.export_saved_model writes "
+                    "into a new timestamped folder under the folder it is given)."
                 )
             return
         train_with_trainer_fn(trainer_fn, fn_args)
