@@ -534,7 +534,8 @@ def dnn_models_given_one_feature_tensor(tf, workdir):
 @program
 def dnn_without_hidden_layers(tf, workdir):
     """`hidden_units=[]` (or `()`): 2.15's DNNs trained their logits layer over the input
-    layer alone, seeded as any DNN; `hidden_units=None` failed only when trained."""
+    layer alone, seeded as any DNN; `hidden_units=None` failed only when trained, as
+    did a wide & deep model's empty or missing `dnn_hidden_units`."""
     config = tf.estimator.RunConfig(tf_random_seed=1)
     exact, close = {}, {}
     for name, module, hidden_units in (
@@ -553,4 +554,17 @@ def dnn_without_hidden_layers(tf, workdir):
             exact[f"{name}/variables"] = model.get_variable_names()
             metrics = model.evaluate(input_fn(tf, "binary"), steps=1)
             close[name] = {k: float(v) for k, v in sorted(metrics.items())}
+    for name, module, hidden_units in (
+        ("v2", tf.estimator, []),
+        ("v1", tf.compat.v1.estimator, None),
+    ):
+        model = module.DNNLinearCombinedClassifier(
+            os.path.join(workdir, f"combined_{name}"),
+            linear_feature_columns=dnn_columns(tf),
+            dnn_feature_columns=dnn_columns(tf),
+            dnn_hidden_units=hidden_units,
+        )  # (taken when made: refused when trained)
+        exact[f"combined_{name}/raised"] = error_of(
+            lambda model=model: model.train(input_fn(tf, "binary"), steps=1)
+        )
     return {"exact": exact, "close": close}

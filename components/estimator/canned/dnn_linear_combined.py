@@ -83,8 +83,6 @@ class DNNLinearCombinedEstimator(Estimator):
             raise ValueError(
                 "Either linear_feature_columns or dnn_feature_columns must be defined."
             )
-        if dnn_columns and not dnn_hidden_units:
-            raise ValueError("dnn_hidden_units must be given with dnn_feature_columns.")
 
         takes_v1_columns = self._takes_v1_feature_columns
 
@@ -94,6 +92,10 @@ class DNNLinearCombinedEstimator(Estimator):
             check_features(features, linear_columns + dnn_columns)
             outs, parts = [], []
             if dnn_columns:
+                if not dnn_hidden_units:  # (2.15 took them when made and refused them here)
+                    raise ValueError(
+                        "dnn_hidden_units must be defined when dnn_feature_columns is specified."
+                    )
                 dnn_out, dnn_vars = dnn_logits(
                     features,
                     dnn_columns,
