@@ -28,6 +28,10 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
   its own: stdout and stderr, less TensorFlow's C++ start-up lines, 2.15's deprecation
   warnings (the kit writes none) and the lines of 2.15's graph and session the TF2 path
   does not log (docs/guide/estimator.md);
+- `levels_at_the_root`: what reaches a handler on the root logger (as `logging.basicConfig`
+  adds one) from a TF1 `model_fn`'s and a canned estimator's training and evaluation,
+  with the root at INFO and TensorFlow's logger at ERROR
+  (`tf.get_logger().setLevel("ERROR")`);
 - `changed_model_in_model_dir`: the r1 "Checkpoints" guide's warning, a model changed
   between runs over the same model_dir: a `tf.compat.v1.estimator.DNNClassifier` given
   wider or more hidden layers, a `LinearClassifier` in a DNN's folder (each class of both
@@ -42,6 +46,7 @@ returns `exact` parts (errors, keys, listings: equal) and `close` values (1e-4).
 """
 
 import inspect
+import logging
 import os
 import re
 import subprocess
@@ -563,3 +568,56 @@ def script_console(tf, workdir):
         },
         "close": {},
     }
+
+
+# --- the root logger's handlers and TensorFlow's level ---
+
+
+class _Messages(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        line = re.sub(r"\d{4}-\d\d-\d\d[T-]\d\d:\d\d:\d\d", "<time>", record.getMessage())
+        self.lines.append(f"{record.levelname}:{_four_digits(line)}")
+
+
+def _at_the_root(root_level, tensorflow_level, run):
+    """The lines a handler on the root logger (at `root_level`) is given while `run()`
+    runs with TensorFlow's logger at `tensorflow_level` (each restored after)."""
+    root, tensorflow_logger = logging.getLogger(), logging.getLogger("tensorflow")
+    levels = root.level, tensorflow_logger.level
+    handler = _Messages()
+    root.addHandler(handler)
+    root.setLevel(root_level)
+    tensorflow_logger.setLevel(tensorflow_level)
+    try:
+        run()
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(levels[0])
+        tensorflow_logger.setLevel(levels[1])
+    return handler.lines
+
+
+def _train_and_evaluate(est):
+    est.train(_eight_rows)
+    est.evaluate(_eight_rows)
+
+
+@program
+def levels_at_the_root(tf, workdir):
+    """2.15's lines went through TensorFlow's logger alone: at ERROR it let none of them
+    through to the root's handlers, whatever the root's level."""
+    made = {
+        "model_fn": tf.estimator.Estimator(_line_model_fn, os.path.join(workdir, "tf1")),
+        "linear": tf.estimator.LinearRegressor(
+            [tf.feature_column.numeric_column("x")], os.path.join(workdir, "linear")
+        ),
+    }
+    seen = {
+        kind: _at_the_root("INFO", "ERROR", lambda e=est: _train_and_evaluate(e))
+        for kind, est in made.items()
+    }
+    return {"exact": seen, "close": {}}

@@ -116,7 +116,7 @@ def test_a_warm_start_regex_that_matches_no_variable_is_named(tmp_path, caplog):
         vars_to_warm_start=["dnn/hiddenlayer_.*", "linear/nothing_by_this_name.*"],
     )
     model = programs.build(estimator, "DNNClassifier", str(tmp_path), warm_start_from=settings)
-    with caplog.at_level("WARNING"):
+    with caplog.at_level("WARNING", logger="tensorflow"):
         model.train(programs.train_input_fn("binary"), steps=1)
     named = [r.getMessage() for r in caplog.records if "matches none" in r.getMessage()]
     assert len(named) == 1 and "'linear/nothing_by_this_name.*'" in named[0]

@@ -55,7 +55,7 @@ def test_a_tf215_model_dir_resumes_exactly(kind, expected, tmp_path, caplog):
     )
     assert model.get_variable_value("global_step") == models.TRAIN_STEPS
 
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         model.train(models.train_input_fn(kind), steps=models.MORE_STEPS)
     assert _warnings(caplog) == []  # global step, slots and hyperparameters all resumed
     assert model.get_variable_value("global_step") == expected[kind]["global_step"]
@@ -83,7 +83,7 @@ def test_a_tf215_model_to_estimator_model_dir_resumes_exactly(kind, expected, tm
     np.testing.assert_allclose(
         models.keras_predictions(model), recorded["before"], rtol=1e-5, atol=1e-5
     )
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         model.train(models.keras_input_fn, steps=models.MORE_STEPS)
     assert _warnings(caplog) == []  # weights, Adam's slots and hyperparameters resumed
     assert model.get_variable_value("global_step") == recorded["global_step"]
@@ -113,7 +113,7 @@ def test_a_tf215_model_dir_with_another_optimizer_warns_once_naming_what_starts_
     np.testing.assert_allclose(
         models.predictions(model, "dnn"), expected["dnn"]["before"], rtol=1e-5, atol=1e-5
     )
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         model.train(models.train_input_fn("dnn"), steps=1)
     (warning,) = _warnings(caplog)
     assert "starts afresh" in warning
@@ -157,7 +157,7 @@ def test_a_checkpoint_that_does_not_match_is_refused_naming_the_variables(
 def test_checkpoint_variables_the_model_does_not_use_are_named(tmp_path, caplog):
     x, _, _ = models.columns()
     model = estimator.LinearClassifier([x], model_dir=str(_copy("linear", tmp_path)))
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         model.train(models.train_input_fn("linear"), steps=1)
     (warning,) = _warnings(caplog)
     assert "'linear/linear_model/c/weights'" in warning
@@ -245,7 +245,7 @@ def test_an_object_based_model_dir_of_this_kit_still_resumes(tmp_path, caplog):
     np.testing.assert_array_equal(
         models.predictions(resumed, "linear"), models.predictions(first, "linear")
     )
-    with caplog.at_level(logging.WARNING):
+    with caplog.at_level(logging.WARNING, logger="tensorflow"):
         resumed.train(models.train_input_fn("linear"), steps=2)
         first.train(models.train_input_fn("linear"), steps=2)
     assert _warnings(caplog) == []

@@ -4,10 +4,10 @@
 called `tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)` (every public
 sample did) saw `INFO:tensorflow:Loss for final step: 0.69.` and the like on stderr, and
 scripts grepped them.  The kit's modules log under `components.estimator.*`, which that
-call does not reach.  `follow_tensorflow_verbosity()` makes the package's logger enabled
-down to the `tensorflow` logger's level too, and hands each record that logger would
-show to its handlers, named `tensorflow` as 2.15's were; Python's own path (the package's
-level, the root logger's handlers) is unchanged.
+call does not reach.  `follow_tensorflow_verbosity()` gives the package's logger the
+`tensorflow` logger's level (lowered to its own where one is set), and hands each record
+that logger would show to its handlers, named `tensorflow` as 2.15's were; the records
+go on to the root logger's handlers too, as 2.15's did.
 """
 
 import contextlib
@@ -38,15 +38,16 @@ def as_printed(value):
 
 
 class _FollowsTensorflow(logging.Logger):
-    """The package's logger: its level is its own (or its parents'), lowered to the
-    `tensorflow` logger's effective level.  Setting a level sets its own."""
+    """The package's logger: its level is the `tensorflow` logger's effective level (so
+    `tf.get_logger().setLevel("ERROR")` quiets it as it quieted 2.15's lines, whatever
+    the root logger's level), lowered to its own where one is set.  Setting a level sets
+    its own."""
 
     @property
     def level(self):
         own = self.__dict__.get("_own_level", logging.NOTSET)
-        if not own:
-            own = self.parent.getEffectiveLevel() if self.parent else logging.WARNING
-        return min(own, logging.getLogger(TENSORFLOW).getEffectiveLevel())
+        tensorflow_level = logging.getLogger(TENSORFLOW).getEffectiveLevel()
+        return min(own, tensorflow_level) if own else tensorflow_level
 
     @level.setter
     def level(self, value):
