@@ -18,6 +18,8 @@ import export_lib`, TF 2.15's `tensorflow.python.estimator...` stubs of them), t
 - `estimator_subclass_overrides`: Estimator subclasses redefining its methods, which 2.15
   allowed only once `_assert_members_are_not_overridden` did nothing (the subclass's own, or
   patched on tf.estimator.Estimator as AdaNet and Horovod did), and the ones it refused.
+- `call_model_fn_overridden_and_called`: `_call_model_fn(features, labels, mode, config)`
+  overridden so (a TF1 model_fn's Estimator, a canned class), and called in a program's graph.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_internal_imports.py` with what `tests/tf215/record_family.py
@@ -495,3 +497,42 @@ def estimator_subclass_overrides(tf, workdir):
             "patched w": patched.get_variable_value("w").tolist(),
         },
     }
+
+
+@program
+def call_model_fn_overridden_and_called(tf, workdir):
+    """`_call_model_fn(features, labels, mode, config)`, 2.15's private method: overridden
+    by subclasses that allow it (a TF1 model_fn's Estimator, a canned LinearRegressor), each
+    call seen with its mode and config, and called by a program in its own graph."""
+    calls = []
+
+    def seen(cls, label):
+        class Seen(cls):
+            def _assert_members_are_not_overridden(self):
+                pass
+
+            def _call_model_fn(self, features, labels, mode, config):
+                calls.append([label, mode, type(config).__name__, sorted(features)])
+                return super()._call_model_fn(features, labels, mode, config)
+
+        return Seen
+
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    own = seen(tf.estimator.Estimator, "own")(_linear_model_fn, os.path.join(workdir, "own"))
+    canned = seen(tf.estimator.LinearRegressor, "canned")(
+        columns, model_dir=os.path.join(workdir, "lin")
+    )
+    close = {}
+    for name, est in (("own", own), ("canned", canned)):
+        est.train(_numpy_input(tf), steps=2)
+        close[f"{name} loss"] = float(est.evaluate(_numpy_input(tf, num_epochs=1))["loss"])
+        predicted = est.predict(_numpy_input(tf, num_epochs=1))
+        close[f"{name} first"] = {k: v.tolist() for k, v in next(iter(predicted)).items()}
+    with tf.Graph().as_default():
+        tf.compat.v1.train.create_global_step()
+        features, labels = {"x": tf.constant(X)}, tf.constant(Y)
+        est = tf.estimator.Estimator(_linear_model_fn, os.path.join(workdir, "direct"))
+        spec = est._call_model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, est.config)
+        direct = [type(spec).__name__, spec.loss.name, spec.train_op.name]
+    return {"exact": {"calls": calls, "direct": direct}, "close": close}
+

@@ -512,6 +512,12 @@ def _check_not_overridden(cls):
         )
 
 
+def _overrides_call_model_fn(cls):
+    """Whether `cls` has a `_call_model_fn` of its own (a subclass of a program's, which
+    2.15 let override it once `_assert_members_are_not_overridden` did nothing)."""
+    return cls._call_model_fn is not Estimator._call_model_fn
+
+
 def _checked_config(config, model_dir):
     """The Estimator's RunConfig (a default one for None) and its model_dir (the
     constructor's or the config's), refused with 2.15's errors: a config that is not a
@@ -607,6 +613,9 @@ class Estimator:
     # is gone (`_forget_variables_without_a_checkpoint`); not by a class that holds them
     # in a model of its own.
     _forgets_variables_without_a_checkpoint = True
+    # Whether the graph path converts model_fn with AutoGraph, while a subclass's own
+    # `_call_model_fn` runs (`_call_model_fn_in_graph`).
+    _autograph_in_graph = False
     # (The class attributes above, which an Estimator wrapping this one's model_fn takes.)
     _MODEL_TRAITS = (
         "_runs_in_a_graph",
@@ -739,8 +748,16 @@ class Estimator:
         self._traced_specs[mode] = spec
         return spec
 
-    def _call_model_fn(self, features, labels, mode):
-        kwargs = self._model_fn_kwargs(features, labels, mode)
+    def _call_model_fn(self, features, labels, mode, config=None):
+        """tf.estimator 2.15's private method, which public code calls and overrides
+        (Estimators patched to allow it, as AdaNet's): model_fn's EstimatorSpec, given
+        the `config` model_fn gets (the kit's choice for None). Built where it is called:
+        in a TF1 graph as the graph path builds (a program's own `tf.Graph` too), else as
+        the TF2 path traces."""
+        graph = tf.compat.v1.get_default_graph()
+        if not tf.executing_eagerly() and not isinstance(graph, func_graph_lib.FuncGraph):
+            return self._model_fn_in_graph(features, labels, mode, config)
+        kwargs = self._model_fn_kwargs(features, labels, mode, config)
         # As in tf.estimator's graph: model_fn's own Python runs as it is, and
         # subclassed Keras layers convert their `call` with AutoGraph.
         collections = (
@@ -766,19 +783,43 @@ class Estimator:
             )
         return self._checked_spec(spec, mode)
 
+    def _traced_model_fn_call(self, features, labels, mode):
+        """The TF2 path's model_fn call: `_call_model_fn`, a subclass's own given 2.15's
+        arguments (a copy of the Estimator's config)."""
+        if _overrides_call_model_fn(type(self)):
+            spec = self._checked_spec(
+                self._call_model_fn(features, labels, mode, self.config), mode
+            )
+        else:
+            spec = self._call_model_fn(features, labels, mode)
+        return spec
+
     def _call_model_fn_in_graph(self, features, labels, mode, autograph=False):
         """`model_fn` in the current `tf.Graph`, its variables the graph's (graph_mode);
         with `autograph`, a user's model_fn converted by AutoGraph (recursively), as
-        tf.estimator's strategies' `call_for_each_replica` converted it (graph_strategy)."""
+        tf.estimator's strategies' `call_for_each_replica` converted it (graph_strategy).
+        A subclass's own `_call_model_fn` is called instead, with 2.15's arguments."""
+        if _overrides_call_model_fn(type(self)):
+            self._autograph_in_graph = autograph  # (for its super() call)
+            try:
+                spec = self._call_model_fn(features, labels, mode, self.config)
+            finally:
+                self._autograph_in_graph = False
+            return self._checked_spec(spec, mode)
+        return self._model_fn_in_graph(features, labels, mode, None, autograph)
+
+    def _model_fn_in_graph(self, features, labels, mode, config, autograph=None):
         log.info("Calling model_fn.")
         model_fn = self._model_fn
+        if autograph is None:
+            autograph = self._autograph_in_graph
         if autograph and not _is_kit_model_fn(model_fn):
             enabled = ag_ctx.ControlStatusCtx(status=ag_ctx.Status.ENABLED)
             model_fn = tf.__internal__.autograph.tf_convert(model_fn, enabled)
         # In every mode, as 2.15's canned models summarized their layers in every graph
         # (an export's graph holds those ops; only training writes them).
         with summaries.in_training_graph(v1=self._v1_summaries), unfetched.noting():
-            spec = model_fn(**self._model_fn_kwargs(features, labels, mode))
+            spec = model_fn(**self._model_fn_kwargs(features, labels, mode, config))
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
 
@@ -1206,7 +1247,7 @@ class Estimator:
             global_step = store.global_step
             before = global_step.read_value()
             with summaries.collecting() as requested:
-                spec = self._call_model_fn(features, labels, ModeKeys.TRAIN)
+                spec = self._traced_model_fn_call(features, labels, ModeKeys.TRAIN)
             # train_op usually leaves the step alone (TF2 optimizers): count it
             # then.  No tf.cond: under a strategy the update is a merge point.
             unchanged = tf.equal(global_step.read_value(), before)
@@ -1468,7 +1509,7 @@ class Estimator:
         @tf.function(autograph=False)
         def eval_step(features, labels):
             with self._store.scope():
-                spec = self._call_model_fn(features, labels, ModeKeys.EVAL)
+                spec = self._traced_model_fn_call(features, labels, ModeKeys.EVAL)
                 mean_loss = tf_keras.metrics.Mean(name="loss")
             mean_loss.update_state(spec.loss)
             values = {name: metric_value(m) for name, m in spec.eval_metric_ops.items()}
@@ -1606,7 +1647,7 @@ class Estimator:
 
             @tf.function(autograph=False)
             def predict_step(features):
-                return self._call_model_fn(features, None, ModeKeys.PREDICT).predictions
+                return self._traced_model_fn_call(features, None, ModeKeys.PREDICT).predictions
 
             self._functions["predict"] = predict_step
         return self._functions["predict"]

@@ -193,7 +193,7 @@ def build(estimator, receiver_fn, checkpoint_path, mode, retrace=True):
             receiver = receiver_fn()
             if not isinstance(receiver, export_lib.ServingInputReceiver):
                 raise TypeError("serving_input_receiver_fn must return a ServingInputReceiver.")
-            spec = estimator._call_model_fn(receiver.features, None, ModeKeys.PREDICT)
+            spec = estimator._traced_model_fn_call(receiver.features, None, ModeKeys.PREDICT)
         traced["receiver"] = receiver
         traced["signatures"] = receiver_signatures(spec, receiver)
         traced["variables"] = estimator._store.requested_in_last_call()
