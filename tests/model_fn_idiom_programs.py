@@ -64,6 +64,8 @@
 - `train_calls_into_one_events_file`: train(steps=1) calls in a loop (a canned
   LinearRegressor's, a Keras-layer model_fn's) and a new Estimator over the same folder:
   model_dir's events files.
+- `call_after_a_failed_first_call`: a TF1 model_fn's first call failing on a misnamed
+  feature, then the same Estimator trained, evaluated and predicted with it fixed.
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -1778,6 +1780,14 @@ def export_outputs_as_tf_made_them(tf, workdir):
     return {"exact": seen, "close": {}}
 
 
+def _squared_error_spec(tf, mode, prediction, labels):
+    """The spec of a regression's `prediction`: its squared error, trained by SGD."""
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions=prediction)
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss, 0.1))
+
+
 def _scaled_model_fn(features, labels, mode, params, config=None):
     """A zero-initialised linear model whose output is scaled by `params["scale"]` (a
     grid search's hyper-parameter), given by the Estimator or bound by a partial."""
@@ -1785,10 +1795,7 @@ def _scaled_model_fn(features, labels, mode, params, config=None):
 
     kernel = tf.compat.v1.get_variable("w", [1, 1], initializer=tf.compat.v1.zeros_initializer())
     prediction = tf.matmul(features["x"], kernel)[:, 0] * params.get("scale", 1.0)
-    if mode == tf.estimator.ModeKeys.PREDICT:
-        return tf.estimator.EstimatorSpec(mode, predictions=prediction)
-    loss = tf.reduce_mean(tf.square(prediction - labels))
-    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=_train_op(tf, loss, 0.1))
+    return _squared_error_spec(tf, mode, prediction, labels)
 
 
 @program
@@ -1868,3 +1875,48 @@ def train_calls_into_one_events_file(tf, workdir):
         seen[kind] = _events(tf, folder)
         steps[kind] = int(est.get_variable_value("global_step"))
     return {"exact": {"events": seen, "global_steps": steps}, "close": {}}
+
+
+def _input_layer_model_fn(features, labels, mode):
+    """A TF1 model_fn whose first op reads the `x` column (`input_layer`), before any
+    variable: a misnamed feature fails it before anything TF1 is in its graph."""
+    import tensorflow as tf
+
+    inputs = tf.compat.v1.feature_column.input_layer(
+        features, [tf.feature_column.numeric_column("x")]
+    )
+    dense = tf.compat.v1.layers.dense(
+        inputs, 1, kernel_initializer=tf.compat.v1.zeros_initializer()
+    )
+    prediction = dense[:, 0]
+    return _squared_error_spec(tf, mode, prediction, labels)
+
+
+@program
+def call_after_a_failed_first_call(tf, workdir):
+    """A notebook's first train() (or evaluate(), or predict()) of a TF1 model_fn given an
+    input_fn whose feature is misnamed (`X`), then trained, evaluated and predicted with
+    the input fixed, on the same Estimator: 2.15 built each call's graph anew, so the
+    second call ran as a first (the kit's TF2 path, chosen by the failed call, trained
+    under names its evaluation could not restore)."""
+    x, y = _regression_data()
+    misnamed = {
+        "train": lambda est: est.train(
+            lambda: tf.data.Dataset.from_tensor_slices(({"X": x}, y)).batch(4), steps=1
+        ),
+        "evaluate": lambda est: est.evaluate(
+            lambda: tf.data.Dataset.from_tensor_slices(({"X": x}, y)).batch(4), steps=1
+        ),
+        "predict": lambda est: est.predict(
+            lambda: tf.data.Dataset.from_tensor_slices({"X": x}).batch(4)
+        ),
+    }
+    seen, values = {}, {}
+    for name, call in misnamed.items():
+        est = tf.estimator.Estimator(_input_layer_model_fn, os.path.join(workdir, name))
+        seen[name] = [_raised(lambda est=est, call=call: call(est))]
+        est.train(_dataset_input_fn(x, y, 4, epochs=None), steps=2)
+        values[name] = [float(est.evaluate(_dataset_input_fn(x, y, 8), steps=1)["loss"])]
+        values[name] += [float(p) for p in est.predict(_features_input_fn(tf, x[:2]))]
+        seen[name].append(sorted(est.get_variable_names()))
+    return {"exact": seen, "close": values}

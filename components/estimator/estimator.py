@@ -677,6 +677,7 @@ class Estimator:
         # Whether model_fn runs in a graph with a session (graph_mode): None until
         # its first build tells.
         self._graph_mode = None
+        self._chosen_by_an_error = False  # (_forget_a_path_chosen_by_an_error)
         self._graph_named_modes = set()  # modes whose variables have a graph's names
         # Whether training runs in a graph with a session though the other modes take the
         # TF2 path: model_fn makes effects there that 2.15's session never ran
@@ -792,6 +793,7 @@ class Estimator:
             )
         else:
             spec = self._call_model_fn(features, labels, mode)
+        self._chosen_by_an_error = False  # (model_fn runs here: the path stays chosen)
         return spec
 
     def _call_model_fn_in_graph(self, features, labels, mode, autograph=False):
@@ -852,6 +854,7 @@ class Estimator:
             or (mode == ModeKeys.TRAIN and self._trains_in_a_graph)
         )
         self._pending_inputs.pop(threading.get_ident(), None)
+        self._forget_a_path_chosen_by_an_error()
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             built = input_fn and self._graph_of_an_iterator(input_fn, mode, before_input)
             if not built and self._graph_mode is False:
@@ -872,6 +875,7 @@ class Estimator:
             log.debug("model_fn does not build in a graph; using the TF2 path.", exc_info=True)
             self._graph_mode = False
             self._graph_named_modes = None  # (nor will it for the other modes)
+            self._chosen_by_an_error = True  # (until model_fn runs on the TF2 path)
             random.setstate(draws)  # (see _mode_graph)
             return None
         if self._graph_mode is None:
@@ -999,6 +1003,22 @@ class Estimator:
             return graph_mode.ModeGraph(self, mode, input_fn=real_input_fn, graph=tf.Graph())
         random.setstate(draws)  # (see _mode_graph)
         return None
+
+    def _forget_a_path_chosen_by_an_error(self):
+        """A model_fn (or input_fn) that failed in its first graph made the TF2 path its
+        path; when it failed there too, the call ended with that error and chose nothing
+        (2.15 built each call's graph anew: a notebook's second call, its input fixed,
+        ran as a first). The next call chooses again, with what the failed one traced or
+        made dropped, as a new Estimator's first call."""
+        if not self._chosen_by_an_error:
+            return
+        self._chosen_by_an_error = False
+        self._graph_mode = None
+        self._graph_named_modes = set()
+        self._store = VariableStore()
+        self._functions.clear()
+        self._traced_specs.clear()
+        self._written_graph = None
 
     def _trains_without_what_is_unfetched(self, built):
         """Whether `built`, a TRAIN graph, holds effects its train op and loss do not need
