@@ -20,6 +20,8 @@ import export_lib`, TF 2.15's `tensorflow.python.estimator...` stubs of them), t
   patched on tf.estimator.Estimator as AdaNet and Horovod did), and the ones it refused.
 - `call_model_fn_overridden_and_called`: `_call_model_fn(features, labels, mode, config)`
   overridden so (a TF1 model_fn's Estimator, a canned class), and called in a program's graph.
+- `estimator_private_attributes`: `_warm_start_settings` read and set, `_train_distribution`,
+  `_eval_distribution` and `_device_fn` read.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_internal_imports.py` with what `tests/tf215/record_family.py
@@ -535,4 +537,47 @@ def call_model_fn_overridden_and_called(tf, workdir):
         spec = est._call_model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, est.config)
         direct = [type(spec).__name__, spec.loss.name, spec.train_op.name]
     return {"exact": {"calls": calls, "direct": direct}, "close": close}
+
+
+@program
+def estimator_private_attributes(tf, workdir):
+    """2.15's private attributes public code reads or sets: `_warm_start_settings` (handed
+    to a new Estimator's warm_start_from, set to warm-start one), `_train_distribution`,
+    `_eval_distribution` (a subclass refusing strategies), `_device_fn`."""
+
+    def relative(settings):
+        if settings is None:
+            return None
+        path = os.path.relpath(settings.ckpt_to_initialize_from, workdir)
+        return [type(settings).__name__, path, settings.vars_to_warm_start]
+
+    source = tf.estimator.Estimator(_linear_model_fn, os.path.join(workdir, "source"))
+    source.train(_numpy_input(tf), steps=2)
+    seen, close = {}, {}
+    given = {
+        "none": None,
+        "path": source.model_dir,
+        "settings": tf.estimator.WarmStartSettings(source.model_dir, ".*w.*"),
+    }
+    for name, warm_start_from in given.items():
+        est = tf.estimator.Estimator(
+            _linear_model_fn, os.path.join(workdir, name), warm_start_from=warm_start_from
+        )
+        again = tf.estimator.Estimator(
+            _linear_model_fn,
+            os.path.join(workdir, name + "_again"),
+            warm_start_from=est._warm_start_settings,
+        )
+        seen[name] = [relative(est._warm_start_settings), relative(again._warm_start_settings)]
+        seen[name] += [est._train_distribution, est._eval_distribution, est._device_fn]
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    config = tf.estimator.RunConfig(train_distribute=strategy)
+    est = tf.estimator.Estimator(_linear_model_fn, os.path.join(workdir, "s"), config=config)
+    seen["strategy"] = [type(est._train_distribution).__name__, est._eval_distribution]
+    late = tf.estimator.Estimator(_linear_model_fn, os.path.join(workdir, "late"))
+    late._warm_start_settings = tf.estimator.WarmStartSettings(source.model_dir)
+    late.train(_numpy_input(tf), steps=1)
+    close["late w"] = late.get_variable_value("w").tolist()
+    close["source w"] = source.get_variable_value("w").tolist()
+    return {"exact": seen, "close": close}
 

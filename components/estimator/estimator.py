@@ -518,6 +518,18 @@ def _overrides_call_model_fn(cls):
     return cls._call_model_fn is not Estimator._call_model_fn
 
 
+def _as_warm_start_settings(warm_start_from):
+    """`warm_start_from` as 2.15 kept it: a path is a `WarmStartSettings` from it (a
+    SavedModel's folder: from its variables), every trainable variable warm-started."""
+    if warm_start_from is None or isinstance(warm_start_from, ckpt_lib.WarmStartSettings):
+        return warm_start_from
+    path = os.fsdecode(warm_start_from)
+    variables = os.path.join(path, "variables", "variables")
+    if tf.io.gfile.exists(variables + ".index"):
+        path = variables
+    return ckpt_lib.WarmStartSettings(ckpt_to_initialize_from=path)
+
+
 def _checked_config(config, model_dir):
     """The Estimator's RunConfig (a default one for None) and its model_dir (the
     constructor's or the config's), refused with 2.15's errors: a config that is not a
@@ -694,6 +706,21 @@ class Estimator:
     params = property(lambda self: _copied_params(self._params))
     # 2.15's private attribute, which TF Hub's LatestModuleExporter opens its session by.
     _session_config = property(lambda self: self._config.session_config)
+    # 2.15's private attributes, which public code reads: the strategies (a subclass
+    # refusing to be distributed), the device function.
+    _train_distribution = property(lambda self: self._config.train_distribute)
+    _eval_distribution = property(lambda self: self._config.eval_distribute)
+    _device_fn = property(lambda self: self._config.device_fn)
+
+    @property
+    def _warm_start_settings(self):
+        """2.15's attribute: the warm start as a `WarmStartSettings` (None without one),
+        which programs hand to a new Estimator's `warm_start_from` or set to warm-start."""
+        return _as_warm_start_settings(self._warm_start_from)
+
+    @_warm_start_settings.setter
+    def _warm_start_settings(self, settings):
+        self._warm_start_from = ckpt_lib.checked_warm_start_from(settings)
 
     @property
     def model_fn(self):
