@@ -22,6 +22,7 @@ import export_lib`, TF 2.15's `tensorflow.python.estimator...` stubs of them), t
   overridden so (a TF1 model_fn's Estimator, a canned class), and called in a program's graph.
 - `estimator_private_attributes`: `_warm_start_settings` read and set, `_train_distribution`,
   `_eval_distribution` and `_device_fn` read.
+- `latest_checkpoint_overridden`: a subclass's own `latest_checkpoint`, asked by exports alone.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
 `tests/test_internal_imports.py` with what `tests/tf215/record_family.py
@@ -581,3 +582,38 @@ def estimator_private_attributes(tf, workdir):
     close["source w"] = source.get_variable_value("w").tolist()
     return {"exact": seen, "close": close}
 
+
+@program
+def latest_checkpoint_overridden(tf, workdir):
+    """A subclass's own `latest_checkpoint` (2.15 allowed it) answering the first
+    checkpoint: 2.15 asked it for exports alone; train, evaluate, predict and
+    get_variable_value read the model_dir's latest."""
+    calls = []
+
+    class First(tf.estimator.Estimator):
+        def latest_checkpoint(self):
+            calls.append("latest_checkpoint")
+            return os.path.join(self.model_dir, "model.ckpt-1")
+
+    est = First(
+        _linear_model_fn,
+        config=tf.estimator.RunConfig(
+            model_dir=os.path.join(workdir, "first"), save_checkpoints_steps=1
+        ),
+    )
+    est.train(_numpy_input(tf), steps=3)
+    seen = {"after train": list(calls)}
+    results = est.evaluate(_numpy_input(tf, num_epochs=1), steps=1)
+    seen["evaluated step"] = int(results["global_step"])
+    predicted = next(iter(est.predict(_numpy_input(tf, num_epochs=1))))
+    w = est.get_variable_value("w").tolist()
+    seen["after evaluate, predict, get_variable_value"] = list(calls)
+    feature_spec = {"x": tf.io.FixedLenFeature([2], tf.float32)}
+    receiver = tf.estimator.export.build_parsing_serving_input_receiver_fn(feature_spec)
+    export = est.export_saved_model(os.path.join(workdir, "export"), receiver)
+    seen["after export"] = list(calls)
+    exported = tf.train.load_variable(os.path.join(export, b"variables/variables"), "w")
+    return {
+        "exact": seen,
+        "close": {"w": w, "y": predicted["y"].tolist(), "exported w": exported.tolist()},
+    }

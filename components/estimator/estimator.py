@@ -913,7 +913,7 @@ class Estimator:
             markers = built.markers()
             if markers:
                 why = f"model_fn uses {', '.join(markers)}"
-            elif graph_mode.written_by_a_graph(self.latest_checkpoint()):
+            elif graph_mode.written_by_a_graph(Estimator.latest_checkpoint(self)):
                 # (A model_dir of tf.estimator's: its variables have graph names.)
                 why = "model_dir's checkpoint was written by a graph (as tf.estimator's are)"
             elif forced:  # (what this call brings needs the graph; later calls choose)
@@ -1192,8 +1192,11 @@ class Estimator:
         words when variables are read, or when exporting). As 2.15's, an export before
         any training takes the warm start's checkpoint (model_to_estimator's Keras
         weights, a `warm_start_from`), when there is one."""
-        path = self.latest_checkpoint()
-        if path is None and not_trained == _NOT_TRAINED_EXPORT and self._warm_start_from:
+        # (2.15 asked a subclass's own latest_checkpoint, which it allowed, for exports
+        # alone: training, evaluate, predict and the variables read the model_dir's.)
+        exporting = not_trained == _NOT_TRAINED_EXPORT
+        path = self.latest_checkpoint() if exporting else Estimator.latest_checkpoint(self)
+        if path is None and exporting and self._warm_start_from:
             with contextlib.suppress(ckpt_lib.NotFoundError):
                 path = ckpt_lib.warm_start_checkpoint(self._warm_start_from)
         if path is None:
@@ -1375,7 +1378,7 @@ class Estimator:
         steps, max_steps = _whole_steps(steps), _whole_steps(max_steps)
         if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
             return self
-        self._forget_variables_without_a_checkpoint(self.latest_checkpoint())
+        self._forget_variables_without_a_checkpoint(Estimator.latest_checkpoint(self))
         seeded, counted = [], contextlib.ExitStack()
 
         def seed_a_first_trace():
@@ -1451,7 +1454,7 @@ class Estimator:
     def _stop_signalled(self):
         """Whether the latest checkpoint holds an early-stopping hook's stop (2.15's workers
         read that signal on the ps tasks, here the chief's checkpoint carries it)."""
-        latest = self.latest_checkpoint()
+        latest = Estimator.latest_checkpoint(self)
         try:
             names = [] if latest is None else ckpt_lib.variable_names(latest)
             return ckpt_lib.STOP_SIGNAL in names and bool(
@@ -1488,7 +1491,7 @@ class Estimator:
         from components.estimator import training_loop
 
         global_step = self._global_step()
-        latest = self.latest_checkpoint()
+        latest = Estimator.latest_checkpoint(self)
         # The step read cheaply, before tracing anything.
         if self._max_steps_reached(max_steps):
             return self
@@ -1583,7 +1586,7 @@ class Estimator:
         hooks = _checked_hooks(hooks)
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
-        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        checkpoint_path = checkpoint_path or Estimator.latest_checkpoint(self)
         self._note_untrained(checkpoint_path, "evaluate")
         self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
@@ -1709,7 +1712,7 @@ class Estimator:
     ):
         """Yields predictions, one example at a time or one batch at a time."""
         hooks = _checked_hooks(hooks)
-        checkpoint_path = checkpoint_path or self.latest_checkpoint()
+        checkpoint_path = checkpoint_path or Estimator.latest_checkpoint(self)
         self._note_untrained(checkpoint_path, "predict")
         self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
