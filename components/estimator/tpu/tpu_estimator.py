@@ -389,20 +389,21 @@ class TPUEstimator(Estimator):
         self._export_to_tpu, self._export_to_cpu = export_to_tpu, export_to_cpu
         self._log_every_n_steps, self._log_every_n_secs = _examples_log_period(config)
         self._exporting = False
-        if params is None:  # (2.15 said it here, before its Estimator's `Using config`)
-            if model_fn is not None and "params" in _accepted_args(model_fn):
-                log.warning(
-                    "Estimator's model_fn (%s) includes params argument, but params are not "
-                    "passed to Estimator.",
-                    model_fn,
-                )
-            params = {}
+        takes_params = model_fn is not None and "params" in _accepted_args(model_fn)
+        if params is None and takes_params:  # (2.15 said it here, before `Using config`)
+            log.warning(
+                "Estimator's model_fn (%s) includes params argument, but params are not "
+                "passed to Estimator.",
+                model_fn,
+            )
         # The Estimator's own step logging and counter give way to examples/sec, as in 2.15.
         super().__init__(
             model_fn,
             model_dir=model_dir,
             config=config.replace(log_step_count_steps=None),
-            params=params,
+            # None (an empty dict then) for a model_fn without params given none: 2.15's
+            # TPUEstimator refused that model_fn when it called it, in its own words.
+            params={} if params is None and takes_params else params,
             warm_start_from=warm_start_from,
         )
         self._graph_mode = True  # TPUEstimator model_fns are TF1 code: always a graph
