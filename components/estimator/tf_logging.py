@@ -40,18 +40,28 @@ def as_printed(value):
 class _FollowsTensorflow(logging.Logger):
     """The package's logger: its level is the `tensorflow` logger's effective level (so
     `tf.get_logger().setLevel("ERROR")` quiets it as it quieted 2.15's lines, whatever
-    the root logger's level), lowered to its own where one is set.  Setting a level sets
-    its own."""
+    the root logger's level), lowered to its own where one is set, or to one set on
+    `components` above it.  Setting a level sets its own."""
 
     @property
     def level(self):
-        own = self.__dict__.get("_own_level", logging.NOTSET)
+        own = self.__dict__.get("_own_level", logging.NOTSET) or _level_set_above(self)
         tensorflow_level = logging.getLogger(TENSORFLOW).getEffectiveLevel()
         return min(own, tensorflow_level) if own else tensorflow_level
 
     @level.setter
     def level(self, value):
         self.__dict__["_own_level"] = value
+
+
+def _level_set_above(logger):
+    """The level set on the nearest logger between `logger` and the root, or NOTSET."""
+    parent = logger.parent
+    while parent is not None and parent is not logging.root:
+        if parent.level:
+            return parent.level
+        parent = parent.parent
+    return logging.NOTSET
 
 
 class _ToTensorflowHandlers(logging.Handler):
