@@ -913,7 +913,7 @@ class Estimator:
             markers = built.markers()
             if markers:
                 why = f"model_fn uses {', '.join(markers)}"
-            elif graph_mode.written_by_a_graph(Estimator.latest_checkpoint(self)):
+            elif graph_mode.written_by_a_graph(self._model_dir_checkpoint()):
                 # (A model_dir of tf.estimator's: its variables have graph names.)
                 why = "model_dir's checkpoint was written by a graph (as tf.estimator's are)"
             elif forced:  # (what this call brings needs the graph; later calls choose)
@@ -1042,10 +1042,7 @@ class Estimator:
         self._chosen_by_an_error = False
         self._graph_mode = None
         self._graph_named_modes = set()
-        self._store = VariableStore()
-        self._functions.clear()
-        self._traced_specs.clear()
-        self._written_graph = None
+        self._drop_traced_model()
 
     def _trains_without_what_is_unfetched(self, built):
         """Whether `built`, a TRAIN graph, holds effects its train op and loss do not need
@@ -1156,6 +1153,11 @@ class Estimator:
         return self._traced_specs.get(ModeKeys.TRAIN)
 
     def latest_checkpoint(self):
+        return self._model_dir_checkpoint()
+
+    def _model_dir_checkpoint(self):
+        """The model_dir's latest checkpoint, whatever a subclass's `latest_checkpoint`
+        (which 2.15 allowed, and asked for exports alone) returns."""
         return tf.train.latest_checkpoint(self._model_dir)
 
     def restart(self, config, initial_checkpoint):
@@ -1192,10 +1194,8 @@ class Estimator:
         words when variables are read, or when exporting). As 2.15's, an export before
         any training takes the warm start's checkpoint (model_to_estimator's Keras
         weights, a `warm_start_from`), when there is one."""
-        # (2.15 asked a subclass's own latest_checkpoint, which it allowed, for exports
-        # alone: training, evaluate, predict and the variables read the model_dir's.)
-        exporting = not_trained == _NOT_TRAINED_EXPORT
-        path = self.latest_checkpoint() if exporting else Estimator.latest_checkpoint(self)
+        exporting = not_trained == _NOT_TRAINED_EXPORT  # (2.15 asked a subclass's own here)
+        path = self.latest_checkpoint() if exporting else self._model_dir_checkpoint()
         if path is None and exporting and self._warm_start_from:
             with contextlib.suppress(ckpt_lib.NotFoundError):
                 path = ckpt_lib.warm_start_checkpoint(self._warm_start_from)
@@ -1280,12 +1280,17 @@ class Estimator:
             or config.num_ps_replicas
         ):
             return
+        self._drop_traced_model()
+        if self._graph_named_modes is not None:
+            self._graph_named_modes = set()
+
+    def _drop_traced_model(self):
+        """Drops the variables and traced functions a call made: the next call makes them
+        anew, as a new Estimator's first call does."""
         self._store = VariableStore()
         self._functions.clear()
         self._traced_specs.clear()
         self._written_graph = None
-        if self._graph_named_modes is not None:
-            self._graph_named_modes = set()
 
     def _train_function(self):
         reused = self._traced("train")
@@ -1378,7 +1383,7 @@ class Estimator:
         steps, max_steps = _whole_steps(steps), _whole_steps(max_steps)
         if self._max_steps_reached(max_steps):  # (first, as tf.estimator: no graph built)
             return self
-        self._forget_variables_without_a_checkpoint(Estimator.latest_checkpoint(self))
+        self._forget_variables_without_a_checkpoint(self._model_dir_checkpoint())
         seeded, counted = [], contextlib.ExitStack()
 
         def seed_a_first_trace():
@@ -1454,7 +1459,7 @@ class Estimator:
     def _stop_signalled(self):
         """Whether the latest checkpoint holds an early-stopping hook's stop (2.15's workers
         read that signal on the ps tasks, here the chief's checkpoint carries it)."""
-        latest = Estimator.latest_checkpoint(self)
+        latest = self._model_dir_checkpoint()
         try:
             names = [] if latest is None else ckpt_lib.variable_names(latest)
             return ckpt_lib.STOP_SIGNAL in names and bool(
@@ -1491,7 +1496,7 @@ class Estimator:
         from components.estimator import training_loop
 
         global_step = self._global_step()
-        latest = Estimator.latest_checkpoint(self)
+        latest = self._model_dir_checkpoint()
         # The step read cheaply, before tracing anything.
         if self._max_steps_reached(max_steps):
             return self
@@ -1586,7 +1591,7 @@ class Estimator:
         hooks = _checked_hooks(hooks)
         if steps is not None and steps <= 0:
             raise ValueError(f"Must specify steps > 0, given: {steps}")
-        checkpoint_path = checkpoint_path or Estimator.latest_checkpoint(self)
+        checkpoint_path = checkpoint_path or self._model_dir_checkpoint()
         self._note_untrained(checkpoint_path, "evaluate")
         self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.EVAL, hooks, input_fn=input_fn)
@@ -1712,7 +1717,7 @@ class Estimator:
     ):
         """Yields predictions, one example at a time or one batch at a time."""
         hooks = _checked_hooks(hooks)
-        checkpoint_path = checkpoint_path or Estimator.latest_checkpoint(self)
+        checkpoint_path = checkpoint_path or self._model_dir_checkpoint()
         self._note_untrained(checkpoint_path, "predict")
         self._forget_variables_without_a_checkpoint(checkpoint_path)
         built = self._mode_graph(ModeKeys.PREDICT, hooks, input_fn=input_fn)
