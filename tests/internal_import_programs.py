@@ -617,3 +617,38 @@ def latest_checkpoint_overridden(tf, workdir):
         "exact": seen,
         "close": {"w": w, "y": predicted["y"].tolist(), "exported w": exported.tolist()},
     }
+
+
+@program
+def latest_checkpoint_overridden_in_training(tf, workdir):
+    """The same subclass trained with `max_steps` and warm-started: 2.15 read the model_dir's
+    own latest checkpoint for both (skipping a train() already at max_steps, warm-starting
+    a model_dir without one), never the subclass's."""
+    calls = []
+
+    class First(tf.estimator.Estimator):
+        def latest_checkpoint(self):
+            calls.append("latest_checkpoint")
+            return os.path.join(self.model_dir, "model.ckpt-1")
+
+    def config(name):
+        return tf.estimator.RunConfig(
+            model_dir=os.path.join(workdir, name), save_checkpoints_steps=1
+        )
+
+    source = First(_linear_model_fn, config=config("source"))
+    source.train(_numpy_input(tf), max_steps=3)
+    source.train(_numpy_input(tf), max_steps=3)
+    warm = First(_linear_model_fn, config=config("warm"), warm_start_from=source.model_dir)
+    warm.train(_numpy_input(tf), steps=1)
+    return {
+        "exact": {
+            "calls": calls,
+            "source step": int(source.get_variable_value("global_step")),
+            "warm step": int(warm.get_variable_value("global_step")),
+        },
+        "close": {
+            "source w": source.get_variable_value("w").tolist(),
+            "warm w": warm.get_variable_value("w").tolist(),
+        },
+    }

@@ -175,7 +175,7 @@ class _StopSignal:
             with tf.init_scope():
                 self.variable = tf.Variable(False, trainable=False, name=STOP_SIGNAL)
             store.variables[STOP_SIGNAL] = self.variable
-        latest = self._estimator.latest_checkpoint()
+        latest = self._estimator._model_dir_checkpoint()
         if latest is not None and STOP_SIGNAL in ckpt_lib.variable_names(latest):
             self.variable.assign(bool(ckpt_lib.read_variable(latest, STOP_SIGNAL)))
 
@@ -191,7 +191,7 @@ class _StopSignal:
             self._estimator._config.train_distribute,
             tf.distribute.experimental.ParameterServerStrategy,
         ):
-            latest = self._estimator.latest_checkpoint()
+            latest = self._estimator._model_dir_checkpoint()
             if latest is not None and not ckpt_lib.read_variable(latest, STOP_SIGNAL):
                 self._estimator._checkpoint(ModeKeys.TRAIN)(latest)
         self._estimator._store.variables.pop(STOP_SIGNAL, None)
@@ -439,7 +439,7 @@ class _StopAtCheckpointStepHook(Hook, tf.compat.v1.train.SessionRunHook):
     def after_step(self, context, logs):
         if logs["global_step"] < self._last_step:
             return
-        latest = self._estimator.latest_checkpoint()
+        latest = self._estimator._model_dir_checkpoint()
         saved = 0 if latest is None else int(self._estimator.get_variable_value("global_step"))
         if saved >= self._last_step:
             context.request_stop()

@@ -583,7 +583,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
     with built.graph.as_default():
         scaffold = built.scaffold()
         warm_start_hooks = []
-        if estimator._warm_start_from is not None and estimator.latest_checkpoint() is None:
+        if estimator._warm_start_from is not None and estimator._model_dir_checkpoint() is None:
             warm_start_hooks = _warm_start(built, estimator._warm_start_from)
         loss = tf.convert_to_tensor(spec.loss)
         # A model_fn that summarized its loss as "loss" itself keeps that summary alone
@@ -673,7 +673,7 @@ def _steps_to_run(estimator, steps, max_steps):
         return steps
     if max_steps is None:
         return float("inf")
-    path = estimator.latest_checkpoint()
+    path = estimator._model_dir_checkpoint()
     if path is None:
         return max_steps
     names = {name for name, _ in tf.train.list_variables(path)}

@@ -329,7 +329,7 @@ def _train_and_evaluate_here(estimator, train_spec, eval_spec):
         # again on a model_dir already at max_steps saves none, so gets (None, None).
         return None, None
     evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
-    latest = estimator.latest_checkpoint()
+    latest = estimator._model_dir_checkpoint()
     start_step = ckpt_lib.checkpoint_step(latest) if latest else 0
     listener = _EvaluateAfterSave(evaluator, eval_spec.throttle_secs, start_step)
     estimator.train(
