@@ -415,24 +415,41 @@ def run_locally(config, stream=sys.stderr, verbose=False, reporter=None):
 
 def run_pipeline(config, components=None, stream=sys.stderr, verbose=False, reporter=None):
     """Runs `config`'s pipeline, or only `components` of it, on LocalDagRunner."""
-    from absl import logging as absl_logging
     from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
     from pipeline.pipeline import create_pipeline
 
     os.makedirs(os.path.dirname(config.resolved_metadata_path), exist_ok=True)
+    with _run_logging(verbose):
+        for line in recovery.recover_interrupted(config):
+            print(line, file=stream, flush=True)
+        known_runs = history.run_ids(config)
+        try:
+            with (reporter or ProgressReporter(stream)).watching(), run_temp_dir():
+                LocalDagRunner().run(create_pipeline(config, components=components))
+        finally:
+            _record_provenance(config, known_runs, stream)
+
+
+@contextlib.contextmanager
+def _run_logging(verbose):
+    """absl's and TensorFlow's verbosity for one run (their INFO chatter held back unless
+    `verbose`), put back as they were when it ends: a notebook that runs the pipeline and
+    then trains an Estimator still sees the Estimator's lines."""
+    from absl import logging as absl_logging
+
+    tensorflow_logger, absl_logger = logging.getLogger("tensorflow"), logging.getLogger("absl")
+    saved = absl_logging.get_verbosity(), tensorflow_logger.level
     absl_logging.set_verbosity(absl_logging.INFO if verbose else absl_logging.WARNING)
     if not verbose:
-        logging.getLogger("tensorflow").setLevel(logging.ERROR)
-        logging.getLogger("absl").addFilter(_drop_known_noise)
-    for line in recovery.recover_interrupted(config):
-        print(line, file=stream, flush=True)
-    known_runs = history.run_ids(config)
+        tensorflow_logger.setLevel(logging.ERROR)
+        absl_logger.addFilter(_drop_known_noise)
     try:
-        with (reporter or ProgressReporter(stream)).watching(), run_temp_dir():
-            LocalDagRunner().run(create_pipeline(config, components=components))
+        yield
     finally:
-        _record_provenance(config, known_runs, stream)
+        absl_logger.removeFilter(_drop_known_noise)
+        absl_logging.set_verbosity(saved[0])
+        tensorflow_logger.setLevel(saved[1])
 
 
 def _record_provenance(config, known_runs, stream):
