@@ -340,3 +340,33 @@ def test_pipeline_run_records_statistics_in_ml_metadata(pipeline_run, capsys):
     train = {row["name"]: row for row in report["splits"]["train"]["features"]}
     assert train["fare"]["type"] == "FLOAT" and train["company"]["type"] == "STRING"
     assert sum(s["num_examples"] for s in report["splits"].values()) == 1500
+
+
+def test_a_column_empty_in_every_row_is_a_string_feature_every_example_misses():
+    """TFX's CsvExampleGen writes a CSV column empty in every row as a feature of no kind
+    in each example, which decodes (without a schema) as a null column. TFDV made it a
+    STRING feature, all missing, and its SchemaGen an optional BYTES feature; TFX 1.15's
+    taxi module reads such a column (pickup_census_tract on a small sample), so leaving
+    it out failed the Transform with KeyError."""
+    from google.protobuf import text_format
+    from tensorflow_metadata.proto.v0 import schema_pb2
+
+    from components.schema_gen.inference import infer_schema
+
+    combine = _StatisticsCombineFn({})
+    accumulator = combine.create_accumulator()
+    for rows in (3, 2):
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array([[1]] * rows, type=pa.large_list(pa.int64())), pa.nulls(rows)],
+            ["fare", "census_tract"],
+        )
+        combine.add_input(accumulator, batch)
+    (dataset,) = combine.extract_output(accumulator).datasets
+    empty = {feature.path.step[0]: feature for feature in dataset.features}["census_tract"]
+    assert empty.type == statistics_pb2.FeatureNameStatistics.STRING
+    assert empty.string_stats.common_stats.num_missing == 5
+    assert empty.string_stats.common_stats.num_non_missing == 0
+    schema = infer_schema({"train": dataset}, "train")
+    assert {f.name: f for f in schema.feature}["census_tract"] == text_format.Parse(
+        'name: "census_tract" type: BYTES presence { min_count: 0 }', schema_pb2.Feature()
+    )

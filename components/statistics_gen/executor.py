@@ -289,7 +289,12 @@ class _StatisticsCombineFn(beam.CombineFn):
         accumulator[0] += batch.num_rows
         for name, column in zip(batch.schema.names, batch.columns, strict=True):
             if pa.types.is_null(column.type):
-                continue  # no example of this batch holds it (decoded without a schema)
+                # No example of this batch holds a value (decoded without a schema): it
+                # counts as missing in each, its type left to other batches (or the end).
+                feature = accumulator[1].setdefault(name, _FeatureAccumulator())
+                if name in self._types:
+                    feature.set_type(self._types[name])
+                continue
             feature_type = self._types.get(name, _arrow_type(column.type.value_type))
             accumulator[1].setdefault(name, _FeatureAccumulator()).add_column(column, feature_type)
         return accumulator
@@ -308,6 +313,11 @@ class _StatisticsCombineFn(beam.CombineFn):
         num_examples, features = accumulator
         dataset = statistics_pb2.DatasetFeatureStatistics(num_examples=num_examples)
         for name in sorted(features):
+            if features[name].type is None and not features[name].num_values_counts:
+                # A feature no example held a value of (a CSV column empty in every row):
+                # TFDV's STRING, every example missing, which SchemaGen infers as an
+                # optional BYTES feature (presence min_count 0), as TFX 1.15's did.
+                features[name].set_type(_FeatureType.STRING)
             if features[name].type is not None:
                 dataset.features.append(features[name].to_proto(name, num_examples))
         return statistics_pb2.DatasetFeatureStatisticsList(datasets=[dataset])
