@@ -174,6 +174,30 @@ for kwargs in ({}, {"transformed_examples": Channel(type=standard_artifacts.Exam
         Trainer(module_file="m.py", **kwargs)
     except ValueError as e:
         refused.append(str(e))
+trainer_warnings = list(warnings)
+
+# TFX 1.15's Kubeflow (v1) runner, as taxi_pipeline_kubeflow_gcp.py used it.
+import os, sys
+from tfx.components import CsvExampleGen
+from tfx.orchestration import pipeline as tfx_pipeline
+from tfx.orchestration.kubeflow import kubeflow_dag_runner
+from tfx.v1.orchestration import experimental as v1_experimental
+gen = CsvExampleGen(input_base="gs://bucket/data")
+taxi = tfx_pipeline.Pipeline(
+    pipeline_name="taxi", pipeline_root="gs://bucket/root",
+    components=[gen, StatisticsGen(examples=gen.outputs["examples"])],
+)
+kubeflow_dag_runner.KubeflowDagRunner(
+    output_dir=sys.argv[1],
+    config=kubeflow_dag_runner.KubeflowDagRunnerConfig(
+        kubeflow_metadata_config=kubeflow_dag_runner.get_default_kubeflow_metadata_config(),
+        tfx_image="gcr.io/project/kit:1",
+    ),
+).run(taxi)
+try:
+    v1_experimental.KubeflowDagRunner(output_dir=sys.argv[1]).run(taxi)
+except ValueError as e:
+    refused.append(str(e).split(":")[0])
 print("RESULT " + json.dumps({
     "v1": [tfx_v1.__name__, tfx_v1.components.Trainer is component.Trainer,
            tfx_v1.components.StatisticsGen is component.StatisticsGen],
@@ -185,13 +209,16 @@ print("RESULT " + json.dumps({
     "estimator": tf_estimator.__name__, "tf_estimator": tf.estimator.__name__,
     "examples_channel": trainer.inputs["examples"].type_name,
     "executor_class": trainer.executor_spec.executor_class is executor.TrainerExecutor,
-    "warnings": warnings, "refused": refused,
+    "warnings": trainer_warnings, "refused": refused,
+    "kubeflow": [warnings[len(trainer_warnings):], sorted(os.listdir(sys.argv[1])),
+                 v1_experimental.get_default_kubeflow_metadata_config is
+                 kubeflow_dag_runner.get_default_kubeflow_metadata_config],
 }))
 """
 
 
 @pytest.mark.slow
-def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line():
+def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line(tmp_path):
     """TFX 1.15's spellings (taxi_pipeline_local.py's imports, its Trainer with
     transformed_examples and the Estimator executor, the template's `from tfx import v1`,
     a module file's `from tensorflow import estimator`) give the kit's objects after
@@ -200,7 +227,10 @@ def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line():
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-c", TFX_115_IMPORTS], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", TFX_115_IMPORTS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
@@ -214,7 +244,18 @@ def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line():
     assert result["refused"] == [
         "Trainer: exactly one of examples and transformed_examples must be given.",
         "Trainer: transformed_examples needs transform_graph as well.",
+        "KubeflowDagRunnerConfig(tfx_image=...) names no image",
     ]
+    # KubeflowDagRunner (KFP v1, which TFX 1.21 dropped) compiles with KubeflowV2DagRunner:
+    # a KFP v2 spec named after the pipeline, its tasks in the config's tfx_image.
+    warnings, files, metadata_config = result["kubeflow"]
+    assert files == ["taxi.json"] and metadata_config
+    assert [w.split(":")[0] for w in warnings] == [f"KubeflowDagRunner wrote {tmp_path}/taxi.json"]
+    with open(tmp_path / "taxi.json") as f:
+        spec = json.load(f)["pipelineSpec"]
+    assert sorted(spec["root"]["dag"]["tasks"]) == ["CsvExampleGen", "StatisticsGen"]
+    executors = spec["deploymentSpec"]["executors"].values()
+    assert {e["container"]["image"] for e in executors} == {"gcr.io/project/kit:1"}
 
 
 def _run_trainer(tmp_path, run_fn):

@@ -16,6 +16,10 @@ pipeline program's entry (before the pipeline's own imports), makes the spelling
 - `from tfx import v1 as tfx`: TFX's own `tfx.v1`, which imports once the above are
   there, its components those stand-ins;
 - `tf.estimator` (in the module file too): the kit's (components.estimator.install);
+- `from tfx.orchestration.kubeflow import kubeflow_dag_runner` (and
+  `tfx.v1.orchestration.experimental.KubeflowDagRunner`, `KubeflowDagRunnerConfig`,
+  `get_default_kubeflow_metadata_config`): TFX 1.15's KFP v1 runner, which compiles with
+  TFX's KubeflowV2DagRunner here (kubeflow_v1.py);
 - `tfma.export.export_eval_savedmodel` and `tfma.export.EvalInputReceiver`, and every
   configuration message as `tfma.<Name>` (`tfma.PerSliceMetricThreshold`), as TFMA 0.4x
   had them (tfma_export.py).
@@ -29,6 +33,7 @@ import sys
 from types import ModuleType
 
 _TRAINER_EXECUTOR = "tfx.components.trainer.executor"
+_KUBEFLOW_V1 = "tfx.orchestration.kubeflow.kubeflow_dag_runner"
 
 
 def _stand_in_module(name, doc, **names):
@@ -70,6 +75,35 @@ def install():
         GenericExecutor=executor.TrainerExecutor,
         TrainerFnArgs=fn_args_utils.FnArgs,
     )
+    _install_kubeflow_v1()
+
+
+def _install_kubeflow_v1():
+    """TFX 1.15's KFP v1 runner, which compiles with KubeflowV2DagRunner here
+    (kubeflow_v1.py), where TFX 1.15 pipelines import it."""
+    from components.tfx_compat import kubeflow_v1
+
+    names = {
+        name: getattr(kubeflow_v1, name)
+        for name in (
+            "KubeflowDagRunner",
+            "KubeflowDagRunnerConfig",
+            "get_default_kubeflow_metadata_config",
+            "get_default_pipeline_operator_funcs",
+            "get_default_pod_labels",
+            "get_default_output_filename",
+        )
+    }
+    _stand_in_module(_KUBEFLOW_V1, kubeflow_v1.__doc__, **names)
+    from tfx.utils import telemetry_utils
+    from tfx.v1.orchestration import experimental
+
+    for name in ("KubeflowDagRunner", "KubeflowDagRunnerConfig"):
+        setattr(experimental, name, names[name])
+    experimental.get_default_kubeflow_metadata_config = (
+        kubeflow_v1.get_default_kubeflow_metadata_config
+    )
+    experimental.LABEL_KFP_SDK_ENV = telemetry_utils.LABEL_KFP_SDK_ENV
 
 
 install()
