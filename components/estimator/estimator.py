@@ -883,7 +883,9 @@ class Estimator:
         self._pending_inputs.pop(threading.get_ident(), None)
         self._forget_a_path_chosen_by_an_error()
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
-            built = input_fn and self._graph_of_an_iterator(input_fn, mode, before_input)
+            built = input_fn is not None and self._graph_of_an_iterator(
+                input_fn, mode, before_input
+            )
             if not built and self._graph_mode is False:
                 built = self._name_variables_as_a_graph(mode, input_fn, receiver_fn)
             return built or None

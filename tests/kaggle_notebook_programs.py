@@ -1,0 +1,156 @@
+"""Kaggle kernels and book notebooks of the tf.estimator era, written as their authors wrote
+them (after `tf_upgrade_v2`), on a few dozen made-up rows and a few steps.
+
+- `handson_ml_predict_given_arrays`: the book cells that hand arrays to the Estimator's
+  calls (`dnn_clf.predict(X_test)`, `train(X_train, steps=...)`, `evaluate(X_test,
+  y_test)`) after the numpy_input_fn ones, for a canned classifier and a TF1 model_fn
+  (TensorFlow-Examples' `tf.layers` network): 2.15 refused the array as an input_fn
+  (`TypeError: unsupported callable`; the kit: numpy's `ValueError: The truth value of an
+  array ...`), and evaluate's second argument is its `steps`;
+- `digit_recognizer_train_eval_loop`: `train(steps=...)` in a loop with `evaluate` after
+  each, `RunConfig(save_checkpoints_steps=..., keep_checkpoint_max=...)`, string labels
+  with `label_vocabulary` and a `weight_column`, the classes decoded into a submission.
+
+Each program takes the `tensorflow` module (2.15's, or 2.21's once
+`components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
+returns `exact` parts (listings, keys, printed lines, errors as [type, first line]) and
+`close` values (linear models start from zeros, on unshuffled data: 1e-4).
+`tests/test_kaggle_notebooks.py` compares them with 2.15's recording
+(`tests/tf215/record_family.py kaggle_notebook_programs`, into
+`tests/data/tf215/kaggle_notebooks.json`).
+"""
+
+import os
+
+import numpy as np
+
+from tests.program_registry import registry
+from tests.tf1_fidelity_programs import _raised
+from tests.tutorial_programs import listing
+
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
+RECORDED = os.path.join(DATA_DIR, "kaggle_notebooks.json")
+PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
+
+
+def _error(call):
+    """[type, first line] of what `call()` raised (None when it returned)."""
+    raised = _raised(call)
+    return raised and [raised[0], raised[1].splitlines()[0] if raised[1] else ""]
+
+
+def _layers_model_fn(tf):
+    """TensorFlow-Examples' neural_network.py model_fn (tf.layers), predictions a tensor."""
+
+    def model_fn(features, labels, mode):
+        layer_1 = tf.compat.v1.layers.dense(features["images"], 4, kernel_initializer="ones")
+        logits = tf.compat.v1.layers.dense(layer_1, 3, kernel_initializer="ones")
+        pred_classes = tf.argmax(input=logits, axis=1)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions=pred_classes)
+        loss_op = tf.reduce_mean(
+            input_tensor=tf.nn.sparse_softmax_cross_entropy_with_logits(
+                logits=logits, labels=tf.cast(labels, dtype=tf.int32)
+            )
+        )
+        optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate=0.1)
+        train_op = optimizer.minimize(loss_op, global_step=tf.compat.v1.train.get_global_step())
+        acc_op = tf.compat.v1.metrics.accuracy(labels=labels, predictions=pred_classes)
+        return tf.estimator.EstimatorSpec(
+            mode=mode,
+            predictions=pred_classes,
+            loss=loss_op,
+            train_op=train_op,
+            eval_metric_ops={"accuracy": acc_op},
+        )
+
+    return model_fn
+
+
+@program
+def handson_ml_predict_given_arrays(tf, workdir):
+    r = np.random.RandomState(9)
+    X_train = r.uniform(size=(24, 5)).astype(np.float32)
+    y_train = r.randint(0, 3, 24).astype(np.int32)
+    X_test, y_test = X_train[:6], y_train[:6]
+    numpy_input_fn = tf.compat.v1.estimator.inputs.numpy_input_fn
+    feature_cols = [tf.feature_column.numeric_column("images", shape=[5])]
+    estimators = {
+        "canned": tf.estimator.LinearClassifier(
+            feature_columns=feature_cols, n_classes=3, model_dir=os.path.join(workdir, "linear")
+        ),
+        "model_fn": tf.estimator.Estimator(
+            _layers_model_fn(tf), model_dir=os.path.join(workdir, "layers")
+        ),
+    }
+    exact, close = {}, {}
+    for name, est in estimators.items():
+        input_fn = numpy_input_fn(
+            x={"images": X_train}, y=y_train, num_epochs=2, batch_size=8, shuffle=False
+        )
+        est.train(input_fn=input_fn)
+        test_input_fn = numpy_input_fn(x={"images": X_test}, y=y_test, shuffle=False)
+        eval_results = est.evaluate(input_fn=test_input_fn)
+        y_pred = list(est.predict(input_fn=test_input_fn))
+        exact[name] = {
+            "evaluate": sorted(eval_results),
+            "predicted": sorted(y_pred[0])
+            if isinstance(y_pred[0], dict)
+            else [type(y_pred[0]).__name__, int(y_pred[0])],
+            "predict_array": _error(lambda est=est: est.predict(X_test)),
+            "train_array": _error(lambda est=est: est.train(X_train, steps=1)),
+            "train_array_max_steps": _error(lambda est=est: est.train(X_train, max_steps=9)),
+            "evaluate_arrays": _error(lambda est=est: est.evaluate(X_test, y_test)),
+            "global_step": int(est.get_variable_value("global_step")),
+        }
+        close[name] = {k: float(v) for k, v in eval_results.items()}
+    return {"exact": exact, "close": close}
+
+
+@program
+def digit_recognizer_train_eval_loop(tf, workdir):
+    import pandas as pd
+
+    r = np.random.RandomState(5)
+    pixels = pd.DataFrame(r.uniform(size=(30, 4)), columns=[f"pixel{i}" for i in range(4)])
+    names = np.array(["zero", "one", "two"])
+    label = pd.Series(names[(pixels.pixel0 * 3).astype(int).clip(0, 2)])
+    pixels["weight"] = r.uniform(0.5, 2.0, 30)
+    cols = [tf.feature_column.numeric_column(c) for c in pixels.columns if c != "weight"]
+    model_dir = os.path.join(workdir, "digits")
+    config = tf.estimator.RunConfig(save_checkpoints_steps=2, keep_checkpoint_max=2)
+    clf = tf.estimator.LinearClassifier(
+        feature_columns=cols,
+        n_classes=3,
+        label_vocabulary=list(names),
+        weight_column="weight",
+        model_dir=model_dir,
+        config=config,
+    )
+    pandas_input_fn = tf.compat.v1.estimator.inputs.pandas_input_fn
+    tr = pandas_input_fn(x=pixels, y=label, batch_size=8, num_epochs=None, shuffle=False)
+    ev = pandas_input_fn(x=pixels, y=label, shuffle=False)
+    printed, accuracies = [], []
+    for i in range(3):
+        clf.train(input_fn=tr, steps=3)
+        result = clf.evaluate(input_fn=ev)
+        printed.append("Epoch {}: step {}".format(i, result["global_step"]))
+        accuracies.append(float(result["accuracy"]))
+    pf = pandas_input_fn(x=pixels.head(5), num_epochs=1, shuffle=False)
+    labels = [p["classes"][0].decode("utf8") for p in clf.predict(input_fn=pf)]
+    firsts = list(clf.predict(input_fn=pf, predict_keys=["class_ids", "probabilities"]))
+    with open(os.path.join(model_dir, "checkpoint")) as f:
+        state = f.read().replace(model_dir, "<model_dir>")
+    return {
+        "exact": {
+            "printed": printed,
+            "labels": labels,
+            "class_ids": [p["class_ids"].tolist() for p in firsts],
+            "checkpoint": state,
+            "model_dir": listing(model_dir),
+        },
+        "close": {
+            "accuracies": accuracies,
+            "probabilities": [p["probabilities"].tolist() for p in firsts],
+        },
+    }
