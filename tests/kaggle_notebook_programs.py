@@ -1,6 +1,14 @@
 """Kaggle kernels and book notebooks of the tf.estimator era, written as their authors wrote
 them (after `tf_upgrade_v2`), on a few dozen made-up rows and a few steps.
 
+- `titanic_pandas_submission`: a Titanic kernel: feature columns built in a loop over
+  `df.columns` (a vocabulary list of `df[col].unique()` for text columns, numeric ones
+  otherwise), a `LinearClassifier` trained by `pandas_input_fn` on a DataFrame and a Series
+  of labels, `"Test set accuracy: {accuracy:0.3f}".format(**eval_result)`, a submission
+  DataFrame of `[p["class_ids"][0] for p in est.predict(...)]` written by `to_csv`,
+  `predict_keys`, the model_dir's files; then the label given as a one-column DataFrame
+  (`df[["Survived"]]`), which 2.15's heads refused with a TypeError (the kit: a ValueError
+  about the labels' rank);
 - `handson_ml_predict_given_arrays`: the book cells that hand arrays to the Estimator's
   calls (`dnn_clf.predict(X_test)`, `train(X_train, steps=...)`, `evaluate(X_test,
   y_test)`) after the numpy_input_fn ones, for a canned classifier and a TF1 model_fn
@@ -37,6 +45,77 @@ def _error(call):
     """[type, first line] of what `call()` raised (None when it returned)."""
     raised = _raised(call)
     return raised and [raised[0], raised[1].splitlines()[0] if raised[1] else ""]
+
+
+def _passengers(rows, seed):
+    """A Titanic-shaped DataFrame of made-up passengers (with their `Survived`)."""
+    import pandas as pd
+
+    r = np.random.RandomState(seed)
+    df = pd.DataFrame(
+        {
+            "PassengerId": np.arange(1, rows + 1),
+            "Pclass": r.randint(1, 4, rows),
+            "Sex": r.choice(["male", "female"], rows),
+            "Age": r.uniform(1, 70, rows).round(1),
+            "Fare": r.uniform(5, 100, rows).round(2),
+            "Embarked": r.choice(["S", "C", "Q"], rows),
+        }
+    )
+    df["Survived"] = ((df.Sex == "female") | (df.Age < 10)).astype(int)
+    return df
+
+
+@program
+def titanic_pandas_submission(tf, workdir):
+    import pandas as pd
+
+    train, test = _passengers(40, 0), _passengers(8, 1).drop("Survived", axis=1)
+    y = train.pop("Survived")
+    X = train.drop("PassengerId", axis=1)
+    feat_cols = []
+    for col in X.columns:
+        if X[col].dtype == object:
+            vocab = tf.feature_column.categorical_column_with_vocabulary_list(col, X[col].unique())
+            feat_cols.append(tf.feature_column.indicator_column(vocab))
+        else:
+            feat_cols.append(tf.feature_column.numeric_column(col))
+    model_dir = os.path.join(workdir, "titanic")
+    est = tf.estimator.LinearClassifier(feature_columns=feat_cols, model_dir=model_dir)
+    pandas_input_fn = tf.compat.v1.estimator.inputs.pandas_input_fn
+    train_fn = pandas_input_fn(x=X, y=y, batch_size=10, num_epochs=None, shuffle=False)
+    est.train(input_fn=train_fn, steps=8)
+    eval_result = est.evaluate(input_fn=pandas_input_fn(x=X, y=y, shuffle=False))
+    pred_fn = pandas_input_fn(x=test.drop("PassengerId", axis=1), num_epochs=1, shuffle=False)
+    preds = est.predict(input_fn=pred_fn)
+    submission = pd.DataFrame(
+        {"PassengerId": test.PassengerId, "Survived": [p["class_ids"][0] for p in preds]}
+    )
+    path = os.path.join(workdir, "submission.csv")
+    submission.to_csv(path, index=False)
+    with open(path) as f:
+        written = f.read()
+    probabilities = list(est.predict(input_fn=pred_fn, predict_keys=["probabilities"]))
+    as_frame = pandas_input_fn(x=X, y=y.to_frame(), shuffle=False)
+    return {
+        "exact": {
+            "columns": [c.name for c in feat_cols],
+            "printed": "Test set accuracy: {accuracy:0.3f}".format(**eval_result),
+            "evaluate": {k: type(v).__name__ for k, v in sorted(eval_result.items())},
+            "submission": written,
+            "submission_dtypes": {k: str(v) for k, v in submission.dtypes.items()},
+            "predict_keys": [sorted(p) for p in probabilities[:1]],
+            "model_dir": listing(model_dir),
+            "labels_as_a_dataframe": {
+                "train": _error(lambda: est.train(input_fn=as_frame, steps=1)),
+                "evaluate": _error(lambda: est.evaluate(input_fn=as_frame)),
+            },
+        },
+        "close": {
+            "evaluate": {k: float(v) for k, v in eval_result.items()},
+            "probabilities": [p["probabilities"].tolist() for p in probabilities],
+        },
+    }
 
 
 def _layers_model_fn(tf):

@@ -218,6 +218,12 @@ _MISMATCHED_LABEL_DIMENSION = {
 def _check_labels_shape(labels, logits_shape, dimension, v1=False):
     """2.15's checks of dense labels against logits [D0, ..., DN, n], in its words, where
     the shapes tell: labels [D0, ..., DN, dimension] (or [D0, ..., DN])."""
+    if isinstance(labels, dict):  # (2.15's first line: its tensor conversion's words)
+        raise TypeError(
+            "Expected any non-tensor type, but got a tensor instead.\nThis head takes one "
+            f"tensor of labels, not a dict (keys {sorted(labels)}); pandas_input_fn's y given "
+            "as a DataFrame gives such a dict: give it a Series (one column) instead."
+        )
     if labels is None or isinstance(labels, (tf.SparseTensor, tf.compat.v1.SparseTensorValue)):
         return
     shape = tf.TensorShape(labels.shape if hasattr(labels, "shape") else np.shape(labels))
