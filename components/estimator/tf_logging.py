@@ -5,13 +5,14 @@ called `tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)` (every pu
 sample did) saw `INFO:tensorflow:Loss for final step: 0.69.` and the like on stderr, and
 scripts grepped them.  The kit's modules log under `components.estimator.*`, which that
 call does not reach.  `follow_tensorflow_verbosity()` gives the package's logger the
-`tensorflow` logger's level (lowered to its own where one is set), and hands each record
-that logger would show to its handlers, named `tensorflow` as 2.15's were; the records
-go on to the root logger's handlers too, as 2.15's did.
+`tensorflow` logger's level (lowered to its own where one is set), and shows each record
+that logger would show as it showed 2.15's: named `tensorflow`, through its filters and
+handlers, then (as far as it propagates) the root logger's.
 """
 
 import contextlib
 import logging
+import threading
 
 import numpy as np
 
@@ -53,6 +54,24 @@ class _FollowsTensorflow(logging.Logger):
     def level(self, value):
         self.__dict__["_own_level"] = value
 
+    @property
+    def propagate(self):
+        """As TensorFlow's logger propagates (`tf.get_logger().propagate = False` kept
+        2.15's lines from the root's handlers), and not a record its filters refused."""
+        if getattr(_REFUSED, "record", False):
+            _REFUSED.record = False
+            return False
+        own = self.__dict__.get("_own_propagate", True)
+        return own and logging.getLogger(TENSORFLOW).propagate
+
+    @propagate.setter
+    def propagate(self, value):
+        self.__dict__["_own_propagate"] = value
+
+
+# Set (for this thread) while a record TensorFlow's logger refused is being handled.
+_REFUSED = threading.local()
+
 
 def _level_set_above(logger):
     """The level set on the nearest logger between `logger` and the root, or NOTSET."""
@@ -65,22 +84,22 @@ def _level_set_above(logger):
 
 
 class _ToTensorflowHandlers(logging.Handler):
-    """Shows a record through the `tensorflow` logger's handlers when that logger is
-    enabled for its level (the root logger's handlers get it by propagation, as they
-    got 2.15's records)."""
+    """Shows a record as the `tensorflow` logger showed 2.15's when that logger is enabled
+    for its level: named `tensorflow`, through its filters and its handlers; the root
+    logger's handlers then get it by propagation, as far as TensorFlow's logger
+    propagates."""
 
     def handle(self, record):
         tensorflow_logger = logging.getLogger(TENSORFLOW)
         if not tensorflow_logger.isEnabledFor(record.levelno):
             return False
-        # The same record (one line, whoever else handles it), named as 2.15's meanwhile.
-        name, record.name = record.name, TENSORFLOW
-        try:
-            for handler in tensorflow_logger.handlers:
-                if record.levelno >= handler.level:
-                    handler.handle(record)
-        finally:
-            record.name = name
+        record.name = TENSORFLOW  # one record, 2.15's name, wherever it is shown
+        if tensorflow_logger.disabled or not tensorflow_logger.filter(record):
+            _REFUSED.record = True  # the package's logger does not propagate it
+            return False
+        for handler in tensorflow_logger.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
         return True
 
     def emit(self, record):  # handle() does the work
