@@ -28,12 +28,16 @@ TFX's own objects are left where they import; `install()` does the same explicit
 is idempotent.
 """
 
+import functools
 import importlib
+import importlib.abc
+import importlib.util
 import sys
 from types import ModuleType
 
 _TRAINER_EXECUTOR = "tfx.components.trainer.executor"
 _KUBEFLOW_V1 = "tfx.orchestration.kubeflow.kubeflow_dag_runner"
+_V1_EXPERIMENTAL = "tfx.v1.orchestration.experimental"
 
 
 def _stand_in_module(name, doc, **names):
@@ -95,15 +99,49 @@ def _install_kubeflow_v1():
         )
     }
     _stand_in_module(_KUBEFLOW_V1, kubeflow_v1.__doc__, **names)
+    # tfx.v1 imports some 1,800 modules (Google Cloud clients, kfp): its experimental
+    # module gets the names when a pipeline imports it, not here.
+    _when_imported(_V1_EXPERIMENTAL, functools.partial(_add_v1_names, names))
+
+
+def _add_v1_names(names, experimental):
     from tfx.utils import telemetry_utils
-    from tfx.v1.orchestration import experimental
 
     for name in ("KubeflowDagRunner", "KubeflowDagRunnerConfig"):
         setattr(experimental, name, names[name])
-    experimental.get_default_kubeflow_metadata_config = (
-        kubeflow_v1.get_default_kubeflow_metadata_config
-    )
+    experimental.get_default_kubeflow_metadata_config = names[
+        "get_default_kubeflow_metadata_config"
+    ]
     experimental.LABEL_KFP_SDK_ENV = telemetry_utils.LABEL_KFP_SDK_ENV
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls `then(module)` once the module `name` has been executed, the first time."""
+
+    def __init__(self, name, then):
+        self._name, self._then = name, then
+
+    def find_spec(self, fullname, path, target=None):
+        if fullname != self._name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and spec.loader is not None:
+            execute = spec.loader.exec_module
+
+            def exec_module(module):
+                execute(module)
+                self._then(module)
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+def _when_imported(name, then):
+    if name in sys.modules:
+        then(sys.modules[name])
+    elif not any(isinstance(f, _AfterImport) and f._name == name for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterImport(name, then))
 
 
 install()
