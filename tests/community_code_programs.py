@@ -37,6 +37,9 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
   showing `%(name)s`, with `tf.get_logger().propagate = False` beside a handler of
   TensorFlow's logger (the usual cure for doubled lines), and with a filter on
   TensorFlow's logger;
+- `v2_class_names`: what code sees of the canned classes' names: `type(est).__name__`,
+  `__qualname__`, the TypeError of an argument they do not take, and which Estimator
+  classes their instances are (tf.estimator's and tf.compat.v1.estimator's);
 - `changed_model_in_model_dir`: the r1 "Checkpoints" guide's warning, a model changed
   between runs over the same model_dir: a `tf.compat.v1.estimator.DNNClassifier` given
   wider or more hidden layers, a `LinearClassifier` in a DNN's folder (each class of both
@@ -699,4 +702,44 @@ def handlers_on_tensorflows_logger(tf, workdir):
                 est = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], folder)
             train = lambda est=est: est.train(_eight_rows)  # noqa: E731
             seen[f"{kind}_{case}"] = _handlers_seeing(train, propagate, line_filter)
+    return {"exact": seen, "close": {}}
+
+
+# --- the canned classes' names ---
+
+_CANNED = [
+    f"{family}{kind}"
+    for family in ("Baseline", "DNN", "DNNLinearCombined", "Linear")
+    for kind in ("Classifier", "Regressor", "Estimator")
+]
+
+
+def _made(tf, module, name):
+    column = tf.feature_column.numeric_column("x")
+    args = {"head": tf.estimator.RegressionHead()} if name.endswith("Estimator") else {}
+    if name.startswith("DNNLinearCombined"):
+        args.update(linear_feature_columns=[column], dnn_feature_columns=[column])
+        args["dnn_hidden_units"] = [2]
+    elif name.startswith("DNN"):
+        args.update(hidden_units=[2], feature_columns=[column])
+    elif name.startswith("Linear"):
+        args["feature_columns"] = [column]
+    return getattr(module, name)(**args)
+
+
+@program
+def v2_class_names(tf, workdir):
+    """2.15's tf.estimator canned classes were its V2 classes (`LinearClassifierV2`)."""
+    seen = {}
+    for namespace, module in (("v2", tf.estimator), ("v1", tf.compat.v1.estimator)):
+        for name in _CANNED:
+            cls = getattr(module, name)
+            est = _made(tf, module, name)
+            seen[f"{namespace}.{name}"] = {
+                "name": [type(est).__name__, cls.__qualname__],
+                "unknown_argument": _raised(lambda cls=cls: cls(unknown=1)),
+                "is_v1_estimator": isinstance(est, tf.compat.v1.estimator.Estimator),
+            }
+            if namespace == "v2":  # (a V1 class's is one here: docs/guide/estimator.md)
+                seen[f"v2.{name}"]["is_v2_estimator"] = isinstance(est, tf.estimator.Estimator)
     return {"exact": seen, "close": {}}
