@@ -233,3 +233,36 @@ def digit_recognizer_train_eval_loop(tf, workdir):
             "probabilities": [p["probabilities"].tolist() for p in firsts],
         },
     }
+
+
+@program
+def titanic_columns_of_the_wrong_type(tf, workdir):
+    """Titanic kernels' commonest column mistakes: a vocabulary list of strings over the
+    integer `Pclass`, an identity column over the text `Sex`, a hash bucket over the float
+    `Age`, in the canned classes of both namespaces (2.15: `ValueError: in user code:`)."""
+    passengers = _passengers(12, 2)
+    y = passengers.pop("Survived")
+    fc = tf.feature_column
+    mistakes = {
+        "vocabulary_over_int": fc.categorical_column_with_vocabulary_list("Pclass", ["1", "2"]),
+        "identity_over_text": fc.categorical_column_with_identity("Sex", 2),
+        "hash_over_float": fc.categorical_column_with_hash_bucket("Age", 3),
+    }
+    classes = {
+        "linear": (tf.estimator.LinearClassifier, {}, False),
+        "dnn": (tf.estimator.DNNClassifier, {"hidden_units": [2]}, True),
+        "v1_linear": (tf.compat.v1.estimator.LinearClassifier, {}, False),
+        "v1_dnn": (tf.compat.v1.estimator.DNNClassifier, {"hidden_units": [2]}, True),
+    }
+    input_fn = tf.compat.v1.estimator.inputs.pandas_input_fn(passengers, y, shuffle=False)
+    raised = {}
+    for mistake, column in mistakes.items():
+        for name, (cls, kwargs, dense) in classes.items():
+            folder = os.path.join(workdir, f"{mistake}_{name}")
+            est = cls(
+                feature_columns=[fc.indicator_column(column) if dense else column],
+                model_dir=folder,
+                **kwargs,
+            )
+            raised[f"{mistake}/{name}"] = _error(lambda est=est: est.train(input_fn, steps=1))
+    return {"exact": raised}

@@ -14,6 +14,7 @@ from components.estimator.canned import indicator
 from components.estimator.canned.linear import (
     check_features,
     check_v2_columns,
+    read_in_user_code,
     reading_v1_columns,
     reads_v1_columns,
     tf1_hub_columns,
@@ -44,7 +45,8 @@ def _input_layer(features, feature_columns):
         layer = tf_keras.layers.DenseFeatures(
             indicator.counted(feature_columns), name="input_layer"
         )
-        net = layer(features)
+        with read_in_user_code():
+            net = layer(features)
         _load_tables_before_the_first_step(layer, feature_columns)
         return net, layer.trainable_weights
     trainable = tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES

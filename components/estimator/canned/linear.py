@@ -273,6 +273,27 @@ def check_features(features, feature_columns):
                 )
 
 
+@contextlib.contextmanager
+def read_in_user_code():
+    """A ValueError reading the features (a column's dtype or shape refused: a vocabulary
+    list of strings over an integer feature, an identity column over text), with the
+    first line 2.15's canned models gave it: they read their features in a Keras layer's
+    traced call, whose AutoGraph put `in user code:` first. The column's own words
+    follow, without Keras's frame of the layer's call."""
+    try:
+        yield
+    except ValueError as error:
+        message = str(error)
+        if message.startswith("in user code:"):
+            raise
+        parts = message.split("\n\n")
+        if getattr(error, "_keras_call_info_injected", False) and len(parts) >= 3:
+            message = "\n\n".join(parts[1:-1])  # (the column's words, inside Keras's frame)
+        framed = ValueError(f"in user code:\n\n    ValueError: {message}\n")
+        framed._keras_call_info_injected = True  # (an outer layer's call leaves it as it is)
+        raise framed from error
+
+
 def _raw_keys(column):
     if isinstance(column, str):
         return [column]
@@ -290,7 +311,8 @@ def linear_logits(features, feature_columns, units, sparse_combiner, scope="line
     models': `linear/linear_model/...`; None: the caller's, `linear_model/...`)."""
     with tf.name_scope(scope) if scope else contextlib.nullcontext():
         layer = LinearModel(feature_columns, units, sparse_combiner, scope=scope)
-        logits = layer(features)
+        with read_in_user_code():
+            logits = layer(features)
     _summarize(layer)
     return logits, layer
 
