@@ -40,6 +40,9 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
 - `v2_class_names`: what code sees of the canned classes' names: `type(est).__name__`,
   `__qualname__`, the TypeError of an argument they do not take, and which Estimator
   classes their instances are (tf.estimator's and tf.compat.v1.estimator's);
+- `model_fn_lines_once`: a Keras-layer `model_fn` logging through
+  `tf.compat.v1.logging.info` and `tf.get_logger()`: how often each line shows in
+  `train`, `evaluate` and `predict`;
 - `changed_model_in_model_dir`: the r1 "Checkpoints" guide's warning, a model changed
   between runs over the same model_dir: a `tf.compat.v1.estimator.DNNClassifier` given
   wider or more hidden layers, a `LinearClassifier` in a DNN's folder (each class of both
@@ -742,4 +745,39 @@ def v2_class_names(tf, workdir):
             }
             if namespace == "v2":  # (a V1 class's is one here: docs/guide/estimator.md)
                 seen[f"v2.{name}"]["is_v2_estimator"] = isinstance(est, tf.estimator.Estimator)
+    return {"exact": seen, "close": {}}
+
+
+# --- lines a model_fn logs ---
+
+
+def _logging_keras_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    layer = tf.keras.layers.Dense(1)
+    predictions = layer(features["x"][:, None])
+    tf.compat.v1.logging.info("model_fn in %s", mode)
+    tf.get_logger().warning("features: %s", sorted(features))
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": predictions})
+    loss = tf.reduce_mean(tf.square(predictions - labels[:, None]))
+    optimizer = tf.keras.optimizers.legacy.SGD(0.01)
+    step = tf.compat.v1.train.get_global_step().assign_add(1)
+    train_op = tf.group(optimizer.get_updates(loss, layer.trainable_variables), step)
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+@program
+def model_fn_lines_once(tf, workdir):
+    """2.15 called model_fn once a call: its lines showed once each."""
+    est = tf.estimator.Estimator(_logging_keras_model_fn, os.path.join(workdir, "keras"))
+    calls = {
+        "train": lambda: est.train(_eight_rows),
+        "evaluate": lambda: est.evaluate(_eight_rows),
+        "predict": lambda: list(est.predict(_eight_rows)),
+    }
+    seen = {}
+    for name, call in calls.items():
+        lines = _handlers_seeing(call, True)["tensorflow"]
+        seen[name] = [line for line in lines if "model_fn in" in line or "features:" in line]
     return {"exact": seen, "close": {}}

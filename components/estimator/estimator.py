@@ -628,6 +628,8 @@ class Estimator:
     # Whether the graph path converts model_fn with AutoGraph, while a subclass's own
     # `_call_model_fn` runs (`_call_model_fn_in_graph`).
     _autograph_in_graph = False
+    # The modes whose model_fn this call already called (and whose lines it logged).
+    _model_fn_lines_shown = frozenset()
     # (The class attributes above, which an Estimator wrapping this one's model_fn takes.)
     _MODEL_TRAITS = (
         "_runs_in_a_graph",
@@ -793,10 +795,14 @@ class Estimator:
             if _is_kit_model_fn(self._model_fn)
             else _variable_collections(self._store.global_step)
         )
+        # The lines model_fn logs show once a call, as 2.15 called it once: not again
+        # where this call's graph already called it (the TF2 path's scratch graph).
+        shown = mode in self._model_fn_lines_shown and not _is_kit_model_fn(self._model_fn)
         with (
             self._store.scope(),
             collections,
             ag_ctx.ControlStatusCtx(status=ag_ctx.Status.UNSPECIFIED),
+            tf_logging.withheld_but_the_kits() if shown else contextlib.nullcontext(),
         ):
             _expose_global_step(self._store.global_step)
             spec = self._model_fn(**kwargs)
@@ -849,6 +855,7 @@ class Estimator:
         # (an export's graph holds those ops; only training writes them).
         with summaries.in_training_graph(v1=self._v1_summaries), unfetched.noting():
             spec = model_fn(**self._model_fn_kwargs(features, labels, mode, config))
+        self._model_fn_lines_shown = self._model_fn_lines_shown | {mode}
         log.info("Done calling model_fn.")
         return self._checked_spec(spec, mode)
 
@@ -881,6 +888,7 @@ class Estimator:
             or (mode == ModeKeys.TRAIN and self._trains_in_a_graph)
         )
         self._pending_inputs.pop(threading.get_ident(), None)
+        self._model_fn_lines_shown = frozenset()  # (a call's model_fn calls start here)
         self._forget_a_path_chosen_by_an_error()
         if not forced and (self._graph_mode is False or _is_kit_model_fn(self._model_fn)):
             built = input_fn is not None and self._graph_of_an_iterator(

@@ -71,6 +71,8 @@ class _FollowsTensorflow(logging.Logger):
 
 # Set (for this thread) while a record TensorFlow's logger refused is being handled.
 _REFUSED = threading.local()
+# The kit's record TensorFlow's logger's filters are looking at (for this thread).
+_KITS = threading.local()
 
 
 def _level_set_above(logger):
@@ -94,7 +96,12 @@ class _ToTensorflowHandlers(logging.Handler):
         if not tensorflow_logger.isEnabledFor(record.levelno):
             return False
         record.name = TENSORFLOW  # one record, 2.15's name, wherever it is shown
-        if tensorflow_logger.disabled or not tensorflow_logger.filter(record):
+        _KITS.record = record
+        try:
+            refused = tensorflow_logger.disabled or not tensorflow_logger.filter(record)
+        finally:
+            _KITS.record = None
+        if refused:
             _REFUSED.record = True  # the package's logger does not propagate it
             return False
         for handler in tensorflow_logger.handlers:
@@ -135,16 +142,32 @@ class _Withheld(logging.Filter):
 
 
 @contextlib.contextmanager
-def withheld(prefix):
-    """TensorFlow's own lines starting with `prefix` are not shown meanwhile: for a
-    line of TF 2.21's that 2.15 wrote otherwise (the caller logs 2.15's)."""
+def _filtered(line_filter):
+    """TensorFlow's logger shows only the lines `line_filter` lets through meanwhile."""
     logger = logging.getLogger(TENSORFLOW)
-    line_filter = _Withheld(prefix)
     logger.addFilter(line_filter)
     try:
         yield
     finally:
         logger.removeFilter(line_filter)
+
+
+def withheld(prefix):
+    """TensorFlow's own lines starting with `prefix` are not shown meanwhile: for a
+    line of TF 2.21's that 2.15 wrote otherwise (the caller logs 2.15's)."""
+    return _filtered(_Withheld(prefix))
+
+
+class _TheKits(logging.Filter):
+    def filter(self, record):
+        return record is getattr(_KITS, "record", None)
+
+
+def withheld_but_the_kits():
+    """TensorFlow's logger shows no lines but the kit's meanwhile: for a model_fn called a
+    second time in one call, whose lines (`tf.compat.v1.logging.info(...)` in it) 2.15
+    showed once."""
+    return _filtered(_TheKits())
 
 
 @contextlib.contextmanager
