@@ -1,7 +1,8 @@
 """Checkpoints shared with tf.estimator 2.15, both ways.
 
 tests/data/tf215 holds tiny model_dirs that tf.estimator 2.15 trained (one per canned
-estimator of tests/tf215/checkpoint_models.py), a SavedModel it exported, and what it
+estimator of tests/tf215/checkpoint_models.py, V1 classes with partitioners, a TF1 model_fn,
+TPUEstimator, KMeans and an RNNClassifier), a SavedModel it exported, and what it
 predicted from them (`tests/tf215/record_checkpoints.py record` wrote them all, in the
 TF 2.15 venv).  Here they resume, warm-start and are refused as tf.estimator 2.15 would
 have it; the slow test runs 2.15 itself on model_dirs written here.
@@ -46,7 +47,7 @@ def _warnings(caplog):
     return [r.getMessage() for r in caplog.records if r.getMessage().startswith("Resuming from")]
 
 
-@pytest.mark.parametrize("kind", models.KINDS)
+@pytest.mark.parametrize("kind", [*models.KINDS, *models.MORE_KINDS])
 def test_a_tf215_model_dir_resumes_exactly(kind, expected, tmp_path, caplog):
     model_dir = _copy(kind, tmp_path)
     model = models.build(estimator, kind, str(model_dir))
@@ -294,6 +295,10 @@ REVERSE_KINDS = (
     "dnn_linear",
     "linear_regressor",
     *models.KERAS_MODEL_KINDS,
+    # (of models.MORE_KINDS, two for the suite's time: partitioned variables, TF1
+    # optimizers' slots, batch norm's statistics, moving averages)
+    "v1_dnn_partitioned",
+    "tf1_model_fn",
 )
 
 

@@ -19,6 +19,21 @@ KINDS = (
     "linear_regressor",
     "baseline",
 )
+# Kinds teams also have model_dirs of: tf.compat.v1.estimator's classes with TF1
+# optimizers and partitioned variables, a TF1 model_fn (partitioned get_variable, batch
+# norm's moving statistics, Adam's slots, moving-average shadows), TPUEstimator with
+# use_tpu=False, KMeans stopped within a mini-batch iteration and an RNNClassifier.
+# (SDCA's model_dirs move over too, checked by a script: its checkpoint keeps a table of
+# 2**17 buckets, 4 MB, too large to keep here; and its kernel visits a batch's examples
+# in a random order, so that 2.15 resuming one model_dir twice trains on differently.)
+MORE_KINDS = (
+    "v1_dnn_partitioned",
+    "v1_linear_partitioned",
+    "tf1_model_fn",
+    "tpu_estimator",
+    "kmeans",
+    "rnn",
+)
 SAVED_MODEL = "linear_saved_model"  # the exported SavedModel of "linear"
 # A Keras model through model_to_estimator in its default format ('checkpoint'), whose
 # checkpoints 2.15 wrote object-based (layer_with_weights-0/kernel/.ATTRIBUTES/...).
@@ -70,7 +85,89 @@ def build(estimator, kind, model_dir, **kwargs):
         "baseline": lambda: estimator.BaselineClassifier(model_dir=model_dir, **kwargs),
         **{k: lambda: keras_estimator(estimator, model_dir, kind) for k in KERAS_MODEL_KINDS},
     }
+    if kind in MORE_KINDS:
+        return _build_more(estimator, kind, model_dir, **kwargs)
     return make[kind]()
+
+
+def _v1(estimator):
+    """tf.compat.v1.estimator: 2.15's, or the kit's beside its tf.estimator."""
+    if hasattr(estimator, "model_to_estimator"):  # (the kit's tf.estimator)
+        from components.estimator import compat_v1
+
+        return compat_v1
+    return tf.compat.v1.estimator
+
+
+def _build_more(estimator, kind, model_dir, **kwargs):
+    x, c, embedded = columns()
+    v1 = _v1(estimator)
+    train = tf.compat.v1.train
+    if kind == "v1_dnn_partitioned":
+        partitioner = tf.compat.v1.min_max_variable_partitioner(2, min_slice_size=1)
+        return v1.DNNClassifier(
+            [3],
+            [x, embedded],
+            model_dir=model_dir,
+            optimizer=train.MomentumOptimizer(0.05, 0.9),
+            input_layer_partitioner=partitioner,
+            **kwargs,
+        )
+    if kind == "v1_linear_partitioned":
+        partitioner = tf.compat.v1.fixed_size_partitioner(2)
+        return v1.LinearClassifier([x, c], model_dir=model_dir, partitioner=partitioner, **kwargs)
+    if kind == "tf1_model_fn":
+        return estimator.Estimator(_tf1_model_fn(estimator), model_dir=model_dir, **kwargs)
+    if kind == "tpu_estimator":
+        return v1.tpu.TPUEstimator(
+            _tf1_model_fn(v1.tpu, "TPUEstimatorSpec"),
+            model_dir=model_dir,
+            config=v1.tpu.RunConfig(model_dir=model_dir),
+            use_tpu=False,
+            train_batch_size=16,
+            predict_batch_size=8,
+            **kwargs,
+        )
+    if kind == "kmeans":
+        return v1.experimental.KMeans(
+            2, model_dir=model_dir, feature_columns=[x], mini_batch_steps_per_iteration=3, seed=3
+        )
+    if kind == "rnn":
+        sequence = tf.feature_column.sequence_numeric_column("s")
+        return estimator.experimental.RNNClassifier([sequence], units=[3], model_dir=model_dir)
+    raise KeyError(kind)
+
+
+def _tf1_model_fn(estimator, spec="EstimatorSpec"):
+    """A TF1 model_fn as tf_upgrade_v2 leaves them: a partitioned get_variable, an
+    embedding lookup, batch normalization, Adam (Momentum under TPUEstimator) and
+    moving averages of the weights."""
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode, params=None):
+        with v1.variable_scope("tower", partitioner=v1.fixed_size_partitioner(2)):
+            w = v1.get_variable("w", [2, 4], initializer=v1.glorot_uniform_initializer(1))
+            table = v1.get_variable("emb", [6, 4], initializer=v1.glorot_uniform_initializer(2))
+        ids = tf.strings.to_hash_bucket_fast(features["c"], 6)
+        hidden = tf.matmul(features["x"], w) + v1.nn.embedding_lookup(table, ids)
+        hidden = v1.layers.batch_normalization(hidden, training=mode == "train", name="bn")
+        logits = v1.layers.dense(
+            tf.nn.relu(hidden), 1, name="out", kernel_initializer=v1.glorot_uniform_initializer(3)
+        )
+        if mode == "infer":
+            return getattr(estimator, spec)(mode, predictions={"logits": logits})
+        labels = tf.reshape(tf.cast(labels, tf.float32), [-1, 1])
+        loss = v1.losses.sigmoid_cross_entropy(labels, logits)
+        optimizer = (
+            v1.train.MomentumOptimizer(0.05, 0.9) if params else v1.train.AdamOptimizer(0.05)
+        )
+        with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):
+            train_op = optimizer.minimize(loss, v1.train.get_or_create_global_step())
+        with tf.control_dependencies([train_op]):
+            train_op = v1.train.ExponentialMovingAverage(0.9).apply(v1.trainable_variables())
+        return getattr(estimator, spec)(mode, loss=loss, train_op=train_op)
+
+    return model_fn
 
 
 def train_input_fn(kind):
@@ -80,20 +177,34 @@ def train_input_fn(kind):
         return keras_input_fn
     labels = TARGETS if kind.endswith("regressor") else CLASSES
 
-    def input_fn():
-        return {k: tf.constant(v) for k, v in FEATURES.items()}, tf.constant(labels)
+    def input_fn(params=None):  # (TPUEstimator's input_fn takes params)
+        features = _more_features(kind, {k: tf.constant(v) for k, v in FEATURES.items()})
+        return features, None if kind == "kmeans" else tf.constant(labels)
 
     return input_fn
 
 
-def predict_input_fn():
-    return tf.data.Dataset.from_tensor_slices(FEATURES).batch(8)
+def _more_features(kind, features):
+    if kind == "rnn":  # x as a sequence of two steps
+        features["s"] = tf.sparse.from_dense(features["x"])
+    return features
+
+
+def predict_input_fn(kind=None):
+    dataset = tf.data.Dataset.from_tensor_slices(FEATURES).batch(8)
+    return dataset.map(lambda features: _more_features(kind, features)) if kind else dataset
 
 
 def predictions(model, kind):
-    """The logits (classifiers) or predictions (regressors) of every example, as lists."""
+    """The logits (classifiers), predictions (regressors) or distances to the centers
+    (KMeans) of every example, as lists."""
     key = "predictions" if kind.endswith("regressor") else "logits"
-    return [p[key].tolist() for p in model.predict(predict_input_fn)]
+    key = "all_distances" if kind == "kmeans" else key
+
+    def input_fn(params=None):
+        return predict_input_fn(kind)
+
+    return [p[key].tolist() for p in model.predict(input_fn)]
 
 
 def vocab_warm_start(estimator, sgd, linear_dir, work_dir):

@@ -6,6 +6,8 @@ venv (`ensure_tf215_venv()` in bench/estimator_vs_tf215.py builds it).
         checkpoint kept), exports "linear" to OUT/linear_saved_model, and writes
         OUT/expected.json: each kind's predictions there, and after MORE_STEPS more
         (trained on a copy), and what a vocabulary warm start from "linear" sets.
+    bench/.venv-tf215/bin/python tests/tf215/record_checkpoints.py record tests/data/tf215 KIND...
+        the same for the KINDs named alone (models.MORE_KINDS), added to expected.json.
     bench/.venv-tf215/bin/python tests/tf215/record_checkpoints.py resume DIR
         resumes each DIR/<kind> (written by this kit), printing one line `RESULT {json}`
         with each kind's predictions there, its global step after MORE_STEPS more,
@@ -72,11 +74,14 @@ def _export(model, export_dir):
         shutil.move(model.export_saved_model(base, receiver_fn).decode(), export_dir)
 
 
-def record(out):
+def record(out, kinds=None):
     out = os.path.abspath(out)  # the state files then name their checkpoints relatively
     expected = {}
+    if kinds:
+        with open(os.path.join(out, "expected.json")) as f:
+            expected = json.load(f)
     with tempfile.TemporaryDirectory() as work:
-        for kind in models.KINDS:
+        for kind in kinds or models.KINDS:
             model_dir = os.path.join(out, kind)
             shutil.rmtree(model_dir, ignore_errors=True)
             model = models.build(tf.estimator, kind, model_dir)
@@ -87,9 +92,10 @@ def record(out):
             _keep_last_checkpoint_only(model_dir)
             copy = shutil.copytree(model_dir, os.path.join(work, kind))
             expected[kind] = _resume(copy, kind)
-        expected["vocab_warm_start"] = models.vocab_warm_start(
-            tf.estimator, tf.keras.optimizers.legacy.SGD, os.path.join(out, "linear"), work
-        )
+        if not kinds:
+            expected["vocab_warm_start"] = models.vocab_warm_start(
+                tf.estimator, tf.keras.optimizers.legacy.SGD, os.path.join(out, "linear"), work
+            )
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
 
@@ -125,7 +131,7 @@ def _record_keras(out, kind):
 def resume(directory):
     results = {
         kind: _resume(os.path.join(directory, kind), kind)
-        for kind in (*models.KINDS, *models.KERAS_MODEL_KINDS)
+        for kind in (*models.KINDS, *models.KERAS_MODEL_KINDS, *models.MORE_KINDS)
         if os.path.isdir(os.path.join(directory, kind))
     }
     print("RESULT " + json.dumps(results))
@@ -135,5 +141,7 @@ if __name__ == "__main__":
     command, path, *kinds = sys.argv[1:]
     if command == "record-keras" and kinds:
         record_keras(path, kinds)
+    elif command == "record" and kinds:
+        record(path, kinds)
     else:
         {"record": record, "record-keras": record_keras, "resume": resume}[command](path)
