@@ -1920,3 +1920,65 @@ def call_after_a_failed_first_call(tf, workdir):
         values[name] += [float(p) for p in est.predict(_features_input_fn(tf, x[:2]))]
         seen[name].append(sorted(est.get_variable_names()))
     return {"exact": seen, "close": values}
+
+
+# --------------------------------------------------------- a model_dir's events, in order
+def _event_sequence(tf, folder):
+    """The records of the events files directly in `folder`, in their order, as
+    `summary_iterator` reads them once the process's writer of `folder` flushed (as at
+    its exit): [step, what], `what` a record's kind (`graph_def`, `session_log START`,
+    `session_log CHECKPOINT model.ckpt`) or a summary value's `tag kind`; with
+    {`tag@step`: its numbers} (a scalar's value; a histogram's count, sum, min, max)."""
+    tf.compat.v1.summary.FileWriterCache.get(folder).flush()
+    records, values = [], {}
+    for path in sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            step, what = int(event.step), event.WhichOneof("what")
+            if what == "session_log":
+                log = event.session_log
+                status = tf.compat.v1.SessionLog.SessionStatus.Name(log.status)
+                name = os.path.basename(log.checkpoint_path)
+                records.append([step, f"session_log {status} {name}".strip()])
+            elif what != "summary":
+                records.append([step, what])
+            for value in event.summary.value:
+                kind = value.WhichOneof("value")
+                records.append([step, f"{value.tag} {kind}"])
+                if kind == "simple_value" and value.tag != "global_step/sec":
+                    values[f"{value.tag}@{step}"] = [value.simple_value]
+                elif kind == "histo":
+                    histo = value.histo
+                    values[f"{value.tag}@{step}"] = [histo.num, histo.sum, histo.min, histo.max]
+    return records, values
+
+
+@program
+def canned_summaries_at_their_steps(tf, workdir):
+    """V2 canned estimators' training summaries (a zero-initialised LinearClassifier, a
+    seeded wide & deep of 3 classes) over two train() calls, summarized every 3 steps:
+    2.15's summary saver ran them beside the train op, so a variable's summary (`bias`,
+    `fraction_of_zero_weights`, the multi-class `bias` histogram) shows it before the
+    step's update (the kit's TF2 path showed it after), and each step's event lists the
+    model's own summaries before the Estimator's `loss`."""
+    x, labels = _classes(24)
+    columns = [tf.feature_column.numeric_column("x", shape=[4])]
+    makers = {
+        "linear": lambda config: tf.estimator.LinearClassifier(columns, config=config),
+        "wide_deep": lambda config: tf.estimator.DNNLinearCombinedClassifier(
+            linear_feature_columns=columns,
+            dnn_feature_columns=columns,
+            dnn_hidden_units=[3],
+            n_classes=3,
+            config=config,
+        ),
+    }
+    seen, values = {}, {}
+    for name, make in makers.items():
+        folder = os.path.join(workdir, name)
+        config = tf.estimator.RunConfig(folder, tf_random_seed=1, save_summary_steps=3)
+        est, y = make(config), labels if name == "wide_deep" else (labels == 0).astype(np.int32)
+        for steps in (4, 3):
+            est.train(_dataset_input_fn(x, y, 8, epochs=None), steps=steps)
+        records, values[name] = _event_sequence(tf, folder)
+        seen[name] = [r for r in records if " " in r[1] and not r[1].startswith("session_log")]
+    return {"exact": seen, "close": values}

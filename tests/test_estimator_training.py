@@ -404,19 +404,22 @@ def test_training_summaries_hold_the_loss_and_the_dnns_own(tmp_path):
     assert _histograms_by_step(classifier.model_dir) == {1: layers, 11: layers}
 
 
-def test_a_linear_models_bias_summary_is_its_bias_after_the_step(tmp_path):
+def test_a_linear_models_bias_summary_is_its_bias_before_the_step(tmp_path):
+    """As 2.15's summaries, run beside the train op: a step's summary shows the variables
+    the step started from (the zero-initialised model's at step 1)."""
     from components.estimator import summaries
 
     regressor = estimator.LinearRegressor(COLUMNS, config=_config(tmp_path, save_summary_steps=10))
-    regressor.train(train_input_fn, steps=11)
+    regressor.train(train_input_fn, steps=10)
+    bias = regressor.get_variable_value("linear/linear_model/bias_weights")
+    weights = regressor.get_variable_value("linear/linear_model/x/weights")
+    regressor.train(train_input_fn, steps=1)  # (its step 11 summarized: a call's first)
     scalars = summaries.read_scalars_by_step(
         glob.glob(os.path.join(regressor.model_dir, "*.tfevents.*"))
     )
-    bias = regressor.get_variable_value("linear/linear_model/bias_weights")
+    assert [scalars[1]["bias"], scalars[1]["fraction_of_zero_weights"]] == [0.0, 1.0]
     assert scalars[11]["bias"] == pytest.approx(float(bias[0]))
-    assert scalars[11]["fraction_of_zero_weights"] == pytest.approx(
-        np.mean(regressor.get_variable_value("linear/linear_model/x/weights") == 0)
-    )
+    assert scalars[11]["fraction_of_zero_weights"] == pytest.approx(np.mean(weights == 0))
 
 
 def test_an_optimizer_instance_keeps_its_step_count_across_restarts(tmp_path):

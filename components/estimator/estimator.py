@@ -1311,7 +1311,7 @@ class Estimator:
         def one_step(features, labels, summarize):
             global_step = store.global_step
             before = global_step.read_value()
-            with summaries.collecting() as requested:
+            with summaries.collecting(summarize) as requested:
                 spec = self._traced_model_fn_call(features, labels, ModeKeys.TRAIN)
             # train_op usually leaves the step alone (TF2 optimizers): count it
             # then.  No tf.cond: under a strategy the update is a merge point.

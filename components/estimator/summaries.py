@@ -21,17 +21,15 @@ from tensorflow.python.ops import summary_ops_v2
 _log = logging.getLogger(__name__)
 
 
-def write_scalars(writer, values, step, more=b""):
-    """Writes {tag: number} at `step` as one event of `simple_value` scalars, with the
-    values of `more` (a serialized `Summary`) after them."""
-    summary = tf.compat.v1.Summary(
-        value=[
-            tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
-            for tag, value in values.items()
-        ]
+def write_scalars(writer, values, step, before=b""):
+    """Writes {tag: number} at `step` as one event of `simple_value` scalars, after the
+    values of `before` (a serialized `Summary`: the model's own, which 2.15's summaries
+    collection held before the Estimator's `loss`)."""
+    summary = tf.compat.v1.Summary.FromString(before)
+    summary.value.extend(
+        tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
+        for tag, value in values.items()
     )
-    if more:
-        summary.MergeFromString(more)
     write_summary(writer, summary, step)
 
 
@@ -145,17 +143,20 @@ def read_scalars_by_step(event_files):
 # tf.estimator 2.15's canned models summarized their layers on each summary step
 # (`dnn/hiddenlayer_0/fraction_of_zero_values`, `.../activation`, `bias`,
 # `fraction_of_zero_weights`).  Here the model asks for them while it is traced for
-# training; the training step computes them in a branch taken on summary steps only,
-# and hands them out as one serialized `Summary` for the host to write.
+# training; each is computed where it is asked for, in a branch taken on summary steps
+# only (so a variable's summary reads it before the step's update, as 2.15's read it
+# beside the train op: `bias` 0.0 at a zero-initialised model's step 1), and the
+# training step hands them out as one serialized `Summary` for the host to write.
 _collecting = threading.local()
 
 
 @contextlib.contextmanager
-def collecting():
-    """Gathers [(tag, kind, compute)] that model code asks for inside, for one trace."""
+def collecting(condition):
+    """Gathers, for one trace, the serialized summaries model code asks for inside (each
+    b"" where `condition`, a boolean tensor, does not hold)."""
     stack = _collecting.__dict__.setdefault("stack", [])
     requested = []
-    stack.append(requested)
+    stack.append((condition, requested))
     try:
         yield requested
     finally:
@@ -165,8 +166,9 @@ def collecting():
 def _request(tag, kind, compute, v1_scope=None, v1_only=False):
     stack = getattr(_collecting, "stack", None)
     if stack:  # a training trace on the TF2 path
-        if not v1_only:
-            stack[-1].append((tag, kind, compute))
+        condition, requested = stack[-1]
+        if not v1_only and condition is not None:
+            requested.append(_summary_if(condition, tag, kind, compute))
         return
     graph_kind = getattr(_collecting, "graph", None)
     if graph_kind is None or (v1_only and graph_kind != "v1"):
@@ -174,6 +176,24 @@ def _request(tag, kind, compute, v1_scope=None, v1_only=False):
     if graph_kind == "v1" and v1_scope:
         tag = f"{v1_scope}/{tag}"
     _add_to_graph(tag, kind, compute())
+
+
+def _summary_if(condition, tag, kind, compute):
+    """A serialized `Summary` of `compute()` under `tag` where `condition` holds, else b"";
+    what `compute()` asks for in turn is left out (as before: asked while building the
+    summary of another)."""
+
+    def build():
+        _collecting.stack.append((None, []))
+        try:
+            value = compute()
+        finally:
+            _collecting.stack.pop()
+        if kind == "scalar":
+            return tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32))
+        return tf.raw_ops.HistogramSummary(tag=tag, values=value)
+
+    return tf.cond(condition, build, lambda: tf.constant(b""))
 
 
 def _add_to_graph(tag, kind, value):
@@ -234,19 +254,9 @@ def layer(tag, output, v1_scope=None):
 
 
 def serialized_if(condition, requested):
-    """One serialized `Summary` of `requested` where `condition` holds, else b""; built
-    only in the branch taken, so steps that save no summary do not compute them."""
+    """One serialized `Summary` of the `requested` summaries where `condition` holds, else b""."""
     if not requested:
         return tf.constant(b"")
-
-    def build():
-        parts = []
-        for tag, kind, compute in requested:
-            value = compute()
-            if kind == "scalar":
-                parts.append(tf.raw_ops.ScalarSummary(tags=tag, values=tf.cast(value, tf.float32)))
-            else:
-                parts.append(tf.raw_ops.HistogramSummary(tag=tag, values=value))
-        return tf.raw_ops.MergeSummary(inputs=parts)
-
-    return tf.cond(condition, build, lambda: tf.constant(b""))
+    return tf.cond(
+        condition, lambda: tf.raw_ops.MergeSummary(inputs=requested), lambda: tf.constant(b"")
+    )
