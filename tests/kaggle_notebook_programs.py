@@ -266,3 +266,44 @@ def titanic_columns_of_the_wrong_type(tf, workdir):
             )
             raised[f"{mistake}/{name}"] = _error(lambda est=est: est.train(input_fn, steps=1))
     return {"exact": raised}
+
+
+@program
+def titanic_missing_text_and_text_targets(tf, workdir):
+    """The whole Titanic frame fed as it was read: `Cabin`'s missing values (NaN among its
+    text) in an unused column, in train() and predict(); and a House Prices kernel's
+    regressor given its target as text (2.15: errors of the step's run, `Graph execution
+    error:` first)."""
+    import pandas as pd
+
+    passengers = _passengers(8, 3)
+    y = passengers.pop("Survived")
+    passengers["Cabin"] = [np.nan, "C85", np.nan, "E46", np.nan, "B28", "C123", np.nan]
+    fc = tf.feature_column
+    pandas_input_fn = tf.compat.v1.estimator.inputs.pandas_input_fn
+    est = tf.estimator.LinearClassifier(
+        [fc.numeric_column("Pclass")], model_dir=os.path.join(workdir, "cabin")
+    )
+    raised = {
+        "train_with_cabin": _error(
+            lambda: est.train(pandas_input_fn(passengers, y, shuffle=False), steps=1)
+        ),
+        "predict_with_cabin": _error(
+            lambda: est.predict(pandas_input_fn(passengers, shuffle=False))
+        ),
+    }
+    prices = pd.Series([f"{v:.1f}" for v in passengers.Fare * 1000])
+    regressors = {
+        "linear": (tf.estimator.LinearRegressor, {}),
+        "dnn": (tf.estimator.DNNRegressor, {"hidden_units": [2]}),
+        "v1_linear": (tf.compat.v1.estimator.LinearRegressor, {}),
+    }
+    for name, (cls, kwargs) in regressors.items():
+        reg = cls(
+            feature_columns=[fc.numeric_column("Age")],
+            model_dir=os.path.join(workdir, name),
+            **kwargs,
+        )
+        fed = pandas_input_fn(passengers[["Age"]], prices, shuffle=False)
+        raised[f"text_target/{name}"] = _error(lambda reg=reg, fed=fed: reg.train(fed, steps=1))
+    return {"exact": raised}

@@ -1148,8 +1148,13 @@ class RegressionHead(_SingleHead):
 
     def _processed_labels(self, labels):
         labels = _dense_labels(labels, self.logits_dimension, self._v1_words)
-        if labels.dtype == tf.string:
-            raise ValueError("Regression labels must be numeric.")
+        if labels.dtype == tf.string:  # (2.15: its cast's error, as the step ran)
+            raise tf.errors.UnimplementedError(
+                None,
+                None,
+                "Graph execution error:\n\nCast string to float is not supported: regression "
+                "labels must be numeric.",
+            )
         return tf.cast(labels, tf.float32)
 
     def _default_loss(self, labels, logits):

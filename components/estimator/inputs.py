@@ -206,7 +206,8 @@ def _refuse_as_the_queue_did(column):
     """What tf.estimator's queue refused of a DataFrame's column: a pandas dtype that is
     not numpy's (category, Int64, string: the `TypeError` of `tf.as_dtype`), and in an
     object column a value that is not text (the NaN or None a missing string leaves):
-    its queue failed as training read it, `InternalError: Unsupported object type`."""
+    its queue failed as training read it, `InternalError: Graph execution error:` then
+    `Unsupported object type float` (the kit names the column after that)."""
     import pandas as pd
 
     if not isinstance(column.dtype, np.dtype):
@@ -217,7 +218,13 @@ def _refuse_as_the_queue_did(column):
         "empty",
     ):
         bad = next(v for v in column if not isinstance(v, str | bytes))
-        raise tf.errors.InternalError(None, None, f"Unsupported object type {type(bad).__name__}")
+        raise tf.errors.InternalError(  # (2.15's first line: Session.run's)
+            None,
+            None,
+            f"Graph execution error:\n\nUnsupported object type {type(bad).__name__}\n"
+            f"Column {column.name!r} holds a {type(bad).__name__} ({bad!r}) among its text: "
+            "fill its missing values (fillna) or drop it from x.",
+        )
 
 
 def _column_values(series):
