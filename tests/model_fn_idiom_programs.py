@@ -1982,3 +1982,32 @@ def canned_summaries_at_their_steps(tf, workdir):
         records, values[name] = _event_sequence(tf, folder)
         seen[name] = [r for r in records if " " in r[1] and not r[1].startswith("session_log")]
     return {"exact": seen, "close": values}
+
+
+@program
+def canned_train_calls_event_records(tf, workdir):
+    """The records of a V2 LinearRegressor's model_dir after two train() calls, as
+    TensorBoard and `summary_iterator` loops read them: 2.15's checkpoint saver wrote the
+    graph each call, whether or not `checkpoint_save_graph_def`, and the events file's
+    writer wrote it when the process opened it (its first call: the graph twice; with no
+    checkpoints, once); its summary saver marked each call's first step `session_log
+    START`. (The kit wrote the graph once a call, none without graph.pbtxt, and no START.)"""
+    x, y = _regression_data()
+    configs = {
+        "saving": {"save_summary_steps": 2},
+        "no_graph_def": {"save_summary_steps": 2, "checkpoint_save_graph_def": False},
+        "no_checkpoints": {
+            "save_summary_steps": 2,
+            "save_checkpoints_steps": None,
+            "save_checkpoints_secs": None,
+        },
+    }
+    seen = {}
+    for name, options in configs.items():
+        folder = os.path.join(workdir, name)
+        config = tf.estimator.RunConfig(folder, **options)
+        est = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], config=config)
+        for _ in range(2):
+            est.train(_dataset_input_fn(x, y, 4, epochs=None), steps=3)
+        seen[name] = _event_sequence(tf, folder)[0]
+    return {"exact": seen, "close": {}}

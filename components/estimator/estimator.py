@@ -1485,12 +1485,13 @@ class Estimator:
     def _write_graph(self, traced):
         """As tf.estimator's graph.pbtxt: the training graph, for inspection, where this
         task writes.  Once per trace: writing it costs more than a short train() call.
-        Each call's events file gets it too (`_graph_for_events`, which the training loop
-        writes), as 2.15's saver wrote it there: TensorBoard's Graphs tab shows it."""
+        The events get it too (`_graph_for_events`, which the training loop writes where
+        2.15's saver and its events file's writer wrote theirs, whether or not
+        `checkpoint_save_graph_def`): TensorBoard's Graphs tab shows it."""
         from components.estimator import training_loop
 
         graph_dir = training_loop.output_dir(self._config, self._model_dir)
-        self._graph_for_events = None
+        self._graph_for_events = None if graph_dir is None else traced.graph
         if not (
             self._config.checkpoint_save_graph_def
             and run_config.saves_checkpoints(self._config)  # (2.15's saver wrote it)
@@ -1500,7 +1501,6 @@ class Estimator:
         if self._written_graph is not traced:
             tf.io.write_graph(traced.graph.as_graph_def(), graph_dir, "graph.pbtxt")
             self._written_graph = traced
-        self._graph_for_events = traced.graph
 
     def _train(self, input_fn, hooks, steps, max_steps, saving_listeners):
         from components.estimator import training_loop

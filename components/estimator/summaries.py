@@ -79,19 +79,20 @@ def _add_serialized(summary, key, value):
     summary.value.extend(parsed.value)
 
 
-def cached_file_writer(folder):
+def cached_file_writer(folder, made=False):
     """tf.compat.v1's FileWriterCache writer of `folder`, made (where nothing is eager,
     with no graph of its own) when it has none: as 2.15's summary and checkpoint saver
     hooks shared it, every train() call of a process into a folder (any Estimator's, on
     either path) writes one events file there, not one a call. It stays open, as 2.15's
-    did: flush it, never close it."""
+    did: flush it, never close it. `made`: (the writer, whether this call made it)."""
     cache = tf.compat.v1.summary.FileWriterCache
     with cache._lock:
         writer = cache._cache.get(folder)
-        if writer is None:
+        new = writer is None
+        if new:
             with tf.Graph().as_default():
                 writer = cache._cache[folder] = tf.compat.v1.summary.FileWriter(folder)
-    return writer
+    return (writer, new) if made else writer
 
 
 def write_summary(writer, summary, step):

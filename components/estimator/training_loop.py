@@ -136,16 +136,31 @@ class _TrainingLoop:
         self.runner = HookRunner(self.estimator, self.hooks, start_step)
         for listener in self.saving_listeners:
             listener.begin()
-        self.writer = summaries.cached_file_writer(self.output_dir) if self.output_dir else None
-        graph = getattr(self.estimator, "_graph_for_events", None)
-        if self.writer is not None and graph is not None:
-            summaries.write_graph(self.writer, graph.as_graph_def())
+        self.writer = self._events_writer()
         self.step = start_step
         self.last_save_time = time.time()
         # (step, time) of the last summary and step-rate line; None until the call's first.
         self.last_summary_step = None
         self.last_log = None
         self.last_saved_step = start_step
+
+    def _events_writer(self):
+        """The writer of this call's events (None where 2.15 opened none: no checkpoints,
+        summaries nor step rate), with the training graph written as 2.15's hooks wrote it:
+        once when the process opened the folder's events file (FileWriterCache made its
+        writer with the graph), then each call as its checkpoint saver began."""
+        config = self.config
+        if not self.output_dir or not (
+            self.saves or config.save_summary_steps or config.log_step_count_steps
+        ):
+            return None
+        writer, made = summaries.cached_file_writer(self.output_dir, made=True)
+        graph = getattr(self.estimator, "_graph_for_events", None)
+        if graph is not None:
+            graph_def = graph.as_graph_def()
+            for _ in range(int(made) + int(self.saves)):
+                summaries.write_graph(writer, graph_def)
+        return writer
 
     def train(self, run_chunk, start_step, target):
         stop = False
@@ -223,6 +238,9 @@ class _TrainingLoop:
         self.last_summary_step = self.step  # on every worker: it paces the chunks
         if self.writer is None:
             return
+        if first_call:  # (2.15's summary saver's mark of a session's start)
+            started = tf.compat.v1.SessionLog(status=tf.compat.v1.SessionLog.START)
+            self.writer.add_session_log(started, self.step)
         # The model's own (2.15's canned models' layer summaries), when it has any.
         summaries.write_scalars(self.writer, {"loss": self.loss}, self.step, model_summary)
 
