@@ -26,7 +26,8 @@ tf.estimator 2.15's `LoggingTensorHook`, `NanTensorHook`, `StepCounterHook` and
   as TF1's hook: `isinstance`, driven by a program's own `MonitoredTrainingSession` over a
   graph of the Estimator's variables, and a subclass overriding `after_create_session`,
   `after_run` and `end(session)` (calling `super()`) in `train()` of a TF1 model_fn: the
-  calls it gets, the evaluations written (steps, losses).
+  calls it gets, the evaluations written (steps, losses); `in_memory_evaluator_events`:
+  the eval folder's tags and steps after a canned estimator's training with it.
 - `early_stopping_hook_as_tf1_hook`: `make_early_stopping_hook`'s and
   `stop_if_no_decrease_hook`'s hooks as TF1's: `isinstance`, and the first driven by a
   program's own `MonitoredTrainingSession` (the runs, the questions asked, the variables);
@@ -635,3 +636,23 @@ def sessions_hooks_are_given(tf, workdir):
     features = lambda: tf.data.Dataset.from_tensor_slices({"x": _X}).batch(4)  # noqa: E731
     next(iter(canned.predict(features, hooks=[Looking()])))
     return {"exact": {"seen": seen}}
+
+
+@program
+def in_memory_evaluator_events(tf, workdir):
+    """A canned LinearRegressor (the kit's TF2 path) trained with an
+    InMemoryEvaluatorHook: 2.15's evaluations read no checkpoint, so its eval folder held
+    the metrics at each evaluation's step and no `checkpoint_path` summary (the kit wrote
+    the latest checkpoint's, `model.ckpt-0` at steps 2 and 4), nor logged its line."""
+    folder = os.path.join(workdir, "model")
+    evaluation = lambda: tf.data.Dataset.from_tensor_slices(({"x": _X}, 2 * _X)).batch(4)  # noqa: E731
+    est = tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x")], folder)
+    hook = tf.estimator.experimental.InMemoryEvaluatorHook(est, evaluation, every_n_iter=2)
+    with _info_lines() as lines:
+        est.train(_input_fn(tf), steps=5, hooks=[hook])
+    return {
+        "exact": {
+            "events": _event_tags(tf, os.path.join(folder, "eval")),
+            "lines": _lines(lines, workdir, "checkpoint_path"),
+        }
+    }

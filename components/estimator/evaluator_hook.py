@@ -22,15 +22,20 @@ def _current_variables(estimator):
         for variable in estimator._store.metric_variables():
             variable.assign(tf.zeros_like(variable))
 
+    write = estimator._write_eval_summaries
     estimator._prepare_eval = reset_metrics
     estimator._note_untrained = lambda checkpoint_path, mode: None  # (none is read)
     # (Training's variables, whether a checkpoint holds them yet or not.)
     estimator._forget_variables_without_a_checkpoint = lambda checkpoint_path: None
+    # As 2.15's, which evaluated no checkpoint: no `checkpoint_path` summary, nor its line.
+    estimator._write_eval_summaries = lambda results, name, _, graph: write(
+        results, name, None, graph
+    )
     try:
         yield
     finally:
         del estimator._prepare_eval, estimator._note_untrained
-        del estimator._forget_variables_without_a_checkpoint
+        del estimator._forget_variables_without_a_checkpoint, estimator._write_eval_summaries
 
 
 class InMemoryEvaluatorHook(Hook, tf.compat.v1.train.SessionRunHook):
