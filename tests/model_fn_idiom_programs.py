@@ -1955,11 +1955,14 @@ def _event_sequence(tf, folder):
 @program
 def canned_summaries_at_their_steps(tf, workdir):
     """V2 canned estimators' training summaries (a zero-initialised LinearClassifier, a
-    seeded wide & deep of 3 classes) over two train() calls, summarized every 3 steps:
+    seeded wide & deep of 3 classes) over two train() calls, summarized every step (2.15
+    chose other steps by whether it read the global step before or after its increment,
+    which varied from run to run):
     2.15's summary saver ran them beside the train op, so a variable's summary (`bias`,
     `fraction_of_zero_weights`, the multi-class `bias` histogram) shows it before the
     step's update (the kit's TF2 path showed it after), and each step's event lists the
-    model's own summaries before the Estimator's `loss`."""
+    model's own summaries before the Estimator's `loss`; a V1 LinearClassifier's head
+    summarized `loss` itself, before its `average_loss` (the kit: after)."""
     x, labels = _classes(24)
     columns = [tf.feature_column.numeric_column("x", shape=[4])]
     makers = {
@@ -1971,13 +1974,14 @@ def canned_summaries_at_their_steps(tf, workdir):
             n_classes=3,
             config=config,
         ),
+        "v1_linear": lambda config: tf.compat.v1.estimator.LinearClassifier(columns, config=config),
     }
     seen, values = {}, {}
     for name, make in makers.items():
         folder = os.path.join(workdir, name)
-        config = tf.estimator.RunConfig(folder, tf_random_seed=1, save_summary_steps=3)
+        config = tf.estimator.RunConfig(folder, tf_random_seed=1, save_summary_steps=1)
         est, y = make(config), labels if name == "wide_deep" else (labels == 0).astype(np.int32)
-        for steps in (4, 3):
+        for steps in (3, 2):
             est.train(_dataset_input_fn(x, y, 8, epochs=None), steps=steps)
         records, values[name] = _event_sequence(tf, folder)
         seen[name] = [r for r in records if " " in r[1] and not r[1].startswith("session_log")]

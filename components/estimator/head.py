@@ -630,14 +630,18 @@ class _SingleHead(Head):
         labels = self._processed_labels(labels)
         unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
         reduced = _reduce(unweighted, weights, self._reduction)
+        total = _with_regularization(reduced, regularization_losses)
         if mode == ModeKeys.TRAIN and self._reduction == SUM:
-            # 2.15's V1 heads summarized a summed loss's mean over the examples' weights.
+            # 2.15's V1 heads summarized the loss themselves (so the Estimator added no
+            # `loss` of its own), then a summed loss's mean over the examples' weights.
+            if not self.name:
+                summaries.scalar("loss", lambda: total, v1_only=True)
             summaries.scalar(
                 "average_loss",
                 lambda: reduced / tf.reduce_sum(weights * tf.ones_like(unweighted)),
                 v1_only=True,
             )
-        return _with_regularization(reduced, regularization_losses)
+        return total
 
     def metrics(self, regularization_losses=None):
         metrics = {self._summary_key(key): metric for key, metric in self._metric_objects().items()}
