@@ -124,6 +124,8 @@ def test_an_install_runs_the_zero_code_pipeline_outside_the_checkout(venv, tmp_p
     args += ["--candidate", "linear", "--train-steps", "40", "--eval-steps", "2"]
     result = _run(python, args, tmp_path)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    # The run prints progress and a summary, not TensorFlow's or TensorBoard's warnings.
+    assert not re.search(r"^(WARNING|INFO):(tensorflow|tensorboard):", result.stderr, re.M)
     # Outputs go under the current folder, as from the checkout.
     (version,) = os.listdir(tmp_path / "serving_model" / "my")
     assert (tmp_path / "serving_model" / "my" / version / "saved_model.pb").is_file()

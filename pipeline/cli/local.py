@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import logging
 import os
 import sys
 import traceback
@@ -52,6 +53,10 @@ def run(ctx, verbose, as_json, wait, **_):
             ctx,
         )
     import_tensorflow(verbose)
+    if not verbose:
+        # The command prints progress and a summary: TensorFlow's warnings (those of TFMA's
+        # reader after the run, too) are not for its user.
+        logging.getLogger("tensorflow").setLevel(logging.ERROR)
     from pipeline.lock import Locked, pipeline_lock
 
     try:

@@ -5,8 +5,10 @@ TensorBoard event files, the Evaluator's TFMA output (metrics, config, validatio
 Pusher's record. TensorFlow is imported only to read the last two kinds, once the command runs.
 """
 
+import contextlib
 import datetime
 import json
+import logging
 import math
 import os
 
@@ -229,6 +231,20 @@ def _scalar(tensor_proto):
     return float(values[0]) if values.size == 1 and values.dtype.kind in "biuf" else None
 
 
+@contextlib.contextmanager
+def _tensorboard_warnings_held_back():
+    """TensorBoard's reader warns of 'more than one graph event per run': a model_dir's
+    events hold the graph once per train() call (as tf.estimator 2.15's did), which is
+    nothing for the report's reader to act on."""
+    reader_log = logging.getLogger("tensorboard")
+    level = reader_log.level
+    reader_log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        reader_log.setLevel(level)
+
+
 def _training(model_run):
     """The Trainer's scalars from its TensorBoard event files: {tag: {series: [(step, value)]}}
     (series `train` for the model folder itself, `eval` for its eval/, each prefixed by the
@@ -248,7 +264,8 @@ def _training(model_run):
         events = event_accumulator.EventAccumulator(
             folder, size_guidance={event_accumulator.SCALARS: 0, event_accumulator.TENSORS: 0}
         )
-        events.Reload()
+        with _tensorboard_warnings_held_back():
+            events.Reload()
         tags = events.Tags()
         for tag in tags["scalars"]:
             points = [(e.step, e.value) for e in events.Scalars(tag)]
