@@ -194,10 +194,23 @@ kubeflow_dag_runner.KubeflowDagRunner(
         tfx_image="gcr.io/project/kit:1",
     ),
 ).run(taxi)
+kubeflow_warnings = warnings[len(trainer_warnings):]
 try:
     v1_experimental.KubeflowDagRunner(output_dir=sys.argv[1]).run(taxi)
 except ValueError as e:
     refused.append(str(e).split(":")[0])
+# KFP v1's own settings, which the v2 spec has no place for: named in a warning.
+import tempfile
+del warnings[:]
+kubeflow_dag_runner.KubeflowDagRunner(
+    output_dir=tempfile.mkdtemp(),
+    config=kubeflow_dag_runner.KubeflowDagRunnerConfig(
+        pipeline_operator_funcs=[lambda op: op], metadata_ui_path="/ui.json",
+        tfx_image="gcr.io/project/kit:1",
+    ),
+    pod_labels_to_attach={"team": "ml"},
+).run(taxi)
+v1_settings_warnings = [w for w in warnings if not w.startswith("KubeflowDagRunner wrote")]
 print("RESULT " + json.dumps({
     "v1": [tfx_v1.__name__, tfx_v1.components.Trainer is component.Trainer,
            tfx_v1.components.StatisticsGen is component.StatisticsGen],
@@ -210,7 +223,8 @@ print("RESULT " + json.dumps({
     "examples_channel": trainer.inputs["examples"].type_name,
     "executor_class": trainer.executor_spec.executor_class is executor.TrainerExecutor,
     "warnings": trainer_warnings, "refused": refused,
-    "kubeflow": [warnings[len(trainer_warnings):], sorted(os.listdir(sys.argv[1])),
+    "v1_settings_warnings": v1_settings_warnings,
+    "kubeflow": [kubeflow_warnings, sorted(os.listdir(sys.argv[1])),
                  v1_experimental.get_default_kubeflow_metadata_config is
                  kubeflow_dag_runner.get_default_kubeflow_metadata_config],
 }))
@@ -251,6 +265,10 @@ def test_a_tfx_115_pipelines_own_imports_and_arguments_after_the_install_line(tm
     warnings, files, metadata_config = result["kubeflow"]
     assert files == ["taxi.json"] and metadata_config
     assert [w.split(":")[0] for w in warnings] == [f"KubeflowDagRunner wrote {tmp_path}/taxi.json"]
+    assert [w.split(":")[0] for w in result["v1_settings_warnings"]] == [
+        "KubeflowDagRunner does not apply pipeline_operator_funcs, metadata_ui_path, "
+        "pod_labels_to_attach"
+    ]
     with open(tmp_path / "taxi.json") as f:
         spec = json.load(f)["pipelineSpec"]
     assert sorted(spec["root"]["dag"]["tasks"]) == ["CsvExampleGen", "StatisticsGen"]

@@ -9,8 +9,8 @@ Kubeflow and Vertex AI path) into the same folder: a KFP v2 pipeline spec, JSON,
 says what was written. The config's `tfx_image` is the image every task runs in; it must
 hold this kit (built from `kubeflow/Dockerfile`), so one is required: TFX's default image
 has no stand-ins. What only KFP v1 had (`pipeline_operator_funcs`, the Kubeflow metadata
-config, pod labels, `metadata_ui_path`) is taken and not used, with a warning for
-operator functions given: the v2 spec has no ContainerOps to apply them to.
+config, pod labels, `metadata_ui_path`) is taken and not used, with a warning naming each
+one given: the v2 spec has no ContainerOps, pods or v1 metadata service to apply them to.
 """
 
 import logging
@@ -22,6 +22,7 @@ from tfx.orchestration.config import pipeline_config
 log = logging.getLogger(__name__)
 
 _V1_PACKAGES = (".tar.gz", ".tgz", ".zip")
+_METADATA_UI_PATH = "/mlpipeline-ui-metadata.json"  # (TFX 1.15's default)
 
 
 def get_default_kubeflow_metadata_config():
@@ -53,7 +54,7 @@ class KubeflowDagRunnerConfig(pipeline_config.PipelineConfig):
         tfx_image=None,
         kubeflow_metadata_config=None,
         supported_launcher_classes=None,
-        metadata_ui_path="/mlpipeline-ui-metadata.json",
+        metadata_ui_path=_METADATA_UI_PATH,
         **kwargs,
     ):
         super().__init__(supported_launcher_classes=supported_launcher_classes, **kwargs)
@@ -74,7 +75,7 @@ class KubeflowDagRunner(tfx_runner.TfxRunner):
         super().__init__(config or KubeflowDagRunnerConfig())
         self._output_dir = output_dir or os.getcwd()
         self._output_filename = output_filename
-        del pod_labels_to_attach  # KFP v1's pod labels
+        self._pod_labels = pod_labels_to_attach
 
     def _filename(self, pipeline_name):
         name = self._output_filename or get_default_output_filename(pipeline_name)
@@ -82,6 +83,17 @@ class KubeflowDagRunner(tfx_runner.TfxRunner):
             if name.endswith(suffix):
                 return name[: -len(suffix)] + ".json"
         return name
+
+    def _v1_only_settings(self):
+        """The names of the KFP v1 settings given (module doc)."""
+        config = self.config
+        given = {
+            "pipeline_operator_funcs": bool(config.pipeline_operator_funcs),
+            "kubeflow_metadata_config": config.kubeflow_metadata_config is not None,
+            "metadata_ui_path": config.metadata_ui_path != _METADATA_UI_PATH,
+            "pod_labels_to_attach": self._pod_labels is not None,
+        }
+        return [name for name, is_given in given.items() if is_given]
 
     def run(self, pipeline):
         """Writes the KFP v2 spec of `pipeline`; returns it as a dict."""
@@ -96,10 +108,12 @@ class KubeflowDagRunner(tfx_runner.TfxRunner):
                 "from KUBEFLOW_TFX_IMAGE), or use KubeflowV2DagRunner(config="
                 "KubeflowV2DagRunnerConfig(default_image=...)) directly."
             )
-        if self.config.pipeline_operator_funcs:
+        unused = self._v1_only_settings()
+        if unused:
             log.warning(
-                "KubeflowDagRunnerConfig's pipeline_operator_funcs are not applied: they "
-                "change KFP v1 ContainerOps, which the KFP v2 spec written here has none of."
+                "KubeflowDagRunner does not apply %s: KFP v1's (its ContainerOps, pods and "
+                "metadata service), which the KFP v2 spec written here has none of.",
+                ", ".join(unused),
             )
         filename = self._filename(pipeline.pipeline_info.pipeline_name)
         runner = kubeflow_v2_dag_runner.KubeflowV2DagRunner(
