@@ -49,6 +49,14 @@ def get_optimizer(optimizer, learning_rate=None):
     return optimizer
 
 
+def made_for_training(training, optimizer, learning_rate=None):
+    """`get_optimizer`'s instance when `training` (else None), for a canned model_fn to
+    make before its head: 2.15's made theirs past the logits and ahead of the head, so
+    an optimizer it refuses is the first error `train()` shows, before any about the
+    labels."""
+    return get_optimizer(optimizer, learning_rate) if training else None
+
+
 def _is_tf1_optimizer(optimizer):
     import tensorflow as tf
 

@@ -11,6 +11,7 @@ import tf_keras
 from components.estimator import head as head_lib
 from components.estimator import optimizers
 from components.estimator.estimator import Estimator
+from components.estimator.model_fn import ModeKeys
 
 LEARNING_RATE = 0.3
 
@@ -40,8 +41,10 @@ class BaselineEstimator(Estimator):
                 # fetches that name): the bias times ones of the batch's shape.
                 logits = tf.math.multiply(bias, tf.ones([batch_size, head.logits_dimension]))
 
+            training = mode == ModeKeys.TRAIN
+            opt = optimizers.made_for_training(training, optimizer, LEARNING_RATE)
+
             def train_op_fn(loss):
-                opt = optimizers.get_optimizer(optimizer, LEARNING_RATE)
                 with optimizers.stepping_the_global_step(opt):
                     return optimizers.apply(opt, loss, [bias])
 

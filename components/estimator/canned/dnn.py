@@ -169,9 +169,10 @@ def _model_fn(
         mode,
     )
 
+    # No canned learning rate: a name gets its Keras class's default, as in 2.15.
+    opt = optimizers.made_for_training(mode == ModeKeys.TRAIN, optimizer)
+
     def train_op_fn(loss):
-        # No canned learning rate: a name gets its Keras class's default, as in 2.15.
-        opt = optimizers.get_optimizer(optimizer)
         with optimizers.stepping_the_global_step(opt):
             return optimizers.apply(opt, loss, trainable)
 

@@ -16,6 +16,7 @@ from components.estimator.canned.linear import (
     tf1_hub_columns,
 )
 from components.estimator.estimator import Estimator
+from components.estimator.model_fn import ModeKeys
 
 DNN_LEARNING_RATE = 0.001
 LINEAR_LEARNING_RATE = 0.005
@@ -42,8 +43,7 @@ def _train_op(parts, loss):
     global step in the first part's optimizer only (the DNN's; with no DNN columns the
     linear one's)."""
     ops = []
-    for i, (optimizer, rate, variables) in enumerate(parts):
-        optimizer = optimizers.get_optimizer(optimizer, rate)
+    for i, (optimizer, variables) in enumerate(parts):
         counting = optimizers.stepping_the_global_step(optimizer) if i == 0 else None
         with counting or contextlib.nullcontext():
             ops.append(optimizers.apply(optimizer, loss, variables))
@@ -122,6 +122,8 @@ class DNNLinearCombinedEstimator(Estimator):
                     )
                 )
             logits = sum(outs[1:], outs[0])  # (2.15's: dnn's + linear's, an op named `add`)
+            training = mode == ModeKeys.TRAIN
+            parts = [(optimizers.made_for_training(training, o, r), v) for o, r, v in parts]
 
             return head.create_estimator_spec(
                 features=features,

@@ -14,6 +14,7 @@ from components.estimator import head as head_lib
 from components.estimator import optimizers, summaries
 from components.estimator.canned import indicator
 from components.estimator.estimator import Estimator
+from components.estimator.model_fn import ModeKeys
 from components.estimator.sdca import LinearSDCA
 
 LEARNING_RATE = 0.2
@@ -339,15 +340,18 @@ def _model_fn(
     # is `ShardedMutableHashTable-1-of-1-keys`, not under the head's `training/`).
     scope = tf.compat.v1.get_default_graph().get_name_scope()
 
+    sdca, opt = isinstance(optimizer, LinearSDCA), None
+    if mode == ModeKeys.TRAIN and not sdca:  # (before the head, see made_for_training)
+        # `optimizer=None`: 2.15's Ftrl at min(0.2, 1/sqrt(number of columns)).
+        default = optimizer or optimizers.get_optimizer(
+            "Ftrl", linear_learning_rate(feature_columns)
+        )
+        opt = optimizers.made_for_training(True, default, LEARNING_RATE)
+
     def train_op_fn(loss):
-        if isinstance(optimizer, LinearSDCA):
+        if sdca:
             with tf.compat.v1.name_scope(scope + "/" if scope else ""):
                 return optimizer.train_op(layer, features, labels, head, loss, slot_naming)
-        # `optimizer=None`: 2.15's Ftrl at min(0.2, 1/sqrt(number of columns)).
-        opt = optimizers.get_optimizer(
-            optimizer or optimizers.get_optimizer("Ftrl", linear_learning_rate(feature_columns)),
-            LEARNING_RATE,
-        )
         with optimizers.stepping_the_global_step(opt):
             return optimizers.apply(opt, loss, layer.trained_weights)
 

@@ -73,10 +73,11 @@ def get_optimizer_instance(optimizer, learning_rate):
         if callable(made) and not isinstance(made, _V1_TRAIN.Optimizer):
             made = made()
         if not isinstance(made, _V1_TRAIN.Optimizer):
-            raise ValueError(
+            raise ValueError(  # (2.15's first line; then where a Keras one goes)
+                f"The given object is not an Optimizer instance. Given: {made}\n"
                 "tf.compat.v1.estimator's canned estimators take a tf.compat.v1.train "
-                f"optimizer (or its name), as in 2.15; got {made!r}. A Keras optimizer "
-                "goes to the tf.estimator (V2) class of the same name."
+                "optimizer (or its name); a Keras optimizer goes to the tf.estimator (V2) "
+                "class of the same name."
             )
         return made
 
