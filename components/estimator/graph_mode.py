@@ -591,6 +591,7 @@ def train(built, hooks, steps, max_steps, saving_listeners):
         summarized = _V1.get_collection(_V1.GraphKeys.SUMMARIES)
         if not any(op.op.name == "loss" for op in summarized):
             _V1.summary.scalar("loss", loss)
+        _V1.add_to_collection(_V1.GraphKeys.LOSSES, loss)  # (as 2.15: in the `.meta` too)
         train_op = _counting_steps(built, hooks)
         step_logs = {"loss": loss, "global_step": built.global_step}
         # tf.estimator 2.15's order: the input's hooks, train()'s (its StopAtStepHook
