@@ -6,7 +6,8 @@ there is done here, so every name is TFX's object, `tfx.v1` as TFX 1.21 defines 
 Where an import fails, the name gets this kit's stand-in with TFX 1.15's constructor
 (components/tfx_compat: StatisticsGen, SchemaGen, ExampleValidator, Transform,
 Trainer, ImportSchemaGen), or, with none, a placeholder that raises on use, saying
-what failed.  `tfx.components.Evaluator`, `Pusher` and `CsvExampleGen` are TFX's.
+what failed.  `Pusher` and `CsvExampleGen` are TFX's, and `tfx.components.Evaluator` is
+TFX's, whose executor also evaluates TFX 1.15's eval model (components/tfx_compat/evaluator.py).
 """
 
 import ast
@@ -18,6 +19,7 @@ from types import ModuleType
 import tfx
 
 from components.tfx_compat import component as _stand_ins
+from components.tfx_compat import evaluator as _evaluator
 from components.tfx_compat import tfma_export
 
 _TFX_V1_DIR = os.path.join(os.path.dirname(tfx.__file__), "v1")
@@ -88,6 +90,7 @@ def _imported(module, attribute):
 
 
 components = _namespace("components")
+components.Evaluator = _evaluator.Evaluator
 dsl = _namespace("dsl")
 extensions = _namespace("extensions")
 orchestration = _namespace("orchestration")

@@ -152,9 +152,146 @@ def test_the_rerun_warm_starts_from_the_blessed_model_and_is_compared_with_it(tr
         assert json.load(f)["evalConfig"]["modelSpecs"][0]["labelKey"] == "tips_xf"
 
 
-def test_the_trainer_warns_once_that_eval_input_receiver_fn_is_unused(trainer_fn_runs):
-    _, messages = trainer_fn_runs
-    assert sum("eval_input_receiver_fn is not used" in m for m in messages) == 1
+def _tfx115_eval_config(lower_bound, metric="accuracy", by_hour=True):
+    """TFX 1.15's taxi_pipeline_beam.py EvalConfig, as it was: the EvalSavedModel's
+    `eval` signature, sliced by hour, blessed on the Estimator's own `accuracy`."""
+    import tensorflow_model_analysis as tfma
+
+    threshold = tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(lower_bound={"value": lower_bound}),
+        change_threshold=tfma.GenericChangeThreshold(
+            direction=tfma.MetricDirection.HIGHER_IS_BETTER, absolute={"value": -1e-10}
+        ),
+    )
+    return tfma.EvalConfig(
+        model_specs=[tfma.ModelSpec(signature_name="eval")],
+        slicing_specs=[tfma.SlicingSpec()]
+        + ([tfma.SlicingSpec(feature_keys=["trip_start_hour"])] if by_hour else []),
+        metrics_specs=[tfma.MetricsSpec(thresholds={metric: threshold})],
+    )
+
+
+def _artifact(kind, mlmd_artifact=None, uri=None):
+    artifact = kind()
+    if mlmd_artifact is not None:
+        artifact.set_mlmd_artifact(mlmd_artifact)
+    else:
+        artifact.uri = str(uri)
+        os.makedirs(uri)
+    return artifact
+
+
+def _evaluate_as_tfx115(root, out, lower_bound, metric="accuracy", run=1, by_hour=True):
+    """The Evaluator inputs of `run` (0: the first, with no baseline; 1: the rerun)
+    evaluated with TFX 1.15's unchanged EvalConfig by the executor of
+    `tfx.components.Evaluator`, then TFX's Pusher: (evaluation, blessing, pushed_model,
+    push destination)."""
+    from tfx.components.pusher import executor as pusher_executor
+    from tfx.types import standard_artifacts as kinds
+    from tfx.utils import proto_utils
+
+    (_, inputs) = _executions(root, "tfx.components.evaluator.component.Evaluator")[run]
+    given = {
+        key: [_artifact(kind, inputs[key][0])]
+        for key, kind in (
+            ("examples", kinds.Examples),
+            ("model", kinds.Model),
+            ("baseline_model", kinds.Model),
+        )
+        if key in inputs
+    }
+    evaluator = tfx.components.Evaluator(
+        examples=tfx.dsl.Channel(type=kinds.Examples),
+        model=tfx.dsl.Channel(type=kinds.Model),
+        eval_config=_tfx115_eval_config(lower_bound, metric, by_hour),
+    )
+    evaluation = _artifact(kinds.ModelEvaluation, uri=out / "evaluation")
+    blessing = _artifact(kinds.ModelBlessing, uri=out / "blessing")
+    evaluator.executor_spec.executor_class().Do(
+        given,
+        {"evaluation": [evaluation], "blessing": [blessing]},
+        {"eval_config": evaluator.exec_properties["eval_config"]},
+    )
+    pushed = _artifact(kinds.PushedModel, uri=out / "pushed")
+    destination = tfx.proto.PushDestination(
+        filesystem=tfx.proto.PushDestination.Filesystem(base_directory=str(out / "serving"))
+    )
+    pusher_executor.Executor().Do(
+        {"model": given["model"], "model_blessing": [blessing]},
+        {"pushed_model": [pushed]},
+        {"push_destination": proto_utils.proto_to_json(destination)},
+    )
+    return evaluation, blessing, pushed, out / "serving"
+
+
+def test_tfx115s_unchanged_eval_config_blesses_on_the_estimators_own_metrics(
+    trainer_fn_runs, tmp_path
+):
+    """TFX 1.15's `ModelSpec(signature_name="eval")` reads the eval model the Trainer wrote
+    from eval_input_receiver_fn to Format-TFMA/: the head's metrics per hour slice, the
+    thresholds on `accuracy` (0.6 and no worse than the baseline, as 1.15's taxi pipeline
+    had them) bless as TFMA's validator rules and the Pusher pushes a blessed model (the
+    first run's, on the overall slice, is); at 0.99 none is blessed, and nothing is
+    pushed; a threshold on a metric the model does not report fails, naming it."""
+    import tensorflow_model_analysis as tfma
+
+    root, _ = trainer_fn_runs
+    assert tfx.components.Evaluator.get_class_type() == (
+        "tfx.components.evaluator.component.Evaluator"
+    )
+    for _, trained in _executions(root, "components.tfx_compat.component.Trainer"):
+        model_uri = trained["model"][0].uri
+        assert os.path.exists(os.path.join(model_uri, "Format-TFMA", "saved_model.pb"))
+    evaluation, blessing, pushed, serving = _evaluate_as_tfx115(root, tmp_path / "low", 0.6)
+    metrics = {
+        tuple((k.column, k.int64_value) for k in m.slice_key.single_slice_keys): {
+            (v.key.name, v.key.model_name, v.key.is_diff): v.value.double_value.value
+            for v in m.metric_keys_and_values
+        }
+        for m in tfma.load_metrics(evaluation.uri)
+    }
+    overall = metrics[()]
+    assert {name for name, model, _ in overall if model == "candidate"} >= {
+        "accuracy", "accuracy_baseline", "auc", "auc_precision_recall", "average_loss",
+        "label/mean", "precision", "prediction/mean", "recall", "example_count",
+    }  # fmt: skip
+    accuracy = ("accuracy", "candidate", False)
+    assert overall[accuracy] >= 0.6
+    diff = overall[("accuracy", "candidate", True)]
+    assert diff == overall[accuracy] - overall[("accuracy", "baseline", False)]
+    hours = [key for key in metrics if key]
+    assert hours == sorted(hours) and all(column == "trip_start_hour" for ((column, _),) in hours)
+    count = ("example_count", "candidate", False)
+    assert sum(metrics[hour][count] for hour in hours) == overall[count]
+    # 1.15's thresholds hold on every slice, an hour's too (a few dozen examples here, and
+    # the model's initialization is not seeded): blessed when each slice passes both.
+    blessed = all(
+        values[accuracy] >= 0.6 and values[("accuracy", "candidate", True)] >= -1e-10
+        for values in metrics.values()
+    )
+    assert blessed == tfma.load_validation_result(evaluation.uri).validation_ok
+    assert os.listdir(blessing.uri) == ["BLESSED" if blessed else "NOT_BLESSED"]
+    assert blessing.get_int_custom_property("blessed") == int(blessed)
+    assert pushed.get_int_custom_property("pushed") == int(blessed)
+    assert os.path.exists(serving) == blessed
+
+    # The first run, with no baseline (the change threshold is ignored), on the overall
+    # slice alone: blessed and pushed, whatever the seed.
+    _, blessing, pushed, serving = _evaluate_as_tfx115(
+        root, tmp_path / "first", 0.6, run=0, by_hour=False
+    )
+    assert os.listdir(blessing.uri) == ["BLESSED"]
+    assert blessing.get_int_custom_property("blessed") == 1
+    assert pushed.get_int_custom_property("pushed") == 1 and os.listdir(serving)
+
+    evaluation, blessing, pushed, serving = _evaluate_as_tfx115(root, tmp_path / "high", 0.99)
+    assert os.listdir(blessing.uri) == ["NOT_BLESSED"]
+    assert pushed.get_int_custom_property("pushed") == 0 and not os.path.exists(serving)
+    failures = tfma.load_validation_result(evaluation.uri).metric_validations_per_slice
+    assert failures and failures[0].failures[0].metric_key.name == "accuracy"
+
+    with pytest.raises(ValueError, match="threshold is set on the metric 'binary_accuracy'"):
+        _evaluate_as_tfx115(root, tmp_path / "unknown", 0.6, metric="binary_accuracy")
 
 
 def test_exclude_splits_leaves_a_split_out(trainer_fn_runs, tmp_path):

@@ -53,7 +53,8 @@ def test_each_task_runs_its_executor_in_the_image(compiled):
         classes[name] = args[args.index("--executor_class_path") + 1]
     assert classes["Trainer_executor"] == "components.tfx_compat.executor.TrainerExecutor"
     assert classes["Transform_executor"] == "components.tfx_compat.executor.TransformExecutor"
-    assert classes["Evaluator_executor"] == "tfx.components.evaluator.executor.Executor"
+    # TFX's Evaluator, whose executor also reads TFX 1.15's eval model (signature "eval")
+    assert classes["Evaluator_executor"] == "components.tfx_compat.evaluator.Executor"
     assert classes["Pusher_executor"] == "tfx.components.pusher.executor.Executor"
     trainer = spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
     assert trainer["module_file"]["runtimeValue"]["constant"] == tfx115.MODULE_FILE

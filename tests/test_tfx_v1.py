@@ -312,15 +312,17 @@ def test_a_run_fn_may_leave_its_model_as_an_estimator_exports_it(tmp_path):
         _run_trainer(tmp_path / "nothing", "run_fn_writing_nothing")
 
 
-def test_tfma_export_writes_the_estimators_model_from_the_eval_receiver(tmp_path):
+def test_tfma_export_writes_the_estimators_eval_graph_from_the_eval_receiver(tmp_path):
     """TFX 1.15's run_fn modules call tfma.export.export_eval_savedmodel (TFMA 0.52 has
-    no tfma.export): here it writes the Estimator's predict SavedModel under a new
-    timestamped folder, reading eval_input_receiver_fn's inputs."""
+    no tfma.export): here it writes the Estimator's EVAL graph (TFMA 0.4x's EvalSavedModel)
+    under a new timestamped folder, reading eval_input_receiver_fn's labelled examples,
+    with the head's metrics as update and value ops."""
     import tensorflow as tf
     import tensorflow_model_analysis as tfma
 
     from components import estimator
     from components.tfx_compat import tfma_export
+    from components.tfx_compat.eval_saved_model import EvalModel
 
     tfma_export.install()
     column = tf.feature_column.numeric_column("x")
@@ -347,9 +349,9 @@ def test_tfma_export_writes_the_estimators_model_from_the_eval_receiver(tmp_path
     )
     (folder,) = os.listdir(tmp_path / "eval_model_dir")
     assert folder.isdigit() and path.decode() == str(tmp_path / "eval_model_dir" / folder)
-    loaded = tf.saved_model.load(path.decode())
     example = tf.train.Example()
     example.features.feature["x"].float_list.value.append(3.0)
     example.features.feature["y"].int64_list.value.append(1)  # eval examples: labelled
-    outputs = loaded.signatures["predict"](examples=tf.constant([example.SerializeToString()]))
-    assert outputs["probabilities"].shape == (1, 2)
+    metrics = EvalModel(path.decode()).metrics([example.SerializeToString()] * 3)
+    assert {"accuracy", "auc", "average_loss", "label/mean", "example_count"} <= set(metrics)
+    assert metrics["label/mean"] == 1.0 and metrics["example_count"] == 3.0

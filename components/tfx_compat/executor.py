@@ -8,7 +8,9 @@ The Trainer runs either contract of a TFX module:
   `{"estimator", "train_spec", "eval_spec"[, "eval_input_receiver_fn"]}`; the executor
   runs `train_and_evaluate` with them (the Estimator's model_dir, by TFX's convention
   `fn_args.serving_model_dir`, lies in the ModelRun artifact, as under TFX 1.15) and
-  writes the serving model to the Model artifact (`export_trainer_fn_model`).
+  writes the serving model to the Model artifact (`export_trainer_fn_model`), and, given
+  an `eval_input_receiver_fn`, the eval model (TFMA 0.4x's EvalSavedModel) to its
+  `Format-TFMA/`, as TFX 1.15 did.
 `fn_args` is TFX's own `FnArgs`, filled by TFX's `get_common_fn_args`.
 """
 
@@ -186,7 +188,7 @@ def train_with_trainer_fn(trainer_fn, fn_args):
     if not fn_args.schema_file:
         raise ValueError("Trainer: trainer_fn(trainer_fn_args, schema) needs the schema input.")
     schema = io_utils.parse_pbtxt_file(fn_args.schema_file, schema_pb2.Schema())
-    serving_dir = fn_args.serving_model_dir
+    serving_dir, eval_dir = fn_args.serving_model_dir, fn_args.eval_model_dir
     fn_args.serving_model_dir = path_utils.serving_model_dir(fn_args.model_run_dir)
     fn_args.eval_model_dir = path_utils.eval_model_dir(fn_args.model_run_dir)
     training = trainer_fn(fn_args, schema)
@@ -196,13 +198,6 @@ def train_with_trainer_fn(trainer_fn, fn_args):
             f"Trainer: trainer_fn returned no {', '.join(missing)}; it returns a dict of "
             f"{', '.join(TRAINER_FN_KEYS)} (and optionally eval_input_receiver_fn)."
         )
-    if training.get("eval_input_receiver_fn") is not None:
-        log.warning(
-            "Trainer: eval_input_receiver_fn is not used: TFMA 0.52 has no EvalSavedModel. "
-            "The Evaluator evaluates the serving model, whose transform_features signature "
-            "gives TFMA the transformed label (ModelSpec(label_key=<transformed label>, "
-            "preprocessing_function_names=['transform_features']))."
-        )
     model = training["estimator"]
     # The pipeline serves a canned model's TF2 SavedModel (the transform_features signature
     # is added to it, and a rerun warm-starts from it), not the TF1 graph tf.estimator 2.15's
@@ -211,6 +206,23 @@ def train_with_trainer_fn(trainer_fn, fn_args):
     estimator.train_and_evaluate(model, training["train_spec"], training["eval_spec"])
     if task_config(model).is_chief:
         export_trainer_fn_model(model, training["eval_spec"], fn_args.transform_output, serving_dir)
+        if training.get("eval_input_receiver_fn") is not None:
+            export_eval_model(model, training["eval_input_receiver_fn"], fn_args, eval_dir)
+
+
+def export_eval_model(model, eval_input_receiver_fn, fn_args, eval_dir):
+    """TFX 1.15's: the EVAL graph (tfma_export) under the ModelRun's Format-TFMA/, copied
+    to the Model artifact's (`eval_dir`), where the Evaluator reads it."""
+    log.info("Exporting eval_savedmodel for TFMA.")
+    tfma_export.export_eval_savedmodel(
+        estimator=model,
+        export_dir_base=fn_args.eval_model_dir,
+        eval_input_receiver_fn=eval_input_receiver_fn,
+    )
+    log.info("Exported eval_savedmodel to %s.", fn_args.eval_model_dir)
+    source = path_utils.eval_model_path(fn_args.model_run_dir)
+    io_utils.copy_dir(source, eval_dir)
+    log.info("Eval model copied to: %s.", eval_dir)
 
 
 def export_trainer_fn_model(model, eval_spec, transform_output, serving_dir):

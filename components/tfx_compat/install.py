@@ -16,6 +16,9 @@ pipeline program's entry (before the pipeline's own imports), makes the spelling
 - `from tfx import v1 as tfx`: TFX's own `tfx.v1`, which imports once the above are
   there, its components those stand-ins;
 - `tf.estimator` (in the module file too): the kit's (components.estimator.install);
+- `Evaluator` (from `tfx.components`, its `...component` module and `tfx.v1.components`):
+  TFX's, whose executor also evaluates TFX 1.15's eval model for a
+  `ModelSpec(signature_name="eval")` (evaluator.py);
 - `from tfx.orchestration.kubeflow import kubeflow_dag_runner` (and
   `tfx.v1.orchestration.experimental.KubeflowDagRunner`, `KubeflowDagRunnerConfig`,
   `get_default_kubeflow_metadata_config`): TFX 1.15's KFP v1 runner, which compiles with
@@ -79,7 +82,19 @@ def install():
         GenericExecutor=executor.TrainerExecutor,
         TrainerFnArgs=fn_args_utils.FnArgs,
     )
+    _install_evaluator()
     _install_kubeflow_v1()
+
+
+def _install_evaluator():
+    """TFX's Evaluator, whose executor also reads TFX 1.15's eval model (evaluator.py),
+    where pipelines import it (`tfx.v1.components` takes it from TFX's module)."""
+    import tfx.components
+    from tfx.components.evaluator import component as tfx_evaluator
+
+    from components.tfx_compat import evaluator
+
+    tfx_evaluator.Evaluator = tfx.components.Evaluator = evaluator.Evaluator
 
 
 def _install_kubeflow_v1():

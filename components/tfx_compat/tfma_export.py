@@ -1,13 +1,15 @@
 """`tfma.export`, as TFX <= 1.15 Estimator modules call it, where TFMA 0.52 has none.
 
 TFMA 0.4x's `tfma.export.export_eval_savedmodel(estimator, export_dir_base,
-eval_input_receiver_fn)` wrote an EvalSavedModel, which TFMA 0.52 can no longer read.
-Here it writes the Estimator's predict SavedModel, read from the receiver tensors of
-`eval_input_receiver_fn` (its `tfma.export.EvalInputReceiver`'s features; the labels are
-left out), into a new timestamped folder under `export_dir_base`, as the EvalSavedModel
-was: a module's `run_fn` that exports one and copies it to `fn_args.eval_model_dir`
-runs unchanged. A warning says what was written; the Evaluator evaluates the serving
-model (docs/tfx115-migration.md).
+eval_input_receiver_fn)` wrote an EvalSavedModel: the Estimator's EVAL graph over the
+receiver's serialized labelled examples, with its metrics' update and value ops. Here it
+writes that graph as the kit's Estimator exports an EVAL mode (a MetaGraph tagged `eval`
+whose `eval` signature takes the receiver tensors and gives the loss, the predictions and
+`metrics/<name>/update_op`, `metrics/<name>/value` for each of the model_fn's
+`eval_metric_ops`), and the serving graph as well when `serving_input_receiver_fn` is
+given, into a new timestamped folder under `export_dir_base`, as TFMA did. The TFX 1.15
+Trainer writes it to the Model artifact's `Format-TFMA/`, and the stand-in Evaluator
+(evaluator.py) computes those metrics from it for a `ModelSpec(signature_name="eval")`.
 """
 
 import collections
@@ -25,7 +27,7 @@ class EvalInputReceiver(
     def __new__(
         cls, features, labels, receiver_tensors, input_refs=None, iterator_initializer=None
     ):
-        del input_refs, iterator_initializer  # an EvalSavedModel's, unused here
+        del input_refs, iterator_initializer  # TFMA 0.4x's own evaluation loop's, unused here
         return super().__new__(cls, features, labels, receiver_tensors)
 
 
@@ -37,27 +39,25 @@ def export_eval_savedmodel(
     assets_extra=None,
     checkpoint_path=None,
 ):
-    """The Estimator's predict SavedModel from `eval_input_receiver_fn`'s inputs, under
+    """The Estimator's EVAL graph over `eval_input_receiver_fn`'s inputs (and its serving
+    graph over `serving_input_receiver_fn`'s, if given), under
     `export_dir_base/<timestamp>/` (module doc); returns that folder as bytes, as TFMA's
     did."""
     from components.estimator import export
-
-    del serving_input_receiver_fn  # an EvalSavedModel's extra signature
+    from components.estimator.model_fn import ModeKeys
 
     def receiver():
         received = eval_input_receiver_fn()
-        return export.ServingInputReceiver(received.features, received.receiver_tensors)
+        return export.SupervisedInputReceiver(
+            received.features, received.labels, received.receiver_tensors
+        )
 
-    path = estimator.export_saved_model(
-        export_dir_base, receiver, assets_extra=assets_extra, checkpoint_path=checkpoint_path
+    receivers = {ModeKeys.EVAL: receiver}
+    if serving_input_receiver_fn is not None:
+        receivers[ModeKeys.PREDICT] = serving_input_receiver_fn
+    return estimator.experimental_export_all_saved_models(
+        export_dir_base, receivers, assets_extra=assets_extra, checkpoint_path=checkpoint_path
     )
-    log.warning(
-        "tfma.export.export_eval_savedmodel wrote %s: the Estimator's predict SavedModel "
-        "read from eval_input_receiver_fn's inputs, not an EvalSavedModel (TFMA 0.52 has "
-        "none); the Evaluator evaluates the serving model.",
-        path.decode() if isinstance(path, bytes) else path,
-    )
-    return path
 
 
 def install():

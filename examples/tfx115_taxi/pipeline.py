@@ -3,7 +3,9 @@ StatisticsGen, SchemaGen, ExampleValidator, Transform, Trainer (an Estimator
 `trainer_fn`), a latest-blessed-model Resolver, Evaluator and Pusher.
 
 Changed from TFX 1.15 (docs/tfx115-migration.md): one line added before the `tfx`
-import; the Evaluator's ModelSpec reads the serving model instead of an EvalSavedModel.
+import. The Evaluator's ModelSpec reads the serving model with TFMA's own metrics; TFX
+1.15's `ModelSpec(signature_name="eval")` config would run unchanged too (the eval model
+the Trainer exports from `eval_input_receiver_fn`).
 
     .venv/bin/python examples/tfx115_taxi/pipeline.py --data DIR --output DIR
 """
@@ -98,7 +100,7 @@ def create_pipeline(
 def _eval_config():
     """AUC and accuracy overall and by hour; a model is blessed on overall accuracy."""
     return tfma.EvalConfig(
-        # was: [tfma.ModelSpec(signature_name="eval")], the EvalSavedModel's
+        # TFX 1.15's [tfma.ModelSpec(signature_name="eval")] works too (the eval model's)
         model_specs=[
             tfma.ModelSpec(
                 signature_name="predict",

@@ -122,7 +122,8 @@ def _example_serving_receiver_fn(tf_transform_output, schema):
 
 
 def _eval_input_receiver_fn(tf_transform_output, schema):
-    """TFMA's EvalSavedModel receiver (TFX <= 1.15); TFMA 0.52 has no use for it."""
+    """TFMA's EvalSavedModel receiver (TFX <= 1.15): the Trainer exports the eval model,
+    which a `ModelSpec(signature_name="eval")` Evaluator reads, from it."""
     raw_feature_spec = tf_transform_output.raw_feature_spec()
     serialized = tf.compat.v1.placeholder(dtype=tf.string, shape=[None], name="input_example")
     features = tf.io.parse_example(serialized, raw_feature_spec)
