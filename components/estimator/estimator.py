@@ -902,9 +902,9 @@ class Estimator:
             built = graph_mode.ModeGraph(
                 self, mode, input_fn=input_fn, receiver_fn=receiver_fn, graph=graph
             )
-        except graph_mode.DatasetMadeElsewhereError:
-            raise  # (2.15's error, whichever path the model_fn takes)
-        except Exception:
+        except Exception as error:
+            if graph_mode.made_elsewhere(error):
+                raise  # (2.15's error, whichever path the model_fn takes)
             # Code that only runs in a tf.function (TF2-style) lands here: the TF2
             # path runs it, unless what it did in the graph was TF1 already.
             if forced or self._graph_mode or graph_mode.tf1_collections(graph):
@@ -977,9 +977,9 @@ class Estimator:
         graph, state = tf.Graph(), random.getstate()
         try:
             built = graph_mode.ModeGraph(self, mode, input_fn, graph=graph, iterator_only=True)
-        except graph_mode.DatasetMadeElsewhereError:
-            raise
-        except Exception:  # code that builds only eagerly: not a TF1 iterator's
+        except Exception as error:  # code that builds only eagerly: not a TF1 iterator's
+            if graph_mode.made_elsewhere(error):
+                raise
             if graph_mode.reads_an_iterator(graph) or _built_tf1_input(graph):
                 raise  # (a model_fn failing over an iterator's input, or TF1 input code)
             log.debug("input_fn does not build in a graph.", exc_info=True)
@@ -1092,9 +1092,9 @@ class Estimator:
                 result = self._input_fn_result(input_fn, mode)
                 if isinstance(result, tf.data.Dataset):  # (one made in main, 2.15 refused)
                     tf.compat.v1.data.make_initializable_iterator(result)
-        except graph_mode.DatasetMadeElsewhereError:
-            raise
-        except Exception:  # code that builds only eagerly: not a TF1 iterator's
+        except Exception as error:  # code that builds only eagerly: not a TF1 iterator's
+            if graph_mode.made_elsewhere(error):
+                raise
             if _built_tf1_input(graph):
                 raise  # TF1 input code (queues, epochs, matched files): 2.15's graph error
             log.debug("input_fn does not build in a graph.", exc_info=True)
@@ -1194,6 +1194,7 @@ class Estimator:
 
     def get_variable_value(self, name):
         path = self._require_checkpoint(_NOT_TRAINED_VARIABLES)
+        name = name[:-2] if name.endswith(":0") else name  # (a variable's `.name`, as 2.15)
         try:
             return ckpt_lib.read_variable(path, name)
         except ValueError as error:  # TensorFlow's error for a missing key, as under 2.15

@@ -284,10 +284,12 @@ def features_and_labels(element):
     return element, None
 
 
-class DatasetMadeElsewhereError(ValueError):
-    """An input_fn's dataset, or a dataset it reads, was made outside the input_fn's
-    graph (eagerly, before the call): tf.estimator 2.15 refused it with TensorFlow's
-    ValueError and its advice, which this carries."""
+def made_elsewhere(error):
+    """Whether `error` says an input_fn's dataset, or a dataset it reads, was made outside
+    the input_fn's graph (eagerly, before the call): tf.estimator 2.15 refused it with
+    TensorFlow's ValueError and its advice, a ValueError here too (not a subclass: its
+    name is what a traceback shows)."""
+    return getattr(error, "_made_elsewhere", False)
 
 
 _OTHER_GRAPH = re.compile(r"of the iterator is different from the graph .* was created in\.")
@@ -306,10 +308,11 @@ def refusing_datasets_made_elsewhere():
         yield
     except ValueError as error:
         message = str(error)
-        if isinstance(error, DatasetMadeElsewhereError) or not _OTHER_GRAPH.search(message):
+        if made_elsewhere(error) or not _OTHER_GRAPH.search(message):
             raise
-        advised = message.replace("Make sure that the dataset", _ESTIMATOR_ADVICE, 1)
-        raise DatasetMadeElsewhereError(advised) from None
+        refused = ValueError(message.replace("Make sure that the dataset", _ESTIMATOR_ADVICE, 1))
+        refused._made_elsewhere = True
+        raise refused from None
 
 
 def reads_an_iterator(graph):
@@ -379,9 +382,9 @@ class ModeGraph:
         with _V1.device("/cpu:0"), refusing_datasets_made_elsewhere():  # (as tf.estimator)
             result = self.estimator._input_fn_result(input_fn, self.mode, context)
         if isinstance(result, tf.data.Dataset):
-            self.input_cardinality = result.cardinality()
-            with refusing_datasets_made_elsewhere():
+            with refusing_datasets_made_elsewhere():  # (before anything else reads it)
                 iterator = _V1.data.make_initializable_iterator(result)
+            self.input_cardinality = result.cardinality()
             self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
             result = iterator.get_next()
         else:

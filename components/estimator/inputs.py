@@ -126,6 +126,7 @@ def numpy_input_fn(
                 f"have the same length.\nShapes in x: { {k: v.shape for k, v in x_arrays.items()} }"
                 f"\nShapes in y: {y_shapes}\n"
             )
+        _refuse_objects_not_text({**x_arrays, **y_arrays})
         epochs = _epochs(num_epochs, num_threads, shuffle)
         features = _by_row_number(x if x_dict is None else x_dict)
         labels = _by_row_number(y_sorted)
@@ -167,9 +168,9 @@ def pandas_input_fn(
     _check_shuffle(shuffle)
     if not isinstance(target_column, str):
         raise TypeError("target_column must be a string type")
-    features = {name: _column_values(x[name]) for name in x.columns}
+    x = x.copy()  # (as 2.15: what input_fn reads is x as it was here)
     labels = None
-    if y is not None:
+    if y is not None:  # (checked first: 2.15 read x's columns when input_fn was called)
         if target_column in x:
             raise ValueError(
                 f"Cannot use name {target_column} for target column: DataFrame already has a "
@@ -190,6 +191,7 @@ def pandas_input_fn(
     def input_fn():
         for column in [*(x[name] for name in x.columns), *_label_columns(y)]:
             _refuse_as_the_queue_did(column)
+        features = {name: _column_values(x[name]) for name in x.columns}
         epochs = _epochs(num_epochs, num_threads, shuffle)
         return _returned(_dataset(features, labels, batch_size, epochs, shuffle, queue_capacity))
 
@@ -218,13 +220,27 @@ def _refuse_as_the_queue_did(column):
         "empty",
     ):
         bad = next(v for v in column if not isinstance(v, str | bytes))
-        raise tf.errors.InternalError(  # (2.15's first line: Session.run's)
-            None,
-            None,
-            f"Graph execution error:\n\nUnsupported object type {type(bad).__name__}\n"
-            f"Column {column.name!r} holds a {type(bad).__name__} ({bad!r}) among its text: "
-            "fill its missing values (fillna) or drop it from x.",
-        )
+        _refuse_object(bad, f"Column {column.name!r}", "fill its missing values (fillna)")
+
+
+def _refuse_objects_not_text(arrays):
+    """numpy_input_fn's arrays of objects as 2.15's queue read them: text only (a None or a
+    number among it failed as training read it, as `_refuse_as_the_queue_did` says)."""
+    for key, values in arrays.items():
+        if isinstance(values, np.ndarray) and values.dtype == object:
+            bad = next((v for v in values.ravel() if not isinstance(v, str | bytes)), "")
+            if not isinstance(bad, str):
+                _refuse_object(bad, f"Array {key!r}" if key else "The array", "replace it")
+
+
+def _refuse_object(bad, holder, cure):
+    raise tf.errors.InternalError(  # (2.15's first line: Session.run's)
+        None,
+        None,
+        f"Graph execution error:\n\nUnsupported object type {type(bad).__name__}\n"
+        f"{holder} holds a {type(bad).__name__} ({bad!r}) among its text: "
+        f"{cure} or drop it from x.",
+    )
 
 
 def _column_values(series):

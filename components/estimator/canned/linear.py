@@ -229,7 +229,10 @@ class LinearModel(tf_keras.layers.Layer):
                 dense = column.get_dense_tensor(cache, self._state_manager)
         else:
             dense = column.get_dense_tensor(cache, self._state_manager)
-        dense = tf.reshape(tf.cast(dense, tf.float32), [-1, weights.shape[0]])
+        # 2.15's rows: the batch's, so a batch of the wrong shape (an unbatched Dataset)
+        # fails here, as it did, rather than in the head's labels.
+        rows = tf.shape(dense)[0]
+        dense = tf.reshape(tf.cast(dense, tf.float32), [rows, weights.shape[0]])
         return tf.matmul(dense, weights)
 
 

@@ -251,9 +251,9 @@ def _check_params(config, params):
     """What 2.15 refused first, in its words."""
     if not isinstance(config, RunConfig):
         raise ValueError(
-            "`config` must be provided with type `tpu_config.RunConfig` "
-            "(tf.compat.v1.estimator.tpu.RunConfig, this kit's "
-            f"components.estimator.tpu.RunConfig), got {type(config).__name__}."
+            "`config` must be provided with type `tpu_config.RunConfig`\n"
+            "That is tf.compat.v1.estimator.tpu.RunConfig (this kit's "
+            f"components.estimator.tpu.RunConfig); got {type(config).__name__}."
         )
     if params is not None and any(key in params for key in _RESERVED_PARAMS):
         raise ValueError(
