@@ -40,6 +40,8 @@ have not tried, after `tf_upgrade_v2`, on tiny made-up data:
 - `v2_class_names`: what code sees of the canned classes' names: `type(est).__name__`,
   `__qualname__`, the TypeError of an argument they do not take, and which Estimator
   classes their instances are (tf.estimator's and tf.compat.v1.estimator's);
+- `estimator_class_names`: the same for `Estimator` itself (tf.estimator's was 2.15's
+  `EstimatorV2`, tf.compat.v1.estimator's `Estimator`) and for what `add_metrics` returns;
 - `model_fn_lines_once`: a Keras-layer `model_fn` logging through
   `tf.compat.v1.logging.info` and `tf.get_logger()`: how often each line shows in
   `train`, `evaluate` and `predict`;
@@ -745,6 +747,41 @@ def v2_class_names(tf, workdir):
             }
             if namespace == "v2":  # (a V1 class's is one here: docs/guide/estimator.md)
                 seen[f"v2.{name}"]["is_v2_estimator"] = isinstance(est, tf.estimator.Estimator)
+    return {"exact": seen, "close": {}}
+
+
+def _tiny_model_fn(features, labels, mode):
+    import tensorflow as tf
+
+    predictions = tf.compat.v1.layers.dense(features["x"], 1)
+    loss = tf.compat.v1.losses.mean_squared_error(labels, predictions)
+    step = tf.compat.v1.train.get_or_create_global_step()
+    train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
+    return tf.estimator.EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
+
+
+@program
+def estimator_class_names(tf, workdir):
+    """2.15's tf.estimator.Estimator was its class `EstimatorV2`, a subclass of
+    tf.compat.v1.estimator's `Estimator`; `add_metrics` returned the latter."""
+
+    def metric_fn(labels, predictions):
+        return {"mae": tf.compat.v1.metrics.mean_absolute_error(labels, predictions)}
+
+    seen = {}
+    for namespace, module in (("v2", tf.estimator), ("v1", tf.compat.v1.estimator)):
+        est = module.Estimator(_tiny_model_fn, model_dir=os.path.join(workdir, namespace))
+        added = tf.estimator.add_metrics(est, metric_fn)
+        seen[namespace] = {
+            "name": [type(est).__name__, module.Estimator.__qualname__],
+            "repr_class": repr(est).split(" object at ")[0].rsplit(".", 1)[-1],
+            "unknown_argument": _raised(lambda m=module: m.Estimator(_tiny_model_fn, unknown=1)),
+            # (whether a V1 instance is a tf.estimator.Estimator: docs/guide/estimator.md)
+            "add_metrics": [
+                type(added).__name__,
+                isinstance(added, tf.compat.v1.estimator.Estimator),
+            ],
+        }
     return {"exact": seen, "close": {}}
 
 

@@ -1953,3 +1953,10 @@ class Estimator:
                 export_dir_base, graphs, assets_extra, as_text, checkpoint_path
             )
         )
+
+
+# 2.15's tf.estimator.Estimator was its class `EstimatorV2` (what `type(est).__name__` and
+# `repr` show), a subclass of tf.compat.v1.estimator's `Estimator` (estimator_v1.py here),
+# whose `__init__` (`Estimator.__init__()` in a TypeError) it kept, as this one keeps its own.
+Estimator.__name__ = Estimator.__qualname__ = "EstimatorV2"
+EstimatorV2 = Estimator  # (pickle finds a class by its name)

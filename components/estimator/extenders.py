@@ -3,7 +3,8 @@ arguments they name, as tf.estimator called them."""
 
 import tensorflow as tf
 
-from components.estimator.estimator import WRAPPED_ESTIMATOR, Estimator, _accepted_args
+from components.estimator.estimator import WRAPPED_ESTIMATOR, _accepted_args
+from components.estimator.estimator_v1 import Estimator
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 
 _METRIC_FN_ARGS = {"features", "labels", "predictions", "config"}

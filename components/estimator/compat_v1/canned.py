@@ -13,10 +13,10 @@ import logging
 import tensorflow as tf
 import tf_keras
 
-from components.estimator import estimator as estimator_lib
 from components.estimator import graph_mode, graph_strategy
 from components.estimator import head as head_lib
 from components.estimator.canned import baseline, dnn, dnn_linear_combined, linear
+from components.estimator.estimator_v1 import Estimator
 from components.estimator.model_fn import ModeKeys
 from components.estimator.sdca import LinearSDCA
 
@@ -319,28 +319,6 @@ def _note_partitioner(name, partitioner):
             name,
             partitioner,
         )
-
-
-class _EveryEstimatorIsV1(type):
-    """In 2.15 tf.estimator.Estimator subclassed tf.compat.v1.estimator.Estimator, so
-    `isinstance(x, tf.compat.v1.estimator.Estimator)` held for every Estimator: here the
-    V1 class subclasses the V2 one, and this check says so for the V1 class itself."""
-
-    def __instancecheck__(cls, instance):
-        if cls is Estimator:
-            return isinstance(instance, estimator_lib.Estimator)
-        return super().__instancecheck__(instance)
-
-    def __subclasscheck__(cls, subclass):
-        if cls is Estimator:
-            return issubclass(subclass, estimator_lib.Estimator)
-        return super().__subclasscheck__(subclass)
-
-
-class Estimator(estimator_lib.Estimator, metaclass=_EveryEstimatorIsV1):
-    """tf.compat.v1.estimator.Estimator: the Estimator, with TF1's `export_savedmodel`."""
-
-    export_savedmodel = estimator_lib.tf1_export_savedmodel
 
 
 class _V1Canned(Estimator):
