@@ -51,10 +51,23 @@ class _StockExports(v1.train.CheckpointSaverListener):
     def after_save(self, session, global_step):
         saver = session.graph.get_collection(v1.GraphKeys.SAVERS)[0]
         exported = saver.export_meta_graph()  # (the stock Saver.save's own call)
+        _without_kit_ops(session.graph, exported)
         self.metas[int(global_step)] = exported.SerializeToString(deterministic=True)
         graph_def = session.graph.as_graph_def(add_shapes=True)
+        graph_mode.without_kit_ops(session.graph, graph_def)
         self.graph_defs.append(graph_def)
         self.graph_texts.append(text_format.MessageToString(graph_def))
+
+
+def _without_kit_ops(graph, exported):
+    """The stock export without the op the kit adds for its own use (2.15's graph had
+    none), nor that op's type in the MetaGraph's op list."""
+    graph_mode.without_kit_ops(graph, exported.graph_def)
+    functions = exported.graph_def.library.function
+    used = {n.op for n in exported.graph_def.node} | {n.op for f in functions for n in f.node_def}
+    kept = [op for op in exported.meta_info_def.stripped_op_list.op if op.name in used]
+    del exported.meta_info_def.stripped_op_list.op[:]
+    exported.meta_info_def.stripped_op_list.op.extend(kept)
 
 
 def _events_graphs(model_dir):

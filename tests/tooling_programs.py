@@ -130,6 +130,10 @@ def meta_graph(tf, model_dir):
             "total_loss": v1.losses.get_total_loss(add_regularization_losses=False).name,
             "trainable": sorted(v.name for v in v1.trainable_variables()),
             "train_op": [op.name for op in graph.get_collection("train_op")],
+            "top_level_ops": sorted(
+                {op.name for op in graph.get_operations() if "/" not in op.name}
+            ),
+            "graph_pbtxt_ops": _graph_text_ops(tf, model_dir),
             "saver": [
                 saver.saver_def.filename_tensor_name,
                 saver.saver_def.restore_op_name,
@@ -141,6 +145,15 @@ def meta_graph(tf, model_dir):
             saver.restore(sess, latest)
             seen["global_step"] = int(sess.run(v1.train.get_global_step()))
     return seen
+
+
+def _graph_text_ops(tf, model_dir):
+    """The op types of model_dir's `graph.pbtxt` (TensorBoard's and freeze_graph's input)."""
+    from google.protobuf import text_format
+
+    with open(os.path.join(model_dir, "graph.pbtxt")) as f:
+        graph_def = text_format.Parse(f.read(), tf.compat.v1.GraphDef())
+    return sorted({node.op for node in graph_def.node})
 
 
 # ------------------------------------------------------------------ events

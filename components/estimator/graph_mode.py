@@ -385,6 +385,7 @@ class ModeGraph:
             with refusing_datasets_made_elsewhere():  # (before anything else reads it)
                 iterator = _V1.data.make_initializable_iterator(result)
             self.input_cardinality = result.cardinality()
+            _not_written(self.graph, self.input_cardinality.op)
             self.input_hooks.append(_IteratorInitializerHook(iterator.initializer))
             result = iterator.get_next()
         else:
@@ -793,6 +794,29 @@ def _queue_runners(built, hooks):
     return runners
 
 
+def _not_written(graph, op):
+    """Leaves `op`, the kit's own (2.15's graph had none), out of the graph written to
+    `graph.pbtxt`, the events file and the `.meta` files."""
+    if not hasattr(graph, "_kit_not_written"):
+        graph._kit_not_written = set()
+    graph._kit_not_written.add(op.name)
+
+
+def without_kit_ops(graph, graph_def):
+    """`graph_def` (of `graph`) without the ops `_not_written` marked, in place."""
+    left_out = getattr(graph, "_kit_not_written", ())
+    if left_out:
+        kept = [node for node in graph_def.node if node.name not in left_out]
+        del graph_def.node[:]
+        graph_def.node.extend(kept)
+    return graph_def
+
+
+def _as_written(graph):
+    """The GraphDef written of `graph`: with its shapes, without the kit's own ops."""
+    return without_kit_ops(graph, graph.as_graph_def(add_shapes=True))
+
+
 class _CheckpointSaverHook(_V1.train.CheckpointSaverHook):
     """The Estimator's CheckpointSaverHook: TensorFlow's, writing the same files, with
     less work at a train() call's start: the graph is exported once (a GraphDef for
@@ -807,7 +831,7 @@ class _CheckpointSaverHook(_V1.train.CheckpointSaverHook):
     def after_create_session(self, session, coord):
         global_step = session.run(self._global_step_tensor)
         graph = _V1.get_default_graph()
-        graph_def = graph.as_graph_def(add_shapes=True)
+        graph_def = _as_written(graph)
         if self._save_graph_def:
             self._writing = _Background(
                 _write_graph_text, graph_def, self._checkpoint_dir, "graph.pbtxt"
