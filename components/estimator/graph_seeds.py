@@ -44,8 +44,10 @@ _restarting = weakref.WeakSet()
 def counting(seed, owner, first_trace=False):
     """Within: random ops that run eagerly without a seed of their own take the op seeds a
     new TF1 graph of graph seed `seed` gave them (0, 1, ...), and `op_seeds()` continues
-    that count. Nothing when `seed` is None or nothing runs eagerly (a TF1 graph counts
-    its own). The generator and seed before it are back afterwards.
+    that count. Nothing when nothing runs eagerly (a TF1 graph counts its own); when
+    `seed` is None, the program's global seed (`tf.random.set_seed`) is off within, as
+    2.15's new graph did not see it (a `shuffle(seed=1)` then orders as 2.15's did). The
+    generator and seed before it are back afterwards.
 
     On `owner`'s first trace the eager context's cached kernels are dropped first, as
     2.15's new graph had none: the initial values run eagerly, and a random kernel of the
@@ -55,8 +57,13 @@ def counting(seed, owner, first_trace=False):
     kernels cached by earlier calls are dropped first, so that its draws start again from
     their seeds as in 2.15's new graph of each call (it costs the function's new
     instantiation, a fraction of a second a call: only then)."""
-    if seed is None or not tf.executing_eagerly():
+    if not tf.executing_eagerly():
         yield
+        return
+    if seed is None:  # (2.15's graph had no seed: not the program's global one either)
+        with _eager_seed_kept() as eager:
+            eager._seed = None
+            yield
         return
     with _eager_seed_kept() as eager:
         if first_trace or owner in _restarting:

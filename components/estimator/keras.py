@@ -28,12 +28,14 @@ import os
 import numpy as np
 import tensorflow as tf
 import tf_keras
+from tf_keras.src import backend as keras_backend
 from tf_keras.src.optimizers.optimizer_v1 import TFOptimizer
 
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import export as export_lib
 from components.estimator import graph_seeds, optimizers, tf_logging
 from components.estimator.estimator import Estimator
+from components.estimator.estimator import _temporary_model_dir as temporary_model_dir
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 from components.estimator.run_config import RunConfig
 from components.estimator.variables import optimizer_state_names, tf_estimator_name
@@ -167,16 +169,41 @@ def _fresh_optimizer(make_optimizer, variables):
 
 def _clone(keras_model, custom_objects):
     """The model rebuilt from its config: as in 2.15, `custom_objects` (a custom
-    activation, layer or initializer) are in scope, or it fails naming the missing one."""
-    with tf_keras.utils.custom_object_scope(custom_objects or {}):
-        return tf_keras.models.clone_model(keras_model)
+    activation, layer or initializer) are in scope, or it fails naming the missing one.
+    A subclassed model's clone (a new instance of its class) keeps the model's name, its
+    layers named afresh, as 2.15 rebuilt the model itself in each new graph (its variables
+    `my_model/dense/kernel`)."""
+    if not _subclassed(keras_model):
+        with tf_keras.utils.custom_object_scope(custom_objects or {}):
+            return tf_keras.models.clone_model(keras_model)
+    with tf_keras.utils.custom_object_scope(custom_objects or {}), _fresh_layer_names():
+        clone = tf_keras.models.clone_model(keras_model)
+    clone._name = keras_model.name
+    return clone
 
 
-def _object_template(keras_model, make_optimizer, custom_objects):
+@contextlib.contextmanager
+def _fresh_layer_names():
+    """Within: layers are named as in a new graph of 2.15's (`dense`, `dense_1`, ...,
+    whatever the program made before); Keras's counts are back afterwards."""
+    uids = keras_backend.PER_GRAPH_OBJECT_NAME_UIDS
+    before = dict(uids)
+    uids.clear()
+    try:
+        yield
+    finally:
+        uids.clear()
+        uids.update(before)
+
+
+def _object_template(keras_model, make_optimizer, custom_objects, built_like=None):
     """The objects 2.15's 'checkpoint' format saved: a clone of the model with a fresh
     optimizer (its state made), and the global step tracked as `estimator_global_step`;
-    (clone, optimizer, step)."""
+    (clone, optimizer, step). A Sequential model given no input shape is built as
+    `built_like` (the Estimator's, built by its first call)."""
     clone = _clone(keras_model, custom_objects)
+    if not clone.built and built_like is not None:
+        clone.build(built_like.input_shape)
     optimizer, step = _fresh_optimizer(make_optimizer, clone.trainable_weights)
     clone.optimizer = optimizer
     clone._track_trackable(step, "estimator_global_step")
@@ -270,12 +297,66 @@ def _save_name_based(values, prefix):
             saver.save(session, prefix)
 
 
-def _renamed(metrics, metric_names_map):
-    """{name: metric}, each renamed by `metric_names_map`: as in 2.15, a map given must
-    name every metric of the model and nothing else (a ValueError says which)."""
+def _sample_weights(features):
+    """(features, sample weights) of what an input_fn gave: 2.15 took features given as
+    {'features': ..., 'sample_weights': ...} as weighted examples."""
+    if isinstance(features, dict) and set(features) == {"features", "sample_weights"}:
+        return features["features"], features["sample_weights"]
+    return features, None
+
+
+def _loss(model, labels, outputs, weights):
+    return model.compiled_loss(
+        labels, outputs, sample_weight=weights, regularization_losses=model.losses
+    )
+
+
+def _metric_specs(keras_model):
+    """{'metrics': ..., 'weighted_metrics': ...} as the model was compiled, each metric
+    object as what makes a fresh one (metric objects hold state: each trace gets its own)."""
+    compiled = keras_model.compiled_metrics
+    return {
+        "metrics": tf.nest.map_structure(_metric_maker, compiled._user_metrics),
+        "weighted_metrics": tf.nest.map_structure(_metric_maker, compiled._user_weighted_metrics),
+    }
+
+
+def _tf215_names(container):
+    """The compiled metrics' names as 2.15's (TF1) Keras gave them, in their order: a name
+    already taken (by `loss`, an output's loss or an earlier metric) gets `_1`, `_2`, ...
+    (where Keras 2 names a weighted metric `weighted_<name>`)."""
+    outputs = container._output_names
+    taken = ["loss"] + ([f"{o}_loss" for o in outputs] if len(outputs) > 1 else [])
+    for output, plain, weighted in zip(
+        outputs, container._metrics, container._weighted_metrics, strict=True
+    ):
+        plain = [m.name for m in tf.nest.flatten(plain) if m is not None]
+        weighted = [m.name for m in tf.nest.flatten(weighted) if m is not None]
+        for base in plain + [_unweighted_name(n, output, plain, len(outputs)) for n in weighted]:
+            name, suffix = base, 1
+            while name in taken:
+                name, suffix = f"{base}_{suffix}", suffix + 1
+            taken.append(name)
+    return taken[len(taken) - len(container.metrics) :]
+
+
+def _unweighted_name(name, output, plain_names, outputs):
+    """A weighted metric's name without the `weighted_` Keras 2 put in to tell it apart."""
+    if outputs > 1 and name.startswith(f"{output}_weighted_"):
+        return f"{output}_{name[len(output) + 10 :]}"
+    if outputs == 1 and name.startswith("weighted_") and name[9:] in plain_names:
+        return name[9:]
+    return name
+
+
+def _renamed(container, metric_names_map):
+    """{name: metric} of the compiled metrics, named as 2.15 named them, each renamed by
+    `metric_names_map`: as in 2.15, a map given must name every metric of the model and
+    nothing else (a ValueError says which)."""
+    metrics = container.metrics
+    names = _tf215_names(container)
     if not metric_names_map:
-        return {m.name: m for m in metrics}
-    names = [m.name for m in metrics]
+        return dict(zip(names, metrics, strict=True))
     unnamed = [n for n in names if n not in metric_names_map]
     if unnamed:
         raise ValueError(
@@ -288,7 +369,7 @@ def _renamed(metrics, metric_names_map):
             "Invalid `metric_names_map`. There are unexpected keys in the `metric_names_map` "
             f"dictionary. Expected keys: {names}, Received: {unexpected}"
         )
-    return {metric_names_map[m.name]: m for m in metrics}
+    return {metric_names_map[n]: m for n, m in zip(names, metrics, strict=True)}
 
 
 def _metric_maker(metric):
@@ -296,8 +377,13 @@ def _metric_maker(metric):
     metric object, for each trace; in the structure the model was compiled with (a
     dict by output, a list per output), as 2.15 compiled its clone."""
     if isinstance(metric, tf_keras.metrics.Metric):
-        return functools.partial(type(metric).from_config, metric.get_config())
+        # (a fresh copy of the config each time: `from_config` pops from it)
+        return functools.partial(_from_config, type(metric), metric.get_config())
     return metric
+
+
+def _from_config(cls, config):
+    return cls.from_config(dict(config))
 
 
 def _made(maker):
@@ -393,13 +479,11 @@ class _KerasEstimator(Estimator):
         # A TF1 optimizer trains through one copy, whose state _train makes once.
         tf1 = _tf1_optimizer(keras_model)
         self._tf1_training = None if tf1 is None else _fresh_tf1_optimizer(tf1)
-        # Metric objects hold state: each trace gets fresh ones built from configs.
-        metric_specs = tf.nest.map_structure(
-            _metric_maker, keras_model.compiled_metrics._user_metrics
-        )
+        metric_specs = _metric_specs(keras_model)
 
         def model_fn(features, labels, mode):
             model = self._model
+            features, weights = _sample_weights(features)
             outputs = model(_inputs_for(model, features), training=mode == ModeKeys.TRAIN)
             predictions = _as_dict(model, outputs)
             if mode == ModeKeys.PREDICT:
@@ -412,7 +496,7 @@ class _KerasEstimator(Estimator):
             if isinstance(labels, dict):
                 _require_keys(labels, _output_names(model, outputs), "labels", "outputs")
             if mode == ModeKeys.TRAIN and _in_a_replica():  # (compiled by _train)
-                loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
+                loss = _loss(model, labels, outputs, weights)
                 training = self._tf1_training or model.optimizer
                 train_op = _train_op(training, loss, model.trainable_weights)
                 return EstimatorSpec(mode, predictions=predictions, loss=loss, train_op=train_op)
@@ -420,14 +504,14 @@ class _KerasEstimator(Estimator):
                 model,
                 optimizer=make_optimizer(),
                 loss=keras_model.loss,
-                metrics=tf.nest.map_structure(_made, metric_specs),
+                **tf.nest.map_structure(_made, metric_specs),
                 loss_weights=keras_model.compiled_loss._user_loss_weights,
             )
             _forget_bookkeeping(self._store, model)
-            loss = model.compiled_loss(labels, outputs, regularization_losses=model.losses)
-            if mode == ModeKeys.EVAL:
+            loss = _loss(model, labels, outputs, weights)
+            if mode == ModeKeys.EVAL:  # (2.15 weighted the loss only, not weighted_metrics)
                 model.compiled_metrics.update_state(labels, outputs)
-                metrics = _renamed(model.compiled_metrics.metrics, metric_names_map)
+                metrics = _renamed(model.compiled_metrics, metric_names_map)
                 return EstimatorSpec(
                     mode, predictions=predictions, loss=loss, eval_metric_ops=metrics
                 )
@@ -457,8 +541,9 @@ class _KerasEstimator(Estimator):
     def _start_from(self, keras_model, make_optimizer, object_based, custom_objects):
         """The clone's first weights, as 2.15's: a fresh model_dir warm-starts the
         trainable variables from the weights saved there (so batch norm's moving
-        statistics start afresh); a subclassed model starts from its initial values."""
-        if _subclassed(keras_model):
+        statistics start afresh); a subclassed model, or a Sequential one given no input
+        shape, starts from its initial values."""
+        if not keras_model._is_graph_network:  # (subclassed, or Sequential not yet built)
             if keras_model.built:
                 logging.getLogger(__name__).warning(_SUBCLASSED_BUILT)
         elif self._user_config.is_chief:
@@ -517,7 +602,7 @@ class _KerasEstimator(Estimator):
         `estimator_global_step/...`), that graph naming each by its 2.15 graph name
         (`hidden/kernel`, `training/Adam/hidden/kernel/m`)."""
         if isinstance(self._template, functools.partial):  # (made once, at the first save)
-            self._template = self._template()
+            self._template = self._template(built_like=self._model)
         clone, optimizer, step = self._template
         ours = self._counterparts(clone, optimizer, step)
         names = {id(v): name for name, v in self._store.checkpoint_names().items()}
@@ -603,6 +688,10 @@ def model_to_estimator(
     if config is None:  # (2.15 said so first, then which model it used)
         logging.getLogger(__name__).info("Using default config.")
         config = RunConfig()
+    if (
+        model_dir is None and config.model_dir is None
+    ):  # (2.15 made it first, then said which model)
+        model_dir = temporary_model_dir()
     # (2.15 logged which of the two it used, before its Estimator's 'Using config:'.)
     if keras_model is None:
         logging.getLogger(__name__).info("Loading models from %s", keras_model_path)
