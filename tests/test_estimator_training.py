@@ -240,6 +240,17 @@ def test_model_to_estimator_refuses_a_keras_3_model_naming_the_fix():
         estimator.model_to_estimator(keras_model=model)
 
 
+def test_model_to_estimator_refuses_a_keras_3_file_naming_the_fix(tmp_path):
+    # (tf_keras failed on it deserializing its InputLayer, naming neither Keras 3 nor a fix)
+    import keras
+
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss="mse")
+    model.save(tmp_path / "model.keras")
+    with pytest.raises(ValueError, match=r"saved by Keras 3\..* \(Keras 3\); .* tf_keras"):
+        estimator.model_to_estimator(keras_model_path=str(tmp_path / "model.keras"))
+
+
 @pytest.mark.parametrize("two", [True, False])
 def test_model_to_estimator_refuses_a_wide_deep_model_saying_what_2_15_did(tmp_path, two):
     # (2.15 trained it in its 'saver' format, each optimizer's update stepping the global

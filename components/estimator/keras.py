@@ -22,8 +22,10 @@ as 2.15 did: its state has TF1's graph names (`hidden/kernel/Adam`, `training/be
 import contextlib
 import copy
 import functools
+import json
 import logging
 import os
+import zipfile
 
 import numpy as np
 import tensorflow as tf
@@ -670,6 +672,25 @@ class _KerasEstimator(Estimator):
         return prefix
 
 
+def _refuse_a_keras_3_file(path):
+    """A `.keras` file Keras 3 saved (TF 2.21's `tf.keras` unless TF_USE_LEGACY_KERAS=1)
+    refused, saying so: tf_keras fails on it deserializing its first layer."""
+    path = os.fspath(path)
+    if not zipfile.is_zipfile(path):
+        return
+    with zipfile.ZipFile(path) as saved:
+        if "metadata.json" not in saved.namelist():
+            return
+        version = json.loads(saved.read("metadata.json")).get("keras_version", "")
+    if version.startswith("3."):
+        raise ValueError(
+            f"model_to_estimator: {path} was saved by Keras {version} (Keras 3); "
+            "model_to_estimator takes tf_keras (Keras 2) models. Build and save the model "
+            "with tf_keras (or set TF_USE_LEGACY_KERAS=1 before the first use of tf.keras), "
+            "or give the model itself, built with tf_keras."
+        )
+
+
 def model_to_estimator(
     keras_model=None,
     keras_model_path=None,
@@ -695,6 +716,7 @@ def model_to_estimator(
     # (2.15 logged which of the two it used, before its Estimator's 'Using config:'.)
     if keras_model is None:
         logging.getLogger(__name__).info("Loading models from %s", keras_model_path)
+        _refuse_a_keras_3_file(keras_model_path)
         keras_model = tf_keras.models.load_model(keras_model_path, custom_objects=custom_objects)
     else:
         logging.getLogger(__name__).info("Using the Keras model provided.")
