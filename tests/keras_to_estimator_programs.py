@@ -685,3 +685,90 @@ def unbuilt_sequential_trains(tf, workdir):
         },
         "close": _floats(result),
     }
+
+
+@program
+def batch_norm_schedule_saver(tf, workdir):
+    """Batch norm trained and evaluated (no dropout), Adam on an ExponentialDecay schedule,
+    a loss object and metric objects, the 'saver' format's names."""
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(
+                3, input_shape=(3,), kernel_initializer=_constant(tf, 0.4, (3, 3)), name="h"
+            ),
+            tf.keras.layers.BatchNormalization(name="bn"),
+            tf.keras.layers.Dense(1, kernel_initializer=_constant(tf, 0.5, (3, 1)), name="o"),
+        ]
+    )
+    sched = tf.keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=2, decay_rate=0.5)
+    model.compile(
+        optimizer=tf.keras.optimizers.Adam(learning_rate=sched),
+        loss=tf.keras.losses.MeanSquaredError(),
+        metrics=["mae", tf.keras.metrics.RootMeanSquaredError()],
+    )
+    x = np.arange(24, dtype=np.float32).reshape(8, 3) / 10
+    y = x.sum(1, keepdims=True)
+    est = tf.keras.estimator.model_to_estimator(
+        keras_model=model, model_dir=os.path.join(workdir, "m"), checkpoint_format="saver"
+    )
+    fn = lambda: tf.data.Dataset.from_tensor_slices(({"h_input": x}, y)).batch(4)  # noqa: E731
+    est.train(fn, steps=4)
+    r = est.evaluate(fn)
+    return {
+        "exact": {"keys": sorted(r), "vars": est.get_variable_names()},
+        "close": {**_floats(r), "mm": est.get_variable_value("bn/moving_mean").tolist()},
+    }
+
+
+@program
+def embedding_text(tf, workdir):
+    """The text tutorials' Embedding and GlobalAveragePooling1D over int ids, 'acc'."""
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Embedding(
+                20, 4, input_length=5, embeddings_initializer=_constant(tf, 0.1, (20, 4))
+            ),
+            tf.keras.layers.GlobalAveragePooling1D(),
+            tf.keras.layers.Dense(
+                1, activation="sigmoid", kernel_initializer=_constant(tf, 0.3, (4, 1))
+            ),
+        ]
+    )
+    model.compile(optimizer="adam", loss="binary_crossentropy", metrics=["acc"])
+    x = (np.arange(40).reshape(8, 5) % 20).astype(np.int32)
+    y = (np.arange(8) % 2).astype(np.float32)
+    est = tf.keras.estimator.model_to_estimator(
+        keras_model=model, model_dir=os.path.join(workdir, "m")
+    )
+    fn = lambda: tf.data.Dataset.from_tensor_slices(({"embedding_input": x}, y)).batch(4)  # noqa: E731
+    est.train(fn, steps=4)
+    r = est.evaluate(fn)
+    rows = list(
+        est.predict(lambda: tf.data.Dataset.from_tensor_slices({"embedding_input": x[:2]}).batch(2))
+    )
+    return {
+        "exact": {"keys": sorted(r), "rows": sorted(rows[0])},
+        "close": {**_floats(r), "p": [float(v) for r_ in rows for v in r_["dense"]]},
+    }
+
+
+@program
+def resume_second_estimator(tf, workdir):
+    """A second model_to_estimator of the model over the first one's model_dir resumes."""
+    tf.keras.backend.clear_session()
+    model = tf.keras.Sequential(
+        [tf.keras.layers.Dense(1, input_shape=(2,), kernel_initializer="ones", name="d")]
+    )
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    x = np.array([[1.0, 2.0], [0.0, 1.0]], np.float32)
+    y = np.array([[1.0], [2.0]], np.float32)
+    fn = lambda: tf.data.Dataset.from_tensor_slices(({"d_input": x}, y)).batch(2)  # noqa: E731
+    d = os.path.join(workdir, "m")
+    e1 = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir=d)
+    e1.train(fn, steps=2)
+    e2 = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir=d)
+    e2.train(fn, steps=2)
+    r = e2.evaluate(fn)
+    return {"exact": {"step": int(r["global_step"])}, "close": _floats(r)}
