@@ -110,6 +110,27 @@ def tutorial_iris_dense_input(tf, workdir):
     }
 
 
+@program
+def estimator_classes(tf, workdir):
+    """What `model_to_estimator` returns, as a notebook shows it (`type(est).__name__`):
+    2.15's `EstimatorV2` from tf.keras.estimator, its V1 `Estimator` (with
+    `export_savedmodel`) from tf.compat.v1.keras.estimator."""
+    seen = {}
+    for namespace, module in (("v2", tf.keras.estimator), ("v1", tf.compat.v1.keras.estimator)):
+        tf.keras.backend.clear_session()
+        model = tf.keras.models.Sequential([tf.keras.layers.Dense(1, input_shape=(2,))])
+        model.compile(loss="mse", optimizer="sgd")
+        est = module.model_to_estimator(
+            keras_model=model, model_dir=os.path.join(workdir, namespace)
+        )
+        seen[namespace] = [
+            type(est).__name__,
+            isinstance(est, tf.compat.v1.estimator.Estimator),
+            callable(getattr(est, "export_savedmodel", None)),
+        ]
+    return {"exact": seen, "close": {}}
+
+
 def _two_inputs(rows, seed):
     r = np.random.RandomState(seed)
     a = r.uniform(-1, 1, (rows, 2)).astype(np.float32)

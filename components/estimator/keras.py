@@ -34,8 +34,8 @@ from tf_keras.src import backend as keras_backend
 from tf_keras.src.optimizers.optimizer_v1 import TFOptimizer
 
 from components.estimator import checkpoints as ckpt_lib
+from components.estimator import estimator_v1, graph_seeds, optimizers, tf_logging
 from components.estimator import export as export_lib
-from components.estimator import graph_seeds, optimizers, tf_logging
 from components.estimator.estimator import Estimator
 from components.estimator.estimator import _temporary_model_dir as temporary_model_dir
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
@@ -672,6 +672,15 @@ class _KerasEstimator(Estimator):
         return prefix
 
 
+class KerasEstimatorV1(_KerasEstimator, estimator_v1.Estimator):
+    """tf.compat.v1.keras.estimator's: 2.15's V1 `Estimator`, with `export_savedmodel`."""
+
+
+# What `type(est).__name__` and `repr` showed of 2.15's: the Estimator classes themselves.
+_KerasEstimator.__name__ = _KerasEstimator.__qualname__ = "EstimatorV2"
+KerasEstimatorV1.__name__ = KerasEstimatorV1.__qualname__ = "Estimator"
+
+
 def _refuse_a_keras_3_file(path):
     """A `.keras` file Keras 3 saved (TF 2.21's `tf.keras` unless TF_USE_LEGACY_KERAS=1)
     refused, saying so: tf_keras fails on it deserializing its first layer."""
@@ -702,6 +711,33 @@ def model_to_estimator(
     export_outputs=None,
 ):
     """An Estimator that trains, evaluates and serves a compiled `tf_keras` model."""
+    return converted(
+        _KerasEstimator,
+        keras_model,
+        keras_model_path,
+        custom_objects,
+        model_dir,
+        config,
+        checkpoint_format,
+        metric_names_map,
+        export_outputs,
+    )
+
+
+def converted(
+    estimator_class,
+    keras_model,
+    keras_model_path,
+    custom_objects,
+    model_dir,
+    config,
+    checkpoint_format,
+    metric_names_map,
+    export_outputs,
+):
+    """`model_to_estimator`'s work, its Estimator of `estimator_class`: tf.keras's or
+    tf.compat.v1.keras's (2.15 returned its `EstimatorV2` from one, `Estimator` from the
+    other)."""
     if keras_model is None and keras_model_path is None:  # (2.15's words, typo and all)
         raise ValueError("Either `keras_model` or `keras_model_path` needs to be provided.")
     if keras_model is not None and keras_model_path is not None:
@@ -747,7 +783,7 @@ def model_to_estimator(
             "model_to_estimator: checkpoint_format must be 'checkpoint' or 'saver', got "
             f"{checkpoint_format!r}."
         )
-    return _KerasEstimator(
+    return estimator_class(
         keras_model,
         model_dir,
         config,
