@@ -711,21 +711,12 @@ def model_to_estimator(
     export_outputs=None,
 ):
     """An Estimator that trains, evaluates and serves a compiled `tf_keras` model."""
-    return converted(
-        _KerasEstimator,
-        keras_model,
-        keras_model_path,
-        custom_objects,
-        model_dir,
-        config,
-        checkpoint_format,
-        metric_names_map,
-        export_outputs,
-    )
+    return converted(_KerasEstimator, **locals())
 
 
 def converted(
     estimator_class,
+    *,
     keras_model,
     keras_model_path,
     custom_objects,

@@ -15,14 +15,4 @@ def model_to_estimator(
 ):
     """tf.keras.estimator's `model_to_estimator`; 2.15's V1 one defaulted to 'saver'
     (the kit writes tf.estimator's name-based checkpoints for either format)."""
-    return keras.converted(
-        keras.KerasEstimatorV1,
-        keras_model,
-        keras_model_path,
-        custom_objects,
-        model_dir,
-        config,
-        checkpoint_format,
-        metric_names_map,
-        export_outputs,
-    )
+    return keras.converted(keras.KerasEstimatorV1, **locals())
