@@ -36,6 +36,10 @@ line) and what the answer's code gives.
   there, a metric that is no `(value, update_op)` pair, no `train_op`, no `predictions`
   in PREDICT, a loss that is no scalar, a TPUEstimatorSpec returned to an Estimator,
   misnamed arguments (refused when the Estimator is made);
+- `canned_loss_by_name`: a hook fetching a canned classifier's loss by 2.15's tensor name
+  (`head/losses/weighted_loss/value` in a V2 class, `linear/head/weighted_loss/Sum` in a V1
+  one) and listing the graph's `LOSSES` (the kit's V2 heads named it
+  `head/weighted_loss/value`: a KeyError);
 - `what_answers_print`: what answers print: a model_fn's tensors (`print(features)`),
   `"Test Accuracy: {acc:0.3f}".format(**evaluate(...))`, what `train()` returns, `next()`
   of `predict()`, `predict_keys` as a string, a `CheckpointSaverListener`'s calls,
@@ -499,3 +503,32 @@ def what_answers_print(tf, workdir):
             "canned": {k: float(v) for k, v in both[0].items()},
         },
     }
+
+
+def _losses_seen(tf, seen):
+    """A hook noting the graph's LOSSES collection's tensor names, as askers list them."""
+
+    class LossesHook(tf.estimator.SessionRunHook):
+        def begin(self):
+            losses = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.LOSSES)
+            seen.append([t.name for t in losses])
+
+    return LossesHook()
+
+
+@program
+def canned_loss_by_name(tf, workdir):
+    x, y = _rows()
+    input_fn = _input_fn(tf, x, y)
+    made = {
+        "linear": (tf.estimator.LinearClassifier, "head/losses/weighted_loss/value"),
+        "v1_linear": (tf.compat.v1.estimator.LinearClassifier, "linear/head/weighted_loss/Sum"),
+    }
+    exact, close = {}, {}
+    for name, (make, tensor) in made.items():
+        est, seen = make(_columns(tf), model_dir=os.path.join(workdir, name)), []
+        logged = tf.estimator.LoggingTensorHook({"loss": tensor}, every_n_iter=1)
+        est.train(input_fn, steps=2, hooks=[_losses_seen(tf, seen), logged])
+        exact[name] = seen
+        close[name] = float(est.evaluate(input_fn)["loss"])
+    return {"exact": exact, "close": close}

@@ -625,12 +625,18 @@ class _SingleHead(Head):
 
     def loss(self, labels, logits, features=None, mode=None, regularization_losses=None):
         shape = tf.TensorShape(getattr(logits, "shape", None))
-        logits = _logits(logits, self.logits_dimension)
-        _check_labels_shape(labels, shape, self._label_dimension(), self._v1_words)
-        labels = self._processed_labels(labels)
-        unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
-        reduced = _reduce(unweighted, weights, self._reduction)
-        total = _with_regularization(reduced, regularization_losses)
+        # 2.15's V2 heads computed it under `losses` (`head/losses/weighted_loss/value` in
+        # a TF1 graph, which hooks fetch by name); its V1 heads in their own scope.
+        with contextlib.nullcontext() if self._v1_words else tf.name_scope("losses"):
+            logits = _logits(logits, self.logits_dimension)
+            _check_labels_shape(labels, shape, self._label_dimension(), self._v1_words)
+            labels = self._processed_labels(labels)
+            unweighted, weights = self._unweighted_loss_and_weights(labels, logits, features, shape)
+            reduced = _reduce(unweighted, weights, self._reduction)
+            total = _with_regularization(reduced, regularization_losses)
+        if self._v1_words and not tf.executing_eagerly():
+            # 2.15's V1 heads reduced it with tf.compat.v1.losses, which collects it.
+            tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOSSES, reduced)
         if mode == ModeKeys.TRAIN and self._reduction == SUM:
             # 2.15's V1 heads summarized the loss themselves (so the Estimator added no
             # `loss` of its own), then a summed loss's mean over the examples' weights.
