@@ -755,7 +755,8 @@ def write_squad_features(tf, path, n, seed, is_training):
     return lengths
 
 
-def squad_input_fn_builder(tf, input_file, is_training, drop_remainder):
+def squad_name_to_features(tf, is_training):
+    """The SQuAD features' parsing spec (the answer's positions to train)."""
     name_to_features = {
         "unique_ids": tf.io.FixedLenFeature([], tf.int64),
         "input_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
@@ -765,7 +766,11 @@ def squad_input_fn_builder(tf, input_file, is_training, drop_remainder):
     if is_training:
         name_to_features["start_positions"] = tf.io.FixedLenFeature([], tf.int64)
         name_to_features["end_positions"] = tf.io.FixedLenFeature([], tf.int64)
+    return name_to_features
 
+
+def squad_input_fn_builder(tf, input_file, is_training, drop_remainder):
+    name_to_features = squad_name_to_features(tf, is_training)
     return records_input_fn(tf, input_file, name_to_features, is_training, drop_remainder)
 
 
