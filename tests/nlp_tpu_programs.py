@@ -18,8 +18,9 @@ one layer, sequences of 8) and made-up token ids; each keeps its sample's TPUEst
   polynomial decay from `global_step - warmup_steps`, Adam, clipped gradients scaled by
   `lr_layer_decay_rate` per `model/transformer/layer_<n>/` with its log),
   `construct_scalar_host_call` (as tf.compat.v2.summary, its `.host_call` event file), the
-  `#params` log, and `predict(yield_single_examples=True)` over a last short batch read
-  into `RawResult`s; `xlnet_squad_without_save_steps`: the same with `--save_steps` at its
+  `#params` log, `predict(yield_single_examples=True)` over a last short batch read
+  into `RawResult`s, and run_classifier's do_eval: every kept checkpoint evaluated by
+  `checkpoint_path` (`eval_metrics` weighted by `is_real_example`, the `scaffold_fn` again); `xlnet_squad_without_save_steps`: the same with `--save_steps` at its
   default (None), which saves no checkpoint, so predict starts from initialization.
 
 `program(tf, workdir)` returns {"exact": ..., "close": ...}, compared by
@@ -494,6 +495,29 @@ def xlnet_squad_loss(tf, features, outputs):
     return total_loss + tf.reduce_mean(regression_loss) * 0.5
 
 
+def xlnet_eval_metrics(tf, features, outputs):
+    """run_classifier's metric_fn and its arguments (padding examples weighted 0: every
+    third unique id here), over the start positions."""
+    v1 = tf.compat.v1
+    is_real_example = tf.cast(tf.not_equal(features["unique_ids"] % 3, 0), tf.float32)
+    one_hot = tf.one_hot(features["start_positions"], SEQ)
+    per_example_loss = -tf.reduce_sum(one_hot * outputs["start_log_probs"], -1)
+
+    def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+        predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        eval_input_dict = {
+            "labels": label_ids,
+            "predictions": predictions,
+            "weights": is_real_example,
+        }
+        accuracy = v1.metrics.accuracy(**eval_input_dict)
+        loss = v1.metrics.mean(values=per_example_loss, weights=is_real_example)
+        return {"eval_accuracy": accuracy, "eval_loss": loss}
+
+    label_ids, logits = features["start_positions"], outputs["start_log_probs"]
+    return metric_fn, [per_example_loss, label_ids, logits, is_real_example]
+
+
 def xlnet_squad_model_fn(tf, flags, init_checkpoint, model_dir):
     v1, tpu = tf.compat.v1, tf.compat.v1.estimator.tpu
 
@@ -509,8 +533,15 @@ def xlnet_squad_model_fn(tf, flags, init_checkpoint, model_dir):
             predictions["cls_logits"] = outputs["cls_logits"]
             return tpu.TPUEstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=None)
         total_loss = xlnet_squad_loss(tf, features, outputs)
-        train_op, learning_rate, _ = xlnet_get_train_op(tf, flags, total_loss)
         scaffold_fn = xlnet_init_from_checkpoint(tf, init_checkpoint)
+        if mode == tf.estimator.ModeKeys.EVAL:
+            return tpu.TPUEstimatorSpec(
+                mode=mode,
+                loss=total_loss,
+                eval_metrics=xlnet_eval_metrics(tf, features, outputs),
+                scaffold_fn=scaffold_fn,
+            )
+        train_op, learning_rate, _ = xlnet_get_train_op(tf, flags, total_loss)
         host_call = construct_scalar_host_call(
             tf, {"lr": learning_rate}, model_dir, flags["summary_every"], "train/", tf.reduce_mean
         )
@@ -552,14 +583,17 @@ def write_squad_records(tf, path, n, seed, is_training):
     return path
 
 
-def xlnet_input_fn_builder(tf, input_glob, is_training, drop_remainder):
-    """run_squad.input_fn_builder: its files by glob (its shuffle and prefetch left out)."""
-    name_to_features = squad_name_to_features(tf, is_training)
-    if is_training:
+def xlnet_input_fn_builder(tf, input_glob, is_training, drop_remainder, answers=None, bsz=None):
+    """run_squad.input_fn_builder: its files by glob (its shuffle and prefetch left out);
+    with `answers`, a dev set with its answers (to evaluate), in batches of `bsz` (run_squad
+    gives its TPUEstimator no eval_batch_size)."""
+    answers = is_training if answers is None else answers
+    name_to_features = squad_name_to_features(tf, answers)
+    if answers:
         name_to_features["is_impossible"] = tf.io.FixedLenFeature([], tf.float32)
 
     input_files = sorted(tf.io.gfile.glob(input_glob))
-    return records_input_fn(tf, input_files, name_to_features, is_training, drop_remainder)
+    return records_input_fn(tf, input_files, name_to_features, is_training, drop_remainder, bsz)
 
 
 def host_call_summaries(tf, model_dir):
@@ -571,6 +605,21 @@ def host_call_summaries(tf, model_dir):
             for event in tf.compat.v1.train.summary_iterator(os.path.join(model_dir, name)):
                 found += [[".host_call", v.tag, int(event.step)] for v in event.summary.value]
     return found
+
+
+def xlnet_eval_every_checkpoint(tf, estimator, model_dir, dev_file):
+    """run_classifier's do_eval: every checkpoint in model_dir evaluated by its path."""
+    steps_and_files = []
+    for filename in tf.io.gfile.listdir(model_dir):
+        if filename.endswith(".index"):
+            cur_filename = os.path.join(model_dir, filename[:-6])
+            steps_and_files.append([int(cur_filename.split("-")[-1]), cur_filename])
+    evaluated = []
+    for global_step, filename in sorted(steps_and_files):
+        eval_input_fn = xlnet_input_fn_builder(tf, dev_file, False, True, True, 4)
+        ret = estimator.evaluate(input_fn=eval_input_fn, checkpoint_path=filename)
+        evaluated.append([global_step, ret])
+    return evaluated
 
 
 RawResult = collections.namedtuple(
@@ -628,6 +677,7 @@ def xlnet_squad_run(tf, workdir, flags):
     write_squad_records(
         tf, os.path.join(workdir, "spiece.model.0.slen-8.train.tf_record"), 8, 0, True
     )
+    dev_file = write_squad_records(tf, os.path.join(workdir, "dev.tf_record"), 6, 2, True)
     eval_file = write_squad_records(
         tf, os.path.join(workdir, "spiece.model.slen-8.eval.tf_record"), 6, 1, False
     )
@@ -645,6 +695,7 @@ def xlnet_squad_run(tf, workdir, flags):
             max_steps=flags["train_steps"],
         )
         results = xlnet_raw_results(estimator, xlnet_input_fn_builder(tf, eval_file, False, False))
+        evaluated = xlnet_eval_every_checkpoint(tf, estimator, model_dir, dev_file)
     return {
         "exact": {
             "model_dir": listing(model_dir),
@@ -655,6 +706,7 @@ def xlnet_squad_run(tf, workdir, flags):
             "train_tags": event_tags(model_dir),
             "lines": [TEMPORARY_MODEL_DIR.sub("<tmp>", line) for line in lines],
             "results": [[r.unique_id, r.start_top_index, r.end_top_index] for r in results],
+            "evaluated": [[step, sorted(result)] for step, result in evaluated],
             "evaluate": error_of(
                 lambda: estimator.evaluate(
                     input_fn=xlnet_input_fn_builder(tf, eval_file, False, False), steps=1
@@ -664,5 +716,6 @@ def xlnet_squad_run(tf, workdir, flags):
         "close": {
             "log_probs": [x for r in results for x in r.start_top_log_probs + r.end_top_log_probs],
             "cls_logits": [r.cls_logits for r in results],
+            "evaluated": [[float(v) for _, v in sorted(r.items())] for _, r in evaluated],
         },
     }
