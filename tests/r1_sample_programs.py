@@ -769,7 +769,7 @@ def warm_start_slips(tf, workdir):
             warm_start_from=settings,
         )
         kind, message = _raised(lambda model=model: model.train(input_fn, steps=1))
-        said[name] = [kind, message.split(" Warm start from ")[0].replace(workdir, "<workdir>")]
+        said[name] = [kind, message.splitlines()[0].replace(workdir, "<workdir>")]
     return {"exact": said, "close": {}}
 
 

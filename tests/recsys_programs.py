@@ -28,7 +28,13 @@ installed on either side):
   its `Head`'s spec (`prediction/mean`, `label/mean`, `AUC` metrics named in a `metrics`
   scope, a `predict` export output), Ftrl and Adagrad minimizing over each scope's
   trainable variables and the global step's `assign_add` after them, over its
-  `input_fn_tfrecord` (`parse_single_example`, an unseeded shuffle).
+  `input_fn_tfrecord` (`parse_single_example`, an unseeded shuffle);
+- `item_embedding_warm_start`: item embeddings carried over to a grown vocabulary by
+  `WarmStartSettings(var_name_to_vocab_info={...: VocabInfo(...)})` (rows remapped, new
+  items zeros), pretrained ones loaded by `embedding_column(ckpt_to_load_from=...,
+  tensor_name_in_ckpt=...)`, and the same warm start without the remapping, which 2.15
+  refused with a ValueError whose whole message was its first line (the kit's added
+  detail now follows on a line of its own).
 
 Each program takes the `tensorflow` module (2.15's, or 2.21's once
 `components.estimator.install` gave it the kit's `tf.estimator`) and a fresh folder, and
@@ -44,6 +50,7 @@ import random
 import numpy as np
 
 from tests.program_registry import registry
+from tests.tf1_fidelity_programs import _raised
 from tests.tutorial_programs import listing
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -704,5 +711,88 @@ def deepctr_deepfm_estimator(tf, workdir):
         "close": {
             "evaluate": {k: float(v) for k, v in metrics.items()},
             "pred": [float(p["pred"][0]) for p in preds],
+        },
+    }
+
+
+def _item_clicks(tf, items):
+    """An input_fn of `item` strings, clicked for two of them."""
+    labels = np.isin(items, ["a", "e"]).astype(np.int64)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"item": items}, labels)).batch(8).repeat(2)
+
+    return input_fn
+
+
+def _item_columns(tf, path, size, **embedding):
+    item = tf.feature_column.categorical_column_with_vocabulary_file(
+        "item", path, vocabulary_size=size, num_oov_buckets=1
+    )
+    return [tf.feature_column.embedding_column(item, 3, **embedding)]
+
+
+@program
+def item_embedding_warm_start(tf, workdir):
+    """A retrained recommender's item embeddings carried over to a grown vocabulary
+    (`VocabInfo` remapping rows, zeros for new items), pretrained embeddings loaded by
+    `ckpt_to_load_from`, and the slip of warm-starting them without remapping."""
+    old_vocab, new_vocab = (os.path.join(workdir, name) for name in ("v1.txt", "v2.txt"))
+    for path, words in ((old_vocab, "a b c d"), (new_vocab, "d e a f b")):
+        with open(path, "w") as f:
+            f.write("\n".join(words.split()) + "\n")
+    input_fn = _item_clicks(tf, np.random.RandomState(0).choice(list("abcdef"), 32))
+    config = tf.estimator.RunConfig(tf_random_seed=1)
+    first_dir = os.path.join(workdir, "day1")
+    day1 = tf.estimator.DNNClassifier(
+        [4], _item_columns(tf, old_vocab, 4), first_dir, config=config
+    )
+    day1.train(input_fn, steps=4)
+    emb = "dnn/input_from_feature_columns/input_layer/item_embedding/embedding_weights"
+    vocab_info = tf.estimator.VocabInfo(
+        new_vocab=new_vocab,
+        new_vocab_size=5,
+        num_oov_buckets=1,
+        old_vocab=old_vocab,
+        old_vocab_size=4,
+        backup_initializer=tf.compat.v1.initializers.zeros(),
+    )
+    ws = tf.estimator.WarmStartSettings(
+        ckpt_to_initialize_from=first_dir,
+        vars_to_warm_start=".*embedding.*",
+        var_name_to_vocab_info={emb: vocab_info},
+    )
+    frozen = tf.keras.optimizers.legacy.SGD(0.0)
+    day2 = tf.estimator.DNNClassifier(
+        [4],
+        _item_columns(tf, new_vocab, 5),
+        os.path.join(workdir, "day2"),
+        config=config,
+        warm_start_from=ws,
+        optimizer=frozen,
+    )
+    day2.train(input_fn, steps=1)
+    pre = _item_columns(
+        tf, old_vocab, 4, ckpt_to_load_from=first_dir, tensor_name_in_ckpt=emb, trainable=False
+    )
+    loaded = tf.estimator.DNNClassifier([4], pre, os.path.join(workdir, "pre"), config=config)
+    loaded.train(input_fn, steps=2)
+    unmapped = tf.estimator.DNNClassifier(
+        [4],
+        _item_columns(tf, new_vocab, 5),
+        os.path.join(workdir, "unmapped"),
+        config=config,
+        warm_start_from=tf.estimator.WarmStartSettings(first_dir, ".*embedding.*"),
+    )
+    error = _raised(lambda: unmapped.train(input_fn, steps=1))
+    return {
+        "exact": {
+            "loaded_variables": loaded.get_variable_names(),
+            "unmapped": error and [error[0], error[1].splitlines()[0]],
+        },
+        "close": {
+            "day1": day1.get_variable_value(emb).tolist(),
+            "day2": day2.get_variable_value(emb).tolist(),
+            "loaded": loaded.get_variable_value(emb).tolist(),
         },
     }

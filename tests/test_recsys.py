@@ -2,7 +2,8 @@
 DeepFM over libsvm lines, DeepCTR's DeepFMEstimator (feature columns' linear model and
 input layer, Keras layers, two TF1 optimizers over variable scopes), a YouTube-DNN
 candidate generator with sampled softmax, and microsoft/recommenders' wide & deep
-regressor with its evaluation hook, here against tf.estimator 2.15.
+regressor with its evaluation hook, item embeddings warm-started over a new vocabulary,
+here against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py recsys_programs`). Each program
 runs once here (a module fixture); `exact` parts must be equal, `close` ones within 1e-4.

@@ -550,7 +550,7 @@ def warm_start_checkpoint(settings):
 def _tf1_warm_start_error(settings, chosen, source, shapes):
     """What 2.15 said first of a warm start it could not do (TF1's init_from_checkpoint,
     over the checkpoint's names in order, then its check of the renames and vocabularies
-    given for no chosen variable), then a space."""
+    given for no chosen variable), whole: the error's first line is 2.15's."""
     given = settings.ckpt_to_initialize_from
     for previous, name in sorted(
         (settings.var_name_to_prev_var_name.get(name, name), name)
@@ -559,12 +559,12 @@ def _tf1_warm_start_error(settings, chosen, source, shapes):
     ):
         key = source.get(previous)
         if key is None:
-            return f"Tensor {previous} is not found in {given} checkpoint {shapes} "
+            return f"Tensor {previous} is not found in {given} checkpoint {shapes}"
         shape = chosen[name].shape
         if not shape.is_compatible_with(shapes[key]):
             return (
                 f"Shape of variable {name}:0 ({shape}) doesn't match with shape of tensor "
-                f"{previous} ({shapes[key]}) from checkpoint reader. "
+                f"{previous} ({shapes[key]}) from checkpoint reader."
             )
     for field in ("var_name_to_prev_var_name", "var_name_to_vocab_info"):
         unused = set(getattr(settings, field)) - set(chosen)
@@ -572,7 +572,7 @@ def _tf1_warm_start_error(settings, chosen, source, shapes):
             return (
                 f"You provided the following variables in {field} that were not used: "
                 f"{unused}.  Perhaps you misspelled them?  Here is the list of viable "
-                f"variable names: {dict.fromkeys(chosen).keys()} "
+                f"variable names: {dict.fromkeys(chosen).keys()}"
             )
     return ""
 
@@ -619,7 +619,8 @@ def warm_start(variables, settings):
             )
     if problems:
         said = _tf1_warm_start_error(settings, chosen, source, shapes)
-        raise ValueError(said + f"Warm start from {path!r}: " + "; ".join(problems) + ".")
+        ours = f"Warm start from {path!r}: " + "; ".join(problems) + "."
+        raise ValueError("\n".join(filter(None, (said, ours))))
     for name, variable, key, info in plan:
         value = reader.get_tensor(key)
         if info is not None:
