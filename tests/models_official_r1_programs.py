@@ -714,6 +714,18 @@ def get_train_op_and_metrics(tf, loss, params):
         }
 
 
+def translation_loss(tf, inputs, targets, params):
+    """The model_fn's logits and its padded, smoothed cross entropy ("cross_entropy")."""
+    logits = toy_translator(tf, inputs, targets)
+    logits.set_shape(targets.shape.as_list() + logits.shape.as_list()[2:])
+    xentropy, weights = padded_cross_entropy_loss(
+        tf, logits, targets, params["label_smoothing"], params["vocab_size"]
+    )
+    loss = tf.reduce_sum(xentropy) / tf.reduce_sum(weights)
+    tf.identity(loss, "cross_entropy")
+    return logits, loss
+
+
 def transformer_model_fn(features, labels, mode, params):
     """transformer_main.model_fn after tf_upgrade_v2 (no TPU)."""
     import tensorflow as tf
@@ -732,13 +744,7 @@ def transformer_model_fn(features, labels, mode, params):
                 predictions=output,
                 export_outputs={"translate": tf.estimator.export.PredictOutput(output)},
             )
-        logits = toy_translator(tf, inputs, targets)
-        logits.set_shape(targets.shape.as_list() + logits.shape.as_list()[2:])
-        xentropy, weights = padded_cross_entropy_loss(
-            tf, logits, targets, params["label_smoothing"], params["vocab_size"]
-        )
-        loss = tf.reduce_sum(xentropy) / tf.reduce_sum(weights)
-        tf.identity(loss, "cross_entropy")
+        logits, loss = translation_loss(tf, inputs, targets, params)
         if mode == tf.estimator.ModeKeys.EVAL:
             return tf.estimator.EstimatorSpec(
                 mode=mode,
