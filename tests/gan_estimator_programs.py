@@ -14,7 +14,13 @@ not installed on either side, so its code is written out here in its shape:
   the train ops in `before_run`); evaluate with the generator and discriminator losses'
   means and `get_eval_metric_ops_fn`'s; predict of the generated samples (a tensor);
 - `gan_estimator_joint_hooks`: the same with `get_joint_train_hooks()` and a callable
-  optimizer, trained twice (the second `train` resumes from the checkpoint).
+  optimizer, trained twice (the second `train` resumes from the checkpoint);
+- `tpu_gan_estimator_on_cpu`: `TPUGANEstimator(use_tpu=False)`, a TPUEstimator subclass
+  whose train op runs the discriminator's then the generator's step (no hooks), its eval
+  metrics as `eval_metrics=(metric_fn, tensors)`, predictions as `{'generated_data': ...}`;
+- `conditional_gan_tuple_features_export`: a conditional GAN whose features are a tuple
+  (noise, one-hot labels), predict from a one-shot iterator's `get_next()` with no
+  labels, a dataset of 1-tuples refused, and an export of tuple features refused.
 
 `program(tf, workdir)` returns `exact` parts (listings, variable names, keys, tags, log
 lines: equal) and `close` values (a model of fixed initial values fed in file order: 1e-4).
@@ -32,7 +38,8 @@ import numpy as np
 
 from tests.program_registry import registry
 from tests.public_code_programs import _floats, _kept_lines
-from tests.tf1_fidelity_programs import _info_lines
+from tests.research_code_programs import _event_tags
+from tests.tf1_fidelity_programs import _info_lines, _raised
 from tests.tutorial_programs import listing
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -55,25 +62,21 @@ GANTrainSteps = collections.namedtuple(
 _ONE_EACH = GANTrainSteps(1, 1)
 
 
-def _event_tags(folder):
-    import tensorflow as tf
-
-    tags = set()
-    for name in sorted(os.listdir(folder)):
-        if name.startswith("events."):
-            for event in tf.compat.v1.train.summary_iterator(os.path.join(folder, name)):
-                for value in event.summary.value:
-                    tags.add(value.tag)
-    return sorted(tags)
-
-
 # --- tensorflow_gan/python/train.py, in its shape ---
+
+
+def _convert_tensor_or_l_or_d(tf, value):
+    if isinstance(value, (list, tuple)):
+        return [tf.convert_to_tensor(value=v) for v in value]
+    if isinstance(value, dict):
+        return {k: tf.convert_to_tensor(value=v) for k, v in value.items()}
+    return tf.convert_to_tensor(value=value)
 
 
 def _gan_model(tf, generator_fn, discriminator_fn, real_data, generator_inputs):
     v1 = tf.compat.v1
     with v1.variable_scope("Generator") as gen_scope:
-        generator_inputs = tf.convert_to_tensor(value=generator_inputs)
+        generator_inputs = _convert_tensor_or_l_or_d(tf, generator_inputs)
         generated_data = generator_fn(generator_inputs)
     with v1.variable_scope("Discriminator") as dis_scope:
         discriminator_gen_outputs = discriminator_fn(generated_data, generator_inputs)
@@ -273,7 +276,7 @@ def _train_spec(tf, gan_model, gan_loss, optimizers, get_hooks_fn):
 
 def _predict_spec(tf, generator_fn, features):
     with tf.compat.v1.variable_scope("Generator"):
-        generated = generator_fn(tf.convert_to_tensor(value=features))
+        generated = generator_fn(_convert_tensor_or_l_or_d(tf, features))
     return tf.estimator.EstimatorSpec(mode=tf.estimator.ModeKeys.PREDICT, predictions=generated)
 
 
@@ -467,3 +470,220 @@ def gan_estimator_joint_hooks(tf, workdir):
     return _run(
         tf, workdir, "joint", hooks, lambda: tf.compat.v1.train.AdamOptimizer(0.01, 0.5), [2, 2]
     )
+
+
+# --- tensorflow_gan/python/estimator/tpu_gan_estimator.py, in its shape (use_tpu=False) ---
+
+
+def _tpu_train_op(tf, gan_model, gan_loss, optimizers, joint):
+    """The discriminator's then the generator's step in one op, then the global step's."""
+    v1 = tf.compat.v1
+    gen_opt, dis_opt = optimizers
+    with v1.name_scope("discriminator_train"):
+        dis_op = dis_opt.minimize(
+            gan_loss.discriminator_loss, var_list=gan_model.discriminator_variables
+        )
+    dependencies = [] if joint else [dis_op]
+    with tf.control_dependencies(dependencies), v1.name_scope("generator_train"):
+        gen_op = gen_opt.minimize(gan_loss.generator_loss, var_list=gan_model.generator_variables)
+    with tf.control_dependencies([gen_op, dis_op]):
+        return v1.train.get_or_create_global_step().assign_add(1)
+
+
+def _tpu_eval_metrics(tf, gan_model, gan_loss):
+    def metric_fn(generator_loss, discriminator_loss, real_logits, gen_logits):
+        return {
+            "generator_loss": tf.compat.v1.metrics.mean(generator_loss),
+            "discriminator_loss": tf.compat.v1.metrics.mean(discriminator_loss),
+            "real_data_logits": tf.compat.v1.metrics.mean(real_logits),
+            "gen_data_logits": tf.compat.v1.metrics.mean(gen_logits),
+        }
+
+    tensors = {
+        "generator_loss": tf.reshape(gan_loss.generator_loss, [1]),
+        "discriminator_loss": tf.reshape(gan_loss.discriminator_loss, [1]),
+        "real_logits": gan_model.discriminator_real_outputs,
+        "gen_logits": gan_model.discriminator_gen_outputs,
+    }
+    return metric_fn, tensors
+
+
+def tpu_gan_estimator(tf, model_dir, joint):
+    """`tfgan.estimator.TPUGANEstimator(..., use_tpu=False)`: a TPUEstimator subclass."""
+    TPUEstimator = tf.compat.v1.estimator.tpu.TPUEstimator
+    TPUEstimatorSpec = tf.compat.v1.estimator.tpu.TPUEstimatorSpec
+    modes = tf.estimator.ModeKeys
+
+    class TPUGANEstimator(TPUEstimator):
+        def __init__(self, **kwargs):
+            def _model_fn(features, labels, mode, params):
+                del params
+                if mode == modes.PREDICT:
+                    with tf.compat.v1.variable_scope("Generator"):
+                        generated = _generator_fn(tf)(features, mode)
+                    return TPUEstimatorSpec(mode=mode, predictions={"generated_data": generated})
+                gan_model = _gan_model(
+                    tf, _with_mode(_generator_fn(tf), mode), _discriminator_fn(tf), labels, features
+                )
+                gan_loss = GANLoss(
+                    wasserstein_generator_loss(tf, gan_model),
+                    wasserstein_discriminator_loss(tf, gan_model),
+                )
+                scalar_loss = gan_loss.generator_loss + gan_loss.discriminator_loss
+                if mode == modes.EVAL:
+                    metrics = _tpu_eval_metrics(tf, gan_model, gan_loss)
+                    return TPUEstimatorSpec(mode=mode, loss=scalar_loss, eval_metrics=metrics)
+                optimizers = [tf.compat.v1.train.AdamOptimizer(0.01, 0.5) for _ in range(2)]
+                train_op = _tpu_train_op(tf, gan_model, gan_loss, optimizers, joint)
+                return TPUEstimatorSpec(mode=mode, loss=scalar_loss, train_op=train_op)
+
+            super().__init__(model_fn=_model_fn, **kwargs)
+
+    config = tf.compat.v1.estimator.tpu.RunConfig(
+        model_dir=model_dir,
+        log_step_count_steps=1,
+        tpu_config=tf.compat.v1.estimator.tpu.TPUConfig(iterations_per_loop=2),
+    )
+    return TPUGANEstimator(
+        config=config,
+        use_tpu=False,
+        train_batch_size=4,
+        eval_batch_size=4,
+        predict_batch_size=2,
+    )
+
+
+def _tpu_input_fn(tf, mode):
+    images = (np.arange(_ROWS * 8, dtype=np.float32) % 9 / 9.0 - 0.5).reshape(_ROWS, 8)
+
+    def input_fn(params):
+        if mode == "predict":
+            data = tf.data.Dataset.from_tensor_slices(_noise()[:4])
+        else:
+            data = tf.data.Dataset.from_tensor_slices((_noise(), images))
+        data = data.repeat() if mode == "train" else data
+        return data.batch(params["batch_size"], drop_remainder=True)
+
+    return input_fn
+
+
+@program
+def tpu_gan_estimator_on_cpu(tf, workdir):
+    model_dir = os.path.join(workdir, "tpu_gan")
+    estimator = tpu_gan_estimator(tf, model_dir, joint=False)
+    with _info_lines() as lines:
+        estimator.train(_tpu_input_fn(tf, "train"), max_steps=4)
+        eval_results = estimator.evaluate(_tpu_input_fn(tf, "eval"), steps=2)
+        predictions = list(estimator.predict(_tpu_input_fn(tf, "predict")))
+    variables = sorted(estimator.get_variable_names())
+    return {
+        "exact": {
+            "listing": sorted(p for p in listing(model_dir) if not p.endswith(".meta")),
+            "variables": variables,
+            "evaluate_keys": sorted(eval_results),
+            "train_tags": _event_tags(model_dir),
+            "eval_tags": _event_tags(os.path.join(model_dir, "eval")),
+            "prediction_keys": sorted(predictions[0]),
+            "lines": _kept_lines(
+                lines, workdir, "Saving checkpoints", "Loss for", "loss = ", "Saving dict"
+            ),
+        },
+        "close": {
+            "eval": _floats(eval_results),
+            "predictions": [p["generated_data"].tolist() for p in predictions],
+            "values": {
+                v: np.asarray(estimator.get_variable_value(v)).tolist()
+                for v in variables
+                if v.startswith(("Generator", "Discriminator"))
+            },
+        },
+    }
+
+
+# --- examples/mnist conditional GAN: (noise, one-hot labels) as a tuple of features ---
+
+
+def _conditional_generator_fn(tf):
+    def generator_fn(inputs):
+        noise, one_hot = inputs
+        net = tf.concat([noise, one_hot], 1)
+        return tf.compat.v1.layers.dense(net, 8, kernel_initializer=_init(tf, 7, 8, 0.05))
+
+    return generator_fn
+
+
+def _conditional_discriminator_fn(tf):
+    def discriminator_fn(data, conditioning):
+        _, one_hot = conditioning
+        net = tf.concat([data, one_hot], 1)
+        return tf.compat.v1.layers.dense(net, 1, kernel_initializer=_init(tf, 11, 1, 0.1))
+
+    return discriminator_fn
+
+
+def _conditional_input_fn(tf, mode):
+    one_hot = np.eye(3, dtype=np.float32)[np.arange(_ROWS) % 3]
+    images = (np.arange(_ROWS * 8, dtype=np.float32) % 9 / 9.0 - 0.5).reshape(_ROWS, 8)
+
+    def input_fn():
+        if mode == "predict":
+            data = tf.data.Dataset.from_tensor_slices((_noise()[:4], one_hot[:4])).batch(2)
+            return tf.compat.v1.data.make_one_shot_iterator(data).get_next(), None
+        if mode == "one_tuple":
+            return tf.data.Dataset.from_tensor_slices(((_noise()[:4], one_hot[:4]),)).batch(2)
+        data = tf.data.Dataset.from_tensor_slices(((_noise(), one_hot), images))
+        return (data.repeat() if mode == "train" else data).batch(4)
+
+    return input_fn
+
+
+def _serving_input_fn(tf):
+    noise = tf.compat.v1.placeholder(tf.float32, [None, 4], name="noise")
+    one_hot = tf.compat.v1.placeholder(tf.float32, [None, 3], name="one_hot")
+    receiver = {"noise": noise, "one_hot": one_hot}
+    return tf.estimator.export.ServingInputReceiver((noise, one_hot), receiver)
+
+
+@program
+def conditional_gan_tuple_features_export(tf, workdir):
+    model_dir = os.path.join(workdir, "conditional")
+    estimator = gan_estimator(
+        tf,
+        model_dir=model_dir,
+        generator_fn=_conditional_generator_fn(tf),
+        discriminator_fn=_conditional_discriminator_fn(tf),
+        generator_loss_fn=functools.partial(wasserstein_generator_loss, tf),
+        discriminator_loss_fn=functools.partial(wasserstein_discriminator_loss, tf),
+        generator_optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1),
+        discriminator_optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1),
+    )
+    with _info_lines() as lines:
+        estimator.train(_conditional_input_fn(tf, "train"), max_steps=2)
+        eval_results = estimator.evaluate(_conditional_input_fn(tf, "eval"))
+        predictions = list(estimator.predict(_conditional_input_fn(tf, "predict")))
+        batches = list(
+            estimator.predict(_conditional_input_fn(tf, "predict"), yield_single_examples=False)
+        )
+        one_tuple = _raised(lambda: estimator.predict(_conditional_input_fn(tf, "one_tuple")))
+        export = _raised(
+            lambda: estimator.export_saved_model(
+                os.path.join(workdir, "export"), lambda: _serving_input_fn(tf)
+            )
+        )
+    return {
+        "exact": {
+            "listing": sorted(p for p in listing(model_dir) if not p.endswith(".meta")),
+            "variables": sorted(estimator.get_variable_names()),
+            "evaluate_keys": sorted(eval_results),
+            "prediction_shapes": [list(np.shape(p)) for p in predictions],
+            "batch_shapes": [list(np.shape(b)) for b in batches],
+            "one_tuple_predict": one_tuple,
+            # (2.15's first line; the kit adds a line saying which receiver and what it was)
+            "tuple_features_export": [export[0], export[1].splitlines()[0]],
+            "lines": _kept_lines(lines, workdir, "Saving checkpoints", "Loss for", "Saving dict"),
+        },
+        "close": {
+            "eval": _floats(eval_results),
+            "predictions": [np.asarray(p).tolist() for p in predictions],
+        },
+    }
