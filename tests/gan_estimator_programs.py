@@ -418,15 +418,12 @@ def _estimator(tf, model_dir, get_hooks_fn, generator_optimizer):
     )
 
 
-def _run(tf, workdir, name, get_hooks_fn, generator_optimizer, trains):
-    model_dir = os.path.join(workdir, name)
-    estimator = _estimator(tf, model_dir, get_hooks_fn, generator_optimizer)
-    with _info_lines() as lines:
-        for steps in trains:
-            estimator.train(_train_input_fn(tf), steps=steps)
-        eval_results = estimator.evaluate(_eval_input_fn(tf))
-        predictions = list(estimator.predict(_predict_input_fn(tf)))
+def _report(estimator, model_dir, lines, eval_results, predictions, exact):
+    """What the programs compare: the model_dir's files, variables, evaluate's keys, the
+    summaries' tags, the log lines (`exact`, with the program's own parts) and the values."""
+    workdir = os.path.dirname(model_dir)
     variables = sorted(estimator.get_variable_names())
+    words = ("Saving checkpoints", "Loss for", "loss = ", "Saving dict", "illegal")
     return {
         "exact": {
             "listing": sorted(p for p in listing(model_dir) if not p.endswith(".meta")),
@@ -434,16 +431,8 @@ def _run(tf, workdir, name, get_hooks_fn, generator_optimizer, trains):
             "evaluate_keys": sorted(eval_results),
             "train_tags": _event_tags(model_dir),
             "eval_tags": _event_tags(os.path.join(model_dir, "eval")),
-            "prediction_shapes": [list(np.shape(p)) for p in predictions],
-            "lines": _kept_lines(
-                lines,
-                workdir,
-                "Saving checkpoints",
-                "Loss for",
-                "loss = ",
-                "Saving dict",
-                "illegal",
-            ),
+            "lines": _kept_lines(lines, workdir, *words),
+            **exact,
         },
         "close": {
             "eval": _floats(eval_results),
@@ -455,6 +444,18 @@ def _run(tf, workdir, name, get_hooks_fn, generator_optimizer, trains):
             },
         },
     }
+
+
+def _run(tf, workdir, name, get_hooks_fn, generator_optimizer, trains):
+    model_dir = os.path.join(workdir, name)
+    estimator = _estimator(tf, model_dir, get_hooks_fn, generator_optimizer)
+    with _info_lines() as lines:
+        for steps in trains:
+            estimator.train(_train_input_fn(tf), steps=steps)
+        eval_results = estimator.evaluate(_eval_input_fn(tf))
+        predictions = list(estimator.predict(_predict_input_fn(tf)))
+    shapes = {"prediction_shapes": [list(np.shape(p)) for p in predictions]}
+    return _report(estimator, model_dir, lines, eval_results, predictions, shapes)
 
 
 @program
@@ -575,29 +576,9 @@ def tpu_gan_estimator_on_cpu(tf, workdir):
         estimator.train(_tpu_input_fn(tf, "train"), max_steps=4)
         eval_results = estimator.evaluate(_tpu_input_fn(tf, "eval"), steps=2)
         predictions = list(estimator.predict(_tpu_input_fn(tf, "predict")))
-    variables = sorted(estimator.get_variable_names())
-    return {
-        "exact": {
-            "listing": sorted(p for p in listing(model_dir) if not p.endswith(".meta")),
-            "variables": variables,
-            "evaluate_keys": sorted(eval_results),
-            "train_tags": _event_tags(model_dir),
-            "eval_tags": _event_tags(os.path.join(model_dir, "eval")),
-            "prediction_keys": sorted(predictions[0]),
-            "lines": _kept_lines(
-                lines, workdir, "Saving checkpoints", "Loss for", "loss = ", "Saving dict"
-            ),
-        },
-        "close": {
-            "eval": _floats(eval_results),
-            "predictions": [p["generated_data"].tolist() for p in predictions],
-            "values": {
-                v: np.asarray(estimator.get_variable_value(v)).tolist()
-                for v in variables
-                if v.startswith(("Generator", "Discriminator"))
-            },
-        },
-    }
+    generated = [p["generated_data"] for p in predictions]
+    keys = {"prediction_keys": sorted(predictions[0])}
+    return _report(estimator, model_dir, lines, eval_results, generated, keys)
 
 
 # --- examples/mnist conditional GAN: (noise, one-hot labels) as a tuple of features ---
