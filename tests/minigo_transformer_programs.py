@@ -343,10 +343,11 @@ def _tensor_tags(tf, model_dir):
 
 
 def _model_dir_record(tf, model_dir, eval_dir):
-    """The variables, the train summaries (v1 and tf2) and the eval ones of a model_dir."""
+    """The variables, the train summaries (v1 and tf2, with their steps) and the eval ones
+    of a model_dir."""
     return {
         "variables": dict(tf.train.list_variables(model_dir)),
-        "train_tags": sorted(event_tags(model_dir)),
+        "train_tags": event_tags(model_dir),
         "host_call_tags": _tensor_tags(tf, model_dir),
         "eval_tags": sorted(event_tags(os.path.join(model_dir, eval_dir))),
     }
@@ -420,11 +421,8 @@ def minigo_dual_net(tf, workdir):
     rows = list(estimator.predict(lambda: _input_fn(tf, test, 4, False)))
     return {
         "exact": {
-            "variables": dict(tf.train.list_variables(model_dir)),
-            "bootstrap_step": int(v1.train.load_variable(model_dir, "global_step")),
-            "train_tags": sorted(event_tags(model_dir)),
-            "host_call_tags": _tensor_tags(tf, model_dir),
-            "eval_tags": sorted(event_tags(os.path.join(model_dir, "eval_selfplay"))),
+            **_model_dir_record(tf, model_dir, "eval_selfplay"),
+            "global_step": int(v1.train.load_variable(model_dir, "global_step")),
             "result_keys": sorted(results),
             "printed": sorted(set(printed)),
             "loss_lines": _saved_dicts(lines),
