@@ -20,7 +20,10 @@ not installed on either side, so its code is written out here in its shape:
   metrics as `eval_metrics=(metric_fn, tensors)`, predictions as `{'generated_data': ...}`;
 - `conditional_gan_tuple_features_export`: a conditional GAN whose features are a tuple
   (noise, one-hot labels), predict from a one-shot iterator's `get_next()` with no
-  labels, a dataset of 1-tuples refused, and an export of tuple features refused.
+  labels, a dataset of 1-tuples refused, and an export of tuple features refused;
+- `wgan_gp_image_summaries`: a WGAN-GP (the gradient penalty at seeded random interpolates,
+  `tf.gradients` through the discriminator reused outside its name scope), RMSProp for the
+  discriminator, TF-GAN's image summaries of real and generated data.
 
 `program(tf, workdir)` returns `exact` parts (listings, variable names, keys, tags, log
 lines: equal) and `close` values (a model of fixed initial values fed in file order: 1e-4).
@@ -401,16 +404,30 @@ def _predict_input_fn(tf):
     return input_fn
 
 
-def _estimator(tf, model_dir, get_hooks_fn, generator_optimizer):
+def _wgan(tf, model_dir, networks, discriminator_loss_fn, optimizers, **kw):
+    """A GANEstimator of Wasserstein losses over `networks` (generator_fn, discriminator_fn)."""
+    generator_fn, discriminator_fn = networks
+    generator_optimizer, discriminator_optimizer = optimizers
     return gan_estimator(
         tf,
         model_dir=model_dir,
-        generator_fn=_generator_fn(tf),
-        discriminator_fn=_discriminator_fn(tf),
+        generator_fn=generator_fn,
+        discriminator_fn=discriminator_fn,
         generator_loss_fn=functools.partial(wasserstein_generator_loss, tf),
-        discriminator_loss_fn=functools.partial(wasserstein_discriminator_loss, tf),
+        discriminator_loss_fn=discriminator_loss_fn,
         generator_optimizer=generator_optimizer,
-        discriminator_optimizer=tf.compat.v1.train.AdamOptimizer(0.01, 0.5),
+        discriminator_optimizer=discriminator_optimizer,
+        **kw,
+    )
+
+
+def _estimator(tf, model_dir, get_hooks_fn, generator_optimizer):
+    return _wgan(
+        tf,
+        model_dir,
+        (_generator_fn(tf), _discriminator_fn(tf)),
+        functools.partial(wasserstein_discriminator_loss, tf),
+        (generator_optimizer, tf.compat.v1.train.AdamOptimizer(0.01, 0.5)),
         get_hooks_fn=get_hooks_fn,
         get_eval_metric_ops_fn=_get_eval_metric_ops_fn(tf),
         add_summaries=["variables"],
@@ -628,15 +645,13 @@ def _serving_input_fn(tf):
 @program
 def conditional_gan_tuple_features_export(tf, workdir):
     model_dir = os.path.join(workdir, "conditional")
-    estimator = gan_estimator(
+    sgd = tf.compat.v1.train.GradientDescentOptimizer
+    estimator = _wgan(
         tf,
-        model_dir=model_dir,
-        generator_fn=_conditional_generator_fn(tf),
-        discriminator_fn=_conditional_discriminator_fn(tf),
-        generator_loss_fn=functools.partial(wasserstein_generator_loss, tf),
-        discriminator_loss_fn=functools.partial(wasserstein_discriminator_loss, tf),
-        generator_optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1),
-        discriminator_optimizer=tf.compat.v1.train.GradientDescentOptimizer(0.1),
+        model_dir,
+        (_conditional_generator_fn(tf), _conditional_discriminator_fn(tf)),
+        functools.partial(wasserstein_discriminator_loss, tf),
+        (sgd(0.1), sgd(0.1)),
     )
     with _info_lines() as lines:
         estimator.train(_conditional_input_fn(tf, "train"), max_steps=2)
@@ -668,3 +683,63 @@ def conditional_gan_tuple_features_export(tf, workdir):
             "predictions": [np.asarray(p).tolist() for p in predictions],
         },
     }
+
+
+# --- a WGAN-GP (`tfgan.losses.wasserstein_gradient_penalty`) with image summaries ---
+
+
+def wasserstein_gradient_penalty(tf, gan_model, add_summaries=False):
+    """The penalty on the discriminator's gradient at random interpolates of real and
+    generated data (a seeded `random_uniform`, `tf.gradients`), as TF-GAN's loss."""
+    v1 = tf.compat.v1
+    real, generated = gan_model.real_data, gan_model.generated_data
+    with v1.name_scope(None, "wasserstein_gradient_penalty"):
+        alpha = v1.random_uniform([tf.shape(real)[0], 1])
+        interpolates = real + alpha * (generated - real)
+        with v1.name_scope(None), v1.variable_scope(gan_model.discriminator_scope, reuse=True):
+            disc = gan_model.discriminator_fn(interpolates, gan_model.generator_inputs)
+        gradients = tf.gradients(ys=disc, xs=interpolates)[0]
+        slopes = tf.sqrt(tf.reduce_sum(tf.square(gradients), axis=1) + 1e-10)
+        penalty = v1.losses.compute_weighted_loss(tf.square(slopes - 1.0))
+        if add_summaries:
+            v1.summary.scalar("gradient_penalty_loss", penalty)
+    return penalty
+
+
+def _gp_discriminator_loss(tf):
+    def discriminator_loss_fn(gan_model, add_summaries=False):
+        loss = wasserstein_discriminator_loss(tf, gan_model, add_summaries)
+        add_gan_model_image_summaries(tf, gan_model)
+        return loss + 10.0 * wasserstein_gradient_penalty(tf, gan_model, add_summaries)
+
+    return discriminator_loss_fn
+
+
+def add_gan_model_image_summaries(tf, gan_model, grid_size=2):
+    """TF-GAN's image summaries: real and generated data as [2, 4, 1] images."""
+    v1 = tf.compat.v1
+    real = tf.reshape(gan_model.real_data[:grid_size], [-1, 2, 4, 1])
+    generated = tf.reshape(gan_model.generated_data[:grid_size], [-1, 2, 4, 1])
+    v1.summary.image("real_data", real, max_outputs=grid_size)
+    v1.summary.image("generated_data", generated, max_outputs=grid_size)
+    v1.summary.scalar("image_count", tf.size(input=real))
+
+
+@program
+def wgan_gp_image_summaries(tf, workdir):
+    model_dir = os.path.join(workdir, "wgan_gp")
+
+    estimator = _wgan(
+        tf,
+        model_dir,
+        (_generator_fn(tf), _discriminator_fn(tf)),
+        _gp_discriminator_loss(tf),
+        (tf.compat.v1.train.AdamOptimizer(0.01, 0.5), tf.compat.v1.train.RMSPropOptimizer(0.01)),
+        get_eval_metric_ops_fn=_get_eval_metric_ops_fn(tf),
+        config=tf.estimator.RunConfig(tf_random_seed=7, save_summary_steps=1),
+    )
+    with _info_lines() as lines:
+        estimator.train(_train_input_fn(tf), max_steps=3)
+        eval_results = estimator.evaluate(_eval_input_fn(tf))
+        predictions = list(estimator.predict(_predict_input_fn(tf)))
+    return _report(estimator, model_dir, lines, eval_results, predictions, {})

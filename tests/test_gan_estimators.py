@@ -2,8 +2,8 @@
 shape (generator and discriminator scopes, Wasserstein losses and their summaries, variable
 histograms, two Adam optimizers, `gan_train_ops` with the global step's increment as the
 train op, `RunTrainOpsHook`s from the sequential and joint hook builders, its eval metrics,
-predict of generated samples), `TPUGANEstimator(use_tpu=False)` and a conditional GAN's
-tuple features, here against tf.estimator 2.15.
+predict of generated samples), `TPUGANEstimator(use_tpu=False)`, a WGAN-GP with image
+summaries and a conditional GAN's tuple features, here against tf.estimator 2.15.
 
 Recorded once under 2.15 (`tests/tf215/record_family.py gan_estimator_programs`). Each
 program runs once here (a module fixture); `exact` parts must be equal, `close` ones
