@@ -23,7 +23,10 @@ not installed on either side, so its code is written out here in its shape:
   labels, a dataset of 1-tuples refused, and an export of tuple features refused;
 - `wgan_gp_image_summaries`: a WGAN-GP (the gradient penalty at seeded random interpolates,
   `tf.gradients` through the discriminator reused outside its name scope), RMSProp for the
-  discriminator, TF-GAN's image summaries of real and generated data.
+  discriminator, TF-GAN's image summaries of real and generated data;
+- `gan_train_and_evaluate_logging_hook`: `train_and_evaluate` with a LoggingTensorHook
+  added to TF-GAN's hooks, then predict from a second GANEstimator with no checkpoint of
+  its own, `warm_start_from` the first's generator (2.15 warm-started predict too).
 
 `program(tf, workdir)` returns `exact` parts (listings, variable names, keys, tags, log
 lines: equal) and `close` values (a model of fixed initial values fed in file order: 1e-4).
@@ -302,6 +305,7 @@ def gan_estimator(tf, **kw):
             use_loss_summaries=True,
             config=None,
             params=None,
+            warm_start_from=None,
         ):
             def _model_fn(features, labels, mode, params):
                 gen_fn, dis_fn = _with_mode(generator_fn, mode), _with_mode(discriminator_fn, mode)
@@ -324,7 +328,13 @@ def gan_estimator(tf, **kw):
                 hooks_fn = get_hooks_fn or get_sequential_train_hooks(tf)
                 return _train_spec(tf, gan_model, gan_loss, optimizers, hooks_fn)
 
-            super().__init__(model_fn=_model_fn, model_dir=model_dir, config=config, params=params)
+            super().__init__(
+                model_fn=_model_fn,
+                model_dir=model_dir,
+                config=config,
+                params=params,
+                warm_start_from=warm_start_from,
+            )
 
     return GANEstimator(**kw)
 
@@ -743,3 +753,48 @@ def wgan_gp_image_summaries(tf, workdir):
         eval_results = estimator.evaluate(_eval_input_fn(tf))
         predictions = list(estimator.predict(_predict_input_fn(tf)))
     return _report(estimator, model_dir, lines, eval_results, predictions, {})
+
+
+@program
+def gan_train_and_evaluate_logging_hook(tf, workdir):
+    """`train_and_evaluate` of the sequential GAN, a LoggingTensorHook on both losses added
+    to TF-GAN's hooks, then a second GANEstimator warm-started from the first's model_dir."""
+    model_dir = os.path.join(workdir, "tae")
+    sequential = get_sequential_train_hooks(tf)
+
+    def get_hooks_fn(train_ops):
+        losses = {"total": "add:0"}
+        every = tf.estimator.LoggingTensorHook(losses, every_n_iter=1)
+        return [*sequential(train_ops), every]
+
+    optimizer = tf.compat.v1.train.AdamOptimizer(0.01, 0.5)
+    estimator = _estimator(tf, model_dir, get_hooks_fn, optimizer)
+    train_spec = tf.estimator.TrainSpec(_train_input_fn(tf), max_steps=3)
+    eval_spec = tf.estimator.EvalSpec(_eval_input_fn(tf), steps=None, throttle_secs=0)
+    with _info_lines() as lines:
+        result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+        warm = _wgan(
+            tf,
+            os.path.join(workdir, "warm"),
+            (_generator_fn(tf), _discriminator_fn(tf)),
+            functools.partial(wasserstein_discriminator_loss, tf),
+            (optimizer, tf.compat.v1.train.AdamOptimizer(0.01, 0.5)),
+            warm_start_from=tf.estimator.WarmStartSettings(model_dir, "Generator"),
+        )
+        predictions = list(warm.predict(_predict_input_fn(tf)))
+    eval_results, export_results = result
+    report = _report(estimator, model_dir, lines, eval_results, predictions, {})
+    report["exact"]["lines"] = _kept_lines(
+        lines,
+        workdir,
+        "Saving checkpoints",
+        "Loss for",
+        "loss = ",
+        "total = ",
+        "Saving dict",
+        "Warm-start",
+        "warm-start",
+        "Warm-starting",
+    )
+    report["exact"]["export_results"] = export_results
+    return report

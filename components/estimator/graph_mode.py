@@ -672,6 +672,15 @@ def _warm_start(built, settings):
     return []
 
 
+def _warm_start_untrained(built, checkpoint_path):
+    """2.15's predict with no checkpoint to read: the variables warm-started from the
+    Estimator's `warm_start_from` (after the model_fn, before the session), as in train."""
+    settings = built.estimator._warm_start_from
+    if checkpoint_path is not None or settings is None:
+        return []
+    return _warm_start(built, settings)
+
+
 def _steps_to_run(estimator, steps, max_steps):
     """How many steps this train() call may run (infinite: no limit)."""
     if steps is not None:
@@ -1124,8 +1133,10 @@ def predict(built, predict_keys, hooks, checkpoint_path, yield_single_examples):
     predictions, single = selected_predictions(spec.predictions, predict_keys)
     graph = built.graph
     with graph.as_default():
+        warm_start_hooks = _warm_start_untrained(built, checkpoint_path)
         scaffold = built.scaffold()
         every_hook = [
+            *warm_start_hooks,
             *built.input_hooks,
             *_hooks_for_graph(
                 list(hooks) + list(spec.prediction_hooks),
