@@ -26,7 +26,8 @@ not installed on either side, so its code is written out here in its shape:
   discriminator, TF-GAN's image summaries of real and generated data;
 - `gan_train_and_evaluate_logging_hook`: `train_and_evaluate` with a LoggingTensorHook
   added to TF-GAN's hooks, then predict from a second GANEstimator with no checkpoint of
-  its own, `warm_start_from` the first's generator (2.15 warm-started predict too).
+  its own, `warm_start_from` the first's generator, and its evaluation (2.15 warm-started
+  both).
 
 `program(tf, workdir)` returns `exact` parts (listings, variable names, keys, tags, log
 lines: equal) and `close` values (a model of fixed initial values fed in file order: 1e-4).
@@ -782,6 +783,7 @@ def gan_train_and_evaluate_logging_hook(tf, workdir):
             warm_start_from=tf.estimator.WarmStartSettings(model_dir, "Generator"),
         )
         predictions = list(warm.predict(_predict_input_fn(tf)))
+        warm_eval = _floats(warm.evaluate(_eval_input_fn(tf)))
     eval_results, export_results = result
     report = _report(estimator, model_dir, lines, eval_results, predictions, {})
     report["exact"]["lines"] = _kept_lines(
@@ -797,4 +799,5 @@ def gan_train_and_evaluate_logging_hook(tf, workdir):
         "Warm-starting",
     )
     report["exact"]["export_results"] = export_results
+    report["close"]["warm_eval"] = warm_eval
     return report

@@ -673,8 +673,8 @@ def _warm_start(built, settings):
 
 
 def _warm_start_untrained(built, checkpoint_path):
-    """2.15's predict with no checkpoint to read: the variables warm-started from the
-    Estimator's `warm_start_from` (after the model_fn, before the session), as in train."""
+    """2.15's predict and evaluate with no checkpoint to read: the variables warm-started
+    from the Estimator's `warm_start_from` (after the model_fn, before the session)."""
     settings = built.estimator._warm_start_from
     if checkpoint_path is not None or settings is None:
         return []
@@ -1041,7 +1041,9 @@ def _log_eval_progress(done, steps):
 
 def evaluate(built, steps, hooks, checkpoint_path):
     """`Estimator.evaluate` on `built`, an EVAL `ModeGraph`: the metric values."""
-    return Evaluation(built, hooks).run(steps, checkpoint_path)
+    with built.graph.as_default():
+        warm_start_hooks = _warm_start_untrained(built, checkpoint_path)
+    return Evaluation(built, hooks).run(steps, checkpoint_path, first_hooks=warm_start_hooks)
 
 
 class Evaluation:
