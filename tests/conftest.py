@@ -96,11 +96,16 @@ def python_random_seeded():
     default initializers in a model_fn draw from Python's `random` here as under 2.15
     (each run of an unseeded program started from other weights there too), so a family
     comparing such programs' values with 2.15's loosely would pass or fail by the draw:
-    seeded, a module's runs draw the same weights every time."""
+    seeded, a module's runs draw the same weights every time. A program's
+    `tf.keras.utils.set_random_seed` earlier in the worker leaves tf_keras drawing those
+    seeds from a generator of its own, not `random`: that is put back to none."""
     import numpy as np
 
     random.seed(0)
     np.random.seed(0)
+    keras_backend = sys.modules.get("tf_keras.src.backend")
+    if keras_backend is not None:
+        keras_backend._SEED_GENERATOR.generator = None
 
 
 @pytest.fixture(autouse=True)
