@@ -530,7 +530,7 @@ def _as_warm_start_settings(warm_start_from):
     return ckpt_lib.WarmStartSettings(ckpt_to_initialize_from=path)
 
 
-def _checked_config(config, model_dir):
+def checked_config(config, model_dir):
     """The Estimator's RunConfig (a default one for None) and its model_dir (the
     constructor's or the config's), refused with 2.15's errors: a config that is not a
     RunConfig, or a model_dir other than the config's."""
@@ -548,7 +548,7 @@ def _checked_config(config, model_dir):
     return config, model_dir or config.model_dir
 
 
-def _temporary_model_dir():
+def temporary_model_dir():
     """A fresh folder for an Estimator given no model_dir, removed when this process exits:
     tf.estimator left one behind per such Estimator, and a user's temp folder filled up.
     Only a folder of the kit's own naming is removed: a test that patches `tempfile.mkdtemp`
@@ -642,7 +642,7 @@ class Estimator:
         # As 2.15 called it: a subclass (or a program patching the class, as Horovod's
         # and AdaNet's Estimators did) that makes it do nothing may override the rest.
         type(self)._assert_members_are_not_overridden(self)
-        config, model_dir = _checked_config(config, model_dir)  # (2.15 checked these first)
+        config, model_dir = checked_config(config, model_dir)  # (2.15 checked these first)
         if model_fn is None:
             raise ValueError("model_fn must be provided to Estimator.")
         self._model_fn_args = _accepted_args(model_fn)
@@ -660,7 +660,7 @@ class Estimator:
                 f"({params}) is passed to Estimator."
             )
         if not model_dir:
-            model_dir = _temporary_model_dir()
+            model_dir = temporary_model_dir()
         self._model_dir = model_dir
         self._user_config = run_config.with_default_session_config(
             config.replace(model_dir=model_dir)

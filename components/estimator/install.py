@@ -121,8 +121,8 @@ def _settled_config(config, model_dir):
     TF-Lattice 2.x's canned estimators call before their Estimator constructor."""
     from components.estimator import estimator
 
-    config, model_dir = estimator._checked_config(config, model_dir)
-    return config.replace(model_dir=model_dir or estimator._temporary_model_dir())
+    config, model_dir = estimator.checked_config(config, model_dir)
+    return config.replace(model_dir=model_dir or estimator.temporary_model_dir())
 
 
 def _tensorflow_estimator_package(v1):

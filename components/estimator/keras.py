@@ -36,8 +36,7 @@ from tf_keras.src.optimizers.optimizer_v1 import TFOptimizer
 from components.estimator import checkpoints as ckpt_lib
 from components.estimator import estimator_v1, graph_seeds, optimizers, tf_logging
 from components.estimator import export as export_lib
-from components.estimator.estimator import Estimator
-from components.estimator.estimator import _temporary_model_dir as temporary_model_dir
+from components.estimator.estimator import Estimator, temporary_model_dir
 from components.estimator.model_fn import EstimatorSpec, ModeKeys
 from components.estimator.run_config import RunConfig
 from components.estimator.variables import optimizer_state_names, tf_estimator_name

@@ -7,7 +7,7 @@ as training saw it) and `predict` signature (the head's output), and becomes per
 totals (totals.py) that Beam merges. The stock TFMA Evaluator computes the same metrics one
 example at a time in Python; on a million-row run it was three quarters of the run.
 
-Output, readable by `tfma.load_eval_result`, `tfma.load_metrics`, `tfma.load_plots` and
+Output (outputs.py), readable by `tfma.load_eval_result`, `tfma.load_metrics`, `tfma.load_plots` and
 `tfma.load_validation_result`: `metrics-*`, `plots-*` and `attributions-*` (TFRecords of
 `MetricsForSlice` and `PlotsForSlice`, one per slice: the plots of plots.py; no attributions
 are computed), `validations.tfrecord`
@@ -16,24 +16,18 @@ and the custom properties TFX's own Evaluator sets, which the latest-blessed-mod
 reads.
 """
 
-import dataclasses
 import json
 import math
-import os
-from importlib import metadata
 from typing import Any
 
 import apache_beam as beam
 import numpy as np
 import pyarrow.compute as pc
-from google.protobuf import json_format, wrappers_pb2
 from tensorflow_model_analysis.proto import (
     config_pb2,
-    metrics_for_slice_pb2,
     validation_result_pb2,
 )
 from tfx import types
-from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as stock_evaluator
 from tfx.types import artifact_utils
 from tfx.utils import path_utils
@@ -42,31 +36,27 @@ from components.beam_executor import BeamExecutor
 from components.evaluator import plots as plots_lib
 from components.evaluator import totals as totals_lib
 from components.evaluator.eval_config import build_eval_config, gate_threshold
+from components.evaluator.outputs import (
+    BASELINE,
+    CANDIDATE,
+    EvaluatedModel,
+    bless,
+    metric_key,
+    slice_key_proto,
+    write_eval_config,
+    write_slices,
+)
 from components.evaluator.tasks import CHANGE_CHECK, VALUE_CHECK, BlessingGate, gate_checks
 from components.examples_reader import serialized_batches, split_files
 from components.progress import CountRows
 
 EVAL_SPLIT = "eval"
-CANDIDATE, BASELINE = "candidate", "baseline"  # TFMA's model names when there is a baseline
-_SHARD = "-00000-of-00001.tfrecord"
-METRICS_FILE = "metrics" + _SHARD
-PLOTS_FILE = "plots" + _SHARD
-ATTRIBUTIONS_FILE = "attributions" + _SHARD
-EVAL_CONFIG_FILE = "eval_config.json"
 # The head output each task is scored on, in order of preference.
 _PREDICTION_KEYS = {
     "binary": ("logistic", "probabilities"),
     "multiclass": ("probabilities",),
     "regression": ("predictions",),
 }
-
-
-@dataclasses.dataclass(frozen=True)
-class EvaluatedModel:
-    """A model to score: its name in the output ("" when it is alone) and SavedModel path."""
-
-    name: str
-    path: str
 
 
 def slice_groups(n, record_batch, slice_features):
@@ -224,63 +214,6 @@ class _ScoreBatch(beam.DoFn):
                 yield (name, key), slice_totals
 
 
-def _slice_key_proto(key):
-    proto = metrics_for_slice_pb2.SliceKey()
-    for column, value in key:
-        single = proto.single_slice_keys.add(column=column)
-        if isinstance(value, bytes):
-            single.bytes_value = value
-        elif isinstance(value, float):
-            single.float_value = value
-        else:
-            single.int64_value = value
-    return proto
-
-
-def _metric_key(name, model_name, is_diff=False):
-    """TFMA's key; a per-class name `precision/class_3` is `precision` of class id 3."""
-    base, _, class_part = name.partition("/class_")
-    key = metrics_for_slice_pb2.MetricKey(
-        name=base,
-        model_name=model_name,
-        is_diff=is_diff,
-        example_weighted=wrappers_pb2.BoolValue(value=False),
-    )
-    if class_part:
-        # Per class, the prediction is the most probable class (TFMA's top_k 1).
-        key.sub_key.class_id.value = int(class_part)
-        key.sub_key.top_k.value = 1
-    return key
-
-
-def metrics_for_slice(key, values_by_model):
-    """One slice's `MetricsForSlice`: each metric of each model and, with a baseline, the
-    candidate's difference from it (`is_diff`), as TFMA reports them."""
-    proto = metrics_for_slice_pb2.MetricsForSlice(slice_key=_slice_key_proto(key))
-    models = sorted(values_by_model, key=lambda name: name != CANDIDATE and name != "")
-    for metric in values_by_model[models[0]]:
-        for model in models:
-            entry = proto.metric_keys_and_values.add(key=_metric_key(metric, model))
-            entry.value.double_value.value = values_by_model[model][metric]
-    if BASELINE in values_by_model:
-        for metric, value in values_by_model[CANDIDATE].items():
-            entry = proto.metric_keys_and_values.add(key=_metric_key(metric, CANDIDATE, True))
-            entry.value.double_value.value = value - values_by_model[BASELINE][metric]
-    return proto
-
-
-def plots_for_slice(key, plots_by_model):
-    """One slice's `PlotsForSlice`: each plot of each model, under TFMA's plot keys."""
-    proto = metrics_for_slice_pb2.PlotsForSlice(slice_key=_slice_key_proto(key))
-    for model in sorted(plots_by_model, key=lambda name: name != CANDIDATE and name != ""):
-        for name, data in plots_by_model[model].items():
-            entry = proto.plot_keys_and_values.add(value=data)
-            entry.key.name = name
-            entry.key.model_name = model
-            entry.key.example_weighted.value = False
-    return proto
-
-
 def gate_failures(gate: BlessingGate, candidate: float, baseline: float | None):
     """[(check, why)]: how `candidate` (the gate metric on the overall slice) fails the gate's
     checks (`gate_checks`), check being VALUE_CHECK or CHANGE_CHECK; [] if it passes.
@@ -327,13 +260,13 @@ def validation_result(gate, overall_by_model):
     failures = gate_failures(gate, candidate, baseline)
     result.validation_ok = not failures
     if failures:
-        per_slice = result.metric_validations_per_slice.add(slice_key=_slice_key_proto(()))
+        per_slice = result.metric_validations_per_slice.add(slice_key=slice_key_proto(()))
         for check, message in failures:
             threshold = config_pb2.MetricThreshold()
             getattr(threshold, check).CopyFrom(getattr(gate_threshold(gate), check))
             is_change = check == CHANGE_CHECK
             failure = per_slice.failures.add(
-                metric_key=_metric_key(gate.metric, candidate_name, is_diff=is_change),
+                metric_key=metric_key(gate.metric, candidate_name, is_diff=is_change),
                 metric_threshold=threshold,
                 message=message,
             )
@@ -350,16 +283,6 @@ def _slice_order(key, slice_features):
     return (slice_features.index(feature), repr(value))
 
 
-def _write_records(path, protos):
-    import tensorflow as tf
-
-    # On Vertex (and its local stand-in) no one creates an output artifact's folder.
-    tf.io.gfile.makedirs(os.path.dirname(path))
-    with tf.io.TFRecordWriter(path) as writer:
-        for proto in protos:
-            writer.write(proto.SerializeToString())
-
-
 def write_evaluation(results, output_uri, slice_features, gate):
     """Writes the metrics, plots, empty attributions and the validation result of `results`
     ([((model name, slice key), ({metric: value}, {plot name: PlotData}))]) into
@@ -371,48 +294,7 @@ def write_evaluation(results, output_uri, slice_features, gate):
     if () not in by_slice:
         raise ValueError("The eval split holds no examples: there is nothing to evaluate.")
     keys = sorted(by_slice, key=lambda key: _slice_order(key, slice_features))
-    _write_records(
-        os.path.join(output_uri, METRICS_FILE),
-        [metrics_for_slice(key, by_slice[key]) for key in keys],
-    )
-    _write_records(
-        os.path.join(output_uri, PLOTS_FILE),
-        [plots_for_slice(key, plots_by_slice[key]) for key in keys],
-    )
-    _write_records(
-        os.path.join(output_uri, ATTRIBUTIONS_FILE),
-        [
-            metrics_for_slice_pb2.AttributionsForSlice(slice_key=_slice_key_proto(key))
-            for key in keys
-        ],
-    )
-    _write_records(
-        os.path.join(output_uri, constants.VALIDATIONS_TFRECORDS_FILE_NAME),
-        [validation_result(gate, by_slice[()])],
-    )
-
-
-def write_eval_config(output_uri, eval_config, models):
-    """`eval_config.json` as TFMA writes it, with the models' names and locations."""
-    import tensorflow as tf
-
-    if len(models) > 1:
-        spec = eval_config.model_specs[0]
-        spec.name = CANDIDATE
-        eval_config.model_specs.add().CopyFrom(spec)
-        eval_config.model_specs[1].name = BASELINE
-        eval_config.model_specs[1].is_baseline = True
-    for metrics_spec in eval_config.metrics_specs:
-        metrics_spec.model_names[:] = [model.name for model in models]
-    document = {
-        "evalConfig": json_format.MessageToDict(eval_config),
-        "version": metadata.version("tensorflow-model-analysis"),
-        "dataLocation": "<user provided PCollection>",
-        "fileFormat": "<unknown>",
-        "modelLocations": {model.name: model.path for model in models},
-    }
-    with tf.io.gfile.GFile(os.path.join(output_uri, EVAL_CONFIG_FILE), "w") as f:
-        f.write(json.dumps(document, indent=2))
+    write_slices(output_uri, keys, by_slice, plots_by_slice, validation_result(gate, by_slice[()]))
 
 
 class Executor(BeamExecutor, stock_evaluator.Executor):
@@ -481,33 +363,4 @@ class Executor(BeamExecutor, stock_evaluator.Executor):
             build_eval_config(task, transformed_label_key, slice_features, gate, num_classes),
             models,
         )
-        self._bless(blessing, evaluation.uri, model, baseline)
-
-    @staticmethod
-    def _bless(blessing, evaluation_uri, model, baseline):
-        """BLESSED or NOT_BLESSED, and the properties TFX's resolvers and Pusher read."""
-        import tensorflow as tf
-
-        path = os.path.join(evaluation_uri, constants.VALIDATIONS_TFRECORDS_FILE_NAME)
-        record = next(iter(tf.data.TFRecordDataset(path))).numpy()
-        result = validation_result_pb2.ValidationResult.FromString(record)
-        blessing.set_string_custom_property(
-            constants.ARTIFACT_PROPERTY_CURRENT_MODEL_URI_KEY, model.uri
-        )
-        blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_CURRENT_MODEL_ID_KEY, model.id)
-        if baseline is not None:
-            blessing.set_string_custom_property(
-                constants.ARTIFACT_PROPERTY_BASELINE_MODEL_URI_KEY, baseline.uri
-            )
-            blessing.set_int_custom_property(
-                constants.ARTIFACT_PROPERTY_BASELINE_MODEL_ID_KEY, baseline.id
-            )
-        blessed = result.validation_ok
-        name = constants.BLESSED_FILE_NAME if blessed else constants.NOT_BLESSED_FILE_NAME
-        tf.io.gfile.makedirs(blessing.uri)
-        with tf.io.gfile.GFile(os.path.join(blessing.uri, name), "w") as f:
-            f.write("")
-        blessing.set_int_custom_property(
-            constants.ARTIFACT_PROPERTY_BLESSED_KEY,
-            constants.BLESSED_VALUE if blessed else constants.NOT_BLESSED_VALUE,
-        )
+        bless(blessing, evaluation.uri, model, baseline)

@@ -15,18 +15,15 @@ records it as TFX's.
 """
 
 import logging
-import os
 
 import tensorflow_model_analysis as tfma
-from tensorflow_model_analysis.proto import metrics_for_slice_pb2
 from tfx.components.evaluator import component as tfx_evaluator
-from tfx.components.evaluator import constants
 from tfx.components.evaluator import executor as tfx_executor
 from tfx.dsl.components.base import executor_spec
 from tfx.types import artifact_utils
 from tfx.utils import json_utils, path_utils, proto_utils
 
-from components.evaluator import executor as kit_evaluator
+from components.evaluator import outputs
 from components.examples_reader import serialized_batches, split_files
 from components.tfx_compat import eval_saved_model
 
@@ -58,26 +55,6 @@ def _examples(examples, exec_properties):
     if not serialized:
         raise ValueError(f"Evaluator: {examples.uri} has no examples in the splits {splits}.")
     return serialized
-
-
-def _write(output_uri, metrics_by_slice, validation, eval_config, models):
-    keys = list(metrics_by_slice)
-    records = {
-        kit_evaluator.METRICS_FILE: [
-            kit_evaluator.metrics_for_slice(key, metrics_by_slice[key]) for key in keys
-        ],
-        kit_evaluator.PLOTS_FILE: [kit_evaluator.plots_for_slice(key, {}) for key in keys],
-        kit_evaluator.ATTRIBUTIONS_FILE: [
-            metrics_for_slice_pb2.AttributionsForSlice(
-                slice_key=kit_evaluator._slice_key_proto(key)
-            )
-            for key in keys
-        ],
-        constants.VALIDATIONS_TFRECORDS_FILE_NAME: [validation],
-    }
-    for name, protos in records.items():
-        kit_evaluator._write_records(os.path.join(output_uri, name), protos)
-    kit_evaluator.write_eval_config(output_uri, eval_config, models)
 
 
 class Executor(tfx_executor.Executor):
@@ -121,8 +98,11 @@ class Executor(tfx_executor.Executor):
             "baseline" if baseline is not None else None,
         )
         evaluation = artifact_utils.get_single_instance(output_dict["evaluation"])
-        evaluated = [kit_evaluator.EvaluatedModel(n, m.path) for n, m in models.items()]
-        _write(evaluation.uri, metrics_by_slice, validation, given_config, evaluated)
+        keys = list(metrics_by_slice)
+        plots = {key: {} for key in keys}
+        outputs.write_slices(evaluation.uri, keys, metrics_by_slice, plots, validation)
+        evaluated = [outputs.EvaluatedModel(n, m.path) for n, m in models.items()]
+        outputs.write_eval_config(evaluation.uri, given_config, evaluated)
         log.info("Evaluation complete. Results written to %s.", evaluation.uri)
         if not thresholds:
             log.info("No threshold configured, will not validate model.")
@@ -132,7 +112,7 @@ class Executor(tfx_executor.Executor):
             blessing.set_string_custom_property(
                 "component_id", exec_properties["current_component_id"]
             )
-        kit_evaluator.Executor._bless(blessing, evaluation.uri, model, baseline)
+        outputs.bless(blessing, evaluation.uri, model, baseline)
         log.info("Blessing result %s written to %s.", validation.validation_ok, blessing.uri)
 
 
