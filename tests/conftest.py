@@ -98,7 +98,8 @@ def python_random_seeded():
     comparing such programs' values with 2.15's loosely would pass or fail by the draw:
     seeded, a module's runs draw the same weights every time. A program's
     `tf.keras.utils.set_random_seed` earlier in the worker leaves tf_keras drawing those
-    seeds from a generator of its own, not `random`: that is put back to none."""
+    seeds from a generator of its own, not `random`: that is put back to none, and so is
+    TensorFlow's global seed a program's `tf.random.set_seed` left behind."""
     import numpy as np
 
     random.seed(0)
@@ -106,6 +107,9 @@ def python_random_seeded():
     keras_backend = sys.modules.get("tf_keras.src.backend")
     if keras_backend is not None:
         keras_backend._SEED_GENERATOR.generator = None
+    tf = sys.modules.get("tensorflow")
+    if tf is not None and tf.executing_eagerly():
+        tf.random.set_seed(None)
 
 
 @pytest.fixture(autouse=True)
