@@ -1158,6 +1158,18 @@ class Estimator:
         with tf.init_scope():
             return self._store.create_global_step()
 
+    def _create_global_step(self, graph):
+        """2.15's: the global step made in `graph` (a subclass's graph of its own)."""
+        return tf.compat.v1.train.create_global_step(graph)
+
+    def _create_and_assert_global_step(self, graph):
+        """2.15's: `_create_global_step(graph)`, checked to be the default graph's integer
+        global step (AdaNet's Estimator makes one so before calling an input_fn)."""
+        step = self._create_global_step(graph)
+        assert step is tf.compat.v1.train.get_global_step()
+        assert step.dtype.is_integer
+        return step
+
     def traced_train_spec(self):
         """The EstimatorSpec the TRAIN trace returned, None before one (for hooks)."""
         return self._traced_specs.get(ModeKeys.TRAIN)
