@@ -29,6 +29,19 @@ families do not reach:
   `export_saved_model` of an images placeholder, as the hub module is not installed),
   loaded in a session and served.
 
+- `tapas_train_eval_predict_files`: google-research/tapas's classifier experiment
+  (`experiment_utils.build_estimator`: `use_tpu` left None, `num_shards=None`,
+  `keep_checkpoint_every_n_hours`, three batch sizes), its eval loop over the latest
+  checkpoint, predictions written to TSV files (padded examples removed) and SQA's
+  sequence prediction (examples read in a Session, predicted from an in-memory input_fn
+  whose last batch is short);
+- `bert_export_to_tpu_false`: BERT run_classifier's TPUEstimator, then the blog posts'
+  `estimator._export_to_tpu = False` and `export_savedmodel` of a raw receiver of
+  placeholders (in a variable scope, or not), loaded in a session by tensor names;
+- `albert_export_best_checkpoint`: ALBERT run_classifier's `--export_dir`: the best
+  checkpoint renamed `model.ckpt-best`, exported with `checkpoint_path` and its
+  serving_input_receiver_fn (one receiver tensor, scalar constant features), served.
+
 Hand edits a user makes: `eval_training_input_configuration` PER_HOST_V1, not SLICED
 (which 2.15 refuses off TPUs when it evaluates, as the kit does); no tfds (made-up 8-dim "images" and 6 classes), no random
 augmentation (the two views are fixed numpy perturbations), no shuffle, the dense
@@ -1324,3 +1337,95 @@ def bert_export_to_tpu_false(tf, workdir):
         found[kind]["listing"] = listing(path)
         served[kind] = np.ravel(probabilities).tolist()
     return {"exact": {"lines": lines, "exports": found}, "close": {"served": served}}
+
+
+# ------------------------------------------------------------------ ALBERT's export
+def albert_serving_input_receiver_fn(tf):
+    """classifier_utils.serving_input_receiver_fn: serialized tf.Examples parsed, the
+    label and `is_real_example` scalar constants, int64 cast to int32."""
+    v1 = tf.compat.v1
+
+    def serving_input_receiver_fn():
+        serialized_example = v1.placeholder(
+            dtype=tf.string, shape=[None], name="serialized_example"
+        )
+        features = {
+            k: tf.io.FixedLenFeature([TSEQ], dtype=tf.int64)
+            for k in ("input_ids", "input_mask", "segment_ids")
+        }
+        feature_map = tf.io.parse_example(serialized=serialized_example, features=features)
+        feature_map["is_real_example"] = tf.constant(1, dtype=tf.int32)
+        feature_map["label_ids"] = tf.constant(0, dtype=tf.int32)
+        for name in feature_map:
+            t = feature_map[name]
+            if t.dtype == tf.int64:
+                t = tf.cast(t, dtype=tf.int32)
+            feature_map[name] = t
+        return tf.estimator.export.ServingInputReceiver(
+            features=feature_map, receiver_tensors=serialized_example
+        )
+
+    return serving_input_receiver_fn
+
+
+def _serialized(tf, rows, n):
+    examples = []
+    for i in range(n):
+        feature = {
+            k: tf.train.Feature(int64_list=tf.train.Int64List(value=rows[k][i].tolist()))
+            for k in ("input_ids", "input_mask", "segment_ids")
+        }
+        examples.append(tf.train.Example(features=tf.train.Features(feature=feature)))
+    return [example.SerializeToString() for example in examples]
+
+
+@program
+def albert_export_best_checkpoint(tf, workdir):
+    """ALBERT run_classifier's `--export_dir`: the best checkpoint renamed
+    `model.ckpt-best`, exported by `export_saved_model(checkpoint_path=...)` with its
+    serving_input_receiver_fn (one receiver tensor, scalar constant features), and served
+    as its hub users load it (`tags=["serve"]`)."""
+    tpu = tf.compat.v1.estimator.tpu
+    output_dir, rows = os.path.join(workdir, "output"), classifier_rows(12, 8)
+    run_config = tpu.RunConfig(
+        model_dir=output_dir, save_checkpoints_steps=2, keep_checkpoint_max=0
+    )
+    estimator = tpu.TPUEstimator(
+        use_tpu=False,
+        model_fn=bert_classifier_model_fn(tf),
+        config=run_config,
+        train_batch_size=4,
+        eval_batch_size=4,
+        predict_batch_size=4,
+    )
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(rows).repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    with info_lines() as lines:
+        estimator.train(input_fn, max_steps=4)
+        for ext in (".data-00000-of-00001", ".index", ".meta"):
+            source = os.path.join(output_dir, "model.ckpt-2" + ext)
+            tf.io.gfile.rename(source, os.path.join(output_dir, "model.ckpt-best" + ext))
+        checkpoint_path = os.path.join(output_dir, "model.ckpt-best")
+        export_dir = os.path.join(workdir, "export")
+        tf.io.gfile.makedirs(export_dir)
+        tf.compat.v1.logging.info("Starting to export model.")
+        subfolder = estimator.export_saved_model(
+            export_dir_base=export_dir,
+            serving_input_receiver_fn=albert_serving_input_receiver_fn(tf),
+            checkpoint_path=checkpoint_path,
+        )
+    subfolder = subfolder.decode() if isinstance(subfolder, bytes) else subfolder
+    signature = tf.saved_model.load(subfolder, tags=["serve"]).signatures["serving_default"]
+    served = signature(input=tf.constant(_serialized(tf, rows, 3)))
+    return {
+        "exact": {
+            "lines": lines,
+            "export": meta_graphs(subfolder),
+            "listing": listing(output_dir),
+            "inputs": sorted(signature.structured_input_signature[1]),
+        },
+        "close": {k: np.ravel(v.numpy()).tolist() for k, v in sorted(served.items())},
+    }
