@@ -776,15 +776,25 @@ def _counting_steps(built, hooks):
     for runner in _queue_runners(built, hooks):
         runs += [getattr(op, "op", op) for op in runner.enqueue_ops]
     step_ops = set(graph_steps.closure(runs))
-    writes = [
-        op
-        for op in built.global_step.op.outputs[0].consumers()  # (a handle, or a ref)
-        if op.type.startswith(_WRITE_OP_PREFIXES) and op in step_ops
-    ]
+    handle = built.global_step.op.outputs[0]  # (a handle, or a ref)
+    writes = [op for op in handle.consumers() if op in step_ops and _writes(op, handle)]
     if writes:
         return train_op
     with tf.control_dependencies([built.spec.train_op]):
         return built.global_step.assign_add(1).op
+
+
+def _writes(op, handle):
+    """Whether `op` writes the variable of `handle`: a write op, or a call of functions
+    given it as an input it does not mark read-only (`tf.cond`'s and `tf.while_loop`'s
+    ops in TF2 control flow: a branch's `assign_add` is inside the branch's function)."""
+    if op.type.startswith(_WRITE_OP_PREFIXES):
+        return True
+    try:
+        read_only = op.get_attr("_read_only_resource_inputs")
+    except ValueError:
+        return False
+    return any(t is handle and i not in read_only for i, t in enumerate(op.inputs))
 
 
 def _queue_runners(built, hooks):
