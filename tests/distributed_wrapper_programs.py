@@ -32,6 +32,12 @@ is).
   `Scaffold(saver=Saver(ema.variables_to_restore()))` in EVAL and PREDICT: the
   checkpoint's contents, evaluation and predictions from the averaged weights, and the
   SavedModel `export_saved_model` writes with that saver (its variables, what it serves);
+- `horovod_canned_optimizers`: `hvd.DistributedOptimizer` of a TF1 optimizer given to
+  `tf.compat.v1.estimator`'s DNN and linear classifiers (trained, evaluated) and to the V2
+  ones (an instance, a callable: 2.15's error);
+- `ema_restore_mistakes`: the EMA restoring Scaffold over a checkpoint trained without
+  averages (2.15's error), and `init_from_checkpoint` of a checkpoint's averages into a
+  fresh model's variables (fine-tuning from the EMA weights): its predictions;
 - `moving_average_swapping_saver`: tensorflow/models' `MovingAverageOptimizer` shape (its
   `swapping_saver()` in the TRAIN scaffold writes the averages under the variables' own
   names): the checkpoint's contents and what evaluate, predict and an export read back.
@@ -737,3 +743,121 @@ def moving_average_swapping_saver(tf, workdir):
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)
 
     return _averaged_run(tf, model_fn, workdir)
+
+
+# ------------------------------------------------------------------ wrapped canned optimizers
+def _canned_input_fn(tf):
+    r = np.random.RandomState(10)
+    x = r.rand(16, 2).astype(np.float32)
+    y = (x[:, 0] > x[:, 1]).astype(np.int64)
+    return lambda: tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(8).repeat()
+
+
+@program
+def horovod_canned_optimizers(tf, workdir):
+    v1 = tf.compat.v1
+    hvd = horovod(tf)
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    input_fn = _canned_input_fn(tf)
+    config = tf.estimator.RunConfig(tf_random_seed=1)
+    adagrad, ftrl = v1.train.AdagradOptimizer, v1.train.FtrlOptimizer
+    made = {  # name: (class, its hidden units, the TF1 optimizer, given as a callable)
+        "v1_dnn": (v1.estimator.DNNClassifier, [[3]], adagrad, False),
+        "v1_linear": (v1.estimator.LinearClassifier, [], ftrl, False),
+        "v2_dnn": (tf.estimator.DNNClassifier, [[3]], adagrad, False),
+        "v2_linear_callable": (tf.estimator.LinearClassifier, [], ftrl, True),
+    }
+
+    def make(name, model_dir):
+        cls, hidden, optimizer, as_callable = made[name]
+        wrapped = lambda: hvd.DistributedOptimizer(optimizer(0.1))  # noqa: E731
+        given = wrapped if as_callable else wrapped()
+        return cls(*hidden, columns, model_dir=model_dir, config=config, optimizer=given)
+
+    exact, close = {}, {}
+    for name in made:
+        try:
+            est = make(name, os.path.join(workdir, name))
+            est.train(input_fn, steps=3)
+            result = est.evaluate(input_fn, steps=1)
+        except Exception as error:  # what the user sees is the point
+            message = re.sub(r" at 0x[0-9a-f]+", "", str(error).splitlines()[0])
+            exact[name] = {"error": [type(error).__name__, message]}
+            continue
+        exact[name] = {"names": est.get_variable_names(), "keys": sorted(result)}
+        close[name] = {k: float(v) for k, v in result.items()}
+    return {"exact": exact, "close": close}
+
+
+@program
+def ema_restore_mistakes(tf, workdir):
+    """EMA switched on for evaluation over a checkpoint trained without it, and
+    init_from_checkpoint of the averages into a fresh model (fine-tuning from EMA)."""
+    v1 = tf.compat.v1
+    model_dir = os.path.join(workdir, "plain")
+
+    def plain_fn(features, labels, mode):
+        loss = v1.losses.mean_squared_error(labels, _linear(tf, features))
+        opt = v1.train.GradientDescentOptimizer(0.2)
+        train_op = opt.minimize(loss, global_step=v1.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def ema_eval_fn(features, labels, mode):
+        loss = v1.losses.mean_squared_error(labels, _linear(tf, features))
+        ema = v1.train.ExponentialMovingAverage(0.5)
+        scaffold = v1.train.Scaffold(saver=v1.train.Saver(ema.variables_to_restore()))
+        return tf.estimator.EstimatorSpec(mode, loss=loss, scaffold=scaffold)
+
+    x, y = _regression_data()
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(8)
+
+    tf.estimator.Estimator(plain_fn, model_dir).train(input_fn)
+    evaluating = tf.estimator.Estimator(ema_eval_fn, model_dir)
+    try:
+        evaluating.evaluate(input_fn)
+        error = None
+    except Exception as raised:  # what the user sees is the point
+        error = [type(raised).__name__, str(raised).splitlines()[0]]
+    trained = _averaged_run(tf, _ema_train_fn(tf), os.path.join(workdir, "averaged"))
+    checkpoint = v1.train.latest_checkpoint(os.path.join(workdir, "averaged", "model"))
+
+    def tuned_fn(features, labels, mode):
+        prediction = _linear(tf, features)
+        v1.train.init_from_checkpoint(
+            checkpoint,
+            {
+                "linear/w/ExponentialMovingAverage": "linear/w",
+                "linear/b/ExponentialMovingAverage": "linear/b",
+            },
+        )
+        return tf.estimator.EstimatorSpec(mode, predictions={"y": prediction})
+
+    tuned = tf.estimator.Estimator(tuned_fn, os.path.join(workdir, "tuned"))
+    tuned_predictions = [p["y"].tolist() for p in tuned.predict(input_fn)][:4]
+    return {
+        "exact": {"error": error},
+        "close": {"tuned": tuned_predictions, "trained": trained["close"]["predictions"]},
+    }
+
+
+def _ema_train_fn(tf):
+    v1 = tf.compat.v1
+
+    def model_fn(features, labels, mode):
+        prediction = _linear(tf, features)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"y": prediction})
+        loss = v1.losses.mean_squared_error(labels, prediction)
+        ema = v1.train.ExponentialMovingAverage(0.5, num_updates=v1.train.get_global_step())
+        train_op = None
+        if mode == tf.estimator.ModeKeys.TRAIN:
+            step = v1.train.GradientDescentOptimizer(0.2).minimize(
+                loss, global_step=v1.train.get_global_step()
+            )
+            with tf.control_dependencies([step]):
+                train_op = ema.apply(v1.trainable_variables())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    return model_fn
