@@ -64,7 +64,7 @@ import numpy as np
 from tests.program_registry import registry
 from tests.tpu_programs import _export_layout as meta_graphs
 from tests.tpu_sample_programs import _checkpoint_variables, _fixed, info_lines
-from tests.tutorial_programs import DATA_DIR, event_tags, listing
+from tests.tutorial_programs import DATA_DIR, error_of, event_tags, listing
 
 RECORDED = os.path.join(DATA_DIR, "research_code2.json")
 PROGRAMS, program = registry()  # name -> run(tf, workdir), and its decorator
@@ -1429,3 +1429,46 @@ def albert_export_best_checkpoint(tf, workdir):
         },
         "close": {k: np.ravel(v.numpy()).tolist() for k, v in sorted(served.items())},
     }
+
+
+@program
+def export_flags_both_false(tf, workdir):
+    """The blog posts' hack taken one step further: `export_to_tpu=False` and
+    `export_to_cpu=False` together, then each export call (before and after training),
+    beside `export_to_tpu=False` alone."""
+    tpu = tf.compat.v1.estimator.tpu
+    rows = classifier_rows(8, 9)
+
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(rows).repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    def estimator(model_dir, **flags):
+        return tpu.TPUEstimator(
+            use_tpu=False,
+            model_fn=bert_classifier_model_fn(tf),
+            config=tpu.RunConfig(model_dir=os.path.join(workdir, model_dir)),
+            train_batch_size=4,
+            predict_batch_size=4,
+            **flags,
+        )
+
+    neither = estimator("neither", export_to_tpu=False, export_to_cpu=False)
+    receiver = bert_serving_input_fn(tf)
+    base = os.path.join(workdir, "exports")
+    found = {"untrained": error_of(lambda: neither.export_saved_model(base, receiver))}
+    neither.train(input_fn, max_steps=2)
+    found["export_saved_model"] = error_of(lambda: neither.export_saved_model(base, receiver))
+    found["export_savedmodel"] = error_of(lambda: neither.export_savedmodel(base, receiver))
+    receivers = {tf.estimator.ModeKeys.PREDICT: receiver}
+    found["all_saved_models"] = error_of(
+        lambda: neither.experimental_export_all_saved_models(base, receivers)
+    )
+    cpu_only = estimator("cpu_only", export_to_tpu=False)
+    cpu_only.train(input_fn, max_steps=2)
+    path = cpu_only.export_saved_model(os.path.join(workdir, "cpu_only_export"), receiver)
+    found["cpu_only"] = meta_graphs(path.decode() if isinstance(path, bytes) else path)
+    for key, value in found.items():  # (the folder in `Couldn't find trained model at ...`)
+        if key != "cpu_only" and value:
+            value[1] = value[1].replace(workdir, "<workdir>")
+    return {"exact": found, "close": {}}
