@@ -319,14 +319,20 @@ def log_lines(est, workdir):
                 {"x": tf.io.FixedLenFeature([1], tf.float32)}
             ),
         )
-    lines = []
-    for line in seen:
+    return {"lines": marked_lines(seen, workdir, LOG_MARKERS)}
+
+
+def marked_lines(lines, workdir, markers):
+    """The first lines of `lines` holding any of `markers`, numbers and the folder
+    replaced, each once."""
+    kept = []
+    for line in lines:
         first = line.splitlines()[0] if line else line
-        if any(marker in first for marker in LOG_MARKERS):
+        if any(marker in first for marker in markers):
             normalized = _normalized(first, workdir)
-            if not lines or lines[-1] != normalized:  # (two loggers may both see one)
-                lines.append(normalized)
-    return {"lines": lines}
+            if not kept or kept[-1] != normalized:  # (two loggers may both see one)
+                kept.append(normalized)
+    return kept
 
 
 # --------------------------------------------------------- every export mode at once

@@ -247,9 +247,10 @@ def _check_labels_shape(labels, logits_shape, dimension, v1=False):
         )
 
 
-def _check_range(labels, n_classes, message=None):
-    """`labels`, asserted to lie in [0, n_classes).  (The asserts are control
-    dependencies, so that a graph-mode run, see graph_mode, checks them too.)"""
+def _check_range(labels, n_classes, message=None, v1=False):
+    """`labels`, asserted to lie in [0, n_classes) (in 2.15's V1 heads' words if `v1`).
+    (The asserts are control dependencies, so that a graph-mode run, see graph_mode,
+    checks them too.)"""
     if tf.executing_eagerly():
         # 2.15's eager check: ValueErrors, the upper bound first.
         if not bool(tf.reduce_all(labels <= tf.constant(n_classes - 1, labels.dtype))):
@@ -257,18 +258,30 @@ def _check_range(labels, n_classes, message=None):
         if not bool(tf.reduce_all(labels >= tf.zeros([], labels.dtype))):
             raise ValueError(message or "Labels must be >= 0")
         return labels
+    verb = "must" if v1 else "must be"  # (2.15's V1 heads left out the "be")
     checks = [
-        tf.debugging.assert_greater_equal(
-            labels, tf.zeros([], labels.dtype), message=message or "Labels must be >= 0"
+        # (2.15's words: TF1's assert_non_negative, whose message ends ".  ")
+        tf.compat.v1.debugging.assert_non_negative(
+            labels, message=message or f"Labels {verb} >= 0"
         ),
         tf.debugging.assert_less_equal(
             labels,
             tf.constant(n_classes - 1, labels.dtype),
-            message=message or "Labels must be <= n_classes - 1",
+            message=message or f"Labels {verb} <= n_classes - 1",
         ),
     ]
     with tf.control_dependencies([c for c in checks if c is not None]):
         return tf.identity(labels)
+
+
+def _vocabulary_ids(values, vocabulary):
+    """int64 ids of string `values` (any shape) in `vocabulary`, -1 for a string not in
+    it (the default of 2.15's table lookup, which its range check then refused)."""
+    flat = tf.reshape(values, [-1, 1])
+    matches = tf.equal(flat, tf.constant(list(vocabulary))[None, :])
+    found = tf.argmax(tf.cast(matches, tf.int32), axis=1)
+    ids = tf.where(tf.reduce_any(matches, axis=1), found, tf.constant(-1, tf.int64))
+    return tf.reshape(ids, tf.shape(values, out_type=tf.int64))
 
 
 def _ids_in_vocabulary(values, vocabulary):
@@ -332,9 +345,8 @@ def _weights(features, weight_column, logits, per_logit=False, logits_shape=None
             f"Given type: {type(weight_column)}."
         )
     if weight_column.key not in (features or {}):
-        raise ValueError(
-            f"Weight column {weight_column.key!r} is not among the features {sorted(features or {})}."
-        )
+        # (2.15's words: its feature-column cache's, reading the weight column)
+        raise ValueError(f"Feature {weight_column.key} is not in features dictionary.")
     weights = weight_column.get_dense_tensor(fc_lib.FeatureTransformationCache(features), None)
     weights = tf.cast(weights, tf.float32)
     if logits_shape is None or logits_shape.rank is None or logits_shape.rank <= 2:
@@ -735,10 +747,10 @@ class _ClassHead(_SingleHead):
         if self._vocabulary is not None:
             if labels.dtype != tf.string:
                 raise self._not_strings_error(labels.dtype)
-            return tf.cast(_ids_in_vocabulary(labels, self._vocabulary), dtype)
-        if labels.dtype == tf.string:
+            labels = _vocabulary_ids(labels, self._vocabulary)
+        elif labels.dtype == tf.string:
             raise self._strings_without_vocabulary_error()
-        return _check_range(tf.cast(labels, dtype), self._n_classes)
+        return _check_range(tf.cast(labels, dtype), self._n_classes, v1=self._v1_words)
 
     @staticmethod
     def _not_strings_error(dtype):
