@@ -1464,6 +1464,16 @@ def export_flags_both_false(tf, workdir):
     found["all_saved_models"] = error_of(
         lambda: neither.experimental_export_all_saved_models(base, receivers)
     )
+    tpu_only = estimator("tpu_only", export_to_cpu=False)
+    tpu_only.train(input_fn, max_steps=2)
+    error = error_of(lambda: tpu_only.experimental_export_all_saved_models(base, receivers))
+    found["tpu_only_all_saved_models"] = error and [error[0], error[1].split("\n")[0]]
+    templates = {k: tf.zeros([1, TSEQ], tf.int32) for k in ("input_ids", "input_mask")}
+    labels = tf.zeros([1], tf.int32)
+    training = tf.estimator.experimental.build_raw_supervised_input_receiver_fn(templates, labels)
+    found["tpu_only_train_graph"] = error_of(
+        lambda: tpu_only.experimental_export_all_saved_models(base, {"train": training})
+    )
     cpu_only = estimator("cpu_only", export_to_tpu=False)
     cpu_only.train(input_fn, max_steps=2)
     path = cpu_only.export_saved_model(os.path.join(workdir, "cpu_only_export"), receiver)

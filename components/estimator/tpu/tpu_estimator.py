@@ -573,12 +573,7 @@ class TPUEstimator(Estimator):
     def export_saved_model(self, *args, **kwargs):
         # The CPU MetaGraph (tags `serve`), as 2.15 wrote first.  2.15 also wrote a
         # `serve, tpu` one (export_to_tpu), which runs only on a TPU: left out, with a note.
-        if not self._export_to_cpu and self._export_to_tpu:
-            raise ValueError(
-                "TPUEstimator(export_to_cpu=False): the export would hold only the TPU "
-                "MetaGraph, which this kit does not write (it serves only on a TPU); "
-                "leave export_to_cpu=True."
-            )
+        self._refuse_tpu_only_export()
         given = inspect.signature(Estimator.export_saved_model).bind(self, *args, **kwargs)
         if given.arguments["serving_input_receiver_fn"]:
             self._checkpoint_first(Estimator.export_saved_model, *args, **kwargs)
@@ -594,9 +589,18 @@ class TPUEstimator(Estimator):
 
     @functools.wraps(Estimator.experimental_export_all_saved_models)
     def experimental_export_all_saved_models(self, *args, **kwargs):
+        self._refuse_tpu_only_export()
         self._checkpoint_first(Estimator.experimental_export_all_saved_models, *args, **kwargs)
         self._some_metagraph_to_export()
         return super().experimental_export_all_saved_models(*args, **kwargs)
+
+    def _refuse_tpu_only_export(self):
+        if not self._export_to_cpu and self._export_to_tpu:
+            raise ValueError(
+                "TPUEstimator(export_to_cpu=False): the export would hold only the TPU "
+                "MetaGraph, which this kit does not write (it serves only on a TPU); "
+                "leave export_to_cpu=True."
+            )
 
     def _some_metagraph_to_export(self):
         """2.15's refusal of an export with neither MetaGraph (once the checkpoint is
