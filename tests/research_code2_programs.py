@@ -616,12 +616,12 @@ def _json_files(model_dir):
     return found
 
 
-def _simclr_pretrained(tf, workdir, lines):
+def _simclr_pretrained(tf, workdir, lines, evaluate=True):
     model_dir = os.path.join(workdir, "pretrain")
     flags = dict(SIMCLR, mode="train")
     with tf.Graph().as_default(), info_lines() as seen:
         simclr_main(tf, flags, model_dir)
-        results = simclr_main(tf, dict(flags, mode="eval"), model_dir)
+        results = simclr_main(tf, dict(flags, mode="eval"), model_dir) if evaluate else []
     lines.extend(seen)
     return model_dir, results
 
@@ -692,7 +692,7 @@ FINETUNE_READ = [
 def simclr_finetune_and_export(tf, workdir):
     """simclr v1 fine-tuned from the pre-trained checkpoint (scaffold_fn), evaluated,
     exported and served."""
-    pretrain_dir, _ = _simclr_pretrained(tf, workdir, [])
+    pretrain_dir, _ = _simclr_pretrained(tf, workdir, [], evaluate=False)
     model_dir = os.path.join(workdir, "finetune")
     flags = dict(
         SIMCLR,
