@@ -29,6 +29,7 @@ under tf.estimator 2.15 (`tests/data/tf215/adanet.json`).
 """
 
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -36,7 +37,7 @@ import shutil
 import numpy as np
 
 from tests.program_registry import registry
-from tests.tf1_fidelity_programs import LOG_MARKERS, _info_lines, _normalized
+from tests.tf1_fidelity_programs import LOG_MARKERS, _info_lines, marked_lines
 from tests.tutorial_programs import listing, signatures
 
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tf215")
@@ -98,7 +99,7 @@ class _Builder:
     def name(self):
         return "linear" if not self.num_layers else f"{self.num_layers}_layer_dnn"
 
-    def build_subnetwork(self, features, logits_dimension, training):
+    def build_subnetwork(self, features, labels, logits_dimension, training):
         tf = self.tf
         x = tf.compat.v1.feature_column.input_layer(
             features, [tf.feature_column.numeric_column("x", shape=[2])]
@@ -130,6 +131,77 @@ class _Generator:
     def generate_candidates(self, previous_ensemble, iteration_number):
         depth = len(previous_ensemble or [])
         return [_Builder(self.tf, depth), _Builder(self.tf, depth + 1)]
+
+
+@contextlib.contextmanager
+def _subnetwork_step(tf, scope):
+    """AdaNet's monkey-patch while a subestimator's model_fn runs: the global step its
+    optimizer and head ask for is the subnetwork's own `iteration_step`."""
+    from tensorflow.python.training import training_util
+
+    def iteration_step(graph=None):
+        graph = graph or tf.compat.v1.get_default_graph()
+        reuse = tf.compat.v1.AUTO_REUSE
+        with (
+            graph.as_default(),
+            graph.name_scope(None),
+            tf.compat.v1.variable_scope(scope, reuse=reuse),
+        ):
+            return _counter(tf, "iteration_step")
+
+    places = [tf.compat.v1.train, training_util]
+    names = ("get_global_step", "get_or_create_global_step")
+    saved = [(place, name, getattr(place, name)) for place in places for name in names]
+    for place, name, _ in saved:
+        setattr(place, name, iteration_step)
+    try:
+        yield
+    finally:
+        for place, name, value in saved:
+            setattr(place, name, value)
+
+
+class _SubestimatorBuilder:
+    """autoensemble.common._BuilderFromSubestimator: a canned estimator's `model_fn` as a
+    subnetwork, called in a template, its logits and train op taken from its spec."""
+
+    def __init__(self, tf, name, estimator, config):
+        self.tf, self.name, self.estimator, self.config = tf, name, estimator, config
+        self.train_op = None
+
+    def _call_model_fn(self, features, labels, mode):
+        spec = self.estimator.model_fn(
+            features=features, labels=labels, mode=mode, config=self.config
+        )
+        predictions = spec.predictions
+        return predictions.get("logits", predictions.get("predictions")), spec.train_op
+
+    def build_subnetwork(self, features, labels, logits_dimension, training):
+        tf = self.tf
+        mode = tf.estimator.ModeKeys.TRAIN if training else tf.estimator.ModeKeys.PREDICT
+        template = tf.compat.v1.make_template("model_fn", self._call_model_fn)
+        scope = tf.compat.v1.get_variable_scope().name
+        with _subnetwork_step(tf, scope):
+            logits, self.train_op = template(features, labels if training else None, mode)
+        return logits
+
+    def build_subnetwork_train_op(self, loss, var_list):
+        return self.train_op
+
+
+class _CandidatePoolGenerator:
+    """autoensemble.common._GeneratorFromCandidatePool: a builder per estimator of the pool
+    (a dict, or a function of the config returning one)."""
+
+    def __init__(self, tf, candidate_pool, config):
+        self.tf, self.candidate_pool, self.config = tf, candidate_pool, config
+
+    def generate_candidates(self, previous_ensemble, iteration_number):
+        pool = self.candidate_pool
+        pool = pool(self.config) if callable(pool) else pool
+        return [
+            _SubestimatorBuilder(self.tf, name, pool[name], self.config) for name in sorted(pool)
+        ]
 
 
 class ReportMaterializer:
@@ -433,11 +505,13 @@ def _adanet_estimator(tf):
         def _architecture_filename(self, number):
             return os.path.join(self.model_dir, f"architecture-{number}.json")
 
-        def _subnetwork(self, builder, number, features, training):
+        def _subnetwork(self, builder, number, features, labels, training):
             scope = f"subnetwork_t{number}_{builder.name}"
             before = set(v1.trainable_variables())
             with v1.variable_scope(scope):
-                logits = builder.build_subnetwork(features, self._head.logits_dimension, training)
+                logits = builder.build_subnetwork(
+                    features, labels, self._head.logits_dimension, training
+                )
             return scope, logits, [v for v in v1.trainable_variables() if v not in before]
 
         def _ensemble(self, name, all_logits, features, labels, mode):
@@ -471,7 +545,7 @@ def _adanet_estimator(tf):
                 )
             return {"name": name, "spec": spec, "ema": ema}
 
-        def _previous_ensemble(self, number, features, training):
+        def _previous_ensemble(self, number, features, labels, training):
             """The earlier iterations' winners, rebuilt frozen from their architectures."""
             logits, names = [], []
             for i in range(number):
@@ -481,11 +555,13 @@ def _adanet_estimator(tf):
                 with open(filename) as f:
                     architecture = json.load(f)
                 v1.logging.info("Importing architecture from %s", filename)
+                builders = {
+                    f"subnetwork_t{i}_{b.name}": b
+                    for b in self._generator.generate_candidates(names, i)
+                }
                 with v1.variable_scope(f"iteration_{i}"):
                     for name in architecture["subnetworks"][len(names) :]:
-                        depth = 0 if name.endswith("linear") else int(name.split("_")[-3])
-                        builder = _Builder(tf, depth)
-                        _, sub, _ = self._subnetwork(builder, i, features, training)
+                        _, sub, _ = self._subnetwork(builders[name], i, features, labels, False)
                         logits.append(tf.stop_gradient(sub))
                         names.append(name)
             return logits, names
@@ -495,7 +571,7 @@ def _adanet_estimator(tf):
             training = mode == tf.estimator.ModeKeys.TRAIN
             with v1.variable_scope("adanet"):
                 previous_logits, previous_names = self._previous_ensemble(
-                    number, features, training
+                    number, features, labels, training
                 )
                 previous_vars = v1.global_variables()
                 builders = self._generator.generate_candidates(previous_names, number)
@@ -504,7 +580,7 @@ def _adanet_estimator(tf):
                     step = _counter(tf, "iteration_step")
                     for builder in builders:
                         scope, logits, var_list = self._subnetwork(
-                            builder, number, features, training
+                            builder, number, features, labels, training
                         )
                         subnetwork_logits[scope] = logits
                         name = f"t{number}_{builder.name}"
@@ -629,17 +705,6 @@ def _checkpoint_state(model_dir):
         return [line.split(": ")[0] + ": " + os.path.basename(line.split(": ")[1]) for line in f]
 
 
-def _adanet_log_lines(seen, workdir):
-    lines = []
-    for line in seen:
-        first = line.splitlines()[0] if line else line
-        if any(marker in first for marker in ADANET_MARKERS) and "/sec" not in first:
-            normalized = _normalized(first, workdir)
-            if not lines or lines[-1] != normalized:
-                lines.append(normalized)
-    return lines
-
-
 def _serving_receiver(tf):
     return tf.estimator.export.build_parsing_serving_input_receiver_fn(
         {"x": tf.io.FixedLenFeature([2], tf.float32)}
@@ -655,7 +720,7 @@ def _served(tf, export_dir, rows):
         ).SerializeToString()
         for row in rows.tolist()
     ]
-    loaded = tf.saved_model.load(export_dir)
+    loaded = tf.saved_model.load(export_dir, tags=["serve"])
     out = loaded.signatures["serving_default"](tf.constant(examples))
     return {k: v.numpy().tolist() for k, v in sorted(out.items())}
 
@@ -688,7 +753,7 @@ def adanet_simple_dnn_iterations(tf, workdir):
         report = json.load(f)
     return {
         "exact": {
-            "log_lines": _adanet_log_lines(seen, workdir),
+            "log_lines": marked_lines(seen, workdir, ADANET_MARKERS),
             "winners": [[h["iteration"], h["metric"], h["best"]] for h in estimator.history],
             "evaluate": sorted(results),
             "checkpoint": _checkpoint_names(tf, model_dir),
@@ -704,5 +769,225 @@ def adanet_simple_dnn_iterations(tf, workdir):
             "predictions": [p["predictions"].tolist() for p in predictions[:6]],
             "served": _served(tf, export, X[:3]),
             "report": {k: v["mean_logits"] for k, v in report.items()},
+        },
+    }
+
+
+@program
+def autoensemble_canned_candidates(tf, workdir):
+    Estimator = _adanet_estimator(tf)
+    model_dir = os.path.join(workdir, "auto")
+    head = tf.estimator.RegressionHead()
+    columns = [tf.feature_column.numeric_column("x", shape=[2])]
+    config = tf.estimator.RunConfig(tf_random_seed=42, log_step_count_steps=1)
+
+    def candidate_pool(config):
+        return {
+            "dnn": tf.estimator.DNNEstimator(
+                head=head, hidden_units=[3], feature_columns=columns, optimizer="SGD"
+            ),
+            "linear": tf.estimator.LinearEstimator(
+                head=head, feature_columns=columns, optimizer="SGD"
+            ),
+        }
+
+    with _info_lines() as seen:
+        estimator = Estimator(
+            head=head,
+            subnetwork_generator=_CandidatePoolGenerator(tf, candidate_pool, config),
+            max_iteration_steps=2,
+            model_dir=model_dir,
+            config=config,
+        )
+        estimator.train(_input_fn(tf), max_steps=4)
+        results = estimator.evaluate(_input_fn(tf, repeat=False, batch=12))
+        predictions = list(estimator.predict(_input_fn(tf, repeat=False, batch=6)))
+    path = estimator.latest_checkpoint()
+    steps = {
+        name: int(estimator.get_variable_value(name))
+        for name in estimator.get_variable_names()
+        if name.endswith("step")
+    }
+    return {
+        "exact": {
+            "log_lines": marked_lines(seen, workdir, ADANET_MARKERS),
+            "winners": [[h["iteration"], h["metric"], h["best"]] for h in estimator.history],
+            "checkpoint": _checkpoint_names(tf, model_dir),
+            "steps": steps,
+            "latest": os.path.basename(path),
+            "model_dir": listing(model_dir),
+        },
+        "close": {
+            "iterations": {str(h["iteration"]): h["values"] for h in estimator.history},
+            "evaluate": {k: float(v) for k, v in results.items()},
+            "predictions": [p["predictions"].tolist() for p in predictions],
+        },
+    }
+
+
+@program
+def adanet_estimator_surface(tf, workdir):
+    """What AdaNet's Estimator reads of its base class without an Evaluator: the best
+    ensemble from the checkpoint's `adanet_loss` values (`list_variables`,
+    `load_variable`), `max_iterations`, `train(steps=...)` resumed, `params`, `config`,
+    `_warm_start_settings` from `warm_start_from` in `**kwargs`, `latest_checkpoint()`,
+    `get_variable_names/value`, a named evaluation, and its model_fn's refusal to train
+    outside its loop."""
+    Estimator = _adanet_estimator(tf)
+    model_dir = os.path.join(workdir, "surface")
+    config = tf.estimator.RunConfig(tf_random_seed=3, save_checkpoints_steps=50)
+    warm = tf.estimator.WarmStartSettings(os.path.join(workdir, "nowhere"), vars_to_warm_start=[])
+    with _info_lines() as seen:
+        estimator = Estimator(
+            head=tf.estimator.RegressionHead(),
+            subnetwork_generator=_Generator(tf),
+            max_iteration_steps=2,
+            max_iterations=2,
+            model_dir=model_dir,
+            config=config,
+        )
+        estimator.train(_input_fn(tf), steps=3)
+        estimator.train(_input_fn(tf), steps=3)
+        estimator.train(_input_fn(tf), steps=2)
+        results = estimator.evaluate(_input_fn(tf, repeat=False, batch=12), name="holdout")
+        warmed = Estimator(
+            head=tf.estimator.RegressionHead(),
+            subnetwork_generator=_Generator(tf),
+            max_iteration_steps=2,
+            model_dir=os.path.join(workdir, "warm"),
+            warm_start_from=warm,
+        )
+    replaced = estimator.config.replace(model_dir=os.path.join(model_dir, "temp"))
+    names = estimator.get_variable_names()
+
+    def train_outside_the_loop():
+        with tf.Graph().as_default():
+            tf.compat.v1.train.create_global_step()
+            features, labels = _features_and_labels(tf, _input_fn(tf)())
+            estimator.model_fn(features, labels, tf.estimator.ModeKeys.TRAIN, estimator.config)
+
+    try:
+        train_outside_the_loop()
+        refused = None
+    except Exception as error:  # (what the user sees: type and first line)
+        refused = [type(error).__name__, str(error).splitlines()[0]]
+    return {
+        "exact": {
+            "log_lines": marked_lines(seen, workdir, ADANET_MARKERS),
+            "params": estimator.params,
+            "latest": os.path.basename(estimator.latest_checkpoint()),
+            "current_iteration": int(estimator.get_variable_value("current_iteration")),
+            "global_step": int(estimator.get_variable_value("global_step")),
+            "names": names,
+            "replaced": [
+                os.path.relpath(replaced.model_dir, workdir),
+                replaced.tf_random_seed,
+                replaced.save_checkpoints_steps,
+                os.path.relpath(estimator.config.model_dir, workdir),
+            ],
+            "eval_dir": os.path.relpath(estimator.eval_dir("holdout"), workdir),
+            "warm_start": [
+                type(warmed._warm_start_settings).__name__,
+                os.path.relpath(warmed._warm_start_settings.ckpt_to_initialize_from, workdir),
+            ],
+            "evaluate": sorted(results),
+            "train_outside_the_loop": refused,
+            "model_dir": listing(model_dir),
+        },
+        "close": {"evaluate": {k: float(v) for k, v in results.items()}},
+    }
+
+
+def _adanet_tpu_estimator(tf):
+    """adanet.TPUEstimator's class: AdaNet's Estimator and tf.compat.v1.estimator.tpu's
+    TPUEstimator together, each temporary estimator a TPUEstimator (here use_tpu=False)."""
+    from tensorflow_estimator.python.estimator.tpu import tpu_estimator
+
+    tpu = tf.compat.v1.estimator.tpu
+
+    class TPUEstimator(_adanet_estimator(tf), tpu.TPUEstimator):
+        def __init__(self, head, subnetwork_generator, max_iteration_steps, **kwargs):
+            self._tpu_args = {
+                key: kwargs[key]
+                for key in ("use_tpu", "train_batch_size", "eval_batch_size", "predict_batch_size")
+            }
+            self._original_config = kwargs["config"]
+            super().__init__(
+                head,
+                subnetwork_generator,
+                max_iteration_steps,
+                export_saved_model_api_version=tpu_estimator.ExportSavedModelApiVersion.V2,
+                **kwargs,
+            )
+
+        def _create_temp_estimator(self, config, **model_fn_args):
+            return tpu.TPUEstimator(
+                model_fn=self._create_model_fn(**model_fn_args),
+                config=config,
+                model_dir=config.model_dir,
+                export_saved_model_api_version=tpu_estimator.ExportSavedModelApiVersion.V2,
+                **self._tpu_args,
+            )
+
+        @contextlib.contextmanager
+        def _call_input_fn_in_new_graph(self, input_fn, config):
+            bound = functools.partial(input_fn, params=self.params)
+            with super()._call_input_fn_in_new_graph(bound, config) as result:
+                yield result
+
+    return TPUEstimator
+
+
+def _tpu_input_fn(tf, repeat=True):
+    def input_fn(params):
+        data = tf.data.Dataset.from_tensor_slices(({"x": X}, Y))
+        data = data.repeat() if repeat else data
+        return data.batch(params.get("batch_size", 12), drop_remainder=True)
+
+    return input_fn
+
+
+@program
+def adanet_tpu_estimator_on_cpu(tf, workdir):
+    TPUEstimator = _adanet_tpu_estimator(tf)
+    model_dir = os.path.join(workdir, "tpu")
+    tpu = tf.compat.v1.estimator.tpu
+    config = tpu.RunConfig(
+        tf_random_seed=5,
+        save_checkpoints_steps=100,
+        tpu_config=tpu.TPUConfig(iterations_per_loop=1),
+    )
+    with _info_lines() as seen:
+        estimator = TPUEstimator(
+            head=tf.estimator.RegressionHead(),
+            subnetwork_generator=_Generator(tf),
+            max_iteration_steps=2,
+            model_dir=model_dir,
+            config=config,
+            use_tpu=False,
+            train_batch_size=8,
+            eval_batch_size=12,
+            predict_batch_size=6,
+        )
+        estimator.train(_tpu_input_fn(tf), max_steps=4)
+        results = estimator.evaluate(_tpu_input_fn(tf, repeat=False), steps=2)
+        predictions = list(estimator.predict(_tpu_input_fn(tf, repeat=False)))
+        export = estimator.export_saved_model(
+            os.path.join(workdir, "export"), _serving_receiver(tf)
+        )
+    export = export.decode() if isinstance(export, bytes) else export
+    return {
+        "exact": {
+            "log_lines": marked_lines(seen, workdir, ADANET_MARKERS),
+            "params": sorted(estimator.params),
+            "checkpoint": _checkpoint_names(tf, model_dir),
+            "model_dir": listing(model_dir),
+            "signatures": signatures(export),
+            "evaluate": sorted(results),
+        },
+        "close": {
+            "evaluate": {k: float(v) for k, v in results.items()},
+            "predictions": [p["predictions"].tolist() for p in predictions],
+            "served": _served(tf, export, X[:3]),
         },
     }

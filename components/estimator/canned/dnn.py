@@ -83,6 +83,18 @@ def _load_tables_before_the_first_step(layer, feature_columns):
                 table.assign(value)
 
 
+def _outer_name_scope(scope):
+    """The name scope a tf.estimator DNN's layers are built in, in a graph, as the prefix
+    of their names: 2.15's V2 model named each layer after its full name scope, so that
+    under a caller's scope (AdaNet's subestimators, a model_fn in a variable scope) its
+    variables were `<outer>/dnn/<outer>/hiddenlayer_0/kernel`. ("" at the top, and for the
+    tf.compat.v1.estimator classes, whose layers 2.15 named in their variable scopes.)"""
+    if not scope or reads_v1_columns() or tf.executing_eagerly():
+        return ""
+    outer = tf.compat.v1.get_default_graph().get_name_scope()
+    return f"{outer}/" if outer else ""
+
+
 def dnn_logits(
     features,
     feature_columns,
@@ -98,6 +110,7 @@ def dnn_logits(
     `dnn`; None: the caller's, where 2.15's V1 `dnn_logit_fn_builder` made its variables,
     its layers' summaries still tagged `dnn/...`)."""
     training = mode == ModeKeys.TRAIN
+    outer = _outer_name_scope(scope)
     with tf.name_scope(scope) if scope else contextlib.nullcontext():
         # tf.estimator 2.15's names: `dnn/input_from_feature_columns/input_layer/...`,
         # in a graph (where a Saver or TF1's warm start reads them) as in a function.
@@ -109,7 +122,7 @@ def dnn_logits(
                 width,
                 activation=activation_fn,
                 kernel_initializer=graph_seeds.kernel_initializer(),
-                name=f"hiddenlayer_{i}",
+                name=f"{outer}hiddenlayer_{i}",
             )
             layers.append(hidden)
             net = hidden(net)
@@ -117,7 +130,7 @@ def dnn_logits(
                 net = _dropout(net, dropout, training)
             if batch_norm:
                 norm = tf_keras.layers.BatchNormalization(
-                    momentum=0.999, name=f"hiddenlayer_{i}/batchnorm_{i}"
+                    momentum=0.999, name=f"{outer}hiddenlayer_{i}/batchnorm_{i}"
                 )
                 layers.append(norm)
                 net = norm(net, training=training)
@@ -128,7 +141,7 @@ def dnn_logits(
                         net = tf.identity(net)
             summaries.layer(f"dnn/hiddenlayer_{i}", net, v1_scope=scope)
         output = tf_keras.layers.Dense(
-            units, kernel_initializer=graph_seeds.kernel_initializer(), name="logits"
+            units, kernel_initializer=graph_seeds.kernel_initializer(), name=f"{outer}logits"
         )
         layers.append(output)
         logits = output(net)
