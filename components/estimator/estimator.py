@@ -648,16 +648,16 @@ class Estimator:
         self._model_fn_args = _accepted_args(model_fn)
         if "features" not in self._model_fn_args:
             raise ValueError(f"model_fn ({model_fn}) must include features argument.")
+        if params is not None and "params" not in self._model_fn_args:  # (2.15's order)
+            raise ValueError(
+                f"model_fn ({model_fn}) does not include params argument, but params "
+                f"({params}) is passed to Estimator."
+            )
         unexpected = sorted(self._model_fn_args - _MODEL_FN_ARGS)
         if unexpected:
             raise ValueError(
                 f"model_fn ({model_fn}) has following not expected args: {unexpected}\n"
                 f"(the Estimator passes only {sorted(_MODEL_FN_ARGS)})."
-            )
-        if params is not None and "params" not in self._model_fn_args:
-            raise ValueError(
-                f"model_fn ({model_fn}) does not include params argument, but params "
-                f"({params}) is passed to Estimator."
             )
         if not model_dir:
             model_dir = temporary_model_dir()

@@ -130,8 +130,10 @@ class SupervisedInputReceiver(
 def _placeholder_like(tensor, default_batch_size):
     """A placeholder of `tensor`'s dtype and shape, the batch dimension `default_batch_size`
     (a scalar's too, as tf.estimator made it: a batch of them), named as `tensor`'s op in
-    a graph (no name for an eager tensor), as tf.estimator named it."""
-    shape = tf.TensorShape([default_batch_size]).concatenate(tensor.shape[1:])
+    a graph (no name for an eager tensor), as tf.estimator named it. Its shape is read by
+    `get_shape()`, as 2.15 read it: a numpy array or a `tf.TensorSpec` fails there as it
+    did (AttributeError)."""
+    shape = tf.TensorShape([default_batch_size]).concatenate(tensor.get_shape()[1:])
     try:
         name = tensor.op.name
     except AttributeError:  # (an eager tensor has no op)

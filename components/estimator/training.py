@@ -272,8 +272,10 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         raise ValueError(
             f"Task type {config.task_type} is not supported. Supported task types are {_TASK_TYPES}"
         )
-    if config.task_type == "master":
-        _train_and_evaluate_here(estimator, train_spec, eval_spec)
+    if config.task_type in ("master", "chief", "worker"):
+        _log_lone_node(config)
+    if config.task_type == "master":  # (2.15's master: no "Start train and evaluate" line)
+        _train_and_evaluate_here(estimator, train_spec, eval_spec, announce=False)
     elif config.task_type == "ps":
         task = {"type": "ps", "index": config.task_id}
         server.run_server({"cluster": config.cluster_spec.as_dict(), "task": task})
@@ -287,6 +289,15 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
             saving_listeners=train_spec.saving_listeners,
         )
     return None  # (as 2.15's: nothing to unpack)
+
+
+def _log_lone_node(config):
+    """2.15 started a training task's server before training, but said it skipped it for
+    a cluster of one node (a lone `master` or `chief`), outside Google's environment."""
+    jobs = config.cluster_spec.jobs
+    alone = len(jobs) == 1 and len(config.cluster_spec.job_tasks(jobs[0])) == 1
+    if alone and not config.master and server.tf_config_from_env().get("environment") != "google":
+        log.info("Skip starting Tensorflow server as there is only one node in the cluster.")
 
 
 def _evaluate_continuously(estimator, train_spec, eval_spec):
@@ -314,16 +325,18 @@ def _evaluate_continuously(estimator, train_spec, eval_spec):
 _POLL_SECS = 0.5
 
 
-def _train_and_evaluate_here(estimator, train_spec, eval_spec):
-    """2.15's local train_and_evaluate: evaluations after checkpoints as they are saved."""
+def _train_and_evaluate_here(estimator, train_spec, eval_spec, announce=True):
+    """2.15's local train_and_evaluate (and a master's, which does not `announce` it):
+    evaluations after checkpoints as they are saved."""
     config = estimator._user_config
-    log.info(
-        "Start train and evaluate loop. The evaluate will happen after every checkpoint. "
-        "Checkpoint frequency is determined based on RunConfig arguments: "
-        "save_checkpoints_steps %s or save_checkpoints_secs %s.",
-        config.save_checkpoints_steps,
-        config.save_checkpoints_secs,
-    )
+    if announce:
+        log.info(
+            "Start train and evaluate loop. The evaluate will happen after every checkpoint. "
+            "Checkpoint frequency is determined based on RunConfig arguments: "
+            "save_checkpoints_steps %s or save_checkpoints_secs %s.",
+            config.save_checkpoints_steps,
+            config.save_checkpoints_secs,
+        )
     if estimator._max_steps_reached(train_spec.max_steps):
         # 2.15 evaluated and exported after the checkpoints train() saved: a job run
         # again on a model_dir already at max_steps saves none, so gets (None, None).
