@@ -20,7 +20,8 @@ is).
   gradient aggregation: local variables, the update applied in a `tf.cond` every second
   pass and the global step advanced in the other branch), an Estimator given no
   `model_dir` (as ranks other than 0 make it), the broadcast hook in `train`, `evaluate`
-  and `predict`: losses per step, the global step, evaluation, predictions;
+  and `predict`: losses per step, the global step, evaluation, predictions; and the same
+  under TF1 control flow (`horovod_backward_passes_tf1_control_flow`);
 - `tfos_roles`: TensorFlowOnSpark's `examples/mnist/estimator`: the `RunConfig` each role of
   the driver's `TF_CONFIG` (chief, worker, ps, evaluator) parses, then the evaluator's
   `train_and_evaluate` once the chief's checkpoint reached `max_steps`;
@@ -406,6 +407,20 @@ def aggregating_optimizer(tf):
 
 @program
 def horovod_backward_passes(tf, workdir):
+    return _backward_passes(tf)
+
+
+@program
+def horovod_backward_passes_tf1_control_flow(tf, workdir):
+    """The same under TF1 control flow (as TF 1.x ran it; `disable_v2_behavior()` too)."""
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        return _backward_passes(tf)
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+
+
+def _backward_passes(tf):
     v1 = tf.compat.v1
     hvd = horovod(tf)
     AggregatingOptimizer = aggregating_optimizer(tf)

@@ -760,6 +760,8 @@ class _WarmStartHook(_V1.train.SessionRunHook):
 
 # Op types that write a resource variable (reads, `Switch`es of control flow do not).
 _WRITE_OP_PREFIXES = ("Assign", "ResourceApply", "ResourceSparseApply", "ResourceScatter")
+# TF1 control flow's ops that hand a variable on as it is.
+_PASSING_ON = {"Switch", "RefSwitch", "Enter", "RefEnter", "Identity", "RefIdentity"}
 
 
 def _counting_steps(built, hooks):
@@ -777,19 +779,24 @@ def _counting_steps(built, hooks):
         runs += [getattr(op, "op", op) for op in runner.enqueue_ops]
     step_ops = set(graph_steps.closure(runs))
     handle = built.global_step.op.outputs[0]  # (a handle, or a ref)
-    writes = [op for op in handle.consumers() if op in step_ops and _writes(op, handle)]
+    writes = [op for op in handle.consumers() if _writes(op, handle, step_ops)]
     if writes:
         return train_op
     with tf.control_dependencies([built.spec.train_op]):
         return built.global_step.assign_add(1).op
 
 
-def _writes(op, handle):
-    """Whether `op` writes the variable of `handle`: a write op, or a call of functions
-    given it as an input it does not mark read-only (`tf.cond`'s and `tf.while_loop`'s
-    ops in TF2 control flow: a branch's `assign_add` is inside the branch's function)."""
+def _writes(op, handle, step_ops):
+    """Whether `op`, run in a step, writes the variable of `handle`: a write op; TF1
+    control flow's `Switch` or `Enter` passing it to one (a TF1 `tf.cond` branch's
+    `assign_add`); a call of functions given it as an input it does not mark read-only
+    (TF2 control flow: `tf.cond`'s and `tf.while_loop`'s branches are functions)."""
+    if op not in step_ops:
+        return False
     if op.type.startswith(_WRITE_OP_PREFIXES):
-        return True
+        return op.inputs[0] is handle  # (the variable written; the value is another)
+    if op.type in _PASSING_ON:
+        return any(_writes(c, t, step_ops) for t in op.outputs for c in t.consumers())
     try:
         read_only = op.get_attr("_read_only_resource_inputs")
     except ValueError:
