@@ -1224,3 +1224,32 @@ def py_function_in_model_fn_and_map(tf, workdir):
         exact["evaluated"], close["evaluated"] = _evaluation(est.evaluate(input_fn))
         close["predicted"] = next(est.predict(input_fn))["probabilities"].tolist()
     return {"exact": exact, "close": close}
+
+
+def _multi_label_input_fn(tf, words):
+    """Two words a row at most, as a SparseTensor (`from_dense` drops the "" padding)."""
+    x, _ = _rows()
+
+    def input_fn():
+        labels = tf.sparse.from_dense(tf.constant(words * 2))
+        return {"x": tf.constant(x[:4])}, labels
+
+    return input_fn
+
+
+@program
+def multi_label_vocabulary(tf, workdir):
+    """A MultiLabelHead's string labels, one not in its `label_vocabulary` (2.15 looked it
+    up as -1, which `to_indicator` refused), then the answer's labels."""
+    exact, close = {}, {}
+    head = tf.estimator.MultiLabelHead(3, label_vocabulary=["a", "b", "c"])
+    columns = [tf.feature_column.numeric_column("x", shape=[3])]
+    est = tf.estimator.LinearEstimator(head, columns, model_dir=workdir)
+    exact["unknown"] = _said(
+        lambda: est.train(_multi_label_input_fn(tf, [["a", ""], ["d", "b"]]), steps=1),
+        r"(?m)^[^\n]*(assertion failed|indices|out of|invalid)[^\n]*$",
+    )
+    known = _multi_label_input_fn(tf, [["a", ""], ["c", "b"]])
+    est.train(known, steps=2)
+    exact["known"], close["known"] = _evaluation(est.evaluate(known, steps=1))
+    return {"exact": exact, "close": close}

@@ -284,20 +284,6 @@ def _vocabulary_ids(values, vocabulary):
     return tf.reshape(ids, tf.shape(values, out_type=tf.int64))
 
 
-def _ids_in_vocabulary(values, vocabulary):
-    """int64 ids of string `values` (any shape) in `vocabulary`, asserted to be in it."""
-    flat = tf.reshape(values, [-1, 1])
-    matches = tf.equal(flat, tf.constant(list(vocabulary))[None, :])
-    check = tf.debugging.assert_equal(
-        tf.reduce_any(matches, axis=1),
-        True,
-        message=f"Labels must be in label_vocabulary {list(vocabulary)}",
-    )
-    with tf.control_dependencies([check] if check is not None else []):
-        ids = tf.argmax(tf.cast(matches, tf.int32), axis=1)
-    return tf.reshape(ids, tf.shape(values, out_type=tf.int64))
-
-
 def _check_vocabulary(label_vocabulary, n_classes, multi_label=False, sized=True):
     """2.15's checks, in the words of its multi-label head or of its other heads; a
     vocabulary not `sized` may hold other than `n_classes` strings (2.15's binary head
@@ -1060,7 +1046,8 @@ class MultiLabelHead(_ClassHead):
             if labels.dtype == tf.string:
                 if self._vocabulary is None:
                     raise ValueError("String labels need label_vocabulary.")
-                ids = _ids_in_vocabulary(labels.values, self._vocabulary)
+                # (unchecked, as in 2.15: a -1 fails to_indicator's bounds)
+                ids = _vocabulary_ids(labels.values, self._vocabulary)
             elif labels.dtype.is_integer:
                 ids = _check_range(
                     tf.cast(labels.values, tf.int64),
