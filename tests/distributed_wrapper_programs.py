@@ -33,6 +33,9 @@ is).
   `Scaffold(saver=Saver(ema.variables_to_restore()))` in EVAL and PREDICT: the
   checkpoint's contents, evaluation and predictions from the averaged weights, and the
   SavedModel `export_saved_model` writes with that saver (its variables, what it serves);
+- `horovod_checkpoints_on_rank_0_only`: `save_checkpoints_steps` None off rank 0 (and no
+  `save_checkpoints_secs`): the model_dir then, evaluate and predict from initial values,
+  `get_variable_names`' error;
 - `horovod_canned_optimizers`: `hvd.DistributedOptimizer` of a TF1 optimizer given to
   `tf.compat.v1.estimator`'s DNN and linear classifiers (trained, evaluated) and to the V2
   ones (an instance, a callable: 2.15's error);
@@ -876,3 +879,48 @@ def _ema_train_fn(tf):
         return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     return model_fn
+
+
+@program
+def horovod_checkpoints_on_rank_0_only(tf, workdir):
+    """Horovod's advice: `save_checkpoints_steps` on rank 0 only (None on the others, and
+    no `save_checkpoints_secs`): what such a rank's model_dir holds and what evaluate,
+    predict and get_variable_names then do."""
+    v1 = tf.compat.v1
+    hvd = horovod(tf)
+    rank = 1  # (the code as the other ranks run it)
+
+    def model_fn(features, labels, mode):
+        w = v1.get_variable("w", [2, 1], initializer=v1.zeros_initializer())
+        prediction = tf.matmul(features["x"], w)
+        if mode == tf.estimator.ModeKeys.PREDICT:
+            return tf.estimator.EstimatorSpec(mode, predictions={"y": prediction})
+        loss = v1.losses.mean_squared_error(labels, prediction)
+        opt = hvd.DistributedOptimizer(v1.train.GradientDescentOptimizer(0.1))
+        train_op = opt.minimize(loss, v1.train.get_global_step())
+        return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    x = np.random.RandomState(11).rand(8, 2).astype(np.float32)
+    y = x.sum(axis=1, keepdims=True)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, y)).batch(4).repeat()
+
+    model_dir = os.path.join(workdir, "model")
+    config = tf.estimator.RunConfig(
+        save_checkpoints_steps=2 if rank == 0 else None, save_checkpoints_secs=None
+    )
+    est = tf.estimator.Estimator(model_fn, model_dir, config=config)
+    est.train(input_fn, steps=3)
+    files = [n for n in listing(model_dir) if "events" not in n]
+    result = est.evaluate(input_fn, steps=1)
+    predictions = [p["y"].tolist() for p in est.predict(lambda: input_fn().take(1))]
+    try:
+        names = est.get_variable_names()
+    except Exception as error:  # what the user sees is the point
+        message = str(error).splitlines()[0].replace(model_dir, "<model_dir>")
+        names = [type(error).__name__, message]
+    return {
+        "exact": {"files": files, "names": names},
+        "close": {"eval": {k: float(v) for k, v in result.items()}, "predictions": predictions},
+    }
