@@ -14,12 +14,6 @@ from tests.tf215_recordings import ComparedWithTf215, program_runs
 ours = program_runs(programs)
 
 
-def _without_optimizer_state(exact):
-    """The checkpoint's names but the Keras optimizers' `training.../<Optimizer>/...`."""
-    name, names = exact["checkpoint"]
-    return {**exact, "checkpoint": [name, [n for n in names if not n.startswith("training")]]}
-
-
 def _one_serving_graph(exact):
     """The log lines without the second model_fn call and signature lines 2.15 logged
     building its `serve, tpu` MetaGraph (the last export's)."""
@@ -37,11 +31,6 @@ class TestAdaNet(ComparedWithTf215):
     programs = programs
 
     def kept(self, name, ours, theirs):
-        if name == "autoensemble_canned_candidates":
-            # Two canned models' Keras optimizers in one graph name their state
-            # `training/SGD_1/...` here, `training_2/SGD/...` in 2.15 (docs/guide/estimator.md,
-            # "Migrating from tf.estimator 2.15", Estimator subclasses).
-            return _without_optimizer_state(ours), _without_optimizer_state(theirs)
         if name == "adanet_tpu_estimator_on_cpu":
             # The kit writes no `serve, tpu` MetaGraph (docs/guide/estimator.md, "TPUEstimator
             # on CPUs and GPUs"): 2.15 called the model_fn once more for it.

@@ -1,6 +1,7 @@
 """Optimizer arguments as tf.estimator took them: a name, an instance or a factory."""
 
 import contextlib
+import re
 
 import tf_keras
 
@@ -74,11 +75,23 @@ def apply(optimizer, loss, variables):
         _require_graph_optimizer(optimizer)
         # In a graph (a run with TF1 hooks, see graph_mode) the variables keep their
         # graph names: the optimizer's state lands under tf.estimator 2.15's scope.
-        with tf.compat.v1.name_scope(variables_lib.CANNED_TRAINING_SCOPE + "/"):
+        with tf.compat.v1.name_scope(_graph_training_scope()):
             train_op = _update(optimizer, loss, variables)
     # Checkpoints then name the slots as tf.estimator 2.15 did, so it resumes either way.
     variables_lib.name_optimizer_state(optimizer, variables)
     return train_op
+
+
+def _graph_training_scope():
+    """The name scope a canned model's optimizer state takes in a graph: 2.15's `training/`,
+    or the head's own `training_<n>/` when models before it in the graph took `training`
+    (AdaNet's AutoEnsemble candidates: `training_1/SGD/learning_rate`)."""
+    import tensorflow as tf
+
+    current = tf.compat.v1.get_default_graph().get_name_scope()
+    if re.fullmatch(variables_lib.CANNED_TRAINING_SCOPE + r"_\d+", current):
+        return current + "/"
+    return variables_lib.CANNED_TRAINING_SCOPE + "/"
 
 
 def _update(optimizer, loss, variables):
