@@ -793,3 +793,65 @@ def resume_second_estimator(tf, workdir):
     e2.train(fn, steps=2)
     r = e2.evaluate(fn)
     return {"exact": {"step": int(r["global_step"])}, "close": _floats(r)}
+
+
+def _auto_named_model(tf):
+    """A Sequential model whose layers Keras names itself (`dense`, then `dense_2`, ...)."""
+    model = tf.keras.Sequential(
+        [
+            tf.keras.layers.Dense(
+                3, input_shape=(2,), kernel_initializer=_constant(tf, 0.3, (2, 3))
+            ),
+            tf.keras.layers.Dense(1, kernel_initializer=_constant(tf, 0.5, (3, 1))),
+        ]
+    )
+    model.compile(optimizer=tf.keras.optimizers.Adam(0.1), loss="mse", metrics=["mae"])
+    return model
+
+
+def _batches(tf, features, labels):
+    """An input_fn of (features, labels) in batches of 2."""
+    return lambda: tf.data.Dataset.from_tensor_slices((features, labels)).batch(2)
+
+
+@program
+def resume_after_rebuilding_the_model(tf, workdir):
+    """A notebook re-running its cells: the model built and compiled again (its layers
+    auto-named afresh, `dense_2` for `dense`) and made an Estimator over the model_dir
+    the first one trained, in the default 'checkpoint' format. 2.15 read that checkpoint
+    by its object graph's keys, not by layer names: train resumes, evaluate, predict and
+    the export read it."""
+    tf.keras.backend.clear_session()
+    x = np.array([[1.0, 2.0], [0.0, 1.0], [2.0, 0.5], [1.0, 1.0]], np.float32)
+    y = x.sum(1, keepdims=True) / 2
+    d = os.path.join(workdir, "m")
+    names = []
+    for _ in range(2):
+        model = _auto_named_model(tf)
+        key = model.input_names[0]
+        names.append([key] + [layer.name for layer in model.layers])
+        fn = _batches(tf, {key: x}, y)
+        est = tf.keras.estimator.model_to_estimator(keras_model=model, model_dir=d)
+        est.train(fn, steps=2)
+    result = est.evaluate(fn)
+    rows = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices({key: x[:2]}).batch(2)))
+
+    def receiver():
+        placeholder = tf.compat.v1.placeholder(tf.float32, [None, 2], name="x")
+        return tf.estimator.export.ServingInputReceiver({key: placeholder}, {"x": placeholder})
+
+    export = est.export_saved_model(os.path.join(workdir, "export"), receiver)
+    served = tf.saved_model.load(export).signatures["serving_default"](tf.constant(x[:2]))
+    return {
+        "exact": {
+            "names": names,
+            "step": int(result["global_step"]),
+            "signatures": _signatures(export, tf),
+            "files": _files(d),
+        },
+        "close": {
+            **_floats(result),
+            "p": [float(v) for r in rows for v in r[names[1][-1]]],
+            "served": [float(v) for v in next(iter(served.values())).numpy().ravel()],
+        },
+    }

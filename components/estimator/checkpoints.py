@@ -243,14 +243,16 @@ def _read(prefix, keys, dtypes):
         )
 
 
-def restore(store, checkpoint_path, warn_unused=False):
+def restore(store, checkpoint_path, warn_unused=False, object_keys=None):
     """Sets the store's model variables from a name-based or object-based checkpoint.
 
     A model variable the checkpoint lacks, or holds with another shape or dtype,
     is an error naming it.  Missing optimizer state starts afresh, with one
     warning naming it (a step counter that tf.estimator 2.15 kept in
     `global_step` is set from it); with `warn_unused` that warning also names
-    what the checkpoint holds and this model does not use.
+    what the checkpoint holds and this model does not use. `object_keys`, {variable
+    name: key}, keys an object-based checkpoint's variables by their place in its object
+    graph rather than by the names it recorded.
     """
     reader = _reader(checkpoint_path)
     shapes = reader.get_variable_to_shape_map()
@@ -262,8 +264,10 @@ def restore(store, checkpoint_path, warn_unused=False):
         # Another object graph's (2.15's model_to_estimator, checkpoint_format
         # 'checkpoint': `layer_with_weights-0/kernel/...`): each variable by the name it had.
         saved = _full_names(reader)
+        by_place = object_keys or {}
         keys = {
-            saved.get(store.checkpoint_name(name), store.checkpoint_name(name)): name
+            by_place.get(name)
+            or saved.get(store.checkpoint_name(name), store.checkpoint_name(name)): name
             for name in variables
         }
     else:

@@ -1265,8 +1265,15 @@ class Estimator:
         if saver is not None:
             saver.read(checkpoint_path).expect_partial()
         else:
-            ckpt_lib.restore(self._store, checkpoint_path, warn_unused=mode == ModeKeys.TRAIN)
+            keys = self._checkpoint_keys(checkpoint_path)
+            warn_unused = mode == ModeKeys.TRAIN
+            ckpt_lib.restore(self._store, checkpoint_path, warn_unused, object_keys=keys)
         log.info("Restoring parameters from %s", checkpoint_path)  # 2.15's Saver's line
+
+    def _checkpoint_keys(self, checkpoint_path):
+        """{variable name: key} an object-based checkpoint holds them by, if not by the
+        names its object graph records (the Keras Estimator's); None: by those names."""
+        return None
 
     # ---------------------------------------------------------------- train
     def _traced(self, mode_function):

@@ -602,28 +602,52 @@ class _KerasEstimator(Estimator):
         VARIABLE_VALUE`, `.../.OPTIMIZER_SLOT/optimizer/m/...`, `optimizer/learning_rate/...`,
         `estimator_global_step/...`), that graph naming each by its 2.15 graph name
         (`hidden/kernel`, `training/Adam/hidden/kernel/m`)."""
-        if isinstance(self._template, functools.partial):  # (made once, at the first save)
-            self._template = self._template(built_like=self._model)
-        clone, optimizer, step = self._template
-        ours = self._counterparts(clone, optimizer, step)
+        graph, keyed = self._object_keyed()
         names = {id(v): name for name, v in self._store.checkpoint_names().items()}
-        graph, nodes = ckpt_lib.object_graph(clone)
         variables = {}
-        for node, template in zip(graph.nodes, nodes, strict=True):
-            for attribute in node.attributes:
-                variable = ours.get(id(template))
-                if variable is None or id(variable) not in names:
-                    raise ValueError(
-                        f"model_to_estimator: the checkpoint key {attribute.checkpoint_key} "
-                        "has no variable in this Estimator; use checkpoint_format='saver'."
-                    )
-                attribute.full_name = names[id(variable)]
-                variables[attribute.checkpoint_key] = variable
+        for attribute, variable in keyed:
+            if variable is None or id(variable) not in names:
+                raise ValueError(
+                    f"model_to_estimator: the checkpoint key {attribute.checkpoint_key} "
+                    "has no variable in this Estimator; use checkpoint_format='saver'."
+                )
+            attribute.full_name = names[id(variable)]
+            variables[attribute.checkpoint_key] = variable
         saved = {id(v) for v in variables.values()}
         for name, variable in self._saved_by_name().items():  # (an early stop's signal)
             if id(variable) not in saved:
                 variables[name] = variable
         return ckpt_lib.write(variables, prefix, object_graph=graph)
+
+    def _object_keyed(self):
+        """The template's object graph, and [(its attribute, the Estimator's variable it
+        stands for, or None)]: an object-based checkpoint's key of each variable."""
+        if isinstance(self._template, functools.partial):  # (made once, when first needed)
+            self._template = self._template(built_like=self._model)
+        clone, optimizer, step = self._template
+        ours = self._counterparts(clone, optimizer, step)
+        graph, nodes = ckpt_lib.object_graph(clone)
+        keyed = [
+            (attribute, ours.get(id(template)))
+            for node, template in zip(graph.nodes, nodes, strict=True)
+            for attribute in node.attributes
+        ]
+        return graph, keyed
+
+    def _checkpoint_keys(self, checkpoint_path):
+        """{variable name: key} of an object-based checkpoint in 2.15's 'checkpoint' format:
+        its variables read by their place in the model's object graph (as 2.15's Saver of
+        the graph's saveables read them), whatever the layers are named now (a model built
+        again in the same process: `dense_2`, not `dense`)."""
+        if not self._object_based or not ckpt_lib.is_object_based(checkpoint_path):
+            return None
+        names = {id(v): name for name, v in self._store.variables.items()}
+        _, keyed = self._object_keyed()
+        return {
+            names[id(variable)]: attribute.checkpoint_key
+            for attribute, variable in keyed
+            if variable is not None and id(variable) in names
+        }
 
     def _counterparts(self, clone, optimizer, step):
         """{id(template variable): the Estimator's variable it stands for}."""
