@@ -81,10 +81,15 @@ _SHARDS = re.compile(r"data-\d+-of-\d+")
 
 @contextlib.contextmanager
 def _environ(**values):
-    """os.environ with `values` set, as the container sets them; restored afterwards."""
+    """os.environ with `values` set (None: unset), as the container sets them; restored
+    afterwards."""
     before = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
     try:
+        for key, value in values.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         yield
     finally:
         for key, value in before.items():

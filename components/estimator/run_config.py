@@ -3,6 +3,7 @@
 import contextlib
 import copy
 import inspect
+import json
 import logging
 import os
 
@@ -119,6 +120,14 @@ def _check_settings(settings):
             raise ValueError(f"{message}\nRunConfig: {name} was {value!r}.")
 
 
+def _tf_config_of_a_new_config():
+    """TF_CONFIG as 2.15's RunConfig read it when made: set but empty is no JSON (its
+    JSONDecodeError), where its training loop, and a replaced config, took it as unset."""
+    if _REPLACING:
+        return server.tf_config_from_env()
+    return json.loads(os.environ.get("TF_CONFIG", "{}"))
+
+
 def _model_dir(given, tf_config):
     """The model_dir given, or TF_CONFIG's `model_dir` (as cloud trainers set it); both
     must agree, neither may be empty: 2.15's rules and errors."""
@@ -221,11 +230,11 @@ class RunConfig:
             save_checkpoints_steps = None
         if save_checkpoints_secs is _USE_DEFAULT:
             save_checkpoints_secs = None
-        model_dir = _model_dir(model_dir, server.tf_config_from_env())
         if save_checkpoints_steps is not None and save_checkpoints_secs is not None:
             raise ValueError(
                 "`save_checkpoints_steps` and `save_checkpoints_secs` cannot be both set."
             )
+        model_dir = _model_dir(model_dir, _tf_config_of_a_new_config())
         if experimental_distribute is not None:
             # tf.estimator's DistributeConfig: each strategy given there or here, not both.
             train_distribute = _distribute_from(
