@@ -855,3 +855,28 @@ def resume_after_rebuilding_the_model(tf, workdir):
             "served": [float(v) for v in next(iter(served.values())).numpy().ravel()],
         },
     }
+
+
+@program
+def max_steps_reached_by_format(tf, workdir):
+    """train(max_steps=2) twice. 2.15 read the step to start from by the name `global_step`:
+    the 'saver' format's checkpoint holds it (the second call skips), the default
+    'checkpoint' format's does not (`estimator_global_step/...`: read as 0, the second call
+    trains one step, to 3)."""
+    x = np.array([[1.0, 2.0], [0.0, 1.0], [2.0, 0.5], [1.0, 1.0]], np.float32)
+    y = x.sum(1, keepdims=True) / 2
+    seen, close = {}, {}
+    for checkpoint_format in ("checkpoint", "saver"):
+        tf.keras.backend.clear_session()
+        model = _auto_named_model(tf)
+        fn = lambda: _batches(tf, {"dense_input": x}, y)().repeat()  # noqa: E731
+        d = os.path.join(workdir, checkpoint_format)
+        est = tf.keras.estimator.model_to_estimator(
+            keras_model=model, model_dir=d, checkpoint_format=checkpoint_format
+        )
+        est.train(fn, max_steps=2)
+        with _info_lines(tf, workdir, "Skipping|Saving checkpoints") as lines:
+            est.train(fn, max_steps=2)
+        seen[checkpoint_format] = [lines, os.path.basename(tf.train.latest_checkpoint(d))]
+        close[checkpoint_format] = _floats(est.evaluate(fn, steps=1))
+    return {"exact": seen, "close": close}

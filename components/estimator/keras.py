@@ -568,6 +568,15 @@ class _KerasEstimator(Estimator):
             self._make_tf1_state()
         return super()._train(input_fn, hooks, steps, max_steps, saving_listeners)
 
+    def _max_steps_reached(self, max_steps):
+        """2.15 read the step a train() starts from by the name `global_step`, which its
+        'checkpoint' format does not hold (`estimator_global_step/...`): it read 0, never
+        skipped, and trained a step past a reached `max_steps`."""
+        latest = tf.train.latest_checkpoint(self._model_dir) if self._model_dir else None
+        if self._object_based and latest and "global_step" not in ckpt_lib.variable_names(latest):
+            return False
+        return super()._max_steps_reached(max_steps)
+
     def _checkpoint(self, mode):
         if not self._object_based:
             return lambda prefix: ckpt_lib.write(self._saved_by_name(), prefix)

@@ -56,9 +56,12 @@ def run(
     loop = _TrainingLoop(estimator, global_step, hooks, saving_listeners)
     loop.restore_or_initialize(latest_checkpoint)
     untrained = _values_to_go_back_to(loop, latest_checkpoint)
-    # (Estimator.train returns before this when max_steps is already reached.)
+    # (Estimator.train returns before this when max_steps is already reached; past it
+    # here, 2.15's StopAtStepHook stopped after one step.)
     start_step = int(global_step.numpy())
     target = start_step + steps if steps is not None else max_steps
+    if steps is None and max_steps is not None:
+        target = max(max_steps, start_step + 1)
     loop.begin(start_step)
     loop.save_start()
     loop.train(run_chunk, start_step, target)
