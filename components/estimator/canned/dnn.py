@@ -88,8 +88,10 @@ def _outer_name_scope(scope):
     of their names: 2.15's V2 model named each layer after its full name scope, so that
     under a caller's scope (AdaNet's subestimators, a model_fn in a variable scope) its
     variables were `<outer>/dnn/<outer>/hiddenlayer_0/kernel`. ("" at the top, and for the
-    tf.compat.v1.estimator classes, whose layers 2.15 named in their variable scopes.)"""
-    if not scope or reads_v1_columns() or tf.executing_eagerly():
+    tf.compat.v1.estimator classes, whose layers 2.15 named in their variable scopes; and
+    on the TF2 path, whose traced functions add scopes of their own, such as the steps
+    loop's `while/cond`.)"""
+    if not scope or reads_v1_columns() or tf.compat.v1.executing_eagerly_outside_functions():
         return ""
     outer = tf.compat.v1.get_default_graph().get_name_scope()
     return f"{outer}/" if outer else ""
