@@ -1081,7 +1081,9 @@ class Evaluation:
             if "loss" not in values:
                 values["loss"], update = _V1.metrics.mean(spec.loss)
                 updates.append(update)
-            self.update_op = tf.group(*updates, _eval_step().assign_add(1))
+            # As 2.15 ran them (and hooks see them in `original_args.fetches`): the
+            # metrics' updates grouped, then the eval step's count, a list of two.
+            self.eval_ops = [tf.group(*updates), _eval_step().assign_add(1, use_locking=True)]
             if scaffold.local_init_op is not None:  # (the metrics' variables are new to it)
                 scaffold = _V1.train.Scaffold(
                     local_init_op=tf.group(
@@ -1108,7 +1110,7 @@ class Evaluation:
             with _V1.train.MonitoredSession(session_creator=creator, hooks=hooks) as session:
                 done = 0
                 while not session.should_stop() and (steps is None or done < steps):
-                    session.run(self.update_op)
+                    session.run(self.eval_ops)
                     done += 1
                     _log_eval_progress(done, steps)
             log.info("Inference Time : %.5fs", time.time() - start)

@@ -164,17 +164,19 @@ class _Evaluator:
         )
         self._last_evaluated_checkpoint = checkpoint
         step = int(self.last_result["global_step"])
-        is_final = self._max_steps is not None and step >= self._max_steps
+        # As 2.15: the step's numpy comparison (a numpy bool), False without max_steps;
+        # the exporter called by keyword.
+        is_final = self.last_result["global_step"] >= self._max_steps if self._max_steps else False
         if is_final:
             log.debug("Calling exporter with the `is_the_final_export=True`.")
         self.last_exports = [
             # (None where it did not export, as in 2.15)
             exporter.export(
-                self._estimator,
-                os.path.join(self._estimator.model_dir, "export", exporter.name),
-                checkpoint,
-                self.last_result,
-                is_final,
+                estimator=self._estimator,
+                export_path=os.path.join(self._estimator.model_dir, "export", exporter.name),
+                checkpoint_path=checkpoint,
+                eval_result=self.last_result,
+                is_the_final_export=is_final,
             )
             for exporter in self._spec.exporters
         ]
