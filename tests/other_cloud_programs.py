@@ -511,6 +511,9 @@ class AbaloneKeras(AbaloneLayers):
 
 @program
 def sagemaker_keras_model_fn(tf, workdir):
+    # (A container's process built no model before: Keras's layer names count from none,
+    # whatever the test worker ran first.)
+    tf.keras.backend.clear_session()
     channel = _abalone_channel(workdir)
     model_path = os.path.join(workdir, "model")
     estimator, result, lines = _job(
