@@ -7,12 +7,15 @@
   ...)`, a `FinalExporter` named by `TF_EXPORT_DIR`'s default `mnist/` (trailing slash),
   `EvalSpec(steps=1, exporters=<one exporter>, throttle_secs=1)`, `train_and_evaluate`
   under a TFJob's TF_CONFIG for a lone chief (no evaluator: it trains only), then
-  `export_saved_model` into the relative `mnist/` and the sample's `export_savedmodel`;
+  `export_saved_model` into the relative `mnist/`, the sample's `export_savedmodel`, and
+  into a `pathlib.Path` (as `AIP_MODEL_DIR` is often wrapped), which 2.15 refused with
+  `tf.compat.as_bytes`'s TypeError before calling model_fn (the kit exported there);
 - `vertex_trainer_exporters`: a cloud trainer's `task.py`: `--job-dir` as model_dir, a
   `LinearClassifier` on a flat numeric column served from `[None, 8, 8]` images, a
   `BestExporter`, a `LatestExporter` and a `FinalExporter` in one named `EvalSpec`, the
   returned eval result (what `hypertune` is given) and export paths, the model exported
-  again into `AIP_MODEL_DIR`; then the same job as a lone evaluator task of TF_CONFIG;
+  again into `AIP_MODEL_DIR` (and into a `pathlib.Path`, refused); then the same job as a
+  lone evaluator task of TF_CONFIG;
 - `pipelines_dnn_trainer`: kubeflow/pipelines' old `dnntrainer` component: TFRecords read
   by `make_batched_features_dataset`, identity and weighted-identity indicator columns, a
   `DNNClassifier` under `train_and_evaluate` with `max_steps=None` (a `FinalExporter`
@@ -37,6 +40,7 @@ import contextlib
 import glob
 import json
 import os
+import pathlib
 
 import numpy as np
 
@@ -188,6 +192,8 @@ def mnist_tfjob_chief(tf, workdir):
         returned = tf.estimator.train_and_evaluate(classifier, train_spec, eval_spec)
         exported = classifier.export_saved_model("mnist/", serving_input_receiver_fn=serving_fn)
         deprecated = _error(lambda: classifier.export_savedmodel("mnist/", serving_fn))
+    with _info_lines() as path_lines:  # (AIP_MODEL_DIR as a pathlib.Path)
+        as_path = _error(lambda: classifier.export_saved_model(pathlib.Path(workdir), serving_fn))
     return {
         "exact": {
             "returned": returned,
@@ -196,6 +202,8 @@ def mnist_tfjob_chief(tf, workdir):
             "files": listing(workdir),
             "signatures": signatures(os.path.join(workdir, exported.decode())),
             "export_savedmodel": deprecated,
+            "export_to_a_path": [as_path[0], as_path[1].replace(workdir, "<workdir>")],
+            "export_to_a_path_lines": _user_lines(path_lines, workdir),
         }
     }
 
@@ -247,12 +255,14 @@ def _vertex_local(tf, workdir, job_dir):
     with _info_lines() as lines:
         metrics, paths = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
     aip = estimator.export_saved_model(os.environ["AIP_MODEL_DIR"], serving)
+    as_path = _error(lambda: estimator.export_saved_model(pathlib.Path(job_dir), serving))
     paths = [os.path.relpath(os.path.dirname(p.decode()), job_dir) for p in paths]
     seen = {
         "eval_keys": sorted(metrics),
         "global_step": int(metrics["global_step"]),
         "export_paths": paths,
         "aip_model_dir": [type(aip).__name__, listing(os.environ["AIP_MODEL_DIR"])],
+        "export_to_a_path": [as_path[0], as_path[1].replace(workdir, "<workdir>")],
     }
     return seen, _canned_lines(lines, workdir)
 

@@ -1852,6 +1852,7 @@ class Estimator:
                 checkpoint_path=checkpoint_path,
             )
         checkpoint_path = checkpoint_path or self._require_checkpoint()  # before model_fn
+        serving.export_base(export_dir_base)  # (2.15's TypeError, also before model_fn)
 
         def export():
             module, signatures = self._serving_module(

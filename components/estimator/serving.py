@@ -354,11 +354,15 @@ def save(module, signatures, target_dir, assets_extra=None, as_text=False):
     return write_atomically(write, target_dir, assets_extra)
 
 
+def export_base(export_dir_base):
+    """`export_dir_base` as a str; as under 2.15, a str or bytes only (a `pathlib.Path`
+    refused with `tf.compat.as_bytes`'s TypeError, before `model_fn` is called)."""
+    return tf.compat.as_bytes(export_dir_base).decode()
+
+
 def timestamped_dir(export_dir_base):
     """A new `<export_dir_base>/<unix seconds>` path (tf.estimator's layout)."""
-    export_dir_base = os.fspath(export_dir_base)
-    if isinstance(export_dir_base, bytes):
-        export_dir_base = export_dir_base.decode()
+    export_dir_base = export_base(export_dir_base)
     tf.io.gfile.makedirs(export_dir_base)
     timestamp = int(time.time())
     while tf.io.gfile.exists(os.path.join(export_dir_base, str(timestamp))):
