@@ -510,3 +510,42 @@ def tf_config_as_set(tf, workdir):
     with _environ(TF_CONFIG=None):
         seen["empty_tf_config"] = _empty_tf_config(tf, workdir)
     return {"exact": seen}
+
+
+@program
+def paths_as_pathlib(tf, workdir):
+    """`pathlib.Path`s where a trainer's flags (`--job-dir`, `AIP_MODEL_DIR`) end up: a
+    model_dir (2.15 took it), a checkpoint_path to evaluate and predict (2.15: a TypeError),
+    a `warm_start_from` (2.15: its ValueError when the Estimator is made) and a
+    `WarmStartSettings` path (taken)."""
+    x = np.arange(8, dtype=np.float32).reshape(8, 1)
+
+    def input_fn():
+        return tf.data.Dataset.from_tensor_slices(({"x": x}, x)).batch(4)
+
+    columns = [tf.feature_column.numeric_column("x")]
+    folder = pathlib.Path(workdir)
+    estimator = tf.estimator.LinearRegressor(columns, model_dir=folder / "job")
+    estimator.train(input_fn, steps=2)
+    checkpoint = pathlib.Path(estimator.latest_checkpoint())
+
+    def warm_started(start):
+        model = tf.estimator.LinearRegressor(
+            columns, model_dir=folder / "warm", warm_start_from=start
+        )
+        return model.train(input_fn, steps=1) and None
+
+    settings = tf.estimator.WarmStartSettings(folder / "job")
+    return {
+        "exact": {
+            "model_dir": [
+                type(estimator.model_dir).__name__,
+                os.path.basename(estimator.model_dir),
+            ],
+            "evaluate": _error(lambda: estimator.evaluate(input_fn, checkpoint_path=checkpoint))[
+                :1
+            ],
+            "warm_start_from": _error(lambda: warm_started(folder / "job")),
+            "warm_start_settings": _error(lambda: warm_started(settings)),
+        }
+    }

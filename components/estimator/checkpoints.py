@@ -535,8 +535,9 @@ def warn_unmatched(settings, names):
 
 def checked_warm_start_from(warm_start_from):
     """An Estimator's `warm_start_from`, refused (as 2.15 refused it, when the Estimator is
-    made) unless it is a path or a `WarmStartSettings`."""
-    if not isinstance(warm_start_from, (type(None), str, bytes, os.PathLike, WarmStartSettings)):
+    made) unless it is a path as str or bytes (not a `pathlib.Path`) or a
+    `WarmStartSettings`."""
+    if not isinstance(warm_start_from, (type(None), str, bytes, WarmStartSettings)):
         raise ValueError(
             "warm_start_from must be a string or a WarmStartSettings, instead got "
             f"{type(warm_start_from)}"
