@@ -515,8 +515,8 @@ def tf_config_as_set(tf, workdir):
 @program
 def paths_as_pathlib(tf, workdir):
     """`pathlib.Path`s where a trainer's flags (`--job-dir`, `AIP_MODEL_DIR`) end up: a
-    model_dir (2.15 took it), a checkpoint_path to evaluate and predict (2.15: a TypeError),
-    a `warm_start_from` (2.15: its ValueError when the Estimator is made) and a
+    model_dir (2.15 took it), a checkpoint_path to evaluate and predict (2.15: its Saver's
+    TypeError), a `warm_start_from` (2.15: its ValueError when the Estimator is made) and a
     `WarmStartSettings` path (taken)."""
     x = np.arange(8, dtype=np.float32).reshape(8, 1)
 
@@ -536,15 +536,22 @@ def paths_as_pathlib(tf, workdir):
         return model.train(input_fn, steps=1) and None
 
     settings = tf.estimator.WarmStartSettings(folder / "job")
+
+    def in_job(seen):
+        return [part.replace(workdir, "<workdir>") for part in seen]
+
     return {
         "exact": {
             "model_dir": [
                 type(estimator.model_dir).__name__,
                 os.path.basename(estimator.model_dir),
             ],
-            "evaluate": _error(lambda: estimator.evaluate(input_fn, checkpoint_path=checkpoint))[
-                :1
-            ],
+            "evaluate": in_job(
+                _error(lambda: estimator.evaluate(input_fn, checkpoint_path=checkpoint))
+            ),
+            "predict": in_job(
+                _error(lambda: list(estimator.predict(input_fn, checkpoint_path=checkpoint)))
+            ),
             "warm_start_from": _error(lambda: warm_started(folder / "job")),
             "warm_start_settings": _error(lambda: warm_started(settings)),
         }

@@ -318,7 +318,9 @@ def restore(store, checkpoint_path, warn_unused=False, object_keys=None):
 
 def require_checkpoint(path):
     """Refuses a checkpoint path that names no checkpoint (evaluate's, predict's or an
-    export's `checkpoint_path`) as 2.15's Saver refused it, before its restoring line."""
+    export's `checkpoint_path`) as 2.15's Saver refused it, before its restoring line; a
+    path that is not a str or bytes (a `pathlib.Path`) with the Saver's TypeError."""
+    tf.compat.as_bytes(path)
     if not checkpoint_management.checkpoint_exists_internal(path):
         raise ValueError(f"The passed save_path is not a valid checkpoint: {path}")
 
