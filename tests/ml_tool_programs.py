@@ -29,12 +29,12 @@ started models on unshuffled data: 1e-4). `tests/test_ml_tools.py` compares them
 `tests/data/tf215/ml_tools.json`).
 """
 
-import collections
 import glob
 import os
 
 import numpy as np
 
+from tests.early_stopping_programs import read_eval_metrics
 from tests.program_registry import registry
 from tests.tutorial_programs import listing
 
@@ -261,17 +261,6 @@ def tfdbg_hooks_run_options(tf, workdir):
     return {"exact": {"hook": seen, "dumps": dumps}, "close": {}}
 
 
-def _read_eval_metrics(tf, eval_dir):
-    """{step: {tag: value}}, as Optuna read them (tf.estimator's early_stopping)."""
-    metrics = collections.defaultdict(dict)
-    for path in glob.glob(os.path.join(eval_dir, "events.out.tfevents.*")):
-        for event in tf.compat.v1.train.summary_iterator(path):
-            for value in event.summary.value:
-                if value.HasField("simple_value"):
-                    metrics[event.step][value.tag] = value.simple_value
-    return collections.OrderedDict(sorted(metrics.items()))
-
-
 def _pruning_hook(tf, estimator, metric, run_every_steps, reports):
     """Optuna's TensorFlowPruningHook, its trial a list of (step, value) reports."""
 
@@ -292,7 +281,7 @@ def _pruning_hook(tf, estimator, metric, run_every_steps, reports):
             if not self._timer.should_trigger_for_step(global_step):
                 return
             self._timer.update_last_triggered_step(global_step)
-            eval_metrics = _read_eval_metrics(tf, estimator.eval_dir())
+            eval_metrics = read_eval_metrics(tf, estimator.eval_dir())
             if eval_metrics:
                 summary_step = next(reversed(eval_metrics))
                 if summary_step > self._current_summary_step:
@@ -370,7 +359,7 @@ def optuna_pruning_hook_and_hypertune_exporter(tf, workdir):
             start_delay_secs=0,
         ),
     )
-    evaluations = _read_eval_metrics(tf, estimator.eval_dir())
+    evaluations = read_eval_metrics(tf, estimator.eval_dir())
     return {
         "exact": {
             "returned": [sorted(result[0]), result[1]],
